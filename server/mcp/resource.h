@@ -1,0 +1,41 @@
+// Resources as the protocol core sees them. server/tools implements ResourceProvider for
+// imgmcp://sessions/...; the conformance fixtures implement one for test://...
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/json.h"
+#include "common/result.h"
+
+namespace imgmcp::mcp {
+
+struct ResourcePage {
+  Json resources = Json::array();         // [{uri, name, title?, mimeType?, size?}]
+  std::optional<std::string> next_cursor;  // opaque to the client
+};
+
+class ResourceProvider {
+ public:
+  virtual ~ResourceProvider() = default;
+  // A page of resources. An unknown or malformed cursor is kInvalidArgument (→ -32602).
+  virtual Result<ResourcePage> List(const std::optional<std::string>& cursor) = 0;
+  // [{uriTemplate, name, title?, description?, mimeType?}]
+  virtual Json Templates() = 0;
+  // True when this provider serves `uri` (so the core knows whom to ask).
+  virtual bool Handles(const std::string& uri) const = 0;
+  // The resources/read result: {"contents":[{uri, mimeType, text|blob}]}. kNotFound → -32002.
+  virtual Result<Json> Read(const std::string& uri) = 0;
+};
+
+// Lets a layer above the core tell subscribed clients that a resource changed
+// (notifications/resources/updated) and that the list changed. Implemented by the core.
+class ResourceNotifier {
+ public:
+  virtual ~ResourceNotifier() = default;
+  virtual void ResourceUpdated(const std::string& uri) = 0;
+  virtual void ResourceListChanged() = 0;
+};
+
+}  // namespace imgmcp::mcp

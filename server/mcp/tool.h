@@ -1,0 +1,72 @@
+// The typed tool registry's vocabulary: what a tool declares and what its handler gets and returns.
+// server/mcp owns dispatch; server/tools (and the conformance fixtures) register tools here.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "common/cancellation.h"
+#include "common/json.h"
+#include "common/result.h"
+
+namespace imgmcp::mcp {
+
+// MCP tool annotations (hints). Unset fields are omitted from tools/list.
+struct ToolAnnotations {
+  std::optional<bool> read_only;    // readOnlyHint
+  std::optional<bool> destructive;  // destructiveHint
+  std::optional<bool> idempotent;   // idempotentHint
+  std::optional<bool> open_world;   // openWorldHint
+};
+
+struct ToolDefinition {
+  std::string name;
+  std::string title;
+  std::string description;
+  Json input_schema;                 // root "type":"object"
+  std::optional<Json> output_schema;  // when set, successful results carry structured_content
+  ToolAnnotations annotations;
+};
+
+// A tool's answer. Failures of the tool itself (validation, backend, business rules) are results
+// with is_error = true and a text block — never JSON-RPC errors.
+struct ToolResult {
+  Json content = Json::array();            // MCP content blocks
+  std::optional<Json> structured_content;  // object conforming to output_schema
+  bool is_error = false;
+
+  static ToolResult Text(std::string text);
+  static ToolResult ErrorText(std::string text);
+};
+
+// RFC 5424 levels as MCP names them: debug info notice warning error critical alert emergency.
+enum class LogLevel { kDebug, kInfo, kNotice, kWarning, kError, kCritical, kAlert, kEmergency };
+
+// What a running tool call can do towards its client. Implemented by the protocol core; valid only
+// for the duration of the handler call. Thread-safe.
+class ToolCallContext {
+ public:
+  virtual ~ToolCallContext() = default;
+
+  // True when the request carried params._meta.progressToken.
+  virtual bool HasProgressToken() const = 0;
+  // Sends notifications/progress if there is a token (no-op otherwise). The core keeps progress
+  // strictly increasing (values that do not increase are raised just above the last one) and sends
+  // nothing after the response.
+  virtual void ReportProgress(double progress, std::optional<double> total,
+                              const std::string& message) = 0;
+  // Sends notifications/message when `level` is at or above the level set by logging/setLevel.
+  virtual void Log(LogLevel level, const std::string& logger, const Json& data) = 0;
+  // Cancelled by notifications/cancelled for this request (or by transport shutdown).
+  virtual const CancellationToken& Cancellation() const = 0;
+  // The negotiated protocol version of the connection this call came on.
+  virtual std::string ProtocolVersion() const = 0;
+  // Sends a server→client request (sampling/createMessage, elicitation/create, …) and waits for
+  // the client's answer: the result object, or an Error (client error, timeout, cancellation).
+  virtual Result<Json> SendRequest(const std::string& method, const Json& params) = 0;
+};
+
+using ToolHandler = std::function<ToolResult(const Json& arguments, ToolCallContext& ctx)>;
+
+}  // namespace imgmcp::mcp
