@@ -1,0 +1,54 @@
+// imgmcp's configuration: command-line flags and environment variables, parsed and checked in one
+// place. main.cpp turns a Config into wired objects; nothing else reads flags or the environment.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace imgmcp::app {
+
+enum class BackendChoice { kAuto, kGemini, kLocal };
+
+struct Config {
+  std::filesystem::path data_dir;
+  BackendChoice backend = BackendChoice::kAuto;
+  std::string gemini_api_key;  // from GEMINI_API_KEY only; never printed
+  std::string gemini_base_url = "https://generativelanguage.googleapis.com";
+  std::string gemini_model = "gemini-3.1-flash-lite-image";
+  int gemini_timeout_seconds = 300;
+  std::vector<std::filesystem::path> allow_read;  // extra roots for {path} inputs
+  int preview_max_edge = 768;
+  int64_t preview_max_bytes = 600 * 1024;
+  int64_t max_image_bytes = 64LL << 20;
+  int64_t max_pixels = 50'000'000;
+  int max_versions = 100;
+  int idle_days = 0;
+  int max_backend_calls = 8;
+  int64_t cache_mb = 64;
+  std::optional<std::string> http_listen;  // "[HOST:]PORT"
+  std::string auth_token;                  // --auth-token or IMGMCP_AUTH_TOKEN
+  bool conformance_fixtures = false;
+  std::string log_level = "info";
+  bool show_help = false;
+  bool show_version = false;
+  bool self_check = false;
+};
+
+using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
+
+// Parses argv (without argv[0]) and the environment. Errors name the flag and what it takes.
+Result<Config> ParseConfig(const std::vector<std::string>& args, const EnvLookup& env);
+
+// The data directory per DESIGN.md §3 when no flag is given.
+std::filesystem::path DefaultDataDir(const EnvLookup& env);
+
+std::string HelpText();
+std::string VersionText();
+
+}  // namespace imgmcp::app

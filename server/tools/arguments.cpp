@@ -1,0 +1,160 @@
+#include "server/tools/arguments.h"
+
+namespace imgmcp::tools {
+namespace {
+
+Error InvalidArgument(std::string message) {
+  return Error(ErrorCode::kInvalidArgument, std::move(message));
+}
+
+}  // namespace
+
+std::string JsonTypeName(const Json& value) {
+  switch (value.type()) {
+    case Json::value_t::null: return "null";
+    case Json::value_t::boolean: return "boolean";
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned: return "integer";
+    case Json::value_t::number_float: return "number";
+    case Json::value_t::string: return "string";
+    case Json::value_t::array: return "array";
+    case Json::value_t::object: return "object";
+    default: return "unsupported value";
+  }
+}
+
+ArgumentReader::ArgumentReader(const Json& object, std::string where)
+    : object_(object), where_(std::move(where)) {
+  if (!object_.is_object()) {
+    error_ = InvalidArgument((where_.empty() ? std::string("arguments") : where_) +
+                             " must be an object, got " + JsonTypeName(object_));
+  }
+}
+
+std::string ArgumentReader::FieldName(const std::string& field) const {
+  return where_.empty() ? field : where_ + "." + field;
+}
+
+const Json* ArgumentReader::OptionalValue(const std::string& field) {
+  known_.insert(field);
+  if (!ok()) return nullptr;
+  auto it = object_.find(field);
+  if (it == object_.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+Result<std::string> ArgumentReader::RequiredString(const std::string& field, size_t max_length) {
+  if (!ok()) return *error_;
+  const Json* v = OptionalValue(field);
+  if (v == nullptr) return InvalidArgument("missing required field '" + FieldName(field) + "'");
+  auto s = OptionalString(field, max_length);
+  if (!s.ok()) return s.error();
+  return std::move(**s);
+}
+
+Result<std::optional<std::string>> ArgumentReader::OptionalString(const std::string& field,
+                                                                  size_t max_length) {
+  if (!ok()) return *error_;
+  const Json* v = OptionalValue(field);
+  if (v == nullptr) return std::optional<std::string>();
+  if (!v->is_string()) {
+    return InvalidArgument("'" + FieldName(field) + "' must be a string, got " + JsonTypeName(*v));
+  }
+  const auto& s = v->get_ref<const std::string&>();
+  if (s.size() > max_length) {
+    return InvalidArgument("'" + FieldName(field) + "' is " + std::to_string(s.size()) +
+                           " bytes; at most " + std::to_string(max_length) + " are allowed");
+  }
+  return std::optional<std::string>(s);
+}
+
+Result<std::optional<int64_t>> ArgumentReader::OptionalInteger(const std::string& field,
+                                                               int64_t min, int64_t max) {
+  if (!ok()) return *error_;
+  const Json* v = OptionalValue(field);
+  if (v == nullptr) return std::optional<int64_t>();
+  const std::string range = " (allowed: an integer from " + std::to_string(min) + " to " +
+                            std::to_string(max) + ")";
+  int64_t value = 0;
+  if (v->is_number_integer()) {
+    if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+      return InvalidArgument("'" + FieldName(field) + "' is out of range" + range);
+    }
+    value = v->get<int64_t>();
+  } else if (v->is_number_float()) {
+    const double d = v->get<double>();
+    // 3.0 is accepted as 3 (JSON has one number type); 3.5 is not an integer.
+    if (d != static_cast<double>(static_cast<int64_t>(d)) || d < -9.2e18 || d > 9.2e18) {
+      return InvalidArgument("'" + FieldName(field) + "' must be an integer" + range);
+    }
+    value = static_cast<int64_t>(d);
+  } else {
+    return InvalidArgument("'" + FieldName(field) + "' must be an integer, got " +
+                           JsonTypeName(*v) + range);
+  }
+  if (value < min || value > max) {
+    return InvalidArgument("'" + FieldName(field) + "' is " + std::to_string(value) +
+                           ", out of range" + range);
+  }
+  return std::optional<int64_t>(value);
+}
+
+Result<std::optional<bool>> ArgumentReader::OptionalBool(const std::string& field) {
+  if (!ok()) return *error_;
+  const Json* v = OptionalValue(field);
+  if (v == nullptr) return std::optional<bool>();
+  if (!v->is_boolean()) {
+    return InvalidArgument("'" + FieldName(field) + "' must be true or false, got " +
+                           JsonTypeName(*v));
+  }
+  return std::optional<bool>(v->get<bool>());
+}
+
+Result<std::optional<std::string>> ArgumentReader::OptionalEnum(
+    const std::string& field, const std::vector<std::string>& allowed) {
+  auto s = OptionalString(field, 64);
+  std::string list;
+  for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + ("\"" + a + "\"");
+  if (!s.ok()) return InvalidArgument(s.error().message + " (allowed: " + list + ")");
+  if (!s->has_value()) return s;
+  for (const auto& a : allowed) {
+    if (**s == a) return s;
+  }
+  return InvalidArgument("'" + FieldName(field) + "' is \"" + **s + "\"; allowed: " + list);
+}
+
+Status ArgumentReader::Finish() const {
+  if (!ok()) return *error_;
+  for (const auto& [key, value] : object_.items()) {
+    if (known_.count(key) == 0) {
+      std::string list;
+      for (const auto& k : known_) list += (list.empty() ? "" : ", ") + k;
+      std::string shown = key.size() > 64 ? key.substr(0, 64) + "…" : key;
+      return InvalidArgument("unknown field '" + FieldName(shown) + "'; allowed fields: " + list);
+    }
+  }
+  return Status::Ok();
+}
+
+bool IsValidSessionId(const std::string& id) {
+  if (id.empty() || id.size() > 64) return false;
+  auto alnum = [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+  };
+  if (!alnum(id[0])) return false;
+  for (char c : id) {
+    if (!alnum(c) && c != '.' && c != '_' && c != '-') return false;
+  }
+  return true;
+}
+
+Status ValidateSessionId(const std::string& id, const std::string& field) {
+  if (IsValidSessionId(id)) return Status::Ok();
+  std::string shown = id.size() > 80 ? id.substr(0, 80) + "…" : id;
+  return Error(ErrorCode::kInvalidArgument,
+               "'" + field + "' \"" + shown +
+                   "\" is not valid: use 1 to 64 characters from A-Z a-z 0-9 . _ -, starting with "
+                   "a letter or digit");
+}
+
+}  // namespace imgmcp::tools

@@ -1,0 +1,167 @@
+#include "server/tools/image_input.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+
+#include "common/base64.h"
+#include "server/tools/arguments.h"
+
+namespace imgmcp::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+Error Invalid(std::string message) { return Error(ErrorCode::kInvalidArgument, std::move(message)); }
+
+bool IsInside(const fs::path& path, const fs::path& root) {
+  const std::string p = path.string();
+  std::string r = root.string();
+  if (p == r) return true;
+  if (r.empty() || r.back() != '/') r += '/';
+  return p.compare(0, r.size(), r) == 0;
+}
+
+const std::vector<std::string> kAcceptedMimeTypes = {"image/png", "image/jpeg", "image/webp",
+                                                     "image/gif"};
+
+}  // namespace
+
+ImageInputResolver::ImageInputResolver(ImageInputOptions options) : options_(std::move(options)) {
+  std::vector<fs::path> canonical;
+  for (const auto& root : options_.allowed_roots) {
+    std::error_code ec;
+    fs::path c = fs::canonical(root, ec);
+    if (!ec) canonical.push_back(c);
+  }
+  options_.allowed_roots = std::move(canonical);
+}
+
+Result<std::string> ImageInputResolver::ReadAllowedFile(const std::string& path,
+                                                        const std::string& field) const {
+  if (path.empty()) return Invalid("'" + field + ".path' is empty");
+  if (path.find('\0') != std::string::npos) {
+    return Invalid("'" + field + ".path' contains a NUL byte");
+  }
+  char resolved[PATH_MAX];
+  if (::realpath(path.c_str(), resolved) == nullptr) {
+    const int err = errno;
+    if (err == ENOENT || err == ENOTDIR) {
+      return Error(ErrorCode::kNotFound, "'" + field + ".path': no such file: " + path);
+    }
+    return Invalid("'" + field + ".path': cannot resolve " + path + ": " + std::strerror(err));
+  }
+  const fs::path real(resolved);
+  bool allowed = false;
+  for (const auto& root : options_.allowed_roots) allowed = allowed || IsInside(real, root);
+  if (!allowed) {
+    std::string roots;
+    for (const auto& root : options_.allowed_roots) roots += (roots.empty() ? "" : ", ") + root.string();
+    return Error(ErrorCode::kPermissionDenied,
+                 "'" + field + ".path' " + path + " resolves to " + real.string() +
+                     ", which is outside the allowed directories (" + roots +
+                     "); start imgmcp with --allow-read DIR to allow another directory, or pass "
+                     "the image as {data, mime_type}");
+  }
+  const int fd = ::open(resolved, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return Invalid("'" + field + ".path': cannot open " + path + ": " + std::strerror(errno));
+  }
+  struct stat st {};
+  std::string bytes;
+  Status status;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    status = Invalid("'" + field + ".path' " + path + " is not a regular file");
+  } else if (st.st_size > options_.limits.max_bytes) {
+    status = Error(ErrorCode::kTooLarge, "'" + field + ".path' " + path + " is " +
+                                             std::to_string(st.st_size) + " bytes; the limit is " +
+                                             std::to_string(options_.limits.max_bytes));
+  } else {
+    bytes.resize(static_cast<size_t>(st.st_size));
+    size_t got = 0;
+    while (got < bytes.size()) {
+      const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    bytes.resize(got);
+  }
+  ::close(fd);
+  if (!status.ok()) return status.error();
+  return bytes;
+}
+
+Result<imaging::EncodedImage> ImageInputResolver::CheckImage(std::string bytes,
+                                                             const std::string& field) const {
+  auto info = imaging::ReadImageInfo(bytes, options_.limits);
+  if (!info.ok()) {
+    return Error(info.error().code, "'" + field + "': " + info.error().message);
+  }
+  imaging::EncodedImage image;
+  image.mime_type = imaging::MimeTypeOf(info->format);
+  image.bytes = std::move(bytes);
+  return image;
+}
+
+Result<imaging::EncodedImage> ImageInputResolver::Resolve(const Json& value,
+                                                          const std::string& field) const {
+  ArgumentReader reader(value, field);
+  auto path = reader.OptionalString("path", 4096);
+  if (!path.ok()) return path.error();
+  auto data = reader.OptionalString("data", static_cast<size_t>(options_.limits.max_bytes) / 3 * 4 + 8);
+  if (!data.ok()) return data.error();
+  auto mime = reader.OptionalEnum("mime_type", kAcceptedMimeTypes);
+  if (!mime.ok()) return mime.error();
+  if (Status s = reader.Finish(); !s.ok()) return s.error();
+
+  if (path->has_value() == data->has_value()) {
+    return Invalid("'" + field +
+                   "' needs exactly one of {\"path\": \"...\"} or {\"data\": \"<base64>\", "
+                   "\"mime_type\": \"image/png\"}");
+  }
+  if (path->has_value()) {
+    if (mime->has_value()) {
+      return Invalid("'" + field + ".mime_type' goes with 'data', not with 'path'");
+    }
+    auto bytes = ReadAllowedFile(**path, field);
+    if (!bytes.ok()) return bytes.error();
+    return CheckImage(std::move(*bytes), field);
+  }
+  if (!mime->has_value()) {
+    return Invalid("'" + field + ".mime_type' is required with 'data' (image/png, image/jpeg, "
+                   "image/webp or image/gif)");
+  }
+  auto bytes = Base64Decode(**data);
+  if (!bytes.ok()) return Invalid("'" + field + ".data': " + bytes.error().message);
+  if (bytes->empty()) return Invalid("'" + field + ".data' is empty");
+  // The label is checked for form only; the bytes decide the type.
+  return CheckImage(std::move(*bytes), field);
+}
+
+Result<std::vector<imaging::EncodedImage>> ImageInputResolver::ResolveList(
+    const Json* value, const std::string& field) const {
+  std::vector<imaging::EncodedImage> images;
+  if (value == nullptr) return images;
+  if (!value->is_array()) {
+    return Invalid("'" + field + "' must be an array of images, got " + JsonTypeName(*value));
+  }
+  if (value->size() > options_.max_reference_images) {
+    return Invalid("'" + field + "' has " + std::to_string(value->size()) +
+                   " images; at most " + std::to_string(options_.max_reference_images) +
+                   " are allowed");
+  }
+  for (size_t i = 0; i < value->size(); ++i) {
+    auto image = Resolve((*value)[i], field + "[" + std::to_string(i) + "]");
+    if (!image.ok()) return image.error();
+    images.push_back(std::move(*image));
+  }
+  return images;
+}
+
+}  // namespace imgmcp::tools

@@ -1,0 +1,434 @@
+#include "server/tools/image_tools.h"
+
+#include "common/log.h"
+#include "common/random.h"
+#include "server/tools/arguments.h"
+#include "server/tools/call_progress.h"
+#include "server/tools/tool_results.h"
+#include "server/tools/uris.h"
+
+namespace imgmcp::tools {
+namespace {
+
+constexpr int64_t kMaxVersionNumber = 1'000'000'000'000;
+
+const std::vector<std::string> kAspectRatios = {"1:1", "2:3", "3:2", "3:4",  "4:3",
+                                                "4:5", "5:4", "9:16", "16:9", "21:9"};
+
+mcp::ToolResult Fail(const std::string& tool, const Error& error) {
+  return mcp::ToolResult::ErrorText(tool + " failed: " + error.message);
+}
+
+bool IsBlank(const std::string& s) {
+  return s.find_first_not_of(" \t\r\n") == std::string::npos;
+}
+
+std::string Describe(const session::VersionInfo& v) {
+  return std::to_string(v.width) + "x" + std::to_string(v.height) + " " + v.mime_type + ", " +
+         HumanBytes(v.bytes);
+}
+
+Result<std::string> RequiredPrompt(ArgumentReader& reader, size_t max_bytes) {
+  auto prompt = reader.RequiredString("prompt", max_bytes);
+  if (!prompt.ok()) return prompt.error();
+  if (IsBlank(*prompt)) return Error(ErrorCode::kInvalidArgument, "'prompt' is empty");
+  return prompt;
+}
+
+}  // namespace
+
+ImageTools::ImageTools(session::SessionStore& store, imaging::ImageBackend& backend,
+                       const ImageInputResolver& inputs, mcp::ResourceNotifier* notifier,
+                       ImageToolsOptions options)
+    : store_(store),
+      backend_(backend),
+      inputs_(inputs),
+      notifier_(notifier),
+      options_(std::move(options)) {}
+
+std::vector<RegisteredTool> ImageTools::Tools() {
+  using Method = mcp::ToolResult (ImageTools::*)(const Json&, mcp::ToolCallContext&);
+  auto bind = [this](Method m) {
+    return [this, m](const Json& args, mcp::ToolCallContext& ctx) { return (this->*m)(args, ctx); };
+  };
+  return {{GenerateImageDefinition(), bind(&ImageTools::GenerateImage)},
+          {EditImageDefinition(), bind(&ImageTools::EditImage)},
+          {GetImageDefinition(), bind(&ImageTools::GetImage)},
+          {ResetSessionDefinition(), bind(&ImageTools::ResetSession)}};
+}
+
+std::string ImageTools::Note() const {
+  return options_.backend_note.empty() ? "" : " [" + options_.backend_note + "]";
+}
+
+namespace {
+
+Result<std::unique_ptr<session::EditTurn>> TakeTurn(session::SessionStore& store,
+                                                    const std::string& session_id,
+                                                    mcp::ToolCallContext& ctx,
+                                                    CallProgress& progress) {
+  session::TurnOptions turn_options;
+  turn_options.cancel = ctx.Cancellation();
+  turn_options.on_queued = [&](int ahead) {
+    progress.Report("queued behind " + std::to_string(ahead) + " edit" + (ahead == 1 ? "" : "s") +
+                    " of session '" + session_id + "'");
+  };
+  return store.AcquireTurn(session_id, turn_options);
+}
+
+}  // namespace
+
+template <typename Fn>
+Result<imaging::BackendImage> ImageTools::RunBackend(const std::string& what,
+                                                     mcp::ToolCallContext& ctx, Fn&& call) {
+  CallProgress progress(ctx);
+  imaging::CallContext call_ctx;
+  call_ctx.cancel = ctx.Cancellation();
+  call_ctx.deadline = std::chrono::steady_clock::now() + options_.backend_deadline;
+  call_ctx.on_progress = [&progress](const std::string& message) { progress.Report(message); };
+  Result<imaging::BackendImage> out = Error(ErrorCode::kInternal, "the backend did not run");
+  store_.RunWithBackendSlot([&] {
+    if (ctx.Cancellation().IsCancelled()) return;
+    ProgressHeartbeat heartbeat(progress, what, options_.heartbeat_interval);
+    out = call(call_ctx);
+  });
+  if (ctx.Cancellation().IsCancelled()) {
+    return Error(ErrorCode::kCancelled, "cancelled by the client; nothing was committed");
+  }
+  return out;
+}
+
+Result<session::VersionInfo> ImageTools::CommitBackendImage(session::EditTurn& turn,
+                                                            imaging::BackendImage image,
+                                                            const std::string& operation,
+                                                            const std::string& prompt,
+                                                            std::optional<int64_t> parent) {
+  auto info = imaging::ReadImageInfo(image.bytes, options_.limits);
+  if (!info.ok()) {
+    return Error(ErrorCode::kInternal, "the " + backend_.Name() +
+                                           " backend returned bytes that are not a usable image (" +
+                                           info.error().message + "); nothing was committed");
+  }
+  session::NewVersion nv;
+  nv.bytes = std::move(image.bytes);
+  nv.mime_type = imaging::MimeTypeOf(info->format);
+  nv.file_extension = imaging::FileExtensionOf(info->format);
+  nv.width = info->width;
+  nv.height = info->height;
+  nv.operation = operation;
+  nv.prompt = prompt;
+  nv.parent = parent;
+  nv.backend = backend_.Name();
+  nv.model = backend_.Model();
+  return turn.Commit(nv);
+}
+
+Result<session::VersionInfo> ImageTools::CommitImport(session::EditTurn& turn,
+                                                      const imaging::EncodedImage& image) {
+  auto info = imaging::ReadImageInfo(image.bytes, options_.limits);
+  if (!info.ok()) return info.error();
+  session::NewVersion nv;
+  nv.bytes = image.bytes;
+  nv.mime_type = imaging::MimeTypeOf(info->format);
+  nv.file_extension = imaging::FileExtensionOf(info->format);
+  nv.width = info->width;
+  nv.height = info->height;
+  nv.operation = "import";
+  nv.prompt = "";
+  nv.backend = backend_.Name();
+  nv.model = backend_.Model();
+  return turn.Commit(nv);
+}
+
+void ImageTools::AnnounceNewVersion(const session::VersionInfo& version, bool new_session) {
+  if (notifier_ == nullptr) return;
+  notifier_->ResourceUpdated(ManifestUri(version.session_id));
+  if (new_session) notifier_->ResourceListChanged();
+}
+
+mcp::ToolResult ImageTools::VersionResult(const std::string& summary,
+                                          const session::VersionInfo& version, InlineMode mode,
+                                          Json extra_structured) {
+  ResultParts parts;
+  parts.summary = summary + Note();
+  parts.structured = VersionStructuredContent(version);
+  for (auto& [key, value] : extra_structured.items()) parts.structured[key] = value;
+  parts.link_uri = VersionUri(version.session_id, version.version);
+  parts.link_name = version.session_id + " v" + std::to_string(version.version);
+  parts.link_mime_type = version.mime_type;
+  std::string bytes;
+  if (mode != InlineMode::kNone) {
+    auto read = store_.ReadImage(version);
+    if (!read.ok()) return mcp::ToolResult::ErrorText(read.error().message);
+    bytes = std::move(*read);
+    parts.image = ImageAttachment{mode, &bytes, version.mime_type};
+  }
+  return BuildToolResult(parts, options_.preview, options_.limits);
+}
+
+mcp::ToolResult ImageTools::GenerateImage(const Json& arguments, mcp::ToolCallContext& ctx) {
+  const std::string tool = "generate_image";
+  ArgumentReader reader(arguments);
+  auto prompt = RequiredPrompt(reader, options_.max_prompt_bytes);
+  if (!prompt.ok()) return Fail(tool, prompt.error());
+  auto session_id = reader.OptionalString("session_id", 256);
+  if (!session_id.ok()) return Fail(tool, session_id.error());
+  auto aspect = reader.OptionalEnum("aspect_ratio", kAspectRatios);
+  if (!aspect.ok()) return Fail(tool, aspect.error());
+  const Json* references_json = reader.OptionalValue("reference_images");
+  auto inline_mode = reader.OptionalEnum("inline", InlineModeNames());
+  if (!inline_mode.ok()) return Fail(tool, inline_mode.error());
+  if (Status s = reader.Finish(); !s.ok()) return Fail(tool, s.error());
+  std::string id = session_id->value_or("img-" + RandomHex(6));
+  if (Status s = ValidateSessionId(id); !s.ok()) return Fail(tool, s.error());
+  auto references = inputs_.ResolveList(references_json, "reference_images");
+  if (!references.ok()) return Fail(tool, references.error());
+
+  CallProgress progress(ctx);
+  auto turn = TakeTurn(store_, id, ctx, progress);
+  if (!turn.ok()) return Fail(tool, turn.error());
+  const bool new_session = !(*turn)->Current().has_value() && (*turn)->LastIssuedVersion() == 0;
+
+  imaging::GenerateRequest request;
+  request.prompt = *prompt;
+  request.aspect_ratio = aspect->value_or("1:1");
+  request.references = std::move(*references);
+  auto image = RunBackend("generating with " + backend_.Name() + " (" + backend_.Model() + ")", ctx,
+                          [&](const imaging::CallContext& c) { return backend_.Generate(request, c); });
+  if (!image.ok()) return Fail(tool, image.error());
+  std::string model_text = image->text;
+  auto version = CommitBackendImage(**turn, std::move(*image), "generate", *prompt, std::nullopt);
+  turn->reset();  // release the session's turn before encoding the result
+  if (!version.ok()) return Fail(tool, version.error());
+  AnnounceNewVersion(*version, new_session);
+  Json extra = Json::object();
+  if (!model_text.empty()) extra["text"] = model_text;
+  return VersionResult("Generated version " + std::to_string(version->version) + " of session '" +
+                           id + "' (" + Describe(*version) + ") with the " + version->backend +
+                           " backend.",
+                       *version, ParseInlineMode(*inline_mode), std::move(extra));
+}
+
+mcp::ToolResult ImageTools::EditImage(const Json& arguments, mcp::ToolCallContext& ctx) {
+  const std::string tool = "edit_image";
+  ArgumentReader reader(arguments);
+  auto session_id = reader.RequiredString("session_id", 256);
+  if (!session_id.ok()) return Fail(tool, session_id.error());
+  if (Status s = ValidateSessionId(*session_id); !s.ok()) return Fail(tool, s.error());
+  auto prompt = RequiredPrompt(reader, options_.max_prompt_bytes);
+  if (!prompt.ok()) return Fail(tool, prompt.error());
+  auto expected = reader.OptionalInteger("expected_version", 0, kMaxVersionNumber);
+  if (!expected.ok()) return Fail(tool, expected.error());
+  auto from = reader.OptionalInteger("from_version", 1, kMaxVersionNumber);
+  if (!from.ok()) return Fail(tool, from.error());
+  const Json* image_json = reader.OptionalValue("image");
+  const Json* references_json = reader.OptionalValue("reference_images");
+  auto inline_mode = reader.OptionalEnum("inline", InlineModeNames());
+  if (!inline_mode.ok()) return Fail(tool, inline_mode.error());
+  if (Status s = reader.Finish(); !s.ok()) return Fail(tool, s.error());
+  if (image_json != nullptr && from->has_value()) {
+    return Fail(tool, Error(ErrorCode::kInvalidArgument,
+                            "'image' and 'from_version' cannot be used together: 'image' edits an "
+                            "outside image, 'from_version' an earlier version of the session"));
+  }
+  std::optional<imaging::EncodedImage> outside;
+  if (image_json != nullptr) {
+    auto resolved = inputs_.Resolve(*image_json, "image");
+    if (!resolved.ok()) return Fail(tool, resolved.error());
+    outside = std::move(*resolved);
+  }
+  auto references = inputs_.ResolveList(references_json, "reference_images");
+  if (!references.ok()) return Fail(tool, references.error());
+
+  CallProgress progress(ctx);
+  auto turn = TakeTurn(store_, *session_id, ctx, progress);
+  if (!turn.ok()) return Fail(tool, turn.error());
+  const auto current = (*turn)->Current();
+  const int64_t current_version = current ? current->version : 0;
+  const bool new_session = !current && (*turn)->LastIssuedVersion() == 0;
+  if (expected->has_value() && **expected != current_version) {
+    return Fail(tool, Error(ErrorCode::kConflict,
+                            "version conflict: session '" + *session_id + "' is at version " +
+                                std::to_string(current_version) + ", but expected_version is " +
+                                std::to_string(**expected) +
+                                "; nothing changed. Call get_image to see the current image, then "
+                                "retry with expected_version " +
+                                std::to_string(current_version) + "."));
+  }
+
+  session::VersionInfo base_info;
+  imaging::EditRequest request;
+  request.prompt = *prompt;
+  request.references = std::move(*references);
+  std::string imported_note;
+  if (outside) {
+    auto imported = CommitImport(**turn, *outside);
+    if (!imported.ok()) return Fail(tool, imported.error());
+    base_info = *imported;
+    request.base = std::move(*outside);
+    imported_note = " (the given image was saved as version " +
+                    std::to_string(imported->version) + ")";
+    AnnounceNewVersion(*imported, new_session);
+  } else {
+    if (from->has_value()) {
+      auto info = store_.GetVersion(*session_id, **from);
+      if (!info.ok()) {
+        return Fail(tool, Error(info.error().code,
+                                "session '" + *session_id + "' has no version " +
+                                    std::to_string(**from) + " (current version: " +
+                                    std::to_string(current_version) + ")"));
+      }
+      base_info = *info;
+    } else if (current) {
+      base_info = *current;
+    } else {
+      return Fail(tool, Error(ErrorCode::kFailedPrecondition,
+                              "session '" + *session_id +
+                                  "' has no image yet: call generate_image with this session_id "
+                                  "first, or pass 'image' to edit an outside image"));
+    }
+    auto bytes = store_.ReadImage(base_info);
+    if (!bytes.ok()) return Fail(tool, bytes.error());
+    request.base.bytes = std::move(*bytes);
+    request.base.mime_type = base_info.mime_type;
+  }
+
+  auto image = RunBackend("editing version " + std::to_string(base_info.version) + " with " +
+                              backend_.Name() + " (" + backend_.Model() + ")",
+                          ctx, [&](const imaging::CallContext& c) { return backend_.Edit(request, c); });
+  if (!image.ok()) {
+    return Fail(tool, Error(image.error().code, image.error().message + imported_note));
+  }
+  std::string model_text = image->text;
+  auto version =
+      CommitBackendImage(**turn, std::move(*image), "edit", *prompt, base_info.version);
+  turn->reset();
+  if (!version.ok()) return Fail(tool, version.error());
+  AnnounceNewVersion(*version, false);
+  Json extra = Json::object();
+  if (!model_text.empty()) extra["text"] = model_text;
+  return VersionResult("Edited session '" + *session_id + "': version " +
+                           std::to_string(version->version) + " made from version " +
+                           std::to_string(base_info.version) + imported_note + " (" +
+                           Describe(*version) + ") with the " + version->backend + " backend.",
+                       *version, ParseInlineMode(*inline_mode), std::move(extra));
+}
+
+mcp::ToolResult ImageTools::GetImage(const Json& arguments, mcp::ToolCallContext& ctx) {
+  const std::string tool = "get_image";
+  ArgumentReader reader(arguments);
+  auto session_id = reader.RequiredString("session_id", 256);
+  if (!session_id.ok()) return Fail(tool, session_id.error());
+  if (Status s = ValidateSessionId(*session_id); !s.ok()) return Fail(tool, s.error());
+  auto version_arg = reader.OptionalInteger("version", 1, kMaxVersionNumber);
+  if (!version_arg.ok()) return Fail(tool, version_arg.error());
+  auto inline_mode = reader.OptionalEnum("inline", InlineModeNames());
+  if (!inline_mode.ok()) return Fail(tool, inline_mode.error());
+  auto include_history = reader.OptionalBool("include_history");
+  if (!include_history.ok()) return Fail(tool, include_history.error());
+  if (Status s = reader.Finish(); !s.ok()) return Fail(tool, s.error());
+
+  if (!store_.SessionExists(*session_id)) {
+    return Fail(tool, Error(ErrorCode::kNotFound,
+                            "unknown session '" + *session_id +
+                                "'; sessions are created by generate_image (or edit_image with "
+                                "an image)"));
+  }
+  Json history = Json::array();
+  if (include_history->value_or(true)) {
+    auto entries = store_.History(*session_id);
+    if (!entries.ok()) return Fail(tool, entries.error());
+    for (const auto& v : *entries) history.push_back(HistoryEntryJson(v));
+  }
+  auto version = store_.GetVersion(*session_id, *version_arg);
+  if (!version.ok()) {
+    if (version.error().code != ErrorCode::kNotFound) return Fail(tool, version.error());
+    if (version_arg->has_value()) {
+      return Fail(tool, Error(ErrorCode::kNotFound,
+                              "session '" + *session_id + "' has no version " +
+                                  std::to_string(**version_arg) +
+                                  " (it may never have existed, or was cleared or pruned); "
+                                  "include_history lists the versions it has"));
+    }
+    ResultParts parts;
+    parts.summary = "Session '" + *session_id + "' has no image (it was reset)." + Note();
+    parts.structured =
+        EmptySessionStructuredContent(*session_id, backend_.Name(), backend_.Model());
+    if (include_history->value_or(true)) parts.structured["history"] = history;
+    parts.link_uri = ManifestUri(*session_id);
+    parts.link_name = *session_id;
+    parts.link_mime_type = "application/json";
+    return BuildToolResult(parts, options_.preview, options_.limits);
+  }
+  Json extra = Json::object();
+  if (include_history->value_or(true)) extra["history"] = std::move(history);
+  return VersionResult("Session '" + *session_id + "' version " +
+                           std::to_string(version->version) + " (" + Describe(*version) + ", " +
+                           version->operation + ").",
+                       *version, ParseInlineMode(*inline_mode), std::move(extra));
+}
+
+mcp::ToolResult ImageTools::ResetSession(const Json& arguments, mcp::ToolCallContext& ctx) {
+  const std::string tool = "reset_session";
+  ArgumentReader reader(arguments);
+  auto session_id = reader.RequiredString("session_id", 256);
+  if (!session_id.ok()) return Fail(tool, session_id.error());
+  if (Status s = ValidateSessionId(*session_id); !s.ok()) return Fail(tool, s.error());
+  auto to_version = reader.OptionalInteger("to_version", 1, kMaxVersionNumber);
+  if (!to_version.ok()) return Fail(tool, to_version.error());
+  if (Status s = reader.Finish(); !s.ok()) return Fail(tool, s.error());
+  if (!store_.SessionExists(*session_id)) {
+    return Fail(tool, Error(ErrorCode::kNotFound, "unknown session '" + *session_id + "'"));
+  }
+
+  CallProgress progress(ctx);
+  auto turn = TakeTurn(store_, *session_id, ctx, progress);
+  if (!turn.ok()) return Fail(tool, turn.error());
+
+  if (to_version->has_value()) {
+    auto old = store_.GetVersion(*session_id, **to_version);
+    if (!old.ok()) {
+      return Fail(tool, Error(old.error().code, "session '" + *session_id + "' has no version " +
+                                                    std::to_string(**to_version) +
+                                                    " to revert to"));
+    }
+    auto bytes = store_.ReadImage(*old);
+    if (!bytes.ok()) return Fail(tool, bytes.error());
+    session::NewVersion nv;
+    nv.bytes = std::move(*bytes);
+    nv.mime_type = old->mime_type;
+    nv.file_extension = old->path.extension().string();
+    nv.width = old->width;
+    nv.height = old->height;
+    nv.operation = "revert";
+    nv.prompt = "revert to version " + std::to_string(old->version);
+    nv.parent = old->version;
+    nv.backend = old->backend;
+    nv.model = old->model;
+    auto version = (*turn)->Commit(nv);
+    turn->reset();
+    if (!version.ok()) return Fail(tool, version.error());
+    AnnounceNewVersion(*version, false);
+    return VersionResult("Reverted session '" + *session_id + "' to version " +
+                             std::to_string(old->version) + ", saved as new version " +
+                             std::to_string(version->version) + ".",
+                         *version, InlineMode::kNone);
+  }
+
+  const int64_t next = (*turn)->LastIssuedVersion() + 1;
+  if (Status s = (*turn)->Clear(); !s.ok()) return Fail(tool, s.error());
+  turn->reset();
+  if (notifier_ != nullptr) notifier_->ResourceUpdated(ManifestUri(*session_id));
+  ResultParts parts;
+  parts.summary = "Cleared session '" + *session_id + "': it has no image now; the next version "
+                  "will be " + std::to_string(next) + " (numbers are never reused)." + Note();
+  parts.structured = EmptySessionStructuredContent(*session_id, backend_.Name(), backend_.Model());
+  parts.structured["cleared"] = true;
+  parts.structured["next_version"] = next;
+  parts.link_uri = ManifestUri(*session_id);
+  parts.link_name = *session_id;
+  parts.link_mime_type = "application/json";
+  return BuildToolResult(parts, options_.preview, options_.limits);
+}
+
+}  // namespace imgmcp::tools

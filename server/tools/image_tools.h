@@ -1,0 +1,79 @@
+// The four image tools (DESIGN.md §2): generate_image, edit_image, get_image, reset_session.
+// They sit on the SessionStore (ordering, durability) and an ImageBackend (pixels); they know
+// nothing about stdio or HTTP.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "imaging/codec.h"
+#include "imaging/image_backend.h"
+#include "server/mcp/resource.h"
+#include "server/mcp/tool.h"
+#include "server/tools/image_input.h"
+#include "session/session_store.h"
+
+namespace imgmcp::tools {
+
+struct ImageToolsOptions {
+  imaging::PreviewOptions preview;  // inline "preview" budget
+  imaging::DecodeLimits limits;
+  // Appended to every summary, e.g. why the offline backend is in use. Empty for none.
+  std::string backend_note;
+  std::chrono::milliseconds heartbeat_interval{1000};  // progress while the backend runs
+  std::chrono::seconds backend_deadline{600};          // overall limit of one backend call
+  size_t max_prompt_bytes = 100 * 1024;
+};
+
+struct RegisteredTool {
+  mcp::ToolDefinition definition;
+  mcp::ToolHandler handler;
+};
+
+class ImageTools {
+ public:
+  // All references must outlive this object. `notifier` may be null.
+  ImageTools(session::SessionStore& store, imaging::ImageBackend& backend,
+             const ImageInputResolver& inputs, mcp::ResourceNotifier* notifier,
+             ImageToolsOptions options);
+
+  std::vector<RegisteredTool> Tools();
+
+  mcp::ToolResult GenerateImage(const Json& arguments, mcp::ToolCallContext& ctx);
+  mcp::ToolResult EditImage(const Json& arguments, mcp::ToolCallContext& ctx);
+  mcp::ToolResult GetImage(const Json& arguments, mcp::ToolCallContext& ctx);
+  mcp::ToolResult ResetSession(const Json& arguments, mcp::ToolCallContext& ctx);
+
+ private:
+  // Runs the backend in a concurrency slot with a progress heartbeat; checks cancellation after.
+  template <typename Fn>
+  Result<imaging::BackendImage> RunBackend(const std::string& what, mcp::ToolCallContext& ctx,
+                                           Fn&& call);
+  Result<session::VersionInfo> CommitBackendImage(session::EditTurn& turn,
+                                                  imaging::BackendImage image,
+                                                  const std::string& operation,
+                                                  const std::string& prompt,
+                                                  std::optional<int64_t> parent);
+  Result<session::VersionInfo> CommitImport(session::EditTurn& turn,
+                                            const imaging::EncodedImage& image);
+  mcp::ToolResult VersionResult(const std::string& summary, const session::VersionInfo& version,
+                                InlineMode mode, Json extra_structured = Json::object());
+  void AnnounceNewVersion(const session::VersionInfo& version, bool new_session);
+  std::string Note() const;
+
+  session::SessionStore& store_;
+  imaging::ImageBackend& backend_;
+  const ImageInputResolver& inputs_;
+  mcp::ResourceNotifier* notifier_;
+  ImageToolsOptions options_;
+};
+
+// Tool definitions (names, titles, descriptions written for a model, schemas, annotations).
+mcp::ToolDefinition GenerateImageDefinition();
+mcp::ToolDefinition EditImageDefinition();
+mcp::ToolDefinition GetImageDefinition();
+mcp::ToolDefinition ResetSessionDefinition();
+
+}  // namespace imgmcp::tools

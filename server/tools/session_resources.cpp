@@ -1,0 +1,89 @@
+#include "server/tools/session_resources.h"
+
+#include "common/base64.h"
+#include "server/tools/tool_results.h"
+#include "server/tools/uris.h"
+
+namespace imgmcp::tools {
+
+Result<mcp::ResourcePage> SessionResources::List(const std::optional<std::string>& cursor) {
+  auto page = store_.ListSessions(cursor, page_size_);
+  if (!page.ok()) return page.error();
+  mcp::ResourcePage out;
+  for (const auto& s : page->sessions) {
+    if (s.current) {
+      out.resources.push_back({{"uri", VersionUri(s.session_id, s.current->version)},
+                               {"name", s.session_id + " v" + std::to_string(s.current->version)},
+                               {"mimeType", s.current->mime_type},
+                               {"size", s.current->bytes}});
+    }
+    out.resources.push_back({{"uri", ManifestUri(s.session_id)},
+                             {"name", s.session_id},
+                             {"title", "Session " + s.session_id + " (manifest)"},
+                             {"mimeType", "application/json"}});
+  }
+  out.next_cursor = page->next_cursor;
+  return out;
+}
+
+Json SessionResources::Templates() {
+  return Json::array(
+      {{{"uriTemplate", "imgmcp://sessions/{session_id}/versions/{version}"},
+        {"name", "session-version"},
+        {"title", "A version of an editing session"},
+        {"description", "The full-resolution image of one version of a session."}},
+       {{"uriTemplate", "imgmcp://sessions/{session_id}"},
+        {"name", "session-manifest"},
+        {"title", "An editing session"},
+        {"description", "JSON manifest: current version and the history of versions."},
+        {"mimeType", "application/json"}}});
+}
+
+bool SessionResources::Handles(const std::string& uri) const {
+  return uri.rfind("imgmcp://", 0) == 0;
+}
+
+Result<Json> SessionResources::ReadManifest(const std::string& uri,
+                                            const std::string& session_id) {
+  auto history = store_.History(session_id);
+  if (!history.ok()) return history.error();
+  Json versions = Json::array();
+  for (const auto& v : *history) {
+    Json entry = HistoryEntryJson(v);
+    entry["uri"] = VersionUri(session_id, v.version);
+    entry["sha256"] = v.sha256;
+    entry["width"] = v.width;
+    entry["height"] = v.height;
+    versions.push_back(std::move(entry));
+  }
+  Json manifest = {{"session_id", session_id}, {"versions", versions}};
+  auto current = store_.GetVersion(session_id, std::nullopt);
+  if (current.ok()) {
+    manifest["current"] = VersionStructuredContent(*current);
+    manifest["current_version"] = current->version;
+  } else {
+    manifest["current_version"] = 0;
+  }
+  return Json{{"contents", Json::array({{{"uri", uri},
+                                          {"mimeType", "application/json"},
+                                          {"text", manifest.dump()}}})}};
+}
+
+Result<Json> SessionResources::Read(const std::string& uri) {
+  auto parsed = ParseSessionUri(uri);
+  if (!parsed || !store_.SessionExists(parsed->session_id)) {
+    return Error(ErrorCode::kNotFound, "Resource not found: " + uri);
+  }
+  if (!parsed->version) return ReadManifest(uri, parsed->session_id);
+  auto version = store_.GetVersion(parsed->session_id, parsed->version);
+  if (!version.ok()) return Error(ErrorCode::kNotFound, "Resource not found: " + uri);
+  auto bytes = store_.ReadImage(*version);
+  if (!bytes.ok()) return bytes.error();
+  std::string blob;
+  Base64EncodeAppend(*bytes, blob);
+  return Json{{"contents", Json::array({{{"uri", uri},
+                                          {"mimeType", version->mime_type},
+                                          {"blob", std::move(blob)}}})}};
+}
+
+}  // namespace imgmcp::tools

@@ -1,0 +1,27 @@
+// Sessions as MCP resources: imgmcp://sessions/{id} (JSON manifest) and
+// imgmcp://sessions/{id}/versions/{n} (the full-resolution image blob).
+#pragma once
+
+#include "server/mcp/resource.h"
+#include "session/session_store.h"
+
+namespace imgmcp::tools {
+
+class SessionResources final : public mcp::ResourceProvider {
+ public:
+  explicit SessionResources(session::SessionStore& store, int page_size = 50)
+      : store_(store), page_size_(page_size) {}
+
+  Result<mcp::ResourcePage> List(const std::optional<std::string>& cursor) override;
+  Json Templates() override;
+  bool Handles(const std::string& uri) const override;
+  Result<Json> Read(const std::string& uri) override;
+
+ private:
+  Result<Json> ReadManifest(const std::string& uri, const std::string& session_id);
+
+  session::SessionStore& store_;
+  const int page_size_;
+};
+
+}  // namespace imgmcp::tools

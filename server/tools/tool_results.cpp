@@ -1,0 +1,106 @@
+#include "server/tools/tool_results.h"
+
+#include <cstdio>
+
+#include "common/base64.h"
+#include "server/tools/uris.h"
+
+namespace imgmcp::tools {
+
+const std::vector<std::string>& InlineModeNames() {
+  static const std::vector<std::string> kNames = {"preview", "full", "none"};
+  return kNames;
+}
+
+InlineMode ParseInlineMode(const std::optional<std::string>& name) {
+  if (!name || *name == "preview") return InlineMode::kPreview;
+  return *name == "full" ? InlineMode::kFull : InlineMode::kNone;
+}
+
+std::string HumanBytes(int64_t bytes) {
+  char buf[32];
+  if (bytes < 1024) {
+    std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(bytes));
+  } else if (bytes < 1024 * 1024) {
+    std::snprintf(buf, sizeof buf, "%.1f KB", bytes / 1024.0);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f MB", bytes / (1024.0 * 1024.0));
+  }
+  return buf;
+}
+
+Json VersionStructuredContent(const session::VersionInfo& v) {
+  Json j = {
+      {"session_id", v.session_id},
+      {"version", v.version},
+      {"width", v.width},
+      {"height", v.height},
+      {"mime_type", v.mime_type},
+      {"bytes", v.bytes},
+      {"sha256", v.sha256},
+      {"path", v.path.string()},
+      {"uri", VersionUri(v.session_id, v.version)},
+      {"backend", v.backend},
+      {"model", v.model},
+      {"operation", v.operation},
+      {"prompt", v.prompt},
+      {"created_at", v.created_at},
+  };
+  if (v.parent) j["parent_version"] = *v.parent;
+  return j;
+}
+
+Json EmptySessionStructuredContent(const std::string& session_id, const std::string& backend,
+                                   const std::string& model) {
+  return {{"session_id", session_id}, {"version", 0},          {"width", 0},
+          {"height", 0},              {"mime_type", ""},       {"bytes", 0},
+          {"sha256", ""},             {"path", ""},            {"uri", ManifestUri(session_id)},
+          {"backend", backend},       {"model", model}};
+}
+
+Json HistoryEntryJson(const session::VersionInfo& v) {
+  return {{"version", v.version},       {"operation", v.operation}, {"prompt", v.prompt},
+          {"created_at", v.created_at}, {"mime_type", v.mime_type}, {"bytes", v.bytes}};
+}
+
+mcp::ToolResult BuildToolResult(const ResultParts& parts, const imaging::PreviewOptions& preview,
+                                const imaging::DecodeLimits& limits) {
+  mcp::ToolResult result;
+  std::string text = parts.summary;
+  Json image_block;
+  if (parts.image && parts.image->bytes != nullptr && parts.image->mode != InlineMode::kNone) {
+    const std::string* bytes = parts.image->bytes;
+    std::string mime = parts.image->mime_type;
+    imaging::EncodedImage small;
+    if (parts.image->mode == InlineMode::kPreview) {
+      auto made = imaging::MakePreview(*bytes, preview, limits);
+      if (made.ok()) {
+        small = std::move(*made);
+        bytes = &small.bytes;
+        mime = small.mime_type;
+      } else {
+        bytes = nullptr;
+        text += " (no inline preview: " + made.error().message + "; read " +
+                parts.link_uri.value_or("the file") + " instead)";
+      }
+    }
+    if (bytes != nullptr) {
+      std::string data;
+      data.reserve(Base64EncodedSize(bytes->size()));
+      Base64EncodeAppend(*bytes, data);
+      image_block = {{"type", "image"}, {"data", std::move(data)}, {"mimeType", mime}};
+    }
+  }
+  result.content.push_back(
+      {{"type", "text"}, {"text", text + "\n" + parts.structured.dump(2)}});
+  if (!image_block.is_null()) result.content.push_back(std::move(image_block));
+  if (parts.link_uri) {
+    Json link = {{"type", "resource_link"}, {"uri", *parts.link_uri}, {"name", parts.link_name}};
+    if (!parts.link_mime_type.empty()) link["mimeType"] = parts.link_mime_type;
+    result.content.push_back(std::move(link));
+  }
+  result.structured_content = parts.structured;
+  return result;
+}
+
+}  // namespace imgmcp::tools

@@ -1,0 +1,44 @@
+#include "server/tools/uris.h"
+
+#include <charconv>
+
+#include "server/tools/arguments.h"
+
+namespace imgmcp::tools {
+namespace {
+constexpr std::string_view kPrefix = "imgmcp://sessions/";
+constexpr std::string_view kVersions = "/versions/";
+}  // namespace
+
+std::string ManifestUri(const std::string& session_id) {
+  return std::string(kPrefix) + session_id;
+}
+
+std::string VersionUri(const std::string& session_id, int64_t version) {
+  return ManifestUri(session_id) + std::string(kVersions) + std::to_string(version);
+}
+
+std::optional<ParsedUri> ParseSessionUri(const std::string& uri) {
+  if (uri.compare(0, kPrefix.size(), kPrefix) != 0) return std::nullopt;
+  std::string rest = uri.substr(kPrefix.size());
+  ParsedUri parsed;
+  const size_t slash = rest.find('/');
+  if (slash == std::string::npos) {
+    parsed.session_id = rest;
+  } else {
+    parsed.session_id = rest.substr(0, slash);
+    const std::string tail = rest.substr(slash);
+    if (tail.compare(0, kVersions.size(), kVersions) != 0) return std::nullopt;
+    const std::string number = tail.substr(kVersions.size());
+    int64_t v = 0;
+    auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), v);
+    if (number.empty() || ec != std::errc() || ptr != number.data() + number.size() || v < 1) {
+      return std::nullopt;
+    }
+    parsed.version = v;
+  }
+  if (!IsValidSessionId(parsed.session_id)) return std::nullopt;
+  return parsed;
+}
+
+}  // namespace imgmcp::tools

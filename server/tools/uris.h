@@ -1,0 +1,20 @@
+// imgmcp:// resource URIs for sessions and versions, built and parsed in one place.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace imgmcp::tools {
+
+std::string ManifestUri(const std::string& session_id);                  // imgmcp://sessions/{id}
+std::string VersionUri(const std::string& session_id, int64_t version);  // …/versions/{n}
+
+struct ParsedUri {
+  std::string session_id;
+  std::optional<int64_t> version;  // set for version URIs
+};
+// nullopt when `uri` is not an imgmcp session or version URI with a valid id and number.
+std::optional<ParsedUri> ParseSessionUri(const std::string& uri);
+
+}  // namespace imgmcp::tools

@@ -1,0 +1,86 @@
+#include "server/tools/arguments.h"
+
+#include <gtest/gtest.h>
+
+#include "server/tools/uris.h"
+
+namespace imgmcp::tools {
+namespace {
+
+TEST(ArgumentReader, ReadsTypedFieldsAndRejectsUnknownOnes) {
+  Json args = {{"prompt", "hi"}, {"version", 3}, {"flag", true}, {"mode", "full"}};
+  ArgumentReader r(args);
+  EXPECT_EQ(*r.RequiredString("prompt", 10), "hi");
+  EXPECT_EQ(**r.OptionalInteger("version", 1, 5), 3);
+  EXPECT_EQ(**r.OptionalBool("flag"), true);
+  EXPECT_EQ(**r.OptionalEnum("mode", {"preview", "full"}), "full");
+  EXPECT_TRUE(r.Finish().ok());
+
+  Json extra = {{"prompt", "hi"}, {"colour", "red"}};
+  ArgumentReader r2(extra);
+  ASSERT_TRUE(r2.RequiredString("prompt", 10).ok());
+  Status s = r2.Finish();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("unknown field 'colour'"), std::string::npos);
+  EXPECT_NE(s.error().message.find("prompt"), std::string::npos);
+}
+
+TEST(ArgumentReader, NamesTheFieldAndWhatIsAllowed) {
+  Json args = {{"prompt", 5}, {"version", 0}, {"big", 2.5}, {"mode", "x"}, {"long", "abcdef"}};
+  ArgumentReader r(args, "image");
+  auto p = r.RequiredString("prompt", 10);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.error().message, "'image.prompt' must be a string, got integer");
+  auto v = r.OptionalInteger("version", 1, 9);
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.error().message.find("from 1 to 9"), std::string::npos);
+  EXPECT_FALSE(r.OptionalInteger("big", 0, 9).ok());
+  auto m = r.OptionalEnum("mode", {"preview", "full"});
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().message.find("\"preview\", \"full\""), std::string::npos);
+  EXPECT_FALSE(r.OptionalString("long", 3).ok());
+  EXPECT_FALSE(r.RequiredString("missing", 3).ok());
+}
+
+TEST(ArgumentReader, AcceptsWholeFloatsAsIntegersAndNullAsAbsent) {
+  Json args = {{"n", 4.0}, {"gone", nullptr}};
+  ArgumentReader r(args);
+  EXPECT_EQ(**r.OptionalInteger("n", 0, 9), 4);
+  EXPECT_FALSE(r.OptionalString("gone", 9)->has_value());
+}
+
+TEST(ArgumentReader, RejectsNonObjects) {
+  ArgumentReader r(Json::array());
+  EXPECT_FALSE(r.ok());
+  EXPECT_FALSE(r.Finish().ok());
+}
+
+TEST(SessionId, FollowsTheDesignPattern) {
+  EXPECT_TRUE(IsValidSessionId("a"));
+  EXPECT_TRUE(IsValidSessionId("A-b_c.9"));
+  EXPECT_TRUE(IsValidSessionId(std::string(64, 'x')));
+  for (const char* bad : {"", ".a", "-a", "a b", "a/b", "..", "a\\b", "é"}) {
+    EXPECT_FALSE(IsValidSessionId(bad)) << bad;
+  }
+  EXPECT_FALSE(IsValidSessionId(std::string(65, 'x')));
+}
+
+TEST(Uris, BuildAndParse) {
+  EXPECT_EQ(VersionUri("s1", 3), "imgmcp://sessions/s1/versions/3");
+  auto v = ParseSessionUri("imgmcp://sessions/s1/versions/3");
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(v->session_id, "s1");
+  EXPECT_EQ(*v->version, 3);
+  auto m = ParseSessionUri("imgmcp://sessions/s1");
+  ASSERT_TRUE(m.has_value());
+  EXPECT_FALSE(m->version.has_value());
+  for (const char* bad : {"imgmcp://sessions/../x", "imgmcp://sessions/s1/versions/0",
+                          "imgmcp://sessions/s1/versions/-1", "imgmcp://sessions/s1/versions/2x",
+                          "imgmcp://sessions/s1/other/2", "file:///etc/passwd",
+                          "imgmcp://sessions/"}) {
+    EXPECT_FALSE(ParseSessionUri(bad).has_value()) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace imgmcp::tools
