@@ -1,0 +1,96 @@
+#include "imaging/local_backend.h"
+
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "imaging/colors.h"
+#include "imaging/edit_ops.h"
+#include "imaging/edit_parser.h"
+#include "imaging/generator.h"
+
+namespace imgmcp::imaging {
+namespace {
+
+Status CheckContext(const CallContext& ctx) {
+  if (ctx.cancel.IsCancelled()) return MakeError(ErrorCode::kCancelled, "cancelled by the client");
+  if (std::chrono::steady_clock::now() >= ctx.deadline) {
+    return MakeError(ErrorCode::kDeadlineExceeded, "deadline passed before the image was made");
+  }
+  return Status::Ok();
+}
+
+Result<BackendImage> Finish(const Image& image, std::string text, int level) {
+  Result<std::string> png = EncodePng(image, PngOptions{level});
+  if (!png.ok()) return png.error();
+  BackendImage out;
+  out.bytes = std::move(png.value());
+  out.mime_type = MimeTypeOf(SniffFormat(out.bytes));
+  out.text = std::move(text);
+  return out;
+}
+
+// The mean colour of each reference image joins the generation palette.
+Result<std::vector<Rgb>> ReferenceColors(const std::vector<EncodedImage>& refs,
+                                         const DecodeLimits& limits) {
+  std::vector<Rgb> colors;
+  for (size_t i = 0; i < refs.size(); ++i) {
+    Result<Image> img = Decode(refs[i].bytes, limits);
+    if (!img.ok()) {
+      return MakeError(img.error().code,
+                       "reference image " + std::to_string(i + 1) + ": " + img.error().message);
+    }
+    uint64_t sum[3] = {0, 0, 0};
+    const size_t n = img->rgba.size() / 4;
+    for (size_t p = 0; p < n; ++p) {
+      for (int c = 0; c < 3; ++c) sum[c] += img->rgba[p * 4 + c];
+    }
+    colors.push_back(Rgb{static_cast<uint8_t>(sum[0] / n), static_cast<uint8_t>(sum[1] / n),
+                         static_cast<uint8_t>(sum[2] / n)});
+  }
+  return colors;
+}
+
+}  // namespace
+
+Result<BackendImage> LocalBackend::Generate(const GenerateRequest& request,
+                                            const CallContext& ctx) {
+  if (Status s = CheckContext(ctx); !s) return s.error();
+  Result<ImageSize> size = SizeForAspectRatio(request.aspect_ratio);
+  if (!size.ok()) return size.error();
+  Result<std::vector<Rgb>> refs = ReferenceColors(request.references, options_.limits);
+  if (!refs.ok()) return refs.error();
+  Result<GeneratedImage> gen = GenerateImage(request.prompt, size->width, size->height, *refs);
+  if (!gen.ok()) return gen.error();
+  if (Status s = CheckContext(ctx); !s) return s.error();
+  return Finish(gen->image,
+                "local engine: " + std::to_string(size->width) + "x" +
+                    std::to_string(size->height) + ", " + gen->description,
+                options_.png_compression_level);
+}
+
+Result<BackendImage> LocalBackend::Edit(const EditRequest& request, const CallContext& ctx) {
+  if (Status s = CheckContext(ctx); !s) return s.error();
+  // Parse first: an instruction we do not understand fails before any decoding work.
+  Result<std::vector<EditClause>> clauses = ParseEditInstructions(request.prompt);
+  if (!clauses.ok()) return clauses.error();
+  Result<Image> image = Decode(request.base.bytes, options_.limits);
+  if (!image.ok()) {
+    return MakeError(image.error().code, "base image: " + image.error().message);
+  }
+  std::string applied;
+  for (const EditClause& clause : *clauses) {
+    if (Status s = CheckContext(ctx); !s) return s.error();
+    if (Status s = ApplyEdit(*image, clause.op, options_.limits); !s) {
+      return MakeError(s.error().code, "\"" + clause.source + "\": " + s.error().message);
+    }
+    applied += (applied.empty() ? "" : "; ") + clause.source;
+  }
+  return Finish(*image,
+                "local engine: applied " + applied + " -> " + std::to_string(image->width) + "x" +
+                    std::to_string(image->height),
+                options_.png_compression_level);
+}
+
+}  // namespace imgmcp::imaging

@@ -1,0 +1,32 @@
+// LocalBackend: the deterministic offline engine (DESIGN.md §4). Generation draws a picture from
+// the prompt; edits follow a small documented vocabulary (docs/local-backend.md). Output is PNG.
+// Same request -> same bytes. Stateless and safe to call from several threads at once.
+#pragma once
+
+#include <string>
+
+#include "imaging/codec.h"
+#include "imaging/image_backend.h"
+
+namespace imgmcp::imaging {
+
+struct LocalBackendOptions {
+  DecodeLimits limits;            // for base and reference images, and resize targets
+  int png_compression_level = 4;  // see PngOptions
+};
+
+class LocalBackend final : public ImageBackend {
+ public:
+  LocalBackend() = default;
+  explicit LocalBackend(LocalBackendOptions options) : options_(options) {}
+
+  std::string Name() const override { return "local"; }
+  std::string Model() const override { return "imgmcp-local-1"; }
+  Result<BackendImage> Generate(const GenerateRequest& request, const CallContext& ctx) override;
+  Result<BackendImage> Edit(const EditRequest& request, const CallContext& ctx) override;
+
+ private:
+  LocalBackendOptions options_;
+};
+
+}  // namespace imgmcp::imaging

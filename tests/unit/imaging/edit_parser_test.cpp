@@ -1,0 +1,120 @@
+#include "imaging/edit_parser.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace imgmcp::imaging {
+namespace {
+
+std::vector<EditClause> Parse(const std::string& prompt) {
+  Result<std::vector<EditClause>> r = ParseEditInstructions(prompt);
+  EXPECT_TRUE(r.ok()) << prompt << ": " << r.error().message;
+  return r.ok() ? r.value() : std::vector<EditClause>{};
+}
+
+TEST(EditParser, SplitsOnCommaSemicolonThenAnd) {
+  auto c = Parse("Grayscale, invert; rotate 90 then flip vertical and blur");
+  ASSERT_EQ(c.size(), 5u);
+  EXPECT_TRUE(std::holds_alternative<GrayscaleOp>(c[0].op));
+  EXPECT_TRUE(std::holds_alternative<InvertOp>(c[1].op));
+  EXPECT_EQ(std::get<RotateOp>(c[2].op).degrees, 90);
+  EXPECT_FALSE(std::get<FlipOp>(c[3].op).horizontal);
+  EXPECT_EQ(std::get<BlurOp>(c[4].op).radius, 2);
+  EXPECT_EQ(c[2].source, "rotate 90");
+}
+
+TEST(EditParser, CommasInsideCoordinatesDoNotSplit) {
+  auto c = Parse("crop 10, 20, 30, 40, then draw red circle at 5,6 size 7, invert.");
+  ASSERT_EQ(c.size(), 3u);
+  const CropOp crop = std::get<CropOp>(c[0].op);
+  EXPECT_EQ(crop.x, 10);
+  EXPECT_EQ(crop.y, 20);
+  EXPECT_EQ(crop.width, 30);
+  EXPECT_EQ(crop.height, 40);
+  const DrawOp draw = std::get<DrawOp>(c[1].op);
+  EXPECT_EQ(draw.shape, DrawShape::kCircle);
+  EXPECT_EQ(draw.color, (Rgb{255, 0, 0}));
+  EXPECT_EQ(draw.x, 5);
+  EXPECT_EQ(draw.y, 6);
+  EXPECT_EQ(draw.size, 7);
+  EXPECT_TRUE(std::holds_alternative<InvertOp>(c[2].op));
+}
+
+TEST(EditParser, ArgumentsAndDefaults) {
+  auto c = Parse(
+      "brightness +20%; contrast -15 %; tint orange; tint #102030 55%; border navy; border "
+      "white 4px; resize 512x384; resize 300×200; resize 50%; blur 5; draw dot blue at 1,2; "
+      "draw a square green at 3,4; rotate 90 counterclockwise; rotate left; darken 10%; mirror");
+  ASSERT_EQ(c.size(), 16u);
+  EXPECT_EQ(std::get<BrightnessOp>(c[0].op).percent, 20);
+  EXPECT_EQ(std::get<ContrastOp>(c[1].op).percent, -15);
+  EXPECT_EQ(std::get<TintOp>(c[2].op).strength, 30);
+  EXPECT_EQ(std::get<TintOp>(c[3].op).color, (Rgb{0x10, 0x20, 0x30}));
+  EXPECT_EQ(std::get<TintOp>(c[3].op).strength, 55);
+  EXPECT_EQ(std::get<BorderOp>(c[4].op).width, 10);
+  EXPECT_EQ(std::get<BorderOp>(c[5].op).width, 4);
+  EXPECT_EQ(std::get<ResizeOp>(c[6].op).width, 512);
+  EXPECT_EQ(std::get<ResizeOp>(c[6].op).height, 384);
+  EXPECT_EQ(std::get<ResizeOp>(c[7].op).width, 300);
+  EXPECT_EQ(std::get<ResizeOp>(c[8].op).percent, 50);
+  EXPECT_EQ(std::get<BlurOp>(c[9].op).radius, 5);
+  EXPECT_EQ(std::get<DrawOp>(c[10].op).size, 8);
+  EXPECT_EQ(std::get<DrawOp>(c[11].op).size, 32);
+  EXPECT_EQ(std::get<DrawOp>(c[11].op).shape, DrawShape::kSquare);
+  EXPECT_EQ(std::get<RotateOp>(c[12].op).degrees, 270);
+  EXPECT_EQ(std::get<RotateOp>(c[13].op).degrees, 270);
+  EXPECT_EQ(std::get<BrightnessOp>(c[14].op).percent, -10);
+  EXPECT_TRUE(std::get<FlipOp>(c[15].op).horizontal);
+}
+
+TEST(EditParser, TextKeepsQuotedWordsVerbatim) {
+  auto c = Parse("text \"Hello, World and Then\" at 4,5 white size 3, invert");
+  ASSERT_EQ(c.size(), 2u);
+  const TextOp t = std::get<TextOp>(c[0].op);
+  EXPECT_EQ(t.text, "Hello, World and Then");
+  EXPECT_EQ(t.x, 4);
+  EXPECT_EQ(t.y, 5);
+  EXPECT_EQ(t.scale, 3);
+  EXPECT_EQ(t.color, (Rgb{255, 255, 255}));
+}
+
+TEST(EditParser, UnknownInstructionQuotesClauseAndListsVocabulary) {
+  Result<std::vector<EditClause>> r = ParseEditInstructions("invert, make it pop");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);
+  const std::string& m = r.error().message;
+  EXPECT_NE(m.find("does not understand \"make it pop\""), std::string::npos) << m;
+  for (const char* word : {"grayscale", "invert", "rotate 90|180|270", "flip horizontal|vertical",
+                           "blur", "sharpen", "brightness", "contrast", "tint", "border", "crop",
+                           "resize", "draw square|circle|dot", "text"}) {
+    EXPECT_NE(m.find(word), std::string::npos) << word;
+  }
+}
+
+TEST(EditParser, BadArgumentsNameTheClause) {
+  for (const char* bad : {"rotate 45", "flip", "blur 0", "brightness lots", "tint", "tint mauvish",
+                          "crop 1,2,3", "resize big", "draw hexagon red at 1,1", "draw square red",
+                          "border red thick", "text at 1,1", "invert twice", "contrast 900%"}) {
+    Result<std::vector<EditClause>> r = ParseEditInstructions(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument) << bad;
+    EXPECT_NE(r.error().message.find("\"" + std::string(bad) + "\""), std::string::npos)
+        << r.error().message;
+    EXPECT_NE(r.error().message.find("grayscale | invert"), std::string::npos) << r.error().message;
+  }
+  Result<std::vector<EditClause>> quote = ParseEditInstructions("text \"unterminated at 1,1");
+  ASSERT_FALSE(quote.ok());
+  EXPECT_NE(quote.error().message.find("unterminated quote"), std::string::npos);
+}
+
+TEST(EditParser, EmptyInstructionIsAnError) {
+  for (const char* empty : {"", "   ", ", ; then and"}) {
+    Result<std::vector<EditClause>> r = ParseEditInstructions(empty);
+    ASSERT_FALSE(r.ok()) << empty;
+    EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);
+  }
+}
+
+}  // namespace
+}  // namespace imgmcp::imaging

@@ -1,0 +1,164 @@
+#include "imaging/local_backend.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "common/sha256.h"
+#include "test_images.h"
+
+namespace imgmcp::imaging {
+namespace {
+
+using testing::At;
+using testing::Solid;
+
+EncodedImage Png(const Image& img) { return EncodedImage{testing::PngOf(img), "image/png"}; }
+
+TEST(LocalBackend, NameAndModel) {
+  LocalBackend backend;
+  EXPECT_EQ(backend.Name(), "local");
+  EXPECT_EQ(backend.Model(), "imgmcp-local-1");
+}
+
+TEST(LocalBackend, GenerateIsPngOfTheRatioSizeAndDeterministic) {
+  LocalBackend backend;
+  GenerateRequest req;
+  req.prompt = "a lighthouse at dusk, teal and gold";
+  req.aspect_ratio = "16:9";
+  Result<BackendImage> a = backend.Generate(req, CallContext{});
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_EQ(a->mime_type, "image/png");
+  Result<ImageInfo> info = ReadImageInfo(a->bytes);
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->width, 1344);
+  EXPECT_EQ(info->height, 768);
+  EXPECT_FALSE(a->text.empty());
+  Result<BackendImage> b = LocalBackend().Generate(req, CallContext{});
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(Sha256Hex(a->bytes), Sha256Hex(b->bytes));
+}
+
+TEST(LocalBackend, GenerateErrors) {
+  LocalBackend backend;
+  GenerateRequest req;
+  req.prompt = "";
+  EXPECT_EQ(backend.Generate(req, CallContext{}).error().code, ErrorCode::kInvalidArgument);
+  req.prompt = "a cat";
+  req.aspect_ratio = "2:1";
+  Result<BackendImage> r = backend.Generate(req, CallContext{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(r.error().message.find("21:9"), std::string::npos);
+  req.aspect_ratio = "1:1";
+  req.references.push_back(EncodedImage{"not an image", "image/png"});
+  r = backend.Generate(req, CallContext{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("reference image 1"), std::string::npos);
+}
+
+TEST(LocalBackend, ReferenceColoursJoinThePalette) {
+  LocalBackend backend;
+  GenerateRequest req;
+  req.prompt = "an abstract piece";
+  Result<BackendImage> plain = backend.Generate(req, CallContext{});
+  req.references.push_back(Png(Solid(16, 16, Rgb{10, 200, 30})));
+  Result<BackendImage> with_ref = backend.Generate(req, CallContext{});
+  ASSERT_TRUE(plain.ok() && with_ref.ok());
+  EXPECT_NE(plain->bytes, with_ref->bytes);
+  EXPECT_NE(with_ref->text.find("#0ac81e"), std::string::npos) << with_ref->text;
+}
+
+TEST(LocalBackend, SolidRedInvertedIsCyan) {
+  LocalBackend backend;
+  GenerateRequest gen;
+  gen.prompt = "solid red";
+  Result<BackendImage> red = backend.Generate(gen, CallContext{});
+  ASSERT_TRUE(red.ok());
+  EditRequest edit;
+  edit.prompt = "invert";
+  edit.base = EncodedImage{red->bytes, red->mime_type};
+  Result<BackendImage> cyan = backend.Edit(edit, CallContext{});
+  ASSERT_TRUE(cyan.ok()) << cyan.error().message;
+  EXPECT_EQ(cyan->mime_type, "image/png");
+  Result<Image> img = Decode(cyan->bytes);
+  ASSERT_TRUE(img.ok());
+  ASSERT_EQ(img->width, 1024);
+  for (int y = 0; y < img->height; y += 37) {
+    for (int x = 0; x < img->width; x += 41) ASSERT_EQ(At(*img, x, y), (Rgb{0, 255, 255}));
+  }
+}
+
+TEST(LocalBackend, JpegBaseIsEditedAndOutputIsPng) {
+  LocalBackend backend;
+  EditRequest edit;
+  edit.prompt = "rotate 90, draw square black at 0,0 size 3";
+  // Labelled PNG, but the bytes are JPEG: the label is ignored.
+  edit.base = EncodedImage{testing::JpegOf(Solid(40, 20, Rgb{250, 250, 250}), 95), "image/png"};
+  Result<BackendImage> r = backend.Edit(edit, CallContext{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->mime_type, "image/png");
+  Result<Image> img = Decode(r->bytes);
+  ASSERT_TRUE(img.ok());
+  EXPECT_EQ(img->width, 20);
+  EXPECT_EQ(img->height, 40);
+  EXPECT_EQ(At(*img, 1, 1), (Rgb{0, 0, 0}));
+  EXPECT_NEAR(At(*img, 10, 20).r, 250, 3);
+}
+
+TEST(LocalBackend, EditIsDeterministic) {
+  LocalBackend backend;
+  EditRequest edit;
+  edit.prompt = "blur 3 then sharpen then tint orange 40%";
+  edit.base = Png(testing::Photo(80, 60));
+  Result<BackendImage> a = backend.Edit(edit, CallContext{});
+  Result<BackendImage> b = backend.Edit(edit, CallContext{});
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->bytes, b->bytes);
+}
+
+TEST(LocalBackend, EditErrors) {
+  LocalBackend backend;
+  EditRequest edit;
+  edit.base = Png(Solid(10, 10, Rgb{}));
+  edit.prompt = "make it look like van gogh";
+  Result<BackendImage> r = backend.Edit(edit, CallContext{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(r.error().message.find("\"make it look like van gogh\""), std::string::npos);
+  EXPECT_NE(r.error().message.find("draw square|circle|dot"), std::string::npos);
+
+  edit.prompt = "crop 5,5,10,10";
+  r = backend.Edit(edit, CallContext{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(r.error().message.find("outside the 10x10 image"), std::string::npos);
+
+  edit.prompt = "invert";
+  edit.base = EncodedImage{testing::CraftPng(60000, 60000, 100), "image/png"};
+  r = backend.Edit(edit, CallContext{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kTooLarge);
+
+  LocalBackendOptions options;
+  options.limits.max_pixels = 50;
+  LocalBackend strict(options);
+  edit.base = Png(Solid(10, 10, Rgb{}));
+  EXPECT_EQ(strict.Edit(edit, CallContext{}).error().code, ErrorCode::kTooLarge);
+}
+
+TEST(LocalBackend, CancelledBeforeWork) {
+  LocalBackend backend;
+  CallContext ctx;
+  ctx.cancel.Cancel();
+  GenerateRequest gen;
+  gen.prompt = "solid red";
+  EXPECT_EQ(backend.Generate(gen, ctx).error().code, ErrorCode::kCancelled);
+  EditRequest edit;
+  edit.prompt = "invert";
+  edit.base = Png(Solid(4, 4, Rgb{}));
+  EXPECT_EQ(backend.Edit(edit, ctx).error().code, ErrorCode::kCancelled);
+}
+
+}  // namespace
+}  // namespace imgmcp::imaging
