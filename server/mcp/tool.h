@@ -24,7 +24,7 @@ struct ToolDefinition {
   std::string name;
   std::string title;
   std::string description;
-  Json input_schema;                 // root "type":"object"
+  Json input_schema;                  // root "type":"object"
   std::optional<Json> output_schema;  // when set, successful results carry structured_content
   ToolAnnotations annotations;
 };
@@ -65,6 +65,8 @@ class ToolCallContext {
   // Sends a server→client request (sampling/createMessage, elicitation/create, …) and waits for
   // the client's answer: the result object, or an Error (client error, timeout, cancellation).
   virtual Result<Json> SendRequest(const std::string& method, const Json& params) = 0;
+  // The request's params._meta.progressToken (string or integer), if any.
+  virtual std::optional<Json> ProgressToken() const { return std::nullopt; }
 };
 
 using ToolHandler = std::function<ToolResult(const Json& arguments, ToolCallContext& ctx)>;

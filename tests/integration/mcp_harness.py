@@ -67,6 +67,14 @@ class ServerProcess:
             self.proc.stdin.write(data)
             self.proc.stdin.flush()
 
+    def send_raw_chunked(self, data: bytes, rng, max_chunk=65536):
+        """Writes data in random-sized small pieces (1..max_chunk bytes), flushing each."""
+        pos = 0
+        while pos < len(data):
+            n = rng.randint(1, max_chunk)
+            self.send_raw(data[pos:pos + n])
+            pos += n
+
     def send(self, message):
         self.send_raw(json.dumps(message, separators=(",", ":")).encode() + b"\n")
 
@@ -119,6 +127,25 @@ class ServerProcess:
         if "__not_json__" in msg:
             raise AssertionError(f"non-JSON line on stdout: {msg['__not_json__']!r}")
         return msg
+
+    def take(self, predicate, timeout=DEFAULT_TIMEOUT):
+        """Like wait_for, but also looks through messages already kept in the backlog."""
+        for i, msg in enumerate(self.pending):
+            if predicate(msg):
+                return self.pending.pop(i)
+        return self.wait_for(predicate, timeout)
+
+    def drain_until_eof(self, timeout=DEFAULT_TIMEOUT):
+        """Moves every remaining stdout message to the backlog until the server closes stdout."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"imgmcp kept stdout open for {timeout}s")
+            try:
+                self.pending.append(self._pop_pending_or_queue(left))
+            except EOFError:
+                return
 
     def notifications(self, method):
         """Notifications with this method that were read while waiting for responses."""

@@ -1,0 +1,45 @@
+// An in-memory MessageSink: records every outgoing message and lets a caller wait for one. For
+// the self-check and for tests of anything built on the core.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "common/json.h"
+#include "server/mcp/message_sink.h"
+
+namespace imgmcp::mcp {
+
+class MemorySink final : public MessageSink {
+ public:
+  struct Sent {
+    Json message;
+    std::optional<Json> related_request_id;
+  };
+
+  void Send(const Json& message, const std::optional<Json>& related_request_id) override;
+  void OnRequestDropped(const Json& request_id) override;
+
+  // The first recorded message matching `predicate`, waiting up to `timeout` for it.
+  std::optional<Json> WaitFor(const std::function<bool(const Json&)>& predicate,
+                              std::chrono::milliseconds timeout);
+  // The response (result or error) to request `id`.
+  std::optional<Json> WaitForResponse(const Json& id, std::chrono::milliseconds timeout);
+  // Waits until OnRequestDropped(id) was called.
+  bool WaitForDropped(const Json& id, std::chrono::milliseconds timeout);
+
+  std::vector<Sent> Messages() const;
+  std::vector<Json> Dropped() const;
+
+ private:
+  mutable std::mutex mu_;  // guards sent_ and dropped_
+  std::condition_variable cv_;
+  std::vector<Sent> sent_;
+  std::vector<Json> dropped_;
+};
+
+}  // namespace imgmcp::mcp

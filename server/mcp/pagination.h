@@ -1,0 +1,26 @@
+// Opaque cursors for offset-paginated lists (tools/list, prompts/list, resources/list across
+// providers). A cursor is base64 of "<kind>:<payload>" so one list's cursor is refused by another.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/json.h"
+#include "common/result.h"
+
+namespace imgmcp::mcp {
+
+std::string EncodeCursor(std::string_view kind, std::string_view payload);
+// The payload of a cursor made by EncodeCursor with the same kind; kInvalidArgument otherwise.
+Result<std::string> DecodeCursor(std::string_view kind, std::string_view cursor);
+
+// Reads params.cursor: nullopt when absent or null; kInvalidArgument when it is not a string.
+Result<std::optional<std::string>> CursorParam(const Json& params);
+
+// Offset cursors: the index of the first item of the next page.
+std::string EncodeOffsetCursor(std::string_view kind, size_t offset);
+Result<size_t> DecodeOffsetCursor(std::string_view kind, std::string_view cursor, size_t size);
+
+}  // namespace imgmcp::mcp

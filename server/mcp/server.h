@@ -1,0 +1,116 @@
+// McpServer: what a server offers (tools, resources, prompts, completions, server info) and the
+// shared machinery (worker pool, resource notifications). Transport-agnostic.
+//
+// Threading model
+// - Start-up: construct McpServer, then Register*/AddResourceProvider/SetCompletionHandler from one
+//   thread, before the first Connect(). Afterwards the registries are read-only and read without
+//   locks.
+// - A transport calls Connect(sink) once per client connection (stdio: once per process; HTTP: once
+//   per Mcp-Session-Id) and feeds that Connection every incoming message, from any thread.
+// - Cheap requests (initialize, ping, */list, logging/setLevel, subscribe) are answered on the
+//   calling thread. tools/call, resources/read, prompts/get and completion/complete run on the
+//   server's WorkerPool, so a slow call never blocks ping, cancellation or other sessions.
+// - Outgoing messages go to the connection's MessageSink from whichever thread produced them.
+// - Lifetime: McpServer outlives its connections and every transport using it. Its destructor
+//   waits for running calls (cancel them first with Connection::CancelAll/Close).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/json.h"
+#include "common/result.h"
+#include "server/mcp/message_sink.h"
+#include "server/mcp/prompt.h"
+#include "server/mcp/resource.h"
+#include "server/mcp/tool.h"
+#include "server/mcp/tool_registry.h"
+#include "server/mcp/worker_pool.h"
+
+namespace imgmcp::mcp {
+
+class Connection;
+
+struct ServerOptions {
+  std::string name = "imgmcp";  // serverInfo.name
+  std::string title;            // serverInfo.title (omitted when empty)
+  std::string version = "0.0.0";
+  std::string instructions;  // initialize result "instructions" (omitted when empty)
+  size_t page_size = 100;    // tools/list and prompts/list page size
+  // Tool calls (and other worker-pool requests) running at once, over all connections. Beyond it a
+  // request is answered with a -32603 "server busy" error.
+  size_t max_concurrent_calls = 256;
+  // How long a server→client request (ToolCallContext::SendRequest) waits for the client.
+  std::chrono::milliseconds client_request_timeout{60000};
+  // notifications/message threshold until the client sends logging/setLevel.
+  LogLevel default_client_log_level = LogLevel::kInfo;
+};
+
+class McpServer {
+ public:
+  explicit McpServer(ServerOptions options);
+  ~McpServer();
+  McpServer(const McpServer&) = delete;
+  McpServer& operator=(const McpServer&) = delete;
+
+  // --- registration (start-up only, before Connect) -----------------------------------------
+  Status RegisterTool(ToolDefinition definition, ToolHandler handler);
+  Status RegisterPrompt(PromptDefinition definition, PromptHandler handler);
+  void SetCompletionHandler(CompletionHandler handler);
+  // Providers are asked in the order added; resources/list pages through them in that order.
+  void AddResourceProvider(std::shared_ptr<ResourceProvider> provider);
+  // Tells subscribed clients of every connection that a resource (or the list) changed. Valid for
+  // the server's lifetime; thread-safe.
+  ResourceNotifier& resource_notifier() { return notifier_; }
+
+  // --- transports -----------------------------------------------------------------------------
+  // A new client connection whose outgoing messages go to `sink`. `sink` must stay valid until
+  // Connection::Close() returns (the connection never touches it afterwards).
+  std::shared_ptr<Connection> Connect(MessageSink& sink);
+
+  // --- read access for the core -----------------------------------------------------------------
+  const ServerOptions& options() const { return options_; }
+  const ToolRegistry& tools() const { return tools_; }
+  const PromptRegistry& prompts() const { return prompts_; }
+  const CompletionHandler& completion_handler() const { return completion_; }
+  WorkerPool& pool() { return pool_; }
+  // The initialize result's "capabilities".
+  Json Capabilities() const;
+  // resources/list across providers: {resources, nextCursor?}. Bad cursor → kInvalidArgument.
+  Result<Json> ListResources(const std::optional<std::string>& cursor);
+  // resources/templates/list: {resourceTemplates}.
+  Json ListResourceTemplates();
+  // resources/read: the provider's result; kNotFound when no provider serves `uri`.
+  Result<Json> ReadResource(const std::string& uri);
+
+ private:
+  class Notifier final : public ResourceNotifier {
+   public:
+    explicit Notifier(McpServer& server) : server_(server) {}
+    void ResourceUpdated(const std::string& uri) override;
+    void ResourceListChanged() override;
+
+   private:
+    McpServer& server_;
+  };
+
+  // Live connections (expired ones are pruned as they are met).
+  std::vector<std::shared_ptr<Connection>> LiveConnections();
+
+  const ServerOptions options_;
+  ToolRegistry tools_;
+  PromptRegistry prompts_;
+  CompletionHandler completion_;
+  std::vector<std::shared_ptr<ResourceProvider>> providers_;
+  Notifier notifier_{*this};
+  std::mutex connections_mu_;  // guards connections_
+  std::vector<std::weak_ptr<Connection>> connections_;
+  WorkerPool pool_;  // last: destroyed (joined) first, while everything above is still alive
+};
+
+}  // namespace imgmcp::mcp

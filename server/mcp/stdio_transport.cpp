@@ -1,0 +1,109 @@
+#include "server/mcp/stdio_transport.h"
+
+#include <poll.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/log.h"
+#include "server/mcp/connection.h"
+#include "server/mcp/json_rpc.h"
+#include "server/mcp/line_reader.h"
+#include "server/mcp/server.h"
+
+namespace imgmcp::mcp {
+
+namespace {
+constexpr char kLog[] = "stdio";
+}  // namespace
+
+StdioTransport::StdioTransport(McpServer& server, StdioOptions options)
+    : server_(server), options_(options) {}
+
+bool StdioTransport::Run() {
+  std::shared_ptr<Connection> connection = server_.Connect(*this);
+  LineSplitter splitter(
+      options_.max_message_bytes,
+      [&connection](std::string_view line) { connection->HandleMessage(line); },
+      [this] {
+        log::Warn(kLog, "refused a message over " + std::to_string(options_.max_message_bytes) +
+                            " bytes");
+        Send(MakeErrorResponse(nullptr, {rpc_error::kInvalidRequest,
+                                         "Invalid Request: message exceeds the limit of " +
+                                             std::to_string(options_.max_message_bytes) + " bytes",
+                                         std::nullopt}),
+             std::nullopt);
+      });
+
+  std::vector<char> buffer(options_.read_chunk_bytes);
+  while (true) {
+    const ssize_t n = ::read(options_.in_fd, buffer.data(), buffer.size());
+    if (n > 0) {
+      splitter.Feed(std::string_view(buffer.data(), static_cast<size_t>(n)));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) log::Error(kLog, std::string("reading stdin failed: ") + std::strerror(errno));
+    break;
+  }
+  splitter.Finish();
+
+  // EOF: let running calls finish briefly (a piped script may be waiting for their answers),
+  // then cancel what is left.
+  bool idle = connection->WaitIdle(options_.finish_grace);
+  if (!idle) {
+    log::Info(kLog, "stdin closed; cancelling " + std::to_string(connection->InFlightCount()) +
+                        " call(s) still running");
+    connection->CancelAll();
+    idle = connection->WaitIdle(options_.cancel_grace);
+  }
+  if (!idle) log::Warn(kLog, "calls still running after cancellation; exiting without them");
+  connection->Close();
+  return idle;
+}
+
+void StdioTransport::Send(const Json& message, const std::optional<Json>& related_request_id) {
+  // Serialise outside the lock; invalid UTF-8 from a tool is replaced rather than thrown.
+  const std::string text = message.dump(-1, ' ', false, Json::error_handler_t::replace);
+  WriteLine(text);
+}
+
+void StdioTransport::WriteLine(std::string_view text) {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  if (broken_) return;
+  static const char kNewline[] = "\n";
+  iovec parts[2] = {{const_cast<char*>(text.data()), text.size()},
+                    {const_cast<char*>(kNewline), 1}};
+  int first = 0;
+  while (first < 2) {
+    const ssize_t n = ::writev(options_.out_fd, parts + first, 2 - first);  // stdout-ok
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {  // non-blocking stdout: wait until writable
+        pollfd pfd{options_.out_fd, POLLOUT, 0};
+        ::poll(&pfd, 1, 1000);
+        continue;
+      }
+      log::Error(kLog, std::string("writing stdout failed: ") + std::strerror(errno) +
+                           "; dropping further messages");
+      broken_ = true;
+      return;
+    }
+    size_t written = static_cast<size_t>(n);
+    while (first < 2 && written >= parts[first].iov_len) {
+      written -= parts[first].iov_len;
+      ++first;
+    }
+    if (first < 2) {
+      parts[first].iov_base = static_cast<char*>(parts[first].iov_base) + written;
+      parts[first].iov_len -= written;
+    }
+  }
+}
+
+}  // namespace imgmcp::mcp

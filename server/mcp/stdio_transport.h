@@ -1,0 +1,54 @@
+// The stdio transport: newline-delimited JSON-RPC on stdin/stdout (reference doc §3).
+//
+// Run() is the reader: it reads the input fd in chunks on the calling thread and hands each line
+// to the Connection (tool calls go to the worker pool, so ping and notifications/cancelled are
+// read while calls run). Send() is the single writer: compact JSON plus "\n", written whole under
+// one mutex with writev, from any thread. Logs go to stderr only.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <mutex>
+#include <optional>
+#include <string_view>
+
+#include "common/json.h"
+#include "server/mcp/message_sink.h"
+
+namespace imgmcp::mcp {
+
+class McpServer;
+
+struct StdioOptions {
+  int in_fd = 0;
+  int out_fd = 1;
+  size_t max_message_bytes = size_t{64} << 20;  // larger lines are refused (-32600, id null)
+  size_t read_chunk_bytes = size_t{1} << 20;
+  // On EOF: how long in-flight calls may finish normally, then how long they get after being
+  // cancelled. Together they stay under the 2 s exit promise.
+  std::chrono::milliseconds finish_grace{1200};
+  std::chrono::milliseconds cancel_grace{500};
+};
+
+class StdioTransport final : public MessageSink {
+ public:
+  StdioTransport(McpServer& server, StdioOptions options);
+
+  // Serves one client until EOF on in_fd. Returns true when no call was left running; false when
+  // some ignored cancellation past the grace periods (the process should then exit without
+  // waiting for them, e.g. std::_Exit).
+  bool Run();
+
+  // MessageSink: writes one message as one line. Thread-safe.
+  void Send(const Json& message, const std::optional<Json>& related_request_id) override;
+
+ private:
+  void WriteLine(std::string_view text);
+
+  McpServer& server_;
+  const StdioOptions options_;
+  std::mutex write_mu_;  // guards writes to options_.out_fd and broken_
+  bool broken_ = false;  // the output is gone (EPIPE): drop further messages
+};
+
+}  // namespace imgmcp::mcp

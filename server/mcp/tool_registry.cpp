@@ -1,0 +1,100 @@
+#include "server/mcp/tool_registry.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "server/mcp/pagination.h"
+
+namespace imgmcp::mcp {
+
+namespace {
+constexpr char kToolCursorKind[] = "tools";
+}  // namespace
+
+bool IsValidToolName(const std::string& name) {
+  if (name.empty() || name.size() > 128) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '.';
+  });
+}
+
+Status ToolRegistry::Register(ToolDefinition definition, ToolHandler handler) {
+  if (!IsValidToolName(definition.name)) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "invalid tool name '" + definition.name + "': use 1-128 of [A-Za-z0-9_.-]");
+  }
+  if (by_name_.count(definition.name)) {
+    return MakeError(ErrorCode::kInvalidArgument, "duplicate tool name: " + definition.name);
+  }
+  if (!handler) {
+    return MakeError(ErrorCode::kInvalidArgument, "tool " + definition.name + " has no handler");
+  }
+  const Json& schema = definition.input_schema;
+  if (!schema.is_object() || schema.value("type", Json()) != "object") {
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        "tool " + definition.name + ": inputSchema root must be {\"type\":\"object\"}");
+  }
+  if (definition.output_schema && (!definition.output_schema->is_object() ||
+                                   definition.output_schema->value("type", Json()) != "object")) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "tool " + definition.name + ": outputSchema root must be an object type");
+  }
+  auto tool = std::make_unique<RegisteredTool>();
+  tool->definition = std::move(definition);
+  tool->handler = std::move(handler);
+  by_name_.emplace(tool->definition.name, tool.get());
+  order_.push_back(std::move(tool));
+  return Status::Ok();
+}
+
+const RegisteredTool* ToolRegistry::Find(const std::string& name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+Result<ToolPage> ToolRegistry::List(const std::optional<std::string>& cursor,
+                                    size_t page_size) const {
+  size_t start = 0;
+  if (cursor) {
+    auto offset = DecodeOffsetCursor(kToolCursorKind, *cursor, order_.size());
+    if (!offset.ok()) return offset.error();
+    start = offset.value();
+  }
+  page_size = std::max<size_t>(page_size, 1);
+  ToolPage page;
+  const size_t end = std::min(order_.size(), start + page_size);
+  for (size_t i = start; i < end; ++i) {
+    page.tools.push_back(ToolDefinitionToJson(order_[i]->definition));
+  }
+  if (end < order_.size()) page.next_cursor = EncodeOffsetCursor(kToolCursorKind, end);
+  return page;
+}
+
+Json ToolDefinitionToJson(const ToolDefinition& definition) {
+  Json tool = Json::object();
+  tool["name"] = definition.name;
+  if (!definition.title.empty()) tool["title"] = definition.title;
+  tool["description"] = definition.description;
+  tool["inputSchema"] = definition.input_schema;
+  if (definition.output_schema) tool["outputSchema"] = *definition.output_schema;
+  const ToolAnnotations& a = definition.annotations;
+  Json annotations = Json::object();
+  if (a.read_only) annotations["readOnlyHint"] = *a.read_only;
+  if (a.destructive) annotations["destructiveHint"] = *a.destructive;
+  if (a.idempotent) annotations["idempotentHint"] = *a.idempotent;
+  if (a.open_world) annotations["openWorldHint"] = *a.open_world;
+  if (!annotations.empty()) tool["annotations"] = std::move(annotations);
+  return tool;
+}
+
+Json ToolResultToJson(ToolResult&& result) {
+  Json out = Json::object();
+  out["content"] = std::move(result.content);
+  if (result.structured_content) out["structuredContent"] = std::move(*result.structured_content);
+  out["isError"] = result.is_error;
+  return out;
+}
+
+}  // namespace imgmcp::mcp

@@ -1,0 +1,55 @@
+// The typed tool registry: definitions + handlers, registered once at start-up, then read-only.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/json.h"
+#include "common/result.h"
+#include "server/mcp/tool.h"
+
+namespace imgmcp::mcp {
+
+struct RegisteredTool {
+  ToolDefinition definition;
+  ToolHandler handler;
+};
+
+struct ToolPage {
+  Json tools = Json::array();  // tools/list entries
+  std::optional<std::string> next_cursor;
+};
+
+// Not thread-safe for Register; McpServer registers everything before the first connection and
+// only reads afterwards, so lookups need no lock.
+class ToolRegistry {
+ public:
+  // kInvalidArgument for a bad name (1–128 of [A-Za-z0-9_.-]), a duplicate, a missing handler or an
+  // input schema whose root is not {"type":"object"}.
+  Status Register(ToolDefinition definition, ToolHandler handler);
+
+  const RegisteredTool* Find(const std::string& name) const;
+  size_t size() const { return order_.size(); }
+  bool empty() const { return order_.empty(); }
+
+  // One page of tools/list in registration order; a bad cursor is kInvalidArgument.
+  Result<ToolPage> List(const std::optional<std::string>& cursor, size_t page_size) const;
+
+ private:
+  std::vector<std::unique_ptr<RegisteredTool>> order_;
+  std::map<std::string, const RegisteredTool*, std::less<>> by_name_;
+};
+
+// The tools/list entry of one tool: name, title?, description, inputSchema, outputSchema?,
+// annotations? (only the hints that are set).
+Json ToolDefinitionToJson(const ToolDefinition& definition);
+// The tools/call result: content, structuredContent (when set), isError. Moves out of `result`.
+Json ToolResultToJson(ToolResult&& result);
+// True for a valid MCP tool name.
+bool IsValidToolName(const std::string& name);
+
+}  // namespace imgmcp::mcp

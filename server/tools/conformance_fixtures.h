@@ -1,0 +1,15 @@
+// The official MCP conformance suite's test fixtures (tools, test:// resources, prompts and a
+// completion handler), with the names and behaviour of its reference everything-server
+// (@modelcontextprotocol/conformance examples/servers/typescript/everything-server.ts).
+// Registered only with --conformance-fixtures; they are also the protocol layer's own test tools.
+#pragma once
+
+#include "common/result.h"
+#include "server/mcp/server.h"
+
+namespace imgmcp::tools {
+
+// Registers every fixture on `server` (before its first connection).
+Status RegisterConformanceFixtures(mcp::McpServer& server);
+
+}  // namespace imgmcp::tools

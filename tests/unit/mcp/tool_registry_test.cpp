@@ -1,0 +1,88 @@
+#include "server/mcp/tool_registry.h"
+
+#include <gtest/gtest.h>
+
+#include "server/mcp/pagination.h"
+
+namespace imgmcp::mcp {
+namespace {
+
+ToolDefinition Def(std::string name) {
+  ToolDefinition d;
+  d.name = std::move(name);
+  d.description = "d";
+  d.input_schema = {{"type", "object"}};
+  return d;
+}
+
+ToolHandler Noop() {
+  return [](const Json&, ToolCallContext&) { return ToolResult::Text("ok"); };
+}
+
+TEST(ToolRegistry, ValidatesNamesSchemasAndDuplicates) {
+  ToolRegistry r;
+  EXPECT_TRUE(r.Register(Def("good_name-1.x"), Noop()).ok());
+  EXPECT_FALSE(r.Register(Def("good_name-1.x"), Noop()).ok());  // duplicate
+  EXPECT_FALSE(r.Register(Def(""), Noop()).ok());
+  EXPECT_FALSE(r.Register(Def("has space"), Noop()).ok());
+  EXPECT_FALSE(r.Register(Def(std::string(129, 'a')), Noop()).ok());
+  EXPECT_FALSE(r.Register(Def("no_handler"), nullptr).ok());
+  ToolDefinition bad = Def("array_schema");
+  bad.input_schema = {{"type", "array"}};
+  EXPECT_FALSE(r.Register(bad, Noop()).ok());
+  EXPECT_EQ(r.size(), 1u);
+  EXPECT_NE(r.Find("good_name-1.x"), nullptr);
+  EXPECT_EQ(r.Find("missing"), nullptr);
+}
+
+TEST(ToolRegistry, PaginatesInRegistrationOrder) {
+  ToolRegistry r;
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(r.Register(Def("t" + std::to_string(i)), Noop()).ok());
+  std::vector<std::string> names;
+  std::optional<std::string> cursor;
+  int pages = 0;
+  do {
+    auto page = r.List(cursor, 2);
+    ASSERT_TRUE(page.ok());
+    for (const Json& t : page->tools) names.push_back(t["name"]);
+    cursor = page->next_cursor;
+    ++pages;
+  } while (cursor);
+  EXPECT_EQ(pages, 3);
+  EXPECT_EQ(names, (std::vector<std::string>{"t0", "t1", "t2", "t3", "t4"}));
+
+  EXPECT_FALSE(r.List(std::string("garbage"), 2).ok());
+  EXPECT_FALSE(r.List(EncodeOffsetCursor("prompts", 2), 2).ok());  // another list's cursor
+  EXPECT_FALSE(r.List(EncodeOffsetCursor("tools", 99), 2).ok());
+}
+
+TEST(ToolRegistry, SerialisesOnlyTheFieldsThatAreSet) {
+  ToolDefinition d = Def("plain");
+  Json plain = ToolDefinitionToJson(d);
+  EXPECT_EQ(plain,
+            (Json{{"name", "plain"}, {"description", "d"}, {"inputSchema", {{"type", "object"}}}}));
+
+  d.title = "Title";
+  d.output_schema = Json{{"type", "object"}};
+  d.annotations.read_only = true;
+  d.annotations.destructive = false;
+  Json full = ToolDefinitionToJson(d);
+  EXPECT_EQ(full["title"], "Title");
+  EXPECT_EQ(full["outputSchema"], (Json{{"type", "object"}}));
+  EXPECT_EQ(full["annotations"], (Json{{"readOnlyHint", true}, {"destructiveHint", false}}));
+}
+
+TEST(ToolRegistry, SerialisesResults) {
+  ToolResult ok = ToolResult::Text("hi");
+  ok.structured_content = Json{{"a", 1}};
+  EXPECT_EQ(ToolResultToJson(std::move(ok)),
+            (Json{{"content", {{{"type", "text"}, {"text", "hi"}}}},
+                  {"structuredContent", {{"a", 1}}},
+                  {"isError", false}}));
+  Json err = ToolResultToJson(ToolResult::ErrorText("bad"));
+  EXPECT_EQ(err["isError"], true);
+  EXPECT_FALSE(err.contains("structuredContent"));
+}
+
+}  // namespace
+}  // namespace imgmcp::mcp
