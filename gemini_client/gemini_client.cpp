@@ -1,0 +1,249 @@
+#include "gemini_client/gemini_client.h"
+
+#include <filesystem>
+#include <random>
+#include <utility>
+
+#include "common/log.h"
+#include "gemini_client/wire_format.h"
+
+namespace imgmcp::gemini {
+namespace {
+
+using imaging::BackendImage;
+using imaging::CallContext;
+
+constexpr char kLog[] = "gemini";
+constexpr size_t kMinScrubbedKeyLength = 4;
+
+bool IsModelChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == '-';
+}
+
+std::string Plural(int n, const char* word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+std::string SecondsText(std::chrono::steady_clock::duration d) {
+  return FormatDelay(std::chrono::duration_cast<std::chrono::milliseconds>(d));
+}
+
+}  // namespace
+
+Status ValidateOptions(const GeminiClientOptions& o) {
+  if (o.api_key.empty()) {
+    return MakeError(
+        ErrorCode::kPermissionDenied,
+        "no Gemini API key is configured; set GEMINI_API_KEY or use the local backend");
+  }
+  for (char c : o.api_key) {
+    if (static_cast<unsigned char>(c) < 0x21 || c == 0x7f) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "the Gemini API key contains whitespace or control characters; check "
+                       "GEMINI_API_KEY");
+    }
+  }
+  if (auto endpoint = ParseBaseUrl(o.base_url); !endpoint.ok()) return endpoint.error();
+  for (char c : o.api_version) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "the Gemini API version must be like v1beta or v1 (lowercase letters and "
+                       "digits)");
+    }
+  }
+  bool model_ok =
+      !o.model.empty() && o.model.size() <= 128 && o.model.find("..") == std::string::npos;
+  for (char c : o.model) model_ok = model_ok && IsModelChar(c);
+  if (!model_ok) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "the Gemini model id must be 1-128 characters of A-Z a-z 0-9 . _ - without "
+                     "\"..\" (e.g. gemini-3.1-flash-lite-image)");
+  }
+  using std::chrono::milliseconds;
+  if (o.connect_timeout <= milliseconds(0) || o.read_timeout <= milliseconds(0) ||
+      o.call_timeout <= milliseconds(0)) {
+    return MakeError(ErrorCode::kInvalidArgument, "Gemini timeouts must be positive");
+  }
+  if (o.retry.max_attempts < 1 || o.retry.max_attempts > 20) {
+    return MakeError(ErrorCode::kInvalidArgument, "Gemini max attempts must be between 1 and 20");
+  }
+  if (o.retry.base_delay < milliseconds(0) || o.retry.max_delay < o.retry.base_delay) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "Gemini retry delays must satisfy 0 <= base delay <= max delay");
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<GeminiClient>> GeminiClient::Create(GeminiClientOptions options,
+                                                           std::shared_ptr<Sleeper> sleeper) {
+  if (Status s = ValidateOptions(options); !s.ok()) return s.error();
+  auto endpoint = ParseBaseUrl(options.base_url);
+  if (!endpoint.ok()) return endpoint.error();
+  if (options.ca_cert_path.empty()) {
+    std::error_code ec;
+    if (std::filesystem::exists(kSystemCaBundle, ec)) options.ca_cert_path = kSystemCaBundle;
+  }
+  if (sleeper == nullptr) sleeper = std::make_shared<RealSleeper>();
+  return std::unique_ptr<GeminiClient>(
+      new GeminiClient(std::move(options), std::move(endpoint).value(), std::move(sleeper)));
+}
+
+GeminiClient::GeminiClient(GeminiClientOptions options, Endpoint endpoint,
+                           std::shared_ptr<Sleeper> sleeper)
+    : options_(std::move(options)),
+      endpoint_(std::move(endpoint)),
+      path_((options_.api_version.empty() ? "" : "/" + options_.api_version) + "/models/" +
+            options_.model + ":generateContent"),
+      sleeper_(std::move(sleeper)) {
+  http_options_.connect_timeout = options_.connect_timeout;
+  http_options_.read_timeout = options_.read_timeout;
+  http_options_.ca_cert_path = options_.ca_cert_path;
+}
+
+Result<BackendImage> GeminiClient::Generate(const imaging::GenerateRequest& request,
+                                            const CallContext& ctx) {
+  auto body = BuildGenerateRequest(request);
+  if (!body.ok()) return body.error();
+  return Call(*body, ctx);
+}
+
+Result<BackendImage> GeminiClient::Edit(const imaging::EditRequest& request,
+                                        const CallContext& ctx) {
+  auto body = BuildEditRequest(request);
+  if (!body.ok()) return body.error();
+  return Call(*body, ctx);
+}
+
+Error GeminiClient::Scrub(Error error) const {
+  const std::string& key = options_.api_key;
+  if (key.size() < kMinScrubbedKeyLength) return error;
+  for (size_t pos = error.message.find(key); pos != std::string::npos;
+       pos = error.message.find(key, pos)) {
+    error.message.replace(pos, key.size(), "[redacted]");
+  }
+  return error;
+}
+
+Result<BackendImage> GeminiClient::Call(const std::string& body, const CallContext& ctx) {
+  auto result = CallUnscrubbed(body, ctx);
+  if (!result.ok()) return Scrub(result.error());
+  return result;
+}
+
+Result<BackendImage> GeminiClient::CallUnscrubbed(const std::string& body, const CallContext& ctx) {
+  const int max_attempts = options_.retry.max_attempts;
+  const auto start = sleeper_->Now();
+  auto deadline = start + options_.call_timeout;
+  if (ctx.deadline < deadline) deadline = ctx.deadline;
+
+  std::mt19937_64 rng(std::random_device{}());
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  int attempts = 0;
+  bool retry_once_used = false;
+  std::string last_error;
+  auto with_last = [&](std::string message) {
+    if (!last_error.empty()) message += " Last error: " + last_error;
+    return message;
+  };
+
+  while (true) {
+    if (ctx.cancel.IsCancelled()) {
+      return MakeError(ErrorCode::kCancelled,
+                       with_last("the Gemini call was cancelled after " +
+                                 Plural(attempts, "attempt") + "; nothing was produced."));
+    }
+    const auto now = sleeper_->Now();
+    if (now >= deadline) {
+      return MakeError(ErrorCode::kDeadlineExceeded,
+                       with_last("the Gemini call ran out of time (" + SecondsText(now - start) +
+                                 ") after " + Plural(attempts, "attempt") + "."));
+    }
+    ++attempts;
+    // The watcher in PostJson measures real time; carry the remaining budget over to it.
+    const auto real_deadline = deadline == std::chrono::steady_clock::time_point::max()
+                                   ? deadline
+                                   : std::chrono::steady_clock::now() + (deadline - now);
+    HttpFailure http_failure;
+    auto answer = PostJson(endpoint_, path_, options_.api_key, body, http_options_, ctx.cancel,
+                           real_deadline, &http_failure);
+
+    AttemptFailure failure;
+    Error error;
+    std::string what;  // the start of a progress line: what went wrong on this attempt
+    if (!answer.ok()) {
+      if (http_failure.stop == HttpStop::kCancelled) {
+        return MakeError(
+            ErrorCode::kCancelled,
+            with_last("the Gemini call was cancelled during attempt " + std::to_string(attempts) +
+                      " of " + std::to_string(max_attempts) + "; nothing was produced."));
+      }
+      if (http_failure.stop == HttpStop::kDeadline) {
+        return MakeError(
+            ErrorCode::kDeadlineExceeded,
+            with_last("Gemini did not answer before the call deadline (" +
+                      SecondsText(sleeper_->Now() - start) + ", attempt " +
+                      std::to_string(attempts) + " of " + std::to_string(max_attempts) +
+                      "). Try again later or allow more time."));
+      }
+      error = answer.error();
+      failure.kind = (error.code == ErrorCode::kUnavailable && !http_failure.tls_verification)
+                         ? FailureKind::kTransient
+                         : FailureKind::kTerminal;
+      what = error.message;
+      if (failure.kind == FailureKind::kTransient) error.message += ". Retrying later may help.";
+    } else {
+      ResponseInfo info;
+      auto image = ParseGenerateResponse(answer->status, answer->body, &info);
+      if (image.ok()) {
+        if (attempts > 1) {
+          log::Info(kLog, "Gemini answered on attempt " + std::to_string(attempts));
+        }
+        return image;
+      }
+      error = image.error();
+      failure = info.failure;
+      if (answer->status != 200) {
+        what = "Gemini returned " + std::to_string(answer->status) +
+               (info.api_status.empty() ? "" : " (" + info.api_status + ")");
+      } else if (!info.finish_reason.empty() && info.finish_reason != "STOP") {
+        what = "Gemini finished without an image (" + info.finish_reason + ")";
+      } else {
+        what = "Gemini returned an unusable answer";
+      }
+    }
+
+    const RetryDecision decision =
+        DecideRetry(failure, attempts, retry_once_used, options_.retry, unit(rng));
+    if (!decision.retry) {
+      if (!decision.why_not.empty() && error.message.find("daily quota") == std::string::npos) {
+        error.message += " Not retrying: " + decision.why_not + ".";
+      }
+      log::Warn(kLog, Scrub(error).message);
+      return error;
+    }
+    if (failure.kind == FailureKind::kRetryOnce) retry_once_used = true;
+    last_error = error.message;
+
+    const auto wake = sleeper_->Now() + decision.delay;
+    if (wake >= deadline) {
+      return MakeError(ErrorCode::kDeadlineExceeded,
+                       with_last("gave up on Gemini after " + Plural(attempts, "attempt") +
+                                 ": the next retry (in " + FormatDelay(decision.delay) +
+                                 ") would pass the call deadline."));
+    }
+    const std::string progress = what + "; retrying in " + FormatDelay(decision.delay) +
+                                 " (attempt " + std::to_string(attempts + 1) + " of " +
+                                 std::to_string(max_attempts) + ")";
+    const std::string scrubbed = Scrub(Error(ErrorCode::kUnavailable, progress)).message;
+    log::Info(kLog, scrubbed);
+    if (ctx.on_progress) ctx.on_progress(scrubbed);
+    if (!sleeper_->SleepFor(decision.delay, ctx.cancel)) {
+      return MakeError(ErrorCode::kCancelled,
+                       with_last("the Gemini call was cancelled while waiting to retry (after " +
+                                 Plural(attempts, "attempt") + "); nothing was produced."));
+    }
+  }
+}
+
+}  // namespace imgmcp::gemini

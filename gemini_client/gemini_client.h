@@ -1,0 +1,70 @@
+// GeminiClient: the ImageBackend that calls Google's Gemini image model over REST
+// (POST {base}/{version}/models/{model}:generateContent), with retries and a per-call deadline.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "common/result.h"
+#include "gemini_client/http_call.h"
+#include "gemini_client/retry_policy.h"
+#include "gemini_client/sleeper.h"
+#include "imaging/image_backend.h"
+
+namespace imgmcp::gemini {
+
+inline constexpr char kDefaultBaseUrl[] = "https://generativelanguage.googleapis.com";
+inline constexpr char kDefaultModel[] = "gemini-3.1-flash-lite-image";
+inline constexpr char kSystemCaBundle[] = "/etc/ssl/certs/ca-certificates.crt";
+
+struct GeminiClientOptions {
+  std::string api_key;                     // sent only in x-goog-api-key; never logged or echoed
+  std::string base_url = kDefaultBaseUrl;  // https:// (verified) or http:// (fakes)
+  std::string api_version = "v1beta";      // "v1beta", "v1", "v1alpha"; "" omits the segment
+  std::string model = kDefaultModel;
+  std::chrono::milliseconds connect_timeout{10'000};
+  std::chrono::milliseconds read_timeout{120'000};  // per wait for bytes on the socket
+  // Overall budget for one Generate/Edit including retries; CallContext.deadline may shorten it.
+  std::chrono::milliseconds call_timeout{300'000};
+  RetryPolicyOptions retry;  // max_attempts 5, base_delay 1 s, max_delay 60 s, jitter
+  // CA bundle for https; "" → kSystemCaBundle when that file exists, else OpenSSL's default.
+  std::string ca_cert_path;
+};
+
+// Checks the options: non-empty key without control characters, a base URL http(s)://host…, an
+// api_version of lowercase letters and digits, a model id of [A-Za-z0-9._-] without "..",
+// positive timeouts and 1..20 attempts.
+Status ValidateOptions(const GeminiClientOptions& options);
+
+class GeminiClient final : public imaging::ImageBackend {
+ public:
+  // Validates `options`. `sleeper` is the time seam for retry waits (RealSleeper when null).
+  static Result<std::unique_ptr<GeminiClient>> Create(GeminiClientOptions options,
+                                                      std::shared_ptr<Sleeper> sleeper = nullptr);
+
+  std::string Name() const override { return "gemini"; }
+  std::string Model() const override { return options_.model; }
+  // Thread-safe: each call uses its own connection and holds no shared mutable state.
+  Result<imaging::BackendImage> Generate(const imaging::GenerateRequest& request,
+                                         const imaging::CallContext& ctx) override;
+  Result<imaging::BackendImage> Edit(const imaging::EditRequest& request,
+                                     const imaging::CallContext& ctx) override;
+
+ private:
+  GeminiClient(GeminiClientOptions options, Endpoint endpoint, std::shared_ptr<Sleeper> sleeper);
+
+  // Sends `body`, retrying per the policy; every error message is scrubbed of the key.
+  Result<imaging::BackendImage> Call(const std::string& body, const imaging::CallContext& ctx);
+  Result<imaging::BackendImage> CallUnscrubbed(const std::string& body,
+                                               const imaging::CallContext& ctx);
+  Error Scrub(Error error) const;
+
+  const GeminiClientOptions options_;
+  const Endpoint endpoint_;
+  const std::string path_;  // "/v1beta/models/{model}:generateContent"
+  HttpCallOptions http_options_;
+  const std::shared_ptr<Sleeper> sleeper_;
+};
+
+}  // namespace imgmcp::gemini

@@ -1,0 +1,435 @@
+#include "gemini_client/wire_format.h"
+
+#include <array>
+#include <cctype>
+#include <utility>
+#include <vector>
+
+#include "common/base64.h"
+#include "common/json.h"
+#include "imaging/codec.h"
+
+namespace imgmcp::gemini {
+namespace {
+
+using imaging::BackendImage;
+using imaging::EncodedImage;
+
+constexpr size_t kMaxQuotedChars = 400;
+
+constexpr std::array<std::string_view, 14> kAspectRatios = {"1:1", "2:3", "3:2",  "3:4",  "4:3",
+                                                            "4:5", "5:4", "9:16", "16:9", "21:9",
+                                                            "1:4", "4:1", "1:8",  "8:1"};
+
+// ---- JSON helpers (never throw) -------------------------------------------------------------
+
+// The one place a response body is turned into a DOM; swap for a streaming parser if profiles
+// show the multi-megabyte base64 string matters.
+Json ParseJsonBody(std::string_view body) {
+  return Json::parse(body.begin(), body.end(), /*cb=*/nullptr, /*allow_exceptions=*/false);
+}
+
+// Looks up `camel` (or its snake_case spelling) in an object; nullptr when absent or not an object.
+const Json* Field(const Json& obj, const char* camel, const char* snake = nullptr) {
+  if (!obj.is_object()) return nullptr;
+  auto it = obj.find(camel);
+  if (it != obj.end()) return &*it;
+  if (snake != nullptr) {
+    it = obj.find(snake);
+    if (it != obj.end()) return &*it;
+  }
+  return nullptr;
+}
+
+std::string StringField(const Json& obj, const char* camel, const char* snake = nullptr) {
+  const Json* v = Field(obj, camel, snake);
+  return v != nullptr && v->is_string() ? v->get<std::string>() : std::string();
+}
+
+std::string JsonQuote(std::string_view text) {
+  return Json(std::string(text)).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+// One line, printable, at most kMaxQuotedChars (cut on a UTF-8 boundary): safe to quote from a
+// server into an error message.
+std::string Tidy(std::string_view text) {
+  std::string out;
+  out.reserve(std::min(text.size(), kMaxQuotedChars + 4));
+  bool space = false;
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      space = !out.empty();
+      continue;
+    }
+    if (c == ' ') {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out.push_back(' ');
+    space = false;
+    if (out.size() >= kMaxQuotedChars) {
+      while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80)
+        out.pop_back();
+      if (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xC0) out.pop_back();
+      out += "…";
+      return out;
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+// ---- request ------------------------------------------------------------------------------
+
+Result<const char*> DeclaredMimeType(const EncodedImage& image, std::string_view what) {
+  if (image.bytes.empty()) {
+    return MakeError(ErrorCode::kInvalidArgument, std::string(what) + " is empty");
+  }
+  const imaging::ImageFormat format = imaging::SniffFormat(image.bytes);
+  switch (format) {
+    case imaging::ImageFormat::kPng:
+    case imaging::ImageFormat::kJpeg:
+    case imaging::ImageFormat::kWebp:
+      return imaging::MimeTypeOf(format);
+    case imaging::ImageFormat::kGif:
+      return MakeError(
+          ErrorCode::kUnsupported,
+          std::string(what) + " is a GIF, which Gemini does not accept; convert it to PNG or JPEG");
+    case imaging::ImageFormat::kUnknown:
+      break;
+  }
+  return MakeError(ErrorCode::kInvalidArgument,
+                   std::string(what) +
+                       " is not a PNG, JPEG or WebP image (its first bytes match no known format)");
+}
+
+struct Part {
+  const EncodedImage* image;
+  std::string what;
+};
+
+Result<std::string> BuildBody(std::string_view prompt, const std::vector<Part>& images,
+                              const std::string* aspect_ratio) {
+  if (prompt.empty()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "the prompt is empty; say what to draw or change");
+  }
+  std::vector<const char*> mimes;
+  size_t size = 256 + prompt.size() * 2;
+  for (const Part& p : images) {
+    auto mime = DeclaredMimeType(*p.image, p.what);
+    if (!mime.ok()) return mime.error();
+    mimes.push_back(*mime);
+    size += Base64EncodedSize(p.image->bytes.size()) + 64;
+  }
+  // Built by concatenation around the base64 so a multi-megabyte image is encoded once, in place.
+  std::string body;
+  body.reserve(size);
+  body += R"({"contents":[{"role":"user","parts":[{"text":)";
+  body += JsonQuote(prompt);
+  body += '}';
+  for (size_t i = 0; i < images.size(); ++i) {
+    body += R"(,{"inlineData":{"mimeType":")";
+    body += mimes[i];
+    body += R"(","data":")";
+    Base64EncodeAppend(images[i].image->bytes, body);
+    body += R"("}})";
+  }
+  body += R"(]}],"generationConfig":{"responseModalities":["TEXT","IMAGE"])";
+  if (aspect_ratio != nullptr) {
+    body += R"(,"imageConfig":{"aspectRatio":")";
+    body += *aspect_ratio;  // validated against kAspectRatios: no escaping needed
+    body += R"("})";
+  }
+  body += "}}";
+  return body;
+}
+
+std::vector<Part> ReferenceParts(const std::vector<EncodedImage>& references) {
+  std::vector<Part> parts;
+  for (size_t i = 0; i < references.size(); ++i) {
+    parts.push_back({&references[i], "reference image " + std::to_string(i + 1)});
+  }
+  return parts;
+}
+
+// ---- response -----------------------------------------------------------------------------
+
+bool Contains(std::string_view hay, std::string_view needle) {
+  return hay.find(needle) != std::string_view::npos;
+}
+
+void SetFailure(ResponseInfo* info, FailureKind kind) {
+  if (info != nullptr) info->failure.kind = kind;
+}
+
+Error HttpError(int http_status, std::string_view body, ResponseInfo* info) {
+  const Json doc = ParseJsonBody(body);
+  const Json* error = Field(doc, "error");
+  std::string api_status;
+  std::string message;
+  std::string reason;  // ErrorInfo.reason
+  std::optional<std::chrono::milliseconds> retry_delay;
+  bool daily = false;
+  if (error != nullptr && error->is_object()) {
+    api_status = StringField(*error, "status");
+    message = StringField(*error, "message");
+    const Json* details = Field(*error, "details");
+    if (details != nullptr && details->is_array()) {
+      for (const Json& d : *details) {
+        const std::string type = StringField(d, "@type");
+        if (Contains(type, "google.rpc.RetryInfo")) {
+          retry_delay = ParseProtoDuration(StringField(d, "retryDelay", "retry_delay"));
+        } else if (Contains(type, "google.rpc.ErrorInfo")) {
+          reason = StringField(d, "reason");
+        } else if (Contains(type, "google.rpc.QuotaFailure")) {
+          const Json* violations = Field(d, "violations");
+          if (violations != nullptr && violations->is_array()) {
+            for (const Json& v : *violations) {
+              if (Contains(StringField(v, "quotaId", "quota_id"), "PerDay")) daily = true;
+            }
+          }
+        }
+      }
+    }
+  } else {
+    std::string_view head = body.substr(0, 200);
+    message = head.empty() ? "(empty body)" : "non-JSON body: " + std::string(head);
+  }
+  message = Tidy(message);
+  while (!message.empty() && (message.back() == '.' || message.back() == ' ')) message.pop_back();
+  if (message.empty()) message = "(no message)";
+  const std::string tag =
+      std::to_string(http_status) + (api_status.empty() ? "" : " " + api_status);
+
+  if (info != nullptr) {
+    info->api_status = api_status;
+    info->failure.http_status = http_status;
+    info->failure.retry_delay = retry_delay;
+    info->failure.daily_quota = daily;
+    info->failure.kind =
+        IsRetryableHttpStatus(http_status) ? FailureKind::kTransient : FailureKind::kTerminal;
+  }
+
+  switch (http_status) {
+    case 400:
+      if (reason == "API_KEY_INVALID" || Contains(message, "API key not valid")) {
+        return Error(ErrorCode::kPermissionDenied,
+                     "the Gemini API key was rejected (API_KEY_INVALID); check GEMINI_API_KEY. "
+                     "Retrying will not help.");
+      }
+      if (api_status == "FAILED_PRECONDITION") {
+        return Error(ErrorCode::kFailedPrecondition,
+                     "Gemini refused the request (" + tag + "): " + message +
+                         ". This usually means billing must be enabled for the project or the "
+                         "model is not available in your region; retrying will not help.");
+      }
+      return Error(ErrorCode::kInvalidArgument,
+                   "Gemini rejected the request as invalid (" + tag + "): " + message +
+                       ". Change the request (prompt, images, aspect ratio or model); retrying "
+                       "the same request will not help.");
+    case 401:
+    case 403:
+      return Error(ErrorCode::kPermissionDenied,
+                   "Gemini denied access (" + tag + "): " + message +
+                       ". The API key is missing, blocked or not allowed to use this model; "
+                       "check GEMINI_API_KEY. Retrying will not help.");
+    case 402:
+      return Error(ErrorCode::kResourceExhausted,
+                   "Gemini refused the request for lack of credit (" + tag + "): " + message +
+                       ". Add credit or enable billing; retrying will not help.");
+    case 404:
+      return Error(ErrorCode::kNotFound,
+                   "Gemini does not know the requested model or endpoint (" + tag +
+                       "): " + message +
+                       ". Check the configured model id and base URL; retrying will not help.");
+    case 408:
+      return Error(ErrorCode::kUnavailable, "Gemini timed out the request (" + tag +
+                                                "): " + message + ". Retrying may help.");
+    case 429: {
+      std::string text = "Gemini quota or rate limit exhausted (" + tag + "): " + message + ".";
+      if (retry_delay) text += " Gemini asked to retry in " + FormatDelay(*retry_delay) + ".";
+      if (daily) text += " The daily quota is used up; retrying today will not help.";
+      return Error(ErrorCode::kResourceExhausted, text);
+    }
+    default:
+      break;
+  }
+  if (http_status >= 500) {
+    return Error(ErrorCode::kUnavailable, "Gemini is temporarily unavailable (" + tag +
+                                              "): " + message + ". Retrying later may help.");
+  }
+  return Error(ErrorCode::kInternal,
+               "Gemini answered with unexpected HTTP status " + tag + ": " + message + ".");
+}
+
+constexpr std::array<std::string_view, 8> kRefusalReasons = {
+    "SAFETY",    "IMAGE_SAFETY", "PROHIBITED_CONTENT", "IMAGE_PROHIBITED_CONTENT",
+    "BLOCKLIST", "SPII",         "RECITATION",         "IMAGE_RECITATION"};
+constexpr std::array<std::string_view, 4> kRetryOnceReasons = {"NO_IMAGE", "IMAGE_OTHER", "OTHER",
+                                                               "MALFORMED_RESPONSE"};
+
+template <size_t N>
+bool OneOf(std::string_view value, const std::array<std::string_view, N>& set) {
+  for (std::string_view s : set) {
+    if (s == value) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool IsSupportedAspectRatio(std::string_view aspect_ratio) {
+  return OneOf(aspect_ratio, kAspectRatios);
+}
+
+Result<std::string> BuildGenerateRequest(const imaging::GenerateRequest& request) {
+  if (!IsSupportedAspectRatio(request.aspect_ratio)) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "aspect ratio \"" + Tidy(request.aspect_ratio) +
+                         "\" is not supported by Gemini; use one of 1:1 2:3 3:2 3:4 4:3 4:5 5:4 "
+                         "9:16 16:9 21:9");
+  }
+  return BuildBody(request.prompt, ReferenceParts(request.references), &request.aspect_ratio);
+}
+
+Result<std::string> BuildEditRequest(const imaging::EditRequest& request) {
+  std::vector<Part> parts;
+  parts.push_back({&request.base, "the image to edit"});
+  for (Part& p : ReferenceParts(request.references)) parts.push_back(std::move(p));
+  return BuildBody(request.prompt, parts, nullptr);
+}
+
+Result<BackendImage> ParseGenerateResponse(int http_status, std::string_view body,
+                                           ResponseInfo* info) {
+  if (info != nullptr) *info = ResponseInfo{};
+  if (info != nullptr) info->failure.http_status = http_status;
+  if (http_status != 200) return HttpError(http_status, body, info);
+
+  const Json doc = ParseJsonBody(body);
+  if (!doc.is_object()) {
+    SetFailure(info, FailureKind::kRetryOnce);
+    return MakeError(ErrorCode::kUnavailable,
+                     "Gemini returned a response that is not valid JSON (" +
+                         std::to_string(body.size()) +
+                         " bytes); it was probably truncated or corrupted on the way. Retrying "
+                         "may help.");
+  }
+
+  const Json* candidates = Field(doc, "candidates");
+  const bool has_candidates =
+      candidates != nullptr && candidates->is_array() && !candidates->empty();
+  if (!has_candidates) {
+    const Json* feedback = Field(doc, "promptFeedback", "prompt_feedback");
+    const std::string block = feedback ? StringField(*feedback, "blockReason", "block_reason") : "";
+    if (!block.empty()) {
+      SetFailure(info, FailureKind::kTerminal);
+      std::string detail =
+          Tidy(StringField(*feedback, "blockReasonMessage", "block_reason_message"));
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "prompt blocked by Gemini (" + Tidy(block) + ")" +
+                           (detail.empty() ? "" : ": " + detail) +
+                           ". Rephrase the prompt or use different input images; retrying the "
+                           "same request will not help.");
+    }
+    SetFailure(info, FailureKind::kRetryOnce);
+    return MakeError(ErrorCode::kUnavailable,
+                     "Gemini returned no candidates and no block reason. Retrying may help.");
+  }
+
+  const Json& candidate = (*candidates)[0];
+  const std::string finish = StringField(candidate, "finishReason", "finish_reason");
+  const std::string finish_message =
+      Tidy(StringField(candidate, "finishMessage", "finish_message"));
+  if (info != nullptr) info->finish_reason = finish;
+
+  // Walk every part: thought parts are interim reasoning (text or draft images), never the answer.
+  std::string text;
+  const Json* image_part = nullptr;
+  const Json* content = Field(candidate, "content");
+  const Json* parts = content ? Field(*content, "parts") : nullptr;
+  if (parts != nullptr && parts->is_array()) {
+    for (const Json& part : *parts) {
+      const Json* thought = Field(part, "thought");
+      if (thought != nullptr && thought->is_boolean() && thought->get<bool>()) continue;
+      const Json* t = Field(part, "text");
+      if (t != nullptr && t->is_string()) {
+        if (!text.empty()) text += '\n';
+        text += t->get<std::string>();
+      }
+      const Json* inline_data = Field(part, "inlineData", "inline_data");
+      if (inline_data != nullptr && inline_data->is_object()) image_part = inline_data;
+    }
+  }
+  const std::string said = text.empty() ? "" : " The model said: \"" + Tidy(text) + "\".";
+
+  if (OneOf(finish, kRefusalReasons)) {
+    SetFailure(info, FailureKind::kTerminal);
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "Gemini refused to produce the image (" + finish + ")" +
+                         (finish_message.empty() ? "" : ": " + finish_message) +
+                         ". Rephrase the prompt or use different input images; retrying the "
+                         "same request will not help.");
+  }
+  if (finish == "MAX_TOKENS") {
+    SetFailure(info, FailureKind::kTerminal);
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "Gemini stopped at its output token limit (MAX_TOKENS) before finishing the "
+                     "image. Ask for something simpler or shorten the prompt; retrying the same "
+                     "request is unlikely to help.");
+  }
+  if (OneOf(finish, kRetryOnceReasons) && image_part == nullptr) {
+    SetFailure(info, FailureKind::kRetryOnce);
+    return MakeError(ErrorCode::kUnavailable,
+                     "Gemini finished without an image (" + finish + ")" +
+                         (finish_message.empty() ? "" : ": " + finish_message) + "." + said +
+                         " One retry may help; if it keeps happening, rephrase the prompt.");
+  }
+
+  if (image_part == nullptr) {
+    if (!text.empty()) {
+      SetFailure(info, FailureKind::kTerminal);
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "Gemini answered with text but no image (finishReason " +
+                           (finish.empty() ? std::string("none") : finish) + ")." + said +
+                           " It may have refused or asked a question; rephrase the prompt "
+                           "(retrying the same request rarely helps).");
+    }
+    SetFailure(info, FailureKind::kRetryOnce);
+    return MakeError(ErrorCode::kUnavailable, "Gemini returned an empty answer (finishReason " +
+                                                  (finish.empty() ? std::string("none") : finish) +
+                                                  ", no image, no text). Retrying may help.");
+  }
+
+  const Json* data = Field(*image_part, "data");
+  const std::string label = Tidy(StringField(*image_part, "mimeType", "mime_type"));
+  if (data == nullptr || !data->is_string() || data->get_ref<const std::string&>().empty()) {
+    SetFailure(info, FailureKind::kRetryOnce);
+    return MakeError(ErrorCode::kUnavailable,
+                     "Gemini returned an image part without data. Retrying may help.");
+  }
+  auto bytes = Base64Decode(data->get_ref<const std::string&>());
+  if (!bytes.ok()) {
+    SetFailure(info, FailureKind::kRetryOnce);
+    return MakeError(ErrorCode::kUnavailable,
+                     "Gemini returned image data that is not valid base64 (" +
+                         Tidy(bytes.error().message) + "). Retrying may help.");
+  }
+  const imaging::ImageFormat format = imaging::SniffFormat(*bytes);
+  if (format == imaging::ImageFormat::kUnknown) {
+    SetFailure(info, FailureKind::kRetryOnce);
+    return MakeError(ErrorCode::kUnavailable,
+                     "Gemini returned data labelled \"" + label + "\" (" +
+                         std::to_string(bytes->size()) +
+                         " bytes) that is not a recognised image. Retrying may help.");
+  }
+  BackendImage image;
+  image.bytes = std::move(bytes).value();
+  image.mime_type = imaging::MimeTypeOf(format);  // from the magic bytes, never the label
+  image.text = std::move(text);
+  SetFailure(info, FailureKind::kNone);
+  return image;
+}
+
+}  // namespace imgmcp::gemini

@@ -1,0 +1,449 @@
+#include "tests/fake_gemini/fake_gemini_server.h"
+
+#include <httplib.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "common/log.h"
+#include "imaging/codec.h"
+#include "imaging/local_backend.h"
+#include "tests/fake_gemini/fake_wire.h"
+
+namespace imgmcp::fake_gemini {
+namespace {
+
+constexpr char kJson[] = "application/json; charset=UTF-8";
+constexpr char kLog[] = "fake_gemini";
+constexpr size_t kMaxBody = 256u * 1024 * 1024;
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return MakeError(ErrorCode::kNotFound, "cannot read image file " + path);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+// A small flat PNG used for thought (draft) image parts.
+std::string DraftPng() {
+  imaging::Image image;
+  image.width = 64;
+  image.height = 64;
+  image.rgba.assign(64 * 64 * 4, 0);
+  for (size_t i = 0; i < image.rgba.size(); i += 4) {
+    image.rgba[i] = 255;  // magenta
+    image.rgba[i + 2] = 255;
+    image.rgba[i + 3] = 255;
+  }
+  auto png = imaging::EncodePng(image);
+  return png.ok() ? std::move(png).value() : std::string();
+}
+
+Json ErrorDetails(const Action& a) {
+  Json details = Json::array();
+  if (!a.reason.empty()) {
+    details.push_back({{"@type", "type.googleapis.com/google.rpc.ErrorInfo"},
+                       {"reason", a.reason},
+                       {"domain", "googleapis.com"},
+                       {"metadata", {{"service", "generativelanguage.googleapis.com"}}}});
+  }
+  if (!a.quota_id.empty()) {
+    Json violation = {
+        {"quotaMetric", "generativelanguage.googleapis.com/generate_content_requests"},
+        {"quotaId", a.quota_id}};
+    Json failure = {{"@type", "type.googleapis.com/google.rpc.QuotaFailure"}};
+    failure["violations"] = Json::array({std::move(violation)});
+    details.push_back(std::move(failure));
+  }
+  if (!a.retry_delay.empty()) {
+    details.push_back(
+        {{"@type", "type.googleapis.com/google.rpc.RetryInfo"}, {"retryDelay", a.retry_delay}});
+  }
+  return details;
+}
+
+}  // namespace
+
+FakeGeminiServer::FakeGeminiServer(FakeGeminiOptions options)
+    : initial_options_(options), options_(std::move(options)) {}
+
+FakeGeminiServer::~FakeGeminiServer() { Stop(); }
+
+std::string FakeGeminiServer::base_url() const {
+  return "http://" + host_ + ":" + std::to_string(port_);
+}
+
+Result<int> FakeGeminiServer::Start(const std::string& host, int port) {
+  if (server_ != nullptr) return MakeError(ErrorCode::kFailedPrecondition, "already started");
+  server_ = std::make_unique<httplib::Server>();
+  server_->set_payload_max_length(kMaxBody);
+  server_->set_read_timeout(std::chrono::seconds(60));
+  server_->set_write_timeout(std::chrono::seconds(60));
+  server_->set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "unknown exception";
+        try {
+          std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        res.status = 500;
+        res.set_content(ErrorBody(500, "fake_gemini internal error: " + what, "INTERNAL"), kJson);
+      });
+  const std::string rpc_pattern =
+      R"(/(v1|v1beta|v1alpha)/models/([^/:]+):(generateContent|streamGenerateContent))";
+  server_->Post(rpc_pattern, [this](const httplib::Request& req, httplib::Response& res) {
+    HandleGenerate(req, res);
+  });
+  auto control = [this](const httplib::Request& req, httplib::Response& res) {
+    HandleControl(req, res);
+  };
+  server_->Post("/_fake/(script|reset|config)", control);
+  server_->Get("/_fake/requests", control);
+
+  int bound =
+      port == 0 ? server_->bind_to_any_port(host) : (server_->bind_to_port(host, port) ? port : -1);
+  if (bound <= 0) {
+    server_.reset();
+    return MakeError(ErrorCode::kUnavailable,
+                     "fake_gemini could not listen on " + host + ":" + std::to_string(port));
+  }
+  host_ = host;
+  port_ = bound;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = false;
+  }
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  // httplib's stop() is a no-op until the accept loop runs, so Start returns only once it does.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!server_->is_running() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return bound;
+}
+
+void FakeGeminiServer::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  if (server_ != nullptr) server_->stop();
+  if (thread_.joinable()) thread_.join();
+  server_.reset();
+}
+
+Status FakeGeminiServer::PushScript(const Json& actions) {
+  auto parsed = ParseScript(actions);
+  if (!parsed.ok()) return parsed.error();
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (Action& a : *parsed) script_.push_back(std::move(a));
+  return Status::Ok();
+}
+
+void FakeGeminiServer::Reset() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  script_.clear();
+  log_.clear();
+  options_ = initial_options_;
+}
+
+Status FakeGeminiServer::Configure(const Json& config) {
+  if (!config.is_object()) {
+    return MakeError(ErrorCode::kInvalidArgument, "config must be a JSON object");
+  }
+  FakeGeminiOptions next;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    next = options_;
+  }
+  for (const auto& [key, value] : config.items()) {
+    if (key == "latency_ms" && value.is_number_integer() && value.get<int64_t>() >= 0) {
+      next.latency = std::chrono::milliseconds(value.get<int64_t>());
+    } else if (key == "fixed_image_file" && value.is_string()) {
+      next.fixed_image_file = value.get<std::string>();
+    } else if (key == "invalid_key" && value.is_string()) {
+      next.invalid_key = value.get<std::string>();
+    } else {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "config field \"" + key +
+                           "\" is unknown or has the wrong type (latency_ms: integer ≥ 0, "
+                           "fixed_image_file: string, invalid_key: string)");
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  options_ = std::move(next);
+  return Status::Ok();
+}
+
+Json FakeGeminiServer::Requests() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return Json(log_);
+}
+
+size_t FakeGeminiServer::RequestCount() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return log_.size();
+}
+
+size_t FakeGeminiServer::PendingActions() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return script_.size();
+}
+
+bool FakeGeminiServer::WaitForRequests(size_t count, std::chrono::milliseconds timeout) const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return changed_.wait_for(lock, timeout, [&] { return log_.size() >= count || stopping_; }) &&
+         log_.size() >= count;
+}
+
+void FakeGeminiServer::Pause(std::chrono::milliseconds d) {
+  if (d <= std::chrono::milliseconds(0)) return;
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait_for(lock, d, [&] { return stopping_; });
+}
+
+void FakeGeminiServer::SetStatus(size_t log_index, int status) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (log_index < log_.size()) log_[log_index]["response_status"] = status;
+}
+
+void FakeGeminiServer::HandleControl(const httplib::Request& req, httplib::Response& res) {
+  auto reply = [&](int status, const Json& body) {
+    res.status = status;
+    res.set_content(body.dump(), kJson);
+  };
+  if (req.method == "GET") return reply(200, Requests());
+  const std::string& what = req.matches[1];
+  if (what == "reset") {
+    Reset();
+    return reply(200, {{"ok", true}});
+  }
+  Json body = Json::parse(req.body, nullptr, false);
+  if (body.is_discarded()) return reply(400, {{"error", "body is not valid JSON"}});
+  Status s = what == "script" ? PushScript(body) : Configure(body);
+  if (!s.ok()) return reply(400, {{"error", s.error().message}});
+  return reply(200, {{"ok", true}, {"pending", PendingActions()}});
+}
+
+void FakeGeminiServer::HandleGenerate(const httplib::Request& req, httplib::Response& res) {
+  const std::string version = req.matches[1];
+  const std::string model = req.matches[2];
+  const std::string rpc = req.matches[3];
+  const bool stream = rpc == "streamGenerateContent";
+  const bool sse = stream && req.get_param_value("alt") == "sse";
+
+  std::string key;
+  std::string key_source;
+  if (req.has_header("x-goog-api-key")) {
+    key = req.get_header_value("x-goog-api-key");
+    key_source = "header";
+  } else if (req.has_param("key")) {
+    key = req.get_param_value("key");
+    key_source = "query";
+  }
+  Json headers = Json::object();
+  for (const auto& [name, value] : req.headers) {
+    std::string lower = name;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    headers[lower] = value;
+  }
+  Json entry = {{"method", req.method},
+                {"path", req.path},
+                {"target", req.target},
+                {"api_version", version},
+                {"model", model},
+                {"rpc", rpc},
+                {"api_key_present", !key.empty()},
+                {"api_key", key},
+                {"api_key_source", key_source},
+                {"headers", std::move(headers)},
+                {"body_bytes", req.body.size()},
+                {"body", nullptr},
+                {"images", Json::array()},
+                {"action", nullptr},
+                {"response_status", nullptr}};
+  size_t index = 0;
+  FakeGeminiOptions options;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    log_.push_back(std::move(entry));
+    index = log_.size() - 1;
+    options = options_;
+  }
+  changed_.notify_all();
+
+  auto send = [&](int status, std::string body, const char* content_type) {
+    res.status = status;
+    if (sse && status == 200) {
+      res.set_content("data: " + body + "\r\n\r\n", "text/event-stream");
+    } else if (stream && status == 200) {
+      res.set_content("[" + body + "]", kJson);
+    } else {
+      res.set_content(std::move(body), content_type);
+    }
+    SetStatus(index, status);
+  };
+  auto send_error = [&](int status, const std::string& message, const std::string& api_status,
+                        const Json& details = Json()) {
+    send(status, ErrorBody(status, message, api_status, details), kJson);
+  };
+
+  if (key.empty()) {
+    return send_error(403,
+                      "Method doesn't allow unregistered callers (callers without established "
+                      "identity). Please use API Key or other form of API consumer identity to "
+                      "call this API.",
+                      "PERMISSION_DENIED");
+  }
+  if (key == options.invalid_key) {
+    Json details = Json::array({{{"@type", "type.googleapis.com/google.rpc.ErrorInfo"},
+                                 {"reason", "API_KEY_INVALID"},
+                                 {"domain", "googleapis.com"},
+                                 {"metadata", {{"service", "generativelanguage.googleapis.com"}}}},
+                                {{"@type", "type.googleapis.com/google.rpc.LocalizedMessage"},
+                                 {"locale", "en-US"},
+                                 {"message", "API key not valid. Please pass a valid API key."}}});
+    return send_error(400, "API key not valid. Please pass a valid API key.", "INVALID_ARGUMENT",
+                      details);
+  }
+  if (!IsKnownModel(model)) {
+    return send_error(404,
+                      "models/" + model + " is not found for API version " + version +
+                          ", or is not supported for generateContent. Call ListModels to see the "
+                          "list of available models and their supported methods.",
+                      "NOT_FOUND");
+  }
+
+  Action action;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!script_.empty()) {
+      action = std::move(script_.front());
+      script_.pop_front();
+      log_[index]["action"] = ActionToJson(action);
+    }
+  }
+  Pause(options.latency + std::chrono::milliseconds(action.delay_ms));
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) return;  // the server is going away; httplib closes the connection
+  }
+
+  if (action.drop_connection) {
+    SetStatus(index, 0);
+    res.set_content_provider(4096, kJson, [](size_t, size_t, httplib::DataSink&) { return false; });
+    return;
+  }
+  if (action.status != 0 && action.status != 200) {
+    if (action.raw_body) {
+      return send(action.status, *action.raw_body, "text/html; charset=UTF-8");
+    }
+    std::string message =
+        action.message.empty() ? DefaultErrorMessage(action.status) : action.message;
+    if (action.status == 429 && !action.retry_delay.empty() && action.message.empty()) {
+      message += " Please retry in " + action.retry_delay + ".";
+    }
+    return send_error(
+        action.status, message,
+        action.api_status.empty() ? DefaultApiStatus(action.status) : action.api_status,
+        ErrorDetails(action));
+  }
+  if (action.malformed_json) {
+    return send(200, R"({"candidates":[{"content":{"role":"model","parts":[{"text":"Here is)",
+                kJson);
+  }
+
+  auto parsed = ParseRequest(req.body, model);
+  if (!parsed.ok()) return send_error(400, parsed.error().message, "INVALID_ARGUMENT");
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    log_[index]["body"] = parsed->logged_body;
+    log_[index]["images"] = parsed->image_log;
+  }
+
+  ResponseSpec spec;
+  spec.model = model;
+  spec.prompt_tokens =
+      static_cast<int>(parsed->prompt.size() / 4 + 1 + 560 * parsed->images.size());
+  spec.thought_parts = action.thought_parts;
+  if (spec.thought_parts > 1) spec.draft_png = DraftPng();
+  std::string image;
+
+  if (!action.block_reason.empty()) {
+    spec.block_reason = action.block_reason;
+  } else if (!action.finish_reason.empty() && action.finish_reason != "STOP") {
+    spec.finish_reason = action.finish_reason;
+    spec.finish_message = action.finish_message;
+  } else if (action.text_only) {
+    spec.text = *action.text_only;
+  } else {
+    const std::string fixed =
+        !action.fixed_image_file.empty() ? action.fixed_image_file : options.fixed_image_file;
+    std::string failure;
+    if (!fixed.empty()) {
+      auto bytes = ReadFile(fixed);
+      if (!bytes.ok()) return send_error(500, bytes.error().message, "INTERNAL");
+      image = std::move(bytes).value();
+    } else {
+      imaging::LocalBackend engine;
+      imaging::CallContext ctx;
+      Result<imaging::BackendImage> made = Error();
+      if (parsed->images.empty()) {
+        imaging::GenerateRequest g;
+        g.prompt = parsed->prompt;
+        if (!parsed->aspect_ratio.empty()) g.aspect_ratio = parsed->aspect_ratio;
+        made = engine.Generate(g, ctx);
+      } else {
+        imaging::EditRequest e;
+        e.prompt = parsed->prompt;
+        e.base = parsed->images.front();
+        e.references.assign(parsed->images.begin() + 1, parsed->images.end());
+        made = engine.Edit(e, ctx);
+      }
+      if (made.ok()) {
+        image = std::move(made->bytes);
+      } else {
+        failure = made.error().message;
+      }
+    }
+    if (!failure.empty()) {
+      // What the real model does with an instruction it will not follow: text, no image.
+      spec.text = "I can't make that image: " + failure;
+    } else {
+      spec.image_label = imaging::MimeTypeOf(imaging::SniffFormat(image));
+      if (action.jpeg_labelled_png) {
+        auto pixels = imaging::Decode(image);
+        if (!pixels.ok()) return send_error(500, pixels.error().message, "INTERNAL");
+        auto jpeg = imaging::EncodeJpeg(*pixels, 90);
+        if (!jpeg.ok()) return send_error(500, jpeg.error().message, "INTERNAL");
+        image = std::move(jpeg).value();
+        spec.image_label = "image/png";  // the wrong label is the point
+      }
+      spec.image = &image;
+      if (parsed->want_text) spec.text = "Here is the image you asked for.";
+    }
+  }
+
+  std::string body = BuildResponse(spec);
+  if (action.truncated_body) {
+    // Declare the full length, send about half, then give up: the client sees a cut connection.
+    SetStatus(index, 200);
+    auto shared = std::make_shared<std::string>(std::move(body));
+    res.status = 200;
+    res.set_content_provider(shared->size(), kJson,
+                             [shared](size_t offset, size_t, httplib::DataSink& sink) {
+                               const size_t half = shared->size() / 2;
+                               if (offset < half)
+                                 sink.write(shared->data() + offset, half - offset);
+                               return false;
+                             });
+    return;
+  }
+  send(200, std::move(body), kJson);
+}
+
+}  // namespace imgmcp::fake_gemini

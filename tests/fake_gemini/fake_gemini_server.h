@@ -1,0 +1,90 @@
+// FakeGeminiServer: a Gemini-compatible HTTP server for tests, built on imaging's LocalBackend so
+// generations and edits really happen, with per-call fault injection and a request log.
+//
+// Gemini surface: POST /{v1|v1beta|v1alpha}/models/{model}:generateContent and
+// :streamGenerateContent (?alt=sse → SSE, else a JSON array). Key from x-goog-api-key or ?key=.
+// Control surface:
+//   POST /_fake/script    JSON array of actions (script.h), appended to the queue; one per call
+//   GET  /_fake/requests  JSON array: the request log (see Requests())
+//   POST /_fake/reset     clears the queue and the log, restores the start-up settings
+//   POST /_fake/config    {"latency_ms":N, "fixed_image_file":PATH, "invalid_key":K}
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/json.h"
+#include "common/result.h"
+#include "tests/fake_gemini/script.h"
+
+namespace httplib {
+class Server;
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace imgmcp::fake_gemini {
+
+struct FakeGeminiOptions {
+  std::chrono::milliseconds latency{0};  // added to every generateContent call
+  std::string fixed_image_file;          // when set, every image answer is these bytes
+  std::string invalid_key = "bad-key";   // this key gets 400 API_KEY_INVALID
+};
+
+class FakeGeminiServer {
+ public:
+  explicit FakeGeminiServer(FakeGeminiOptions options = {});
+  ~FakeGeminiServer();
+  FakeGeminiServer(const FakeGeminiServer&) = delete;
+  FakeGeminiServer& operator=(const FakeGeminiServer&) = delete;
+
+  // Binds (port 0 = OS-chosen) and serves on a background thread. Returns the bound port.
+  Result<int> Start(const std::string& host = "127.0.0.1", int port = 0);
+  // Stops serving, wakes scripted delays, joins the thread. Idempotent.
+  void Stop();
+
+  int port() const { return port_; }
+  std::string base_url() const;  // "http://127.0.0.1:PORT"
+
+  // Same as POST /_fake/script, /_fake/reset, /_fake/config and GET /_fake/requests.
+  Status PushScript(const Json& actions);
+  void Reset();
+  Status Configure(const Json& config);
+  // Each entry: method, path, target, api_version, model, rpc, api_key_present, api_key,
+  // api_key_source ("header"|"query"|""), headers {lowercase name: value}, body_bytes, body (the
+  // request JSON with base64 replaced by sizes), images [{declared_mime_type, sniffed_mime_type,
+  // bytes, role}], action (the scripted action used, or null), response_status.
+  Json Requests() const;
+  size_t RequestCount() const;
+  // Blocks until at least `count` generateContent requests have arrived (or `timeout`).
+  bool WaitForRequests(size_t count, std::chrono::milliseconds timeout) const;
+  size_t PendingActions() const;
+
+ private:
+  void HandleGenerate(const httplib::Request& req, httplib::Response& res);
+  void HandleControl(const httplib::Request& req, httplib::Response& res);
+  // Waits `d` unless Stop() is called first.
+  void Pause(std::chrono::milliseconds d);
+  void SetStatus(size_t log_index, int status);
+
+  const FakeGeminiOptions initial_options_;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  int port_ = 0;
+  std::string host_;
+
+  mutable std::mutex mutex_;                 // guards options_, script_, log_, stopping_
+  mutable std::condition_variable changed_;  // signalled on new log entries and on Stop()
+  FakeGeminiOptions options_;
+  std::deque<Action> script_;
+  std::vector<Json> log_;
+  bool stopping_ = false;
+};
+
+}  // namespace imgmcp::fake_gemini

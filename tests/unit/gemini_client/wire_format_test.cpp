@@ -1,0 +1,345 @@
+#include "gemini_client/wire_format.h"
+
+#include <gtest/gtest.h>
+
+#include "common/base64.h"
+#include "common/json.h"
+#include "tests/unit/gemini_client/test_images.h"
+
+namespace imgmcp::gemini {
+namespace {
+
+using testing::GifBytes;
+using testing::SolidJpeg;
+using testing::SolidPng;
+
+bool HasNull(const Json& j) {
+  if (j.is_null()) return true;
+  if (j.is_structured()) {
+    for (const Json& v : j) {
+      if (HasNull(v)) return true;
+    }
+  }
+  return false;
+}
+
+std::string ImagePart(const std::string& bytes, const std::string& label, bool thought = false) {
+  Json part = {{"inlineData", {{"mimeType", label}, {"data", Base64Encode(bytes)}}}};
+  if (thought) part["thought"] = true;
+  return part.dump();
+}
+
+std::string Candidate(const std::string& parts, const std::string& finish = "STOP") {
+  return R"({"candidates":[{"content":{"role":"model","parts":[)" + parts +
+         R"(]},"finishReason":")" + finish + R"(","index":0}],"modelVersion":"m"})";
+}
+
+// ---- requests --------------------------------------------------------------------------------
+
+TEST(WireFormatRequest, GenerateHasPromptRatioAndModalitiesAndNoNulls) {
+  imaging::GenerateRequest req;
+  req.prompt = "a \"quoted\" cat\nwith ünïcode \\ and a tab\t";
+  req.aspect_ratio = "16:9";
+  auto body = BuildGenerateRequest(req);
+  ASSERT_TRUE(body.ok()) << body.error().message;
+  const Json j = Json::parse(*body);
+  EXPECT_FALSE(HasNull(j));
+  ASSERT_EQ(j.at("contents").size(), 1u);
+  EXPECT_EQ(j["contents"][0]["role"], "user");
+  ASSERT_EQ(j["contents"][0]["parts"].size(), 1u);
+  EXPECT_EQ(j["contents"][0]["parts"][0]["text"], req.prompt);
+  EXPECT_EQ(j["generationConfig"]["responseModalities"], Json::array({"TEXT", "IMAGE"}));
+  EXPECT_EQ(j["generationConfig"]["imageConfig"]["aspectRatio"], "16:9");
+  EXPECT_EQ(j.size(), 2u);  // contents and generationConfig only
+}
+
+TEST(WireFormatRequest, DeclaresSniffedMimeTypesNotLabels) {
+  const std::string jpeg = SolidJpeg(8, 8, 0, 0, 255);
+  imaging::GenerateRequest req;
+  req.prompt = "combine";
+  req.references.push_back({jpeg, "image/png"});  // wrong label on purpose
+  req.references.push_back({SolidPng(4, 4, 1, 2, 3), "image/jpg"});
+  auto body = BuildGenerateRequest(req);
+  ASSERT_TRUE(body.ok()) << body.error().message;
+  const Json j = Json::parse(*body);
+  const Json& parts = j["contents"][0]["parts"];
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(parts[1]["inlineData"]["mimeType"], "image/jpeg");
+  EXPECT_EQ(*Base64Decode(parts[1]["inlineData"]["data"].get<std::string>()), jpeg);
+  EXPECT_EQ(parts[2]["inlineData"]["mimeType"], "image/png");
+}
+
+TEST(WireFormatRequest, EditSendsInstructionThenBaseThenReferencesWithoutImageConfig) {
+  const std::string base = SolidPng(4, 4, 255, 0, 0);
+  const std::string ref = SolidJpeg(4, 4, 0, 255, 0);
+  imaging::EditRequest req;
+  req.prompt = "invert";
+  req.base = {base, "image/png"};
+  req.references.push_back({ref, "image/jpeg"});
+  auto body = BuildEditRequest(req);
+  ASSERT_TRUE(body.ok()) << body.error().message;
+  const Json j = Json::parse(*body);
+  EXPECT_FALSE(HasNull(j));
+  const Json& parts = j["contents"][0]["parts"];
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(parts[0]["text"], "invert");
+  EXPECT_EQ(*Base64Decode(parts[1]["inlineData"]["data"].get<std::string>()), base);
+  EXPECT_EQ(*Base64Decode(parts[2]["inlineData"]["data"].get<std::string>()), ref);
+  EXPECT_FALSE(j["generationConfig"].contains("imageConfig"));
+  EXPECT_EQ(j["generationConfig"]["responseModalities"], Json::array({"TEXT", "IMAGE"}));
+}
+
+TEST(WireFormatRequest, RejectsBadInputsBeforeSending) {
+  imaging::GenerateRequest req;
+  req.prompt = "x";
+  req.aspect_ratio = "7:5";
+  EXPECT_EQ(BuildGenerateRequest(req).error().code, ErrorCode::kInvalidArgument);
+  req.aspect_ratio = "1:1";
+  req.prompt = "";
+  EXPECT_EQ(BuildGenerateRequest(req).error().code, ErrorCode::kInvalidArgument);
+  req.prompt = "x";
+  req.references.push_back({GifBytes(), "image/gif"});
+  auto gif = BuildGenerateRequest(req);
+  EXPECT_EQ(gif.error().code, ErrorCode::kUnsupported);
+  EXPECT_NE(gif.error().message.find("reference image 1"), std::string::npos);
+  imaging::EditRequest edit;
+  edit.prompt = "blur";
+  edit.base = {"not an image at all", "image/png"};
+  auto bad = BuildEditRequest(edit);
+  EXPECT_EQ(bad.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(bad.error().message.find("the image to edit"), std::string::npos);
+  edit.base = {"", "image/png"};
+  EXPECT_EQ(BuildEditRequest(edit).error().code, ErrorCode::kInvalidArgument);
+}
+
+// ---- successful responses --------------------------------------------------------------------
+
+TEST(WireFormatResponse, TakesTheLastNonThoughtImageAndSniffsItsType) {
+  const std::string draft = SolidPng(2, 2, 9, 9, 9);
+  const std::string first = SolidPng(3, 3, 1, 1, 1);
+  const std::string final_jpeg = SolidJpeg(5, 5, 200, 0, 0);
+  const std::string body = Candidate(
+      R"({"text":"thinking","thought":true},)" + ImagePart(draft, "image/png", true) + "," +
+      R"({"text":"Here you go.","thoughtSignature":"c2ln"},)" + ImagePart(first, "image/png") +
+      "," + ImagePart(final_jpeg, "image/png") + "," + ImagePart(draft, "image/png", true));
+  ResponseInfo info;
+  auto image = ParseGenerateResponse(200, body, &info);
+  ASSERT_TRUE(image.ok()) << image.error().message;
+  EXPECT_EQ(image->bytes, final_jpeg);
+  EXPECT_EQ(image->mime_type, "image/jpeg");  // labelled image/png
+  EXPECT_EQ(image->text, "Here you go.");
+  EXPECT_EQ(info.failure.kind, FailureKind::kNone);
+}
+
+TEST(WireFormatResponse, IgnoresUnknownFieldsAndAcceptsSnakeCase) {
+  const std::string png = SolidPng(2, 2, 0, 0, 0);
+  const std::string body =
+      R"({"turnToken":"x","candidates":[{"future":1,"content":{"parts":[{"inline_data":{"mime_type":"image/png","data":")" +
+      Base64Encode(png) +
+      R"("},"newThing":{}}]},"finish_reason":"STOP","safetyRatings":[]}],"serviceTier":"s","usageMetadata":{}})";
+  auto image = ParseGenerateResponse(200, body);
+  ASSERT_TRUE(image.ok()) << image.error().message;
+  EXPECT_EQ(image->bytes, png);
+  EXPECT_EQ(image->mime_type, "image/png");
+}
+
+// ---- error bodies ---------------------------------------------------------------------------
+
+struct Case {
+  int status;
+  std::string body;
+  ErrorCode code;
+  FailureKind kind;
+  std::string needle;
+};
+
+std::string GoogleError(int code, const std::string& status, const std::string& message,
+                        const std::string& details = "") {
+  return R"({"error":{"code":)" + std::to_string(code) + R"(,"message":")" + message +
+         R"(","status":")" + status + "\"" + (details.empty() ? "" : ",\"details\":" + details) +
+         "}}";
+}
+
+TEST(WireFormatResponse, MapsEveryDocumentedHttpError) {
+  const std::vector<Case> cases = {
+      {400,
+       GoogleError(
+           400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key.",
+           R"([{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID"}])"),
+       ErrorCode::kPermissionDenied, FailureKind::kTerminal,
+       "the Gemini API key was rejected (API_KEY_INVALID); check GEMINI_API_KEY"},
+      {400, GoogleError(400, "INVALID_ARGUMENT", "Unsupported aspect ratio"),
+       ErrorCode::kInvalidArgument, FailureKind::kTerminal, "Unsupported aspect ratio"},
+      {400, GoogleError(400, "FAILED_PRECONDITION", "User location is not supported"),
+       ErrorCode::kFailedPrecondition, FailureKind::kTerminal, "billing"},
+      {402, GoogleError(402, "RESOURCE_EXHAUSTED", "Your prepaid credits are depleted"),
+       ErrorCode::kResourceExhausted, FailureKind::kTerminal, "credit"},
+      {403, GoogleError(403, "PERMISSION_DENIED", "Method doesn't allow unregistered callers"),
+       ErrorCode::kPermissionDenied, FailureKind::kTerminal, "GEMINI_API_KEY"},
+      {404, GoogleError(404, "NOT_FOUND", "models/nope is not found for API version v1beta"),
+       ErrorCode::kNotFound, FailureKind::kTerminal, "models/nope"},
+      {408, "Request Timeout", ErrorCode::kUnavailable, FailureKind::kTransient, "408"},
+      {429, GoogleError(429, "RESOURCE_EXHAUSTED", "quota"), ErrorCode::kResourceExhausted,
+       FailureKind::kTransient, "429 RESOURCE_EXHAUSTED"},
+      {500, GoogleError(500, "INTERNAL", "internal"), ErrorCode::kUnavailable,
+       FailureKind::kTransient, "Retrying later may help"},
+      {502, "<html><body>502 Bad Gateway</body></html>", ErrorCode::kUnavailable,
+       FailureKind::kTransient, "non-JSON body: <html>"},
+      {503, GoogleError(503, "UNAVAILABLE", "The model is overloaded. Please try again later."),
+       ErrorCode::kUnavailable, FailureKind::kTransient, "overloaded"},
+      {504, "", ErrorCode::kUnavailable, FailureKind::kTransient, "(empty body)"},
+      {418, GoogleError(418, "TEAPOT", "short and stout"), ErrorCode::kInternal,
+       FailureKind::kTerminal, "418 TEAPOT"},
+  };
+  for (const Case& c : cases) {
+    ResponseInfo info;
+    auto r = ParseGenerateResponse(c.status, c.body, &info);
+    ASSERT_FALSE(r.ok()) << c.status;
+    EXPECT_EQ(r.error().code, c.code) << c.status << " " << r.error().message;
+    EXPECT_EQ(info.failure.kind, c.kind) << c.status;
+    EXPECT_EQ(info.failure.http_status, c.status);
+    EXPECT_NE(r.error().message.find(c.needle), std::string::npos)
+        << c.status << ": " << r.error().message;
+  }
+}
+
+TEST(WireFormatResponse, ReadsRetryInfoAndDailyQuotaFrom429) {
+  const std::string details =
+      R"([{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"m","quotaId":"GenerateContentPaidTierInputTokensPerModelPerMinute"}]},)"
+      R"({"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"47.434392449s"}])";
+  ResponseInfo info;
+  auto r = ParseGenerateResponse(
+      429, GoogleError(429, "RESOURCE_EXHAUSTED", "Please retry in 47.434392449s.", details),
+      &info);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(info.failure.retry_delay, std::chrono::milliseconds(47435));
+  EXPECT_FALSE(info.failure.daily_quota);
+  EXPECT_EQ(info.api_status, "RESOURCE_EXHAUSTED");
+  EXPECT_NE(r.error().message.find("retry in 48 s"), std::string::npos) << r.error().message;
+
+  const std::string daily =
+      R"([{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaId":"GenerateRequestsPerDayPerProjectPerModel"}]}])";
+  r = ParseGenerateResponse(429, GoogleError(429, "RESOURCE_EXHAUSTED", "quota", daily), &info);
+  EXPECT_TRUE(info.failure.daily_quota);
+  EXPECT_FALSE(info.failure.retry_delay.has_value());
+  EXPECT_NE(r.error().message.find("daily quota"), std::string::npos);
+}
+
+// ---- 200 answers without an image --------------------------------------------------------------
+
+TEST(WireFormatResponse, PromptBlockIsAnActionableRefusal) {
+  ResponseInfo info;
+  auto r = ParseGenerateResponse(
+      200, R"({"promptFeedback":{"blockReason":"SAFETY"},"usageMetadata":{"promptTokenCount":5}})",
+      &info);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_EQ(r.error().message.rfind("prompt blocked by Gemini (SAFETY)", 0), 0u)
+      << r.error().message;
+  EXPECT_NE(r.error().message.find("Rephrase"), std::string::npos);
+  EXPECT_EQ(info.failure.kind, FailureKind::kTerminal);
+}
+
+TEST(WireFormatResponse, PolicyFinishReasonsAreRefusalsWithTheFinishMessage) {
+  for (const char* reason :
+       {"SAFETY", "IMAGE_SAFETY", "PROHIBITED_CONTENT", "IMAGE_PROHIBITED_CONTENT", "BLOCKLIST",
+        "SPII", "RECITATION", "IMAGE_RECITATION"}) {
+    const std::string body =
+        std::string(R"({"candidates":[{"content":{},"finishReason":")") + reason +
+        R"(","finishMessage":"Unable to show the generated image.","index":0}]})";
+    ResponseInfo info;
+    auto r = ParseGenerateResponse(200, body, &info);
+    ASSERT_FALSE(r.ok()) << reason;
+    EXPECT_EQ(r.error().code, ErrorCode::kFailedPrecondition) << reason;
+    EXPECT_NE(r.error().message.find(std::string("(") + reason + ")"), std::string::npos);
+    EXPECT_NE(r.error().message.find("Unable to show the generated image."), std::string::npos);
+    EXPECT_EQ(info.failure.kind, FailureKind::kTerminal) << reason;
+    EXPECT_EQ(info.finish_reason, reason);
+  }
+}
+
+TEST(WireFormatResponse, NoImageReasonsAllowOneRetry) {
+  for (const char* reason : {"NO_IMAGE", "IMAGE_OTHER", "OTHER", "MALFORMED_RESPONSE"}) {
+    ResponseInfo info;
+    auto r = ParseGenerateResponse(
+        200, std::string(R"({"candidates":[{"finishReason":")") + reason + R"("}]})", &info);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ErrorCode::kUnavailable);
+    EXPECT_EQ(info.failure.kind, FailureKind::kRetryOnce) << reason;
+    EXPECT_NE(r.error().message.find(reason), std::string::npos);
+  }
+}
+
+TEST(WireFormatResponse, MaxTokensSaysTheOutputLimitWasHit) {
+  ResponseInfo info;
+  auto r = ParseGenerateResponse(200, Candidate(R"({"text":"partial"})", "MAX_TOKENS"), &info);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("output token limit (MAX_TOKENS)"), std::string::npos);
+  EXPECT_EQ(info.failure.kind, FailureKind::kTerminal);
+}
+
+TEST(WireFormatResponse, TextOnlyAnswerCarriesTheModelsText) {
+  ResponseInfo info;
+  auto r = ParseGenerateResponse(
+      200, Candidate(R"({"text":"I can't draw that."},{"text":"x","thought":true})"), &info);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(r.error().message.find("\"I can't draw that.\""), std::string::npos)
+      << r.error().message;
+  EXPECT_EQ(info.failure.kind, FailureKind::kTerminal);
+}
+
+TEST(WireFormatResponse, EmptyContentAndMissingCandidatesRetryOnce) {
+  for (const char* body :
+       {R"({"candidates":[{"content":{},"finishReason":"STOP"}]})",
+        R"({"candidates":[{"finishReason":"STOP"}]})", R"({"candidates":[]})", R"({})"}) {
+    ResponseInfo info;
+    auto r = ParseGenerateResponse(200, body, &info);
+    ASSERT_FALSE(r.ok()) << body;
+    EXPECT_EQ(info.failure.kind, FailureKind::kRetryOnce) << body;
+  }
+}
+
+TEST(WireFormatResponse, MalformedJsonBadBase64AndNonImagesAreClearErrors) {
+  ResponseInfo info;
+  auto r =
+      ParseGenerateResponse(200, R"({"candidates":[{"content":{"parts":[{"text":"Here)", &info);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("not valid JSON"), std::string::npos);
+  EXPECT_EQ(info.failure.kind, FailureKind::kRetryOnce);
+  EXPECT_FALSE(ParseGenerateResponse(200, "[1,2]").ok());
+
+  r = ParseGenerateResponse(
+      200, Candidate(R"({"inlineData":{"mimeType":"image/png","data":"!!!not base64!!!"}})"),
+      &info);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("not valid base64"), std::string::npos) << r.error().message;
+  EXPECT_EQ(info.failure.kind, FailureKind::kRetryOnce);
+
+  r = ParseGenerateResponse(200, Candidate(ImagePart("plain text bytes", "image/png")), &info);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("not a recognised image"), std::string::npos);
+
+  r = ParseGenerateResponse(200, Candidate(R"({"inlineData":{"mimeType":"image/png"}})"), &info);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("without data"), std::string::npos);
+}
+
+TEST(WireFormatResponse, LongServerMessagesAreTrimmedToOneLine) {
+  const std::string message(5000, 'x');
+  auto r = ParseGenerateResponse(500, GoogleError(500, "INTERNAL", message + "\\nsecond line"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_LT(r.error().message.size(), 700u);
+  EXPECT_EQ(r.error().message.find('\n'), std::string::npos);
+}
+
+TEST(WireFormat, AspectRatios) {
+  for (const char* r : {"1:1", "2:3", "3:2", "3:4", "4:3", "4:5", "5:4", "9:16", "16:9", "21:9"}) {
+    EXPECT_TRUE(IsSupportedAspectRatio(r)) << r;
+  }
+  EXPECT_FALSE(IsSupportedAspectRatio("1:2"));
+  EXPECT_FALSE(IsSupportedAspectRatio(""));
+}
+
+}  // namespace
+}  // namespace imgmcp::gemini
