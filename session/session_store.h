@@ -2,6 +2,21 @@
 //
 // The contract the tools rely on. Everything here is thread-safe; the in-process FIFO turn and the
 // cross-process flock together make one session's edits run one at a time, in arrival order.
+//
+// Data directory layout (directories 0700, files 0600):
+//   <data>/imgmcp.db (+ -wal, -shm)   SQLite, WAL, synchronous=FULL, busy_timeout, foreign keys;
+//                                     tables schema_version, sessions, versions (session/schema.h)
+//   <data>/images/<session_id>/v<N><ext>   the bytes of version N, exactly as committed
+//   <data>/images/<session_id>/.tmp-*      a commit in flight (swept at start-up if left behind)
+//   <data>/locks/<session_id>.lock    flock(LOCK_EX) held for the whole turn; never deleted
+// A version exists once its row exists; its file is written and fsynced (file and directory)
+// before the row is committed, so a crash leaves either the old state or the new one. Start-up
+// removes temp files and files without a row, taking each session's lock so that a commit in
+// flight in another process is left alone. Version numbers come from sessions.last_version and
+// are never reused — not after a clear, nor after idle expiry (the session row stays, expired).
+//
+// Session ids are checked again here (IsValidSessionId, session/data_dir.h): an invalid id is
+// kInvalidArgument and never reaches a path.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +30,7 @@
 #include "common/cancellation.h"
 #include "common/clock.h"
 #include "common/result.h"
+#include "session/data_dir.h"  // IsValidSessionId
 
 namespace imgmcp::session {
 
@@ -27,23 +43,23 @@ struct VersionInfo {
   std::string mime_type;
   int64_t bytes = 0;
   std::string sha256;
-  std::filesystem::path path;     // absolute path of the image file
+  std::filesystem::path path;  // absolute path of the image file
   int width = 0;
   int height = 0;
-  std::string backend;            // "gemini" or "local"
+  std::string backend;  // "gemini" or "local"
   std::string model;
-  std::string created_at;         // RFC 3339 UTC
+  std::string created_at;  // RFC 3339 UTC
 };
 
 struct SessionSummary {
   std::string session_id;
-  int64_t current_version = 0;    // 0 when the session has no images
+  int64_t current_version = 0;  // 0 when the session has no images
   std::optional<VersionInfo> current;
   std::string updated_at;
 };
 
 struct SessionPage {
-  std::vector<SessionSummary> sessions;   // newest activity first
+  std::vector<SessionSummary> sessions;  // newest activity first
   std::optional<std::string> next_cursor;
 };
 
@@ -70,12 +86,16 @@ struct StoreOptions {
 };
 
 struct TurnOptions {
-  CancellationToken cancel;                           // leaving the queue on cancellation
-  std::function<void(int ahead)> on_queued;           // called when waiting, with edits ahead
+  CancellationToken cancel;                  // leaving the queue on cancellation
+  std::function<void(int ahead)> on_queued;  // called when waiting, with edits ahead
+  // on_queued runs on the waiting thread, outside any store lock: once as soon as the edit has to
+  // wait (ahead >= 1) and again whenever the number ahead changes. Cancellation is observed within
+  // ~10 ms while queued or while waiting for another process's lock; it returns kCancelled.
 };
 
 // Exclusive, ordered access to one session for the duration of an edit. Destroying it releases the
-// turn (in-process and cross-process). Not thread-safe itself: one edit owns it.
+// turn (in-process and cross-process). Not thread-safe itself: one edit owns it. It must not
+// outlive the store that issued it.
 class EditTurn {
  public:
   virtual ~EditTurn() = default;
@@ -101,13 +121,19 @@ class SessionStore {
   // Reads without taking a turn. version nullopt = current. kNotFound for unknown session/version.
   virtual Result<VersionInfo> GetVersion(const std::string& session_id,
                                          std::optional<int64_t> version) = 0;
-  virtual Result<std::string> ReadImage(const VersionInfo& version) = 0;  // checks sha256
+  // Checks sha256. kNotFound when the version no longer exists (cleared/pruned); kDataLoss when
+  // its row exists but the file is missing or its bytes do not match the recorded sha256.
+  virtual Result<std::string> ReadImage(const VersionInfo& version) = 0;
+  // Oldest first. kNotFound for an unknown session; empty for a session without images.
   virtual Result<std::vector<VersionInfo>> History(const std::string& session_id) = 0;
-  virtual Result<SessionPage> ListSessions(const std::optional<std::string>& cursor,
-                                           int limit) = 0;
+  // Sessions by newest activity (commit, clear, creation) first; limit <= 0 means 100, capped at
+  // 1000. A cursor not produced by this function is kInvalidArgument. Sessions without images are
+  // listed too (current_version 0).
+  virtual Result<SessionPage> ListSessions(const std::optional<std::string>& cursor, int limit) = 0;
   virtual bool SessionExists(const std::string& session_id) = 0;
 
-  // Caps concurrent backend calls across sessions: runs fn when a slot is free.
+  // Caps concurrent backend calls across sessions: runs fn when a slot is free
+  // (max_concurrent_backend_calls; <= 0 means no cap).
   virtual void RunWithBackendSlot(const std::function<void()>& fn) = 0;
 };
 

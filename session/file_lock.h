@@ -1,0 +1,35 @@
+// An exclusive flock(2) on a lock file: the cross-process half of a session's turn. The kernel
+// drops the lock when the holder's file descriptor closes — also when the process dies.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+
+#include "common/cancellation.h"
+#include "common/result.h"
+
+namespace imgmcp::session {
+
+class FileLock {
+ public:
+  // Opens (creating, 0600) `path` and waits for LOCK_EX. Waiting polls with LOCK_NB and short,
+  // growing pauses (≤ 5 ms) so that `cancel` is observed: kCancelled when it fires.
+  static Result<FileLock> Acquire(const std::filesystem::path& path,
+                                  const CancellationToken& cancel);
+  // One attempt: nullopt when another holder has it.
+  static Result<std::optional<FileLock>> TryAcquire(const std::filesystem::path& path);
+
+  FileLock(FileLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  FileLock& operator=(FileLock&& other) noexcept;
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  ~FileLock() { Release(); }
+
+  void Release();
+
+ private:
+  explicit FileLock(int fd) : fd_(fd) {}
+  int fd_ = -1;
+};
+
+}  // namespace imgmcp::session

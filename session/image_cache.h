@@ -1,0 +1,48 @@
+// A bounded LRU cache of recent image bytes, keyed by (session, version). Version numbers are
+// never reused within a data dir, so an entry can only go stale by being cleared or pruned, and
+// those paths erase it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace imgmcp::session {
+
+class ImageCache {
+ public:
+  explicit ImageCache(size_t capacity_bytes) : capacity_(capacity_bytes) {}
+  ImageCache(const ImageCache&) = delete;
+  ImageCache& operator=(const ImageCache&) = delete;
+
+  // nullptr when absent. Marks the entry most recently used.
+  std::shared_ptr<const std::string> Get(const std::string& session_id, int64_t version);
+  // Entries larger than the whole capacity are not cached. Evicts least recently used entries.
+  void Put(const std::string& session_id, int64_t version,
+           std::shared_ptr<const std::string> bytes);
+  void Erase(const std::string& session_id, int64_t version);
+  void EraseSession(const std::string& session_id);
+
+  size_t SizeBytes() const;
+  size_t EntryCount() const;
+
+ private:
+  struct Entry {
+    std::string key;
+    std::shared_ptr<const std::string> bytes;
+  };
+  static std::string Key(const std::string& session_id, int64_t version);
+  void EraseLocked(std::list<Entry>::iterator it);
+
+  const size_t capacity_;
+  mutable std::mutex mu_;  // guards lru_, index_ and size_
+  std::list<Entry> lru_;   // front = most recently used
+  std::unordered_map<std::string, std::list<Entry>::iterator> index_;
+  size_t size_ = 0;
+};
+
+}  // namespace imgmcp::session

@@ -1,0 +1,26 @@
+// The database schema and its migrations. The table schema_version records every migration that
+// has been applied; opening a data dir applies the missing ones in one IMMEDIATE transaction, so
+// two processes opening an old data dir at once migrate it exactly once.
+//
+// History:
+//   v1  sessions(session_id, last_version, created_ms, updated_ms),
+//       versions(session_id, version, parent, operation, prompt, mime_type, bytes, sha256, file,
+//                created_at)
+//   v2  versions += width, height, backend, model; sessions += expired; activity index
+#pragma once
+
+#include "common/result.h"
+#include "session/sqlite_db.h"
+
+namespace imgmcp::session {
+
+inline constexpr int kSchemaVersion = 2;
+
+// Brings the database to kSchemaVersion. Errors: kFailedPrecondition for a schema newer than this
+// build or a database that is not imgmcp's; kDataLoss for a corrupt file.
+Status MigrateSchema(SqliteDb& db, int64_t now_ms);
+
+// The schema version recorded in the database (0 when it has none yet).
+Result<int> ReadSchemaVersion(SqliteDb& db);
+
+}  // namespace imgmcp::session

@@ -1,0 +1,28 @@
+// A counting semaphore with a run-time limit: caps concurrent backend calls across sessions.
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+
+namespace imgmcp::session {
+
+class SlotLimiter {
+ public:
+  // limit <= 0 means unlimited.
+  explicit SlotLimiter(int limit) : limit_(limit) {}
+  SlotLimiter(const SlotLimiter&) = delete;
+  SlotLimiter& operator=(const SlotLimiter&) = delete;
+
+  // Waits for a free slot, runs fn, frees the slot (also if fn throws).
+  void Run(const std::function<void()>& fn);
+  int InUse() const;
+
+ private:
+  const int limit_;
+  mutable std::mutex mu_;  // guards in_use_
+  std::condition_variable freed_;
+  int in_use_ = 0;
+};
+
+}  // namespace imgmcp::session

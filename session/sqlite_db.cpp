@@ -1,0 +1,178 @@
+#include "session/sqlite_db.h"
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/log.h"
+
+namespace imgmcp::session {
+namespace {
+
+ErrorCode CodeFor(int rc) {
+  switch (rc & 0xff) {
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return ErrorCode::kDataLoss;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return ErrorCode::kUnavailable;
+    case SQLITE_FULL:
+      return ErrorCode::kResourceExhausted;
+    case SQLITE_CANTOPEN:
+    case SQLITE_PERM:
+    case SQLITE_READONLY:
+      return ErrorCode::kPermissionDenied;
+    default:
+      return ErrorCode::kInternal;
+  }
+}
+
+}  // namespace
+
+Statement::Statement(Statement&& other) noexcept
+    : db_(other.db_), stmt_(other.stmt_), bind_error_(other.bind_error_) {
+  other.stmt_ = nullptr;
+}
+
+Statement::~Statement() {
+  if (stmt_ != nullptr) sqlite3_finalize(stmt_);
+}
+
+Statement& Statement::Bind(int index, int64_t value) {
+  const int rc = sqlite3_bind_int64(stmt_, index, value);
+  if (rc != SQLITE_OK && bind_error_ == 0) bind_error_ = rc;
+  return *this;
+}
+
+Statement& Statement::Bind(int index, std::string_view value) {
+  const int rc =
+      sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+  if (rc != SQLITE_OK && bind_error_ == 0) bind_error_ = rc;
+  return *this;
+}
+
+Statement& Statement::Bind(int index, const std::optional<int64_t>& value) {
+  return value.has_value() ? Bind(index, *value) : BindNull(index);
+}
+
+Statement& Statement::BindNull(int index) {
+  const int rc = sqlite3_bind_null(stmt_, index);
+  if (rc != SQLITE_OK && bind_error_ == 0) bind_error_ = rc;
+  return *this;
+}
+
+Result<bool> Statement::Step() {
+  if (bind_error_ != 0) return db_->MakeSqliteError(bind_error_, "binding a parameter");
+  const int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  return db_->MakeSqliteError(rc, sqlite3_sql(stmt_));
+}
+
+Status Statement::Run() {
+  while (true) {
+    Result<bool> row = Step();
+    if (!row.ok()) return row.error();
+    if (!*row) return Status::Ok();
+  }
+}
+
+int64_t Statement::ColumnInt(int col) const { return sqlite3_column_int64(stmt_, col); }
+
+std::string Statement::ColumnText(int col) const {
+  const unsigned char* text = sqlite3_column_text(stmt_, col);
+  if (text == nullptr) return {};
+  return std::string(reinterpret_cast<const char*>(text),
+                     static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
+}
+
+bool Statement::ColumnIsNull(int col) const {
+  return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
+}
+
+Result<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::filesystem::path& path,
+                                                 int busy_timeout_ms) {
+  // Create the file ourselves so it is 0600 from the start; SQLite gives its -wal and -shm files
+  // the database file's mode.
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return MakeError(ErrorCode::kPermissionDenied,
+                     "cannot open database " + path.string() + ": " + std::strerror(errno));
+  }
+  ::close(fd);
+  sqlite3* raw = nullptr;
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+  std::unique_ptr<SqliteDb> db(new SqliteDb(raw, path));
+  if (rc != SQLITE_OK) {
+    Error e = raw != nullptr ? db->MakeSqliteError(rc, "opening the database")
+                             : MakeError(ErrorCode::kInternal, "sqlite3_open_v2 out of memory");
+    return e;
+  }
+  sqlite3_busy_timeout(raw, busy_timeout_ms);
+  sqlite3_extended_result_codes(raw, 1);
+  return db;
+}
+
+SqliteDb::~SqliteDb() {
+  if (db_ != nullptr) sqlite3_close_v2(db_);
+}
+
+Status SqliteDb::Exec(std::string_view sql) {
+  char* msg = nullptr;
+  const std::string text(sql);
+  const int rc = sqlite3_exec(db_, text.c_str(), nullptr, nullptr, &msg);
+  if (msg != nullptr) sqlite3_free(msg);
+  if (rc != SQLITE_OK) return MakeSqliteError(rc, text);
+  return Status::Ok();
+}
+
+Result<Statement> SqliteDb::Prepare(std::string_view sql) {
+  sqlite3_stmt* stmt = nullptr;
+  const int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
+  if (rc != SQLITE_OK) {
+    if (stmt != nullptr) sqlite3_finalize(stmt);
+    return MakeSqliteError(rc, sql);
+  }
+  return Statement(this, stmt);
+}
+
+bool SqliteDb::InTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
+
+Error SqliteDb::MakeSqliteError(int rc, std::string_view what) const {
+  const ErrorCode code = CodeFor(rc);
+  std::string message;
+  if (code == ErrorCode::kDataLoss) {
+    message = "database " + path_.string() + " is corrupt or not an imgmcp database (" +
+              sqlite3_errstr(rc) + ")";
+  } else {
+    message = "database " + path_.string() + ": " + sqlite3_errmsg(db_) + " (while " +
+              std::string(what.substr(0, 120)) + ")";
+  }
+  return Error(code, std::move(message));
+}
+
+Result<std::unique_ptr<WriteTransaction>> WriteTransaction::Begin(SqliteDb& db) {
+  Status st = db.Exec("BEGIN IMMEDIATE");
+  if (!st.ok()) return st.error();
+  return std::unique_ptr<WriteTransaction>(new WriteTransaction(db));
+}
+
+WriteTransaction::~WriteTransaction() {
+  if (!done_ && db_.InTransaction()) {
+    Status st = db_.Exec("ROLLBACK");
+    if (!st.ok()) log::Warn("session", "rollback failed: " + st.error().message);
+  }
+}
+
+Status WriteTransaction::Commit() {
+  Status st = db_.Exec("COMMIT");
+  if (st.ok()) done_ = true;
+  return st;
+}
+
+}  // namespace imgmcp::session

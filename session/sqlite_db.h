@@ -1,0 +1,94 @@
+// A thin RAII wrapper over one SQLite connection and its prepared statements. Errors become
+// Result/Status with a code that says what went wrong (corrupt file → kDataLoss, busy →
+// kUnavailable). A SqliteDb is not thread-safe: one thread uses it at a time (the store pools
+// connections).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace imgmcp::session {
+
+class SqliteDb;
+
+class Statement {
+ public:
+  Statement(Statement&& other) noexcept;
+  Statement& operator=(Statement&&) = delete;
+  Statement(const Statement&) = delete;
+  ~Statement();
+
+  // Parameters are 1-based, as in SQLite.
+  Statement& Bind(int index, int64_t value);
+  Statement& Bind(int index, std::string_view value);
+  Statement& Bind(int index, const char* value) { return Bind(index, std::string_view(value)); }
+  Statement& Bind(int index, const std::optional<int64_t>& value);
+  Statement& BindNull(int index);
+
+  // true: a row is available; false: done. The first bind error, if any, is reported here.
+  Result<bool> Step();
+  // Steps until done (for statements without result rows).
+  Status Run();
+
+  int64_t ColumnInt(int col) const;
+  std::string ColumnText(int col) const;
+  bool ColumnIsNull(int col) const;
+
+ private:
+  friend class SqliteDb;
+  Statement(SqliteDb* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+
+  SqliteDb* db_;
+  sqlite3_stmt* stmt_;
+  int bind_error_ = 0;  // first failing sqlite3_bind_* code
+};
+
+class SqliteDb {
+ public:
+  // Opens (creating if missing) the database file. Sets busy_timeout first so that every later
+  // statement waits for other processes' locks instead of failing with SQLITE_BUSY.
+  static Result<std::unique_ptr<SqliteDb>> Open(const std::filesystem::path& path,
+                                                int busy_timeout_ms);
+  ~SqliteDb();
+  SqliteDb(const SqliteDb&) = delete;
+  SqliteDb& operator=(const SqliteDb&) = delete;
+
+  Status Exec(std::string_view sql);
+  Result<Statement> Prepare(std::string_view sql);
+
+  // An error for SQLite result `rc` in the context of `what`, with the connection's message.
+  Error MakeSqliteError(int rc, std::string_view what) const;
+  const std::filesystem::path& path() const { return path_; }
+  // True while an explicit transaction is open on this connection.
+  bool InTransaction() const;
+
+ private:
+  SqliteDb(sqlite3* db, std::filesystem::path path) : db_(db), path_(std::move(path)) {}
+  sqlite3* db_;
+  std::filesystem::path path_;
+};
+
+// BEGIN IMMEDIATE … COMMIT; rolls back when destroyed uncommitted. IMMEDIATE takes the write lock
+// up front, so a writer never fails half-way with SQLITE_BUSY_SNAPSHOT under WAL.
+class WriteTransaction {
+ public:
+  static Result<std::unique_ptr<WriteTransaction>> Begin(SqliteDb& db);
+  ~WriteTransaction();
+  Status Commit();
+
+ private:
+  explicit WriteTransaction(SqliteDb& db) : db_(db) {}
+  SqliteDb& db_;
+  bool done_ = false;
+};
+
+}  // namespace imgmcp::session

@@ -1,0 +1,783 @@
+#include "session/sqlite_session_store.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <set>
+#include <utility>
+
+#include "common/base64.h"
+#include "common/log.h"
+#include "common/sha256.h"
+#include "session/file_io.h"
+#include "session/file_lock.h"
+#include "session/schema.h"
+
+namespace imgmcp::session {
+namespace {
+
+constexpr int kBusyTimeoutMs = 30000;
+constexpr int kMaxPageSize = 1000;
+constexpr int kDefaultPageSize = 100;
+constexpr std::string_view kCursorPrefix = "c1:";
+constexpr const char* kVersionColumns =
+    "session_id, version, parent, operation, prompt, mime_type, bytes, sha256, file, width, "
+    "height, backend, model, created_at";
+
+struct SessionRow {
+  int64_t last_version = 0;
+  int64_t updated_ms = 0;
+  bool expired = false;
+};
+
+Error InvalidSessionId(const std::string& id) {
+  return MakeError(ErrorCode::kInvalidArgument,
+                   "invalid session_id \"" + id.substr(0, 80) +
+                       "\": must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$");
+}
+
+Error UnknownSession(const std::string& id) {
+  return MakeError(ErrorCode::kNotFound, "unknown session \"" + id + "\"");
+}
+
+// A stored file name must be one plain component we wrote ourselves.
+bool IsPlainFileName(const std::string& name) {
+  return !name.empty() && name[0] != '.' && name.find('/') == std::string::npos;
+}
+
+Result<std::optional<SessionRow>> LoadSession(SqliteDb& db, const std::string& id) {
+  Result<Statement> st =
+      db.Prepare("SELECT last_version, updated_ms, expired FROM sessions WHERE session_id=?");
+  if (!st.ok()) return st.error();
+  st->Bind(1, id);
+  Result<bool> row = st->Step();
+  if (!row.ok()) return row.error();
+  if (!*row) return std::optional<SessionRow>();
+  return std::optional<SessionRow>(
+      SessionRow{st->ColumnInt(0), st->ColumnInt(1), st->ColumnInt(2) != 0});
+}
+
+// Live = exists and not expired.
+Result<SessionRow> LoadLiveSession(SqliteDb& db, const std::string& id) {
+  Result<std::optional<SessionRow>> row = LoadSession(db, id);
+  if (!row.ok()) return row.error();
+  if (!row->has_value() || (*row)->expired) return UnknownSession(id);
+  return **row;
+}
+
+Result<std::vector<VersionInfo>> LoadVersions(SqliteDb& db, const DataDirLayout& layout,
+                                              const std::string& where_and_order,
+                                              const std::string& id,
+                                              std::optional<int64_t> version) {
+  Result<Statement> st = db.Prepare(std::string("SELECT ") + kVersionColumns +
+                                    " FROM versions WHERE " + where_and_order);
+  if (!st.ok()) return st.error();
+  st->Bind(1, id);
+  if (version.has_value()) st->Bind(2, *version);
+  std::vector<VersionInfo> out;
+  while (true) {
+    Result<bool> row = st->Step();
+    if (!row.ok()) return row.error();
+    if (!*row) break;
+    VersionInfo v;
+    v.session_id = st->ColumnText(0);
+    v.version = st->ColumnInt(1);
+    if (!st->ColumnIsNull(2)) v.parent = st->ColumnInt(2);
+    v.operation = st->ColumnText(3);
+    v.prompt = st->ColumnText(4);
+    v.mime_type = st->ColumnText(5);
+    v.bytes = st->ColumnInt(6);
+    v.sha256 = st->ColumnText(7);
+    const std::string file = st->ColumnText(8);
+    if (!IsPlainFileName(file)) {
+      return MakeError(ErrorCode::kDataLoss, "database row for session " + id + " version " +
+                                                 std::to_string(v.version) +
+                                                 " names an invalid file \"" + file + "\"");
+    }
+    v.path = layout.SessionImageDir(id) / file;
+    v.width = static_cast<int>(st->ColumnInt(9));
+    v.height = static_cast<int>(st->ColumnInt(10));
+    v.backend = st->ColumnText(11);
+    v.model = st->ColumnText(12);
+    v.created_at = st->ColumnText(13);
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+Result<std::optional<VersionInfo>> LoadOne(SqliteDb& db, const DataDirLayout& layout,
+                                           const std::string& id, std::optional<int64_t> version) {
+  Result<std::vector<VersionInfo>> rows =
+      version.has_value() ? LoadVersions(db, layout, "session_id=?1 AND version=?2", id, version)
+                          : LoadVersions(db, layout, "session_id=?1 ORDER BY version DESC LIMIT 1",
+                                         id, std::nullopt);
+  if (!rows.ok()) return rows.error();
+  if (rows->empty()) return std::optional<VersionInfo>();
+  return std::optional<VersionInfo>(std::move(rows->front()));
+}
+
+// Lists regular files and directories of `dir` (names only, without "." and "..").
+std::vector<std::pair<std::string, bool>> ListDir(const std::filesystem::path& dir) {
+  std::vector<std::pair<std::string, bool>> out;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return out;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    struct stat st {};
+    if (::lstat((dir / name).c_str(), &st) != 0) continue;
+    out.emplace_back(name, S_ISDIR(st.st_mode));
+  }
+  ::closedir(d);
+  return out;
+}
+
+std::string EncodeCursor(int64_t updated_ms, const std::string& id) {
+  return Base64Encode(std::string(kCursorPrefix) + std::to_string(updated_ms) + ":" + id);
+}
+
+bool DecodeCursor(const std::string& cursor, int64_t* updated_ms, std::string* id) {
+  Result<std::string> raw = Base64Decode(cursor);
+  if (!raw.ok() || raw->compare(0, kCursorPrefix.size(), kCursorPrefix) != 0) return false;
+  const std::string_view rest = std::string_view(*raw).substr(kCursorPrefix.size());
+  const size_t colon = rest.find(':');
+  if (colon == std::string_view::npos || colon == 0) return false;
+  const auto [end, ec] = std::from_chars(rest.data(), rest.data() + colon, *updated_ms);
+  if (ec != std::errc() || end != rest.data() + colon) return false;
+  *id = std::string(rest.substr(colon + 1));
+  return IsValidSessionId(*id);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// EditTurn
+
+class SqliteEditTurn final : public EditTurn {
+ public:
+  SqliteEditTurn(SqliteSessionStore* store, std::string session_id, TurnQueue::Ticket ticket,
+                 FileLock lock, std::optional<VersionInfo> current, int64_t last_issued)
+      : store_(store),
+        session_id_(std::move(session_id)),
+        ticket_(std::move(ticket)),
+        lock_(std::move(lock)),
+        current_(std::move(current)),
+        last_issued_(last_issued) {}
+
+  ~SqliteEditTurn() override {
+    // The flock first, so the next in-process ticket holder finds it free at once; the ticket
+    // (a member) is released after this body.
+    lock_.Release();
+  }
+
+  std::optional<VersionInfo> Current() const override { return current_; }
+  int64_t LastIssuedVersion() const override { return last_issued_; }
+
+  Result<VersionInfo> Commit(const NewVersion& version) override {
+    Result<VersionInfo> committed = store_->CommitInTurn(session_id_, last_issued_, version);
+    if (committed.ok()) {
+      current_ = *committed;
+      last_issued_ = committed->version;
+    }
+    return committed;
+  }
+
+  Status Clear() override {
+    Status st = store_->ClearInTurn(session_id_);
+    if (st.ok()) current_.reset();
+    return st;
+  }
+
+ private:
+  SqliteSessionStore* store_;
+  std::string session_id_;
+  TurnQueue::Ticket ticket_;  // the in-process FIFO turn
+  FileLock lock_;             // the cross-process turn
+  std::optional<VersionInfo> current_;
+  int64_t last_issued_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Connections
+
+SqliteSessionStore::Lease::~Lease() {
+  if (db_ == nullptr) return;
+  if (db_->InTransaction()) return;  // never pool a connection in an unknown state
+  std::lock_guard lock(store_->pool_mu_);
+  store_->idle_connections_.push_back(std::move(db_));
+}
+
+Result<std::unique_ptr<SqliteDb>> SqliteSessionStore::OpenConnection() {
+  Result<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(layout_.DatabasePath(), kBusyTimeoutMs);
+  if (!db.ok()) return db.error();
+  Status st = (*db)->Exec("PRAGMA foreign_keys=ON; PRAGMA synchronous=FULL;");
+  if (!st.ok()) return st.error();
+  return db;
+}
+
+Result<SqliteSessionStore::Lease> SqliteSessionStore::Connection() {
+  {
+    std::lock_guard lock(pool_mu_);
+    if (!idle_connections_.empty()) {
+      std::unique_ptr<SqliteDb> db = std::move(idle_connections_.back());
+      idle_connections_.pop_back();
+      return Lease(this, std::move(db));
+    }
+  }
+  Result<std::unique_ptr<SqliteDb>> db = OpenConnection();
+  if (!db.ok()) return db.error();
+  return Lease(this, std::move(*db));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Open
+
+SqliteSessionStore::SqliteSessionStore(const StoreOptions& options, const Clock& clock)
+    : options_(options),
+      clock_(clock),
+      layout_(options.data_dir),
+      cache_(options.cache_bytes),
+      backend_slots_(options.max_concurrent_backend_calls) {}
+
+SqliteSessionStore::~SqliteSessionStore() = default;
+
+int64_t SqliteSessionStore::NowMs() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock_.WallNow().time_since_epoch())
+      .count();
+}
+
+Result<std::unique_ptr<SqliteSessionStore>> SqliteSessionStore::Open(const StoreOptions& options,
+                                                                     const Clock& clock) {
+  if (options.data_dir.empty()) {
+    return MakeError(ErrorCode::kInvalidArgument, "the session store needs a data directory");
+  }
+  if (options.max_versions_per_session < 0 || options.idle_days < 0) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "max_versions_per_session and idle_days must be >= 0");
+  }
+  StoreOptions resolved = options;
+  std::error_code ec;
+  resolved.data_dir = std::filesystem::absolute(options.data_dir, ec).lexically_normal();
+  if (ec) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "bad data directory " + options.data_dir.string() + ": " + ec.message());
+  }
+  std::unique_ptr<SqliteSessionStore> store(new SqliteSessionStore(resolved, clock));
+  Status st = store->Initialize();
+  if (!st.ok()) return st.error();
+  return store;
+}
+
+Status SqliteSessionStore::Initialize() {
+  for (const auto& dir : {layout_.root(), layout_.ImagesDir(), layout_.LocksDir()}) {
+    Status st = EnsureDir(dir);
+    if (!st.ok()) return st;
+  }
+  Result<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(layout_.DatabasePath(), kBusyTimeoutMs);
+  if (!db.ok()) return db.error();
+  {
+    // Persistent; the first statement that touches the file, so a corrupt file shows up here.
+    Result<Statement> wal = (*db)->Prepare("PRAGMA journal_mode=WAL");
+    if (!wal.ok()) return wal.error();
+    Result<bool> row = wal->Step();
+    if (!row.ok()) return row.error();
+    if (!*row || wal->ColumnText(0) != "wal") {
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "cannot switch " + layout_.DatabasePath().string() + " to WAL mode");
+    }
+  }
+  {
+    Result<Statement> check = (*db)->Prepare("PRAGMA quick_check");
+    if (!check.ok()) return check.error();
+    Result<bool> row = check->Step();
+    if (!row.ok()) return row.error();
+    if (!*row || check->ColumnText(0) != "ok") {
+      return MakeError(ErrorCode::kDataLoss,
+                       "database " + layout_.DatabasePath().string() +
+                           " failed its integrity check: " + (*row ? check->ColumnText(0) : ""));
+    }
+  }
+  Status st = MigrateSchema(**db, NowMs());
+  if (!st.ok()) return st;
+  st = (*db)->Exec("PRAGMA foreign_keys=ON; PRAGMA synchronous=FULL;");
+  if (!st.ok()) return st;
+  {
+    std::lock_guard lock(pool_mu_);
+    idle_connections_.push_back(std::move(*db));
+  }
+  if (options_.idle_days > 0) {
+    st = ExpireIdleSessions();
+    if (!st.ok()) return st;
+  }
+  return SweepOrphans();
+}
+
+// Expires sessions idle for more than idle_days: their versions and files go, the row stays
+// (expired=1) so the counter survives and a version number is never reused.
+Status SqliteSessionStore::ExpireIdleSessions() {
+  const int64_t cutoff = NowMs() - static_cast<int64_t>(options_.idle_days) * 86'400'000;
+  Result<Lease> lease = Connection();
+  if (!lease.ok()) return lease.error();
+  SqliteDb& db = lease->db();
+  std::vector<std::string> idle;
+  {
+    Result<Statement> st =
+        db.Prepare("SELECT session_id FROM sessions WHERE expired=0 AND updated_ms < ?");
+    if (!st.ok()) return st.error();
+    st->Bind(1, cutoff);
+    while (true) {
+      Result<bool> row = st->Step();
+      if (!row.ok()) return row.error();
+      if (!*row) break;
+      idle.push_back(st->ColumnText(0));
+    }
+  }
+  for (const std::string& id : idle) {
+    if (!IsValidSessionId(id)) continue;
+    Result<std::optional<FileLock>> lock = FileLock::TryAcquire(layout_.SessionLockPath(id));
+    if (!lock.ok()) return lock.error();
+    if (!lock->has_value()) continue;  // in use by another process right now: not idle
+    std::vector<std::string> files;
+    {
+      std::lock_guard write_lock(write_mu_);
+      Result<std::unique_ptr<WriteTransaction>> tx = WriteTransaction::Begin(db);
+      if (!tx.ok()) return tx.error();
+      Result<std::optional<SessionRow>> row = LoadSession(db, id);
+      if (!row.ok()) return row.error();
+      if (!row->has_value() || (*row)->expired || (*row)->updated_ms >= cutoff) continue;
+      Result<Statement> sel = db.Prepare("SELECT file FROM versions WHERE session_id=?");
+      if (!sel.ok()) return sel.error();
+      sel->Bind(1, id);
+      while (true) {
+        Result<bool> r = sel->Step();
+        if (!r.ok()) return r.error();
+        if (!*r) break;
+        files.push_back(sel->ColumnText(0));
+      }
+      Result<Statement> del = db.Prepare("DELETE FROM versions WHERE session_id=?");
+      if (!del.ok()) return del.error();
+      del->Bind(1, id);
+      if (Status s = del->Run(); !s.ok()) return s;
+      Result<Statement> upd = db.Prepare("UPDATE sessions SET expired=1 WHERE session_id=?");
+      if (!upd.ok()) return upd.error();
+      upd->Bind(1, id);
+      if (Status s = upd->Run(); !s.ok()) return s;
+      if (Status s = (*tx)->Commit(); !s.ok()) return s;
+    }
+    for (const std::string& f : files) {
+      if (IsPlainFileName(f)) RemoveFileQuietly(layout_.SessionImageDir(id) / f);
+    }
+    ::rmdir(layout_.SessionImageDir(id).c_str());  // only succeeds when empty
+    cache_.EraseSession(id);
+    log::Info("session", "expired idle session " + id + " (" + std::to_string(files.size()) +
+                             " image(s) removed)");
+  }
+  return Status::Ok();
+}
+
+// Deletes temp files and image files that no row refers to (left by a crash between rename and
+// row commit, or between row delete and unlink). A session is swept only while holding its flock,
+// so a commit in flight in another process is never mistaken for an orphan.
+Status SqliteSessionStore::SweepOrphans() {
+  Result<Lease> lease = Connection();
+  if (!lease.ok()) return lease.error();
+  SqliteDb& db = lease->db();
+  for (const auto& [name, is_dir] : ListDir(layout_.ImagesDir())) {
+    if (!is_dir) {
+      if (name.rfind(DataDirLayout::kTempPrefix, 0) == 0) {
+        RemoveFileQuietly(layout_.ImagesDir() / name);
+      }
+      continue;
+    }
+    if (!IsValidSessionId(name)) {
+      log::Warn("session",
+                "ignoring unexpected directory " + (layout_.ImagesDir() / name).string());
+      continue;
+    }
+    Result<std::optional<FileLock>> lock = FileLock::TryAcquire(layout_.SessionLockPath(name));
+    if (!lock.ok()) return lock.error();
+    if (!lock->has_value()) continue;  // a turn is running in another process
+    std::set<std::string> referenced;
+    Result<Statement> sel = db.Prepare("SELECT file FROM versions WHERE session_id=?");
+    if (!sel.ok()) return sel.error();
+    sel->Bind(1, name);
+    while (true) {
+      Result<bool> r = sel->Step();
+      if (!r.ok()) return r.error();
+      if (!*r) break;
+      referenced.insert(sel->ColumnText(0));
+    }
+    const std::filesystem::path dir = layout_.SessionImageDir(name);
+    int removed = 0;
+    for (const auto& [file, file_is_dir] : ListDir(dir)) {
+      if (file_is_dir || referenced.count(file) != 0) continue;
+      if (file.rfind(DataDirLayout::kTempPrefix, 0) != 0) {
+        log::Info("session", "removing orphan image file " + (dir / file).string());
+      }
+      if (RemoveFileQuietly(dir / file)) ++removed;
+    }
+    if (removed > 0) (void)SyncDir(dir);
+    if (referenced.empty()) ::rmdir(dir.c_str());  // only succeeds when empty
+  }
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Turns
+
+Result<std::unique_ptr<EditTurn>> SqliteSessionStore::AcquireTurn(const std::string& session_id,
+                                                                  const TurnOptions& options) {
+  if (!IsValidSessionId(session_id)) return InvalidSessionId(session_id);
+  Result<TurnQueue::Ticket> ticket = turns_.Enter(session_id, options.cancel, options.on_queued);
+  if (!ticket.ok()) return ticket.error();
+  Result<FileLock> lock = FileLock::Acquire(layout_.SessionLockPath(session_id), options.cancel);
+  if (!lock.ok()) return lock.error();
+
+  // Another process may have committed since we last looked: read the state afresh.
+  Result<Lease> lease = Connection();
+  if (!lease.ok()) return lease.error();
+  SqliteDb& db = lease->db();
+  Result<std::optional<SessionRow>> row = LoadSession(db, session_id);
+  if (!row.ok()) return row.error();
+  if (!row->has_value() || (*row)->expired) {
+    std::lock_guard write_lock(write_mu_);
+    const int64_t now = NowMs();
+    Result<Statement> up = db.Prepare(
+        "INSERT INTO sessions(session_id, last_version, created_ms, updated_ms) VALUES(?1,0,?2,?2) "
+        "ON CONFLICT(session_id) DO UPDATE SET expired=0, updated_ms=?2");
+    if (!up.ok()) return up.error();
+    up->Bind(1, session_id).Bind(2, now);
+    if (Status st = up->Run(); !st.ok()) return st.error();
+    row = LoadSession(db, session_id);
+    if (!row.ok()) return row.error();
+    if (!row->has_value()) return MakeError(ErrorCode::kInternal, "session row vanished");
+  }
+  Result<std::optional<VersionInfo>> current = LoadOne(db, layout_, session_id, std::nullopt);
+  if (!current.ok()) return current.error();
+  if (options.cancel.IsCancelled()) {
+    return MakeError(ErrorCode::kCancelled, "cancelled before the edit started");
+  }
+  return std::unique_ptr<EditTurn>(new SqliteEditTurn(this, session_id, std::move(*ticket),
+                                                      std::move(*lock), std::move(*current),
+                                                      (*row)->last_version));
+}
+
+Result<VersionInfo> SqliteSessionStore::CommitInTurn(const std::string& session_id,
+                                                     int64_t last_issued, const NewVersion& nv) {
+  if (nv.bytes.empty()) return MakeError(ErrorCode::kInvalidArgument, "an image has no bytes");
+  if (!IsValidFileExtension(nv.file_extension)) {
+    return MakeError(ErrorCode::kInvalidArgument, "invalid file_extension \"" + nv.file_extension +
+                                                      "\" (expected e.g. \".png\")");
+  }
+  if (nv.mime_type.empty() || nv.operation.empty()) {
+    return MakeError(ErrorCode::kInvalidArgument, "a version needs a mime_type and an operation");
+  }
+  const int64_t number = last_issued + 1;
+  if (nv.parent.has_value() && (*nv.parent < 1 || *nv.parent >= number)) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "parent version " + std::to_string(*nv.parent) + " is not an earlier version");
+  }
+  const std::filesystem::path dir = layout_.SessionImageDir(session_id);
+  const std::string file = DataDirLayout::VersionFileName(number, nv.file_extension);
+  const std::string sha = Sha256Hex(nv.bytes);
+  const int64_t now_ms = NowMs();
+  const std::string created_at = FormatRfc3339(clock_.WallNow());
+
+  // 1. The file, durably, under its final name (invisible to readers until the row exists).
+  if (Status st = EnsureDir(dir); !st.ok()) return st.error();
+  if (Status st = WriteFileDurably(dir, file, nv.bytes, DataDirLayout::kTempPrefix); !st.ok()) {
+    return st.error();
+  }
+  auto discard_file = [&] { RemoveFileQuietly(dir / file); };
+
+  // 2. The row (and retention) in one IMMEDIATE transaction.
+  Result<Lease> lease = Connection();
+  if (!lease.ok()) {
+    discard_file();
+    return lease.error();
+  }
+  SqliteDb& db = lease->db();
+  std::vector<std::pair<int64_t, std::string>> pruned;
+  Status result = [&]() -> Status {
+    std::lock_guard write_lock(write_mu_);
+    Result<std::unique_ptr<WriteTransaction>> tx = WriteTransaction::Begin(db);
+    if (!tx.ok()) return tx.error();
+    Result<std::optional<SessionRow>> row = LoadSession(db, session_id);
+    if (!row.ok()) return row.error();
+    if (!row->has_value() || (*row)->last_version != last_issued) {
+      return MakeError(ErrorCode::kInternal,
+                       "session " + session_id +
+                           " changed outside its turn; is this data dir shared with a process "
+                           "that does not take the session lock?");
+    }
+    Result<Statement> ins = db.Prepare(
+        "INSERT INTO versions(session_id, version, parent, operation, prompt, mime_type, bytes, "
+        "sha256, file, created_at, width, height, backend, model) "
+        "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)");
+    if (!ins.ok()) return ins.error();
+    ins->Bind(1, session_id)
+        .Bind(2, number)
+        .Bind(3, nv.parent)
+        .Bind(4, nv.operation)
+        .Bind(5, nv.prompt)
+        .Bind(6, nv.mime_type)
+        .Bind(7, static_cast<int64_t>(nv.bytes.size()))
+        .Bind(8, sha)
+        .Bind(9, file)
+        .Bind(10, created_at)
+        .Bind(11, static_cast<int64_t>(nv.width))
+        .Bind(12, static_cast<int64_t>(nv.height))
+        .Bind(13, nv.backend)
+        .Bind(14, nv.model);
+    if (Status st = ins->Run(); !st.ok()) return st;
+    Result<Statement> upd = db.Prepare(
+        "UPDATE sessions SET last_version=?2, updated_ms=?3, expired=0 WHERE session_id=?1");
+    if (!upd.ok()) return upd.error();
+    upd->Bind(1, session_id).Bind(2, number).Bind(3, now_ms);
+    if (Status st = upd->Run(); !st.ok()) return st;
+    if (options_.max_versions_per_session > 0) {
+      Result<Statement> old = db.Prepare(
+          "SELECT version, file FROM versions WHERE session_id=? ORDER BY version DESC "
+          "LIMIT -1 OFFSET ?");
+      if (!old.ok()) return old.error();
+      old->Bind(1, session_id).Bind(2, static_cast<int64_t>(options_.max_versions_per_session));
+      while (true) {
+        Result<bool> r = old->Step();
+        if (!r.ok()) return r.error();
+        if (!*r) break;
+        pruned.emplace_back(old->ColumnInt(0), old->ColumnText(1));
+      }
+      if (!pruned.empty()) {
+        Result<Statement> del =
+            db.Prepare("DELETE FROM versions WHERE session_id=? AND version<=?");
+        if (!del.ok()) return del.error();
+        del->Bind(1, session_id).Bind(2, pruned.front().first);  // newest of the pruned
+        if (Status st = del->Run(); !st.ok()) return st;
+      }
+    }
+    return (*tx)->Commit();
+  }();
+  if (!result.ok()) {
+    // Keep the file only if the row made it after all (a COMMIT error after the data hit disk).
+    Result<std::optional<VersionInfo>> check = LoadOne(db, layout_, session_id, number);
+    if (!check.ok() || !check->has_value() || (*check)->sha256 != sha) {
+      if (check.ok() && !check->has_value()) discard_file();
+      return result.error();
+    }
+  }
+
+  // 3. Visible. Pruned files go now; a crash before this leaves orphans the next sweep removes.
+  for (const auto& [version, pruned_file] : pruned) {
+    cache_.Erase(session_id, version);
+    if (IsPlainFileName(pruned_file)) RemoveFileQuietly(dir / pruned_file);
+  }
+  cache_.Put(session_id, number, std::make_shared<const std::string>(nv.bytes));
+
+  VersionInfo info;
+  info.session_id = session_id;
+  info.version = number;
+  info.parent = nv.parent;
+  info.operation = nv.operation;
+  info.prompt = nv.prompt;
+  info.mime_type = nv.mime_type;
+  info.bytes = static_cast<int64_t>(nv.bytes.size());
+  info.sha256 = sha;
+  info.path = dir / file;
+  info.width = nv.width;
+  info.height = nv.height;
+  info.backend = nv.backend;
+  info.model = nv.model;
+  info.created_at = created_at;
+  return info;
+}
+
+Status SqliteSessionStore::ClearInTurn(const std::string& session_id) {
+  Result<Lease> lease = Connection();
+  if (!lease.ok()) return lease.error();
+  SqliteDb& db = lease->db();
+  std::vector<std::string> files;
+  {
+    std::lock_guard write_lock(write_mu_);
+    Result<std::unique_ptr<WriteTransaction>> tx = WriteTransaction::Begin(db);
+    if (!tx.ok()) return tx.error();
+    Result<Statement> sel = db.Prepare("SELECT file FROM versions WHERE session_id=?");
+    if (!sel.ok()) return sel.error();
+    sel->Bind(1, session_id);
+    while (true) {
+      Result<bool> r = sel->Step();
+      if (!r.ok()) return r.error();
+      if (!*r) break;
+      files.push_back(sel->ColumnText(0));
+    }
+    Result<Statement> del = db.Prepare("DELETE FROM versions WHERE session_id=?");
+    if (!del.ok()) return del.error();
+    del->Bind(1, session_id);
+    if (Status st = del->Run(); !st.ok()) return st;
+    Result<Statement> upd = db.Prepare("UPDATE sessions SET updated_ms=? WHERE session_id=?");
+    if (!upd.ok()) return upd.error();
+    upd->Bind(1, NowMs()).Bind(2, session_id);
+    if (Status st = upd->Run(); !st.ok()) return st;
+    if (Status st = (*tx)->Commit(); !st.ok()) return st;
+  }
+  cache_.EraseSession(session_id);
+  const std::filesystem::path dir = layout_.SessionImageDir(session_id);
+  for (const std::string& f : files) {
+    if (IsPlainFileName(f)) RemoveFileQuietly(dir / f);
+  }
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reads
+
+Result<VersionInfo> SqliteSessionStore::GetVersion(const std::string& session_id,
+                                                   std::optional<int64_t> version) {
+  if (!IsValidSessionId(session_id)) return InvalidSessionId(session_id);
+  Result<Lease> lease = Connection();
+  if (!lease.ok()) return lease.error();
+  Result<SessionRow> session = LoadLiveSession(lease->db(), session_id);
+  if (!session.ok()) return session.error();
+  Result<std::optional<VersionInfo>> v = LoadOne(lease->db(), layout_, session_id, version);
+  if (!v.ok()) return v.error();
+  if (!v->has_value()) {
+    if (!version.has_value()) {
+      return MakeError(ErrorCode::kNotFound, "session " + session_id + " has no images");
+    }
+    const bool issued = *version >= 1 && *version <= session->last_version;
+    return MakeError(ErrorCode::kNotFound,
+                     "session " + session_id + " has no version " + std::to_string(*version) +
+                         (issued ? " (it was cleared or pruned)" : "") + "; current is " +
+                         std::to_string(session->last_version));
+  }
+  return std::move(**v);
+}
+
+Result<std::string> SqliteSessionStore::ReadImage(const VersionInfo& version) {
+  const std::string& id = version.session_id;
+  if (!IsValidSessionId(id)) return InvalidSessionId(id);
+  if (auto hit = cache_.Get(id, version.version);
+      hit != nullptr && (version.sha256.empty() || Sha256Hex(*hit) == version.sha256)) {
+    return *hit;
+  }
+  Result<Lease> lease = Connection();
+  if (!lease.ok()) return lease.error();
+  Result<std::optional<VersionInfo>> row = LoadOne(lease->db(), layout_, id, version.version);
+  if (!row.ok()) return row.error();
+  const std::string missing =
+      "session " + id + " has no version " + std::to_string(version.version);
+  if (!row->has_value()) return MakeError(ErrorCode::kNotFound, missing);
+  const VersionInfo& stored = **row;
+  Result<std::string> bytes = ReadWholeFile(stored.path);
+  if (!bytes.ok()) {
+    if (bytes.error().code == ErrorCode::kNotFound) {
+      // Cleared or pruned between the row read and the file read?
+      Result<std::optional<VersionInfo>> again = LoadOne(lease->db(), layout_, id, version.version);
+      if (again.ok() && !again->has_value()) return MakeError(ErrorCode::kNotFound, missing);
+      return MakeError(ErrorCode::kDataLoss, "the image file of session " + id + " version " +
+                                                 std::to_string(version.version) +
+                                                 " is missing: " + stored.path.string());
+    }
+    return bytes.error();
+  }
+  const std::string sha = Sha256Hex(*bytes);
+  if (sha != stored.sha256) {
+    return MakeError(ErrorCode::kDataLoss, "the image file of session " + id + " version " +
+                                               std::to_string(version.version) + " is corrupt (" +
+                                               stored.path.string() + ": sha256 " + sha +
+                                               ", recorded " + stored.sha256 + ")");
+  }
+  auto shared = std::make_shared<const std::string>(std::move(*bytes));
+  cache_.Put(id, version.version, shared);
+  return *shared;
+}
+
+Result<std::vector<VersionInfo>> SqliteSessionStore::History(const std::string& session_id) {
+  if (!IsValidSessionId(session_id)) return InvalidSessionId(session_id);
+  Result<Lease> lease = Connection();
+  if (!lease.ok()) return lease.error();
+  SqliteDb& db = lease->db();
+  if (Status st = db.Exec("BEGIN"); !st.ok()) return st.error();  // one snapshot for both reads
+  Result<SessionRow> session = LoadLiveSession(db, session_id);
+  Result<std::vector<VersionInfo>> rows =
+      session.ok()
+          ? LoadVersions(db, layout_, "session_id=?1 ORDER BY version", session_id, std::nullopt)
+          : Result<std::vector<VersionInfo>>(session.error());
+  (void)db.Exec("COMMIT");
+  return rows;
+}
+
+Result<SessionPage> SqliteSessionStore::ListSessions(const std::optional<std::string>& cursor,
+                                                     int limit) {
+  if (limit <= 0) limit = kDefaultPageSize;
+  limit = std::min(limit, kMaxPageSize);
+  int64_t after_ms = 0;
+  std::string after_id;
+  if (cursor.has_value() && !DecodeCursor(*cursor, &after_ms, &after_id)) {
+    return MakeError(ErrorCode::kInvalidArgument, "invalid cursor");
+  }
+  Result<Lease> lease = Connection();
+  if (!lease.ok()) return lease.error();
+  SqliteDb& db = lease->db();
+  if (Status st = db.Exec("BEGIN"); !st.ok()) return st.error();
+  auto page = [&]() -> Result<SessionPage> {
+    Result<Statement> st = db.Prepare(
+        cursor.has_value() ? "SELECT session_id, updated_ms FROM sessions WHERE expired=0 AND "
+                             "(updated_ms < ?1 OR (updated_ms = ?1 AND session_id < ?2)) "
+                             "ORDER BY updated_ms DESC, session_id DESC LIMIT ?3"
+                           : "SELECT session_id, updated_ms FROM sessions WHERE expired=0 "
+                             "ORDER BY updated_ms DESC, session_id DESC LIMIT ?3");
+    if (!st.ok()) return st.error();
+    if (cursor.has_value()) st->Bind(1, after_ms).Bind(2, after_id);
+    st->Bind(3, static_cast<int64_t>(limit) + 1);
+    std::vector<std::pair<std::string, int64_t>> ids;
+    while (true) {
+      Result<bool> r = st->Step();
+      if (!r.ok()) return r.error();
+      if (!*r) break;
+      ids.emplace_back(st->ColumnText(0), st->ColumnInt(1));
+    }
+    SessionPage out;
+    const bool more = ids.size() > static_cast<size_t>(limit);
+    if (more) ids.resize(static_cast<size_t>(limit));
+    for (const auto& [id, updated_ms] : ids) {
+      if (!IsValidSessionId(id)) continue;
+      Result<std::optional<VersionInfo>> current = LoadOne(db, layout_, id, std::nullopt);
+      if (!current.ok()) return current.error();
+      SessionSummary s;
+      s.session_id = id;
+      s.current = std::move(*current);
+      s.current_version = s.current.has_value() ? s.current->version : 0;
+      s.updated_at = FormatRfc3339(
+          std::chrono::system_clock::time_point(std::chrono::milliseconds(updated_ms)));
+      out.sessions.push_back(std::move(s));
+    }
+    if (more && !ids.empty()) out.next_cursor = EncodeCursor(ids.back().second, ids.back().first);
+    return out;
+  }();
+  (void)db.Exec("COMMIT");
+  return page;
+}
+
+bool SqliteSessionStore::SessionExists(const std::string& session_id) {
+  if (!IsValidSessionId(session_id)) return false;
+  Result<Lease> lease = Connection();
+  if (!lease.ok()) return false;
+  return LoadLiveSession(lease->db(), session_id).ok();
+}
+
+void SqliteSessionStore::RunWithBackendSlot(const std::function<void()>& fn) {
+  backend_slots_.Run(fn);
+}
+
+Result<std::unique_ptr<SessionStore>> OpenSessionStore(const StoreOptions& options,
+                                                       const Clock& clock) {
+  Result<std::unique_ptr<SqliteSessionStore>> store = SqliteSessionStore::Open(options, clock);
+  if (!store.ok()) return store.error();
+  return std::unique_ptr<SessionStore>(std::move(*store));
+}
+
+}  // namespace imgmcp::session

@@ -1,0 +1,64 @@
+#include "session/turn_queue.h"
+
+#include <algorithm>
+
+namespace imgmcp::session {
+
+TurnQueue::Ticket::~Ticket() {
+  if (queue_ != nullptr) queue_->Leave(session_id_, number_);
+}
+
+Result<TurnQueue::Ticket> TurnQueue::Enter(const std::string& session_id,
+                                           const CancellationToken& cancel,
+                                           const std::function<void(int ahead)>& on_queued) {
+  std::unique_lock lock(mu_);
+  std::unique_ptr<Line>& slot = lines_[session_id];
+  if (!slot) slot = std::make_unique<Line>();
+  Line* line = slot.get();  // stays alive while our ticket is in it
+  const uint64_t number = line->next_ticket++;
+  line->tickets.push_back(number);
+  int reported = -1;
+  while (true) {
+    const auto it = std::find(line->tickets.begin(), line->tickets.end(), number);
+    const int ahead = static_cast<int>(it - line->tickets.begin());
+    if (ahead == 0) return Ticket(this, session_id, number);
+    if (cancel.IsCancelled()) {
+      lock.unlock();
+      Leave(session_id, number);
+      return MakeError(ErrorCode::kCancelled, "cancelled while queued behind " +
+                                                  std::to_string(ahead) + " edit(s) of session " +
+                                                  session_id);
+    }
+    if (ahead != reported && on_queued) {
+      reported = ahead;
+      lock.unlock();
+      on_queued(ahead);
+      lock.lock();
+      continue;  // the line may have moved during the callback
+    }
+    reported = ahead;
+    line->changed.wait_for(lock, cancel_poll_);
+  }
+}
+
+void TurnQueue::Leave(const std::string& session_id, uint64_t number) {
+  std::lock_guard lock(mu_);
+  auto found = lines_.find(session_id);
+  if (found == lines_.end()) return;
+  Line& line = *found->second;
+  const auto it = std::find(line.tickets.begin(), line.tickets.end(), number);
+  if (it != line.tickets.end()) line.tickets.erase(it);
+  if (line.tickets.empty()) {
+    lines_.erase(found);  // nobody waits on it: every waiter has a ticket in it
+  } else {
+    line.changed.notify_all();
+  }
+}
+
+int TurnQueue::LineLength(const std::string& session_id) const {
+  std::lock_guard lock(mu_);
+  const auto found = lines_.find(session_id);
+  return found == lines_.end() ? 0 : static_cast<int>(found->second->tickets.size());
+}
+
+}  // namespace imgmcp::session
