@@ -109,12 +109,28 @@ class EditTurn {
   virtual Status Clear() = 0;
 };
 
+// A place in one session's FIFO line, drawn when a call arrives (ReserveTurn) so that the order
+// of turns is the order of arrival, whatever order worker threads later start in. Destroying it
+// gives the place up.
+class TurnReservation {
+ public:
+  virtual ~TurnReservation() = default;
+  virtual const std::string& session_id() const = 0;
+};
+
 class SessionStore {
  public:
   virtual ~SessionStore() = default;
 
-  // Waits for this session's turn (FIFO in arrival order), honouring cancellation. Creates the
-  // session if it does not exist.
+  // Draws a place in `session_id`'s line now; never blocks. kInvalidArgument for a bad id.
+  virtual Result<std::unique_ptr<TurnReservation>> ReserveTurn(const std::string& session_id) = 0;
+  // Waits for the reserved place's turn (see AcquireTurn). The reservation must come from this
+  // store.
+  virtual Result<std::unique_ptr<EditTurn>> AcquireReservedTurn(
+      std::unique_ptr<TurnReservation> reservation, const TurnOptions& options) = 0;
+
+  // ReserveTurn + AcquireReservedTurn: waits for this session's turn (FIFO in arrival order),
+  // honouring cancellation. Creates the session if it does not exist.
   virtual Result<std::unique_ptr<EditTurn>> AcquireTurn(const std::string& session_id,
                                                         const TurnOptions& options) = 0;
 

@@ -429,11 +429,46 @@ Status SqliteSessionStore::SweepOrphans() {
 // ---------------------------------------------------------------------------------------------
 // Turns
 
+namespace {
+
+class SqliteTurnReservation final : public TurnReservation {
+ public:
+  explicit SqliteTurnReservation(TurnQueue::Ticket ticket, std::string session_id)
+      : ticket(std::move(ticket)), id(std::move(session_id)) {}
+  const std::string& session_id() const override { return id; }
+
+  TurnQueue::Ticket ticket;
+  const std::string id;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<TurnReservation>> SqliteSessionStore::ReserveTurn(
+    const std::string& session_id) {
+  if (!IsValidSessionId(session_id)) return InvalidSessionId(session_id);
+  return std::unique_ptr<TurnReservation>(
+      new SqliteTurnReservation(turns_.Draw(session_id), session_id));
+}
+
 Result<std::unique_ptr<EditTurn>> SqliteSessionStore::AcquireTurn(const std::string& session_id,
                                                                   const TurnOptions& options) {
-  if (!IsValidSessionId(session_id)) return InvalidSessionId(session_id);
-  Result<TurnQueue::Ticket> ticket = turns_.Enter(session_id, options.cancel, options.on_queued);
-  if (!ticket.ok()) return ticket.error();
+  auto reservation = ReserveTurn(session_id);
+  if (!reservation.ok()) return reservation.error();
+  return AcquireReservedTurn(std::move(*reservation), options);
+}
+
+Result<std::unique_ptr<EditTurn>> SqliteSessionStore::AcquireReservedTurn(
+    std::unique_ptr<TurnReservation> reservation, const TurnOptions& options) {
+  auto* reserved = dynamic_cast<SqliteTurnReservation*>(reservation.get());
+  if (reserved == nullptr) {
+    return MakeError(ErrorCode::kInternal, "a turn reservation from another store was used");
+  }
+  const std::string session_id = reserved->id;
+  if (Status waited = turns_.Wait(reserved->ticket, options.cancel, options.on_queued);
+      !waited.ok()) {
+    return waited.error();
+  }
+  Result<TurnQueue::Ticket> ticket = std::move(reserved->ticket);
   Result<FileLock> lock = FileLock::Acquire(layout_.SessionLockPath(session_id), options.cancel);
   if (!lock.ok()) return lock.error();
 

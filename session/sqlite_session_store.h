@@ -29,6 +29,9 @@ class SqliteSessionStore final : public SessionStore {
 
   Result<std::unique_ptr<EditTurn>> AcquireTurn(const std::string& session_id,
                                                 const TurnOptions& options) override;
+  Result<std::unique_ptr<TurnReservation>> ReserveTurn(const std::string& session_id) override;
+  Result<std::unique_ptr<EditTurn>> AcquireReservedTurn(std::unique_ptr<TurnReservation> reservation,
+                                                        const TurnOptions& options) override;
   Result<VersionInfo> GetVersion(const std::string& session_id,
                                  std::optional<int64_t> version) override;
   Result<std::string> ReadImage(const VersionInfo& version) override;

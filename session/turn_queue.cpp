@@ -8,23 +8,36 @@ TurnQueue::Ticket::~Ticket() {
   if (queue_ != nullptr) queue_->Leave(session_id_, number_);
 }
 
+TurnQueue::Ticket TurnQueue::Draw(const std::string& session_id) {
+  std::lock_guard lock(mu_);
+  std::unique_ptr<Line>& slot = lines_[session_id];
+  if (!slot) slot = std::make_unique<Line>();
+  const uint64_t number = slot->next_ticket++;
+  slot->tickets.push_back(number);
+  return Ticket(this, session_id, number);
+}
+
 Result<TurnQueue::Ticket> TurnQueue::Enter(const std::string& session_id,
                                            const CancellationToken& cancel,
                                            const std::function<void(int ahead)>& on_queued) {
+  Ticket ticket = Draw(session_id);
+  if (Status waited = Wait(ticket, cancel, on_queued); !waited.ok()) return waited.error();
+  return ticket;
+}
+
+Status TurnQueue::Wait(const Ticket& ticket, const CancellationToken& cancel,
+                       const std::function<void(int ahead)>& on_queued) {
+  const std::string& session_id = ticket.session_id_;
+  const uint64_t number = ticket.number_;
   std::unique_lock lock(mu_);
-  std::unique_ptr<Line>& slot = lines_[session_id];
-  if (!slot) slot = std::make_unique<Line>();
-  Line* line = slot.get();  // stays alive while our ticket is in it
-  const uint64_t number = line->next_ticket++;
-  line->tickets.push_back(number);
+  Line* line = lines_.at(session_id).get();  // stays alive while the ticket is in it
   int reported = -1;
   while (true) {
     const auto it = std::find(line->tickets.begin(), line->tickets.end(), number);
     const int ahead = static_cast<int>(it - line->tickets.begin());
-    if (ahead == 0) return Ticket(this, session_id, number);
+    if (ahead == 0) return Status::Ok();
     if (cancel.IsCancelled()) {
-      lock.unlock();
-      Leave(session_id, number);
+      // The caller's ticket leaves the line when it is destroyed.
       return MakeError(ErrorCode::kCancelled, "cancelled while queued behind " +
                                                   std::to_string(ahead) + " edit(s) of session " +
                                                   session_id);

@@ -49,6 +49,13 @@ class TurnQueue {
   TurnQueue(const TurnQueue&) = delete;
   TurnQueue& operator=(const TurnQueue&) = delete;
 
+  // Draws a ticket now, without waiting: its place in the line is fixed at this moment. Destroying
+  // the ticket (before or after its turn came) leaves the line.
+  Ticket Draw(const std::string& session_id);
+  // Waits until `ticket` is at the front of its line, with on_queued/cancellation as for Enter.
+  Status Wait(const Ticket& ticket, const CancellationToken& cancel,
+              const std::function<void(int ahead)>& on_queued);
+
   // Draws a ticket and waits for the turn. While waiting, calls on_queued(ahead) (outside any
   // lock) first and whenever the number of tickets ahead changes. kCancelled when `cancel` fires
   // before the turn comes.

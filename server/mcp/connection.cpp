@@ -61,12 +61,14 @@ Json ListResult(const char* key, Json items, const std::optional<std::string>& n
 class CallContext final : public ToolCallContext {
  public:
   CallContext(std::shared_ptr<Connection> connection, Json request_id,
-              std::optional<Json> progress_token, CancellationToken token, std::string version)
+              std::optional<Json> progress_token, CancellationToken token, std::string version,
+              std::unique_ptr<CallReservation> reservation)
       : connection_(std::move(connection)),
         request_id_(std::move(request_id)),
         progress_token_(std::move(progress_token)),
         token_(std::move(token)),
-        version_(std::move(version)) {}
+        version_(std::move(version)),
+        reservation_(std::move(reservation)) {}
 
   bool HasProgressToken() const override { return progress_token_.has_value(); }
 
@@ -95,6 +97,8 @@ class CallContext final : public ToolCallContext {
   }
 
   std::optional<Json> ProgressToken() const override { return progress_token_; }
+  // Called only by the handler, on the worker thread that owns this context.
+  std::unique_ptr<CallReservation> TakeReservation() override { return std::move(reservation_); }
   const CancellationToken& Cancellation() const override { return token_; }
   std::string ProtocolVersion() const override { return version_; }
 
@@ -117,6 +121,13 @@ class CallContext final : public ToolCallContext {
   std::mutex mu_;  // guards done_ and last_progress_, and orders this call's notifications
   bool done_ = false;
   std::optional<double> last_progress_;
+  std::unique_ptr<CallReservation> reservation_;  // owned by the worker thread; no lock needed
+};
+
+// Carries a call's reservation from the reading thread to its worker. If the call never runs
+// (cancelled, refused), the slot dies with the task and the reservation is given up.
+struct ReservationSlot {
+  std::unique_ptr<CallReservation> reservation;
 };
 
 }  // namespace
@@ -489,12 +500,16 @@ void Connection::StartToolCall(const Json& id, Json params, const std::shared_pt
   std::optional<Json> progress_token = ReadProgressToken(params);
   std::weak_ptr<Connection> weak = weak_from_this();
   std::string version = protocol_version();
+  // Arrival order is decided here, on the reading thread, before the call waits for a worker.
+  auto slot = std::make_shared<ReservationSlot>();
+  if (tool->admission) slot->reservation = tool->admission(arguments);
   RunAsync(id, batch,
-           [weak, tool, id, arguments = std::move(arguments), progress_token,
-            version](const CancellationToken& token) -> Json {
+           [weak, tool, id, arguments = std::move(arguments), progress_token, version,
+            slot](const CancellationToken& token) -> Json {
              auto self = weak.lock();  // alive: the pool task holds it for the call
              if (!self) return MakeResult(id, Json::object());
-             CallContext context(self, id, progress_token, token, version);
+             CallContext context(self, id, progress_token, token, version,
+                                 std::move(slot->reservation));
              ToolResult result;
              try {
                result = tool->handler(arguments, context);

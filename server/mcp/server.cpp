@@ -16,8 +16,9 @@ McpServer::McpServer(ServerOptions options)
 
 McpServer::~McpServer() { pool_.Shutdown(); }
 
-Status McpServer::RegisterTool(ToolDefinition definition, ToolHandler handler) {
-  return tools_.Register(std::move(definition), std::move(handler));
+Status McpServer::RegisterTool(ToolDefinition definition, ToolHandler handler,
+                               ToolAdmission admission) {
+  return tools_.Register(std::move(definition), std::move(handler), std::move(admission));
 }
 
 Status McpServer::RegisterPrompt(PromptDefinition definition, PromptHandler handler) {

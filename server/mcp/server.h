@@ -59,7 +59,8 @@ class McpServer {
   McpServer& operator=(const McpServer&) = delete;
 
   // --- registration (start-up only, before Connect) -----------------------------------------
-  Status RegisterTool(ToolDefinition definition, ToolHandler handler);
+  // `admission` (optional) runs when a call arrives, in arrival order; see tool.h.
+  Status RegisterTool(ToolDefinition definition, ToolHandler handler, ToolAdmission admission = {});
   Status RegisterPrompt(PromptDefinition definition, PromptHandler handler);
   void SetCompletionHandler(CompletionHandler handler);
   // Providers are asked in the order added; resources/list pages through them in that order.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -40,6 +41,20 @@ struct ToolResult {
   static ToolResult ErrorText(std::string text);
 };
 
+// What a tool reserves when its call is *received*, in arrival order, before the call waits for a
+// worker thread — e.g. an edit's place in its session's queue. Worker threads start calls in no
+// particular order, so anything that must follow arrival order is decided here. Destroying the
+// reservation gives it up (the call was cancelled, refused or has finished).
+class CallReservation {
+ public:
+  virtual ~CallReservation() = default;
+};
+
+// Runs on the transport's reading thread, synchronously, in the order calls arrive; must be quick
+// and must not block. Returns nullptr when there is nothing to reserve (e.g. invalid arguments,
+// which the handler then reports).
+using ToolAdmission = std::function<std::unique_ptr<CallReservation>(const Json& arguments)>;
+
 // RFC 5424 levels as MCP names them: debug info notice warning error critical alert emergency.
 enum class LogLevel { kDebug, kInfo, kNotice, kWarning, kError, kCritical, kAlert, kEmergency };
 
@@ -67,6 +82,9 @@ class ToolCallContext {
   virtual Result<Json> SendRequest(const std::string& method, const Json& params) = 0;
   // The request's params._meta.progressToken (string or integer), if any.
   virtual std::optional<Json> ProgressToken() const { return std::nullopt; }
+  // What the tool's admission hook reserved when the call arrived (nullptr when none). The
+  // handler may take ownership with TakeReservation().
+  virtual std::unique_ptr<CallReservation> TakeReservation() { return nullptr; }
 };
 
 using ToolHandler = std::function<ToolResult(const Json& arguments, ToolCallContext& ctx)>;

@@ -19,7 +19,8 @@ bool IsValidToolName(const std::string& name) {
   });
 }
 
-Status ToolRegistry::Register(ToolDefinition definition, ToolHandler handler) {
+Status ToolRegistry::Register(ToolDefinition definition, ToolHandler handler,
+                              ToolAdmission admission) {
   if (!IsValidToolName(definition.name)) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "invalid tool name '" + definition.name + "': use 1-128 of [A-Za-z0-9_.-]");
@@ -44,6 +45,7 @@ Status ToolRegistry::Register(ToolDefinition definition, ToolHandler handler) {
   auto tool = std::make_unique<RegisteredTool>();
   tool->definition = std::move(definition);
   tool->handler = std::move(handler);
+  tool->admission = std::move(admission);
   by_name_.emplace(tool->definition.name, tool.get());
   order_.push_back(std::move(tool));
   return Status::Ok();

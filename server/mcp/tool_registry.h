@@ -17,6 +17,7 @@ namespace imgmcp::mcp {
 struct RegisteredTool {
   ToolDefinition definition;
   ToolHandler handler;
+  ToolAdmission admission;  // optional; see tool.h
 };
 
 struct ToolPage {
@@ -30,7 +31,7 @@ class ToolRegistry {
  public:
   // kInvalidArgument for a bad name (1–128 of [A-Za-z0-9_.-]), a duplicate, a missing handler or an
   // input schema whose root is not {"type":"object"}.
-  Status Register(ToolDefinition definition, ToolHandler handler);
+  Status Register(ToolDefinition definition, ToolHandler handler, ToolAdmission admission = {});
 
   const RegisteredTool* Find(const std::string& name) const;
   size_t size() const { return order_.size(); }

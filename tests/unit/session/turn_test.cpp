@@ -147,3 +147,65 @@ TEST_F(TurnTest, BackendSlotsCapConcurrency) {
 
 }  // namespace
 }  // namespace imgmcp::session
+
+namespace imgmcp::session {
+namespace {
+
+// Turns follow the order places were reserved (arrival), not the order threads start waiting:
+// the protocol core reserves on its reading thread and worker threads start in any order.
+TEST(ReservedTurnTest, TurnsFollowReservationOrderNotThreadStartOrder) {
+  testing::TempDir tmp;
+  testing::FakeClock clock;
+  StoreOptions options;
+  options.data_dir = tmp.path();
+  auto opened = SqliteSessionStore::Open(options, clock);
+  ASSERT_TRUE(opened.ok()) << opened.error().message;
+  auto& store = **opened;
+  constexpr int kCalls = 12;
+  std::vector<std::unique_ptr<TurnReservation>> reservations;
+  for (int i = 0; i < kCalls; ++i) {
+    auto r = store.ReserveTurn("s");
+    ASSERT_TRUE(r.ok());
+    reservations.push_back(std::move(*r));
+  }
+  std::mutex mu;  // guards order
+  std::vector<int> order;
+  std::vector<std::thread> threads;
+  for (int i = kCalls - 1; i >= 0; --i) {  // start the last-reserved first
+    threads.emplace_back([&, i, r = std::move(reservations[i])]() mutable {
+      auto turn = store.AcquireReservedTurn(std::move(r), {});
+      ASSERT_TRUE(turn.ok()) << turn.error().message;
+      auto v = (*turn)->Commit(testing::MakeVersion("bytes-" + std::to_string(i)));
+      ASSERT_TRUE(v.ok()) << v.error().message;
+      std::lock_guard lock(mu);
+      order.push_back(i);
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::vector<int> expected(kCalls);
+  for (int i = 0; i < kCalls; ++i) expected[i] = i;
+  EXPECT_EQ(order, expected);
+}
+
+TEST(ReservedTurnTest, DroppingAReservationLetsTheNextOneIn) {
+  testing::TempDir tmp;
+  testing::FakeClock clock;
+  StoreOptions options;
+  options.data_dir = tmp.path();
+  auto opened = SqliteSessionStore::Open(options, clock);
+  ASSERT_TRUE(opened.ok());
+  auto first = (*opened)->ReserveTurn("s");
+  auto second = (*opened)->ReserveTurn("s");
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_EQ((*opened)->QueuedTurns("s"), 2);
+  first->reset();  // e.g. the call was cancelled before it started
+  auto turn = std::async(std::launch::async, [&] {
+    return (*opened)->AcquireReservedTurn(std::move(*second), {}).ok();
+  });
+  ASSERT_EQ(turn.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_TRUE(turn.get());
+  EXPECT_EQ((*opened)->ReserveTurn("../x").ok(), false);
+}
+
+}  // namespace
+}  // namespace imgmcp::session
