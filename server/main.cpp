@@ -2,136 +2,103 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <optional>
+#include <memory>
 #include <string>
-#include <string_view>
+#include <vector>
 
+#include "common/clock.h"
 #include "common/log.h"
+#include "server/app/config.h"
+#include "server/app/wiring.h"
 #include "server/mcp/self_check.h"
 #include "server/mcp/server.h"
 #include "server/mcp/stdio_transport.h"
 #include "server/tools/conformance_fixtures.h"
-
-#ifndef IMGMCP_VERSION
-#define IMGMCP_VERSION "0.0.0"
-#endif
+#include "server/tools/image_tools.h"
+#include "server/tools/session_resources.h"
 
 namespace {
 
-constexpr char kUsage[] =
-    "usage: imgmcp [options]\n"
-    "\n"
-    "An MCP server for stateful image generation and editing. Speaks MCP over stdio\n"
-    "(newline-delimited JSON-RPC on stdin/stdout); logs go to stderr.\n"
-    "\n"
-    "options:\n"
-    "  --data-dir DIR            where sessions and images are kept\n"
-    "  --conformance-fixtures    add the MCP conformance suite's test tools, test:// resources\n"
-    "                            and prompts (off by default)\n"
-    "  --log-level LEVEL         stderr log level: debug, info, warning, error, off (default "
-    "info)\n"
-    "  --self-check              run the server's in-memory self-check and exit (0 = ok)\n"
-    "  --version                 print the version and exit\n"
-    "  --help                    print this help and exit\n";
+std::optional<std::string> GetEnv(const std::string& name) {
+  const char* v = std::getenv(name.c_str());
+  if (v == nullptr) return std::nullopt;
+  return std::string(v);
+}
 
-struct Flags {
-  std::optional<std::string> data_dir;
-  bool conformance_fixtures = false;
-  bool self_check = false;
-  bool version = false;
-  bool help = false;
-};
-
-// Accepts "--flag value" and "--flag=value". Returns false (after saying why) on a bad command
-// line.
-bool ParseFlags(int argc, char** argv, Flags* flags) {
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    std::optional<std::string> inline_value;
-    if (auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string_view::npos) {
-      inline_value = std::string(arg.substr(eq + 1));
-      arg = arg.substr(0, eq);
-    }
-    auto value = [&](std::string* out) {
-      if (inline_value) {
-        *out = *inline_value;
-        return true;
-      }
-      if (i + 1 >= argc) {
-        imgmcp::log::Error("main", std::string(arg) + " needs a value");
-        return false;
-      }
-      *out = argv[++i];
-      return true;
-    };
-    std::string v;
-    if (arg == "--data-dir") {
-      if (!value(&v)) return false;
-      flags->data_dir = v;
-    } else if (arg == "--log-level") {
-      if (!value(&v)) return false;
-      imgmcp::log::Level level;
-      if (!imgmcp::log::ParseLevel(v, &level)) {
-        imgmcp::log::Error("main", "--log-level must be debug, info, warning, error or off");
-        return false;
-      }
-      imgmcp::log::SetMinLevel(level);
-    } else if (arg == "--conformance-fixtures" && !inline_value) {
-      flags->conformance_fixtures = true;
-    } else if (arg == "--self-check" && !inline_value) {
-      flags->self_check = true;
-    } else if (arg == "--version" && !inline_value) {
-      flags->version = true;
-    } else if ((arg == "--help" || arg == "-h") && !inline_value) {
-      flags->help = true;
-    } else {
-      imgmcp::log::Error("main", "unknown option " + std::string(argv[i]) + " (see --help)");
-      return false;
-    }
-  }
-  return true;
+int Fail(const std::string& message) {
+  imgmcp::log::Error("main", message);
+  return 1;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  Flags flags;
-  if (!ParseFlags(argc, argv, &flags)) return 2;
-  if (flags.help) {
-    std::fputs(kUsage, stdout);  // stdout-ok: CLI mode, not serving MCP
+  using namespace imgmcp;
+  auto config = app::ParseConfig(std::vector<std::string>(argv + 1, argv + argc), GetEnv);
+  if (!config.ok()) {
+    log::Error("main", config.error().message);
+    return 2;
+  }
+  if (config->show_help) {
+    std::fputs(app::HelpText().c_str(), stdout);  // stdout-ok: CLI mode, not serving MCP
     return 0;
   }
-  if (flags.version) {
-    std::fputs("imgmcp " IMGMCP_VERSION "\n", stdout);  // stdout-ok: CLI mode, not serving MCP
+  if (config->show_version) {
+    std::puts(app::VersionText().c_str());  // stdout-ok: CLI mode, not serving MCP
     return 0;
   }
+  log::Level level;
+  log::ParseLevel(config->log_level, &level);
+  log::SetMinLevel(level);
   // A client that goes away must not kill us mid-write; the writer sees EPIPE instead.
   std::signal(SIGPIPE, SIG_IGN);
 
-  imgmcp::mcp::ServerOptions options;
+  auto backend = app::MakeBackend(*config);
+  if (!backend.ok()) return Fail("backend: " + backend.error().message);
+  if (!backend->note.empty()) log::Info("main", backend->note);
+  log::Info("main", "backend " + backend->backend->Name() + ", model " +
+                        backend->backend->Model() + ", data dir " + config->data_dir.string());
+
+  SystemClock clock;
+  auto store = session::OpenSessionStore(app::MakeStoreOptions(*config), clock);
+  if (!store.ok()) return Fail("data dir " + config->data_dir.string() + ": " + store.error().message);
+
+  mcp::ServerOptions options;
   options.name = "imgmcp";
   options.title = "imgmcp image generation and editing";
   options.version = IMGMCP_VERSION;
-  imgmcp::mcp::McpServer server(options);
+  options.instructions =
+      "Image sessions are chains of numbered versions. generate_image starts or extends a "
+      "session; edit_image applies an instruction to the current version (edits of one session "
+      "run in the order sent); get_image reads a version and the history; reset_session clears "
+      "or reverts. Results carry a small preview, the file path and a resource link.";
+  mcp::McpServer server(options);
 
-  if (flags.conformance_fixtures) {
-    if (auto s = imgmcp::tools::RegisterConformanceFixtures(server); !s.ok()) {
-      imgmcp::log::Error("main", "conformance fixtures: " + s.error().message);
-      return 1;
+  tools::ImageInputResolver inputs(app::MakeImageInputOptions(*config));
+  tools::ImageTools image_tools(**store, *backend->backend, inputs, &server.resource_notifier(),
+                                app::MakeImageToolsOptions(*config, backend->note));
+  for (auto& tool : image_tools.Tools()) {
+    if (auto s = server.RegisterTool(std::move(tool.definition), std::move(tool.handler),
+                                     std::move(tool.admission));
+        !s.ok()) {
+      return Fail("tool registration: " + s.error().message);
+    }
+  }
+  server.AddResourceProvider(std::make_shared<tools::SessionResources>(**store));
+  if (config->conformance_fixtures) {
+    if (auto s = tools::RegisterConformanceFixtures(server); !s.ok()) {
+      return Fail("conformance fixtures: " + s.error().message);
     }
   }
 
-  if (flags.self_check) {
-    auto summary = imgmcp::mcp::RunSelfCheck(server);
-    if (!summary.ok()) {
-      imgmcp::log::Error("main", "self-check FAILED: " + summary.error().message);
-      return 1;
-    }
-    imgmcp::log::Info("main", "self-check ok: " + summary.value());
+  if (config->self_check) {
+    auto summary = mcp::RunSelfCheck(server);
+    if (!summary.ok()) return Fail("self-check FAILED: " + summary.error().message);
+    log::Info("main", "self-check ok: " + summary.value());
     return 0;
   }
 
-  imgmcp::mcp::StdioTransport transport(server, imgmcp::mcp::StdioOptions{});
+  mcp::StdioTransport transport(server, mcp::StdioOptions{});
   if (!transport.Run()) {
     // Some call ignored cancellation; do not wait for it (state on disk is crash-safe).
     std::_Exit(0);

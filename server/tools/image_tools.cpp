@@ -51,10 +51,33 @@ std::vector<RegisteredTool> ImageTools::Tools() {
   auto bind = [this](Method m) {
     return [this, m](const Json& args, mcp::ToolCallContext& ctx) { return (this->*m)(args, ctx); };
   };
-  return {{GenerateImageDefinition(), bind(&ImageTools::GenerateImage)},
-          {EditImageDefinition(), bind(&ImageTools::EditImage)},
-          {GetImageDefinition(), bind(&ImageTools::GetImage)},
-          {ResetSessionDefinition(), bind(&ImageTools::ResetSession)}};
+  auto reserve = [this](const Json& args) { return ReserveSessionTurn(args); };
+  return {{GenerateImageDefinition(), bind(&ImageTools::GenerateImage), reserve},
+          {EditImageDefinition(), bind(&ImageTools::EditImage), reserve},
+          {GetImageDefinition(), bind(&ImageTools::GetImage), nullptr},
+          {ResetSessionDefinition(), bind(&ImageTools::ResetSession), reserve}};
+}
+
+namespace {
+
+// A session turn reserved at arrival, carried to the handler by the protocol core.
+class SessionTurnReservation final : public mcp::CallReservation {
+ public:
+  explicit SessionTurnReservation(std::unique_ptr<session::TurnReservation> turn)
+      : turn(std::move(turn)) {}
+  std::unique_ptr<session::TurnReservation> turn;
+};
+
+}  // namespace
+
+std::unique_ptr<mcp::CallReservation> ImageTools::ReserveSessionTurn(const Json& arguments) {
+  auto it = arguments.find("session_id");
+  if (it == arguments.end() || !it->is_string()) return nullptr;  // minted or invalid: no line
+  const auto& id = it->get_ref<const std::string&>();
+  if (!IsValidSessionId(id)) return nullptr;  // the handler reports the bad id
+  auto turn = store_.ReserveTurn(id);
+  if (!turn.ok()) return nullptr;
+  return std::make_unique<SessionTurnReservation>(std::move(*turn));
 }
 
 std::string ImageTools::Note() const {
@@ -73,6 +96,12 @@ Result<std::unique_ptr<session::EditTurn>> TakeTurn(session::SessionStore& store
     progress.Report("queued behind " + std::to_string(ahead) + " edit" + (ahead == 1 ? "" : "s") +
                     " of session '" + session_id + "'");
   };
+  // Use the place drawn when the call arrived, when there is one for this session.
+  std::unique_ptr<mcp::CallReservation> reserved = ctx.TakeReservation();
+  if (auto* r = dynamic_cast<SessionTurnReservation*>(reserved.get());
+      r != nullptr && r->turn && r->turn->session_id() == session_id) {
+    return store.AcquireReservedTurn(std::move(r->turn), turn_options);
+  }
   return store.AcquireTurn(session_id, turn_options);
 }
 
@@ -195,7 +224,7 @@ mcp::ToolResult ImageTools::GenerateImage(const Json& arguments, mcp::ToolCallCo
   request.references = std::move(*references);
   auto image = RunBackend("generating with " + backend_.Name() + " (" + backend_.Model() + ")", ctx,
                           [&](const imaging::CallContext& c) { return backend_.Generate(request, c); });
-  if (!image.ok()) return Fail(tool, image.error());
+  if (!image.ok()) return Fail(tool, Error(image.error().code, image.error().message + Note()));
   std::string model_text = image->text;
   auto version = CommitBackendImage(**turn, std::move(*image), "generate", *prompt, std::nullopt);
   turn->reset();  // release the session's turn before encoding the result
@@ -297,7 +326,7 @@ mcp::ToolResult ImageTools::EditImage(const Json& arguments, mcp::ToolCallContex
                               backend_.Name() + " (" + backend_.Model() + ")",
                           ctx, [&](const imaging::CallContext& c) { return backend_.Edit(request, c); });
   if (!image.ok()) {
-    return Fail(tool, Error(image.error().code, image.error().message + imported_note));
+    return Fail(tool, Error(image.error().code, image.error().message + imported_note + Note()));
   }
   std::string model_text = image->text;
   auto version =

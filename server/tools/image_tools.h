@@ -13,6 +13,7 @@
 #include "server/mcp/resource.h"
 #include "server/mcp/tool.h"
 #include "server/tools/image_input.h"
+#include "server/tools/tool_results.h"
 #include "session/session_store.h"
 
 namespace imgmcp::tools {
@@ -30,6 +31,7 @@ struct ImageToolsOptions {
 struct RegisteredTool {
   mcp::ToolDefinition definition;
   mcp::ToolHandler handler;
+  mcp::ToolAdmission admission;  // reserves the session's turn when the call arrives
 };
 
 class ImageTools {
@@ -40,6 +42,10 @@ class ImageTools {
              ImageToolsOptions options);
 
   std::vector<RegisteredTool> Tools();
+
+  // Draws the call's place in its session's line at arrival (the protocol core calls this on the
+  // reading thread, in arrival order), so turns follow arrival order, not thread start order.
+  std::unique_ptr<mcp::CallReservation> ReserveSessionTurn(const Json& arguments);
 
   mcp::ToolResult GenerateImage(const Json& arguments, mcp::ToolCallContext& ctx);
   mcp::ToolResult EditImage(const Json& arguments, mcp::ToolCallContext& ctx);

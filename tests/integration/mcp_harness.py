@@ -100,7 +100,11 @@ class ServerProcess:
         return msg
 
     def wait_for(self, predicate, timeout=DEFAULT_TIMEOUT):
-        """Returns the first message matching predicate; others are kept for later recv()."""
+        """Returns the first message matching predicate, looking through the backlog first;
+        other messages are kept (in order) for later recv()/wait_for()."""
+        for i, msg in enumerate(self.pending):
+            if predicate(msg):
+                return self.pending.pop(i)
         deadline = time.monotonic() + timeout
         skipped = []
         try:
@@ -114,7 +118,7 @@ class ServerProcess:
                     return msg
                 skipped.append(msg)
         finally:
-            self.pending = skipped + self.pending
+            self.pending = self.pending + skipped
 
     def _pop_pending_or_queue(self, timeout):
         try:
@@ -129,10 +133,7 @@ class ServerProcess:
         return msg
 
     def take(self, predicate, timeout=DEFAULT_TIMEOUT):
-        """Like wait_for, but also looks through messages already kept in the backlog."""
-        for i, msg in enumerate(self.pending):
-            if predicate(msg):
-                return self.pending.pop(i)
+        """Same as wait_for (kept for the protocol tests)."""
         return self.wait_for(predicate, timeout)
 
     def drain_until_eof(self, timeout=DEFAULT_TIMEOUT):

@@ -1,0 +1,29 @@
+// Factories that turn a Config into the objects main.cpp wires together. No business rules:
+// just choices of implementation and option mapping.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/result.h"
+#include "imaging/image_backend.h"
+#include "server/app/config.h"
+#include "server/tools/image_input.h"
+#include "server/tools/image_tools.h"
+#include "session/session_store.h"
+
+namespace imgmcp::app {
+
+struct BackendSelection {
+  std::unique_ptr<imaging::ImageBackend> backend;
+  std::string note;  // shown in every result when the choice was implicit, e.g. no API key
+};
+
+// --backend auto|gemini|local: auto picks gemini when GEMINI_API_KEY is set, else local.
+Result<BackendSelection> MakeBackend(const Config& config);
+
+session::StoreOptions MakeStoreOptions(const Config& config);
+tools::ImageInputOptions MakeImageInputOptions(const Config& config);
+tools::ImageToolsOptions MakeImageToolsOptions(const Config& config, std::string backend_note);
+
+}  // namespace imgmcp::app
