@@ -441,7 +441,7 @@ mcp::ToolResult ImageTools::ResetSession(const Json& arguments, mcp::ToolCallCon
     return VersionResult("Reverted session '" + *session_id + "' to version " +
                              std::to_string(old->version) + ", saved as new version " +
                              std::to_string(version->version) + ".",
-                         *version, InlineMode::kNone);
+                         *version, InlineMode::kPreview);
   }
 
   const int64_t next = (*turn)->LastIssuedVersion() + 1;

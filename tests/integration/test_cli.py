@@ -1,0 +1,183 @@
+"""imgmcp-cli end to end: it starts the real imgmcp over stdio, makes one tools/call, prints the
+text, writes the image and exits 0 (success), 1 (isError) or 2 (usage/protocol error).
+
+The CLI binary is $IMGMCP_CLI_BIN, else imgmcp-cli next to $IMGMCP_BIN (both build to bin/).
+"""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import unittest
+
+from mcp_harness import binary_path
+from tools_support import pngio
+
+TIMEOUT = 60
+
+
+def cli_path():
+    path = os.environ.get("IMGMCP_CLI_BIN") or os.path.join(
+        os.path.dirname(binary_path()), "imgmcp-cli")
+    if not os.path.exists(path):
+        raise RuntimeError(f"imgmcp-cli not found at {path}: build the imgmcp-cli target "
+                           "(server/cli) or set IMGMCP_CLI_BIN")
+    return path
+
+
+class CliTest(unittest.TestCase):
+    def setUp(self):
+        self.cwd = tempfile.mkdtemp(prefix="imgmcp-cli-test-")
+        self.addCleanup(shutil.rmtree, self.cwd, True)
+        self.data_dir = os.path.join(self.cwd, "data")
+        self.env = {k: v for k, v in os.environ.items()
+                    if k not in ("GEMINI_API_KEY", "IMGMCP_DATA_DIR", "IMGMCP_BACKEND")}
+
+    def cli(self, *args, server_flags=("--backend", "local"), explicit_server=True):
+        """Runs imgmcp-cli in self.cwd; returns CompletedProcess with text stdout/stderr."""
+        argv = [cli_path()]
+        if explicit_server:
+            argv += ["--server", binary_path()]
+        argv += [*args, "--", *server_flags, "--data-dir", self.data_dir]
+        return subprocess.run(argv, cwd=self.cwd, env=self.env, capture_output=True, text=True,
+                              timeout=TIMEOUT)
+
+    def file(self, name):
+        return os.path.join(self.cwd, name)
+
+    def read(self, name):
+        with open(self.file(name), "rb") as f:
+            return f.read()
+
+    def outputs(self):
+        return sorted(n for n in os.listdir(self.cwd) if n != "data")
+
+    # --- success ------------------------------------------------------------------------
+    def test_generate_prints_the_text_and_writes_the_preview(self):
+        r = self.cli("generate_image", "prompt=solid red", "session_id=c1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("version 1 of session 'c1'", r.stdout)
+        self.assertIn('"sha256"', r.stdout)  # the text block carries the JSON too
+        self.assertNotIn("imgmcp info", r.stderr, "server logs are quiet by default")
+        self.assertIn("wrote c1-v1-preview.png", r.stderr)
+        self.assertEqual(self.outputs(), ["c1-v1-preview.png"])
+        decoded = pngio.decode_png(self.read("c1-v1-preview.png"))
+        self.assertEqual(decoded[:2], (768, 768))
+        self.assertEqual(pngio.pixel(decoded, 5, 5), (255, 0, 0))
+
+    def test_generate_edit_get_across_processes_share_the_session(self):
+        self.assertEqual(self.cli("generate_image", "prompt=solid red", "session_id=s",
+                                  "inline=none").returncode, 0)
+        r = self.cli("edit_image", "session_id=s", "prompt=invert", "expected_version=1",
+                     "inline=full")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("version 2", r.stdout)
+        self.assertEqual(self.outputs(), ["s-v2.png"])  # full bytes: named after the version
+        data = self.read("s-v2.png")
+        decoded = pngio.decode_png(data)
+        self.assertEqual(decoded[:2], (1024, 1024))
+        self.assertEqual(pngio.pixel(decoded, 100, 100), (0, 255, 255))
+
+        r = self.cli("--json", "get_image", "session_id=s", "inline=none")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        result = json.loads(r.stdout)
+        sc = result["structuredContent"]
+        self.assertEqual(sc["version"], 2)
+        self.assertEqual(sc["sha256"], hashlib.sha256(data).hexdigest())
+        self.assertEqual([h["operation"] for h in sc["history"]], ["generate", "edit"])
+        self.assertEqual(self.outputs(), ["s-v2.png"], "inline none writes no file")
+
+        r = self.cli("reset_session", "session_id=s", "to_version=1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("version 3", r.stdout)
+
+    def test_nested_keys_build_objects_and_out_names_the_file(self):
+        with open(self.file("input.png"), "wb") as f:
+            f.write(pngio.solid_png(40, 20, (10, 20, 30)))
+        r = self.cli("edit_image", "session_id=imp", "prompt=invert", "image.path=input.png",
+                     "inline=full", "--out", "result.png")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        decoded = pngio.decode_png(self.read("result.png"))
+        self.assertEqual(decoded[:2], (40, 20))
+        self.assertEqual(pngio.pixel(decoded, 3, 3), (245, 235, 225))
+        self.assertEqual(self.outputs(), ["input.png", "result.png"])
+
+    def test_json_values_and_quoted_strings(self):
+        # "\"7\"" is the JSON string "7": a prompt that looks like a number stays a string.
+        r = self.cli("--json", "-q", "generate_image", 'prompt="7"', "session_id=j",
+                     "inline=none")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout)["structuredContent"]["prompt"], "7")
+        # A bare 7 is the number 7, which the server rejects for a string field.
+        r = self.cli("generate_image", "prompt=7", "session_id=j")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("prompt", r.stderr)
+
+    def test_default_server_is_the_imgmcp_next_to_the_cli(self):
+        if os.path.dirname(cli_path()) != os.path.dirname(binary_path()):
+            self.skipTest("imgmcp-cli is not in the same directory as imgmcp")
+        r = self.cli("generate_image", "prompt=solid blue", "session_id=d", "inline=none",
+                     explicit_server=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("version 1 of session 'd'", r.stdout)
+
+    # --- errors -------------------------------------------------------------------------
+    def test_tool_error_exits_1_with_the_text_on_stderr(self):
+        self.assertEqual(self.cli("generate_image", "prompt=solid red", "session_id=e",
+                                  "inline=none").returncode, 0)
+        r = self.cli("edit_image", "session_id=e", "prompt=invert", "expected_version=5")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("version conflict", r.stderr)
+        self.assertEqual(r.stdout, "")
+        self.assertEqual(self.outputs(), [])
+
+    def test_protocol_and_usage_errors_exit_2(self):
+        r = self.cli("no_such_tool")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("-32602", r.stderr)
+        for args in (["get_image", "session_id"],           # not key=value
+                     ["--frobnicate", "get_image"],         # unknown flag
+                     [],                                    # no tool
+                     ["get_image", "a=1", "a=2"]):          # key twice
+            r = self.cli(*args)
+            self.assertEqual(r.returncode, 2, args)
+            self.assertIn("imgmcp-cli --help", r.stderr)
+        r = subprocess.run([cli_path(), "--server", os.path.join(self.cwd, "missing"),
+                            "get_image", "session_id=x"], capture_output=True, text=True,
+                           timeout=TIMEOUT, cwd=self.cwd)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("cannot start", r.stderr)
+        # The server refuses its flags and exits before answering.
+        r = self.cli("get_image", "session_id=x", server_flags=("--backend", "bogus"))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--backend", r.stderr)
+
+    def test_a_server_that_never_answers_times_out_with_exit_2(self):
+        script = self.file("silent-server.sh")
+        with open(script, "w") as f:
+            f.write("#!/bin/sh\nexec sleep 60\n")
+        os.chmod(script, 0o755)
+        start = time.monotonic()
+        r = subprocess.run([cli_path(), "--server", script, "--timeout", "1", "get_image",
+                            "session_id=x"], capture_output=True, text=True, timeout=TIMEOUT,
+                           cwd=self.cwd)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("no answer from the server in time", r.stderr)
+        self.assertLess(time.monotonic() - start, 15, "the silent server was not killed")
+
+    def test_help_and_version(self):
+        r = subprocess.run([cli_path(), "--help"], capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertEqual(r.returncode, 0)
+        for words in ("Usage: imgmcp-cli", "key=value", "image.path=", "--out", "--server",
+                      "Exit status", "-- SERVER_FLAGS"):
+            self.assertIn(words, r.stdout)
+        r = subprocess.run([cli_path(), "--version"], capture_output=True, text=True,
+                           timeout=TIMEOUT)
+        self.assertEqual(r.returncode, 0)
+        self.assertRegex(r.stdout, r"^imgmcp-cli \d+\.\d+\.\d+")
+
+
+if __name__ == "__main__":
+    unittest.main()
