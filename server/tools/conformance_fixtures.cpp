@@ -144,6 +144,17 @@ Status RegisterTools(mcp::McpServer& server) {
        [](const Json&, ToolCallContext&) {
          return ToolResult::ErrorText("This tool intentionally returns an error for testing");
        }},
+      {Tool("test_reconnection",
+            "Tests SSE stream disconnection and client reconnection (SEP-1699). Server will "
+            "close the stream mid-call and send the result after client reconnects."),
+       [](const Json&, ToolCallContext& ctx) {
+         // The reference server closes the call's SSE stream here (SEP-1699 polling); the core
+         // gives tools no handle on their stream yet, so the result simply follows the pause.
+         if (!PauseUnlessCancelled(ctx, 2 * kStepDelay)) return ToolResult::ErrorText("cancelled");
+         return ToolResult::Text(
+             "Reconnection test completed successfully. If you received this, the client "
+             "properly reconnected after stream closure.");
+       }},
       {Tool("test_sampling", "Tests server-initiated sampling (LLM completion request)",
             StringArgSchema("prompt", "The prompt to send to the LLM")),
        [](const Json& args, ToolCallContext& ctx) {

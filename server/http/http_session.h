@@ -1,0 +1,121 @@
+// One Streamable HTTP session (one Mcp-Session-Id): the MessageSink of its mcp::Connection. It
+// routes every outgoing message to the HTTP response it belongs to (reference doc §4):
+// - a message related to a request goes to the answer of the POST that carried that request —
+//   as that POST's JSON body when it is the only message, else as an event of its SSE stream;
+// - messages related to no request go to the session's standalone GET stream.
+// Every SSE event gets an id ("<seq>_<stream>", see sse.h) and is kept in a bounded replay buffer,
+// so a client that lost a stream resumes it with GET + Last-Event-ID. A client disconnecting
+// never cancels anything: events keep being recorded until the request finishes.
+//
+// Threading: Send/OnRequestDropped come from any thread (worker pool, HTTP threads); POST/GET
+// handlers call BeginExchange/AwaitAnswer/Resume on their HTTP threads. One mutex guards the
+// routing state; it is never held during network I/O (SseChannel queues the bytes, the
+// connection's own thread writes them) nor while calling into the Connection.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/json.h"
+#include "server/http/sse.h"
+#include "server/mcp/connection.h"
+#include "server/mcp/message_sink.h"
+
+namespace imgmcp::http {
+
+struct SessionOptions {
+  std::chrono::milliseconds sse_retry{1000};   // the priming event's `retry:`
+  size_t replay_max_events = 1024;             // replay buffer bounds (oldest events go first;
+  size_t replay_max_bytes = size_t{16} << 20;  // the newest event is always kept)
+};
+
+class HttpSession final : public mcp::MessageSink {
+ public:
+  // The answer to one POST that carried requests.
+  struct Exchange;
+  struct Answer {
+    std::optional<std::string> json;  // answer with this application/json body, or
+    std::shared_ptr<SseChannel> sse;  // stream this channel as text/event-stream, or
+    bool session_closed = false;      // the session ended first (answer 404)
+  };
+
+  HttpSession(std::string id, SessionOptions options);
+  ~HttpSession() override;  // closes the connection
+  HttpSession(const HttpSession&) = delete;
+  HttpSession& operator=(const HttpSession&) = delete;
+
+  // Set once, right after McpServer::Connect(*this).
+  void Attach(std::shared_ptr<mcp::Connection> connection);
+  const std::string& id() const { return id_; }
+  mcp::Connection& connection() { return *connection_; }
+
+  // --- POST ---------------------------------------------------------------------------------
+  // Registers the requests of one POST body (their ids) before the body goes to the connection.
+  // nullptr when one of the ids belongs to a request still in progress in this session.
+  std::shared_ptr<Exchange> BeginExchange(const std::vector<Json>& request_ids, bool batch);
+  // Blocks until the POST can be answered. With `stream_now` it answers as SSE at once;
+  // otherwise it waits for the first message: the final answer alone → JSON; anything before it
+  // (progress, logs, a server→client request) → SSE.
+  Answer AwaitAnswer(const std::shared_ptr<Exchange>& exchange, bool stream_now);
+
+  // --- GET ----------------------------------------------------------------------------------
+  // A new standalone stream (replacing an older one). nullptr after End().
+  std::shared_ptr<SseChannel> OpenStandaloneStream();
+  // Resumes the stream `last` belongs to: replays its later events still buffered, then keeps
+  // delivering that stream's new events on the returned channel (or ends it when that request
+  // is already over). nullptr after End().
+  std::shared_ptr<SseChannel> Resume(EventId last);
+  // The HTTP response carrying `channel` ended (done, peer gone, or replaced).
+  void Detach(const std::shared_ptr<SseChannel>& channel);
+
+  // Ends the SSE stream of a running request without ending the request (SEP-1699 polling): the
+  // client reconnects with Last-Event-ID and gets the rest. No-op for unknown or finished ones.
+  void CloseRequestStream(const Json& request_id);
+
+  // DELETE, expiry or shutdown: closes the connection (cancelling its calls and pending
+  // server→client requests), ends every stream and wakes waiting POSTs. Idempotent.
+  void End();
+  // An open stream, a POST waiting for its answer, or a call in flight.
+  bool Busy() const;
+
+  // --- mcp::MessageSink -----------------------------------------------------------------------
+  void Send(const Json& message, const std::optional<Json>& related_request_id) override;
+  void OnRequestDropped(const Json& request_id) override;
+
+ private:
+  struct StoredEvent {
+    uint64_t seq;
+    uint64_t stream;
+    std::string frame;
+  };
+
+  // The following require mu_.
+  std::string AppendEventLocked(uint64_t stream, const std::string& json);
+  void FinishExchangeLocked(const std::shared_ptr<Exchange>& exchange);
+
+  const std::string id_;
+  const SessionOptions options_;
+  std::shared_ptr<mcp::Connection> connection_;  // set by Attach, then read-only
+
+  mutable std::mutex mu_;       // guards every field below
+  std::condition_variable cv_;  // an exchange changed state, or the session closed
+  bool closed_ = false;
+  uint64_t next_seq_ = 1;
+  uint64_t next_stream_ = 1;        // 0 is the standalone stream
+  std::deque<StoredEvent> events_;  // the replay buffer, oldest first
+  size_t events_bytes_ = 0;
+  std::map<std::string, std::shared_ptr<Exchange>> by_request_;  // IdKey → unfinished exchange
+  std::map<uint64_t, std::shared_ptr<Exchange>> live_streams_;   // SSE exchanges not finished
+  std::shared_ptr<SseChannel> standalone_;                       // the GET stream, if open
+};
+
+}  // namespace imgmcp::http

