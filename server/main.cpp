@@ -1,15 +1,21 @@
 // imgmcp entry point: flags and environment → wiring → run. No business rules here.
+#include <pthread.h>
+
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/clock.h"
 #include "common/log.h"
 #include "server/app/config.h"
 #include "server/app/wiring.h"
+#include "server/http/http_transport.h"
+#include "server/http/listen_address.h"
 #include "server/mcp/self_check.h"
 #include "server/mcp/server.h"
 #include "server/mcp/stdio_transport.h"
@@ -52,6 +58,13 @@ int main(int argc, char** argv) {
   log::SetMinLevel(level);
   // A client that goes away must not kill us mid-write; the writer sees EPIPE instead.
   std::signal(SIGPIPE, SIG_IGN);
+  // Over HTTP, SIGINT/SIGTERM mean "stop serving": block them before any thread exists so only
+  // the stopper thread below receives them (a worker thread would otherwise die of them).
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  if (config->http_listen) pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   auto backend = app::MakeBackend(*config);
   if (!backend.ok()) return Fail("backend: " + backend.error().message);
@@ -95,6 +108,31 @@ int main(int argc, char** argv) {
     auto summary = mcp::RunSelfCheck(server);
     if (!summary.ok()) return Fail("self-check FAILED: " + summary.error().message);
     log::Info("main", "self-check ok: " + summary.value());
+    return 0;
+  }
+
+  if (config->http_listen) {
+    auto address = http::ParseListenAddress(*config->http_listen);
+    if (!address.ok()) return Fail("--http: " + address.error().message);
+    http::HttpOptions http_options;
+    http_options.host = address->host;
+    http_options.port = address->port;
+    http_options.auth_token = config->auth_token;
+    http_options.max_body_bytes =
+        std::max<size_t>(http_options.max_body_bytes, config->max_image_bytes / 3 * 4 + (1 << 20));
+    http::HttpTransport http_transport(server, http_options);
+    auto port = http_transport.Start();
+    if (!port.ok()) return Fail("--http: " + port.error().message);
+    log::Info("main", "listening on " + http::EndpointUrl(address->host, port.value()));
+    std::thread stopper([&] {
+      int signal_number = 0;
+      sigwait(&stop_signals, &signal_number);
+      http_transport.Stop();
+    });
+    http_transport.Wait();
+    http_transport.Stop();
+    pthread_kill(stopper.native_handle(), SIGTERM);  // wakes sigwait if the listener failed
+    stopper.join();
     return 0;
   }
 

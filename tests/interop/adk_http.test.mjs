@@ -1,0 +1,214 @@
+// Interop: Google ADK JS (@google/adk 2.0.0) MCPToolset with StreamableHTTPConnectionParams
+// against the real binary started as `imgmcp --http 127.0.0.1:0` (port from its stderr line).
+// No LLM and no network beyond 127.0.0.1: the ADK tool objects are called directly. ADK opens a
+// new MCP session for every call, so state must live in the session store, not the MCP session.
+// Skipped (with a message) only while `imgmcp --help` does not mention --http.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Type } from '@google/genai';
+import { MCPToolset, LoadMcpResourceTool } from '@google/adk/tools/mcp';
+
+const bin = process.env.IMGMCP_BIN;
+assert.ok(bin, 'IMGMCP_BIN must point at the imgmcp binary');
+
+const TOOL_NAMES = ['edit_image', 'generate_image', 'get_image', 'reset_session'];
+const CALL_TIMEOUT_MS = 30000;
+
+const help = spawnSync(bin, ['--help'], { encoding: 'utf8', timeout: 10000 }).stdout ?? '';
+const skip = /--http\b/.test(help) ? false : 'imgmcp --help does not mention --http yet';
+
+let dataDir;
+let server;
+let toolset;
+let tools;
+
+// Starts imgmcp over HTTP and resolves with the child and its /mcp URL from the stderr line
+// "imgmcp: listening on http://HOST:PORT/mcp".
+function startServer() {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, ['--http', '127.0.0.1:0', '--backend', 'local', '--data-dir', dataDir],
+      { stdio: ['ignore', 'ignore', 'pipe'], cwd: dataDir });
+    let stderr = '';
+    let done = false;
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`no "listening on" line within 20 s:\n${stderr}`));
+    }, 20000);
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+      const m = /listening on (http:\/\/\S+\/mcp)/.exec(stderr);
+      if (m && !done) {
+        done = true;
+        clearTimeout(timer);
+        resolve({ child, url: m[1] });
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      if (!done) reject(new Error(`imgmcp --http exited (${code}) before listening:\n${stderr}`));
+    });
+  });
+}
+
+// What ADK's runner passes as the tool context; only abortSignal is read by MCPTool.runAsync.
+function toolContext() {
+  return { abortSignal: AbortSignal.timeout(CALL_TIMEOUT_MS) };
+}
+
+async function call(name, args) {
+  const tool = tools.find((t) => t.name === name);
+  assert.ok(tool, `no ADK tool ${name}`);
+  return tool.runAsync({ args, toolContext: toolContext() });
+}
+
+function ok(result) {
+  assert.notEqual(result.isError, true, `tool failed: ${JSON.stringify(result.content)}`);
+  assert.ok(result.structuredContent, 'structuredContent missing');
+  return result.structuredContent;
+}
+
+const blocksOf = (result, type) => result.content.filter((c) => c.type === type);
+const sha256 = (buf) => createHash('sha256').update(buf).digest('hex');
+
+// Every node of a converted Gemini schema has a known type (no TYPE_UNSPECIFIED, no empty {}).
+function assertGeminiTyped(schema, where) {
+  assert.ok(schema && typeof schema === 'object', `${where}: not a schema`);
+  assert.ok(Object.values(Type).includes(schema.type) && schema.type !== Type.TYPE_UNSPECIFIED,
+    `${where}: type ${schema.type}`);
+  for (const [k, v] of Object.entries(schema.properties ?? {})) assertGeminiTyped(v, `${where}.${k}`);
+  if (schema.items) assertGeminiTyped(schema.items, `${where}[]`);
+}
+
+before(async () => {
+  if (skip) return;
+  dataDir = mkdtempSync(join(tmpdir(), 'imgmcp-adk-http-'));
+  const started = await startServer();
+  server = started.child;
+  toolset = new MCPToolset({ type: 'StreamableHTTPConnectionParams', url: started.url });
+  tools = await toolset.getTools();
+});
+
+after(async () => {
+  await toolset?.close();
+  if (server && server.exitCode === null && server.signalCode === null) {
+    const exited = new Promise((resolve) => server.once('exit', resolve));
+    server.kill('SIGTERM');
+    await exited;
+  }
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+test('getTools lists the four tools and their declarations convert to Gemini schemas',
+  { timeout: 60000, skip }, async () => {
+    assert.deepEqual(tools.map((t) => t.name).sort(), TOOL_NAMES);
+    for (const tool of tools) {
+      const decl = tool._getDeclaration();
+      assert.equal(decl.name, tool.name);
+      assert.ok(decl.description.length > 40);
+      assertGeminiTyped(decl.parameters, `${tool.name}.parameters`);
+      assertGeminiTyped(decl.response, `${tool.name}.response`);
+      assert.equal(decl.parameters.type, Type.OBJECT);
+      assert.ok(decl.parameters.required.includes(tool.name === 'generate_image' ? 'prompt' : 'session_id'));
+    }
+    const decl = (name) => tools.find((t) => t.name === name)._getDeclaration();
+    assert.deepEqual(decl('generate_image').parameters.properties.inline.enum, ['preview', 'full', 'none']);
+    assert.ok(decl('generate_image').parameters.properties.aspect_ratio.enum.includes('16:9'));
+    assert.equal(decl('edit_image').parameters.properties.image.type, Type.OBJECT);
+    assert.equal(decl('edit_image').parameters.properties.reference_images.items.type, Type.OBJECT);
+    assert.equal(decl('get_image').parameters.properties.version.type, Type.INTEGER);
+    assert.deepEqual(decl('edit_image').parameters.required, ['session_id', 'prompt']);
+
+    // What an LlmAgent does with the toolset before calling Gemini: every tool declares itself.
+    const llmRequest = { contents: [], config: {}, toolsDict: {} };
+    for (const tool of tools) await tool.processLlmRequest({ toolContext: {}, llmRequest });
+    const declared = llmRequest.config.tools.flatMap((t) => t.functionDeclarations);
+    assert.deepEqual(declared.map((d) => d.name).sort(), TOOL_NAMES);
+    JSON.parse(JSON.stringify(llmRequest.config));  // plain data, ready for the wire
+  });
+
+test('generate, edit and get_image in separate MCP sessions share the image session',
+  { timeout: 90000, skip }, async () => {
+    const gen = await call('generate_image', { prompt: 'solid red', session_id: 'adk1', inline: 'none' });
+    const v1 = ok(gen);
+    assert.deepEqual([v1.session_id, v1.version, v1.backend], ['adk1', 1, 'local']);
+    assert.deepEqual(blocksOf(gen, 'image'), []);
+    assert.equal(blocksOf(gen, 'resource_link')[0].uri, 'imgmcp://sessions/adk1/versions/1');
+    // ADK hands this whole object to Gemini as the function response: with inline "none" it is
+    // a few hundred bytes of text, not megabytes of base64.
+    assert.ok(JSON.stringify(gen).length < 8192, `result is ${JSON.stringify(gen).length} chars`);
+    assert.deepEqual(toolset.mcpSessionManager.getActiveSessions(), [], 'ADK closed its client');
+
+    const v2 = ok(await call('edit_image', { session_id: 'adk1', prompt: 'invert', inline: 'none' }));
+    assert.deepEqual([v2.version, v2.parent_version, v2.operation], [2, 1, 'edit']);
+    assert.notEqual(v2.sha256, v1.sha256);
+
+    const got = ok(await call('get_image', { session_id: 'adk1', inline: 'none' }));
+    assert.equal(got.version, 2);
+    assert.equal(got.sha256, v2.sha256);
+    assert.deepEqual(got.history.map((h) => [h.version, h.operation, h.prompt]),
+      [[1, 'generate', 'solid red'], [2, 'edit', 'invert']]);
+
+    const first = await call('get_image', { session_id: 'adk1', version: 1, inline: 'full' });
+    assert.equal(ok(first).sha256, v1.sha256);
+    assert.equal(sha256(Buffer.from(blocksOf(first, 'image')[0].data, 'base64')), v1.sha256);
+
+    const reverted = ok(await call('reset_session', { session_id: 'adk1', to_version: 1 }));
+    assert.deepEqual([reverted.version, reverted.sha256], [3, v1.sha256]);
+    const cleared = ok(await call('reset_session', { session_id: 'adk1' }));
+    assert.equal(cleared.version, 0);
+    assert.equal(ok(await call('get_image', { session_id: 'adk1', inline: 'none' })).version, 0);
+  });
+
+test('the default result carries a small preview image', { timeout: 60000, skip }, async () => {
+  const result = await call('generate_image', { prompt: 'a teal sky over orange hills', session_id: 'adk-preview' });
+  const sc = ok(result);
+  const [image] = blocksOf(result, 'image');
+  assert.ok(image, 'preview image block missing');
+  assert.match(image.mimeType, /^image\/(png|jpeg)$/);
+  const bytes = Buffer.from(image.data, 'base64');
+  assert.ok(bytes.length <= 600 * 1024, `preview is ${bytes.length} bytes`);
+  assert.equal(sc.version, 1);
+});
+
+test('a bad argument is an isError result that names the field', { timeout: 60000, skip }, async () => {
+  const result = await call('edit_image', { session_id: 'adk1', prompt: 'invert', inline: 'huge' });
+  assert.equal(result.isError, true);
+  assert.match(result.content[0].text, /inline/);
+  const empty = await call('edit_image', { session_id: 'adk-empty', prompt: 'invert', inline: 'none' });
+  assert.equal(empty.isError, true, 'editing a session without an image must fail');
+});
+
+test('resources: ADK lists, reads and loads a session image for Gemini', { timeout: 90000, skip }, async () => {
+  const v1 = ok(await call('generate_image', { prompt: 'solid blue', session_id: 'adk2', inline: 'none' }));
+  const names = await toolset.listResources();
+  assert.ok(names.includes('adk2 v1'), `resource names: ${names}`);
+  assert.ok(names.includes('adk2'), `manifest missing from ${names}`);
+
+  const contents = await toolset.readResource('adk2 v1');
+  assert.equal(contents[0].uri, 'imgmcp://sessions/adk2/versions/1');
+  assert.equal(contents[0].mimeType, 'image/png');
+  assert.equal(sha256(Buffer.from(contents[0].blob, 'base64')), v1.sha256);
+  const manifest = JSON.parse((await toolset.readResource('adk2'))[0].text);
+  assert.deepEqual([manifest.session_id, manifest.current_version], ['adk2', 1]);
+  assert.deepEqual(manifest.versions.map((v) => v.sha256), [v1.sha256]);
+
+  // The model asked for the image with load_mcp_resource; on the next turn ADK inlines it.
+  const loader = new LoadMcpResourceTool(toolset);
+  const args = { resource_names: ['adk2 v1'] };
+  const response = await loader.runAsync({ args, toolContext: toolContext() });
+  const llmRequest = {
+    contents: [{ role: 'user', parts: [{ functionResponse: { name: 'load_mcp_resource', response } }] }],
+    config: {},
+    toolsDict: {},
+  };
+  await loader.processLlmRequest({ toolContext: {}, llmRequest });
+  assert.match(llmRequest.config.systemInstruction, /adk2 v1/);
+  const part = llmRequest.contents.at(-1).parts[1];
+  assert.equal(part.inlineData.mimeType, 'image/png');
+  assert.equal(sha256(Buffer.from(part.inlineData.data, 'base64')), v1.sha256);
+});
