@@ -1,7 +1,11 @@
 #include "gemini_client/wire_format.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
+#include <cstring>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -45,6 +49,100 @@ std::string StringField(const Json& obj, const char* camel, const char* snake = 
   const Json* v = Field(obj, camel, snake);
   return v != nullptr && v->is_string() ? v->get<std::string>() : std::string();
 }
+
+// A response body parsed with its big base64 strings lifted out. A Gemini answer is one
+// multi-megabyte base64 image plus a few hundred bytes of structure; nlohmann's lexer runs at
+// ~100 MB/s and would spend tens of milliseconds copying the image into the DOM. A plain scan
+// (~GB/s) moves every long string made only of base64 characters out of the text first, so
+// nlohmann parses just the skeleton and the image is decoded straight from the body. Such a
+// string needs no unescaping, so its value is exactly the span; the token structure is
+// unchanged, so a body is valid JSON exactly when its skeleton is.
+class LiftedJson {
+ public:
+  explicit LiftedJson(std::string_view body) {
+    // The placeholder starts with U+0000; a body that spells \u0000 anywhere keeps every string
+    // in the DOM, so a placeholder can never be mistaken for text the server sent.
+    const bool may_lift =
+        body.size() >= kMinLifted && body.find("\\u0000") == std::string_view::npos;
+    std::string skeleton;
+    size_t copied = 0;  // body[copied, ...) is not yet in the skeleton
+    size_t i = 0;
+    while (may_lift) {
+      const void* q = std::memchr(body.data() + i, '"', body.size() - i);
+      if (q == nullptr) break;
+      const size_t open = static_cast<const char*>(q) - body.data();
+      size_t j = open + 1;
+      bool plain = true;
+      while (j < body.size()) {
+        const auto c = static_cast<unsigned char>(body[j]);
+        if (c == '"') break;
+        if (c == '\\') {
+          plain = false;
+          j += 2;
+          continue;
+        }
+        plain = plain && kBase64Chars[c];
+        ++j;
+      }
+      if (j >= body.size()) break;  // unterminated: the parser reports it
+      if (plain && j - open - 1 >= kMinLifted) {
+        if (skeleton.empty()) skeleton.reserve(std::min<size_t>(body.size(), 64 * 1024));
+        skeleton.append(body.substr(copied, open - copied));
+        skeleton += "\"\\u0000";
+        skeleton += kPlaceholderTag;
+        skeleton += std::to_string(lifted_.size());
+        skeleton += '"';
+        lifted_.push_back(body.substr(open + 1, j - open - 1));
+        copied = j + 1;
+      }
+      i = j + 1;
+    }
+    if (lifted_.empty()) {
+      doc_ = ParseJsonBody(body);
+    } else {
+      skeleton.append(body.substr(copied));
+      doc_ = ParseJsonBody(skeleton);
+    }
+  }
+
+  const Json& doc() const { return doc_; }
+
+  // The value of a string node (a lifted one restored); nullopt when `v` is not a string.
+  std::optional<std::string_view> String(const Json* v) const {
+    if (v == nullptr || !v->is_string()) return std::nullopt;
+    const std::string& s = v->get_ref<const std::string&>();
+    const std::string_view tag(kPlaceholderTag);
+    if (!lifted_.empty() && s.size() > tag.size() + 1 && s[0] == '\0' &&
+        std::string_view(s).substr(1, tag.size()) == tag) {
+      size_t index = 0;
+      const char* first = s.data() + 1 + tag.size();
+      const char* last = s.data() + s.size();
+      auto [end, ec] = std::from_chars(first, last, index);
+      if (ec == std::errc() && end == last && index < lifted_.size()) return lifted_[index];
+    }
+    return std::string_view(s);
+  }
+
+  std::string StringField(const Json& obj, const char* camel, const char* snake = nullptr) const {
+    auto v = String(Field(obj, camel, snake));
+    return v ? std::string(*v) : std::string();
+  }
+
+ private:
+  static constexpr size_t kMinLifted = 4096;
+  static constexpr char kPlaceholderTag[] = "imgmcp-lifted:";
+  static constexpr std::array<bool, 256> kBase64Chars = [] {
+    std::array<bool, 256> t{};
+    for (int c = 'A'; c <= 'Z'; ++c) t[c] = true;
+    for (int c = 'a'; c <= 'z'; ++c) t[c] = true;
+    for (int c = '0'; c <= '9'; ++c) t[c] = true;
+    for (char c : {'+', '/', '-', '_', '='}) t[static_cast<unsigned char>(c)] = true;
+    return t;
+  }();
+
+  Json doc_;
+  std::vector<std::string_view> lifted_;  // spans of the caller's body
+};
 
 std::string JsonQuote(std::string_view text) {
   return Json(std::string(text)).dump(-1, ' ', false, Json::error_handler_t::replace);
@@ -307,7 +405,8 @@ Result<BackendImage> ParseGenerateResponse(int http_status, std::string_view bod
   if (info != nullptr) info->failure.http_status = http_status;
   if (http_status != 200) return HttpError(http_status, body, info);
 
-  const Json doc = ParseJsonBody(body);
+  const LiftedJson parsed(body);
+  const Json& doc = parsed.doc();
   if (!doc.is_object()) {
     SetFailure(info, FailureKind::kRetryOnce);
     return MakeError(ErrorCode::kUnavailable,
@@ -322,11 +421,12 @@ Result<BackendImage> ParseGenerateResponse(int http_status, std::string_view bod
       candidates != nullptr && candidates->is_array() && !candidates->empty();
   if (!has_candidates) {
     const Json* feedback = Field(doc, "promptFeedback", "prompt_feedback");
-    const std::string block = feedback ? StringField(*feedback, "blockReason", "block_reason") : "";
+    const std::string block =
+        feedback ? parsed.StringField(*feedback, "blockReason", "block_reason") : "";
     if (!block.empty()) {
       SetFailure(info, FailureKind::kTerminal);
       std::string detail =
-          Tidy(StringField(*feedback, "blockReasonMessage", "block_reason_message"));
+          Tidy(parsed.StringField(*feedback, "blockReasonMessage", "block_reason_message"));
       return MakeError(ErrorCode::kFailedPrecondition,
                        "prompt blocked by Gemini (" + Tidy(block) + ")" +
                            (detail.empty() ? "" : ": " + detail) +
@@ -339,9 +439,9 @@ Result<BackendImage> ParseGenerateResponse(int http_status, std::string_view bod
   }
 
   const Json& candidate = (*candidates)[0];
-  const std::string finish = StringField(candidate, "finishReason", "finish_reason");
+  const std::string finish = parsed.StringField(candidate, "finishReason", "finish_reason");
   const std::string finish_message =
-      Tidy(StringField(candidate, "finishMessage", "finish_message"));
+      Tidy(parsed.StringField(candidate, "finishMessage", "finish_message"));
   if (info != nullptr) info->finish_reason = finish;
 
   // Walk every part: thought parts are interim reasoning (text or draft images), never the answer.
@@ -353,10 +453,9 @@ Result<BackendImage> ParseGenerateResponse(int http_status, std::string_view bod
     for (const Json& part : *parts) {
       const Json* thought = Field(part, "thought");
       if (thought != nullptr && thought->is_boolean() && thought->get<bool>()) continue;
-      const Json* t = Field(part, "text");
-      if (t != nullptr && t->is_string()) {
+      if (auto t = parsed.String(Field(part, "text"))) {
         if (!text.empty()) text += '\n';
-        text += t->get<std::string>();
+        text += *t;
       }
       const Json* inline_data = Field(part, "inlineData", "inline_data");
       if (inline_data != nullptr && inline_data->is_object()) image_part = inline_data;
@@ -402,14 +501,14 @@ Result<BackendImage> ParseGenerateResponse(int http_status, std::string_view bod
                                                   ", no image, no text). Retrying may help.");
   }
 
-  const Json* data = Field(*image_part, "data");
-  const std::string label = Tidy(StringField(*image_part, "mimeType", "mime_type"));
-  if (data == nullptr || !data->is_string() || data->get_ref<const std::string&>().empty()) {
+  const std::optional<std::string_view> data = parsed.String(Field(*image_part, "data"));
+  const std::string label = Tidy(parsed.StringField(*image_part, "mimeType", "mime_type"));
+  if (!data || data->empty()) {
     SetFailure(info, FailureKind::kRetryOnce);
     return MakeError(ErrorCode::kUnavailable,
                      "Gemini returned an image part without data. Retrying may help.");
   }
-  auto bytes = Base64Decode(data->get_ref<const std::string&>());
+  auto bytes = Base64Decode(*data);
   if (!bytes.ok()) {
     SetFailure(info, FailureKind::kRetryOnce);
     return MakeError(ErrorCode::kUnavailable,

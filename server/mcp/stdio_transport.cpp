@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "server/mcp/connection.h"
 #include "server/mcp/json_rpc.h"
+#include "server/mcp/json_writer.h"
 #include "server/mcp/line_reader.h"
 #include "server/mcp/server.h"
 
@@ -68,8 +69,9 @@ bool StdioTransport::Run() {
 }
 
 void StdioTransport::Send(const Json& message, const std::optional<Json>& related_request_id) {
-  // Serialise outside the lock; invalid UTF-8 from a tool is replaced rather than thrown.
-  const std::string text = message.dump(-1, ' ', false, Json::error_handler_t::replace);
+  // Serialise outside the lock; invalid UTF-8 from a tool is replaced rather than thrown. The
+  // writer copies a full-size image's base64 verbatim instead of escaping it byte by byte.
+  const std::string text = DumpCompactJson(message);
   WriteLine(text);
 }
 

@@ -343,3 +343,37 @@ TEST(WireFormat, AspectRatios) {
 
 }  // namespace
 }  // namespace imgmcp::gemini
+
+namespace imgmcp::gemini {
+namespace {
+
+// The parser moves long base64 strings out of the way before building the JSON DOM; these check
+// that it never changes what a response means.
+TEST(WireFormatFastPath, LongBase64LookingTextAndSignaturesSurvive) {
+  const std::string png = testing::SolidPng(300, 200, 1, 2, 3);
+  const std::string b64_text(50000, 'Q');  // a long text part made only of base64 characters
+  const std::string parts =
+      Json{{"text", b64_text}, {"thoughtSignature", std::string(40000, 'S')}}.dump() + "," +
+      ImagePart(png, "image/png");
+  ResponseInfo info;
+  auto image = ParseGenerateResponse(200, Candidate(parts), &info);
+  ASSERT_TRUE(image.ok()) << image.error().message;
+  EXPECT_EQ(image->bytes, png);
+  EXPECT_EQ(image->text, b64_text);
+}
+
+TEST(WireFormatFastPath, NulEscapesAndTruncationAreHandled) {
+  const std::string png = testing::SolidPng(64, 64, 9, 9, 9);
+  const std::string with_nul =
+      Json{{"text", std::string("a\0b", 3)}}.dump() + "," + ImagePart(png, "image/png");
+  auto image = ParseGenerateResponse(200, Candidate(with_nul), nullptr);
+  ASSERT_TRUE(image.ok()) << image.error().message;
+  EXPECT_EQ(image->bytes, png);
+  EXPECT_EQ(image->text, std::string("a\0b", 3));
+  const std::string body = Candidate(ImagePart(png, "image/png"));
+  auto cut = ParseGenerateResponse(200, body.substr(0, body.size() / 2), nullptr);
+  EXPECT_FALSE(cut.ok());
+}
+
+}  // namespace
+}  // namespace imgmcp::gemini

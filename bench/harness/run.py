@@ -1,0 +1,937 @@
+#!/usr/bin/env python3
+"""imgmcp vs the npm peers vs the physical floor, in one run on one machine (issue 8).
+
+One MCP client (this file, Python stdlib, newline-delimited JSON-RPC over stdio) drives every
+server. All Gemini traffic goes to tests/fake_gemini, which answers with a fixed image generated
+here at run time. Prints one markdown table and writes it to bench/RESULTS.md. It reports; it never
+fails on a number (exit status is non-zero only when the harness itself cannot run).
+
+Usage: bench/harness/run.py --imgmcp BIN --fake-gemini BIN [--out bench/RESULTS.md] [--quick]
+"""
+
+import argparse
+import base64
+import http.client
+import json
+import os
+import platform
+import queue
+import random
+import shutil
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BENCH = os.path.dirname(HERE)
+NODE_MODULES = os.path.join(BENCH, "node_modules")
+PROTOCOL = "2025-06-18"
+FAKE_KEY = "bench-fake-key"
+
+
+# ---- images (deterministic, generated per run; nothing big is committed) ----------------------
+
+def png_bytes(width, height, rows, level=1):
+    """Encodes RGB rows (bytes, 3*width each) as a PNG; filter 0 on every row."""
+    def chunk(tag, data):
+        return (struct.pack(">I", len(data)) + tag + data +
+                struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF))
+    raw = b"".join(b"\x00" + r for r in rows)
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(raw, level)) +
+            chunk(b"IEND", b""))
+
+
+def noisy_png(width, height, seed):
+    """Pure noise: compresses to about width*height*3 bytes (a ~2.8 MB answer at 1024x912)."""
+    rng = random.Random(seed)
+    return png_bytes(width, height, [rng.randbytes(width * 3) for _ in range(height)])
+
+
+def textured_png(width, height, seed):
+    """A gradient with low-amplitude noise: a realistic-size photo-like PNG to preview."""
+    rng = random.Random(seed)
+    rows = []
+    low_bits = bytes(b & 0x03 for b in range(256))
+    for y in range(height):
+        base = bytes(((x * 255 // width) if c == 0 else (y * 255 // height) if c == 1 else 128)
+                     & 0xFC for x in range(width) for c in range(3)) if y % 64 == 0 else base
+        noise = rng.randbytes(width * 3).translate(low_bits)
+        rows.append((int.from_bytes(base, "big") | int.from_bytes(noise, "big"))
+                    .to_bytes(width * 3, "big"))
+    return png_bytes(width, height, rows, level=6)
+
+
+def small_png():
+    return png_bytes(64, 64, [bytes(v for x in range(64) for v in ((x * 4) & 255, (y * 4) & 255, 90))
+                              for y in range(64)])
+
+
+# ---- processes ------------------------------------------------------------------------------
+
+def rss_kb(pid):
+    """Resident set of a process and its children (Node peers may fork nothing, but be fair)."""
+    total = 0
+    pids = [pid]
+    try:
+        out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True,
+                             text=True).stdout
+        pids += [int(p) for p in out.split()]
+    except OSError:
+        pass
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
+class FakeGemini:
+    def __init__(self, binary, image_file, workdir):
+        self.log = open(os.path.join(workdir, "fake_gemini.log"), "wb")
+        self.proc = subprocess.Popen([binary, "--port", "0", "--fixed-image-file", image_file],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.log)
+        line = self.proc.stdout.readline().decode()
+        if "listening on" not in line:
+            raise RuntimeError("fake_gemini did not start: " + line)
+        self.hostport = line.strip().rsplit(" ", 1)[1]
+        self.url = "http://" + self.hostport
+
+    def configure(self, **fields):
+        host, port = self.hostport.split(":")
+        conn = http.client.HTTPConnection(host, int(port), timeout=10)
+        conn.request("POST", "/_fake/config", json.dumps(fields),
+                     {"Content-Type": "application/json"})
+        resp = conn.getresponse()
+        body = resp.read()
+        conn.close()
+        if resp.status != 200:
+            raise RuntimeError(f"fake config {fields}: {resp.status} {body[:200]!r}")
+
+    def raw_generate_ms(self):
+        """One generateContent straight to the fake: its own share of every server's P1."""
+        host, port = self.hostport.split(":")
+        conn = http.client.HTTPConnection(host, int(port), timeout=30)
+        body = json.dumps({"contents": [{"role": "user", "parts": [{"text": "a cat"}]}]})
+        t0 = time.perf_counter()
+        conn.request("POST", "/v1beta/models/gemini-2.5-flash-image:generateContent", body,
+                     {"Content-Type": "application/json", "x-goog-api-key": FAKE_KEY})
+        data = conn.getresponse().read()
+        dt = (time.perf_counter() - t0) * 1000
+        conn.close()
+        return dt, len(data)
+
+    def close(self):
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(5)
+        except Exception:  # noqa: BLE001 - best effort teardown
+            self.proc.kill()
+        self.log.close()
+
+
+def read_lines(fd):
+    """Yields complete lines from a pipe, scanning only new bytes for newlines."""
+    parts = []
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return
+        start = 0
+        while True:
+            k = chunk.find(b"\n", start)
+            if k < 0:
+                break
+            parts.append(chunk[start:k + 1])
+            yield parts[0] if len(parts) == 1 else b"".join(parts)
+            parts = []
+            start = k + 1
+        if start < len(chunk):
+            parts.append(chunk[start:])
+
+
+def widen_pipe(f):
+    """A 1 MiB pipe (Linux) so a multi-MB answer is not paced by 64 KiB wake-ups; same for all."""
+    try:
+        import fcntl
+        fcntl.fcntl(f.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)
+    except (OSError, AttributeError, ImportError):
+        pass
+
+
+class LatencyProxy:
+    """Forwards to fake_gemini after a fixed delay, with a thread per request.
+
+    fake_gemini's own --latency-ms sleeps inside cpp-httplib's default pool of 8 threads, so 32
+    concurrent sessions would measure the fake's pool, not the server under test. This shim adds
+    the 200 ms of P5 in front of the fake (which then answers at once) with no such limit.
+    """
+
+    def __init__(self, target_hostport, delay_s):
+        import http.server
+        host, port = target_hostport.split(":")
+        delay = delay_s
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self):  # noqa: N802 - http.server's naming
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                time.sleep(delay)
+                conn = http.client.HTTPConnection(host, int(port), timeout=60)
+                headers = {k: v for k, v in self.headers.items()
+                           if k.lower() in ("content-type", "x-goog-api-key")}
+                conn.request("POST", self.path, body, headers)
+                resp = conn.getresponse()
+                data = resp.read()
+                conn.close()
+                self.send_response(resp.status)
+                self.send_header("Content-Type", resp.getheader("Content-Type", "application/json"))
+                self.send_header("Content-Length", str(len(data)))
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.wfile.write(data)
+                self.close_connection = True
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class McpError(Exception):
+    pass
+
+
+class StdioClient:
+    """Newline-delimited JSON-RPC over a child's stdin/stdout; a reader thread routes answers.
+
+    Timing stops when the answer's full line has arrived (JSON decoding happens after), so the
+    client's own parse cost is the same for every server and not charged to any.
+    """
+
+    def __init__(self, argv, env, cwd, stderr_path):
+        self.stderr = open(stderr_path, "wb")
+        self.t_spawn = time.perf_counter()
+        self.proc = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.stderr, bufsize=0)
+        widen_pipe(self.proc.stdout)
+        self.next_id = 0
+        self.lock = threading.Lock()
+        self.waiters = {}
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _lines(self):
+        return read_lines(self.proc.stdout.fileno())
+
+    def _read(self):
+        for line in self._lines():
+            t = time.perf_counter()
+            # Cheap id extraction without decoding a multi-MB line: ids are small ints here.
+            msg_id = None
+            head = line[:64]
+            k = head.find(b'"id":')
+            if k >= 0:
+                j = k + 5
+                e = j
+                while e < len(head) and head[e:e + 1].isdigit():
+                    e += 1
+                if e > j:
+                    msg_id = int(head[j:e])
+            if msg_id is None and b'"method"' not in line[:200]:
+                try:
+                    msg_id = json.loads(line).get("id")
+                except ValueError:
+                    msg_id = None
+            if msg_id is None:
+                continue  # a notification
+            with self.lock:
+                q = self.waiters.pop(msg_id, None)
+            if q is not None:
+                q.put((t, line))
+        with self.lock:
+            for q in self.waiters.values():
+                q.put((time.perf_counter(), None))
+            self.waiters.clear()
+
+    def send(self, msg):
+        self.proc.stdin.write((json.dumps(msg) + "\n").encode())
+
+    def request(self, method, params, timeout=120):
+        """Returns (milliseconds, raw line bytes, decoded message)."""
+        q = queue.Queue()
+        with self.lock:
+            self.next_id += 1
+            msg_id = self.next_id
+            self.waiters[msg_id] = q
+        data = (json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+                + "\n").encode()
+        t0 = time.perf_counter()
+        self.proc.stdin.write(data)
+        try:
+            t1, line = q.get(timeout=timeout)
+        except queue.Empty:
+            raise McpError(f"{method}: no answer within {timeout}s")
+        if line is None:
+            raise McpError(f"{method}: server exited (code {self.proc.poll()})")
+        msg = json.loads(line)
+        if "error" in msg:
+            raise McpError(f"{method}: {json.dumps(msg['error'])[:300]}")
+        return (t1 - t0) * 1000, line, msg
+
+    def initialize(self):
+        ms, _, msg = self.request("initialize", {
+            "protocolVersion": PROTOCOL, "capabilities": {},
+            "clientInfo": {"name": "imgmcp-bench", "version": "1"}}, timeout=60)
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return ms, msg
+
+    def call(self, tool, args, timeout=120):
+        ms, line, msg = self.request("tools/call", {"name": tool, "arguments": args}, timeout)
+        result = msg.get("result", {})
+        if result.get("isError"):
+            text = " ".join(c.get("text", "") for c in result.get("content", []))
+            raise McpError(f"{tool}: isError: {text[:300]}")
+        return ms, line, result
+
+    def rss_kb(self):
+        return rss_kb(self.proc.pid)
+
+    def close(self):
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(10)
+        except Exception:  # noqa: BLE001
+            self.proc.kill()
+            self.proc.wait()
+        self.stderr.close()
+
+    def stderr_tail(self, path):
+        try:
+            with open(path, "rb") as f:
+                return f.read()[-400:].decode(errors="replace").strip().replace("\n", " | ")
+        except OSError:
+            return ""
+
+
+# ---- servers --------------------------------------------------------------------------------
+
+class Server:
+    """How to start one MCP server and call its generate/edit tools."""
+
+    def __init__(self, name, argv, env, generate, edit=None, small=None, note=""):
+        self.name, self.argv, self.env = name, argv, env
+        self.generate = generate  # (mode) -> (tool, args); mode in {"full", "preview", "none"}
+        self.edit = edit          # (session, i) -> (tool, args) or None
+        self.small = small        # a cheap read-only call: (tool, args) or None
+        self.note = note
+        self.error = None
+
+
+def node_peer(package, script):
+    return ["node", os.path.join(NODE_MODULES, package, "dist", script)]
+
+
+def make_servers(args, fake, workdir):
+    base_env = {k: v for k, v in os.environ.items()
+                if not k.startswith(("GEMINI", "GOOGLE", "IMGMCP", "IMAGE_"))}
+    base_env.update({"GEMINI_API_KEY": FAKE_KEY, "GOOGLE_GEMINI_BASE_URL": fake.url,
+                     "GEMINI_BASE_URL": fake.url})
+    out = []
+
+    def imgmcp_env():
+        return dict(base_env)
+
+    out.append(Server(
+        "imgmcp",
+        [args.imgmcp, "--backend", "gemini", "--log-level", "warning",
+         "--gemini-base-url", fake.url, "--data-dir", os.path.join(workdir, "imgmcp-data")],
+        imgmcp_env(),
+        generate=lambda mode: ("generate_image", {"prompt": "a lighthouse at dusk",
+                                                  "session_id": "p1", "inline": mode}),
+        edit=lambda s, i: ("edit_image", {"session_id": s, "prompt": f"brighter {i}",
+                                          "inline": "none"}),
+        small=("get_image", {"session_id": "small", "inline": "none",
+                             "include_history": False})))
+    t2i_env = dict(base_env, IMAGE_OUTPUT_DIR=os.path.join(workdir, "t2i-out"))
+    out.append(Server(
+        "text2image-mcp@2.4.0", node_peer("text2image-mcp", "index.js"), t2i_env,
+        generate=lambda mode: ("generate_image", {"prompt": "a lighthouse at dusk"}),
+        small=("get_last_image_info", {}),
+        note="returns the full image always (no preview)"))
+    out.append(Server(
+        "nano-banana-mcp@1.0.3", node_peer("nano-banana-mcp", "index.js"), dict(base_env),
+        generate=lambda mode: ("generate_image", {"prompt": "a lighthouse at dusk"}),
+        note="returns the full image always (no preview)"))
+    mi_env = dict(base_env, IMAGE_OUTPUT_DIR=os.path.join(workdir, "mcp-image-out"),
+                  SKIP_PROMPT_ENHANCEMENT="true")
+    out.append(Server(
+        "mcp-image@0.14.0", node_peer("mcp-image", "index.js"), mi_env,
+        generate=lambda mode: ("generate_image", {"prompt": "a lighthouse at dusk"}),
+        note="returns a file link only, never image bytes"))
+    return out
+
+
+def start(server, workdir, tag):
+    cwd = os.path.join(workdir, "cwd-" + tag)
+    os.makedirs(cwd, exist_ok=True)
+    err = os.path.join(workdir, tag + ".stderr")
+    client = StdioClient(server.argv, server.env, cwd, err)
+    client.err_path = err
+    return client
+
+
+def safe_tag(name):
+    return "".join(c if c.isalnum() else "_" for c in name)
+
+
+# ---- measurements ---------------------------------------------------------------------------
+
+def pct(values, p):
+    s = sorted(values)
+    if not s:
+        return float("nan")
+    k = (len(s) - 1) * p
+    lo, hi = int(k), min(int(k) + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+def image_bytes_in(result):
+    """Decoded size of the image blocks in a tool result (what the agent actually receives)."""
+    n = 0
+    for c in result.get("content", []):
+        if c.get("type") == "image":
+            n += len(c.get("data", "")) * 3 // 4
+    return n
+
+
+def measure_calls(server, workdir, fake, image_file, mode, n, tag):
+    """Median/p95 of n generate calls (after one warm-up) on one running server."""
+    fake.configure(fixed_image_file=image_file, latency_ms=0)
+    client = start(server, workdir, tag)
+    try:
+        client.initialize()
+        tool, args = server.generate(mode)
+        client.call(tool, args)  # warm-up: first Gemini connection, JIT, directories
+        times, sizes, img = [], [], 0
+        for _ in range(n):
+            ms, line, result = client.call(tool, args)
+            times.append(ms)
+            sizes.append(len(line))
+            img = image_bytes_in(result)
+        return {"median": statistics.median(times), "p95": pct(times, 0.95),
+                "line_bytes": statistics.median(sizes), "image_bytes": img}
+    except Exception as e:  # noqa: BLE001 - reported in the table, not raised
+        return {"error": f"{e}; stderr: {client.stderr_tail(client.err_path)}"}
+    finally:
+        client.close()
+
+
+FLOOR_SRC = r"""
+import base64, sys
+data = open(sys.argv[1], "rb").read()
+out = sys.stdout.buffer
+for line in sys.stdin.buffer:
+    # What any server must at least do per call: base64 the bytes and write one JSON-RPC line.
+    out.write(b'{"jsonrpc":"2.0","id":' + line.strip() + b',"result":{"content":[{"type":"image","data":"'
+              + base64.b64encode(data) + b'","mimeType":"image/png"}]}}\n')
+    out.flush()
+"""
+
+
+def measure_floor(image_file, n):
+    """P1-floor: a minimal program that base64-encodes the bytes and writes them through a pipe."""
+    proc = subprocess.Popen([sys.executable, "-c", FLOOR_SRC, image_file], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, bufsize=0)
+    widen_pipe(proc.stdout)
+    lines = read_lines(proc.stdout.fileno())
+    times, size = [], 0
+    for i in range(n + 1):
+        t0 = time.perf_counter()
+        proc.stdin.write(f"{i}\n".encode())
+        line = next(lines)
+        dt = (time.perf_counter() - t0) * 1000
+        size = len(line)
+        if i > 0:
+            times.append(dt)
+    proc.stdin.close()
+    proc.wait()
+    return {"median": statistics.median(times), "p95": pct(times, 0.95), "line_bytes": size}
+
+
+def measure_cold_start(server, workdir, runs, tag):
+    times = []
+    try:
+        for i in range(runs):
+            client = start(server, workdir, f"{tag}-cold{i}")
+            try:
+                client.initialize()
+                times.append((time.perf_counter() - client.t_spawn) * 1000)
+            finally:
+                client.close()
+        return {"median": statistics.median(times), "p95": pct(times, 0.95)}
+    except Exception as e:  # noqa: BLE001
+        return {"error": str(e)}
+
+
+def measure_rss(server, workdir, fake, small_file, versions, tag):
+    """Idle RSS after initialize, then RSS after `versions` committed images."""
+    fake.configure(fixed_image_file=small_file, latency_ms=0)
+    client = start(server, workdir, tag)
+    try:
+        client.initialize()
+        time.sleep(0.3)  # let a Node peer finish its lazy start-up work
+        idle = client.rss_kb()
+        t0 = time.perf_counter()
+        if server.edit is not None:
+            tool, args = server.generate("none")
+            client.call(tool, dict(args, session_id="rss"))
+            for i in range(versions - 1):
+                tool, args = server.edit("rss", i)
+                client.call(tool, args)
+        else:
+            for i in range(versions):
+                tool, args = server.generate("none")
+                client.call(tool, args)
+        wall = time.perf_counter() - t0
+        return {"idle": idle, "after": client.rss_kb(), "wall": wall}
+    except Exception as e:  # noqa: BLE001
+        return {"error": f"{e}; stderr: {client.stderr_tail(client.err_path)}"}
+    finally:
+        client.close()
+
+
+def measure_sessions(server, workdir, fake, small_file, sessions, edits, tag):
+    """Wall time of `sessions` clients each doing `edits` sequential edits over one connection,
+    every Gemini call taking 200 ms (LatencyProxy)."""
+    fake.configure(fixed_image_file=small_file, latency_ms=0)
+    proxy = LatencyProxy(fake.hostport, 0.2)
+    argv = [proxy.url if a == fake.url else a for a in server.argv]
+    env = dict(server.env, GEMINI_BASE_URL=proxy.url, GOOGLE_GEMINI_BASE_URL=proxy.url)
+    client = start(Server(server.name, argv, env, server.generate, server.edit), workdir, tag)
+    try:
+        client.initialize()
+        for s in range(sessions):
+            tool, args = server.generate("none")
+            client.call(tool, dict(args, session_id=f"s{s}"))
+        errors = []
+
+        def worker(s):
+            try:
+                for i in range(edits):
+                    tool, args = server.edit(f"s{s}", i)
+                    client.call(tool, args)
+            except Exception as e:  # noqa: BLE001
+                errors.append(str(e))
+
+        t0 = time.perf_counter()
+        threads = [threading.Thread(target=worker, args=(s,)) for s in range(sessions)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        wall = time.perf_counter() - t0
+        if errors:
+            return {"error": errors[0]}
+        return {"wall": wall}
+    except Exception as e:  # noqa: BLE001
+        return {"error": f"{e}; stderr: {client.stderr_tail(client.err_path)}"}
+    finally:
+        client.close()
+        proxy.close()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, proc, seconds):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            return False
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+def measure_http(argv, env, cwd, port, tool, args, seconds, concurrency, log_path, setup=None):
+    """P6: small tools/call throughput over Streamable HTTP, driven by bench/harness/http_load.mjs."""
+    log = open(log_path, "wb")
+    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.PIPE,
+                            stdout=log, stderr=log)
+    try:
+        if not wait_port(port, proc, 20):
+            return {"error": "did not listen on 127.0.0.1:%d (exit %s)" % (port, proc.poll())}
+        out = subprocess.run(
+            ["node", os.path.join(HERE, "http_load.mjs"), f"http://127.0.0.1:{port}/mcp", tool,
+             json.dumps(args), str(seconds), str(concurrency)] + ([json.dumps(setup)] if setup else []),
+            capture_output=True, text=True, timeout=seconds + 60)
+        if out.returncode != 0:
+            return {"error": (out.stderr or out.stdout).strip()[-300:]}
+        return json.loads(out.stdout.strip().splitlines()[-1])
+    except Exception as e:  # noqa: BLE001
+        return {"error": str(e)}
+    finally:
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def imgmcp_http_wired(binary, workdir):
+    """True when `imgmcp --http` actually serves HTTP (the flag may parse before it is wired)."""
+    port = free_port()
+    env = dict(os.environ, GEMINI_API_KEY="")
+    proc = subprocess.Popen([binary, "--backend", "local", "--http", f"127.0.0.1:{port}",
+                             "--data-dir", os.path.join(workdir, "http-probe")],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=env)
+    try:
+        return wait_port(port, proc, 5)
+    finally:
+        proc.stdin.close()
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+# ---- report ---------------------------------------------------------------------------------
+
+def fmt_ms(v):
+    return "—" if v is None else (f"{v:.1f} ms" if v < 100 else f"{v:.0f} ms")
+
+
+def fmt_mb(v):
+    return f"{v / 1e6:.2f} MB"
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return "—"
+    r = a / b
+    if r == 0:
+        return "0"
+    return f"{r:.2f}" if r >= 0.1 else f"1/{1 / r:.0f}"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--imgmcp", required=True)
+    ap.add_argument("--fake-gemini", required=True)
+    ap.add_argument("--out", default=os.path.join(BENCH, "RESULTS.md"))
+    ap.add_argument("--calls", type=int, default=15)
+    ap.add_argument("--versions", type=int, default=1000)
+    ap.add_argument("--quick", action="store_true", help="fewer calls; for trying the harness")
+    ap.add_argument("--only", default="", help="comma list of P1,P2,P3,P4,P5,P6")
+    ap.add_argument("--keep", action="store_true", help="keep the temp dir")
+    args = ap.parse_args()
+    args.imgmcp = os.path.abspath(args.imgmcp)
+    args.fake_gemini = os.path.abspath(args.fake_gemini)
+    if args.quick:
+        args.calls, args.versions = 5, 100
+    only = set(x.strip().upper() for x in args.only.split(",") if x.strip())
+    want = (lambda p: not only or p in only)
+
+    workdir = tempfile.mkdtemp(prefix="imgmcp-bench-")
+    started = time.time()
+    big = os.path.join(workdir, "answer-2.8mb.png")
+    preview_src = os.path.join(workdir, "answer-2048.png")
+    small = os.path.join(workdir, "small.png")
+    with open(big, "wb") as f:
+        f.write(noisy_png(1024, 912, seed=8))
+    with open(preview_src, "wb") as f:
+        f.write(textured_png(2048, 2048, seed=9))
+    with open(small, "wb") as f:
+        f.write(small_png())
+    big_size = os.path.getsize(big)
+    log = lambda *a: print(*a, file=sys.stderr, flush=True)  # noqa: E731
+    log(f"bench: workdir {workdir}; answer {big_size} B, preview source "
+        f"{os.path.getsize(preview_src)} B")
+
+    fake = FakeGemini(args.fake_gemini, big, workdir)
+    servers = make_servers(args, fake, workdir)
+    imgmcp = servers[0]
+    peers = servers[1:]
+    rows = []  # (id, what, server, value, imgmcp/peer, imgmcp/floor, notes)
+    results = {}
+    try:
+        # ---- P1 + floor ----
+        if want("P1"):
+            floor = measure_floor(big, args.calls)
+            fake_ms = statistics.median(fake.raw_generate_ms()[0] for _ in range(5))
+            results["floor"] = floor
+            for s in servers:
+                log(f"bench: P1 {s.name}")
+                results[("P1", s.name)] = measure_calls(s, workdir, fake, big, "full", args.calls,
+                                                        safe_tag(s.name) + "-p1")
+            me = results[("P1", "imgmcp")]
+            for s in servers:
+                r = results[("P1", s.name)]
+                if "error" in r:
+                    rows.append(("P1", "generate, full 2.8 MB image", s.name, "FAILED", "—", "—",
+                                 r["error"][:300]))
+                    continue
+                val = (f"median {fmt_ms(r['median'])}, p95 {fmt_ms(r['p95'])}; "
+                       f"line {fmt_mb(r['line_bytes'])}, image {fmt_mb(r['image_bytes'])}")
+                rp = "—" if s is imgmcp or "error" in me else ratio(me["median"], r["median"])
+                rf = ratio(r["median"], floor["median"]) if s is imgmcp else "—"
+                rows.append(("P1", "generate, full 2.8 MB image", s.name, val, rp, rf, s.note))
+            rows.append(("P1-floor", "base64 + one line through a pipe (python3 minimal program)",
+                         "floor", f"median {fmt_ms(floor['median'])}, p95 {fmt_ms(floor['p95'])}; "
+                         f"line {fmt_mb(floor['line_bytes'])}", "—", "1.00", ""))
+            rows.append(("P1-fake", "fake_gemini's own generateContent answer (inside every P1)",
+                         "fake_gemini", f"median {fmt_ms(fake_ms)}", "—", "—",
+                         "HTTP client in the harness; shared cost of all servers"))
+
+        # ---- P2 ----
+        if want("P2"):
+            for s in servers:
+                log(f"bench: P2 {s.name}")
+                mode = "preview" if s is imgmcp else "full"
+                results[("P2", s.name)] = measure_calls(s, workdir, fake, preview_src, mode,
+                                                        max(5, args.calls // 2),
+                                                        safe_tag(s.name) + "-p2")
+            me = results[("P2", "imgmcp")]
+            for s in servers:
+                r = results[("P2", s.name)]
+                what = "preview of a 2048² image" if s is imgmcp else "same call (peer: no preview)"
+                if "error" in r:
+                    rows.append(("P2", what, s.name, "FAILED", "—", "—", r["error"][:300]))
+                    continue
+                val = (f"median {fmt_ms(r['median'])}, p95 {fmt_ms(r['p95'])}; "
+                       f"line {fmt_mb(r['line_bytes'])}")
+                rp = "—" if s is imgmcp or "error" in me else ratio(me["median"], r["median"])
+                rows.append(("P2", what, s.name, val, rp, "—", s.note))
+
+        # ---- P3 ----
+        if want("P3"):
+            for s in servers:
+                log(f"bench: P3 {s.name}")
+                results[("P3", s.name)] = measure_cold_start(s, workdir, 5, safe_tag(s.name))
+            me = results[("P3", "imgmcp")]
+            for s in servers:
+                r = results[("P3", s.name)]
+                if "error" in r:
+                    rows.append(("P3", "cold start to initialize answer", s.name, "FAILED", "—",
+                                 "—", r["error"][:300]))
+                    continue
+                rp = "—" if s is imgmcp or "error" in me else ratio(me["median"], r["median"])
+                rows.append(("P3", "cold start to initialize answer", s.name,
+                             f"median {fmt_ms(r['median'])}", rp, "—", ""))
+
+        # ---- P4 ----
+        if want("P4"):
+            for s in servers:
+                log(f"bench: P4 {s.name}")
+                results[("P4", s.name)] = measure_rss(s, workdir, fake, small, args.versions,
+                                                      safe_tag(s.name) + "-p4")
+            me = results[("P4", "imgmcp")]
+            for s in servers:
+                r = results[("P4", s.name)]
+                if "error" in r:
+                    rows.append(("P4", "RSS idle / after N versions", s.name, "FAILED", "—", "—",
+                                 r["error"][:300]))
+                    continue
+                rp = "—"
+                if s is not imgmcp and "error" not in me:
+                    rp = f"{ratio(me['idle'], r['idle'])} / {ratio(me['after'], r['after'])}"
+                how = ("edit_image ×%d on one session" % (args.versions - 1) if s.edit
+                       else "generate_image ×%d (files saved)" % args.versions)
+                rows.append(("P4", f"RSS idle / after {args.versions} versions", s.name,
+                             f"{r['idle'] / 1024:.1f} MB / {r['after'] / 1024:.1f} MB",
+                             rp, "—", f"{how}, {r['wall']:.1f} s"))
+
+        # ---- P5 ----
+        if want("P5"):
+            log("bench: P5 imgmcp")
+            variants = [("default --max-backend-calls 8", []),
+                        ("--max-backend-calls 32", ["--max-backend-calls", "32"])]
+            for label, extra in variants:
+                s = Server("imgmcp", imgmcp.argv + extra, imgmcp.env, imgmcp.generate,
+                           imgmcp.edit)
+                one = measure_sessions(s, workdir, fake, small, 1, 10, "p5-one" + str(len(extra)))
+                many = measure_sessions(s, workdir, fake, small, 32, 10,
+                                        "p5-many" + str(len(extra)))
+                if "error" in one or "error" in many:
+                    rows.append(("P5", "32 sessions × 10 edits vs 1 × 10 (200 ms latency)",
+                                 "imgmcp", "FAILED", "—", "—",
+                                 (one.get("error") or many.get("error"))[:300]))
+                    continue
+                results[("P5", label)] = many["wall"] / one["wall"]
+                rows.append(("P5", "32 sessions × 10 edits vs 1 × 10 (200 ms latency)", "imgmcp",
+                             f"{many['wall']:.2f} s vs {one['wall']:.2f} s = "
+                             f"{many['wall'] / one['wall']:.2f}×", "—", "—", label))
+            rows.append(("P5", "same", "peers", "n/a", "—", "—",
+                         "peers keep no sessions (one global last image)"))
+
+        # ---- P6 ----
+        if want("P6"):
+            log("bench: P6")
+            wired = imgmcp_http_wired(args.imgmcp, workdir)
+            peer_port = free_port()
+            t2i = peers[0]
+            peer_env = dict(t2i.env, PORT=str(peer_port))
+            peer = measure_http(node_peer("text2image-mcp", "remote.js"), peer_env, workdir,
+                                peer_port, "get_last_image_info", {}, 5, 16,
+                                os.path.join(workdir, "t2i-remote.log"))
+            if wired:
+                port = free_port()
+                me = measure_http(
+                    [args.imgmcp, "--backend", "local", "--log-level", "warning", "--http",
+                     f"127.0.0.1:{port}", "--data-dir", os.path.join(workdir, "http-data")],
+                    imgmcp.env, workdir, port, "get_image",
+                    {"session_id": "small", "inline": "none", "include_history": False},
+                    5, 16, os.path.join(workdir, "imgmcp-http.log"),
+                    setup={"name": "generate_image",
+                           "arguments": {"prompt": "solid teal", "session_id": "small",
+                                         "inline": "none"}})
+            else:
+                me = {"error": "pending: imgmcp --http is not wired in main yet"}
+                results["P6-pending"] = "imgmcp --http does not serve yet"
+            for name, r in (("imgmcp", me), ("text2image-mcp-remote@2.4.0", peer)):
+                if "error" in r:
+                    rows.append(("P6", "small tools/call over HTTP, 16 clients", name,
+                                 "pending" if r["error"].startswith("pending") else "FAILED",
+                                 "—", "—", r["error"][:300]))
+                    continue
+                rp = "—"
+                if name == "imgmcp" and "error" not in peer:
+                    rp = ratio(r["rps"], peer["rps"]) + " (throughput)"
+                    results["P6"] = r["rps"] / peer["rps"]
+                rows.append(("P6", "small tools/call over HTTP, 16 clients", name,
+                             f"{r['rps']:.0f} calls/s, p50 {fmt_ms(r['p50'])}", rp, "—",
+                             f"{r['calls']} calls, {r['errors']} errors"
+                             + (f" (first: {r['first_error'][:200]})" if r.get("first_error")
+                                else "")))
+    finally:
+        fake.close()
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    elapsed = time.time() - started
+    lines = [
+        "# imgmcp benchmarks (issue 8)",
+        "",
+        f"One run of `scripts/bench` on {platform.node() or 'this machine'} "
+        f"({os.cpu_count()} CPUs, {platform.machine()}, Node {node_version()}, "
+        f"{time.strftime('%Y-%m-%d %H:%M')}), {elapsed:.0f} s. Every number comes from the same "
+        "run; the machine is shared, so read the ratios, not the absolute times. Gemini is "
+        "`tests/fake_gemini` on 127.0.0.1 answering with a fixed image generated at run time "
+        f"(a {big_size / 1e6:.2f} MB noise PNG for P1, a 2048² PNG for P2, a 64² PNG for P4/P5). "
+        f"One client (bench/harness/run.py) drives every server over stdio; N = {args.calls} "
+        "calls after one warm-up; times run from writing the request to receiving the whole "
+        "answer line. Ratios are imgmcp ÷ other (below 1 = imgmcp is faster/smaller; P6 is "
+        "throughput, above 1 = imgmcp is faster).",
+        "",
+        "| row | what | server | result | imgmcp/peer | imgmcp/floor | notes |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append("| " + " | ".join(str(x).replace("|", "/").replace("\n", " ") for x in r)
+                     + " |")
+    lines += ["", "Targets from issue 8, as measured in this run:", ""]
+    lines += ["- " + t for t in targets(results)]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    with open(args.out, "w") as f:
+        f.write(text)
+    log(f"bench: wrote {args.out}")
+
+
+def targets(results):
+    """One line per issue-8 target: the measured ratio and whether it is met."""
+    out = []
+
+    def ok(cond):
+        return "met" if cond else "not met"
+
+    def get(key):
+        r = results.get(key)
+        return None if r is None or "error" in r else r
+
+    me = get(("P1", "imgmcp"))
+    t2i = get(("P1", "text2image-mcp@2.4.0"))
+    floor = results.get("floor")
+    if me and t2i:
+        x = t2i["median"] / me["median"]
+        out.append(f"P1 ≥ 20× faster than text2image-mcp: {x:.1f}× — {ok(x >= 20)}")
+    if me and floor:
+        x = me["median"] / floor["median"]
+        out.append(f"P1 ≤ 3× the floor: {x:.1f}× — {ok(x <= 3)}")
+    me = get(("P2", "imgmcp"))
+    peers = [get(k) for k in results if isinstance(k, tuple) and k[0] == "P2" and k[1] != "imgmcp"]
+    peers = [p for p in peers if p and p.get("image_bytes")]
+    if me and peers:
+        x = min(p["median"] for p in peers) / me["median"]
+        out.append(f"P2 ≥ 5× the best peer (peers return the full image; none previews): "
+                   f"{x:.1f}× — {ok(x >= 5)}")
+    me = get(("P3", "imgmcp"))
+    peers = [get(k) for k in results if isinstance(k, tuple) and k[0] == "P3" and k[1] != "imgmcp"]
+    peers = [p for p in peers if p]
+    if me and peers:
+        x = min(p["median"] for p in peers) / me["median"]
+        out.append(f"P3 ≤ 1/20 of the fastest Node peer: 1/{x:.0f} — {ok(x >= 20)}")
+    me = get(("P4", "imgmcp"))
+    peers = [get(k) for k in results if isinstance(k, tuple) and k[0] == "P4" and k[1] != "imgmcp"]
+    peers = [p for p in peers if p]
+    if me and peers:
+        x = min(p["idle"] for p in peers) / me["idle"]
+        out.append(f"P4 idle ≤ 1/8 of the lightest Node peer: 1/{x:.1f} — {ok(x >= 8)}; after "
+                   f"the versions {me['after'] / 1024:.1f} MB (idle {me['idle'] / 1024:.1f} MB)")
+    for label in ("--max-backend-calls 32", "default --max-backend-calls 8"):
+        r = results.get(("P5", label))
+        if r:
+            out.append(f"P5 wall ≤ 1.3× the single session ({label}): {r:.2f}× — {ok(r <= 1.3)}")
+    r = results.get("P6")
+    if r is not None:
+        out.append(f"P6 ≥ 10× text2image-mcp-remote: {r:.1f}× — {ok(r >= 10)}")
+    elif "P6-pending" in results:
+        out.append("P6 ≥ 10×: pending (" + results["P6-pending"] + ")")
+    return out
+
+
+def node_version():
+    try:
+        return subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return "?"
+
+
+if __name__ == "__main__":
+    main()
