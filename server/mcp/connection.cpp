@@ -24,6 +24,11 @@ RpcError InvalidParams(std::string message) {
   return {rpc_error::kInvalidParams, std::move(message), std::nullopt};
 }
 
+std::string TooDeepMessage() {
+  return "the message nests deeper than " + std::to_string(kMaxJsonNestingDepth) +
+         " levels of arrays/objects";
+}
+
 // Methods this core implements (answered -32600 before initialize; others are -32601).
 bool IsCoreMethod(const std::string& m) {
   return m == "tools/list" || m == "tools/call" || m == "resources/list" ||
@@ -166,6 +171,10 @@ Connection::~Connection() { Close(); }
 // --- incoming -------------------------------------------------------------------------------
 
 void Connection::HandleMessage(std::string_view text) {
+  if (TextNestsDeeperThan(text, kMaxJsonNestingDepth)) {  // before the parser builds it
+    Emit(MakeErrorResponse(nullptr, InvalidRequest(TooDeepMessage())), std::nullopt);
+    return;
+  }
   Json message = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (message.is_discarded()) {
     Emit(MakeErrorResponse(nullptr,
@@ -178,6 +187,15 @@ void Connection::HandleMessage(std::string_view text) {
 
 void Connection::HandleJson(Json message) {
   try {
+    if (NestsDeeperThan(message, kMaxJsonNestingDepth)) {
+      Json id = nullptr;
+      if (message.is_object()) {
+        auto it = message.find("id");
+        if (it != message.end() && IsValidId(*it)) id = *it;
+      }
+      ReplyError(id, InvalidRequest(TooDeepMessage()), nullptr);
+      return;
+    }
     if (!message.is_array()) {
       ProcessOne(std::move(message), nullptr);
       return;

@@ -40,9 +40,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
-  // One incoming JSON text (a stdio line or an HTTP body). Invalid JSON → -32700 with id null.
+  // One incoming JSON text (a stdio line or an HTTP body). Invalid JSON → -32700 with id null;
+  // nested deeper than kMaxJsonNestingDepth → -32600, checked on the text before parsing.
   void HandleMessage(std::string_view text);
-  // One parsed message or batch array.
+  // One parsed message or batch array. One nested deeper than kMaxJsonNestingDepth → -32600.
   void HandleJson(Json message);
 
   // Cancels every in-flight request; their responses are not sent. Pending server→client

@@ -1,6 +1,8 @@
 #include "server/mcp/json_rpc.h"
 
+#include <cstring>
 #include <utility>
+#include <vector>
 
 namespace imgmcp::mcp {
 
@@ -50,6 +52,45 @@ bool IsValidId(const Json& id) {
 }
 
 std::string IdKey(const Json& id) { return id.dump(); }
+
+bool TextNestsDeeperThan(std::string_view text, size_t limit) {
+  size_t depth = 0;
+  const char* p = text.data();
+  const char* const end = p + text.size();
+  while (p < end) {
+    const char c = *p++;
+    if (c == '"') {
+      // Skip to the closing quote: the next '"' preceded by an even number of backslashes. memchr
+      // keeps multi-megabyte base64 strings cheap.
+      while (p < end) {
+        const void* hit = std::memchr(p, '"', static_cast<size_t>(end - p));
+        if (hit == nullptr) return false;  // unterminated: the parser will say so
+        const char* quote = static_cast<const char*>(hit);
+        size_t backslashes = 0;
+        for (const char* b = quote; b > p && b[-1] == '\\'; --b) ++backslashes;
+        p = quote + 1;
+        if (backslashes % 2 == 0) break;
+      }
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return true;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return false;
+}
+
+bool NestsDeeperThan(const Json& value, size_t limit) {
+  std::vector<std::pair<const Json*, size_t>> stack = {{&value, 0}};
+  while (!stack.empty()) {
+    auto [node, depth] = stack.back();
+    stack.pop_back();
+    if (!node->is_structured()) continue;
+    if (depth + 1 > limit) return true;
+    for (const Json& child : *node) stack.emplace_back(&child, depth + 1);
+  }
+  return false;
+}
 
 RpcError ToRpcError(const Error& error) {
   switch (error.code) {

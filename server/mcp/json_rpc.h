@@ -2,6 +2,7 @@
 // Wire-format names ("jsonrpc", "result", "error") live here and in connection.cpp only.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,6 +41,18 @@ Json MakeRequest(const Json& id, std::string_view method, Json params);
 bool IsValidId(const Json& id);
 // A map key that distinguishes 1 from "1" (the compact dump of the id).
 std::string IdKey(const Json& id);
+
+// Messages nested deeper than this many arrays/objects are refused (-32600) before they are walked:
+// copying, comparing or dumping a JSON value recurses once per level, and a 64 MiB line of "["
+// would also build a DOM of several GB. Real MCP messages nest a dozen levels at most.
+inline constexpr size_t kMaxJsonNestingDepth = 128;
+
+// True when the JSON text opens more than `limit` arrays/objects at once (strings are skipped, so
+// brackets inside them do not count). A cheap scan to run before parsing; the text need not be
+// valid JSON.
+bool TextNestsDeeperThan(std::string_view text, size_t limit);
+// The same for a parsed value (iterative: safe on any depth).
+bool NestsDeeperThan(const Json& value, size_t limit);
 
 // Maps an imgmcp Error to the JSON-RPC error a request handler answers with.
 RpcError ToRpcError(const Error& error);
