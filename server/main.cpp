@@ -2,6 +2,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +23,7 @@
 #include "server/tools/conformance_fixtures.h"
 #include "server/tools/image_tools.h"
 #include "server/tools/session_resources.h"
+#include "session/deferred_session_store.h"
 
 namespace {
 
@@ -73,7 +75,12 @@ int main(int argc, char** argv) {
                         backend->backend->Model() + ", data dir " + config->data_dir.string());
 
   SystemClock clock;
-  auto store = session::OpenSessionStore(app::MakeStoreOptions(*config), clock);
+  // The data dir is checked now (cannot create, write or lock it → exit before answering
+  // anything); the SQLite open, migration and sweep run in the background, so initialize is
+  // answered at once and tool calls wait for the open.
+  auto store = session::OpenSessionStoreDeferred(
+      app::MakeStoreOptions(*config), clock,
+      std::chrono::milliseconds(config->test_store_open_delay_ms));
   if (!store.ok()) return Fail("data dir " + config->data_dir.string() + ": " + store.error().message);
 
   mcp::ServerOptions options;

@@ -38,6 +38,11 @@ Result<Config> ParseConfig(const std::vector<std::string>& args, const EnvLookup
   if (auto v = env("GEMINI_BASE_URL"); v && !v->empty()) c.gemini_base_url = *v;
   if (auto v = env("IMGMCP_GEMINI_MODEL"); v && !v->empty()) c.gemini_model = *v;
   if (auto v = env("IMGMCP_AUTH_TOKEN")) c.auth_token = *v;
+  if (auto v = env("IMGMCP_TEST_SLOW_STORE_OPEN_MS"); v && !v->empty()) {
+    auto ms = ParseInt("IMGMCP_TEST_SLOW_STORE_OPEN_MS", *v, 0, 600'000);
+    if (!ms.ok()) return ms.error();
+    c.test_store_open_delay_ms = static_cast<int>(*ms);
+  }
   std::optional<std::string> backend_text = env("IMGMCP_BACKEND");
   std::optional<std::filesystem::path> data_dir;
 

@@ -38,6 +38,9 @@ struct Config {
   bool show_help = false;
   bool show_version = false;
   bool self_check = false;
+  // Test hook (IMGMCP_TEST_SLOW_STORE_OPEN_MS): delays the background open of the session store so
+  // tests can show that initialize does not wait for it. 0 in production.
+  int test_store_open_delay_ms = 0;
 };
 
 using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;

@@ -1,0 +1,267 @@
+#include "session/deferred_session_store.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <utility>
+
+#include "common/log.h"
+#include "common/random.h"
+#include "session/data_dir.h"
+#include "session/file_io.h"
+
+namespace imgmcp::session {
+
+namespace {
+
+constexpr char kLog[] = "session";
+
+Error ProbeError(const std::string& what, const std::filesystem::path& path, int err) {
+  return Error(err == EACCES || err == EPERM || err == EROFS ? ErrorCode::kPermissionDenied
+                                                             : ErrorCode::kFailedPrecondition,
+               what + " " + path.string() + ": " + std::strerror(err));
+}
+
+// Creates, writes, flocks and removes a uniquely named file in `dir`: proves the directory takes
+// new files and that flock works on its file system.
+Status ProbeWriteAndLock(const std::filesystem::path& dir) {
+  const std::filesystem::path probe =
+      dir / (".startup-probe-" + std::to_string(::getpid()) + "-" + RandomHex(4));
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return ProbeError("cannot create a file in", dir, errno);
+  Status status;
+  if (::write(fd, "x", 1) != 1) {
+    status = ProbeError("cannot write a file in", dir, errno);
+  } else if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    status = ProbeError("cannot lock a file (flock) in", dir, errno);
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return status;
+}
+
+}  // namespace
+
+Status CheckDataDirUsable(const std::filesystem::path& data_dir) {
+  if (data_dir.empty()) {
+    return MakeError(ErrorCode::kInvalidArgument, "the session store needs a data directory");
+  }
+  std::error_code ec;
+  const std::filesystem::path root = std::filesystem::absolute(data_dir, ec).lexically_normal();
+  if (ec) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "bad data directory " + data_dir.string() + ": " + ec.message());
+  }
+  const DataDirLayout layout(root);
+  for (const auto& dir : {layout.root(), layout.ImagesDir(), layout.LocksDir()}) {
+    if (Status st = EnsureDir(dir); !st.ok()) return st;
+  }
+  struct stat st {};
+  if (::lstat(layout.DatabasePath().c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     layout.DatabasePath().string() + " exists and is not a regular file");
+  }
+  if (Status s = ProbeWriteAndLock(layout.root()); !s.ok()) return s;
+  return ProbeWriteAndLock(layout.LocksDir());
+}
+
+// A place drawn before the real store existed. Converted by Open (under the store's mu_) into a
+// real reservation, or into the open error.
+class DeferredSessionStore::PendingReservation final : public TurnReservation {
+ public:
+  PendingReservation(DeferredSessionStore* owner, std::string session_id)
+      : owner_(owner), session_id_(std::move(session_id)) {}
+  ~PendingReservation() override { owner_->Forget(this); }
+  const std::string& session_id() const override { return session_id_; }
+
+  // Written by Open under owner_->mu_ before the open is marked done; read after Store() has
+  // observed done_ (same mutex), so no further locking is needed.
+  bool listed = false;  // still in owner_->pending_ (guarded by owner_->mu_)
+  std::unique_ptr<TurnReservation> real;
+  std::optional<Error> error;
+
+ private:
+  DeferredSessionStore* const owner_;
+  const std::string session_id_;
+};
+
+DeferredSessionStore::DeferredSessionStore(Opener opener)
+    : thread_([this, opener = std::move(opener)]() mutable { Open(std::move(opener)); }) {}
+
+DeferredSessionStore::~DeferredSessionStore() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void DeferredSessionStore::Open(Opener opener) {
+  Result<std::unique_ptr<SessionStore>> opened =
+      MakeError(ErrorCode::kInternal, "the session store opener did not run");
+  try {
+    opened = opener();
+  } catch (const std::exception& e) {  // third-party code below (filesystem, SQLite wrappers)
+    opened = MakeError(ErrorCode::kInternal,
+                       std::string("opening the session store threw: ") + e.what());
+  }
+  if (opened.ok() && *opened == nullptr) {
+    opened = MakeError(ErrorCode::kInternal, "the session store opener returned no store");
+  }
+  if (!opened.ok()) {
+    log::Error(kLog, "cannot open the session store: " + opened.error().message +
+                         "; every tool call will report this");
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (opened.ok()) {
+      store_ = std::move(*opened);
+      // Arrival order: every placeholder draws its real place now, oldest first, before done_
+      // lets any later caller reserve.
+      for (PendingReservation* p : pending_) {
+        auto real = store_->ReserveTurn(p->session_id());
+        if (real.ok()) {
+          p->real = std::move(*real);
+        } else {
+          p->error = real.error();
+        }
+        p->listed = false;
+      }
+    } else {
+      error_ = opened.error();
+      for (PendingReservation* p : pending_) {
+        p->error = opened.error();
+        p->listed = false;
+      }
+    }
+    pending_.clear();
+    done_ = true;
+  }
+  opened_cv_.notify_all();
+}
+
+Status DeferredSessionStore::WaitUntilOpen() {
+  auto store = Store();
+  if (!store.ok()) return store.error();
+  return Status::Ok();
+}
+
+bool DeferredSessionStore::OpenFinished() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return done_;
+}
+
+Result<SessionStore*> DeferredSessionStore::Store() {
+  std::unique_lock<std::mutex> lock(mu_);
+  opened_cv_.wait(lock, [this] { return done_; });
+  if (error_) return *error_;
+  return store_.get();
+}
+
+void DeferredSessionStore::Forget(PendingReservation* pending) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!pending->listed) return;
+  pending_.remove(pending);
+  pending->listed = false;
+}
+
+Result<std::unique_ptr<TurnReservation>> DeferredSessionStore::ReserveTurn(
+    const std::string& session_id) {
+  SessionStore* store = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!done_) {
+      if (!IsValidSessionId(session_id)) {
+        return MakeError(ErrorCode::kInvalidArgument, "invalid session id");
+      }
+      auto pending = std::make_unique<PendingReservation>(this, session_id);
+      pending_.push_back(pending.get());
+      pending->listed = true;
+      return std::unique_ptr<TurnReservation>(std::move(pending));
+    }
+    if (error_) return *error_;
+    store = store_.get();
+  }
+  return store->ReserveTurn(session_id);
+}
+
+Result<std::unique_ptr<EditTurn>> DeferredSessionStore::AcquireReservedTurn(
+    std::unique_ptr<TurnReservation> reservation, const TurnOptions& options) {
+  auto store = Store();
+  if (!store.ok()) return store.error();
+  if (auto* pending = dynamic_cast<PendingReservation*>(reservation.get()); pending != nullptr) {
+    if (pending->error) return *pending->error;
+    if (pending->real == nullptr) {
+      return MakeError(ErrorCode::kInternal, "a deferred turn reservation was not converted");
+    }
+    std::unique_ptr<TurnReservation> real = std::move(pending->real);
+    reservation.reset();
+    return (*store)->AcquireReservedTurn(std::move(real), options);
+  }
+  return (*store)->AcquireReservedTurn(std::move(reservation), options);
+}
+
+Result<std::unique_ptr<EditTurn>> DeferredSessionStore::AcquireTurn(const std::string& session_id,
+                                                                    const TurnOptions& options) {
+  auto store = Store();
+  if (!store.ok()) return store.error();
+  return (*store)->AcquireTurn(session_id, options);
+}
+
+Result<VersionInfo> DeferredSessionStore::GetVersion(const std::string& session_id,
+                                                     std::optional<int64_t> version) {
+  auto store = Store();
+  if (!store.ok()) return store.error();
+  return (*store)->GetVersion(session_id, version);
+}
+
+Result<std::string> DeferredSessionStore::ReadImage(const VersionInfo& version) {
+  auto store = Store();
+  if (!store.ok()) return store.error();
+  return (*store)->ReadImage(version);
+}
+
+Result<std::vector<VersionInfo>> DeferredSessionStore::History(const std::string& session_id) {
+  auto store = Store();
+  if (!store.ok()) return store.error();
+  return (*store)->History(session_id);
+}
+
+Result<SessionPage> DeferredSessionStore::ListSessions(const std::optional<std::string>& cursor,
+                                                       int limit) {
+  auto store = Store();
+  if (!store.ok()) return store.error();
+  return (*store)->ListSessions(cursor, limit);
+}
+
+bool DeferredSessionStore::SessionExists(const std::string& session_id) {
+  auto store = Store();
+  if (!store.ok()) return IsValidSessionId(session_id);  // see the header
+  return (*store)->SessionExists(session_id);
+}
+
+void DeferredSessionStore::RunWithBackendSlot(const std::function<void()>& fn) {
+  auto store = Store();
+  if (!store.ok()) {
+    fn();
+    return;
+  }
+  (*store)->RunWithBackendSlot(fn);
+}
+
+Result<std::unique_ptr<DeferredSessionStore>> OpenSessionStoreDeferred(
+    const StoreOptions& options, const Clock& clock, std::chrono::milliseconds test_delay) {
+  if (Status s = CheckDataDirUsable(options.data_dir); !s.ok()) return s.error();
+  return std::make_unique<DeferredSessionStore>(
+      [options, &clock, test_delay]() -> Result<std::unique_ptr<SessionStore>> {
+        if (test_delay.count() > 0) {
+          log::Warn(kLog, "IMGMCP_TEST_SLOW_STORE_OPEN_MS: delaying the store open by " +
+                              std::to_string(test_delay.count()) + " ms");
+          std::this_thread::sleep_for(test_delay);
+        }
+        return OpenSessionStore(options, clock);
+      });
+}
+
+}  // namespace imgmcp::session

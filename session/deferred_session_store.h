@@ -1,0 +1,104 @@
+// DeferredSessionStore: a SessionStore whose real store opens on a background thread, so the
+// server can answer `initialize` (and ping, tools/list) at once while SQLite migrates, checks and
+// sweeps a possibly large data directory (issue 9, "startup order").
+//
+// Every method waits for the open to finish, then delegates — or, when the open failed, returns
+// the open error. So a call that arrives while the store is still opening waits for it; it never
+// sees an empty or stale state. (After a failed open SessionExists answers true for any valid id:
+// "unknown session" would hide the real problem, and the caller's next call reports it.)
+//
+// ReserveTurn never blocks (the protocol core calls it on the reading thread): before the open
+// has finished it returns a placeholder that remembers the session and its place in arrival order.
+// When the open succeeds, the opening thread converts every live placeholder into a real
+// reservation, in arrival order, before any later ReserveTurn/AcquireTurn can draw a place — so
+// turns follow arrival order across the open exactly as they do afterwards. A placeholder given
+// up before the open finishes (cancelled call) is simply dropped.
+//
+// What cannot wait for the background thread is checked synchronously first: CheckDataDirUsable
+// (can the directory be created, written and locked?) runs before the server answers anything, so
+// a server that could never work refuses to start with a clear message and a non-zero exit.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/result.h"
+#include "session/session_store.h"
+
+namespace imgmcp::session {
+
+// Fast start-up check of a data directory (a few syscalls, no SQLite): creates it and its
+// images/ and locks/ subdirectories (0700) if missing, creates, writes, flocks and removes a
+// uniquely named probe file in locks/, and checks that an existing database path is a regular
+// file. Errors name the path and the reason (e.g. "Not a directory", "Read-only file system").
+Status CheckDataDirUsable(const std::filesystem::path& data_dir);
+
+class DeferredSessionStore final : public SessionStore {
+ public:
+  using Opener = std::function<Result<std::unique_ptr<SessionStore>>()>;
+
+  // Starts `opener` on a background thread at once.
+  explicit DeferredSessionStore(Opener opener);
+  // Waits for the open to finish (it cannot be interrupted), then destroys the real store.
+  ~DeferredSessionStore() override;
+  DeferredSessionStore(const DeferredSessionStore&) = delete;
+  DeferredSessionStore& operator=(const DeferredSessionStore&) = delete;
+
+  // Blocks until the open has finished; its outcome.
+  Status WaitUntilOpen();
+  // Non-blocking: has the open finished (successfully or not)?
+  bool OpenFinished() const;
+
+  // --- SessionStore ---------------------------------------------------------------------------
+  Result<std::unique_ptr<TurnReservation>> ReserveTurn(const std::string& session_id) override;
+  Result<std::unique_ptr<EditTurn>> AcquireReservedTurn(
+      std::unique_ptr<TurnReservation> reservation, const TurnOptions& options) override;
+  Result<std::unique_ptr<EditTurn>> AcquireTurn(const std::string& session_id,
+                                                const TurnOptions& options) override;
+  Result<VersionInfo> GetVersion(const std::string& session_id,
+                                 std::optional<int64_t> version) override;
+  Result<std::string> ReadImage(const VersionInfo& version) override;
+  Result<std::vector<VersionInfo>> History(const std::string& session_id) override;
+  Result<SessionPage> ListSessions(const std::optional<std::string>& cursor, int limit) override;
+  bool SessionExists(const std::string& session_id) override;
+  // When the open failed, runs fn without a slot (no turn can exist then anyway).
+  void RunWithBackendSlot(const std::function<void()>& fn) override;
+
+ private:
+  class PendingReservation;
+
+  void Open(Opener opener);
+  // Waits for the open; the real store or the open error.
+  Result<SessionStore*> Store();
+  // Called by a PendingReservation's destructor while it is still waiting for the open.
+  void Forget(PendingReservation* pending);
+
+  mutable std::mutex mu_;              // guards every field below up to thread_
+  std::condition_variable opened_cv_;  // signalled once, when done_ becomes true
+  bool done_ = false;
+  std::unique_ptr<SessionStore> store_;  // set (or error_) before done_; read-only afterwards
+  std::optional<Error> error_;
+  std::list<PendingReservation*> pending_;  // placeholders in arrival order, until the open ends
+  std::thread thread_;                      // runs Open; joined by the destructor
+};
+
+// Opens `options.data_dir` the way the server does at start-up: CheckDataDirUsable now
+// (synchronously; its error is returned), then OpenSessionStore on a background thread, after
+// `test_delay` (0 in production; IMGMCP_TEST_SLOW_STORE_OPEN_MS in tests). `clock` must outlive
+// the returned store.
+Result<std::unique_ptr<DeferredSessionStore>> OpenSessionStoreDeferred(
+    const StoreOptions& options, const Clock& clock,
+    std::chrono::milliseconds test_delay = std::chrono::milliseconds(0));
+
+}  // namespace imgmcp::session

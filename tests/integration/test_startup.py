@@ -1,0 +1,134 @@
+"""Start-up order (issue 9): the server answers initialize before any slow work — no network, and
+the session store opens in the background — while a tool call that arrives during the open waits
+for it and then sees the stored state, in arrival order.
+
+IMGMCP_TEST_SLOW_STORE_OPEN_MS delays the background open (a test hook read by the binary).
+"""
+import base64
+import os
+import select
+import shutil
+import socket
+import tempfile
+import time
+import unittest
+
+from mcp_harness import ServerProcess
+from tools_support import pngio
+
+SLOW_OPEN_MS = 3000
+# initialize must come back well before the open could have finished.
+INITIALIZE_BUDGET_S = 2.0
+
+
+def png_b64(rgb):
+    return base64.b64encode(pngio.solid_png(8, 8, rgb)).decode()
+
+
+def structured(resp):
+    result = resp["result"]
+    assert not result.get("isError"), result["content"][0]["text"]
+    return result["structuredContent"]
+
+
+class SlowStoreOpen(unittest.TestCase):
+    def setUp(self):
+        self.data_dir = tempfile.mkdtemp(prefix="imgmcp-startup-")
+        self.addCleanup(shutil.rmtree, self.data_dir, True)
+        # A previous run left session "old" at version 2 (1: import, 2: invert).
+        with ServerProcess(args=["--backend", "local"], data_dir=self.data_dir) as first:
+            first.initialize()
+            structured(first.call_tool("edit_image", {
+                "session_id": "old", "prompt": "invert", "inline": "none",
+                "image": {"data": png_b64((10, 20, 30)), "mime_type": "image/png"}}))
+            first.close_stdin()
+            self.assertEqual(first.wait_exit(), 0)
+
+    def start_slow(self, **kwargs):
+        started = time.monotonic()
+        server = ServerProcess(args=["--backend", "local"], data_dir=self.data_dir,
+                               env={"IMGMCP_TEST_SLOW_STORE_OPEN_MS": str(SLOW_OPEN_MS)}, **kwargs)
+        self.addCleanup(server.__exit__, None, None, None)
+        return server, started
+
+    def test_initialize_is_answered_while_the_store_opens_and_calls_wait_for_it(self):
+        server, started = self.start_slow()
+        server.initialize()
+        init_elapsed = time.monotonic() - started
+        self.assertLess(init_elapsed, INITIALIZE_BUDGET_S, "initialize waited for the store")
+        # Cheap requests do not wait either.
+        self.assertEqual(server.request("ping")["result"], {})
+        tools = server.request("tools/list")["result"]["tools"]
+        self.assertEqual(len(tools), 4)
+        self.assertLess(time.monotonic() - started, SLOW_OPEN_MS / 1000.0,
+                        "ping/tools/list waited for the store")
+
+        # Sent at once, while the store is still opening: they wait, then see the old state and
+        # keep their arrival order.
+        get_id, edit1_id, edit2_id, list_id = (server.next_id() for _ in range(4))
+        server.send({"jsonrpc": "2.0", "id": get_id, "method": "tools/call", "params": {
+            "name": "get_image", "arguments": {"session_id": "old", "inline": "none"}}})
+        server.send({"jsonrpc": "2.0", "id": edit1_id, "method": "tools/call", "params": {
+            "name": "edit_image", "arguments": {"session_id": "old", "prompt": "invert",
+                                                "expected_version": 2, "inline": "none"}}})
+        server.send({"jsonrpc": "2.0", "id": edit2_id, "method": "tools/call", "params": {
+            "name": "edit_image", "arguments": {"session_id": "old", "prompt": "grayscale",
+                                                "expected_version": 3, "inline": "none"}}})
+        server.send({"jsonrpc": "2.0", "id": list_id, "method": "resources/list"})
+
+        got = structured(server.wait_for(lambda m: m.get("id") == get_id, timeout=60))
+        self.assertGreaterEqual(time.monotonic() - started, SLOW_OPEN_MS / 1000.0 - 0.05,
+                                "a tool call was answered before the store had opened")
+        self.assertEqual((got["session_id"], got["version"]), ("old", 2))
+        self.assertEqual([h["operation"] for h in got["history"]], ["import", "edit"])
+
+        first = structured(server.wait_for(lambda m: m.get("id") == edit1_id, timeout=60))
+        second = structured(server.wait_for(lambda m: m.get("id") == edit2_id, timeout=60))
+        self.assertEqual((first["version"], first["parent_version"]), (3, 2))
+        self.assertEqual((second["version"], second["parent_version"]), (4, 3))
+        listing = server.wait_for(lambda m: m.get("id") == list_id, timeout=60)["result"]
+        self.assertIn("imgmcp://sessions/old", [r["uri"] for r in listing["resources"]])
+
+    def test_a_store_that_fails_to_open_is_reported_to_calls_not_by_dying(self):
+        # Passes the fast start-up check (a regular file), fails in SQLite.
+        with open(os.path.join(self.data_dir, "imgmcp.db"), "r+b") as f:
+            f.write(b"this is not an SQLite database" * 10)
+        for name in os.listdir(self.data_dir):
+            if name.startswith("imgmcp.db-"):
+                os.remove(os.path.join(self.data_dir, name))
+        server, _ = self.start_slow()
+        server.initialize()
+        resp = server.call_tool("get_image", {"session_id": "old"}, timeout=60)
+        self.assertTrue(resp["result"].get("isError"), resp)
+        self.assertIn("imgmcp.db", resp["result"]["content"][0]["text"])
+        self.assertEqual(server.request("ping")["result"], {})
+
+
+class NoNetworkAtStartup(unittest.TestCase):
+    def test_gemini_backend_connects_to_nothing_until_a_call(self):
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.addCleanup(listener.close)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        port = listener.getsockname()[1]
+        server = ServerProcess(
+            args=["--backend", "gemini", "--gemini-base-url", f"http://127.0.0.1:{port}",
+                  "--gemini-timeout", "2"],
+            env={"GEMINI_API_KEY": "dummy-startup-key"})
+        self.addCleanup(server.__exit__, None, None, None)
+        server.initialize()
+        server.request("tools/list")
+        server.request("resources/list")
+        self.assertEqual(server.request("ping")["result"], {})
+        readable, _, _ = select.select([listener], [], [], 0)
+        self.assertEqual(readable, [], "the server connected to the backend during start-up")
+        # The same listener does see a connection once a call needs the backend: the check above
+        # was able to fail.
+        server.send({"jsonrpc": "2.0", "id": "gen", "method": "tools/call", "params": {
+            "name": "generate_image", "arguments": {"prompt": "solid red", "inline": "none"}}})
+        readable, _, _ = select.select([listener], [], [], 30)
+        self.assertEqual(readable, [listener])
+
+
+if __name__ == "__main__":
+    unittest.main()

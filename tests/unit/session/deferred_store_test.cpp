@@ -1,0 +1,271 @@
+// DeferredSessionStore: methods wait for the background open, turns keep arrival order across the
+// open, open errors reach every call; CheckDataDirUsable's start-up checks.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <future>
+#include <thread>
+
+#include "session/deferred_session_store.h"
+#include "test_util.h"
+
+namespace imgmcp::session {
+namespace {
+
+using testing::FakeClock;
+using testing::MakeVersion;
+using testing::TempDir;
+
+constexpr auto kWait = std::chrono::seconds(20);
+// How long a call is given to (wrongly) finish while the open is held back. Only ever waited
+// for in full when the code is right, so it cannot make a correct build flaky.
+constexpr auto kStillBlocked = std::chrono::milliseconds(100);
+
+// An opener held back until the test releases it.
+class GatedOpener {
+ public:
+  explicit GatedOpener(StoreOptions options) : options_(std::move(options)) {}
+  DeferredSessionStore::Opener Opener() {
+    return [this]() -> Result<std::unique_ptr<SessionStore>> {
+      gate_.get_future().wait();
+      if (fail_) return MakeError(ErrorCode::kFailedPrecondition, "disk on fire");
+      return OpenSessionStore(options_, clock_);
+    };
+  }
+  void Release(bool fail = false) {
+    fail_ = fail;
+    gate_.set_value();
+  }
+
+ private:
+  StoreOptions options_;
+  FakeClock clock_;
+  std::promise<void> gate_;
+  bool fail_ = false;  // written before set_value, read after the future is ready
+};
+
+class DeferredStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override { options_.data_dir = tmp_.path() / "data"; }
+
+  // Commits one version with `prompt` to `session` through a plain (non-deferred) store.
+  void Precommit(const std::string& session, const std::string& prompt) {
+    auto store = OpenSessionStore(options_, clock_);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    auto turn = (*store)->AcquireTurn(session, {});
+    ASSERT_TRUE(turn.ok());
+    ASSERT_TRUE((*turn)->Commit(MakeVersion("bytes-" + prompt, {}, prompt)).ok());
+  }
+
+  std::vector<std::string> Prompts(SessionStore& store, const std::string& session) {
+    std::vector<std::string> prompts;
+    auto history = store.History(session);
+    EXPECT_TRUE(history.ok());
+    if (history.ok()) {
+      for (const auto& v : *history) prompts.push_back(v.prompt);
+    }
+    return prompts;
+  }
+
+  TempDir tmp_;
+  FakeClock clock_;
+  StoreOptions options_;
+};
+
+TEST_F(DeferredStoreTest, ReadsWaitForTheOpenAndSeeTheStoredState) {
+  ASSERT_NO_FATAL_FAILURE(Precommit("old", "from an earlier run"));
+  GatedOpener opener(options_);
+  DeferredSessionStore store(opener.Opener());
+  EXPECT_FALSE(store.OpenFinished());
+
+  auto version = std::async(std::launch::async, [&] { return store.GetVersion("old", {}); });
+  auto exists = std::async(std::launch::async, [&] { return store.SessionExists("old"); });
+  EXPECT_EQ(version.wait_for(kStillBlocked), std::future_status::timeout);
+  EXPECT_FALSE(store.OpenFinished());
+
+  opener.Release();
+  ASSERT_EQ(version.wait_for(kWait), std::future_status::ready);
+  auto v = version.get();
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  EXPECT_EQ(v->version, 1);
+  EXPECT_EQ(v->prompt, "from an earlier run");
+  EXPECT_TRUE(exists.get());
+  EXPECT_TRUE(store.OpenFinished());
+  EXPECT_TRUE(store.WaitUntilOpen().ok());
+}
+
+TEST_F(DeferredStoreTest, ReservationsBeforeTheOpenKeepArrivalOrder) {
+  GatedOpener opener(options_);
+  DeferredSessionStore store(opener.Opener());
+
+  // Drawn on the "reading thread" while the store is still opening: must not block.
+  auto first = store.ReserveTurn("s");
+  auto second = store.ReserveTurn("s");
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ((*first)->session_id(), "s");
+  EXPECT_FALSE(store.OpenFinished());
+
+  auto commit = [&store](std::unique_ptr<TurnReservation> reservation, std::string prompt) {
+    auto turn = store.AcquireReservedTurn(std::move(reservation), {});
+    if (!turn.ok()) return turn.error().message;
+    auto v = (*turn)->Commit(MakeVersion("b-" + prompt, {}, prompt));
+    return v.ok() ? std::string("ok") : v.error().message;
+  };
+  // Workers start in the "wrong" order: the later arrivals first, then an unreserved call.
+  auto second_done = std::async(std::launch::async, commit, std::move(*second), "second");
+  auto third_done = std::async(std::launch::async, [&] {
+    auto turn = store.AcquireTurn("s", {});
+    if (!turn.ok()) return turn.error().message;
+    auto v = (*turn)->Commit(MakeVersion("b-third", {}, "third"));
+    return v.ok() ? std::string("ok") : v.error().message;
+  });
+  EXPECT_EQ(second_done.wait_for(kStillBlocked), std::future_status::timeout);
+  opener.Release();
+  // The second arrival cannot run before the first one's turn.
+  EXPECT_EQ(second_done.wait_for(kStillBlocked), std::future_status::timeout);
+  auto first_done = std::async(std::launch::async, commit, std::move(*first), "first");
+
+  ASSERT_EQ(first_done.wait_for(kWait), std::future_status::ready);
+  ASSERT_EQ(second_done.wait_for(kWait), std::future_status::ready);
+  ASSERT_EQ(third_done.wait_for(kWait), std::future_status::ready);
+  EXPECT_EQ(first_done.get(), "ok");
+  EXPECT_EQ(second_done.get(), "ok");
+  EXPECT_EQ(third_done.get(), "ok");
+  EXPECT_EQ(Prompts(store, "s"), (std::vector<std::string>{"first", "second", "third"}));
+}
+
+TEST_F(DeferredStoreTest, APlaceGivenUpBeforeTheOpenLeavesNoGhostInTheLine) {
+  GatedOpener opener(options_);
+  DeferredSessionStore store(opener.Opener());
+  {
+    auto abandoned = store.ReserveTurn("s");
+    ASSERT_TRUE(abandoned.ok());
+  }  // the call was cancelled before the store opened
+  opener.Release();
+  auto turn = std::async(std::launch::async, [&] { return store.AcquireTurn("s", {}).ok(); });
+  ASSERT_EQ(turn.wait_for(kWait), std::future_status::ready);
+  EXPECT_TRUE(turn.get());
+}
+
+TEST_F(DeferredStoreTest, ReservationsAfterTheOpenComeStraightFromTheRealStore) {
+  GatedOpener opener(options_);
+  DeferredSessionStore store(opener.Opener());
+  opener.Release();
+  ASSERT_TRUE(store.WaitUntilOpen().ok());
+  auto reservation = store.ReserveTurn("s");
+  ASSERT_TRUE(reservation.ok());
+  auto turn = store.AcquireReservedTurn(std::move(*reservation), {});
+  ASSERT_TRUE(turn.ok());
+  EXPECT_TRUE((*turn)->Commit(MakeVersion("x")).ok());
+}
+
+TEST_F(DeferredStoreTest, InvalidSessionIdIsRefusedEvenBeforeTheOpen) {
+  GatedOpener opener(options_);
+  DeferredSessionStore store(opener.Opener());
+  for (const char* bad : {"", "../x", "a/b", ".."}) {
+    auto r = store.ReserveTurn(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);
+  }
+  opener.Release();
+}
+
+TEST_F(DeferredStoreTest, AnOpenErrorReachesEveryCall) {
+  GatedOpener opener(options_);
+  DeferredSessionStore store(opener.Opener());
+  auto early = store.ReserveTurn("s");
+  ASSERT_TRUE(early.ok());
+  auto waiting = std::async(std::launch::async,
+                            [&] { return store.AcquireReservedTurn(std::move(*early), {}); });
+  opener.Release(/*fail=*/true);
+  ASSERT_EQ(waiting.wait_for(kWait), std::future_status::ready);
+  auto turn = waiting.get();
+  ASSERT_FALSE(turn.ok());
+  EXPECT_NE(turn.error().message.find("disk on fire"), std::string::npos);
+
+  EXPECT_FALSE(store.WaitUntilOpen().ok());
+  EXPECT_FALSE(store.ReserveTurn("s").ok());
+  EXPECT_FALSE(store.AcquireTurn("s", {}).ok());
+  EXPECT_FALSE(store.GetVersion("s", {}).ok());
+  EXPECT_FALSE(store.History("s").ok());
+  EXPECT_FALSE(store.ListSessions({}, 10).ok());
+  EXPECT_TRUE(store.SessionExists("s"));  // so that callers go on to report the open error
+  EXPECT_FALSE(store.SessionExists("../s"));
+  auto read = store.ReadImage(VersionInfo{});
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().code, ErrorCode::kFailedPrecondition);
+  bool ran = false;
+  store.RunWithBackendSlot([&] { ran = true; });
+  EXPECT_TRUE(ran);
+}
+
+TEST_F(DeferredStoreTest, AThrowingOpenerBecomesAnError) {
+  DeferredSessionStore store([]() -> Result<std::unique_ptr<SessionStore>> {
+    throw std::runtime_error("sqlite exploded");
+  });
+  Status st = store.WaitUntilOpen();
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message.find("sqlite exploded"), std::string::npos);
+}
+
+TEST_F(DeferredStoreTest, OpenSessionStoreDeferredSeesEarlierSessions) {
+  ASSERT_NO_FATAL_FAILURE(Precommit("kept", "p1"));
+  auto store = OpenSessionStoreDeferred(options_, clock_);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  auto v = (*store)->GetVersion("kept", {});
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->prompt, "p1");
+}
+
+// --- CheckDataDirUsable -------------------------------------------------------------------------
+
+TEST_F(DeferredStoreTest, CheckCreatesThePrivateLayoutAndLeavesNoProbeBehind) {
+  ::umask(0);
+  Status st = CheckDataDirUsable(options_.data_dir);
+  ::umask(022);
+  ASSERT_TRUE(st.ok()) << st.error().message;
+  EXPECT_EQ(testing::ModeOf(options_.data_dir), 0700);
+  EXPECT_EQ(testing::ModeOf(options_.data_dir / "images"), 0700);
+  EXPECT_EQ(testing::ModeOf(options_.data_dir / "locks"), 0700);
+  int entries = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(options_.data_dir)) {
+    EXPECT_TRUE(e.is_directory()) << e.path();
+    ++entries;
+  }
+  EXPECT_EQ(entries, 2);  // images/ and locks/, nothing else
+}
+
+TEST_F(DeferredStoreTest, CheckRefusesADirUnderARegularFile) {
+  std::ofstream(tmp_.path() / "file.txt") << "x";
+  Status st = CheckDataDirUsable(tmp_.path() / "file.txt" / "sub");
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message.find("file.txt"), std::string::npos) << st.error().message;
+  EXPECT_NE(st.error().message.find("not a directory"), std::string::npos) << st.error().message;
+}
+
+TEST_F(DeferredStoreTest, CheckRefusesWhenLockFilesCannotBeCreated) {
+  std::filesystem::create_directories(options_.data_dir);
+  std::ofstream(options_.data_dir / "locks") << "not a directory";
+  Status st = CheckDataDirUsable(options_.data_dir);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message.find("locks"), std::string::npos) << st.error().message;
+}
+
+TEST_F(DeferredStoreTest, CheckRefusesADatabasePathThatIsNotAFile) {
+  std::filesystem::create_directories(options_.data_dir / "imgmcp.db");
+  Status st = CheckDataDirUsable(options_.data_dir);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message.find("imgmcp.db"), std::string::npos) << st.error().message;
+}
+
+TEST_F(DeferredStoreTest, CheckRefusesAnUnwritableFileSystem) {
+  // /proc refuses new entries even to root (tests run as root in CI, which ignores modes).
+  Status st = CheckDataDirUsable("/proc/imgmcp-test-data");
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message.find("/proc/imgmcp-test-data"), std::string::npos)
+      << st.error().message;
+}
+
+}  // namespace
+}  // namespace imgmcp::session
