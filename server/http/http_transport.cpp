@@ -122,6 +122,9 @@ Result<int> HttpTransport::Start() {
   const size_t threads = options_.max_connections;
   http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   http_->set_payload_max_length(options_.max_body_bytes);
+  // SSE answers leave in several small writes; without TCP_NODELAY, Nagle holds each small call
+  // for a delayed ACK (~40 ms per call on loopback).
+  http_->set_tcp_nodelay(true);
   http_->set_keep_alive_max_count(1000);
   // Short, so Stop() is prompt: an idle keep-alive connection holds its thread this long.
   http_->set_keep_alive_timeout(2);
