@@ -29,7 +29,7 @@ struct Config {
   int64_t max_pixels = 50'000'000;
   int max_versions = 100;
   int idle_days = 0;
-  int max_backend_calls = 8;
+  int max_backend_calls = 32;
   int64_t cache_mb = 64;
   std::optional<std::string> http_listen;  // "[HOST:]PORT"
   std::string auth_token;                  // --auth-token or IMGMCP_AUTH_TOKEN
