@@ -104,6 +104,7 @@ class CallContext final : public ToolCallContext {
   std::optional<Json> ProgressToken() const override { return progress_token_; }
   // Called only by the handler, on the worker thread that owns this context.
   std::unique_ptr<CallReservation> TakeReservation() override { return std::move(reservation_); }
+  void CloseStream() override { connection_->CloseRequestStream(request_id_); }
   const CancellationToken& Cancellation() const override { return token_; }
   std::string ProtocolVersion() const override { return version_; }
 
@@ -695,6 +696,11 @@ void Connection::BatchDone(const std::shared_ptr<Batch>& batch, std::optional<Js
   } else if (batch->first_request_id) {
     Dropped(*batch->first_request_id);
   }
+}
+
+void Connection::CloseRequestStream(const Json& request_id) {
+  std::shared_lock<std::shared_mutex> lock(sink_mu_);
+  if (sink_ != nullptr) sink_->CloseRequestStream(request_id);
 }
 
 void Connection::Emit(const Json& message, const std::optional<Json>& related_request_id) {

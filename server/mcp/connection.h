@@ -65,6 +65,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // notifications/message to this client if `level` passes its logging/setLevel threshold.
   void SendLog(LogLevel level, const std::string& logger, const Json& data,
                const std::optional<Json>& related_request_id);
+  // See MessageSink::CloseRequestStream. Thread-safe.
+  void CloseRequestStream(const Json& request_id);
   // A notification (related to a request, or not); dropped before initialize and after Close.
   void SendNotification(std::string_view method, Json params,
                         const std::optional<Json>& related_request_id = std::nullopt);

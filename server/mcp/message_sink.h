@@ -33,6 +33,11 @@ class MessageSink {
   // request inside a batch this is not called; the batch's answer simply omits it (and when the
   // whole batch produces nothing, OnRequestDropped is called with the batch's first request id).
   virtual void OnRequestDropped(const Json& request_id) {}
+
+  // A running request asks to end the stream that carries its messages without ending the request
+  // (SEP-1699 polling: the client reconnects with Last-Event-ID and gets the rest). Only the HTTP
+  // transport has such streams; others ignore it.
+  virtual void CloseRequestStream(const Json& request_id) {}
 };
 
 }  // namespace imgmcp::mcp

@@ -85,6 +85,9 @@ class ToolCallContext {
   // What the tool's admission hook reserved when the call arrived (nullptr when none). The
   // handler may take ownership with TakeReservation().
   virtual std::unique_ptr<CallReservation> TakeReservation() { return nullptr; }
+  // Ends the transport stream carrying this call's messages while the call goes on (SEP-1699);
+  // the client resumes it. A no-op on transports without such streams (stdio).
+  virtual void CloseStream() {}
 };
 
 using ToolHandler = std::function<ToolResult(const Json& arguments, ToolCallContext& ctx)>;

@@ -148,8 +148,9 @@ Status RegisterTools(mcp::McpServer& server) {
             "Tests SSE stream disconnection and client reconnection (SEP-1699). Server will "
             "close the stream mid-call and send the result after client reconnects."),
        [](const Json&, ToolCallContext& ctx) {
-         // The reference server closes the call's SSE stream here (SEP-1699 polling); the core
-         // gives tools no handle on their stream yet, so the result simply follows the pause.
+         // Like the reference server: close the call's SSE stream mid-call (SEP-1699 polling);
+         // the client reconnects with Last-Event-ID and receives the result.
+         ctx.CloseStream();
          if (!PauseUnlessCancelled(ctx, 2 * kStepDelay)) return ToolResult::ErrorText("cancelled");
          return ToolResult::Text(
              "Reconnection test completed successfully. If you received this, the client "
