@@ -20,6 +20,26 @@
 namespace imgmcp::session {
 namespace {
 
+// Deletes every version row of a session (inside the caller's write transaction) and returns the
+// files those rows named, to unlink once the transaction has committed.
+Result<std::vector<std::string>> DeleteAllVersionRows(SqliteDb& db, const std::string& session_id) {
+  Result<Statement> sel = db.Prepare("SELECT file FROM versions WHERE session_id=?");
+  if (!sel.ok()) return sel.error();
+  sel->Bind(1, session_id);
+  std::vector<std::string> files;
+  while (true) {
+    Result<bool> r = sel->Step();
+    if (!r.ok()) return r.error();
+    if (!*r) break;
+    files.push_back(sel->ColumnText(0));
+  }
+  Result<Statement> del = db.Prepare("DELETE FROM versions WHERE session_id=?");
+  if (!del.ok()) return del.error();
+  del->Bind(1, session_id);
+  if (Status st = del->Run(); !st.ok()) return st.error();
+  return files;
+}
+
 constexpr int kBusyTimeoutMs = 30000;
 constexpr int kMaxPageSize = 1000;
 constexpr int kDefaultPageSize = 100;
@@ -349,19 +369,9 @@ Status SqliteSessionStore::ExpireIdleSessions() {
       Result<std::optional<SessionRow>> row = LoadSession(db, id);
       if (!row.ok()) return row.error();
       if (!row->has_value() || (*row)->expired || (*row)->updated_ms >= cutoff) continue;
-      Result<Statement> sel = db.Prepare("SELECT file FROM versions WHERE session_id=?");
-      if (!sel.ok()) return sel.error();
-      sel->Bind(1, id);
-      while (true) {
-        Result<bool> r = sel->Step();
-        if (!r.ok()) return r.error();
-        if (!*r) break;
-        files.push_back(sel->ColumnText(0));
-      }
-      Result<Statement> del = db.Prepare("DELETE FROM versions WHERE session_id=?");
-      if (!del.ok()) return del.error();
-      del->Bind(1, id);
-      if (Status s = del->Run(); !s.ok()) return s;
+      Result<std::vector<std::string>> removed = DeleteAllVersionRows(db, id);
+      if (!removed.ok()) return removed.error();
+      files = std::move(*removed);
       Result<Statement> upd = db.Prepare("UPDATE sessions SET expired=1 WHERE session_id=?");
       if (!upd.ok()) return upd.error();
       upd->Bind(1, id);
@@ -639,19 +649,9 @@ Status SqliteSessionStore::ClearInTurn(const std::string& session_id) {
     std::lock_guard write_lock(write_mu_);
     Result<std::unique_ptr<WriteTransaction>> tx = WriteTransaction::Begin(db);
     if (!tx.ok()) return tx.error();
-    Result<Statement> sel = db.Prepare("SELECT file FROM versions WHERE session_id=?");
-    if (!sel.ok()) return sel.error();
-    sel->Bind(1, session_id);
-    while (true) {
-      Result<bool> r = sel->Step();
-      if (!r.ok()) return r.error();
-      if (!*r) break;
-      files.push_back(sel->ColumnText(0));
-    }
-    Result<Statement> del = db.Prepare("DELETE FROM versions WHERE session_id=?");
-    if (!del.ok()) return del.error();
-    del->Bind(1, session_id);
-    if (Status st = del->Run(); !st.ok()) return st;
+    Result<std::vector<std::string>> removed = DeleteAllVersionRows(db, session_id);
+    if (!removed.ok()) return removed.error();
+    files = std::move(*removed);
     Result<Statement> upd = db.Prepare("UPDATE sessions SET updated_ms=? WHERE session_id=?");
     if (!upd.ok()) return upd.error();
     upd->Bind(1, NowMs()).Bind(2, session_id);
