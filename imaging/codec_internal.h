@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -46,6 +47,30 @@ Result<PixelBuffer> DecodeWithStb(std::string_view bytes, const ImageInfo& info)
 // file (e.g. CMYK), in which case the caller falls back to stb.
 Result<PixelBuffer> DecodeJpegTurbo(std::string_view bytes, const ImageInfo& info, int min_width,
                                     int min_height);
+
+// Receives each decoded row, top to bottom, as width*4 bytes of RGBA8 (valid only during the call).
+using PngRowSink = std::function<void(const uint8_t* rgba)>;
+// Decodes 8-bit RGB/RGBA non-interlaced PNGs (no tRNS) through zlib, one row at a time, with the
+// same pixels as stb. kUnsupported, before any row is produced, for every other layout: the caller
+// uses stb. kInvalidArgument when the data is truncated or corrupt (rows may already have been
+// produced). `info` must come from ReadImageInfo, so the pixel limit is already checked.
+Status DecodePngRows(std::string_view bytes, const ImageInfo& info, const PngRowSink& sink);
+
+// Area-average (box) downscale fed one source row at a time, so a decoder can stream into it
+// without a full-size buffer. Requires ow <= w and oh <= h. Same pixels as ResizePixels.
+class AreaDownscaler {
+ public:
+  AreaDownscaler(int w, int h, uint8_t* out, int ow, int oh);
+  ~AreaDownscaler();
+  AreaDownscaler(const AreaDownscaler&) = delete;
+  AreaDownscaler& operator=(const AreaDownscaler&) = delete;
+  // Source rows in order 0..h-1, w*4 bytes each.
+  void AddRow(const uint8_t* rgba);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // PNG with zlib at `level` (0-9); writes RGB when every pixel is opaque.
 Result<std::string> EncodePngPixels(const uint8_t* rgba, int width, int height, int level);

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "imaging/codec.h"
@@ -58,6 +59,25 @@ Result<PixelBuffer> Shrink(const PixelBuffer& src, int w, int h) {
   return out;
 }
 
+// PNG straight to the preview size: zlib rows streamed into the area downscaler, no full-size
+// RGBA buffer. Same pixels as decoding in full and then Shrink (same area filter, integer sums).
+// Any failure (a layout the zlib path leaves to stb, or corrupt data) falls back to stb.
+Result<PixelBuffer> DecodePngShrunk(std::string_view bytes, const ImageInfo& info, int w, int h) {
+  PixelBuffer out;
+  out.width = w;
+  out.height = h;
+  out.vec.resize(static_cast<size_t>(w) * h * 4);
+  {
+    internal::AreaDownscaler down(info.width, info.height, out.vec.data(), w, h);
+    if (internal::DecodePngRows(bytes, info, [&](const uint8_t* row) { down.AddRow(row); })) {
+      return out;
+    }
+  }
+  Result<PixelBuffer> full = internal::DecodeWithStb(bytes, info);
+  if (!full.ok()) return full.error();
+  return Shrink(*full, w, h);
+}
+
 EncodedImage Encoded(std::string bytes) {
   EncodedImage e;
   e.mime_type = MimeTypeOf(SniffFormat(bytes));
@@ -89,7 +109,10 @@ Result<EncodedImage> MakePreview(std::string_view bytes, const PreviewOptions& o
                                             long_edge / 2) /
                                            long_edge));
   }
-  Result<PixelBuffer> decoded = internal::DecodePixels(bytes, *info, tw, th);
+  Result<PixelBuffer> decoded =
+      info->format == ImageFormat::kPng && (tw < info->width || th < info->height)
+          ? DecodePngShrunk(bytes, *info, tw, th)
+          : internal::DecodePixels(bytes, *info, tw, th);
   if (!decoded.ok()) return decoded.error();
   PixelBuffer pixels = std::move(decoded.value());
   if (pixels.width != tw || pixels.height != th) {
