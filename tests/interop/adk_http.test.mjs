@@ -2,92 +2,30 @@
 // against the real binary started as `imgmcp --http 127.0.0.1:0` (port from its stderr line).
 // No LLM and no network beyond 127.0.0.1: the ADK tool objects are called directly. ADK opens a
 // new MCP session for every call, so state must live in the session store, not the MCP session.
-// Skipped (with a message) only while `imgmcp --help` does not mention --http.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Type } from '@google/genai';
 import { MCPToolset, LoadMcpResourceTool } from '@google/adk/tools/mcp';
+import { imgmcpBin } from './support/common.mjs';
+import { startServer, stopServer } from './support/http_server.mjs';
+import {
+  TOOL_NAMES, adkCaller, assertGeminiTyped, blocksOf, ok, sha256, toolContext,
+} from './support/adk_helpers.mjs';
 
-const bin = process.env.IMGMCP_BIN;
-assert.ok(bin, 'IMGMCP_BIN must point at the imgmcp binary');
-
-const TOOL_NAMES = ['edit_image', 'generate_image', 'get_image', 'reset_session'];
-const CALL_TIMEOUT_MS = 30000;
-
-const help = spawnSync(bin, ['--help'], { encoding: 'utf8', timeout: 10000 }).stdout ?? '';
-const skip = /--http\b/.test(help) ? false : 'imgmcp --help does not mention --http yet';
+const bin = imgmcpBin();
 
 let dataDir;
 let server;
 let toolset;
 let tools;
-
-// Starts imgmcp over HTTP and resolves with the child and its /mcp URL from the stderr line
-// "imgmcp: listening on http://HOST:PORT/mcp".
-function startServer() {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, ['--http', '127.0.0.1:0', '--backend', 'local', '--data-dir', dataDir],
-      { stdio: ['ignore', 'ignore', 'pipe'], cwd: dataDir });
-    let stderr = '';
-    let done = false;
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`no "listening on" line within 20 s:\n${stderr}`));
-    }, 20000);
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-      const m = /listening on (http:\/\/\S+\/mcp)/.exec(stderr);
-      if (m && !done) {
-        done = true;
-        clearTimeout(timer);
-        resolve({ child, url: m[1] });
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      if (!done) reject(new Error(`imgmcp --http exited (${code}) before listening:\n${stderr}`));
-    });
-  });
-}
-
-// What ADK's runner passes as the tool context; only abortSignal is read by MCPTool.runAsync.
-function toolContext() {
-  return { abortSignal: AbortSignal.timeout(CALL_TIMEOUT_MS) };
-}
-
-async function call(name, args) {
-  const tool = tools.find((t) => t.name === name);
-  assert.ok(tool, `no ADK tool ${name}`);
-  return tool.runAsync({ args, toolContext: toolContext() });
-}
-
-function ok(result) {
-  assert.notEqual(result.isError, true, `tool failed: ${JSON.stringify(result.content)}`);
-  assert.ok(result.structuredContent, 'structuredContent missing');
-  return result.structuredContent;
-}
-
-const blocksOf = (result, type) => result.content.filter((c) => c.type === type);
-const sha256 = (buf) => createHash('sha256').update(buf).digest('hex');
-
-// Every node of a converted Gemini schema has a known type (no TYPE_UNSPECIFIED, no empty {}).
-function assertGeminiTyped(schema, where) {
-  assert.ok(schema && typeof schema === 'object', `${where}: not a schema`);
-  assert.ok(Object.values(Type).includes(schema.type) && schema.type !== Type.TYPE_UNSPECIFIED,
-    `${where}: type ${schema.type}`);
-  for (const [k, v] of Object.entries(schema.properties ?? {})) assertGeminiTyped(v, `${where}.${k}`);
-  if (schema.items) assertGeminiTyped(schema.items, `${where}[]`);
-}
+const call = adkCaller(() => tools);
 
 before(async () => {
-  if (skip) return;
   dataDir = mkdtempSync(join(tmpdir(), 'imgmcp-adk-http-'));
-  const started = await startServer();
+  const started = await startServer(bin, dataDir);
   server = started.child;
   toolset = new MCPToolset({ type: 'StreamableHTTPConnectionParams', url: started.url });
   tools = await toolset.getTools();
@@ -95,16 +33,12 @@ before(async () => {
 
 after(async () => {
   await toolset?.close();
-  if (server && server.exitCode === null && server.signalCode === null) {
-    const exited = new Promise((resolve) => server.once('exit', resolve));
-    server.kill('SIGTERM');
-    await exited;
-  }
+  await stopServer(server);
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
 test('getTools lists the four tools and their declarations convert to Gemini schemas',
-  { timeout: 60000, skip }, async () => {
+  { timeout: 60000 }, async () => {
     assert.deepEqual(tools.map((t) => t.name).sort(), TOOL_NAMES);
     for (const tool of tools) {
       const decl = tool._getDeclaration();
@@ -132,7 +66,7 @@ test('getTools lists the four tools and their declarations convert to Gemini sch
   });
 
 test('generate, edit and get_image in separate MCP sessions share the image session',
-  { timeout: 90000, skip }, async () => {
+  { timeout: 90000 }, async () => {
     const gen = await call('generate_image', { prompt: 'solid red', session_id: 'adk1', inline: 'none' });
     const v1 = ok(gen);
     assert.deepEqual([v1.session_id, v1.version, v1.backend], ['adk1', 1, 'local']);
@@ -164,7 +98,7 @@ test('generate, edit and get_image in separate MCP sessions share the image sess
     assert.equal(ok(await call('get_image', { session_id: 'adk1', inline: 'none' })).version, 0);
   });
 
-test('the default result carries a small preview image', { timeout: 60000, skip }, async () => {
+test('the default result carries a small preview image', { timeout: 60000 }, async () => {
   const result = await call('generate_image', { prompt: 'a teal sky over orange hills', session_id: 'adk-preview' });
   const sc = ok(result);
   const [image] = blocksOf(result, 'image');
@@ -175,7 +109,7 @@ test('the default result carries a small preview image', { timeout: 60000, skip 
   assert.equal(sc.version, 1);
 });
 
-test('a bad argument is an isError result that names the field', { timeout: 60000, skip }, async () => {
+test('a bad argument is an isError result that names the field', { timeout: 60000 }, async () => {
   const result = await call('edit_image', { session_id: 'adk1', prompt: 'invert', inline: 'huge' });
   assert.equal(result.isError, true);
   assert.match(result.content[0].text, /inline/);
@@ -183,7 +117,7 @@ test('a bad argument is an isError result that names the field', { timeout: 6000
   assert.equal(empty.isError, true, 'editing a session without an image must fail');
 });
 
-test('resources: ADK lists, reads and loads a session image for Gemini', { timeout: 90000, skip }, async () => {
+test('resources: ADK lists, reads and loads a session image for Gemini', { timeout: 90000 }, async () => {
   const v1 = ok(await call('generate_image', { prompt: 'solid blue', session_id: 'adk2', inline: 'none' }));
   const names = await toolset.listResources();
   assert.ok(names.includes('adk2 v1'), `resource names: ${names}`);

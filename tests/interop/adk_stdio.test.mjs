@@ -4,51 +4,22 @@
 // versions must carry over between processes through the shared --data-dir.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Type } from '@google/genai';
 import { MCPToolset, LoadMcpResourceTool } from '@google/adk/tools/mcp';
+import { imgmcpBin } from './support/common.mjs';
+import {
+  TOOL_NAMES, adkCaller, assertGeminiTyped, blocksOf, ok, sha256, toolContext,
+} from './support/adk_helpers.mjs';
 
-const bin = process.env.IMGMCP_BIN;
-assert.ok(bin, 'IMGMCP_BIN must point at the imgmcp binary');
-
-const TOOL_NAMES = ['edit_image', 'generate_image', 'get_image', 'reset_session'];
-const CALL_TIMEOUT_MS = 30000;
+const bin = imgmcpBin();
 
 let dataDir;
 let toolset;
 let tools;
-
-// What ADK's runner passes as the tool context; only abortSignal is read by MCPTool.runAsync.
-function toolContext() {
-  return { abortSignal: AbortSignal.timeout(CALL_TIMEOUT_MS) };
-}
-
-async function call(name, args) {
-  const tool = tools.find((t) => t.name === name);
-  assert.ok(tool, `no ADK tool ${name}`);
-  return tool.runAsync({ args, toolContext: toolContext() });
-}
-
-function ok(result) {
-  assert.notEqual(result.isError, true, `tool failed: ${JSON.stringify(result.content)}`);
-  assert.ok(result.structuredContent, 'structuredContent missing');
-  return result.structuredContent;
-}
-
-const blocksOf = (result, type) => result.content.filter((c) => c.type === type);
-const sha256 = (buf) => createHash('sha256').update(buf).digest('hex');
-
-// Every node of a converted Gemini schema has a known type (no TYPE_UNSPECIFIED, no empty {}).
-function assertGeminiTyped(schema, where) {
-  assert.ok(schema && typeof schema === 'object', `${where}: not a schema`);
-  assert.ok(Object.values(Type).includes(schema.type) && schema.type !== Type.TYPE_UNSPECIFIED,
-    `${where}: type ${schema.type}`);
-  for (const [k, v] of Object.entries(schema.properties ?? {})) assertGeminiTyped(v, `${where}.${k}`);
-  if (schema.items) assertGeminiTyped(schema.items, `${where}[]`);
-}
+const call = adkCaller(() => tools);
 
 before(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'imgmcp-adk-stdio-'));

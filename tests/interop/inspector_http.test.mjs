@@ -1,23 +1,15 @@
 // Interop: @modelcontextprotocol/inspector-cli 1.0.3 (`mcp-inspector-cli --cli URL --transport
 // http`) calls each imgmcp tool and reads its resources over Streamable HTTP against one
 // `imgmcp --http 127.0.0.1:0` (port parsed from its stderr line), one inspector per command.
-// Skipped (with a message) only while `imgmcp --help` does not mention --http.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { imgmcpBin } from './support/common.mjs';
+import { startServer, stopServer } from './support/http_server.mjs';
+import { inspectorClient, makeWorkDir, ok, sha256 } from './support/inspector_helpers.mjs';
 
-const bin = process.env.IMGMCP_BIN;
-assert.ok(bin, 'IMGMCP_BIN must point at the imgmcp binary');
-const inspectorCli = fileURLToPath(
-  new URL('./node_modules/@modelcontextprotocol/inspector-cli/build/cli.js', import.meta.url));
-const RUN_TIMEOUT_MS = 60000;
-const help = spawnSync(bin, ['--help'], { encoding: 'utf8', timeout: 10000 }).stdout ?? '';
-const skip = /--http\b/.test(help) ? false : 'imgmcp --help does not mention --http yet';
+const bin = imgmcpBin();
 
 let workDir;  // holds package.json, data/ and run/
 let dataDir;
@@ -25,94 +17,20 @@ let runDir;
 let server;
 let url;
 
-// Starts imgmcp over HTTP and resolves with the child and its /mcp URL from the stderr line
-// "imgmcp: listening on http://HOST:PORT/mcp".
-function startServer() {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, ['--http', '127.0.0.1:0', '--backend', 'local', '--data-dir', dataDir],
-      { stdio: ['ignore', 'ignore', 'pipe'], cwd: dataDir });
-    let stderr = '';
-    let done = false;
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`no "listening on" line within 20 s:\n${stderr}`));
-    }, 20000);
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-      const m = /listening on (http:\/\/\S+\/mcp)/.exec(stderr);
-      if (m && !done) {
-        done = true;
-        clearTimeout(timer);
-        resolve({ child, url: m[1] });
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      if (!done) reject(new Error(`imgmcp --http exited (${code}) before listening:\n${stderr}`));
-    });
-  });
-}
-
-// Runs mcp-inspector-cli --cli ARGS; resolves {code, stdout, stderr}. The inspector runs in its
-// own process group so a hung run is killed with everything it started.
-// inspector-cli 1.0.3 looks for "../package.json" relative to the *working directory* (a bug) and
-// fails with "Cannot find module" otherwise, so it runs in run/ next to a package.json.
-function inspect(args) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [inspectorCli, '--cli', ...args],
-      { cwd: runDir, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => { stdout += c; });
-    child.stderr.on('data', (c) => { stderr += c; });
-    const timer = setTimeout(() => {
-      try { process.kill(-child.pid, 'SIGKILL'); } catch { /* already gone */ }
-      reject(new Error(`inspector timed out: ${args.join(' ')}\n${stderr}`));
-    }, RUN_TIMEOUT_MS);
-    child.on('error', (err) => { clearTimeout(timer); reject(err); });
-    child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
-  });
-}
-
 const SERVER = () => [url, '--transport', 'http'];
-
-async function run(method, extra = []) {
-  const r = await inspect([...SERVER(), '--method', method, ...extra]);
-  assert.equal(r.code, 0, `inspector ${method} exited ${r.code}:\n${r.stderr}`);
-  return JSON.parse(r.stdout);
-}
-
-const callTool = (name, args) => run('tools/call', ['--tool-name', name, '--tool-arg', ...args]);
-
-function ok(result) {
-  assert.notEqual(result.isError, true, `tool failed: ${JSON.stringify(result.content)}`);
-  assert.ok(result.structuredContent, 'structuredContent missing');
-  return result.structuredContent;
-}
-
-const sha256 = (buf) => createHash('sha256').update(buf).digest('hex');
+const { inspect, run, callTool } = inspectorClient(SERVER, () => runDir);
 
 before(async () => {
-  if (skip) return;
-  workDir = mkdtempSync(join(tmpdir(), 'imgmcp-inspector-'));
-  writeFileSync(join(workDir, 'package.json'), '{}\n');
-  dataDir = join(workDir, 'data');
-  runDir = join(workDir, 'run');
-  mkdirSync(dataDir);
-  mkdirSync(runDir);
-  ({ child: server, url } = await startServer());
+  ({ workDir, dataDir, runDir } = makeWorkDir());
+  ({ child: server, url } = await startServer(bin, dataDir));
 });
 
 after(async () => {
-  if (server && server.exitCode === null && server.signalCode === null) {
-    const exited = new Promise((resolve) => server.once('exit', resolve));
-    server.kill('SIGTERM');
-    await exited;
-  }
+  await stopServer(server);
   if (workDir) rmSync(workDir, { recursive: true, force: true });
 });
 
-test('tools/list shows the four tools with object schemas', { timeout: 90000, skip }, async () => {
+test('tools/list shows the four tools with object schemas', { timeout: 90000 }, async () => {
   const { tools } = await run('tools/list');
   assert.deepEqual(tools.map((t) => t.name).sort(),
     ['edit_image', 'generate_image', 'get_image', 'reset_session']);
@@ -122,7 +40,7 @@ test('tools/list shows the four tools with object schemas', { timeout: 90000, sk
   }
 });
 
-test('each tool through tools/call over HTTP, then resources/list and resources/read', { timeout: 180000, skip }, async () => {
+test('each tool through tools/call over HTTP, then resources/list and resources/read', { timeout: 180000 }, async () => {
   const v1 = ok(await callTool('generate_image', ['prompt=solid red', 'session_id=ins1', 'inline=none']));
   assert.deepEqual([v1.session_id, v1.version, v1.width, v1.height], ['ins1', 1, 1024, 1024]);
 
@@ -157,7 +75,7 @@ test('each tool through tools/call over HTTP, then resources/list and resources/
   assert.ok(templates.resourceTemplates.some((t) => t.uriTemplate.includes('{session_id}')));
 });
 
-test('isError results exit 0 with the error text; protocol errors exit 1', { timeout: 90000, skip }, async () => {
+test('isError results exit 0 with the error text; protocol errors exit 1', { timeout: 90000 }, async () => {
   const bad = await callTool('edit_image', ['session_id=ins-empty', 'prompt=invert', 'inline=huge']);
   assert.equal(bad.isError, true);
   assert.match(bad.content[0].text, /inline/);
@@ -169,7 +87,7 @@ test('isError results exit 0 with the error text; protocol errors exit 1', { tim
   assert.equal(missing.code, 1);
 });
 
-test('a --config file naming the server by URL', { timeout: 90000, skip }, async () => {
+test('a --config file naming the server by URL', { timeout: 90000 }, async () => {
   const configPath = join(workDir, 'mcp.json');
   writeFileSync(configPath, JSON.stringify({
     mcpServers: { imgmcp: { type: 'streamable-http', url } },

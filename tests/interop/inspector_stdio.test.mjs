@@ -4,69 +4,22 @@
 // .mcp.json-style --config file.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { imgmcpBin } from './support/common.mjs';
+import { inspectorClient, makeWorkDir, ok, sha256 } from './support/inspector_helpers.mjs';
 
-const bin = process.env.IMGMCP_BIN;
-assert.ok(bin, 'IMGMCP_BIN must point at the imgmcp binary');
-const inspectorCli = fileURLToPath(
-  new URL('./node_modules/@modelcontextprotocol/inspector-cli/build/cli.js', import.meta.url));
-const RUN_TIMEOUT_MS = 60000;
+const bin = imgmcpBin();
 
 let workDir;  // holds package.json, data/ and run/
 let dataDir;
 let runDir;
 
-// Runs mcp-inspector-cli --cli ARGS; resolves {code, stdout, stderr}. The inspector runs in its
-// own process group so a hung run is killed with everything it started.
-// inspector-cli 1.0.3 looks for "../package.json" relative to the *working directory* (a bug) and
-// fails with "Cannot find module" otherwise, so it runs in run/ next to a package.json.
-function inspect(args) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [inspectorCli, '--cli', ...args],
-      { cwd: runDir, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => { stdout += c; });
-    child.stderr.on('data', (c) => { stderr += c; });
-    const timer = setTimeout(() => {
-      try { process.kill(-child.pid, 'SIGKILL'); } catch { /* already gone */ }
-      reject(new Error(`inspector timed out: ${args.join(' ')}\n${stderr}`));
-    }, RUN_TIMEOUT_MS);
-    child.on('error', (err) => { clearTimeout(timer); reject(err); });
-    child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
-  });
-}
-
 const SERVER = () => [bin, '-e', `IMGMCP_DATA_DIR=${dataDir}`, '-e', 'IMGMCP_BACKEND=local'];
-
-async function run(method, extra = []) {
-  const r = await inspect([...SERVER(), '--method', method, ...extra]);
-  assert.equal(r.code, 0, `inspector ${method} exited ${r.code}:\n${r.stderr}`);
-  return JSON.parse(r.stdout);
-}
-
-const callTool = (name, args) => run('tools/call', ['--tool-name', name, '--tool-arg', ...args]);
-
-function ok(result) {
-  assert.notEqual(result.isError, true, `tool failed: ${JSON.stringify(result.content)}`);
-  assert.ok(result.structuredContent, 'structuredContent missing');
-  return result.structuredContent;
-}
-
-const sha256 = (buf) => createHash('sha256').update(buf).digest('hex');
+const { inspect, run, callTool } = inspectorClient(SERVER, () => runDir);
 
 before(() => {
-  workDir = mkdtempSync(join(tmpdir(), 'imgmcp-inspector-'));
-  writeFileSync(join(workDir, 'package.json'), '{}\n');
-  dataDir = join(workDir, 'data');
-  runDir = join(workDir, 'run');
-  mkdirSync(dataDir);
-  mkdirSync(runDir);
+  ({ workDir, dataDir, runDir } = makeWorkDir());
 });
 
 after(() => {
