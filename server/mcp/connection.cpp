@@ -172,6 +172,14 @@ Connection::~Connection() { Close(); }
 // --- incoming -------------------------------------------------------------------------------
 
 void Connection::HandleMessage(std::string_view text) {
+  // A raw NUL is never valid JSON text, and the parser would take it for the end of input,
+  // accepting the prefix and dropping the rest.
+  if (text.find('\0') != std::string_view::npos) {
+    Emit(MakeErrorResponse(nullptr, {rpc_error::kParseError,
+                                     "Parse error: a raw NUL byte is not valid JSON", std::nullopt}),
+         std::nullopt);
+    return;
+  }
   if (TextNestsDeeperThan(text, kMaxJsonNestingDepth)) {  // before the parser builds it
     Emit(MakeErrorResponse(nullptr, InvalidRequest(TooDeepMessage())), std::nullopt);
     return;

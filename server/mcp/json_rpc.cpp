@@ -59,6 +59,7 @@ bool TextNestsDeeperThan(std::string_view text, size_t limit) {
   const char* const end = p + text.size();
   while (p < end) {
     const char c = *p++;
+    if (c == '\0') return false;  // where the JSON parser stops reading, so do we
     if (c == '"') {
       // Skip to the closing quote: the next '"' preceded by an even number of backslashes. memchr
       // keeps multi-megabyte base64 strings cheap.

@@ -49,7 +49,7 @@ inline constexpr size_t kMaxJsonNestingDepth = 128;
 
 // True when the JSON text opens more than `limit` arrays/objects at once (strings are skipped, so
 // brackets inside them do not count). A cheap scan to run before parsing; the text need not be
-// valid JSON.
+// valid JSON. Like the parser, it stops at a raw NUL byte.
 bool TextNestsDeeperThan(std::string_view text, size_t limit);
 // The same for a parsed value (iterative: safe on any depth).
 bool NestsDeeperThan(const Json& value, size_t limit);

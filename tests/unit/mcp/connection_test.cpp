@@ -296,6 +296,22 @@ TEST_F(CoreTest, ParseErrorsAndInvalidRequestsHaveTheRightCodesAndIds) {
   }
 }
 
+// A raw NUL byte is never valid JSON text; nlohmann's parser would stop at it and accept the
+// prefix, silently dropping whatever followed. Found by fuzz_mcp_message.
+TEST_F(CoreTest, RawNulByteIsAParseErrorNotATruncatedMessage) {
+  Init();
+  const size_t before = sink_->Messages().size();
+  connection_->HandleMessage(std::string_view("{\"jsonrpc\":\"2.0\",\"id\":77,\"method\":\"ping\"}\0{[[", 46));
+  // Parse errors are answered on the calling thread, and a ping would be too.
+  auto messages = sink_->Messages();
+  ASSERT_EQ(messages.size(), before + 1);
+  const Json& reply = messages.back().message;
+  EXPECT_EQ(reply["error"]["code"], rpc_error::kParseError);
+  EXPECT_TRUE(reply["id"].is_null());
+  // The depth scan agrees with the parser about where the text ends.
+  EXPECT_FALSE(TextNestsDeeperThan(std::string_view("{}\0[[[[", 7), 1));
+}
+
 TEST_F(CoreTest, NotificationsAndStrayResponsesAreNeverAnswered) {
   Init();
   const size_t before = sink_->Messages().size();
