@@ -337,10 +337,9 @@ void HttpTransport::InstallRoutes() {
       return ReplyError(res, 415, kBadRequest,
                         "Unsupported Media Type: Content-Type must be application/json");
     }
-    Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-    if (body.is_discarded()) {
-      return ReplyError(res, 400, mcp::rpc_error::kParseError, "Parse error: invalid JSON");
-    }
+    mcp::ParsedMessage parsed = mcp::ParseMessageText(req.body);
+    if (parsed.error) return ReplyError(res, 400, parsed.error->code, parsed.error->message);
+    Json body = std::move(parsed.message);
     const BodyShape shape = Classify(body);
 
     std::shared_ptr<HttpSession> session;

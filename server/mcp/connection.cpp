@@ -24,11 +24,6 @@ RpcError InvalidParams(std::string message) {
   return {rpc_error::kInvalidParams, std::move(message), std::nullopt};
 }
 
-std::string TooDeepMessage() {
-  return "the message nests deeper than " + std::to_string(kMaxJsonNestingDepth) +
-         " levels of arrays/objects";
-}
-
 // Methods this core implements (answered -32600 before initialize; others are -32601).
 bool IsCoreMethod(const std::string& m) {
   return m == "tools/list" || m == "tools/call" || m == "resources/list" ||
@@ -172,26 +167,12 @@ Connection::~Connection() { Close(); }
 // --- incoming -------------------------------------------------------------------------------
 
 void Connection::HandleMessage(std::string_view text) {
-  // A raw NUL is never valid JSON text, and the parser would take it for the end of input,
-  // accepting the prefix and dropping the rest.
-  if (text.find('\0') != std::string_view::npos) {
-    Emit(MakeErrorResponse(nullptr, {rpc_error::kParseError,
-                                     "Parse error: a raw NUL byte is not valid JSON", std::nullopt}),
-         std::nullopt);
+  ParsedMessage parsed = ParseMessageText(text);
+  if (parsed.error) {
+    Emit(MakeErrorResponse(nullptr, *parsed.error), std::nullopt);
     return;
   }
-  if (TextNestsDeeperThan(text, kMaxJsonNestingDepth)) {  // before the parser builds it
-    Emit(MakeErrorResponse(nullptr, InvalidRequest(TooDeepMessage())), std::nullopt);
-    return;
-  }
-  Json message = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (message.is_discarded()) {
-    Emit(MakeErrorResponse(nullptr,
-                           {rpc_error::kParseError, "Parse error: invalid JSON", std::nullopt}),
-         std::nullopt);
-    return;
-  }
-  HandleJson(std::move(message));
+  HandleJson(std::move(parsed.message));
 }
 
 void Connection::HandleJson(Json message) {

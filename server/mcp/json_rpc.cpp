@@ -81,6 +81,32 @@ bool TextNestsDeeperThan(std::string_view text, size_t limit) {
   return false;
 }
 
+std::string TooDeepMessage() {
+  return "the message nests deeper than " + std::to_string(kMaxJsonNestingDepth) +
+         " levels of arrays/objects";
+}
+
+ParsedMessage ParseMessageText(std::string_view text) {
+  ParsedMessage parsed;
+  // A raw NUL is never valid JSON text, and the parser would take it for the end of input,
+  // accepting the prefix and dropping the rest.
+  if (text.find('\0') != std::string_view::npos) {
+    parsed.error = RpcError{rpc_error::kParseError, "Parse error: a raw NUL byte is not valid JSON",
+                            std::nullopt};
+    return parsed;
+  }
+  if (TextNestsDeeperThan(text, kMaxJsonNestingDepth)) {  // before the parser builds it
+    parsed.error =
+        RpcError{rpc_error::kInvalidRequest, "Invalid Request: " + TooDeepMessage(), std::nullopt};
+    return parsed;
+  }
+  parsed.message = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (parsed.message.is_discarded()) {
+    parsed.error = RpcError{rpc_error::kParseError, "Parse error: invalid JSON", std::nullopt};
+  }
+  return parsed;
+}
+
 bool NestsDeeperThan(const Json& value, size_t limit) {
   std::vector<std::pair<const Json*, size_t>> stack = {{&value, 0}};
   while (!stack.empty()) {

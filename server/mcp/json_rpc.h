@@ -51,6 +51,16 @@ inline constexpr size_t kMaxJsonNestingDepth = 128;
 // brackets inside them do not count). A cheap scan to run before parsing; the text need not be
 // valid JSON. Like the parser, it stops at a raw NUL byte.
 bool TextNestsDeeperThan(std::string_view text, size_t limit);
+
+// Parses one incoming message's text for any transport: a raw NUL byte or invalid JSON is a parse
+// error (-32700), nesting deeper than kMaxJsonNestingDepth an invalid request (-32600), checked
+// before the parser builds anything.
+struct ParsedMessage {
+  Json message;                  // valid when error is empty
+  std::optional<RpcError> error;
+};
+ParsedMessage ParseMessageText(std::string_view text);
+std::string TooDeepMessage();
 // The same for a parsed value (iterative: safe on any depth).
 bool NestsDeeperThan(const Json& value, size_t limit);
 

@@ -276,6 +276,15 @@ class HttpProtocolTest(unittest.TestCase):
         status, _, body = self.server.request("POST", b"{not json", session=session)
         self.assertEqual(status, 400)
         self.assertEqual(error_of(body)["code"], -32700)
+        # A raw NUL ends the parser's input: the valid-looking prefix must not be answered.
+        status, _, body = self.server.request(
+            "POST", b'{"jsonrpc":"2.0","id":1,"method":"ping"}\x00[[', session=session)
+        self.assertEqual(status, 400)
+        self.assertEqual(error_of(body)["code"], -32700)
+        deep = b"[" * 1000 + b"]" * 1000
+        status, _, body = self.server.request("POST", deep, session=session)
+        self.assertEqual(status, 400)
+        self.assertEqual(error_of(body)["code"], -32600)
 
     def test_protocol_version_header(self):
         session = self.server.initialize()
