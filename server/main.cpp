@@ -71,8 +71,8 @@ int main(int argc, char** argv) {
   auto backend = app::MakeBackend(*config);
   if (!backend.ok()) return Fail("backend: " + backend.error().message);
   if (!backend->note.empty()) log::Info("main", backend->note);
-  log::Info("main", "backend " + backend->backend->Name() + ", model " +
-                        backend->backend->Model() + ", data dir " + config->data_dir.string());
+  log::Info("main", "backend " + backend->backend->Name() + ", model " + backend->backend->Model() +
+                        ", data dir " + config->data_dir.string());
 
   SystemClock clock;
   // The data dir is checked now (cannot create, write or lock it → exit before answering
@@ -81,7 +81,8 @@ int main(int argc, char** argv) {
   auto store = session::OpenSessionStoreDeferred(
       app::MakeStoreOptions(*config), clock,
       std::chrono::milliseconds(config->test_store_open_delay_ms));
-  if (!store.ok()) return Fail("data dir " + config->data_dir.string() + ": " + store.error().message);
+  if (!store.ok())
+    return Fail("data dir " + config->data_dir.string() + ": " + store.error().message);
 
   mcp::ServerOptions options;
   options.name = "imgmcp";
@@ -94,8 +95,9 @@ int main(int argc, char** argv) {
       "or reverts. Results carry a small preview, the file path and a resource link.";
   mcp::McpServer server(options);
 
-  tools::ImageInputResolver inputs(app::MakeImageInputOptions(*config));
-  tools::ImageTools image_tools(**store, *backend->backend, inputs, &server.resource_notifier(),
+  tools::ImageInputResolver input_resolver(app::MakeImageInputOptions(*config));
+  tools::ImageTools image_tools(**store, *backend->backend, input_resolver,
+                                &server.resource_notifier(),
                                 app::MakeImageToolsOptions(*config, backend->note));
   for (auto& tool : image_tools.Tools()) {
     if (auto s = server.RegisterTool(std::move(tool.definition), std::move(tool.handler),

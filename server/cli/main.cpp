@@ -144,14 +144,14 @@ int Run(const CliOptions& o) {
   const bool is_error = result.value("isError", false);
   const Json& content = result.value("content", Json::array());
   if (o.json) {
-    std::cout << result.dump(2) << "\n";
+    std::cout << result.dump(2) << "\n";  // stdout-ok: the CLI's own output, not an MCP stream
   } else {
-    std::ostream& text_out = is_error ? std::cerr : std::cout;
+    std::ostream& text_out = is_error ? std::cerr : std::cout;  // stdout-ok: the CLI's own output, not an MCP stream
     for (const auto& block : content) {
       if (block.value("type", "") == "text") text_out << block.value("text", "") << "\n";
     }
   }
-  std::cout.flush();
+  std::cout.flush();  // stdout-ok: the CLI's own output, not an MCP stream
   if (is_error) return kExitToolError;
 
   if (!o.no_out) {
@@ -184,11 +184,11 @@ int main(int argc, char** argv) {
   auto options = ParseCliOptions(std::vector<std::string>(argv + 1, argv + argc));
   if (!options.ok()) return Complain(options.error().message);
   if (options->show_help) {
-    std::cout << CliHelpText();
+    std::cout << CliHelpText();  // stdout-ok: the CLI's own output, not an MCP stream
     return kExitOk;
   }
   if (options->show_version) {
-    std::cout << "imgmcp-cli " << IMGMCP_VERSION << "\n";
+    std::cout << "imgmcp-cli " << IMGMCP_VERSION << "\n";  // stdout-ok: the CLI's own output, not an MCP stream
     return kExitOk;
   }
   return Run(*options);

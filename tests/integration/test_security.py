@@ -16,7 +16,7 @@ from mcp_harness import ServerProcess
 from tools_support import pngio
 
 # A dummy key: distinctive enough that any copy of it, anywhere, is found.
-API_KEY = "AIzaDUMMY-imgmcp-sec-7f3c91e2b4d05a68"
+API_KEY = "DUMMY-imgmcp-sec-key-7f3c91e2b4d05a68"  # not a real key, nor shaped like one
 SHELL_BAIT = "solid red $(touch {sentinel}) `touch {sentinel}`; touch {sentinel} | sh"
 
 
