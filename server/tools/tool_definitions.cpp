@@ -88,6 +88,20 @@ Json VersionOutputSchema(bool with_history) {
 constexpr const char* kSessionIdRule =
     "1 to 64 characters from A-Z a-z 0-9 . _ -, starting with a letter or digit";
 
+// session_id of a session that already exists (edit, get, reset).
+Json ExistingSessionIdSchema() {
+  return SessionIdSchema(std::string("The editing session; ") + kSessionIdRule + ".");
+}
+
+mcp::ToolAnnotations Hints(bool read_only, bool destructive, bool idempotent, bool open_world) {
+  mcp::ToolAnnotations a;
+  a.read_only = read_only;
+  a.destructive = destructive;
+  a.idempotent = idempotent;
+  a.open_world = open_world;
+  return a;
+}
+
 }  // namespace
 
 mcp::ToolDefinition GenerateImageDefinition() {
@@ -103,9 +117,8 @@ mcp::ToolDefinition GenerateImageDefinition() {
       {"type", "object"},
       {"properties",
        {{"prompt", {{"type", "string"}, {"description", "What the image should show."}}},
-        {"session_id",
-         SessionIdSchema(std::string("Editing session to add the image to; ") + kSessionIdRule +
-                         ". Omit to start a new session.")},
+        {"session_id", SessionIdSchema(std::string("Editing session to add the image to; ") +
+                                       kSessionIdRule + ". Omit to start a new session.")},
         {"aspect_ratio",
          {{"type", "string"},
           {"enum", {"1:1", "2:3", "3:2", "3:4", "4:3", "4:5", "5:4", "9:16", "16:9", "21:9"}},
@@ -114,10 +127,8 @@ mcp::ToolDefinition GenerateImageDefinition() {
         {"inline", InlineSchema()}}},
       {"required", {"prompt"}}};
   d.output_schema = VersionOutputSchema(false);
-  d.annotations.read_only = false;
-  d.annotations.destructive = false;
-  d.annotations.idempotent = false;
-  d.annotations.open_world = true;
+  d.annotations = Hints(/*read_only=*/false, /*destructive=*/false, /*idempotent=*/false,
+                        /*open_world=*/true);
   return d;
 }
 
@@ -135,7 +146,7 @@ mcp::ToolDefinition EditImageDefinition() {
   d.input_schema = {
       {"type", "object"},
       {"properties",
-       {{"session_id", SessionIdSchema(std::string("The editing session; ") + kSessionIdRule + ".")},
+       {{"session_id", ExistingSessionIdSchema()},
         {"prompt", {{"type", "string"}, {"description", "The edit instruction."}}},
         {"expected_version",
          {{"type", "integer"},
@@ -152,10 +163,8 @@ mcp::ToolDefinition EditImageDefinition() {
         {"inline", InlineSchema()}}},
       {"required", {"session_id", "prompt"}}};
   d.output_schema = VersionOutputSchema(false);
-  d.annotations.read_only = false;
-  d.annotations.destructive = false;
-  d.annotations.idempotent = false;
-  d.annotations.open_world = true;
+  d.annotations = Hints(/*read_only=*/false, /*destructive=*/false, /*idempotent=*/false,
+                        /*open_world=*/true);
   return d;
 }
 
@@ -169,7 +178,7 @@ mcp::ToolDefinition GetImageDefinition() {
   d.input_schema = {
       {"type", "object"},
       {"properties",
-       {{"session_id", SessionIdSchema(std::string("The editing session; ") + kSessionIdRule + ".")},
+       {{"session_id", ExistingSessionIdSchema()},
         {"version",
          {{"type", "integer"}, {"description", "Optional version number; default the current."}}},
         {"inline", InlineSchema()},
@@ -177,10 +186,8 @@ mcp::ToolDefinition GetImageDefinition() {
          {{"type", "boolean"}, {"description", "Include the version history (default true)."}}}}},
       {"required", {"session_id"}}};
   d.output_schema = VersionOutputSchema(true);
-  d.annotations.read_only = true;
-  d.annotations.destructive = false;
-  d.annotations.idempotent = true;
-  d.annotations.open_world = false;
+  d.annotations = Hints(/*read_only=*/true, /*destructive=*/false, /*idempotent=*/true,
+                        /*open_world=*/false);
   return d;
 }
 
@@ -195,16 +202,14 @@ mcp::ToolDefinition ResetSessionDefinition() {
   d.input_schema = {
       {"type", "object"},
       {"properties",
-       {{"session_id", SessionIdSchema(std::string("The editing session; ") + kSessionIdRule + ".")},
+       {{"session_id", ExistingSessionIdSchema()},
         {"to_version",
          {{"type", "integer"},
           {"description", "Optional version to revert to (saved as a new version)."}}}}},
       {"required", {"session_id"}}};
   d.output_schema = VersionOutputSchema(false);
-  d.annotations.read_only = false;
-  d.annotations.destructive = true;
-  d.annotations.idempotent = true;
-  d.annotations.open_world = false;
+  d.annotations = Hints(/*read_only=*/false, /*destructive=*/true, /*idempotent=*/true,
+                        /*open_world=*/false);
   return d;
 }
 
