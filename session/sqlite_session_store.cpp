@@ -297,6 +297,13 @@ Status SqliteSessionStore::Initialize() {
     Status st = EnsureDir(dir);
     if (!st.ok()) return st;
   }
+  // Processes opening one data dir at the same moment would race on the switch to WAL (SQLite
+  // answers "database is locked" at once, not after the busy timeout) and on migrations: one at a
+  // time. The name starts with '.', which no session id can, so it never meets a session's lock.
+  Result<FileLock> acquired =
+      FileLock::Acquire(layout_.LocksDir() / ".store-open.lock", CancellationToken());
+  if (!acquired.ok()) return acquired.error();
+  std::optional<FileLock> open_lock(std::move(acquired).value());
   Result<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(layout_.DatabasePath(), kBusyTimeoutMs);
   if (!db.ok()) return db.error();
   {
@@ -329,6 +336,7 @@ Status SqliteSessionStore::Initialize() {
     std::lock_guard lock(pool_mu_);
     idle_connections_.push_back(std::move(*db));
   }
+  open_lock.reset();  // the database is ready for everyone
   if (options_.idle_days > 0) {
     st = ExpireIdleSessions();
     if (!st.ok()) return st;

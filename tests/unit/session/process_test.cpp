@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <random>
@@ -34,7 +35,10 @@ int ChildEdits(const std::filesystem::path& dir, const std::string& session_id, 
                int threads, int edits) {
   SystemClock clock;
   auto store = SqliteSessionStore::Open(KeepAll(dir), clock);
-  if (!store.ok()) return 2;
+  if (!store.ok()) {
+    std::fprintf(stderr, "child %d: open: %s\n", child, store.error().message.c_str());
+    return 2;
+  }
   std::atomic<int> status{0};
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
@@ -42,6 +46,7 @@ int ChildEdits(const std::filesystem::path& dir, const std::string& session_id, 
       for (int s = 0; s < edits; ++s) {
         auto turn = (*store)->AcquireTurn(session_id, {});
         if (!turn.ok()) {
+          std::fprintf(stderr, "child %d: turn: %s\n", child, turn.error().message.c_str());
           status = 2;
           return;
         }
@@ -57,6 +62,7 @@ int ChildEdits(const std::filesystem::path& dir, const std::string& session_id, 
         if (n > 0) nv.parent = n;
         auto v = (*turn)->Commit(nv);
         if (!v.ok()) {
+          std::fprintf(stderr, "child %d: commit: %s\n", child, v.error().message.c_str());
           status = 2;
           return;
         }
