@@ -72,5 +72,14 @@ TEST(JsonDepth, ParsedCheckAgreesWithTextScan) {
   EXPECT_TRUE(NestsDeeperThan(deep, kMaxJsonNestingDepth));
 }
 
+// The text scan counts every value written, even one a later duplicate key replaces, so it is
+// stricter than the parsed value, never looser. Found by fuzz_mcp_message.
+TEST(JsonDepth, TextScanIsStricterThanParsedValueWithDuplicateKeys) {
+  const std::string text = R"({"id":{"a":1},"id":1})";
+  const Json parsed = Json::parse(text);
+  EXPECT_FALSE(NestsDeeperThan(parsed, 1));
+  EXPECT_TRUE(TextNestsDeeperThan(text, 1));
+}
+
 }  // namespace
 }  // namespace imgmcp::mcp
