@@ -16,7 +16,8 @@ Status EnsureDir(const std::filesystem::path& dir);
 
 // Writes `bytes` to a temp file (name starting `temp_prefix`) in `dir`, fsyncs it, renames it to
 // `dir/name`, then fsyncs `dir`. On return the file is durable under its final name. On failure
-// the temp file is removed.
+// the temp file is removed. Big files are written with direct I/O where the file system allows
+// it (much cheaper than filling fresh page-cache pages and flushing them), else buffered.
 Status WriteFileDurably(const std::filesystem::path& dir, std::string_view name,
                         std::string_view bytes, std::string_view temp_prefix);
 
