@@ -6,22 +6,25 @@ std::string ImageCache::Key(const std::string& session_id, int64_t version) {
   return session_id + '/' + std::to_string(version);  // ids never contain '/'
 }
 
-std::shared_ptr<const std::string> ImageCache::Get(const std::string& session_id, int64_t version) {
+std::shared_ptr<const std::string> ImageCache::Get(const std::string& session_id, int64_t version,
+                                                   std::string_view expected_sha256) {
   std::lock_guard lock(mu_);
   const auto it = index_.find(Key(session_id, version));
   if (it == index_.end()) return nullptr;
+  const std::string& recorded = it->second->sha256;
+  if (!expected_sha256.empty() && !recorded.empty() && recorded != expected_sha256) return nullptr;
   lru_.splice(lru_.begin(), lru_, it->second);
   return it->second->bytes;
 }
 
 void ImageCache::Put(const std::string& session_id, int64_t version,
-                     std::shared_ptr<const std::string> bytes) {
+                     std::shared_ptr<const std::string> bytes, std::string sha256) {
   if (!bytes || bytes->size() > capacity_) return;
   std::string key = Key(session_id, version);
   std::lock_guard lock(mu_);
   if (const auto it = index_.find(key); it != index_.end()) EraseLocked(it->second);
   size_ += bytes->size();
-  lru_.push_front(Entry{key, std::move(bytes)});
+  lru_.push_front(Entry{key, std::move(bytes), std::move(sha256)});
   index_.emplace(std::move(key), lru_.begin());
   while (size_ > capacity_ && !lru_.empty()) EraseLocked(std::prev(lru_.end()));
 }

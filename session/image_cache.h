@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 namespace imgmcp::session {
@@ -19,11 +20,15 @@ class ImageCache {
   ImageCache(const ImageCache&) = delete;
   ImageCache& operator=(const ImageCache&) = delete;
 
-  // nullptr when absent. Marks the entry most recently used.
-  std::shared_ptr<const std::string> Get(const std::string& session_id, int64_t version);
+  // nullptr when absent, or when both `expected_sha256` and the entry's recorded sha256 are
+  // known and differ (the caller asks for other bytes than these). Marks the entry most recently
+  // used.
+  std::shared_ptr<const std::string> Get(const std::string& session_id, int64_t version,
+                                         std::string_view expected_sha256 = {});
+  // `sha256` is the hex digest of `bytes` when the caller has it (so a hit needs no rehash).
   // Entries larger than the whole capacity are not cached. Evicts least recently used entries.
   void Put(const std::string& session_id, int64_t version,
-           std::shared_ptr<const std::string> bytes);
+           std::shared_ptr<const std::string> bytes, std::string sha256 = {});
   void Erase(const std::string& session_id, int64_t version);
   void EraseSession(const std::string& session_id);
 
@@ -34,6 +39,7 @@ class ImageCache {
   struct Entry {
     std::string key;
     std::shared_ptr<const std::string> bytes;
+    std::string sha256;  // empty when unknown
   };
   static std::string Key(const std::string& session_id, int64_t version);
   void EraseLocked(std::list<Entry>::iterator it);

@@ -628,7 +628,7 @@ Result<VersionInfo> SqliteSessionStore::CommitInTurn(const std::string& session_
     cache_.Erase(session_id, version);
     if (IsPlainFileName(pruned_file)) RemoveFileQuietly(dir / pruned_file);
   }
-  cache_.Put(session_id, number, std::make_shared<const std::string>(nv.bytes));
+  cache_.Put(session_id, number, std::make_shared<const std::string>(nv.bytes), sha);
 
   VersionInfo info;
   info.session_id = session_id;
@@ -702,10 +702,8 @@ Result<VersionInfo> SqliteSessionStore::GetVersion(const std::string& session_id
 Result<std::string> SqliteSessionStore::ReadImage(const VersionInfo& version) {
   const std::string& id = version.session_id;
   if (!IsValidSessionId(id)) return InvalidSessionId(id);
-  if (auto hit = cache_.Get(id, version.version);
-      hit != nullptr && (version.sha256.empty() || Sha256Hex(*hit) == version.sha256)) {
-    return *hit;
-  }
+  // Cached bytes were hashed when they were committed or read, so a hit needs no rehash.
+  if (auto hit = cache_.Get(id, version.version, version.sha256); hit != nullptr) return *hit;
   Result<Lease> lease = Connection();
   if (!lease.ok()) return lease.error();
   Result<std::optional<VersionInfo>> row = LoadOne(lease->db(), layout_, id, version.version);
@@ -734,7 +732,7 @@ Result<std::string> SqliteSessionStore::ReadImage(const VersionInfo& version) {
                                                ", recorded " + stored.sha256 + ")");
   }
   auto shared = std::make_shared<const std::string>(std::move(*bytes));
-  cache_.Put(id, version.version, shared);
+  cache_.Put(id, version.version, shared, sha);
   return *shared;
 }
 

@@ -51,5 +51,15 @@ TEST(ImageCacheTest, EraseSessionLeavesOtherSessionsAlone) {
   EXPECT_EQ(cache.EntryCount(), 0u);
 }
 
+TEST(ImageCacheTest, HitRequiresTheRecordedDigestToMatchWhenBothAreKnown) {
+  ImageCache cache(1000);
+  cache.Put("s", 1, Bytes(10, 'a'), "aaaa");
+  cache.Put("s", 2, Bytes(10, 'b'));  // digest unknown
+  EXPECT_NE(cache.Get("s", 1, "aaaa"), nullptr);
+  EXPECT_EQ(cache.Get("s", 1, "bbbb"), nullptr);
+  EXPECT_NE(cache.Get("s", 1), nullptr);  // the caller does not know the digest
+  EXPECT_NE(cache.Get("s", 2, "bbbb"), nullptr);
+}
+
 }  // namespace
 }  // namespace imgmcp::session
