@@ -1,5 +1,9 @@
 #include "gemini_client/wire_format.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -71,20 +75,9 @@ class LiftedJson {
       const void* q = std::memchr(body.data() + i, '"', body.size() - i);
       if (q == nullptr) break;
       const size_t open = static_cast<const char*>(q) - body.data();
-      size_t j = open + 1;
-      bool plain = true;
-      while (j < body.size()) {
-        const auto c = static_cast<unsigned char>(body[j]);
-        if (c == '"') break;
-        if (c == '\\') {
-          plain = false;
-          j += 2;
-          continue;
-        }
-        plain = plain && kBase64Chars[c];
-        ++j;
-      }
+      size_t j = StringEnd(body, open + 1);
       if (j >= body.size()) break;  // unterminated: the parser reports it
+      const bool plain = AllBase64(body.substr(open + 1, j - open - 1));
       if (plain && j - open - 1 >= kMinLifted) {
         if (skeleton.empty()) skeleton.reserve(std::min<size_t>(body.size(), 64 * 1024));
         skeleton.append(body.substr(copied, open - copied));
@@ -131,6 +124,47 @@ class LiftedJson {
  private:
   static constexpr size_t kMinLifted = 4096;
   static constexpr char kPlaceholderTag[] = "imgmcp-lifted:";
+
+  // The index of the '"' closing the string whose first content byte is at `from` (body.size()
+  // when unterminated). memchr finds the candidate quote; only a string holding a backslash
+  // needs the byte-wise walk that skips escaped characters.
+  static size_t StringEnd(std::string_view body, size_t from) {
+    const void* q = std::memchr(body.data() + from, '"', body.size() - from);
+    if (q == nullptr) return body.size();
+    const size_t quote = static_cast<const char*>(q) - body.data();
+    if (std::memchr(body.data() + from, '\\', quote - from) == nullptr) return quote;
+    size_t j = from;
+    while (j < body.size() && body[j] != '"') j += body[j] == '\\' ? 2 : 1;
+    return std::min(j, body.size());
+  }
+
+  // Whether every byte is a base64 character (standard or URL-safe alphabet, or '='). The image
+  // string is megabytes long, so 16 bytes are checked per step where SSE2 is available.
+  static bool AllBase64(std::string_view s) {
+    const char* p = s.data();
+    size_t n = s.size();
+#if defined(__SSE2__)
+    auto in = [](__m128i v, char lo, char hi) {  // lo <= v <= hi, for ASCII bounds
+      return _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(static_cast<char>(lo - 1))),
+                           _mm_cmplt_epi8(v, _mm_set1_epi8(static_cast<char>(hi + 1))));
+    };
+    auto eq = [](__m128i v, char c) { return _mm_cmpeq_epi8(v, _mm_set1_epi8(c)); };
+    for (; n >= 16; n -= 16, p += 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      __m128i ok = in(_mm_or_si128(v, _mm_set1_epi8(0x20)), 'a', 'z');  // either case
+      ok = _mm_or_si128(ok, in(v, '0', '9'));
+      ok = _mm_or_si128(ok, _mm_or_si128(eq(v, '+'), eq(v, '/')));
+      ok = _mm_or_si128(ok, _mm_or_si128(eq(v, '-'), eq(v, '_')));
+      ok = _mm_or_si128(ok, eq(v, '='));
+      if (_mm_movemask_epi8(ok) != 0xFFFF) return false;
+    }
+#endif
+    for (; n > 0; --n, ++p) {
+      if (!kBase64Chars[static_cast<unsigned char>(*p)]) return false;
+    }
+    return true;
+  }
+
   static constexpr std::array<bool, 256> kBase64Chars = [] {
     std::array<bool, 256> t{};
     for (int c = 'A'; c <= 'Z'; ++c) t[c] = true;

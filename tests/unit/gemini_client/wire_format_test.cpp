@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "common/base64.h"
 #include "common/json.h"
 #include "tests/unit/gemini_client/test_images.h"
@@ -360,6 +363,26 @@ TEST(WireFormatFastPath, LongBase64LookingTextAndSignaturesSurvive) {
   ASSERT_TRUE(image.ok()) << image.error().message;
   EXPECT_EQ(image->bytes, png);
   EXPECT_EQ(image->text, b64_text);
+}
+
+// Long strings that are almost base64: an escaped quote, a backslash escape, and one stray
+// character at every offset of a 16-byte block (the vectorised check's step) must all stay text.
+TEST(WireFormatFastPath, AlmostBase64StringsAreParsedNotLifted) {
+  const std::string png = testing::SolidPng(32, 32, 4, 5, 6);
+  std::vector<std::string> texts = {std::string(5000, 'A') + "\"" + std::string(5000, 'B'),
+                                    std::string(5000, 'C') + "\\n" + std::string(5000, 'D')};
+  for (size_t at : {0, 1, 7, 15, 16, 4095, 4096, 4111, 8191}) {
+    std::string t(8192, 'z');
+    t[at] = '.';
+    texts.push_back(t);
+  }
+  for (const std::string& text : texts) {
+    const std::string parts = Json{{"text", text}}.dump() + "," + ImagePart(png, "image/png");
+    auto image = ParseGenerateResponse(200, Candidate(parts), nullptr);
+    ASSERT_TRUE(image.ok()) << image.error().message;
+    EXPECT_EQ(image->bytes, png);
+    EXPECT_EQ(image->text, text);
+  }
 }
 
 TEST(WireFormatFastPath, NulEscapesAndTruncationAreHandled) {
