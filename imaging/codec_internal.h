@@ -50,11 +50,15 @@ Result<PixelBuffer> DecodeJpegTurbo(std::string_view bytes, const ImageInfo& inf
 
 // Receives each decoded row, top to bottom, as width*4 bytes of RGBA8 (valid only during the call).
 using PngRowSink = std::function<void(const uint8_t* rgba)>;
-// Decodes 8-bit RGB/RGBA non-interlaced PNGs (no tRNS) through zlib, one row at a time, with the
-// same pixels as stb. kUnsupported, before any row is produced, for every other layout: the caller
-// uses stb. kInvalidArgument when the data is truncated or corrupt (rows may already have been
-// produced). `info` must come from ReadImageInfo, so the pixel limit is already checked.
-Status DecodePngRows(std::string_view bytes, const ImageInfo& info, const PngRowSink& sink);
+// How DecodePngRows inflates: kAuto takes libdeflate (whole image) when built with it and the
+// filtered data is not huge, else zlib streaming; kZlibStreaming forces the latter (tests).
+enum class PngInflate { kAuto, kZlibStreaming };
+// Decodes 8-bit RGB/RGBA non-interlaced PNGs (no tRNS) one row at a time, with the same pixels as
+// stb. kUnsupported, before any row is produced, for every other layout: the caller uses stb.
+// kInvalidArgument when the data is truncated or corrupt (rows may already have been produced).
+// `info` must come from ReadImageInfo, so the pixel limit is already checked.
+Status DecodePngRows(std::string_view bytes, const ImageInfo& info, const PngRowSink& sink,
+                     PngInflate inflate = PngInflate::kAuto);
 
 // Area-average (box) downscale fed one source row at a time, so a decoder can stream into it
 // without a full-size buffer. Requires ow <= w and oh <= h. Same pixels as ResizePixels.

@@ -1,5 +1,6 @@
-// The zlib row decoder (internal::DecodePngRows) and the streaming area downscaler behind
-// MakePreview: pixels must equal stb's decode and the whole-image area downscale exactly.
+// The PNG row decoder (internal::DecodePngRows, with libdeflate and with zlib streaming) and the
+// streaming area downscaler behind MakePreview: pixels must equal stb's decode and the
+// whole-image area downscale exactly.
 #include <gtest/gtest.h>
 #include <zlib.h>
 
@@ -107,14 +108,15 @@ std::string MakePng(const PngSpec& spec, uint32_t seed = 7) {
   return png;
 }
 
-// Decodes through the zlib row path into one buffer.
-Result<std::vector<uint8_t>> DecodeRows(const std::string& png) {
+// Decodes through the row path into one buffer (libdeflate when built with it, or zlib).
+Result<std::vector<uint8_t>> DecodeRows(const std::string& png,
+                                        internal::PngInflate inflate = internal::PngInflate::kAuto) {
   Result<ImageInfo> info = ReadImageInfo(png);
   if (!info.ok()) return info.error();
   std::vector<uint8_t> out;
   const size_t row = static_cast<size_t>(info->width) * 4;
   Status s = internal::DecodePngRows(
-      png, *info, [&](const uint8_t* rgba) { out.insert(out.end(), rgba, rgba + row); });
+      png, *info, [&](const uint8_t* rgba) { out.insert(out.end(), rgba, rgba + row); }, inflate);
   if (!s) return s.error();
   return out;
 }
@@ -128,11 +130,18 @@ std::vector<uint8_t> DecodeStb(const std::string& png) {
   return std::vector<uint8_t>(px->data(), px->data() + px->size());
 }
 
+constexpr internal::PngInflate kBothInflaters[] = {internal::PngInflate::kAuto,
+                                                   internal::PngInflate::kZlibStreaming};
+
 void ExpectSameAsStb(const PngSpec& spec) {
   const std::string png = MakePng(spec);
-  Result<std::vector<uint8_t>> rows = DecodeRows(png);
-  ASSERT_TRUE(rows.ok()) << rows.error().message;
-  EXPECT_EQ(*rows, DecodeStb(png)) << spec.width << "x" << spec.height << " ch=" << spec.channels;
+  for (internal::PngInflate inflate : kBothInflaters) {
+    Result<std::vector<uint8_t>> rows = DecodeRows(png, inflate);
+    ASSERT_TRUE(rows.ok()) << rows.error().message;
+    EXPECT_EQ(*rows, DecodeStb(png))
+        << spec.width << "x" << spec.height << " ch=" << spec.channels << " zlib="
+        << (inflate == internal::PngInflate::kZlibStreaming);
+  }
 }
 
 TEST(PngRowDecoder, EveryFilterTypeMatchesStb) {
@@ -207,12 +216,14 @@ TEST(PngRowDecoder, TruncatedOrCorruptDataIsAClearError) {
   for (size_t i = 0; i < broken.size(); ++i) {
     Result<ImageInfo> info = ReadImageInfo(broken[i]);
     ASSERT_TRUE(info.ok()) << i;
-    Status s = internal::DecodePngRows(broken[i], *info, [](const uint8_t*) {});
-    ASSERT_FALSE(s.ok()) << i;
-    EXPECT_EQ(s.error().code, ErrorCode::kInvalidArgument) << i;
-    EXPECT_NE(s.error().message.find("could not decode image/png image (truncated or corrupt)"),
-              std::string::npos)
-        << s.error().message;
+    for (internal::PngInflate inflate : kBothInflaters) {
+      Status s = internal::DecodePngRows(broken[i], *info, [](const uint8_t*) {}, inflate);
+      ASSERT_FALSE(s.ok()) << i;
+      EXPECT_EQ(s.error().code, ErrorCode::kInvalidArgument) << i;
+      EXPECT_NE(s.error().message.find("could not decode image/png image (truncated or corrupt)"),
+                std::string::npos)
+          << s.error().message;
+    }
     // The public entry points still fail cleanly (stb has the final word on broken files).
     EXPECT_FALSE(MakePreview(broken[i], PreviewOptions{.max_edge = 16}).ok()) << i;
   }
@@ -239,6 +250,31 @@ TEST(PngRowDecoder, InvalidFilterByteIsAnError) {
   ASSERT_FALSE(rows.ok());
   EXPECT_EQ(rows.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(rows.error().message.find("invalid row filter 5"), std::string::npos);
+}
+
+// Compressed data for two rows under a header that declares one: refused by both inflaters.
+TEST(PngRowDecoder, MoreDataThanTheHeaderDeclaresIsAnError) {
+  const std::string raw(2 * (1 + 4 * 4), '\0');  // two filter-0 rows of 4 RGBA pixels
+  uLongf len = compressBound(raw.size());
+  std::string z(len, '\0');
+  compress2(reinterpret_cast<Bytef*>(z.data()), &len, reinterpret_cast<const Bytef*>(raw.data()),
+            raw.size(), 6);
+  z.resize(len);
+  std::string png("\x89PNG\r\n\x1a\n", 8), ihdr;
+  PutBe32(ihdr, 4);
+  PutBe32(ihdr, 1);
+  ihdr += std::string("\x08\x06\x00\x00\x00", 5);
+  PutChunk(png, "IHDR", ihdr);
+  PutChunk(png, "IDAT", z);
+  PutChunk(png, "IEND", "");
+  for (internal::PngInflate inflate : kBothInflaters) {
+    Result<std::vector<uint8_t>> rows = DecodeRows(png, inflate);
+    ASSERT_FALSE(rows.ok());
+    EXPECT_EQ(rows.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_NE(rows.error().message.find("more image data than the header's size"),
+              std::string::npos)
+        << rows.error().message;
+  }
 }
 
 TEST(PngRowDecoder, PreviewChecksLimitsBeforeDecoding) {
