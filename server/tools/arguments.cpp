@@ -83,8 +83,12 @@ Result<std::optional<int64_t>> ArgumentReader::OptionalInteger(const std::string
     value = v->get<int64_t>();
   } else if (v->is_number_float()) {
     const double d = v->get<double>();
+    // Range first: converting a double outside int64 is undefined behaviour.
+    if (!(d >= -9.2e18 && d <= 9.2e18)) {
+      return InvalidArgument("'" + FieldName(field) + "' is out of range" + range);
+    }
     // 3.0 is accepted as 3 (JSON has one number type); 3.5 is not an integer.
-    if (d != static_cast<double>(static_cast<int64_t>(d)) || d < -9.2e18 || d > 9.2e18) {
+    if (d != static_cast<double>(static_cast<int64_t>(d))) {
       return InvalidArgument("'" + FieldName(field) + "' must be an integer" + range);
     }
     value = static_cast<int64_t>(d);

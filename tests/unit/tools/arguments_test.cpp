@@ -49,6 +49,21 @@ TEST(ArgumentReader, AcceptsWholeFloatsAsIntegersAndNullAsAbsent) {
   EXPECT_FALSE(r.OptionalString("gone", 9)->has_value());
 }
 
+// A float beyond int64 was converted before it was range-checked (undefined behaviour, found by
+// fuzz_tool_arguments). Every such number is refused as out of range, naming the field.
+TEST(ArgumentReader, HugeFloatsAreOutOfRangeNotConverted) {
+  for (double huge : {4e42, -4e42, 9.3e18, -9.3e18, 1e300}) {
+    Json args = {{"to_version", huge}};
+    ArgumentReader r(args);
+    auto v = r.OptionalInteger("to_version", 1, 100);
+    ASSERT_FALSE(v.ok()) << huge;
+    EXPECT_NE(v.error().message.find("'to_version' is out of range (allowed: an integer from 1 to "
+                                     "100)"),
+              std::string::npos)
+        << v.error().message;
+  }
+}
+
 TEST(ArgumentReader, RejectsNonObjects) {
   ArgumentReader r(Json::array());
   EXPECT_FALSE(r.ok());
