@@ -127,11 +127,10 @@ Result<imaging::BackendImage> ImageTools::RunBackend(const std::string& what,
   return out;
 }
 
-Result<session::VersionInfo> ImageTools::CommitBackendImage(session::EditTurn& turn,
-                                                            imaging::BackendImage image,
-                                                            const std::string& operation,
-                                                            const std::string& prompt,
-                                                            std::optional<int64_t> parent) {
+Result<session::NewVersion> ImageTools::BackendVersion(imaging::BackendImage image,
+                                                       const std::string& operation,
+                                                       const std::string& prompt,
+                                                       std::optional<int64_t> parent) {
   auto info = imaging::ReadImageInfo(image.bytes, options_.limits);
   if (!info.ok()) {
     return Error(ErrorCode::kInternal, "the " + backend_.Name() +
@@ -149,7 +148,21 @@ Result<session::VersionInfo> ImageTools::CommitBackendImage(session::EditTurn& t
   nv.parent = parent;
   nv.backend = backend_.Name();
   nv.model = backend_.Model();
-  return turn.Commit(nv);
+  return nv;
+}
+
+Result<session::VersionInfo> ImageTools::CommitWhilePreparing(
+    std::unique_ptr<session::EditTurn>& turn, const session::NewVersion& nv, InlineMode mode,
+    std::optional<PreparedImage>* prepared) {
+  // Building the block (a preview, or megabytes of base64) only reads the bytes, so it overlaps
+  // the commit's write and fsyncs. The turn goes as soon as the commit is done: the next call
+  // in this session's line need not wait for our result to be built.
+  ImagePreparation preparation(mode, nv.bytes, nv.mime_type, options_.preview, options_.limits);
+  auto version = turn->Commit(nv);
+  turn.reset();
+  std::optional<PreparedImage> image = preparation.Take();
+  if (version.ok()) *prepared = std::move(image);
+  return version;
 }
 
 Result<session::VersionInfo> ImageTools::CommitImport(session::EditTurn& turn,
@@ -177,7 +190,8 @@ void ImageTools::AnnounceNewVersion(const session::VersionInfo& version, bool ne
 
 mcp::ToolResult ImageTools::VersionResult(const std::string& summary,
                                           const session::VersionInfo& version, InlineMode mode,
-                                          Json extra_structured) {
+                                          Json extra_structured,
+                                          std::optional<PreparedImage> prepared) {
   ResultParts parts;
   parts.summary = summary + Note();
   parts.structured = VersionStructuredContent(version);
@@ -186,13 +200,15 @@ mcp::ToolResult ImageTools::VersionResult(const std::string& summary,
   parts.link_name = version.session_id + " v" + std::to_string(version.version);
   parts.link_mime_type = version.mime_type;
   std::string bytes;
-  if (mode != InlineMode::kNone) {
+  if (prepared) {
+    parts.prepared = std::move(prepared);
+  } else if (mode != InlineMode::kNone) {
     auto read = store_.ReadImage(version);
     if (!read.ok()) return mcp::ToolResult::ErrorText(read.error().message);
     bytes = std::move(*read);
     parts.image = ImageAttachment{mode, &bytes, version.mime_type};
   }
-  return BuildToolResult(parts, options_.preview, options_.limits);
+  return BuildToolResult(std::move(parts), options_.preview, options_.limits);
 }
 
 mcp::ToolResult ImageTools::GenerateImage(const Json& arguments, mcp::ToolCallContext& ctx) {
@@ -226,8 +242,11 @@ mcp::ToolResult ImageTools::GenerateImage(const Json& arguments, mcp::ToolCallCo
                           [&](const imaging::CallContext& c) { return backend_.Generate(request, c); });
   if (!image.ok()) return Fail(tool, Error(image.error().code, image.error().message + Note()));
   std::string model_text = image->text;
-  auto version = CommitBackendImage(**turn, std::move(*image), "generate", *prompt, std::nullopt);
-  turn->reset();  // release the session's turn before encoding the result
+  auto nv = BackendVersion(std::move(*image), "generate", *prompt, std::nullopt);
+  if (!nv.ok()) return Fail(tool, nv.error());
+  const InlineMode mode = ParseInlineMode(*inline_mode);
+  std::optional<PreparedImage> prepared;
+  auto version = CommitWhilePreparing(*turn, *nv, mode, &prepared);
   if (!version.ok()) return Fail(tool, version.error());
   AnnounceNewVersion(*version, new_session);
   Json extra = Json::object();
@@ -235,7 +254,7 @@ mcp::ToolResult ImageTools::GenerateImage(const Json& arguments, mcp::ToolCallCo
   return VersionResult("Generated version " + std::to_string(version->version) + " of session '" +
                            id + "' (" + Describe(*version) + ") with the " + version->backend +
                            " backend.",
-                       *version, ParseInlineMode(*inline_mode), std::move(extra));
+                       *version, mode, std::move(extra), std::move(prepared));
 }
 
 mcp::ToolResult ImageTools::EditImage(const Json& arguments, mcp::ToolCallContext& ctx) {
@@ -329,9 +348,11 @@ mcp::ToolResult ImageTools::EditImage(const Json& arguments, mcp::ToolCallContex
     return Fail(tool, Error(image.error().code, image.error().message + imported_note + Note()));
   }
   std::string model_text = image->text;
-  auto version =
-      CommitBackendImage(**turn, std::move(*image), "edit", *prompt, base_info.version);
-  turn->reset();
+  auto nv = BackendVersion(std::move(*image), "edit", *prompt, base_info.version);
+  if (!nv.ok()) return Fail(tool, nv.error());
+  const InlineMode mode = ParseInlineMode(*inline_mode);
+  std::optional<PreparedImage> prepared;
+  auto version = CommitWhilePreparing(*turn, *nv, mode, &prepared);
   if (!version.ok()) return Fail(tool, version.error());
   AnnounceNewVersion(*version, false);
   Json extra = Json::object();
@@ -340,7 +361,7 @@ mcp::ToolResult ImageTools::EditImage(const Json& arguments, mcp::ToolCallContex
                            std::to_string(version->version) + " made from version " +
                            std::to_string(base_info.version) + imported_note + " (" +
                            Describe(*version) + ") with the " + version->backend + " backend.",
-                       *version, ParseInlineMode(*inline_mode), std::move(extra));
+                       *version, mode, std::move(extra), std::move(prepared));
 }
 
 mcp::ToolResult ImageTools::GetImage(const Json& arguments, mcp::ToolCallContext& ctx) {
@@ -387,7 +408,7 @@ mcp::ToolResult ImageTools::GetImage(const Json& arguments, mcp::ToolCallContext
     parts.link_uri = ManifestUri(*session_id);
     parts.link_name = *session_id;
     parts.link_mime_type = "application/json";
-    return BuildToolResult(parts, options_.preview, options_.limits);
+    return BuildToolResult(std::move(parts), options_.preview, options_.limits);
   }
   Json extra = Json::object();
   if (include_history->value_or(true)) extra["history"] = std::move(history);
@@ -457,7 +478,7 @@ mcp::ToolResult ImageTools::ResetSession(const Json& arguments, mcp::ToolCallCon
   parts.link_uri = ManifestUri(*session_id);
   parts.link_name = *session_id;
   parts.link_mime_type = "application/json";
-  return BuildToolResult(parts, options_.preview, options_.limits);
+  return BuildToolResult(std::move(parts), options_.preview, options_.limits);
 }
 
 }  // namespace imgmcp::tools

@@ -57,15 +57,23 @@ class ImageTools {
   template <typename Fn>
   Result<imaging::BackendImage> RunBackend(const std::string& what, mcp::ToolCallContext& ctx,
                                            Fn&& call);
-  Result<session::VersionInfo> CommitBackendImage(session::EditTurn& turn,
-                                                  imaging::BackendImage image,
-                                                  const std::string& operation,
-                                                  const std::string& prompt,
-                                                  std::optional<int64_t> parent);
+  // The version to commit for what the backend returned; kInternal when it is not an image.
+  Result<session::NewVersion> BackendVersion(imaging::BackendImage image,
+                                             const std::string& operation,
+                                             const std::string& prompt,
+                                             std::optional<int64_t> parent);
+  // Commits `nv` while the result's image block is built on another thread; releases the turn
+  // right after the commit. `prepared` receives the block when the commit succeeded.
+  Result<session::VersionInfo> CommitWhilePreparing(std::unique_ptr<session::EditTurn>& turn,
+                                                    const session::NewVersion& nv,
+                                                    InlineMode mode,
+                                                    std::optional<PreparedImage>* prepared);
   Result<session::VersionInfo> CommitImport(session::EditTurn& turn,
                                             const imaging::EncodedImage& image);
+  // `prepared`, when given, is the image block already built from the version's bytes.
   mcp::ToolResult VersionResult(const std::string& summary, const session::VersionInfo& version,
-                                InlineMode mode, Json extra_structured = Json::object());
+                                InlineMode mode, Json extra_structured = Json::object(),
+                                std::optional<PreparedImage> prepared = std::nullopt);
   void AnnounceNewVersion(const session::VersionInfo& version, bool new_session);
   std::string Note() const;
 

@@ -1,8 +1,11 @@
 #include "server/tools/tool_results.h"
 
 #include <cstdio>
+#include <system_error>
+#include <utility>
 
 #include "common/base64.h"
+#include "common/log.h"
 #include "server/tools/uris.h"
 
 namespace imgmcp::tools {
@@ -63,43 +66,74 @@ Json HistoryEntryJson(const session::VersionInfo& v) {
           {"created_at", v.created_at}, {"mime_type", v.mime_type}, {"bytes", v.bytes}};
 }
 
-mcp::ToolResult BuildToolResult(const ResultParts& parts, const imaging::PreviewOptions& preview,
+PreparedImage PrepareImage(const ImageAttachment& image, const imaging::PreviewOptions& preview,
+                           const imaging::DecodeLimits& limits) {
+  PreparedImage out;
+  if (image.bytes == nullptr || image.mode == InlineMode::kNone) return out;
+  const std::string* bytes = image.bytes;
+  std::string mime = image.mime_type;
+  imaging::EncodedImage small;
+  if (image.mode == InlineMode::kPreview) {
+    auto made = imaging::MakePreview(*bytes, preview, limits);
+    if (!made.ok()) {
+      out.preview_error = made.error().message;
+      return out;
+    }
+    small = std::move(*made);
+    bytes = &small.bytes;
+    mime = small.mime_type;
+  }
+  std::string data;
+  data.reserve(Base64EncodedSize(bytes->size()));
+  Base64EncodeAppend(*bytes, data);
+  out.block = {{"type", "image"}, {"data", std::move(data)}, {"mimeType", mime}};
+  return out;
+}
+
+ImagePreparation::ImagePreparation(InlineMode mode, const std::string& bytes,
+                                   std::string mime_type, const imaging::PreviewOptions& preview,
+                                   const imaging::DecodeLimits& limits) {
+  if (mode == InlineMode::kNone) return;
+  try {
+    result_ = std::async(std::launch::async,
+                         [mode, &bytes, mime = std::move(mime_type), preview, limits] {
+                           return PrepareImage(ImageAttachment{mode, &bytes, mime}, preview,
+                                               limits);
+                         });
+  } catch (const std::system_error& e) {  // no thread to spare: Take() says so
+    log::Warn("tools", std::string("building the image block inline: ") + e.what());
+  }
+}
+
+ImagePreparation::~ImagePreparation() {
+  if (result_.valid()) result_.wait();  // the thread reads the caller's bytes
+}
+
+std::optional<PreparedImage> ImagePreparation::Take() {
+  if (!result_.valid()) return std::nullopt;
+  return result_.get();
+}
+
+mcp::ToolResult BuildToolResult(ResultParts parts, const imaging::PreviewOptions& preview,
                                 const imaging::DecodeLimits& limits) {
   mcp::ToolResult result;
-  std::string text = parts.summary;
-  Json image_block;
-  if (parts.image && parts.image->bytes != nullptr && parts.image->mode != InlineMode::kNone) {
-    const std::string* bytes = parts.image->bytes;
-    std::string mime = parts.image->mime_type;
-    imaging::EncodedImage small;
-    if (parts.image->mode == InlineMode::kPreview) {
-      auto made = imaging::MakePreview(*bytes, preview, limits);
-      if (made.ok()) {
-        small = std::move(*made);
-        bytes = &small.bytes;
-        mime = small.mime_type;
-      } else {
-        bytes = nullptr;
-        text += " (no inline preview: " + made.error().message + "; read " +
-                parts.link_uri.value_or("the file") + " instead)";
-      }
-    }
-    if (bytes != nullptr) {
-      std::string data;
-      data.reserve(Base64EncodedSize(bytes->size()));
-      Base64EncodeAppend(*bytes, data);
-      image_block = {{"type", "image"}, {"data", std::move(data)}, {"mimeType", mime}};
-    }
+  if (!parts.prepared && parts.image) {
+    parts.prepared = PrepareImage(*parts.image, preview, limits);
   }
-  result.content.push_back(
-      {{"type", "text"}, {"text", text + "\n" + parts.structured.dump(2)}});
-  if (!image_block.is_null()) result.content.push_back(std::move(image_block));
+  PreparedImage image = parts.prepared ? std::move(*parts.prepared) : PreparedImage{};
+  std::string text = parts.summary;
+  if (!image.preview_error.empty()) {
+    text += " (no inline preview: " + image.preview_error + "; read " +
+            parts.link_uri.value_or("the file") + " instead)";
+  }
+  result.content.push_back({{"type", "text"}, {"text", text + "\n" + parts.structured.dump(2)}});
+  if (!image.block.is_null()) result.content.push_back(std::move(image.block));
   if (parts.link_uri) {
     Json link = {{"type", "resource_link"}, {"uri", *parts.link_uri}, {"name", parts.link_name}};
     if (!parts.link_mime_type.empty()) link["mimeType"] = parts.link_mime_type;
     result.content.push_back(std::move(link));
   }
-  result.structured_content = parts.structured;
+  result.structured_content = std::move(parts.structured);
   return result;
 }
 

@@ -2,6 +2,7 @@
 // `inline`, and a resource_link. structuredContent never carries base64.
 #pragma once
 
+#include <future>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,16 +33,46 @@ struct ImageAttachment {
   std::string mime_type;
 };
 
+// The image block for a result, made before the result itself (it is the expensive part: a
+// preview, or megabytes of base64), so it can be built while the version is being committed.
+struct PreparedImage {
+  Json block;                 // the content block; null when there is none
+  std::string preview_error;  // why a requested preview could not be made (told in the summary)
+};
+
+// Builds the image block for `image` (read-only use of *image.bytes).
+PreparedImage PrepareImage(const ImageAttachment& image, const imaging::PreviewOptions& preview,
+                           const imaging::DecodeLimits& limits);
+
+// Runs PrepareImage on a helper thread, so the image block is built while the version is being
+// committed. `bytes` must outlive this object; the destructor waits for the thread.
+class ImagePreparation {
+ public:
+  ImagePreparation(InlineMode mode, const std::string& bytes, std::string mime_type,
+                   const imaging::PreviewOptions& preview, const imaging::DecodeLimits& limits);
+  ~ImagePreparation();
+  ImagePreparation(const ImagePreparation&) = delete;
+  ImagePreparation& operator=(const ImagePreparation&) = delete;
+
+  // The block, waiting for it if needed; nullopt when the mode is kNone or no thread could be
+  // started (the caller then builds it itself). Rethrows what PrepareImage threw. Once only.
+  std::optional<PreparedImage> Take();
+
+ private:
+  std::future<PreparedImage> result_;
+};
+
 struct ResultParts {
   std::string summary;     // one line
   Json structured;         // structuredContent
-  std::optional<ImageAttachment> image;
+  std::optional<ImageAttachment> image;     // built here when there is no `prepared` block
+  std::optional<PreparedImage> prepared;    // from PrepareImage, used as is
   std::optional<std::string> link_uri;  // resource_link target
   std::string link_name;
   std::string link_mime_type;
 };
 
-mcp::ToolResult BuildToolResult(const ResultParts& parts, const imaging::PreviewOptions& preview,
+mcp::ToolResult BuildToolResult(ResultParts parts, const imaging::PreviewOptions& preview,
                                 const imaging::DecodeLimits& limits);
 
 std::string HumanBytes(int64_t bytes);
