@@ -3,7 +3,9 @@ really happen, every fault gives an isError an agent can act on and leaves the s
 cancellation commits nothing, `--backend auto` picks the right backend, and the API key never
 leaks into anything imgmcp writes."""
 import hashlib
+import os
 import shutil
+import struct
 import tempfile
 import time
 import unittest
@@ -100,6 +102,28 @@ class GenerateAndEditThroughTheFake(FakeGeminiTestCase):
         image = self.fake.requests()[1]["images"][0]
         self.assertEqual((image["declared_mime_type"], image["sniffed_mime_type"], image["bytes"]),
                          ("image/jpeg", "image/jpeg", sc["bytes"]))
+
+    def test_an_answer_that_cannot_be_previewed_is_committed_and_the_summary_says_why(self):
+        # A WebP header with real dimensions: a usable image to store, but not decodable for a
+        # preview by this build. The result has no image block and points at the version's URI.
+        webp = (b"RIFF" + struct.pack("<I", 22) + b"WEBPVP8X" + struct.pack("<I", 10) +
+                b"\0" * 4 + (63).to_bytes(3, "little") + (31).to_bytes(3, "little"))
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp, True)
+        path = os.path.join(tmp, "answer.webp")
+        with open(path, "wb") as f:
+            f.write(webp)
+        server = self.start_imgmcp()
+        self.fake.script({"fixed_image_file": path})
+        resp = server.call_tool("generate_image", {"session_id": "w1", "prompt": "anything"})
+        sc = structured(resp)
+        self.assertEqual((sc["version"], sc["mime_type"], sc["width"], sc["height"]),
+                         (1, "image/webp", 64, 32))
+        self.assertEqual(read(sc["path"]), webp)
+        self.assertEqual(blocks(resp, "image"), [])
+        text = blocks(resp, "text")[0]["text"]
+        self.assertIn("no inline preview: WebP images (64x32) cannot be decoded", text)
+        self.assertIn("read imgmcp://sessions/w1/versions/1 instead", text)
 
     def test_base_url_flag_overrides_the_environment(self):
         env = self.gemini_env(base_url="http://127.0.0.1:9")  # nothing listens there
