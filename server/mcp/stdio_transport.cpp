@@ -41,11 +41,13 @@ bool StdioTransport::Run() {
              std::nullopt);
       });
 
-  std::vector<char> buffer(options_.read_chunk_bytes);
+  // Left uninitialised: zero-filling would make the whole chunk resident at start-up, while
+  // read() touches only the pages a message fills (small messages: one page).
+  const std::unique_ptr<char[]> buffer(new char[options_.read_chunk_bytes]);
   while (true) {
-    const ssize_t n = ::read(options_.in_fd, buffer.data(), buffer.size());
+    const ssize_t n = ::read(options_.in_fd, buffer.get(), options_.read_chunk_bytes);
     if (n > 0) {
-      splitter.Feed(std::string_view(buffer.data(), static_cast<size_t>(n)));
+      splitter.Feed(std::string_view(buffer.get(), static_cast<size_t>(n)));
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
