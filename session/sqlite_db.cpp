@@ -34,12 +34,18 @@ ErrorCode CodeFor(int rc) {
 }  // namespace
 
 Statement::Statement(Statement&& other) noexcept
-    : db_(other.db_), stmt_(other.stmt_), bind_error_(other.bind_error_) {
+    : db_(other.db_), stmt_(other.stmt_), sql_(std::move(other.sql_)),
+      bind_error_(other.bind_error_) {
   other.stmt_ = nullptr;
 }
 
 Statement::~Statement() {
-  if (stmt_ != nullptr) sqlite3_finalize(stmt_);
+  if (stmt_ == nullptr) return;
+  if (sql_.empty()) {
+    sqlite3_finalize(stmt_);
+    return;
+  }
+  db_->Recycle(std::move(sql_), stmt_);
 }
 
 Statement& Statement::Bind(int index, int64_t value) {
@@ -119,7 +125,16 @@ Result<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::filesystem::path& pa
 }
 
 SqliteDb::~SqliteDb() {
+  for (auto& [sql, stmt] : idle_statements_) sqlite3_finalize(stmt);
   if (db_ != nullptr) sqlite3_close_v2(db_);
+}
+
+void SqliteDb::Recycle(std::string sql, sqlite3_stmt* stmt) {
+  // Reset ends the statement's read (or write) so it holds no lock while idle.
+  sqlite3_reset(stmt);
+  sqlite3_clear_bindings(stmt);
+  auto [it, inserted] = idle_statements_.try_emplace(std::move(sql), stmt);
+  if (!inserted) sqlite3_finalize(stmt);
 }
 
 Status SqliteDb::Exec(std::string_view sql) {
@@ -132,13 +147,22 @@ Status SqliteDb::Exec(std::string_view sql) {
 }
 
 Result<Statement> SqliteDb::Prepare(std::string_view sql) {
+  std::string key(sql);
+  if (auto it = idle_statements_.find(key); it != idle_statements_.end()) {
+    sqlite3_stmt* stmt = it->second;
+    idle_statements_.erase(it);
+    return Statement(this, stmt, std::move(key));
+  }
   sqlite3_stmt* stmt = nullptr;
-  const int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
+  const int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
+                                    SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
   if (rc != SQLITE_OK) {
     if (stmt != nullptr) sqlite3_finalize(stmt);
     return MakeSqliteError(rc, sql);
   }
-  return Statement(this, stmt);
+  // A text holding more than one statement, or only a comment, is not worth keeping.
+  if (stmt == nullptr) key.clear();
+  return Statement(this, stmt, std::move(key));
 }
 
 bool SqliteDb::InTransaction() const { return sqlite3_get_autocommit(db_) == 0; }

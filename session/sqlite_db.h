@@ -1,7 +1,8 @@
 // A thin RAII wrapper over one SQLite connection and its prepared statements. Errors become
 // Result/Status with a code that says what went wrong (corrupt file → kDataLoss, busy →
 // kUnavailable). A SqliteDb is not thread-safe: one thread uses it at a time (the store pools
-// connections).
+// connections). Prepared statements are kept per connection and reused: a finished Statement is
+// reset and goes back to its connection's cache instead of being compiled again next time.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "common/result.h"
 
@@ -45,10 +47,12 @@ class Statement {
 
  private:
   friend class SqliteDb;
-  Statement(SqliteDb* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  Statement(SqliteDb* db, sqlite3_stmt* stmt, std::string sql)
+      : db_(db), stmt_(stmt), sql_(std::move(sql)) {}
 
   SqliteDb* db_;
   sqlite3_stmt* stmt_;
+  std::string sql_;  // the cache key; empty for statements that are not cached
   int bind_error_ = 0;  // first failing sqlite3_bind_* code
 };
 
@@ -72,9 +76,16 @@ class SqliteDb {
   bool InTransaction() const;
 
  private:
+  friend class Statement;
   SqliteDb(sqlite3* db, std::filesystem::path path) : db_(db), path_(std::move(path)) {}
+  // Takes back a finished statement (reset, bindings cleared); finalizes it when one for the
+  // same SQL is already cached.
+  void Recycle(std::string sql, sqlite3_stmt* stmt);
+
   sqlite3* db_;
   std::filesystem::path path_;
+  // Idle prepared statements by SQL text. Only the thread using the connection touches it.
+  std::unordered_map<std::string, sqlite3_stmt*> idle_statements_;
 };
 
 // BEGIN IMMEDIATE … COMMIT; rolls back when destroyed uncommitted. IMMEDIATE takes the write lock
