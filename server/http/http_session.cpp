@@ -57,13 +57,17 @@ std::shared_ptr<HttpSession::Exchange> HttpSession::BeginExchange(
   return exchange;
 }
 
-HttpSession::Answer HttpSession::AwaitAnswer(const std::shared_ptr<Exchange>& exchange,
-                                             bool stream_now) {
+HttpSession::Answer HttpSession::AwaitAnswer(
+    const std::shared_ptr<Exchange>& exchange,
+    std::optional<std::chrono::milliseconds> stream_after) {
   std::unique_lock<std::mutex> lock(mu_);
-  if (!stream_now) {
-    cv_.wait(lock, [&] {
-      return closed_ || exchange->done || !exchange->early.empty() || exchange->close_requested;
-    });
+  auto answerable = [&] {
+    return closed_ || exchange->done || !exchange->early.empty() || exchange->close_requested;
+  };
+  if (stream_after) {
+    cv_.wait_for(lock, *stream_after, answerable);
+  } else {
+    cv_.wait(lock, answerable);
   }
   Answer answer;
   if (closed_ && !exchange->done) {

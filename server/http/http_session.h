@@ -62,10 +62,12 @@ class HttpSession final : public mcp::MessageSink {
   // Registers the requests of one POST body (their ids) before the body goes to the connection.
   // nullptr when one of the ids belongs to a request still in progress in this session.
   std::shared_ptr<Exchange> BeginExchange(const std::vector<Json>& request_ids, bool batch);
-  // Blocks until the POST can be answered. With `stream_now` it answers as SSE at once;
-  // otherwise it waits for the first message: the final answer alone → JSON; anything before it
-  // (progress, logs, a server→client request) → SSE.
-  Answer AwaitAnswer(const std::shared_ptr<Exchange>& exchange, bool stream_now);
+  // Blocks until the POST can be answered: the final answer alone → JSON; anything before it
+  // (progress, logs, a server→client request) → SSE. With `stream_after` it waits at most that
+  // long and then answers as SSE (priming event first), so a slow call's client learns at once
+  // where to resume; without, it waits for the first message.
+  Answer AwaitAnswer(const std::shared_ptr<Exchange>& exchange,
+                     std::optional<std::chrono::milliseconds> stream_after);
 
   // --- GET ----------------------------------------------------------------------------------
   // A new standalone stream (replacing an older one). nullptr after End().

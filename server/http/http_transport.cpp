@@ -38,6 +38,9 @@ constexpr int kSessionNotFound = -32001;
 constexpr int kBadRequest = -32000;
 // How often a streaming connection wakes without data (to notice shutdown promptly).
 constexpr auto kStreamPoll = std::chrono::milliseconds(500);
+// A tools/call answered within this long, with nothing sent before its result, is answered as
+// one JSON body (cheaper for both sides); a slower one gets an SSE stream, priming event first.
+constexpr auto kToolCallJsonWait = std::chrono::milliseconds(20);
 
 std::string ErrorBody(int code, const std::string& message, const Json& id = nullptr) {
   Json error = {{"code", code}, {"message", message}};
@@ -65,7 +68,7 @@ std::vector<std::string> AllowedHosts(const HttpOptions& options) {
 struct BodyShape {
   bool batch = false;
   bool initialize = false;      // a single initialize request
-  bool tools_call = false;      // some request is tools/call (answered as SSE at once)
+  bool tools_call = false;      // some request is tools/call (may run long: see kToolCallJsonWait)
   bool invalid_single = false;  // a single message that is no request, notification or response
   std::vector<Json> request_ids;
 };
@@ -382,7 +385,8 @@ void HttpTransport::InstallRoutes() {
                         shape.batch ? Json(nullptr) : shape.request_ids.front());
     }
     session->connection().HandleJson(std::move(body));
-    HttpSession::Answer answer = session->AwaitAnswer(exchange, shape.tools_call);
+    HttpSession::Answer answer = session->AwaitAnswer(
+        exchange, shape.tools_call ? std::optional(kToolCallJsonWait) : std::nullopt);
     if (answer.session_closed) {
       return ReplyError(res, 404, kSessionNotFound, "Session not found");
     }

@@ -68,17 +68,18 @@ class HttpSessionTest : public ::testing::Test {
                           {"params",
                            {{"protocolVersion", "2025-11-25"},
                             {"capabilities", {{"sampling", Json::object()}}},
-                            {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}},
-                     false);
+                            {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}});
     EXPECT_TRUE(init.json.has_value());
   }
   ~HttpSessionTest() override { session_->End(); }
 
-  HttpSession::Answer Call(Json request, bool stream_now) {
+  // `stream_after`: see HttpSession::AwaitAnswer (nullopt waits for the first message).
+  HttpSession::Answer Call(Json request,
+                           std::optional<std::chrono::milliseconds> stream_after = std::nullopt) {
     auto exchange = session_->BeginExchange({request["id"]}, false);
     EXPECT_NE(exchange, nullptr);
     session_->connection().HandleJson(std::move(request));
-    return session_->AwaitAnswer(exchange, stream_now);
+    return session_->AwaitAnswer(exchange, stream_after);
   }
 
   static Json ToolCall(int id, const std::string& name, Json meta = nullptr) {
@@ -92,16 +93,33 @@ class HttpSessionTest : public ::testing::Test {
 };
 
 TEST_F(HttpSessionTest, ALoneAnswerIsJson) {
-  auto answer = Call(Json{{"jsonrpc", "2.0"}, {"id", "p"}, {"method", "ping"}}, false);
+  auto answer = Call(Json{{"jsonrpc", "2.0"}, {"id", "p"}, {"method", "ping"}});
   ASSERT_TRUE(answer.json.has_value());
   EXPECT_EQ(Json::parse(*answer.json)["id"], "p");
-  answer = Call(ToolCall(2, "test_simple_text"), false);
+  answer = Call(ToolCall(2, "test_simple_text"));
+  ASSERT_TRUE(answer.json.has_value());
+  EXPECT_NE(answer.json->find("simple text response"), std::string::npos);
+  // A quick tool call is JSON too when the transport bounds the wait (as it does for tools/call).
+  answer = Call(ToolCall(5, "test_simple_text"), std::chrono::seconds(10));
   ASSERT_TRUE(answer.json.has_value());
   EXPECT_NE(answer.json->find("simple text response"), std::string::npos);
 }
 
+// A request with nothing to say yet is answered as a stream once the bounded wait is over, so
+// the client gets the priming event (where to resume) without waiting for the whole call.
+TEST_F(HttpSessionTest, ASilentRequestGetsAStreamAfterTheBoundedWait) {
+  auto exchange = session_->BeginExchange({Json(89)}, false);  // never sent: stays silent
+  ASSERT_NE(exchange, nullptr);
+  auto answer = session_->AwaitAnswer(exchange, std::chrono::milliseconds(30));
+  ASSERT_FALSE(answer.json.has_value());
+  ASSERT_NE(answer.sse, nullptr);
+  std::string first;
+  ASSERT_EQ(answer.sse->Pull(&first, std::chrono::seconds(5)), SseChannel::PullResult::kData);
+  EXPECT_NE(first.find("retry:"), std::string::npos);  // the priming event
+}
+
 TEST_F(HttpSessionTest, ProgressFirstMeansSseWithPrimingEventThenReplay) {
-  auto answer = Call(ToolCall(3, "test_tool_with_progress", {{"progressToken", "tok"}}), false);
+  auto answer = Call(ToolCall(3, "test_tool_with_progress", {{"progressToken", "tok"}}));
   ASSERT_FALSE(answer.json.has_value());
   ASSERT_NE(answer.sse, nullptr);
   auto frames = ReadAll(*answer.sse);
@@ -129,7 +147,8 @@ TEST_F(HttpSessionTest, ProgressFirstMeansSseWithPrimingEventThenReplay) {
 }
 
 TEST_F(HttpSessionTest, ClosedOrDroppedStreamResumesWithoutCancellingTheCall) {
-  auto answer = Call(ToolCall(4, "test_tool_with_progress", {{"progressToken", 9}}), true);
+  auto answer = Call(ToolCall(4, "test_tool_with_progress", {{"progressToken", 9}}),
+                     std::chrono::milliseconds(0));
   ASSERT_NE(answer.sse, nullptr);
   session_->CloseRequestStream(4);  // the server ends the stream mid-call (SEP-1699)
   auto before = ReadAll(*answer.sse);
@@ -151,8 +170,7 @@ TEST_F(HttpSessionTest, UnrelatedMessagesGoToTheStandaloneStream) {
   auto sub = Call(Json{{"jsonrpc", "2.0"},
                        {"id", 5},
                        {"method", "resources/subscribe"},
-                       {"params", {{"uri", "test://watched-resource"}}}},
-                  false);
+                       {"params", {{"uri", "test://watched-resource"}}}});
   ASSERT_TRUE(sub.json.has_value());
   server_.resource_notifier().ResourceUpdated("test://watched-resource");
   session_->End();  // ends the stream after what is queued
@@ -167,7 +185,7 @@ TEST_F(HttpSessionTest, UnrelatedMessagesGoToTheStandaloneStream) {
 TEST_F(HttpSessionTest, SamplingRequestGoesOnThePostStreamAndTheAnswerCompletesIt) {
   Json call = ToolCall(6, "test_sampling");
   call["params"]["arguments"] = {{"prompt", "hi"}};
-  auto answer = Call(call, false);
+  auto answer = Call(call);
   ASSERT_NE(answer.sse, nullptr);
   std::string text;
   Json request;
@@ -204,7 +222,7 @@ TEST_F(HttpSessionTest, DuplicateIdsInProgressAreRefused) {
 TEST_F(HttpSessionTest, EndWakesAWaitingPost) {
   auto exchange = session_->BeginExchange({Json(88)}, false);
   auto waiting =
-      std::async(std::launch::async, [&] { return session_->AwaitAnswer(exchange, false); });
+      std::async(std::launch::async, [&] { return session_->AwaitAnswer(exchange, std::nullopt); });
   EXPECT_TRUE(session_->Busy());
   session_->End();
   EXPECT_TRUE(waiting.get().session_closed);
