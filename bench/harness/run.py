@@ -207,7 +207,13 @@ class LatencyProxy:
             def log_message(self, *args):
                 pass
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(http.server.ThreadingHTTPServer):
+            # socketserver's default listen backlog is 5: 32 sessions connecting at once overflow
+            # it, and each dropped SYN costs the client a 1 s retransmit: a harness stall that
+            # P5 would charge to the server under test.
+            request_queue_size = 256
+
+        self.server = Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
