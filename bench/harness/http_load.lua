@@ -1,7 +1,7 @@
 -- P6 load client for wrk: each wrk thread opens one MCP session over Streamable HTTP (initialize,
 -- then notifications/initialized) and its connections call one small tool in a loop. wrk is a C
 -- event loop, so the client is far from being the bottleneck of either server.
---   wrk -t1 -c16 -d10s -s http_load.lua URL -- TOOL ARGS_JSON
+--   wrk -t16 -c16 -d10s -s http_load.lua URL -- TOOL ARGS_JSON   (one connection and session per thread, like 16 clients)
 -- Prints one JSON line like http_load.mjs:
 --   {"rps":…, "p50":ms, "p95":ms, "calls":n, "errors":n, "first_error":…, "client":"wrk"}
 

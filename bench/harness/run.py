@@ -608,7 +608,7 @@ def measure_http(argv, env, cwd, port, tool, args, seconds, concurrency, log_pat
                                       capture_output=True, text=True, timeout=60)
                 if done.returncode != 0:
                     return {"error": (done.stderr or done.stdout).strip()[-300:]}
-            cmd = [wrk, "-t1", f"-c{concurrency}", f"-d{seconds}s", "-s",
+            cmd = [wrk, f"-t{concurrency}", f"-c{concurrency}", f"-d{seconds}s", "-s",
                    os.path.join(HERE, "http_load.lua"), url, "--", tool, json.dumps(args)]
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60)
         if out.returncode != 0:
