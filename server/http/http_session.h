@@ -82,6 +82,8 @@ class HttpSession final : public mcp::MessageSink {
   // Ends the SSE stream of a running request without ending the request (SEP-1699 polling): the
   // client reconnects with Last-Event-ID and gets the rest. No-op for unknown or finished ones.
   void CloseRequestStream(const Json& request_id) override;
+  // POST handlers block in AwaitAnswer right after handing their body to the connection.
+  bool CallerAwaitsAnswers() const override { return true; }
 
   // DELETE, expiry or shutdown: closes the connection (cancelling its calls and pending
   // server→client requests), ends every stream and wakes waiting POSTs. Idempotent.

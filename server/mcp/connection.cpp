@@ -534,7 +534,8 @@ void Connection::StartToolCall(const Json& id, Json params, const std::shared_pt
                                    " declares an outputSchema but returned no structuredContent");
              }
              return MakeResult(id, ToolResultToJson(std::move(result)));
-           });
+           },
+           tool->definition.quick);
 }
 
 void Connection::HandleNotification(const std::string& method, const Json& params) {
@@ -585,8 +586,13 @@ void Connection::HandleResponse(const Json& message) {
 
 // --- asynchronous requests --------------------------------------------------------------------
 
+bool Connection::CallerAwaitsAnswers() {
+  std::shared_lock<std::shared_mutex> lock(sink_mu_);
+  return sink_ != nullptr && sink_->CallerAwaitsAnswers();
+}
+
 void Connection::RunAsync(const Json& id, const std::shared_ptr<Batch>& batch,
-                          std::function<Json(const CancellationToken&)> work) {
+                          std::function<Json(const CancellationToken&)> work, bool quick) {
   CancellationToken token;
   const std::string key = IdKey(id);
   bool closed = false;
@@ -607,7 +613,7 @@ void Connection::RunAsync(const Json& id, const std::shared_ptr<Batch>& batch,
     return;
   }
   std::weak_ptr<Connection> weak = weak_from_this();
-  Status submitted = server_.pool().Submit([weak, id, token, work = std::move(work)] {
+  auto task = [weak, id, token, work = std::move(work)] {
     auto self = weak.lock();
     if (!self) return;
     std::optional<Json> response;
@@ -622,7 +628,12 @@ void Connection::RunAsync(const Json& id, const std::shared_ptr<Batch>& batch,
       }
     }
     self->FinishAsync(id, std::move(response));
-  });
+  };
+  if (quick && !batch && CallerAwaitsAnswers()) {
+    task();
+    return;
+  }
+  Status submitted = server_.pool().Submit(std::move(task));
   if (!submitted.ok()) {
     {
       std::lock_guard<std::mutex> lock(mu_);

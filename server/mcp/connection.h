@@ -97,10 +97,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Json SetLogLevel(const Json& id, const Json& params);
   Json Subscribe(const Json& id, const Json& params, bool subscribe);
   void StartToolCall(const Json& id, Json params, const std::shared_ptr<Batch>& batch);
-  // Runs `work` (which returns the complete response message) on the worker pool as an in-flight,
-  // cancellable request.
+  // Runs `work` (which returns the complete response message) as an in-flight, cancellable
+  // request: on the worker pool, or on this thread when `quick` and the sink's caller waits for
+  // the answer anyway (MessageSink::CallerAwaitsAnswers; never inside a batch).
   void RunAsync(const Json& id, const std::shared_ptr<Batch>& batch,
-                std::function<Json(const CancellationToken&)> work);
+                std::function<Json(const CancellationToken&)> work, bool quick = false);
+  bool CallerAwaitsAnswers();
   void FinishAsync(const Json& id, std::optional<Json> response);
   void Dropped(const Json& id);
 

@@ -21,8 +21,13 @@ class MemorySink final : public MessageSink {
     std::optional<Json> related_request_id;
   };
 
+  // `caller_awaits_answers`: what CallerAwaitsAnswers() says (true to act like an HTTP POST).
+  explicit MemorySink(bool caller_awaits_answers = false)
+      : caller_awaits_answers_(caller_awaits_answers) {}
+
   void Send(const Json& message, const std::optional<Json>& related_request_id) override;
   void OnRequestDropped(const Json& request_id) override;
+  bool CallerAwaitsAnswers() const override { return caller_awaits_answers_; }
 
   // The first recorded message matching `predicate`, waiting up to `timeout` for it.
   std::optional<Json> WaitFor(const std::function<bool(const Json&)>& predicate,
@@ -36,6 +41,7 @@ class MemorySink final : public MessageSink {
   std::vector<Json> Dropped() const;
 
  private:
+  const bool caller_awaits_answers_;
   mutable std::mutex mu_;  // guards sent_ and dropped_
   std::condition_variable cv_;
   std::vector<Sent> sent_;

@@ -38,6 +38,11 @@ class MessageSink {
   // (SEP-1699 polling: the client reconnects with Last-Event-ID and gets the rest). Only the HTTP
   // transport has such streams; others ignore it.
   virtual void CloseRequestStream(const Json& request_id) {}
+
+  // True when the thread that hands a request to the Connection then blocks until the request is
+  // answered (an HTTP POST handler): a quick tool call may then run on that thread, which saves
+  // two thread hand-offs. A transport that keeps reading while calls run (stdio) returns false.
+  virtual bool CallerAwaitsAnswers() const { return false; }
 };
 
 }  // namespace imgmcp::mcp

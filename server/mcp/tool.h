@@ -28,6 +28,10 @@ struct ToolDefinition {
   Json input_schema;                  // root "type":"object"
   std::optional<Json> output_schema;  // when set, successful results carry structured_content
   ToolAnnotations annotations;
+  // The tool answers promptly, sends nothing before its result (no progress, log or client
+  // request) and never waits for a session's turn. A transport whose caller blocks for the answer
+  // anyway (an HTTP POST) may then run it on the calling thread instead of a worker. Not listed.
+  bool quick = false;
 };
 
 // A tool's answer. Failures of the tool itself (validation, backend, business rules) are results

@@ -188,6 +188,7 @@ mcp::ToolDefinition GetImageDefinition() {
   d.output_schema = VersionOutputSchema(true);
   d.annotations = Hints(/*read_only=*/true, /*destructive=*/false, /*idempotent=*/true,
                         /*open_world=*/false);
+  d.quick = true;  // reads committed versions: no turn, no progress
   return d;
 }
 

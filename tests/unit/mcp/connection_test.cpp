@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "server/mcp/json_rpc.h"
@@ -310,6 +311,54 @@ TEST_F(CoreTest, RawNulByteIsAParseErrorNotATruncatedMessage) {
   EXPECT_TRUE(reply["id"].is_null());
   // The depth scan agrees with the parser about where the text ends.
   EXPECT_FALSE(TextNestsDeeperThan(std::string_view("{}\0[[[[", 7), 1));
+}
+
+// A quick tool call runs on the thread that delivered it only when the transport's caller blocks
+// for the answer anyway (an HTTP POST); with a transport that keeps reading (stdio) it runs on a
+// worker like every other call, and a tool that is not quick always does.
+TEST(QuickToolCalls, RunOnTheCallersThreadOnlyWhenTheCallerAwaitsTheAnswer) {
+  for (bool awaits : {false, true}) {
+    SCOPED_TRACE(awaits ? "caller awaits answers" : "caller keeps reading");
+    McpServer server{ServerOptions{}};
+    std::mutex mu;
+    std::map<std::string, std::thread::id> ran_on;  // guarded by mu
+    for (bool quick : {false, true}) {
+      ToolDefinition d = Def(quick ? "quick" : "plain");
+      d.quick = quick;
+      ASSERT_TRUE(server
+                      .RegisterTool(d,
+                                    [&, name = d.name](const Json&, ToolCallContext&) {
+                                      std::lock_guard<std::mutex> lock(mu);
+                                      ran_on[name] = std::this_thread::get_id();
+                                      return ToolResult::Text("ok");
+                                    })
+                      .ok());
+    }
+    MemorySink sink(awaits);
+    auto connection = server.Connect(sink);
+    connection->HandleMessage(
+        R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",)"
+        R"("capabilities":{},"clientInfo":{"name":"t","version":"1"}}})");
+    connection->HandleMessage(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+    connection->HandleMessage(
+        R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"quick"}})");
+    if (awaits) {  // answered before HandleMessage returned
+      bool answered = false;
+      for (const auto& sent : sink.Messages()) answered |= sent.message.value("id", Json()) == 1;
+      EXPECT_TRUE(answered);
+    }
+    connection->HandleMessage(
+        R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"plain"}})");
+    ASSERT_TRUE(connection->WaitIdle(std::chrono::seconds(10)));
+    ASSERT_TRUE(sink.WaitForResponse(1, std::chrono::seconds(5)).has_value());
+    ASSERT_TRUE(sink.WaitForResponse(2, std::chrono::seconds(5)).has_value());
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      EXPECT_EQ(ran_on["quick"] == std::this_thread::get_id(), awaits);
+      EXPECT_NE(ran_on["plain"], std::this_thread::get_id());
+    }
+    connection->Close();
+  }
 }
 
 TEST_F(CoreTest, NotificationsAndStrayResponsesAreNeverAnswered) {
