@@ -192,7 +192,8 @@ class WholeInflater final : public RowSource {
     size_t produced = 0;
     const libdeflate_result r = libdeflate_deflate_decompress_ex(
         d.get(), in.data(), in.size(), self->data_.get(), filtered_bytes, &consumed, &produced);
-    if (r == LIBDEFLATE_INSUFFICIENT_SPACE) return Corrupt("more image data than the header's size");
+    if (r == LIBDEFLATE_INSUFFICIENT_SPACE)
+      return Corrupt("more image data than the header's size");
     if (r != LIBDEFLATE_SUCCESS) return Corrupt("bad compressed data");
     if (produced < filtered_bytes) return Corrupt("the image data ends early");
     return self;

@@ -27,8 +27,8 @@ class ImageCache {
                                          std::string_view expected_sha256 = {});
   // `sha256` is the hex digest of `bytes` when the caller has it (so a hit needs no rehash).
   // Entries larger than the whole capacity are not cached. Evicts least recently used entries.
-  void Put(const std::string& session_id, int64_t version,
-           std::shared_ptr<const std::string> bytes, std::string sha256 = {});
+  void Put(const std::string& session_id, int64_t version, std::shared_ptr<const std::string> bytes,
+           std::string sha256 = {});
   void Erase(const std::string& session_id, int64_t version);
   void EraseSession(const std::string& session_id);
 

@@ -34,7 +34,9 @@ ErrorCode CodeFor(int rc) {
 }  // namespace
 
 Statement::Statement(Statement&& other) noexcept
-    : db_(other.db_), stmt_(other.stmt_), sql_(std::move(other.sql_)),
+    : db_(other.db_),
+      stmt_(other.stmt_),
+      sql_(std::move(other.sql_)),
       bind_error_(other.bind_error_) {
   other.stmt_ = nullptr;
 }

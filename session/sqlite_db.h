@@ -52,7 +52,7 @@ class Statement {
 
   SqliteDb* db_;
   sqlite3_stmt* stmt_;
-  std::string sql_;  // the cache key; empty for statements that are not cached
+  std::string sql_;     // the cache key; empty for statements that are not cached
   int bind_error_ = 0;  // first failing sqlite3_bind_* code
 };
 

@@ -511,31 +511,30 @@ void Connection::StartToolCall(const Json& id, Json params, const std::shared_pt
   // Arrival order is decided here, on the reading thread, before the call waits for a worker.
   auto slot = std::make_shared<ReservationSlot>();
   if (tool->admission) slot->reservation = tool->admission(arguments);
-  RunAsync(id, batch,
-           [weak, tool, id, arguments = std::move(arguments), progress_token, version,
-            slot](const CancellationToken& token) -> Json {
-             auto self = weak.lock();  // alive: the pool task holds it for the call
-             if (!self) return MakeResult(id, Json::object());
-             CallContext context(self, id, progress_token, token, version,
-                                 std::move(slot->reservation));
-             ToolResult result;
-             try {
-               result = tool->handler(arguments, context);
-             } catch (const std::exception& e) {  // tool bug: still an answer, not a crash
-               log::Error(kLog, "tool " + tool->definition.name + " threw: " + e.what());
-               result =
-                   ToolResult::ErrorText("Tool " + tool->definition.name + " failed: " + e.what());
-             } catch (...) {
-               result = ToolResult::ErrorText("Tool " + tool->definition.name + " failed");
-             }
-             context.MarkDone();
-             if (!result.is_error && tool->definition.output_schema && !result.structured_content) {
-               log::Warn(kLog, "tool " + tool->definition.name +
-                                   " declares an outputSchema but returned no structuredContent");
-             }
-             return MakeResult(id, ToolResultToJson(std::move(result)));
-           },
-           tool->definition.quick);
+  RunAsync(
+      id, batch,
+      [weak, tool, id, arguments = std::move(arguments), progress_token, version,
+       slot](const CancellationToken& token) -> Json {
+        auto self = weak.lock();  // alive: the pool task holds it for the call
+        if (!self) return MakeResult(id, Json::object());
+        CallContext context(self, id, progress_token, token, version, std::move(slot->reservation));
+        ToolResult result;
+        try {
+          result = tool->handler(arguments, context);
+        } catch (const std::exception& e) {  // tool bug: still an answer, not a crash
+          log::Error(kLog, "tool " + tool->definition.name + " threw: " + e.what());
+          result = ToolResult::ErrorText("Tool " + tool->definition.name + " failed: " + e.what());
+        } catch (...) {
+          result = ToolResult::ErrorText("Tool " + tool->definition.name + " failed");
+        }
+        context.MarkDone();
+        if (!result.is_error && tool->definition.output_schema && !result.structured_content) {
+          log::Warn(kLog, "tool " + tool->definition.name +
+                              " declares an outputSchema but returned no structuredContent");
+        }
+        return MakeResult(id, ToolResultToJson(std::move(result)));
+      },
+      tool->definition.quick);
 }
 
 void Connection::HandleNotification(const std::string& method, const Json& params) {

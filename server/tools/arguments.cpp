@@ -11,15 +11,23 @@ Error InvalidArgument(std::string message) {
 
 std::string JsonTypeName(const Json& value) {
   switch (value.type()) {
-    case Json::value_t::null: return "null";
-    case Json::value_t::boolean: return "boolean";
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::boolean:
+      return "boolean";
     case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned: return "integer";
-    case Json::value_t::number_float: return "number";
-    case Json::value_t::string: return "string";
-    case Json::value_t::array: return "array";
-    case Json::value_t::object: return "object";
-    default: return "unsupported value";
+    case Json::value_t::number_unsigned:
+      return "integer";
+    case Json::value_t::number_float:
+      return "number";
+    case Json::value_t::string:
+      return "string";
+    case Json::value_t::array:
+      return "array";
+    case Json::value_t::object:
+      return "object";
+    default:
+      return "unsupported value";
   }
 }
 
@@ -73,8 +81,8 @@ Result<std::optional<int64_t>> ArgumentReader::OptionalInteger(const std::string
   if (!ok()) return *error_;
   const Json* v = OptionalValue(field);
   if (v == nullptr) return std::optional<int64_t>();
-  const std::string range = " (allowed: an integer from " + std::to_string(min) + " to " +
-                            std::to_string(max) + ")";
+  const std::string range =
+      " (allowed: an integer from " + std::to_string(min) + " to " + std::to_string(max) + ")";
   int64_t value = 0;
   if (v->is_number_integer()) {
     if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {

@@ -12,16 +12,14 @@ namespace {
 
 constexpr int64_t kMaxVersionNumber = 1'000'000'000'000;
 
-const std::vector<std::string> kAspectRatios = {"1:1", "2:3", "3:2", "3:4",  "4:3",
+const std::vector<std::string> kAspectRatios = {"1:1", "2:3", "3:2",  "3:4",  "4:3",
                                                 "4:5", "5:4", "9:16", "16:9", "21:9"};
 
 mcp::ToolResult Fail(const std::string& tool, const Error& error) {
   return mcp::ToolResult::ErrorText(tool + " failed: " + error.message);
 }
 
-bool IsBlank(const std::string& s) {
-  return s.find_first_not_of(" \t\r\n") == std::string::npos;
-}
+bool IsBlank(const std::string& s) { return s.find_first_not_of(" \t\r\n") == std::string::npos; }
 
 std::string Describe(const session::VersionInfo& v) {
   return std::to_string(v.width) + "x" + std::to_string(v.height) + " " + v.mime_type + ", " +
@@ -238,8 +236,9 @@ mcp::ToolResult ImageTools::GenerateImage(const Json& arguments, mcp::ToolCallCo
   request.prompt = *prompt;
   request.aspect_ratio = aspect->value_or("1:1");
   request.references = std::move(*references);
-  auto image = RunBackend("generating with " + backend_.Name() + " (" + backend_.Model() + ")", ctx,
-                          [&](const imaging::CallContext& c) { return backend_.Generate(request, c); });
+  auto image =
+      RunBackend("generating with " + backend_.Name() + " (" + backend_.Model() + ")", ctx,
+                 [&](const imaging::CallContext& c) { return backend_.Generate(request, c); });
   if (!image.ok()) return Fail(tool, Error(image.error().code, image.error().message + Note()));
   std::string model_text = image->text;
   auto nv = BackendVersion(std::move(*image), "generate", *prompt, std::nullopt);
@@ -314,17 +313,17 @@ mcp::ToolResult ImageTools::EditImage(const Json& arguments, mcp::ToolCallContex
     if (!imported.ok()) return Fail(tool, imported.error());
     base_info = *imported;
     request.base = std::move(*outside);
-    imported_note = " (the given image was saved as version " +
-                    std::to_string(imported->version) + ")";
+    imported_note =
+        " (the given image was saved as version " + std::to_string(imported->version) + ")";
     AnnounceNewVersion(*imported, new_session);
   } else {
     if (from->has_value()) {
       auto info = store_.GetVersion(*session_id, **from);
       if (!info.ok()) {
-        return Fail(tool, Error(info.error().code,
-                                "session '" + *session_id + "' has no version " +
-                                    std::to_string(**from) + " (current version: " +
-                                    std::to_string(current_version) + ")"));
+        return Fail(tool,
+                    Error(info.error().code,
+                          "session '" + *session_id + "' has no version " + std::to_string(**from) +
+                              " (current version: " + std::to_string(current_version) + ")"));
       }
       base_info = *info;
     } else if (current) {
@@ -341,9 +340,10 @@ mcp::ToolResult ImageTools::EditImage(const Json& arguments, mcp::ToolCallContex
     request.base.mime_type = base_info.mime_type;
   }
 
-  auto image = RunBackend("editing version " + std::to_string(base_info.version) + " with " +
-                              backend_.Name() + " (" + backend_.Model() + ")",
-                          ctx, [&](const imaging::CallContext& c) { return backend_.Edit(request, c); });
+  auto image =
+      RunBackend("editing version " + std::to_string(base_info.version) + " with " +
+                     backend_.Name() + " (" + backend_.Model() + ")",
+                 ctx, [&](const imaging::CallContext& c) { return backend_.Edit(request, c); });
   if (!image.ok()) {
     return Fail(tool, Error(image.error().code, image.error().message + imported_note + Note()));
   }
@@ -412,9 +412,8 @@ mcp::ToolResult ImageTools::GetImage(const Json& arguments, mcp::ToolCallContext
   }
   Json extra = Json::object();
   if (include_history->value_or(true)) extra["history"] = std::move(history);
-  return VersionResult("Session '" + *session_id + "' version " +
-                           std::to_string(version->version) + " (" + Describe(*version) + ", " +
-                           version->operation + ").",
+  return VersionResult("Session '" + *session_id + "' version " + std::to_string(version->version) +
+                           " (" + Describe(*version) + ", " + version->operation + ").",
                        *version, ParseInlineMode(*inline_mode), std::move(extra));
 }
 
@@ -438,9 +437,9 @@ mcp::ToolResult ImageTools::ResetSession(const Json& arguments, mcp::ToolCallCon
   if (to_version->has_value()) {
     auto old = store_.GetVersion(*session_id, **to_version);
     if (!old.ok()) {
-      return Fail(tool, Error(old.error().code, "session '" + *session_id + "' has no version " +
-                                                    std::to_string(**to_version) +
-                                                    " to revert to"));
+      return Fail(tool,
+                  Error(old.error().code, "session '" + *session_id + "' has no version " +
+                                              std::to_string(**to_version) + " to revert to"));
     }
     auto bytes = store_.ReadImage(*old);
     if (!bytes.ok()) return Fail(tool, bytes.error());
@@ -470,8 +469,10 @@ mcp::ToolResult ImageTools::ResetSession(const Json& arguments, mcp::ToolCallCon
   turn->reset();
   if (notifier_ != nullptr) notifier_->ResourceUpdated(ManifestUri(*session_id));
   ResultParts parts;
-  parts.summary = "Cleared session '" + *session_id + "': it has no image now; the next version "
-                  "will be " + std::to_string(next) + " (numbers are never reused)." + Note();
+  parts.summary = "Cleared session '" + *session_id +
+                  "': it has no image now; the next version "
+                  "will be " +
+                  std::to_string(next) + " (numbers are never reused)." + Note();
   parts.structured = EmptySessionStructuredContent(*session_id, backend_.Name(), backend_.Model());
   parts.structured["cleared"] = true;
   parts.structured["next_version"] = next;

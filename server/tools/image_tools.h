@@ -65,8 +65,7 @@ class ImageTools {
   // Commits `nv` while the result's image block is built on another thread; releases the turn
   // right after the commit. `prepared` receives the block when the commit succeeded.
   Result<session::VersionInfo> CommitWhilePreparing(std::unique_ptr<session::EditTurn>& turn,
-                                                    const session::NewVersion& nv,
-                                                    InlineMode mode,
+                                                    const session::NewVersion& nv, InlineMode mode,
                                                     std::optional<PreparedImage>* prepared);
   Result<session::VersionInfo> CommitImport(session::EditTurn& turn,
                                             const imaging::EncodedImage& image);

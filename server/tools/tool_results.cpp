@@ -55,10 +55,17 @@ Json VersionStructuredContent(const session::VersionInfo& v) {
 
 Json EmptySessionStructuredContent(const std::string& session_id, const std::string& backend,
                                    const std::string& model) {
-  return {{"session_id", session_id}, {"version", 0},          {"width", 0},
-          {"height", 0},              {"mime_type", ""},       {"bytes", 0},
-          {"sha256", ""},             {"path", ""},            {"uri", ManifestUri(session_id)},
-          {"backend", backend},       {"model", model}};
+  return {{"session_id", session_id},
+          {"version", 0},
+          {"width", 0},
+          {"height", 0},
+          {"mime_type", ""},
+          {"bytes", 0},
+          {"sha256", ""},
+          {"path", ""},
+          {"uri", ManifestUri(session_id)},
+          {"backend", backend},
+          {"model", model}};
 }
 
 Json HistoryEntryJson(const session::VersionInfo& v) {
@@ -90,16 +97,15 @@ PreparedImage PrepareImage(const ImageAttachment& image, const imaging::PreviewO
   return out;
 }
 
-ImagePreparation::ImagePreparation(InlineMode mode, const std::string& bytes,
-                                   std::string mime_type, const imaging::PreviewOptions& preview,
+ImagePreparation::ImagePreparation(InlineMode mode, const std::string& bytes, std::string mime_type,
+                                   const imaging::PreviewOptions& preview,
                                    const imaging::DecodeLimits& limits) {
   if (mode == InlineMode::kNone) return;
   try {
-    result_ = std::async(std::launch::async,
-                         [mode, &bytes, mime = std::move(mime_type), preview, limits] {
-                           return PrepareImage(ImageAttachment{mode, &bytes, mime}, preview,
-                                               limits);
-                         });
+    result_ = std::async(
+        std::launch::async, [mode, &bytes, mime = std::move(mime_type), preview, limits] {
+          return PrepareImage(ImageAttachment{mode, &bytes, mime}, preview, limits);
+        });
   } catch (const std::system_error& e) {  // no thread to spare: Take() says so
     log::Warn("tools", std::string("building the image block inline: ") + e.what());
   }

@@ -15,7 +15,7 @@
 namespace imgmcp::tools {
 
 enum class InlineMode { kPreview, kFull, kNone };
-const std::vector<std::string>& InlineModeNames();  // "preview", "full", "none"
+const std::vector<std::string>& InlineModeNames();                   // "preview", "full", "none"
 InlineMode ParseInlineMode(const std::optional<std::string>& name);  // name already validated
 
 // The structuredContent fields common to every successful result for a version.
@@ -63,11 +63,11 @@ class ImagePreparation {
 };
 
 struct ResultParts {
-  std::string summary;     // one line
-  Json structured;         // structuredContent
-  std::optional<ImageAttachment> image;     // built here when there is no `prepared` block
-  std::optional<PreparedImage> prepared;    // from PrepareImage, used as is
-  std::optional<std::string> link_uri;  // resource_link target
+  std::string summary;                    // one line
+  Json structured;                        // structuredContent
+  std::optional<ImageAttachment> image;   // built here when there is no `prepared` block
+  std::optional<PreparedImage> prepared;  // from PrepareImage, used as is
+  std::optional<std::string> link_uri;    // resource_link target
   std::string link_name;
   std::string link_mime_type;
 };

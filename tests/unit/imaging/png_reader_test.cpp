@@ -109,8 +109,8 @@ std::string MakePng(const PngSpec& spec, uint32_t seed = 7) {
 }
 
 // Decodes through the row path into one buffer (libdeflate when built with it, or zlib).
-Result<std::vector<uint8_t>> DecodeRows(const std::string& png,
-                                        internal::PngInflate inflate = internal::PngInflate::kAuto) {
+Result<std::vector<uint8_t>> DecodeRows(
+    const std::string& png, internal::PngInflate inflate = internal::PngInflate::kAuto) {
   Result<ImageInfo> info = ReadImageInfo(png);
   if (!info.ok()) return info.error();
   std::vector<uint8_t> out;
@@ -139,8 +139,8 @@ void ExpectSameAsStb(const PngSpec& spec) {
     Result<std::vector<uint8_t>> rows = DecodeRows(png, inflate);
     ASSERT_TRUE(rows.ok()) << rows.error().message;
     EXPECT_EQ(*rows, DecodeStb(png))
-        << spec.width << "x" << spec.height << " ch=" << spec.channels << " zlib="
-        << (inflate == internal::PngInflate::kZlibStreaming);
+        << spec.width << "x" << spec.height << " ch=" << spec.channels
+        << " zlib=" << (inflate == internal::PngInflate::kZlibStreaming);
   }
 }
 
@@ -217,7 +217,8 @@ TEST(PngRowDecoder, TruncatedOrCorruptDataIsAClearError) {
     Result<ImageInfo> info = ReadImageInfo(broken[i]);
     ASSERT_TRUE(info.ok()) << i;
     for (internal::PngInflate inflate : kBothInflaters) {
-      Status s = internal::DecodePngRows(broken[i], *info, [](const uint8_t*) {}, inflate);
+      Status s = internal::DecodePngRows(
+          broken[i], *info, [](const uint8_t*) {}, inflate);
       ASSERT_FALSE(s.ok()) << i;
       EXPECT_EQ(s.error().code, ErrorCode::kInvalidArgument) << i;
       EXPECT_NE(s.error().message.find("could not decode image/png image (truncated or corrupt)"),

@@ -302,7 +302,8 @@ TEST_F(CoreTest, ParseErrorsAndInvalidRequestsHaveTheRightCodesAndIds) {
 TEST_F(CoreTest, RawNulByteIsAParseErrorNotATruncatedMessage) {
   Init();
   const size_t before = sink_->Messages().size();
-  connection_->HandleMessage(std::string_view("{\"jsonrpc\":\"2.0\",\"id\":77,\"method\":\"ping\"}\0{[[", 46));
+  connection_->HandleMessage(
+      std::string_view("{\"jsonrpc\":\"2.0\",\"id\":77,\"method\":\"ping\"}\0{[[", 46));
   // Parse errors are answered on the calling thread, and a ping would be too.
   auto messages = sink_->Messages();
   ASSERT_EQ(messages.size(), before + 1);

@@ -15,11 +15,26 @@ std::string Reference(const Json& value) {
 TEST(JsonWriter, MatchesNlohmannOnEdgeCases) {
   const std::string long_b64(4 << 20, 'A');
   Json cases = Json::array({
-      nullptr, true, false, 0, -1, 18446744073709551615ull, 3.5, 1e300, "", "plain",
-      "quote\" backslash\\ slash/ \b\f\n\r\t", std::string("nul\0byte", 8), "\x7f del",
-      "emoji 🎨 漢字", std::string("bad utf8 \xff\xfe end"), Json::object(), Json::array(),
-      Json{{"b", 1}, {"a", {1, 2, {{"c", nullptr}}}}}, long_b64,
-      long_b64 + "\"",  // a long string that does need escaping
+      nullptr,
+      true,
+      false,
+      0,
+      -1,
+      18446744073709551615ull,
+      3.5,
+      1e300,
+      "",
+      "plain",
+      "quote\" backslash\\ slash/ \b\f\n\r\t",
+      std::string("nul\0byte", 8),
+      "\x7f del",
+      "emoji 🎨 漢字",
+      std::string("bad utf8 \xff\xfe end"),
+      Json::object(),
+      Json::array(),
+      Json{{"b", 1}, {"a", {1, 2, {{"c", nullptr}}}}},
+      long_b64,
+      long_b64 + "\"",                   // a long string that does need escaping
       std::string(70000, 'x') + "\xc3",  // long, ends in a truncated UTF-8 sequence
   });
   for (const Json& c : cases) {

@@ -14,7 +14,8 @@ using testing::TempDir;
 std::unique_ptr<SqliteDb> OpenDb(const TempDir& tmp) {
   auto db = SqliteDb::Open(tmp.path() / "t.db", 1000);
   EXPECT_TRUE(db.ok());
-  EXPECT_TRUE((*db)->Exec("PRAGMA journal_mode=WAL; CREATE TABLE IF NOT EXISTS t(k INTEGER, v TEXT)").ok());
+  EXPECT_TRUE(
+      (*db)->Exec("PRAGMA journal_mode=WAL; CREATE TABLE IF NOT EXISTS t(k INTEGER, v TEXT)").ok());
   return std::move(*db);
 }
 

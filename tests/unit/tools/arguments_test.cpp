@@ -89,10 +89,10 @@ TEST(Uris, BuildAndParse) {
   auto m = ParseSessionUri("imgmcp://sessions/s1");
   ASSERT_TRUE(m.has_value());
   EXPECT_FALSE(m->version.has_value());
-  for (const char* bad : {"imgmcp://sessions/../x", "imgmcp://sessions/s1/versions/0",
-                          "imgmcp://sessions/s1/versions/-1", "imgmcp://sessions/s1/versions/2x",
-                          "imgmcp://sessions/s1/other/2", "file:///etc/passwd",
-                          "imgmcp://sessions/"}) {
+  for (const char* bad :
+       {"imgmcp://sessions/../x", "imgmcp://sessions/s1/versions/0",
+        "imgmcp://sessions/s1/versions/-1", "imgmcp://sessions/s1/versions/2x",
+        "imgmcp://sessions/s1/other/2", "file:///etc/passwd", "imgmcp://sessions/"}) {
     EXPECT_FALSE(ParseSessionUri(bad).has_value()) << bad;
   }
 }
