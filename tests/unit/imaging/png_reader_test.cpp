@@ -230,23 +230,29 @@ TEST(PngRowDecoder, TruncatedOrCorruptDataIsAClearError) {
   }
 }
 
-TEST(PngRowDecoder, InvalidFilterByteIsAnError) {
-  // Filter type 5 does not exist: encode with filter 0, then patch the first row's filter byte by
-  // re-compressing a hand-made raw stream.
-  std::string raw(1 + 4 * 4, '\0');
-  raw[0] = 5;
-  uLongf len = compressBound(raw.size());
+// An 8-bit RGBA PNG whose IHDR says width x height and whose one IDAT holds `filtered` (filter
+// byte + row, per row) as given: for data that disagrees with its own header.
+std::string RgbaPngOfFilteredData(uint32_t width, uint32_t height, const std::string& filtered) {
+  uLongf len = compressBound(filtered.size());
   std::string z(len, '\0');
-  compress2(reinterpret_cast<Bytef*>(z.data()), &len, reinterpret_cast<const Bytef*>(raw.data()),
-            raw.size(), 6);
+  compress2(reinterpret_cast<Bytef*>(z.data()), &len,
+            reinterpret_cast<const Bytef*>(filtered.data()), filtered.size(), 6);
   z.resize(len);
   std::string png("\x89PNG\r\n\x1a\n", 8), ihdr;
-  PutBe32(ihdr, 4);
-  PutBe32(ihdr, 1);
+  PutBe32(ihdr, width);
+  PutBe32(ihdr, height);
   ihdr += std::string("\x08\x06\x00\x00\x00", 5);
   PutChunk(png, "IHDR", ihdr);
   PutChunk(png, "IDAT", z);
   PutChunk(png, "IEND", "");
+  return png;
+}
+
+TEST(PngRowDecoder, InvalidFilterByteIsAnError) {
+  // Filter type 5 does not exist.
+  std::string raw(1 + 4 * 4, '\0');
+  raw[0] = 5;
+  const std::string png = RgbaPngOfFilteredData(4, 1, raw);
   Result<std::vector<uint8_t>> rows = DecodeRows(png);
   ASSERT_FALSE(rows.ok());
   EXPECT_EQ(rows.error().code, ErrorCode::kInvalidArgument);
@@ -256,18 +262,7 @@ TEST(PngRowDecoder, InvalidFilterByteIsAnError) {
 // Compressed data for two rows under a header that declares one: refused by both inflaters.
 TEST(PngRowDecoder, MoreDataThanTheHeaderDeclaresIsAnError) {
   const std::string raw(2 * (1 + 4 * 4), '\0');  // two filter-0 rows of 4 RGBA pixels
-  uLongf len = compressBound(raw.size());
-  std::string z(len, '\0');
-  compress2(reinterpret_cast<Bytef*>(z.data()), &len, reinterpret_cast<const Bytef*>(raw.data()),
-            raw.size(), 6);
-  z.resize(len);
-  std::string png("\x89PNG\r\n\x1a\n", 8), ihdr;
-  PutBe32(ihdr, 4);
-  PutBe32(ihdr, 1);
-  ihdr += std::string("\x08\x06\x00\x00\x00", 5);
-  PutChunk(png, "IHDR", ihdr);
-  PutChunk(png, "IDAT", z);
-  PutChunk(png, "IEND", "");
+  const std::string png = RgbaPngOfFilteredData(4, 1, raw);
   for (internal::PngInflate inflate : kBothInflaters) {
     Result<std::vector<uint8_t>> rows = DecodeRows(png, inflate);
     ASSERT_FALSE(rows.ok());
