@@ -76,7 +76,11 @@ Status ValidateOptions(const GeminiClientOptions& o) {
 }
 
 Result<std::unique_ptr<GeminiClient>> GeminiClient::Create(GeminiClientOptions options,
+                                                           PostJsonFunction post,
                                                            std::shared_ptr<Sleeper> sleeper) {
+  if (post == nullptr) {
+    return MakeError(ErrorCode::kInternal, "the Gemini client needs an HTTP POST function");
+  }
   if (Status s = ValidateOptions(options); !s.ok()) return s.error();
   auto endpoint = ParseBaseUrl(options.base_url);
   if (!endpoint.ok()) return endpoint.error();
@@ -86,15 +90,16 @@ Result<std::unique_ptr<GeminiClient>> GeminiClient::Create(GeminiClientOptions o
   }
   if (sleeper == nullptr) sleeper = std::make_shared<RealSleeper>();
   return std::unique_ptr<GeminiClient>(
-      new GeminiClient(std::move(options), std::move(endpoint).value(), std::move(sleeper)));
+      new GeminiClient(std::move(options), std::move(endpoint).value(), post, std::move(sleeper)));
 }
 
-GeminiClient::GeminiClient(GeminiClientOptions options, Endpoint endpoint,
+GeminiClient::GeminiClient(GeminiClientOptions options, Endpoint endpoint, PostJsonFunction post,
                            std::shared_ptr<Sleeper> sleeper)
     : options_(std::move(options)),
       endpoint_(std::move(endpoint)),
       path_((options_.api_version.empty() ? "" : "/" + options_.api_version) + "/models/" +
             options_.model + ":generateContent"),
+      post_(post),
       sleeper_(std::move(sleeper)) {
   http_options_.connect_timeout = options_.connect_timeout;
   http_options_.read_timeout = options_.read_timeout;
@@ -165,8 +170,8 @@ Result<BackendImage> GeminiClient::CallUnscrubbed(const std::string& body, const
                                    ? deadline
                                    : std::chrono::steady_clock::now() + (deadline - now);
     HttpFailure http_failure;
-    auto answer = PostJson(endpoint_, path_, options_.api_key, body, http_options_, ctx.cancel,
-                           real_deadline, &http_failure);
+    auto answer = post_(endpoint_, path_, options_.api_key, body, http_options_, ctx.cancel,
+                        real_deadline, &http_failure);
 
     AttemptFailure failure;
     Error error;

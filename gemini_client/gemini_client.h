@@ -39,8 +39,10 @@ Status ValidateOptions(const GeminiClientOptions& options);
 
 class GeminiClient final : public imaging::ImageBackend {
  public:
-  // Validates `options`. `sleeper` is the time seam for retry waits (RealSleeper when null).
+  // Validates `options`. `post` sends one request (&PostJson, or the network module's entry);
+  // `sleeper` is the time seam for retry waits (RealSleeper when null).
   static Result<std::unique_ptr<GeminiClient>> Create(GeminiClientOptions options,
+                                                      PostJsonFunction post,
                                                       std::shared_ptr<Sleeper> sleeper = nullptr);
 
   std::string Name() const override { return "gemini"; }
@@ -52,7 +54,8 @@ class GeminiClient final : public imaging::ImageBackend {
                                      const imaging::CallContext& ctx) override;
 
  private:
-  GeminiClient(GeminiClientOptions options, Endpoint endpoint, std::shared_ptr<Sleeper> sleeper);
+  GeminiClient(GeminiClientOptions options, Endpoint endpoint, PostJsonFunction post,
+               std::shared_ptr<Sleeper> sleeper);
 
   // Sends `body`, retrying per the policy; every error message is scrubbed of the key.
   Result<imaging::BackendImage> Call(const std::string& body, const imaging::CallContext& ctx);
@@ -64,6 +67,7 @@ class GeminiClient final : public imaging::ImageBackend {
   const Endpoint endpoint_;
   const std::string path_;  // "/v1beta/models/{model}:generateContent"
   HttpCallOptions http_options_;
+  const PostJsonFunction post_;
   const std::shared_ptr<Sleeper> sleeper_;
 };
 

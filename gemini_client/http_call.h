@@ -1,5 +1,7 @@
 // One HTTPS/HTTP POST to Gemini over cpp-httplib, abortable by cancellation or a deadline.
-// httplib stays inside http_call.cpp; nothing here exposes it.
+// httplib stays inside http_call.cpp (library imgmcp_gemini_http); nothing here exposes it.
+// GeminiClient calls the POST through a PostJsonFunction, so the client logic links no HTTP
+// library: tests pass &PostJson, the binary passes the network module's (server/netmod).
 #pragma once
 
 #include <chrono>
@@ -51,5 +53,13 @@ Result<HttpAnswer> PostJson(const Endpoint& endpoint, const std::string& path,
                             const std::string& api_key, const std::string& body,
                             const HttpCallOptions& options, const CancellationToken& cancel,
                             std::chrono::steady_clock::time_point deadline, HttpFailure* failure);
+
+// PostJson or a function with its contract.
+using PostJsonFunction = Result<HttpAnswer> (*)(const Endpoint& endpoint, const std::string& path,
+                                                const std::string& api_key, const std::string& body,
+                                                const HttpCallOptions& options,
+                                                const CancellationToken& cancel,
+                                                std::chrono::steady_clock::time_point deadline,
+                                                HttpFailure* failure);
 
 }  // namespace imgmcp::gemini

@@ -15,11 +15,12 @@
 #include "common/log.h"
 #include "server/app/config.h"
 #include "server/app/wiring.h"
-#include "server/http/http_transport.h"
+#include "server/http/http_listener.h"
 #include "server/http/listen_address.h"
 #include "server/mcp/self_check.h"
 #include "server/mcp/server.h"
 #include "server/mcp/stdio_transport.h"
+#include "server/netmod/net_module_loader.h"
 #include "server/tools/conformance_fixtures.h"
 #include "server/tools/image_tools.h"
 #include "server/tools/session_resources.h"
@@ -129,17 +130,20 @@ int main(int argc, char** argv) {
     http_options.auth_token = config->auth_token;
     http_options.max_body_bytes =
         std::max<size_t>(http_options.max_body_bytes, config->max_image_bytes / 3 * 4 + (1 << 20));
-    http::HttpTransport http_transport(server, http_options);
-    auto port = http_transport.Start();
+    auto net_module = netmod::LoadNetModule();
+    if (!net_module.ok()) return Fail("--http: " + net_module.error().message);
+    const std::unique_ptr<http::HttpListener> http_transport =
+        (*net_module)->new_http_listener(server, http_options);
+    auto port = http_transport->Start();
     if (!port.ok()) return Fail("--http: " + port.error().message);
     log::Info("main", "listening on " + http::EndpointUrl(address->host, port.value()));
     std::thread stopper([&] {
       int signal_number = 0;
       sigwait(&stop_signals, &signal_number);
-      http_transport.Stop();
+      http_transport->Stop();
     });
-    http_transport.Wait();
-    http_transport.Stop();
+    http_transport->Wait();
+    http_transport->Stop();
     pthread_kill(stopper.native_handle(), SIGTERM);  // wakes sigwait if the listener failed
     stopper.join();
     return 0;

@@ -4,20 +4,24 @@
 
 #include "gemini_client/gemini_client.h"
 #include "imaging/local_backend.h"
+#include "server/netmod/net_module_loader.h"
 
 namespace imgmcp::app {
 
 Result<BackendSelection> MakeBackend(const Config& config) {
   BackendSelection selection;
-  const bool use_gemini = config.backend == BackendChoice::kGemini ||
-                          (config.backend == BackendChoice::kAuto && !config.gemini_api_key.empty());
+  const bool use_gemini =
+      config.backend == BackendChoice::kGemini ||
+      (config.backend == BackendChoice::kAuto && !config.gemini_api_key.empty());
   if (use_gemini) {
     gemini::GeminiClientOptions options;
     options.api_key = config.gemini_api_key;
     options.base_url = config.gemini_base_url;
     options.model = config.gemini_model;
     options.call_timeout = std::chrono::seconds(config.gemini_timeout_seconds);
-    auto client = gemini::GeminiClient::Create(std::move(options));
+    // The HTTP code loads on the first call; that it is installed is checked now.
+    if (Status s = netmod::CheckNetModuleInstalled(); !s.ok()) return s.error();
+    auto client = gemini::GeminiClient::Create(std::move(options), &netmod::PostJsonViaNetModule);
     if (!client.ok()) return client.error();
     selection.backend = std::move(*client);
     return selection;

@@ -19,6 +19,7 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "server/http/http_listener.h"
 #include "server/http/request_checks.h"
 #include "server/http/session_table.h"
 
@@ -30,38 +31,20 @@ namespace imgmcp::http {
 
 class HttpSession;
 
-struct HttpOptions {
-  std::string host = "127.0.0.1";
-  int port = 0;            // 0 = OS-chosen
-  std::string auth_token;  // empty = no auth; else "Authorization: Bearer <token>" is required
-  size_t max_body_bytes = size_t{96} << 20;  // larger POST bodies get 413
-  std::chrono::seconds session_idle_timeout{1800};
-  // Host names accepted in Host/Origin besides localhost, 127.0.0.1 and [::1] (any port). The
-  // bind host is added automatically unless it is a wildcard (0.0.0.0, ::).
-  std::vector<std::string> extra_allowed_hosts;
-  size_t max_connections = 128;               // HTTP worker threads = concurrently open connections
-  size_t max_sessions = 4096;                 // initialize beyond it gets 503
-  std::chrono::milliseconds sse_retry{1000};  // `retry:` of priming events
-  std::chrono::seconds sse_keepalive{15};     // comment frame on idle streams
-  size_t replay_max_events = 1024;            // per session
-  size_t replay_max_bytes = size_t{16} << 20;  // per session
-  const Clock* clock = nullptr;                // session expiry clock; nullptr = system
-};
-
-class HttpTransport {
+class HttpTransport final : public HttpListener {
  public:
   HttpTransport(mcp::McpServer& server, HttpOptions options);
-  ~HttpTransport();  // Stop()
+  ~HttpTransport() override;  // Stop()
   HttpTransport(const HttpTransport&) = delete;
   HttpTransport& operator=(const HttpTransport&) = delete;
 
   // Binds host:port and starts serving on background threads. Returns the bound port.
-  Result<int> Start();
+  Result<int> Start() override;
   // Ends every session (cancelling its calls), closes streams and the listener, joins the
   // threads. Idempotent; safe from any thread except an HTTP handler.
-  void Stop();
+  void Stop() override;
   // Blocks until Stop() is called or the listener fails.
-  void Wait();
+  void Wait() override;
 
   // For tests and probes.
   size_t SessionCount() const { return sessions_.size(); }

@@ -1,6 +1,7 @@
 // GeminiClient against the in-process FakeGeminiServer on an OS-chosen 127.0.0.1 port.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdio>
 #include <fstream>
 #include <future>
@@ -57,7 +58,7 @@ class GeminiClientFakeTest : public ::testing::Test {
   }
 
   std::unique_ptr<GeminiClient> MakeClient(std::shared_ptr<Sleeper> sleeper = nullptr) {
-    auto client = GeminiClient::Create(options_, sleeper ? sleeper : sleeper_);
+    auto client = GeminiClient::Create(options_, &PostJson, sleeper ? sleeper : sleeper_);
     EXPECT_TRUE(client.ok()) << client.error().message;
     return client.ok() ? std::move(client).value() : nullptr;
   }
@@ -187,6 +188,32 @@ TEST_F(GeminiClientFakeTest, DailyQuotaAndLongDelaysAreNotRetried) {
       << long_wait.error().message;
   EXPECT_EQ(server_.RequestCount(), 2u);
   EXPECT_TRUE(sleeper_->sleeps().empty());
+}
+
+// The POST seam: whatever function the client is given sends every attempt, and an error that
+// is not kUnavailable (the binary's network module could not be loaded) ends the call at once.
+std::atomic<int> unloadable_posts{0};
+Result<HttpAnswer> UnloadablePost(const Endpoint&, const std::string&, const std::string&,
+                                  const std::string&, const HttpCallOptions&,
+                                  const CancellationToken&, steady_clock::time_point,
+                                  HttpFailure* failure) {
+  ++unloadable_posts;
+  if (failure != nullptr) *failure = HttpFailure{};
+  return MakeError(ErrorCode::kFailedPrecondition, "the network module could not be loaded");
+}
+
+TEST_F(GeminiClientFakeTest, SendsThroughTheGivenPostFunctionAndDoesNotRetryItsHardErrors) {
+  EXPECT_FALSE(GeminiClient::Create(options_, nullptr).ok());
+  auto client = GeminiClient::Create(options_, &UnloadablePost, sleeper_);
+  ASSERT_TRUE(client.ok()) << client.error().message;
+  unloadable_posts = 0;
+  auto r = Generate(**client, "solid red");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(r.error().message.find("the network module could not be loaded"), std::string::npos)
+      << r.error().message;
+  EXPECT_EQ(unloadable_posts.load(), 1);
+  EXPECT_EQ(server_.Requests().size(), 0u);  // the fake was never called
 }
 
 TEST_F(GeminiClientFakeTest, ClientErrorsAreNotRetried) {
@@ -469,12 +496,12 @@ TEST_F(GeminiClientFakeTest, TheKeyNeverAppearsInErrorsProgressOrTheUrl) {
   ASSERT_TRUE(server_.Configure({{"invalid_key", kKey}}).ok());
   ASSERT_FALSE(Generate(*client, "solid red", ctx).ok());
   options_.model = "bad/model";
-  auto bad = GeminiClient::Create(options_);
+  auto bad = GeminiClient::Create(options_, &PostJson);
   ASSERT_FALSE(bad.ok());
   messages_.push_back(bad.error().message);
   options_.model = kDefaultModel;
   options_.base_url = "ftp://" + std::string(kKey);
-  bad = GeminiClient::Create(options_);
+  bad = GeminiClient::Create(options_, &PostJson);
   ASSERT_FALSE(bad.ok());
   messages_.push_back(bad.error().message);
   const Json log = server_.Requests();

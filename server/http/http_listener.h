@@ -1,0 +1,45 @@
+// HttpListener: what the binary needs of the Streamable HTTP transport — start, wait, stop —
+// without its implementation (http_transport.cpp, in the network module; server/netmod).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/result.h"
+
+namespace imgmcp::http {
+
+struct HttpOptions {
+  std::string host = "127.0.0.1";
+  int port = 0;            // 0 = OS-chosen
+  std::string auth_token;  // empty = no auth; else "Authorization: Bearer <token>" is required
+  size_t max_body_bytes = size_t{96} << 20;  // larger POST bodies get 413
+  std::chrono::seconds session_idle_timeout{1800};
+  // Host names accepted in Host/Origin besides localhost, 127.0.0.1 and [::1] (any port). The
+  // bind host is added automatically unless it is a wildcard (0.0.0.0, ::).
+  std::vector<std::string> extra_allowed_hosts;
+  size_t max_connections = 128;               // HTTP worker threads = concurrently open connections
+  size_t max_sessions = 4096;                 // initialize beyond it gets 503
+  std::chrono::milliseconds sse_retry{1000};  // `retry:` of priming events
+  std::chrono::seconds sse_keepalive{15};     // comment frame on idle streams
+  size_t replay_max_events = 1024;            // per session
+  size_t replay_max_bytes = size_t{16} << 20;  // per session
+  const Clock* clock = nullptr;                // session expiry clock; nullptr = system
+};
+
+class HttpListener {
+ public:
+  virtual ~HttpListener() = default;
+
+  // Binds and starts serving on background threads. Returns the bound port.
+  virtual Result<int> Start() = 0;
+  // Ends every session, closes streams and the listener, joins the threads. Idempotent.
+  virtual void Stop() = 0;
+  // Blocks until Stop() is called or the listener fails.
+  virtual void Wait() = 0;
+};
+
+}  // namespace imgmcp::http

@@ -1,0 +1,39 @@
+// Finds and loads the network module (net_module.h) for the binary: once per process, on first
+// use, from <directory of the running binary>/../lib/imgmcp/libimgmcp_net.so. Links no HTTP
+// library.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+#include "common/cancellation.h"
+#include "common/result.h"
+#include "gemini_client/http_call.h"
+#include "server/netmod/net_module.h"
+
+namespace imgmcp::netmod {
+
+// Where this binary expects its network module.
+std::filesystem::path NetModulePath();
+
+// A quick start-up check (one stat, no loading): the module file is there. The error names the
+// path and how to restore it.
+Status CheckNetModuleInstalled();
+
+// Loads the module the first time (thread-safe; later calls return the first outcome). Errors
+// (kFailedPrecondition) name the path and say why: missing, not loadable (dlerror), or from
+// another build.
+Result<const NetModuleApi*> LoadNetModule();
+
+// A gemini::PostJsonFunction: loads the module on first use, then forwards to its PostJson.
+// When the module cannot be loaded the error is not retryable (kFailedPrecondition).
+Result<gemini::HttpAnswer> PostJsonViaNetModule(const gemini::Endpoint& endpoint,
+                                                const std::string& path, const std::string& api_key,
+                                                const std::string& body,
+                                                const gemini::HttpCallOptions& options,
+                                                const CancellationToken& cancel,
+                                                std::chrono::steady_clock::time_point deadline,
+                                                gemini::HttpFailure* failure);
+
+}  // namespace imgmcp::netmod
