@@ -44,6 +44,32 @@ class LoadedOnFirstUse(FakeGeminiTestCase):
         self.assertEqual(len(self.fake.requests()), 1)
 
 
+class InstalledLayout(unittest.TestCase):
+    @unittest.skipUnless(os.environ.get("IMGMCP_BUILD_DIR") and os.environ.get("CMAKE_COMMAND"),
+                         "needs the build tree (set by ctest)")
+    def test_cmake_install_puts_the_module_where_the_installed_binary_finds_it(self):
+        prefix = tempfile.mkdtemp(prefix="imgmcp-install-")
+        self.addCleanup(shutil.rmtree, prefix, True)
+        subprocess.run([os.environ["CMAKE_COMMAND"], "--install", os.environ["IMGMCP_BUILD_DIR"],
+                        "--prefix", prefix], check=True, capture_output=True, timeout=120)
+        self.assertTrue(os.path.isfile(os.path.join(prefix, "lib", "imgmcp", "libimgmcp_net.so")))
+        data_dir = os.path.join(prefix, "data")
+        proc = subprocess.Popen([os.path.join(prefix, "bin", "imgmcp"), "--http", "127.0.0.1:0",
+                                 "--data-dir", data_dir], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            seen = b""
+            for line in proc.stderr:  # ends when the process exits
+                seen += line
+                if b"listening on http://127.0.0.1:" in line:
+                    break
+            self.assertIn(b"listening on http://127.0.0.1:", seen, seen.decode())
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+            proc.stderr.close()
+
+
 class MissingOrBrokenModule(unittest.TestCase):
     """The binary copied into a temp tree: bin/imgmcp, and lib/imgmcp/ as each test sets it up."""
 
