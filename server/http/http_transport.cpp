@@ -171,6 +171,15 @@ Result<int> HttpTransport::Start() {
     listener_done_ = true;
     state_cv_.notify_all();
   });
+  // httplib's stop() does nothing until the listener thread has marked itself running, so a
+  // Stop() in that window would leave the listener up and Stop() joining it forever. Return only
+  // once it runs (or has already ended).
+  {
+    std::unique_lock<std::mutex> lock(state_mu_);
+    while (!listener_done_ && !http_->is_running()) {
+      state_cv_.wait_for(lock, std::chrono::milliseconds(1));
+    }
+  }
   sweep_thread_ = std::thread([this] { SweepLoop(); });
   return port;
 }

@@ -534,6 +534,13 @@ class HttpShutdownTest(unittest.TestCase):
         self.assertLess(time.monotonic() - started, 5.0)
         conn.close()
 
+    def test_sigterm_right_after_start_exits(self):
+        # The listener thread may not be accepting yet when "listening on" is printed; a stop
+        # in that window must still end it (it used to leave Stop() joining it forever).
+        for _ in range(30):
+            server = HttpServer()
+            self.assertEqual(server.stop(timeout=10), 0, server.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()
