@@ -228,6 +228,14 @@ Result<std::vector<VersionInfo>> DeferredSessionStore::History(const std::string
   return (*store)->History(session_id);
 }
 
+Result<SessionSnapshot> DeferredSessionStore::ReadSession(const std::string& session_id,
+                                                          std::optional<int64_t> version,
+                                                          bool include_history) {
+  auto store = Store();
+  if (!store.ok()) return store.error();
+  return (*store)->ReadSession(session_id, version, include_history);
+}
+
 Result<SessionPage> DeferredSessionStore::ListSessions(const std::optional<std::string>& cursor,
                                                        int limit) {
   auto store = Store();

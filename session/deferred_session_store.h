@@ -70,6 +70,8 @@ class DeferredSessionStore final : public SessionStore {
                                  std::optional<int64_t> version) override;
   Result<std::string> ReadImage(const VersionInfo& version) override;
   Result<std::vector<VersionInfo>> History(const std::string& session_id) override;
+  Result<SessionSnapshot> ReadSession(const std::string& session_id, std::optional<int64_t> version,
+                                      bool include_history) override;
   Result<SessionPage> ListSessions(const std::optional<std::string>& cursor, int limit) override;
   bool SessionExists(const std::string& session_id) override;
   // When the open failed, runs fn without a slot (no turn can exist then anyway).

@@ -58,6 +58,14 @@ struct SessionSummary {
   std::string updated_at;
 };
 
+// One session at one moment (ReadSession): the current or a requested version and, when asked,
+// the whole history, all from the same database snapshot.
+struct SessionSnapshot {
+  std::optional<VersionInfo> version;  // nullopt: no images, or the requested one does not exist
+  std::vector<VersionInfo> history;    // oldest first; filled only when asked for
+  int64_t last_issued_version = 0;     // highest number ever issued (cleared/pruned ones too)
+};
+
 struct SessionPage {
   std::vector<SessionSummary> sessions;  // newest activity first
   std::optional<std::string> next_cursor;
@@ -142,6 +150,12 @@ class SessionStore {
   virtual Result<std::string> ReadImage(const VersionInfo& version) = 0;
   // Oldest first. kNotFound for an unknown session; empty for a session without images.
   virtual Result<std::vector<VersionInfo>> History(const std::string& session_id) = 0;
+  // GetVersion (+ History when include_history) in one read transaction, so a commit by another
+  // thread or process lands either wholly before or wholly after it. kNotFound only for an
+  // unknown session; a missing version is SessionSnapshot::version == nullopt.
+  virtual Result<SessionSnapshot> ReadSession(const std::string& session_id,
+                                              std::optional<int64_t> version,
+                                              bool include_history) = 0;
   // Sessions by newest activity (commit, clear, creation) first; limit <= 0 means 100, capped at
   // 1000. A cursor not produced by this function is kInvalidArgument. Sessions without images are
   // listed too (current_version 0).

@@ -751,6 +751,43 @@ Result<std::vector<VersionInfo>> SqliteSessionStore::History(const std::string& 
   return rows;
 }
 
+Result<SessionSnapshot> SqliteSessionStore::ReadSession(const std::string& session_id,
+                                                        std::optional<int64_t> version,
+                                                        bool include_history) {
+  if (!IsValidSessionId(session_id)) return InvalidSessionId(session_id);
+  Result<Lease> lease = Connection();
+  if (!lease.ok()) return lease.error();
+  SqliteDb& db = lease->db();
+  if (Status st = db.Exec("BEGIN"); !st.ok()) return st.error();  // one snapshot for every read
+  auto read = [&]() -> Result<SessionSnapshot> {
+    Result<SessionRow> session = LoadLiveSession(db, session_id);
+    if (!session.ok()) return session.error();
+    SessionSnapshot out;
+    out.last_issued_version = session->last_version;
+    if (!include_history) {
+      Result<std::optional<VersionInfo>> one = LoadOne(db, layout_, session_id, version);
+      if (!one.ok()) return one.error();
+      out.version = std::move(*one);
+      return out;
+    }
+    Result<std::vector<VersionInfo>> rows =
+        LoadVersions(db, layout_, "session_id=?1 ORDER BY version", session_id, std::nullopt);
+    if (!rows.ok()) return rows.error();
+    out.history = std::move(*rows);
+    if (!version.has_value()) {
+      if (!out.history.empty()) out.version = out.history.back();
+    } else {
+      for (const VersionInfo& v : out.history) {
+        if (v.version == *version) out.version = v;
+      }
+    }
+    return out;
+  };
+  Result<SessionSnapshot> out = read();
+  (void)db.Exec("COMMIT");
+  return out;
+}
+
 Result<SessionPage> SqliteSessionStore::ListSessions(const std::optional<std::string>& cursor,
                                                      int limit) {
   if (limit <= 0) limit = kDefaultPageSize;

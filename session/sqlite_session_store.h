@@ -30,12 +30,14 @@ class SqliteSessionStore final : public SessionStore {
   Result<std::unique_ptr<EditTurn>> AcquireTurn(const std::string& session_id,
                                                 const TurnOptions& options) override;
   Result<std::unique_ptr<TurnReservation>> ReserveTurn(const std::string& session_id) override;
-  Result<std::unique_ptr<EditTurn>> AcquireReservedTurn(std::unique_ptr<TurnReservation> reservation,
-                                                        const TurnOptions& options) override;
+  Result<std::unique_ptr<EditTurn>> AcquireReservedTurn(
+      std::unique_ptr<TurnReservation> reservation, const TurnOptions& options) override;
   Result<VersionInfo> GetVersion(const std::string& session_id,
                                  std::optional<int64_t> version) override;
   Result<std::string> ReadImage(const VersionInfo& version) override;
   Result<std::vector<VersionInfo>> History(const std::string& session_id) override;
+  Result<SessionSnapshot> ReadSession(const std::string& session_id, std::optional<int64_t> version,
+                                      bool include_history) override;
   Result<SessionPage> ListSessions(const std::optional<std::string>& cursor, int limit) override;
   bool SessionExists(const std::string& session_id) override;
   void RunWithBackendSlot(const std::function<void()>& fn) override;

@@ -378,21 +378,19 @@ mcp::ToolResult ImageTools::GetImage(const Json& arguments, mcp::ToolCallContext
   if (!include_history.ok()) return Fail(tool, include_history.error());
   if (Status s = reader.Finish(); !s.ok()) return Fail(tool, s.error());
 
-  if (!store_.SessionExists(*session_id)) {
+  // One snapshot: a commit by another call or process lands wholly before or after this read.
+  const bool with_history = include_history->value_or(true);
+  auto snapshot = store_.ReadSession(*session_id, *version_arg, with_history);
+  if (!snapshot.ok()) {
+    if (snapshot.error().code != ErrorCode::kNotFound) return Fail(tool, snapshot.error());
     return Fail(tool, Error(ErrorCode::kNotFound,
                             "unknown session '" + *session_id +
                                 "'; sessions are created by generate_image (or edit_image with "
                                 "an image)"));
   }
   Json history = Json::array();
-  if (include_history->value_or(true)) {
-    auto entries = store_.History(*session_id);
-    if (!entries.ok()) return Fail(tool, entries.error());
-    for (const auto& v : *entries) history.push_back(HistoryEntryJson(v));
-  }
-  auto version = store_.GetVersion(*session_id, *version_arg);
-  if (!version.ok()) {
-    if (version.error().code != ErrorCode::kNotFound) return Fail(tool, version.error());
+  for (const auto& v : snapshot->history) history.push_back(HistoryEntryJson(v));
+  if (!snapshot->version.has_value()) {
     if (version_arg->has_value()) {
       return Fail(tool, Error(ErrorCode::kNotFound,
                               "session '" + *session_id + "' has no version " +
@@ -404,17 +402,18 @@ mcp::ToolResult ImageTools::GetImage(const Json& arguments, mcp::ToolCallContext
     parts.summary = "Session '" + *session_id + "' has no image (it was reset)." + Note();
     parts.structured =
         EmptySessionStructuredContent(*session_id, backend_.Name(), backend_.Model());
-    if (include_history->value_or(true)) parts.structured["history"] = history;
+    if (with_history) parts.structured["history"] = history;
     parts.link_uri = ManifestUri(*session_id);
     parts.link_name = *session_id;
     parts.link_mime_type = "application/json";
     return BuildToolResult(std::move(parts), options_.preview, options_.limits);
   }
+  const session::VersionInfo& version = *snapshot->version;
   Json extra = Json::object();
-  if (include_history->value_or(true)) extra["history"] = std::move(history);
-  return VersionResult("Session '" + *session_id + "' version " + std::to_string(version->version) +
-                           " (" + Describe(*version) + ", " + version->operation + ").",
-                       *version, ParseInlineMode(*inline_mode), std::move(extra));
+  if (with_history) extra["history"] = std::move(history);
+  return VersionResult("Session '" + *session_id + "' version " + std::to_string(version.version) +
+                           " (" + Describe(version) + ", " + version.operation + ").",
+                       version, ParseInlineMode(*inline_mode), std::move(extra));
 }
 
 mcp::ToolResult ImageTools::ResetSession(const Json& arguments, mcp::ToolCallContext& ctx) {

@@ -320,6 +320,37 @@ class OrderingAndDurability(unittest.TestCase):
         self.assertEqual([h["version"] for h in hist], list(range(1, 43)))
         self.assertEqual([h["prompt"] for h in hist[2:]], prompts)
 
+    def test_get_image_reads_version_and_history_from_one_snapshot(self):
+        # A second process commits edits while this one reads: every get_image answer must be one
+        # moment of the session — its version is the newest entry of its history.
+        reader = start_server(self)
+        new_session_with_image(reader, "snap", size=8)
+        writer = start_server(self, data_dir=reader.data_dir)
+        edit_ids = []
+        for i in range(150):
+            rid = writer.next_id()
+            edit_ids.append(rid)
+            writer.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {
+                "name": "edit_image", "arguments": {"session_id": "snap", "inline": "none",
+                                                    "prompt": "invert" if i % 2 else "grayscale"}}})
+        seen = set()
+        for _ in range(6):  # waves of 100, well under the server's cap on calls in flight
+            read_ids = []
+            for _ in range(100):
+                rid = reader.next_id()
+                read_ids.append(rid)
+                reader.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {
+                    "name": "get_image", "arguments": {"session_id": "snap", "inline": "none"}}})
+            for rid in read_ids:
+                sc = structured(reader.wait_for(lambda m, r=rid: m.get("id") == r, timeout=120))
+                history = [h["version"] for h in sc["history"]]
+                self.assertEqual(history, list(range(1, len(history) + 1)))
+                self.assertEqual(sc["version"], history[-1], "version and history from two moments")
+                seen.add(sc["version"])
+        for rid in edit_ids:
+            structured(writer.wait_for(lambda m, r=rid: m.get("id") == r, timeout=120))
+        self.assertGreater(len(seen), 1, "the reads never overlapped a commit")
+
     def test_twelve_processes_on_one_data_dir_lose_nothing(self):
         data_dir = tempfile.mkdtemp(prefix="imgmcp-multi-")
         self.addCleanup(lambda: __import__("shutil").rmtree(data_dir, ignore_errors=True))

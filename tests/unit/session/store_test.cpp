@@ -239,6 +239,41 @@ TEST_F(StoreTest, ClearKeepsTheCounterCounting) {
   EXPECT_EQ(CommitOne("s", "5").version, 5);
 }
 
+TEST_F(StoreTest, ReadSessionIsGetVersionAndHistoryInOneRead) {
+  EXPECT_EQ(store_->ReadSession("nope", std::nullopt, true).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(store_->ReadSession("../x", std::nullopt, true).error().code,
+            ErrorCode::kInvalidArgument);
+  CommitOne("s", "1");
+  const VersionInfo v2 = CommitOne("s", "2", "second");
+  for (bool with_history : {true, false}) {
+    SCOPED_TRACE(with_history ? "with history" : "without history");
+    auto current = store_->ReadSession("s", std::nullopt, with_history);
+    ASSERT_TRUE(current.ok()) << current.error().message;
+    ASSERT_TRUE(current->version.has_value());
+    EXPECT_EQ(current->version->version, 2);
+    EXPECT_EQ(current->version->sha256, v2.sha256);
+    EXPECT_EQ(current->version->prompt, "second");
+    EXPECT_EQ(current->version->path, v2.path);
+    EXPECT_EQ(current->history.size(), with_history ? 2u : 0u);
+    EXPECT_EQ(current->last_issued_version, 2);
+    auto first = store_->ReadSession("s", 1, with_history);
+    ASSERT_TRUE(first.ok() && first->version.has_value());
+    EXPECT_EQ(first->version->version, 1);
+    auto missing = store_->ReadSession("s", 7, with_history);
+    ASSERT_TRUE(missing.ok());
+    EXPECT_FALSE(missing->version.has_value());
+  }
+  {
+    auto turn = store_->AcquireTurn("s", {});
+    ASSERT_TRUE((*turn)->Clear().ok());
+  }
+  auto cleared = store_->ReadSession("s", std::nullopt, true);
+  ASSERT_TRUE(cleared.ok());
+  EXPECT_FALSE(cleared->version.has_value());
+  EXPECT_TRUE(cleared->history.empty());
+  EXPECT_EQ(cleared->last_issued_version, 2);
+}
+
 TEST_F(StoreTest, RetentionPrunesOldestButNeverTheCurrent) {
   options_.max_versions_per_session = 3;
   Reopen();

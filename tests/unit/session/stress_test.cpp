@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <set>
@@ -164,6 +165,61 @@ TEST_F(StressTest, SixtyFourThreadsOnSixteenSessions) {
   auto page = store_->ListSessions(std::nullopt, 100);
   ASSERT_TRUE(page.ok());
   EXPECT_EQ(page->sessions.size(), static_cast<size_t>(kSessions));
+}
+
+// Readers on their own store (as another process would be) while writers commit: every
+// ReadSession is one moment: its version is the newest entry of its history.
+TEST_F(StressTest, ReadSessionNeverMixesTwoMomentsWhileOthersCommit) {
+  auto reader_store = SqliteSessionStore::Open(options_, clock_);
+  ASSERT_TRUE(reader_store.ok()) << reader_store.error().message;
+  constexpr int kWriters = 4;
+  constexpr int kCommitsPerWriter = 100;
+  std::atomic<bool> writing{true};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kWriters; ++w) {
+    writers.emplace_back([&, w] {
+      for (int i = 0; i < kCommitsPerWriter; ++i) {
+        auto turn = store_->AcquireTurn("read", {});
+        ASSERT_TRUE(turn.ok()) << turn.error().message;
+        std::optional<int64_t> parent;
+        if (auto cur = (*turn)->Current()) parent = cur->version;
+        NewVersion v;
+        v.bytes = "w" + std::to_string(w) + "-" + std::to_string(i);
+        v.parent = parent;
+        v.operation = "edit";
+        v.prompt = v.bytes;
+        v.mime_type = "image/png";
+        v.file_extension = ".png";
+        v.width = v.height = 1;
+        v.backend = "local";
+        v.model = "m";
+        ASSERT_TRUE((*turn)->Commit(v).ok());
+      }
+    });
+  }
+  std::vector<std::string> failures;
+  std::set<int64_t> seen;
+  std::thread reader([&] {
+    while (writing.load()) {
+      auto snap = (*reader_store)->ReadSession("read", std::nullopt, true);
+      if (!snap.ok()) continue;  // before the first commit the session does not exist
+      if (snap->history.empty() || !snap->version.has_value()) continue;
+      seen.insert(snap->version->version);
+      if (snap->version->version != snap->history.back().version) {
+        failures.push_back("version " + std::to_string(snap->version->version) +
+                           " with a history ending at " +
+                           std::to_string(snap->history.back().version));
+      }
+      if (snap->last_issued_version < snap->version->version) {
+        failures.push_back("last issued below the version read");
+      }
+    }
+  });
+  for (auto& th : writers) th.join();
+  writing = false;
+  reader.join();
+  EXPECT_TRUE(failures.empty()) << failures.size() << " mixed reads, first: " << failures[0];
+  EXPECT_GT(seen.size(), 1u) << "the reads never overlapped a commit";
 }
 
 }  // namespace
