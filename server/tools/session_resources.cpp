@@ -43,12 +43,12 @@ bool SessionResources::Handles(const std::string& uri) const {
   return uri.rfind("imgmcp://", 0) == 0;
 }
 
-Result<Json> SessionResources::ReadManifest(const std::string& uri,
-                                            const std::string& session_id) {
-  auto history = store_.History(session_id);
-  if (!history.ok()) return history.error();
+Result<Json> SessionResources::ReadManifest(const std::string& uri, const std::string& session_id) {
+  // One snapshot: the versions and the current one are the same moment of the session.
+  auto snapshot = store_.ReadSession(session_id, std::nullopt, /*include_history=*/true);
+  if (!snapshot.ok()) return snapshot.error();
   Json versions = Json::array();
-  for (const auto& v : *history) {
+  for (const auto& v : snapshot->history) {
     Json entry = HistoryEntryJson(v);
     entry["uri"] = VersionUri(session_id, v.version);
     entry["sha256"] = v.sha256;
@@ -57,16 +57,15 @@ Result<Json> SessionResources::ReadManifest(const std::string& uri,
     versions.push_back(std::move(entry));
   }
   Json manifest = {{"session_id", session_id}, {"versions", versions}};
-  auto current = store_.GetVersion(session_id, std::nullopt);
-  if (current.ok()) {
-    manifest["current"] = VersionStructuredContent(*current);
-    manifest["current_version"] = current->version;
+  if (snapshot->version.has_value()) {
+    manifest["current"] = VersionStructuredContent(*snapshot->version);
+    manifest["current_version"] = snapshot->version->version;
   } else {
     manifest["current_version"] = 0;
   }
-  return Json{{"contents", Json::array({{{"uri", uri},
-                                          {"mimeType", "application/json"},
-                                          {"text", manifest.dump()}}})}};
+  return Json{
+      {"contents",
+       Json::array({{{"uri", uri}, {"mimeType", "application/json"}, {"text", manifest.dump()}}})}};
 }
 
 Result<Json> SessionResources::Read(const std::string& uri) {
@@ -81,9 +80,9 @@ Result<Json> SessionResources::Read(const std::string& uri) {
   if (!bytes.ok()) return bytes.error();
   std::string blob;
   Base64EncodeAppend(*bytes, blob);
-  return Json{{"contents", Json::array({{{"uri", uri},
-                                          {"mimeType", version->mime_type},
-                                          {"blob", std::move(blob)}}})}};
+  return Json{
+      {"contents",
+       Json::array({{{"uri", uri}, {"mimeType", version->mime_type}, {"blob", std::move(blob)}}})}};
 }
 
 }  // namespace imgmcp::tools

@@ -1,6 +1,7 @@
 """The four tools end to end over stdio against the real binary (offline local backend)."""
 import base64
 import hashlib
+import json
 import os
 import tempfile
 import time
@@ -334,10 +335,15 @@ class OrderingAndDurability(unittest.TestCase):
                 "name": "edit_image", "arguments": {"session_id": "snap", "inline": "none",
                                                     "prompt": "invert" if i % 2 else "grayscale"}}})
         seen = set()
-        for _ in range(6):  # waves of 100, well under the server's cap on calls in flight
-            read_ids = []
-            for _ in range(100):
+        for _ in range(6):  # waves of 150 calls, well under the server's cap on calls in flight
+            read_ids, manifest_ids = [], []
+            for i in range(150):
                 rid = reader.next_id()
+                if i % 3 == 2:  # the session's manifest resource is one moment too
+                    manifest_ids.append(rid)
+                    reader.send({"jsonrpc": "2.0", "id": rid, "method": "resources/read",
+                                 "params": {"uri": "imgmcp://sessions/snap"}})
+                    continue
                 read_ids.append(rid)
                 reader.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {
                     "name": "get_image", "arguments": {"session_id": "snap", "inline": "none"}}})
@@ -347,6 +353,12 @@ class OrderingAndDurability(unittest.TestCase):
                 self.assertEqual(history, list(range(1, len(history) + 1)))
                 self.assertEqual(sc["version"], history[-1], "version and history from two moments")
                 seen.add(sc["version"])
+            for rid in manifest_ids:
+                resp = reader.wait_for(lambda m, r=rid: m.get("id") == r, timeout=120)
+                manifest = json.loads(resp["result"]["contents"][0]["text"])
+                self.assertEqual(manifest["current_version"], manifest["versions"][-1]["version"],
+                                 "manifest versions and current from two moments")
+                self.assertEqual(manifest["current"]["version"], manifest["current_version"])
         for rid in edit_ids:
             structured(writer.wait_for(lambda m, r=rid: m.get("id") == r, timeout=120))
         self.assertGreater(len(seen), 1, "the reads never overlapped a commit")
