@@ -138,7 +138,8 @@ class SessionStore {
       std::unique_ptr<TurnReservation> reservation, const TurnOptions& options) = 0;
 
   // ReserveTurn + AcquireReservedTurn: waits for this session's turn (FIFO in arrival order),
-  // honouring cancellation. Creates the session if it does not exist.
+  // honouring cancellation. A new (or expired) session is created by the turn's first commit;
+  // a turn that commits nothing leaves no session behind.
   virtual Result<std::unique_ptr<EditTurn>> AcquireTurn(const std::string& session_id,
                                                         const TurnOptions& options) = 0;
 

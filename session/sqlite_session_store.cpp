@@ -494,29 +494,22 @@ Result<std::unique_ptr<EditTurn>> SqliteSessionStore::AcquireReservedTurn(
   Result<Lease> lease = Connection();
   if (!lease.ok()) return lease.error();
   SqliteDb& db = lease->db();
+  // A new (or expired) session gets its row from its first commit, so a turn that commits
+  // nothing — a failed generate — leaves no session behind. An expired row keeps its counter.
   Result<std::optional<SessionRow>> row = LoadSession(db, session_id);
   if (!row.ok()) return row.error();
-  if (!row->has_value() || (*row)->expired) {
-    std::lock_guard write_lock(write_mu_);
-    const int64_t now = NowMs();
-    Result<Statement> up = db.Prepare(
-        "INSERT INTO sessions(session_id, last_version, created_ms, updated_ms) VALUES(?1,0,?2,?2) "
-        "ON CONFLICT(session_id) DO UPDATE SET expired=0, updated_ms=?2");
-    if (!up.ok()) return up.error();
-    up->Bind(1, session_id).Bind(2, now);
-    if (Status st = up->Run(); !st.ok()) return st.error();
-    row = LoadSession(db, session_id);
-    if (!row.ok()) return row.error();
-    if (!row->has_value()) return MakeError(ErrorCode::kInternal, "session row vanished");
+  const int64_t last_issued = row->has_value() ? (*row)->last_version : 0;
+  std::optional<VersionInfo> current;
+  if (row->has_value() && !(*row)->expired) {
+    Result<std::optional<VersionInfo>> loaded = LoadOne(db, layout_, session_id, std::nullopt);
+    if (!loaded.ok()) return loaded.error();
+    current = std::move(*loaded);
   }
-  Result<std::optional<VersionInfo>> current = LoadOne(db, layout_, session_id, std::nullopt);
-  if (!current.ok()) return current.error();
   if (options.cancel.IsCancelled()) {
     return MakeError(ErrorCode::kCancelled, "cancelled before the edit started");
   }
-  return std::unique_ptr<EditTurn>(new SqliteEditTurn(this, session_id, std::move(*ticket),
-                                                      std::move(*lock), std::move(*current),
-                                                      (*row)->last_version));
+  return std::unique_ptr<EditTurn>(new SqliteEditTurn(
+      this, session_id, std::move(*ticket), std::move(*lock), std::move(current), last_issued));
 }
 
 Result<VersionInfo> SqliteSessionStore::CommitInTurn(const std::string& session_id,
@@ -561,12 +554,21 @@ Result<VersionInfo> SqliteSessionStore::CommitInTurn(const std::string& session_
     if (!tx.ok()) return tx.error();
     Result<std::optional<SessionRow>> row = LoadSession(db, session_id);
     if (!row.ok()) return row.error();
-    if (!row->has_value() || (*row)->last_version != last_issued) {
+    if ((row->has_value() ? (*row)->last_version : 0) != last_issued) {
       return MakeError(ErrorCode::kInternal,
                        "session " + session_id +
                            " changed outside its turn; is this data dir shared with a process "
                            "that does not take the session lock?");
     }
+    // The session row first (created, or revived after expiry, by its first commit): the
+    // version row refers to it.
+    Result<Statement> upd = db.Prepare(
+        "INSERT INTO sessions(session_id, last_version, created_ms, updated_ms) "
+        "VALUES(?1,?2,?3,?3) "
+        "ON CONFLICT(session_id) DO UPDATE SET last_version=?2, updated_ms=?3, expired=0");
+    if (!upd.ok()) return upd.error();
+    upd->Bind(1, session_id).Bind(2, number).Bind(3, now_ms);
+    if (Status st = upd->Run(); !st.ok()) return st;
     Result<Statement> ins = db.Prepare(
         "INSERT INTO versions(session_id, version, parent, operation, prompt, mime_type, bytes, "
         "sha256, file, created_at, width, height, backend, model) "
@@ -587,11 +589,6 @@ Result<VersionInfo> SqliteSessionStore::CommitInTurn(const std::string& session_
         .Bind(13, nv.backend)
         .Bind(14, nv.model);
     if (Status st = ins->Run(); !st.ok()) return st;
-    Result<Statement> upd = db.Prepare(
-        "UPDATE sessions SET last_version=?2, updated_ms=?3, expired=0 WHERE session_id=?1");
-    if (!upd.ok()) return upd.error();
-    upd->Bind(1, session_id).Bind(2, number).Bind(3, now_ms);
-    if (Status st = upd->Run(); !st.ok()) return st;
     if (options_.max_versions_per_session > 0) {
       Result<Statement> old = db.Prepare(
           "SELECT version, file FROM versions WHERE session_id=? ORDER BY version DESC "

@@ -17,6 +17,7 @@ import os
 import platform
 import queue
 import random
+import resource
 import shutil
 import socket
 import statistics
@@ -586,6 +587,18 @@ def wait_port(port, proc, seconds):
     return False
 
 
+def process_cpu_seconds(pid):
+    """utime + stime of one process so far, from /proc/PID/stat."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()  # fields[0] is field 3 (state)
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu_seconds():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def measure_http(argv, env, cwd, port, tool, args, seconds, concurrency, log_path, setup=None):
     """P6: small tools/call throughput over Streamable HTTP. wrk (bench/harness/http_load.lua, a C
     event loop) drives the load when installed; else bench/harness/http_load.mjs (Node), which
@@ -610,11 +623,18 @@ def measure_http(argv, env, cwd, port, tool, args, seconds, concurrency, log_pat
                     return {"error": (done.stderr or done.stdout).strip()[-300:]}
             cmd = [wrk, f"-t{concurrency}", f"-c{concurrency}", f"-d{seconds}s", "-s",
                    os.path.join(HERE, "http_load.lua"), url, "--", tool, json.dumps(args)]
+        # CPU time of the server and of the load client during the run: where the two cores go.
+        server_cpu0, client_cpu0 = process_cpu_seconds(proc.pid), children_cpu_seconds()
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60)
+        server_cpu = process_cpu_seconds(proc.pid) - server_cpu0
+        client_cpu = children_cpu_seconds() - client_cpu0
         if out.returncode != 0:
             return {"error": (out.stderr or out.stdout).strip()[-300:]}
         result = json.loads(out.stdout.strip().splitlines()[-1])
         result.setdefault("client", "node")
+        if result.get("calls"):
+            result["server_cpu_us"] = server_cpu / result["calls"] * 1e6
+            result["client_cpu_us"] = client_cpu / result["calls"] * 1e6
         return result
     except Exception as e:  # noqa: BLE001
         return {"error": str(e)}
@@ -862,9 +882,17 @@ def main():
                 if name == "imgmcp" and "error" not in peer:
                     rp = ratio(r["rps"], peer["rps"]) + " (throughput)"
                     results["P6"] = r["rps"] / peer["rps"]
+                    results["P6-cpu"] = (r.get("server_cpu_us"), r.get("client_cpu_us"),
+                                         peer.get("server_cpu_us"))
+                    results["P6-peer-rps"] = peer["rps"]
+                cpu = ""
+                if r.get("server_cpu_us") is not None:
+                    cpu = (f"; CPU per call: server {r['server_cpu_us']:.0f} µs, "
+                           f"{r['client']} {r['client_cpu_us']:.0f} µs")
                 rows.append(("P6", "small tools/call over HTTP, 16 clients", name,
                              f"{r['rps']:.0f} calls/s, p50 {fmt_ms(r['p50'])}", rp, "—",
                              f"{r['calls']} calls, {r['errors']} errors, load from {r['client']}"
+                             + cpu
                              + (f" (first: {r['first_error'][:200]})" if r.get("first_error")
                                 else "")))
     finally:
@@ -963,7 +991,20 @@ def targets(results):
                    f"slots: {r:.2f}×, against 32/8 = 4 rounds expected")
     r = results.get("P6")
     if r is not None:
-        out.append(f"P6 ≥ 10× text2image-mcp-remote: {r:.1f}× — {ok(r >= 10)}")
+        line = f"P6 ≥ 10× text2image-mcp-remote: {r:.1f}× — {ok(r >= 10)}"
+        mine, client, theirs = results.get("P6-cpu", (None, None, None))
+        if mine and client and theirs:
+            # Server and load client share the machine's cores: at N calls/s they need
+            # N × (server + client) CPU-seconds per second.
+            cores = os.cpu_count() or 1
+            line += (f" (CPU per call: imgmcp {mine:.0f} µs, text2image-mcp-remote {theirs:.0f} µs "
+                     f"= {theirs / mine:.1f}×; the load client itself takes {client:.0f} µs per "
+                     f"call, so {cores} cores allow at most "
+                     f"{cores / ((mine + client) * 1e-6):.0f} calls/s with imgmcp as it is, and "
+                     f"10× the peer would need imgmcp at "
+                     f"{max(0.0, cores * 1e6 / (10 * results['P6-peer-rps']) - client):.0f} µs "
+                     f"per call)")
+        out.append(line)
     elif "P6-pending" in results:
         out.append("P6 ≥ 10×: pending (" + results["P6-pending"] + ")")
     return out

@@ -425,13 +425,13 @@ mcp::ToolResult ImageTools::ResetSession(const Json& arguments, mcp::ToolCallCon
   auto to_version = reader.OptionalInteger("to_version", 1, kMaxVersionNumber);
   if (!to_version.ok()) return Fail(tool, to_version.error());
   if (Status s = reader.Finish(); !s.ok()) return Fail(tool, s.error());
-  if (!store_.SessionExists(*session_id)) {
-    return Fail(tool, Error(ErrorCode::kNotFound, "unknown session '" + *session_id + "'"));
-  }
-
   CallProgress progress(ctx);
   auto turn = TakeTurn(store_, *session_id, ctx, progress);
   if (!turn.ok()) return Fail(tool, turn.error());
+  // Checked in the turn: a generate sent just before this reset has committed by now.
+  if (!store_.SessionExists(*session_id)) {
+    return Fail(tool, Error(ErrorCode::kNotFound, "unknown session '" + *session_id + "'"));
+  }
 
   if (to_version->has_value()) {
     auto old = store_.GetVersion(*session_id, **to_version);

@@ -188,6 +188,19 @@ class FaultsAreClearAndChangeNothing(FakeGeminiTestCase):
         self.assert_edit_fails("403", "GEMINI_API_KEY", "consumer blocked")
         self.assertEqual(len(self.fake.requests()), 1)
 
+    def test_a_failed_first_generate_leaves_no_session_behind(self):
+        self.fake.script({"status": 403, "message": "Permission denied: consumer blocked"})
+        text = error_text(self.server.call_tool("generate_image", {
+            "session_id": "never", "prompt": "solid red", "inline": "none"}))
+        self.assertIn("403", text)
+        # Nothing was committed: the session does not exist, and no resource lists it.
+        missing = error_text(self.server.call_tool("get_image", {"session_id": "never"}))
+        self.assertIn("unknown session 'never'", missing)
+        listed = [r["uri"] for r in self.server.request("resources/list")["result"]["resources"]]
+        self.assertFalse([u for u in listed if "never" in u], listed)
+        # The next generate starts it at version 1.
+        self.assertEqual(generate(self.server, "never")["version"], 1)
+
     def test_unknown_model_404_names_the_model(self):
         data_dir = tempfile.mkdtemp(prefix="imgmcp-test-")
         self.addCleanup(shutil.rmtree, data_dir, True)

@@ -12,7 +12,7 @@ from unittest import mock
 
 from fake_gemini_support import FakeGeminiTestCase, progress_of
 from mcp_harness import ServerProcess, binary_path
-from tools_support import structured
+from tools_support import error_text, structured
 
 NETWORK_LIBRARIES = ("libcpp-httplib", "libimgmcp_net.so", "libssl")  # sorted
 
@@ -143,8 +143,8 @@ class MissingOrBrokenModule(unittest.TestCase):
                 messages = [p.get("message", "") for p in progress_of(server, "p")]
                 self.assertFalse([m for m in messages if "retrying" in m], messages)
                 # Nothing was committed and the server still answers.
-                self.assertEqual(structured(server.call_tool("get_image", {
-                    "session_id": "s", "inline": "none"}))["version"], 0)
+                self.assertIn("unknown session 's'", error_text(server.call_tool(
+                    "get_image", {"session_id": "s", "inline": "none"})))
                 self.assertEqual(os.listdir(os.path.join(self.data_dir, "images")), [])
                 self.assertEqual(server.request("ping")["result"], {})
 

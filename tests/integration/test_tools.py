@@ -156,6 +156,23 @@ class HappyPaths(unittest.TestCase):
                                                                  "prompt": "solid blue", "inline": "none"}))
         self.assertEqual(sc["version"], 4)
 
+    def test_a_reset_sent_right_after_the_first_generate_applies_after_it(self):
+        # Sent back to back without waiting: the reset takes its turn after the generate, so it
+        # finds the session the generate created, in arrival order.
+        for attempt in range(10):
+            session_id = f"pipelined{attempt}"
+            gen_id, reset_id = self.server.next_id(), self.server.next_id()
+            self.server.send({"jsonrpc": "2.0", "id": gen_id, "method": "tools/call", "params": {
+                "name": "generate_image",
+                "arguments": {"session_id": session_id, "prompt": "solid red", "inline": "none"}}})
+            self.server.send({"jsonrpc": "2.0", "id": reset_id, "method": "tools/call",
+                              "params": {"name": "reset_session",
+                                         "arguments": {"session_id": session_id}}})
+            gen = structured(self.server.wait_for(lambda m: m.get("id") == gen_id))
+            self.assertEqual(gen["version"], 1)
+            cleared = structured(self.server.wait_for(lambda m: m.get("id") == reset_id))
+            self.assertEqual((cleared["version"], cleared["next_version"]), (0, 2))
+
     def test_long_prompt_with_quotes_backslashes_escapes_and_unicode_is_kept_exactly(self):
         prompt = ('a "quoted" \\ back\\slash %s %d %% 100%% ünïcødé 🎨 漢字 \u2028 tab\t'
                   * 80)[:5000]

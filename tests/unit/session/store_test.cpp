@@ -78,7 +78,7 @@ TEST_F(StoreTest, OpenWithoutDataDirIsInvalid) {
   EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);
 }
 
-TEST_F(StoreTest, AcquireTurnCreatesAnEmptySession) {
+TEST_F(StoreTest, ASessionExistsFromItsFirstCommitOnly) {
   EXPECT_FALSE(store_->SessionExists("new"));
   {
     auto turn = store_->AcquireTurn("new", {});
@@ -86,13 +86,18 @@ TEST_F(StoreTest, AcquireTurnCreatesAnEmptySession) {
     EXPECT_FALSE((*turn)->Current().has_value());
     EXPECT_EQ((*turn)->LastIssuedVersion(), 0);
   }
+  // A turn that committed nothing (a failed generate) leaves no session behind.
+  EXPECT_FALSE(store_->SessionExists("new"));
+  EXPECT_EQ(store_->History("new").error().code, ErrorCode::kNotFound);
+  auto page = store_->ListSessions(std::nullopt, 10);
+  ASSERT_TRUE(page.ok());
+  EXPECT_TRUE(page->sessions.empty());
+
+  EXPECT_EQ(CommitOne("new", "1").version, 1);
   EXPECT_TRUE(store_->SessionExists("new"));
-  auto current = store_->GetVersion("new", std::nullopt);
-  ASSERT_FALSE(current.ok());
-  EXPECT_EQ(current.error().code, ErrorCode::kNotFound);
   auto history = store_->History("new");
   ASSERT_TRUE(history.ok());
-  EXPECT_TRUE(history->empty());
+  EXPECT_EQ(history->size(), 1u);
 }
 
 TEST_F(StoreTest, CommitStoresExactBytesAndMetadata) {
@@ -309,7 +314,14 @@ TEST_F(StoreTest, IdleSessionsExpireAtOpenWithoutReusingNumbers) {
   auto page = store_->ListSessions(std::nullopt, 10);
   ASSERT_EQ(page->sessions.size(), 1u);
   EXPECT_EQ(page->sessions[0].session_id, "busy");
-  // Coming back to the id continues its numbering.
+  {  // A turn alone does not revive it,
+    auto turn = store_->AcquireTurn("idle", {});
+    ASSERT_TRUE(turn.ok());
+    EXPECT_FALSE((*turn)->Current().has_value());
+    EXPECT_EQ((*turn)->LastIssuedVersion(), 2);
+  }
+  EXPECT_FALSE(store_->SessionExists("idle"));
+  // and coming back to the id with a commit continues its numbering.
   EXPECT_EQ(CommitOne("idle", "d").version, 3);
   EXPECT_TRUE(store_->SessionExists("idle"));
 }
