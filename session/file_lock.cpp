@@ -50,11 +50,13 @@ void FileLock::Release() {
 }
 
 Result<FileLock> FileLock::Acquire(const std::filesystem::path& path,
-                                   const CancellationToken& cancel) {
+                                   const CancellationToken& cancel,
+                                   const std::function<void()>& on_blocked) {
   Result<int> fd = OpenLockFile(path);
   if (!fd.ok()) return fd.error();
   FileLock lock(*fd);
   auto pause = std::chrono::microseconds(100);
+  bool reported = false;
   while (true) {
     const int got = TryFlock(lock.fd_);
     if (got == 1) return lock;
@@ -62,6 +64,8 @@ Result<FileLock> FileLock::Acquire(const std::filesystem::path& path,
       return MakeError(ErrorCode::kInternal,
                        "cannot lock " + path.string() + ": " + std::strerror(errno));
     }
+    if (!reported && on_blocked) on_blocked();
+    reported = true;
     if (cancel.IsCancelled()) {
       return MakeError(ErrorCode::kCancelled, "cancelled while waiting for the session lock");
     }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 
 #include "common/cancellation.h"
@@ -13,9 +14,11 @@ namespace imgmcp::session {
 class FileLock {
  public:
   // Opens (creating, 0600) `path` and waits for LOCK_EX. Waiting polls with LOCK_NB and short,
-  // growing pauses (≤ 5 ms) so that `cancel` is observed: kCancelled when it fires.
+  // growing pauses (≤ 5 ms) so that `cancel` is observed: kCancelled when it fires. `on_blocked`
+  // (optional) runs once, on this thread, when the first attempt finds another holder.
   static Result<FileLock> Acquire(const std::filesystem::path& path,
-                                  const CancellationToken& cancel);
+                                  const CancellationToken& cancel,
+                                  const std::function<void()>& on_blocked = nullptr);
   // One attempt: nullopt when another holder has it.
   static Result<std::optional<FileLock>> TryAcquire(const std::filesystem::path& path);
 

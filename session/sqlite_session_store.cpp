@@ -487,7 +487,8 @@ Result<std::unique_ptr<EditTurn>> SqliteSessionStore::AcquireReservedTurn(
     return waited.error();
   }
   Result<TurnQueue::Ticket> ticket = std::move(reserved->ticket);
-  Result<FileLock> lock = FileLock::Acquire(layout_.SessionLockPath(session_id), options.cancel);
+  Result<FileLock> lock = FileLock::Acquire(layout_.SessionLockPath(session_id), options.cancel,
+                                            options.on_other_process);
   if (!lock.ok()) return lock.error();
 
   // Another process may have committed since we last looked: read the state afresh.

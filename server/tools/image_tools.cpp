@@ -94,6 +94,10 @@ Result<std::unique_ptr<session::EditTurn>> TakeTurn(session::SessionStore& store
     progress.Report("queued behind " + std::to_string(ahead) + " edit" + (ahead == 1 ? "" : "s") +
                     " of session '" + session_id + "'");
   };
+  turn_options.on_other_process = [&] {
+    progress.Report("waiting for another imgmcp process that is editing session '" + session_id +
+                    "'");
+  };
   // Use the place drawn when the call arrived, when there is one for this session.
   std::unique_ptr<mcp::CallReservation> reserved = ctx.TakeReservation();
   if (auto* r = dynamic_cast<SessionTurnReservation*>(reserved.get());

@@ -372,6 +372,31 @@ class AutoBackend(FakeGeminiTestCase):
         return server.stderr
 
 
+class TwoProcesses(FakeGeminiTestCase):
+    def test_an_edit_waiting_for_another_process_says_so_then_applies_after_it(self):
+        data_dir = tempfile.mkdtemp(prefix="imgmcp-test-")
+        self.addCleanup(shutil.rmtree, data_dir, True)
+        first = self.start_imgmcp(data_dir=data_dir)
+        generate(first, "shared")
+        second = self.start_imgmcp(data_dir=data_dir)
+        self.fake.reset()
+        self.fake.script({"delay_ms": 1500})  # the first process's edit holds the session
+        slow_id = first.next_id()
+        first.send({"jsonrpc": "2.0", "id": slow_id, "method": "tools/call", "params": {
+            "name": "edit_image",
+            "arguments": {"session_id": "shared", "prompt": "invert", "inline": "none"}}})
+        self.fake.wait_for_requests(1)
+        waited = structured(second.call_tool(
+            "edit_image", {"session_id": "shared", "prompt": "grayscale", "inline": "none"},
+            meta={"progressToken": "w"}, timeout=30))
+        slow = structured(first.wait_for(lambda m: m.get("id") == slow_id, timeout=30))
+        self.assertEqual((slow["version"], waited["version"], waited["parent_version"]), (2, 3, 2))
+        messages = [p.get("message", "") for p in progress_of(second, "w")]
+        self.assertTrue([m for m in messages
+                         if "waiting for another imgmcp process" in m and "'shared'" in m],
+                        messages)
+
+
 class Cancellation(FakeGeminiTestCase):
     def setUp(self):
         super().setUp()

@@ -1,6 +1,7 @@
 // SessionStore turns with threads: the cross-process lock, cancellation, parallel sessions.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <future>
 #include <mutex>
@@ -94,6 +95,29 @@ TEST_F(TurnTest, WaitsForTheCrossProcessLockAndHonoursCancellation) {
   other->reset();  // the other process finishes
   ASSERT_EQ(second.wait_for(kWait), std::future_status::ready);
   EXPECT_TRUE(second.get().ok());
+}
+
+// Waiting for another process's lock is reported once (its edits cannot be counted); a free lock
+// reports nothing.
+TEST_F(TurnTest, ReportsOnceThatItWaitsForAnotherProcess) {
+  std::atomic<int> reports{0};
+  TurnOptions options;
+  options.on_other_process = [&] { ++reports; };
+  {
+    auto free = store_->AcquireTurn("s", options);
+    ASSERT_TRUE(free.ok());
+  }
+  EXPECT_EQ(reports.load(), 0);
+
+  auto other = FileLock::TryAcquire(tmp_.path() / "locks" / "s.lock");
+  ASSERT_TRUE(other.ok() && other->has_value());
+  auto waiting = std::async(std::launch::async, [&] { return store_->AcquireTurn("s", options); });
+  EXPECT_EQ(waiting.wait_for(std::chrono::milliseconds(100)), std::future_status::timeout);
+  EXPECT_EQ(reports.load(), 1);
+  other->reset();
+  ASSERT_EQ(waiting.wait_for(kWait), std::future_status::ready);
+  EXPECT_TRUE(waiting.get().ok());
+  EXPECT_EQ(reports.load(), 1);
 }
 
 // A commit made by "another process" (a second store on the same data dir) while we were waiting
