@@ -50,10 +50,7 @@ Result<PixelBuffer> DecodePixels(std::string_view bytes, const ImageInfo& info, 
                                  int min_height) {
   switch (info.format) {
     case ImageFormat::kWebp:
-      return MakeError(ErrorCode::kUnsupported,
-                       "WebP images (" + std::to_string(info.width) + "x" +
-                           std::to_string(info.height) +
-                           ") cannot be decoded by this build; send PNG or JPEG");
+      return DecodeWebp(bytes, info);
     case ImageFormat::kJpeg: {
       Result<PixelBuffer> turbo = DecodeJpegTurbo(bytes, info, min_width, min_height);
       if (turbo.ok() || turbo.error().code != ErrorCode::kUnsupported) return turbo;

@@ -47,6 +47,9 @@ Result<PixelBuffer> DecodeWithStb(std::string_view bytes, const ImageInfo& info)
 // file (e.g. CMYK), in which case the caller falls back to stb.
 Result<PixelBuffer> DecodeJpegTurbo(std::string_view bytes, const ImageInfo& info, int min_width,
                                     int min_height);
+// WebP decoding through libwebp (lossy, lossless, alpha). kUnsupported for animated WebP and
+// when this build lacks libwebp.
+Result<PixelBuffer> DecodeWebp(std::string_view bytes, const ImageInfo& info);
 
 // Receives each decoded row, top to bottom, as width*4 bytes of RGBA8 (valid only during the call).
 using PngRowSink = std::function<void(const uint8_t* rgba)>;

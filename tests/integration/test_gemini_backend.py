@@ -2,6 +2,7 @@
 really happen, every fault gives an isError an agent can act on and leaves the session unchanged,
 cancellation commits nothing, `--backend auto` picks the right backend, and the API key never
 leaks into anything imgmcp writes."""
+import base64
 import hashlib
 import os
 import shutil
@@ -15,6 +16,8 @@ from fake_gemini_support import (MODEL, TEST_KEY, FakeGeminiTestCase, current_ve
 from tools_support import blocks, error_text, ok_result, pngio, structured, tool_result
 
 OFFLINE = "offline local backend"
+GRADIENT_WEBP_64X32 = ("UklGRlYAAABXRUJQVlA4TEoAAAAvP8AHAAmAIAb8PzuI6H/qBUAQ/s8dRPQ/NdQ2kuJsCP037eFNYiBt"
+                       "21C2/aMVSts2YFpWNK9Ajom8SDMCZHN+KMcnf6Dfvh4ZAA==")
 
 
 def read(path):
@@ -103,18 +106,44 @@ class GenerateAndEditThroughTheFake(FakeGeminiTestCase):
         self.assertEqual((image["declared_mime_type"], image["sniffed_mime_type"], image["bytes"]),
                          ("image/jpeg", "image/jpeg", sc["bytes"]))
 
-    def test_an_answer_that_cannot_be_previewed_is_committed_and_the_summary_says_why(self):
-        # A WebP header with real dimensions: a usable image to store, but not decodable for a
-        # preview by this build. The result has no image block and points at the version's URI.
-        webp = (b"RIFF" + struct.pack("<I", 22) + b"WEBPVP8X" + struct.pack("<I", 10) +
-                b"\0" * 4 + (63).to_bytes(3, "little") + (31).to_bytes(3, "little"))
+    def answer_with(self, image_bytes, name):
         tmp = tempfile.mkdtemp()
         self.addCleanup(shutil.rmtree, tmp, True)
-        path = os.path.join(tmp, "answer.webp")
+        path = os.path.join(tmp, name)
         with open(path, "wb") as f:
-            f.write(webp)
-        server = self.start_imgmcp()
+            f.write(image_bytes)
         self.fake.script({"fixed_image_file": path})
+
+    def test_a_webp_answer_is_stored_as_is_and_previewed(self):
+        # 64x32 lossless WebP (libwebp): red rises left to right, green top to bottom, blue 90.
+        webp = base64.b64decode(GRADIENT_WEBP_64X32)
+        server = self.start_imgmcp()
+        self.answer_with(webp, "answer.webp")
+        resp = server.call_tool("generate_image", {"session_id": "w0", "prompt": "anything"})
+        sc = structured(resp)
+        self.assertEqual((sc["version"], sc["mime_type"], sc["width"], sc["height"]),
+                         (1, "image/webp", 64, 32))
+        self.assertEqual(read(sc["path"]), webp)
+        [image] = blocks(resp, "image")
+        self.assertEqual(image["mimeType"], "image/png")
+        preview = pngio.decode_png(base64.b64decode(image["data"]))
+        self.assertEqual(preview[:2], (64, 32))
+        self.assertEqual(pngio.pixel(preview, 0, 0)[:3], (0, 0, 90))
+        self.assertEqual(pngio.pixel(preview, 63, 31)[:3], (255, 255, 90))
+        # An edit sends the stored WebP to Gemini as it is, with its own type.
+        edited = structured(server.call_tool("edit_image", {"session_id": "w0", "prompt": "invert",
+                                                            "inline": "none"}))
+        self.assertEqual(edited["version"], 2)
+        sent = self.fake.requests()[1]["images"][0]
+        self.assertEqual((sent["declared_mime_type"], sent["bytes"]), ("image/webp", len(webp)))
+
+    def test_an_answer_that_cannot_be_previewed_is_committed_and_the_summary_says_why(self):
+        # A WebP header with real dimensions but no image data: stored as answered, not
+        # decodable for a preview. The result has no image block and points at the version's URI.
+        webp = (b"RIFF" + struct.pack("<I", 22) + b"WEBPVP8X" + struct.pack("<I", 10) +
+                b"\0" * 4 + (63).to_bytes(3, "little") + (31).to_bytes(3, "little"))
+        server = self.start_imgmcp()
+        self.answer_with(webp, "answer.webp")
         resp = server.call_tool("generate_image", {"session_id": "w1", "prompt": "anything"})
         sc = structured(resp)
         self.assertEqual((sc["version"], sc["mime_type"], sc["width"], sc["height"]),
@@ -122,7 +151,7 @@ class GenerateAndEditThroughTheFake(FakeGeminiTestCase):
         self.assertEqual(read(sc["path"]), webp)
         self.assertEqual(blocks(resp, "image"), [])
         text = blocks(resp, "text")[0]["text"]
-        self.assertIn("no inline preview: WebP images (64x32) cannot be decoded", text)
+        self.assertIn("no inline preview: could not decode image/webp image", text)
         self.assertIn("read imgmcp://sessions/w1/versions/1 instead", text)
 
     def test_base_url_flag_overrides_the_environment(self):

@@ -113,6 +113,22 @@ class HappyPaths(unittest.TestCase):
         decoded = pngio.decode_png(open(sc["path"], "rb").read())
         self.assertEqual(pngio.pixel(decoded, 3, 3), (245, 235, 225))
 
+    def test_a_webp_image_is_imported_and_edited_by_the_local_backend(self):
+        # 64x32 lossless WebP (libwebp): red rises left to right, green top to bottom, blue 90.
+        webp = ("UklGRlYAAABXRUJQVlA4TEoAAAAvP8AHAAmAIAb8PzuI6H/qBUAQ/s8dRPQ/NdQ2kuJsCP037eFNYiBt"
+                "21C2/aMVSts2YFpWNK9Ajom8SDMCZHN+KMcnf6Dfvh4ZAA==")
+        sc = structured(self.server.call_tool("edit_image", {
+            "session_id": "webp", "prompt": "invert", "inline": "none",
+            "image": {"data": webp, "mime_type": "image/webp"}}))
+        self.assertEqual((sc["version"], sc["mime_type"], sc["width"], sc["height"]),
+                         (2, "image/png", 64, 32))
+        imported = structured(self.server.call_tool("get_image", {
+            "session_id": "webp", "version": 1, "inline": "none"}))
+        self.assertEqual(imported["mime_type"], "image/webp")
+        decoded = pngio.decode_png(open(sc["path"], "rb").read())
+        self.assertEqual(pngio.pixel(decoded, 0, 0)[:3], (255, 255, 165))  # inverted (0, 0, 90)
+        self.assertEqual(pngio.pixel(decoded, 63, 31)[:3], (0, 0, 165))
+
     def test_edit_with_path_inside_allowed_root(self):
         path = os.path.join(self.server.data_dir, "input.png")
         with open(path, "wb") as f:
