@@ -222,12 +222,6 @@ Result<std::string> DeferredSessionStore::ReadImage(const VersionInfo& version) 
   return (*store)->ReadImage(version);
 }
 
-Result<std::vector<VersionInfo>> DeferredSessionStore::History(const std::string& session_id) {
-  auto store = Store();
-  if (!store.ok()) return store.error();
-  return (*store)->History(session_id);
-}
-
 Result<SessionSnapshot> DeferredSessionStore::ReadSession(const std::string& session_id,
                                                           std::optional<int64_t> version,
                                                           bool include_history) {

@@ -153,7 +153,12 @@ class SessionStore {
   // its row exists but the file is missing or its bytes do not match the recorded sha256.
   virtual Result<std::string> ReadImage(const VersionInfo& version) = 0;
   // Oldest first. kNotFound for an unknown session; empty for a session without images.
-  virtual Result<std::vector<VersionInfo>> History(const std::string& session_id) = 0;
+  // (ReadSession's history.)
+  Result<std::vector<VersionInfo>> History(const std::string& session_id) {
+    Result<SessionSnapshot> snapshot = ReadSession(session_id, std::nullopt, true);
+    if (!snapshot.ok()) return snapshot.error();
+    return std::move(snapshot->history);
+  }
   // GetVersion (+ History when include_history) in one read transaction, so a commit by another
   // thread or process lands either wholly before or wholly after it. kNotFound only for an
   // unknown session; a missing version is SessionSnapshot::version == nullopt.

@@ -734,21 +734,6 @@ Result<std::string> SqliteSessionStore::ReadImage(const VersionInfo& version) {
   return *shared;
 }
 
-Result<std::vector<VersionInfo>> SqliteSessionStore::History(const std::string& session_id) {
-  if (!IsValidSessionId(session_id)) return InvalidSessionId(session_id);
-  Result<Lease> lease = Connection();
-  if (!lease.ok()) return lease.error();
-  SqliteDb& db = lease->db();
-  if (Status st = db.Exec("BEGIN"); !st.ok()) return st.error();  // one snapshot for both reads
-  Result<SessionRow> session = LoadLiveSession(db, session_id);
-  Result<std::vector<VersionInfo>> rows =
-      session.ok()
-          ? LoadVersions(db, layout_, "session_id=?1 ORDER BY version", session_id, std::nullopt)
-          : Result<std::vector<VersionInfo>>(session.error());
-  (void)db.Exec("COMMIT");
-  return rows;
-}
-
 Result<SessionSnapshot> SqliteSessionStore::ReadSession(const std::string& session_id,
                                                         std::optional<int64_t> version,
                                                         bool include_history) {

@@ -35,7 +35,6 @@ class SqliteSessionStore final : public SessionStore {
   Result<VersionInfo> GetVersion(const std::string& session_id,
                                  std::optional<int64_t> version) override;
   Result<std::string> ReadImage(const VersionInfo& version) override;
-  Result<std::vector<VersionInfo>> History(const std::string& session_id) override;
   Result<SessionSnapshot> ReadSession(const std::string& session_id, std::optional<int64_t> version,
                                       bool include_history) override;
   Result<SessionPage> ListSessions(const std::optional<std::string>& cursor, int limit) override;
