@@ -66,8 +66,14 @@ class InstalledLayout(unittest.TestCase):
             self.assertIn(b"listening on http://127.0.0.1:", seen, seen.decode())
         finally:
             proc.terminate()
-            proc.wait(timeout=10)
-            proc.stderr.close()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()  # never leave it running, then report the hang
+                proc.wait()
+                raise AssertionError("the installed imgmcp did not exit within 10 s of SIGTERM")
+            finally:
+                proc.stderr.close()
 
 
 class MissingOrBrokenModule(unittest.TestCase):
