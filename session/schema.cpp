@@ -39,6 +39,10 @@ ALTER TABLE versions ADD COLUMN model TEXT NOT NULL DEFAULT '';
 ALTER TABLE sessions ADD COLUMN expired INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX sessions_by_activity ON sessions(updated_ms DESC, session_id DESC);
 )sql",
+    // v3
+    R"sql(
+ALTER TABLE versions ADD COLUMN details TEXT NOT NULL DEFAULT '{}';
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 

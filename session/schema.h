@@ -7,6 +7,7 @@
 //       versions(session_id, version, parent, operation, prompt, mime_type, bytes, sha256, file,
 //                created_at)
 //   v2  versions += width, height, backend, model; sessions += expired; activity index
+//   v3  versions += details (opaque JSON text kept by the tools; '{}' for older rows)
 #pragma once
 
 #include "common/result.h"
@@ -14,7 +15,7 @@
 
 namespace imgmcp::session {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 // Brings the database to kSchemaVersion. Errors: kFailedPrecondition for a schema newer than this
 // build or a database that is not imgmcp's; kDataLoss for a corrupt file.

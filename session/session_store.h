@@ -49,6 +49,9 @@ struct VersionInfo {
   std::string backend;  // "gemini" or "local"
   std::string model;
   std::string created_at;  // RFC 3339 UTC
+  // Opaque JSON text the tools keep with the version (generation parameters, replay data for
+  // conversational edits). The store only carries it: "{}" when nothing was recorded.
+  std::string details = "{}";
 };
 
 struct SessionSummary {
@@ -83,6 +86,7 @@ struct NewVersion {
   std::optional<int64_t> parent;
   std::string backend;
   std::string model;
+  std::string details = "{}";  // opaque JSON text, stored and returned as given (VersionInfo)
 };
 
 struct StoreOptions {

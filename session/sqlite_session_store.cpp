@@ -46,7 +46,7 @@ constexpr int kDefaultPageSize = 100;
 constexpr std::string_view kCursorPrefix = "c1:";
 constexpr const char* kVersionColumns =
     "session_id, version, parent, operation, prompt, mime_type, bytes, sha256, file, width, "
-    "height, backend, model, created_at";
+    "height, backend, model, created_at, details";
 
 struct SessionRow {
   int64_t last_version = 0;
@@ -124,6 +124,7 @@ Result<std::vector<VersionInfo>> LoadVersions(SqliteDb& db, const DataDirLayout&
     v.backend = st->ColumnText(11);
     v.model = st->ColumnText(12);
     v.created_at = st->ColumnText(13);
+    v.details = st->ColumnText(14);
     out.push_back(std::move(v));
   }
   return out;
@@ -572,8 +573,8 @@ Result<VersionInfo> SqliteSessionStore::CommitInTurn(const std::string& session_
     if (Status st = upd->Run(); !st.ok()) return st;
     Result<Statement> ins = db.Prepare(
         "INSERT INTO versions(session_id, version, parent, operation, prompt, mime_type, bytes, "
-        "sha256, file, created_at, width, height, backend, model) "
-        "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)");
+        "sha256, file, created_at, width, height, backend, model, details) "
+        "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)");
     if (!ins.ok()) return ins.error();
     ins->Bind(1, session_id)
         .Bind(2, number)
@@ -588,7 +589,8 @@ Result<VersionInfo> SqliteSessionStore::CommitInTurn(const std::string& session_
         .Bind(11, static_cast<int64_t>(nv.width))
         .Bind(12, static_cast<int64_t>(nv.height))
         .Bind(13, nv.backend)
-        .Bind(14, nv.model);
+        .Bind(14, nv.model)
+        .Bind(15, nv.details);
     if (Status st = ins->Run(); !st.ok()) return st;
     if (options_.max_versions_per_session > 0) {
       Result<Statement> old = db.Prepare(
@@ -643,6 +645,7 @@ Result<VersionInfo> SqliteSessionStore::CommitInTurn(const std::string& session_
   info.backend = nv.backend;
   info.model = nv.model;
   info.created_at = created_at;
+  info.details = nv.details;
   return info;
 }
 

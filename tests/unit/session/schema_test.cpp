@@ -92,6 +92,7 @@ TEST(SchemaTest, MigratesAVersion1DataDir) {
   EXPECT_EQ(v->prompt, "make it old");
   EXPECT_EQ(v->width, 0);  // columns added by v2 get their defaults
   EXPECT_EQ(v->backend, "");
+  EXPECT_EQ(v->details, "{}");  // added by v3
   EXPECT_EQ(*(*store)->ReadImage(*v), bytes);
   auto turn = (*store)->AcquireTurn("old", {});
   ASSERT_TRUE(turn.ok());

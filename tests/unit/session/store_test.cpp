@@ -151,6 +151,32 @@ TEST_F(StoreTest, TurnSeesItsOwnCommits) {
   EXPECT_EQ((*turn)->LastIssuedVersion(), 2);
 }
 
+// details is opaque JSON text: stored exactly as given and returned by every read; "{}" when the
+// commit gave none.
+TEST_F(StoreTest, DetailsRoundTripExactly) {
+  auto turn = store_->AcquireTurn("d", {});
+  ASSERT_TRUE(turn.ok());
+  NewVersion with = MakeVersion("a");
+  with.details = R"({"params":{"image_size":"2K"},"turn":{"model":[{"text":"é\n","x":1}]}})";
+  Result<VersionInfo> v1 = (*turn)->Commit(with);
+  ASSERT_TRUE(v1.ok()) << v1.error().message;
+  EXPECT_EQ(v1->details, with.details);
+  Result<VersionInfo> v2 = (*turn)->Commit(MakeVersion("b", 1));
+  ASSERT_TRUE(v2.ok());
+  EXPECT_EQ(v2->details, "{}");
+  turn->reset();
+
+  Result<VersionInfo> read = store_->GetVersion("d", 1);
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->details, with.details);
+  Result<SessionSnapshot> snapshot = store_->ReadSession("d", std::nullopt, true);
+  ASSERT_TRUE(snapshot.ok());
+  ASSERT_EQ(snapshot->history.size(), 2u);
+  EXPECT_EQ(snapshot->history[0].details, with.details);
+  EXPECT_EQ(snapshot->history[1].details, "{}");
+  EXPECT_EQ(snapshot->version->details, "{}");
+}
+
 TEST_F(StoreTest, UnknownSessionsAndVersionsAreNotFound) {
   EXPECT_EQ(store_->GetVersion("nope", std::nullopt).error().code, ErrorCode::kNotFound);
   EXPECT_EQ(store_->History("nope").error().code, ErrorCode::kNotFound);
