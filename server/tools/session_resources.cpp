@@ -54,6 +54,9 @@ Result<Json> SessionResources::ReadManifest(const std::string& uri, const std::s
     entry["sha256"] = v.sha256;
     entry["width"] = v.width;
     entry["height"] = v.height;
+    entry["backend"] = v.backend;
+    entry["model"] = v.model;
+    if (v.parent) entry["parent_version"] = *v.parent;
     versions.push_back(std::move(entry));
   }
   Json manifest = {{"session_id", session_id}, {"versions", versions}};
