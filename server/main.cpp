@@ -24,6 +24,7 @@
 #include "server/tools/conformance_fixtures.h"
 #include "server/tools/image_tools.h"
 #include "server/tools/session_resources.h"
+#include "server/ui/ui_resources.h"
 #include "session/deferred_session_store.h"
 
 namespace {
@@ -101,6 +102,7 @@ int main(int argc, char** argv) {
                                 &server.resource_notifier(),
                                 app::MakeImageToolsOptions(*config, backend->note));
   for (auto& tool : image_tools.Tools()) {
+    tool.definition.meta = ui::ToolUiMeta();  // MCP Apps hosts show results in the viewer
     if (auto s = server.RegisterTool(std::move(tool.definition), std::move(tool.handler),
                                      std::move(tool.admission));
         !s.ok()) {
@@ -108,6 +110,8 @@ int main(int argc, char** argv) {
     }
   }
   server.AddResourceProvider(std::make_shared<tools::SessionResources>(**store));
+  // After the sessions, so resources/list still starts with the newest session.
+  server.AddResourceProvider(std::make_shared<ui::UiResources>());
   if (config->conformance_fixtures) {
     if (auto s = tools::RegisterConformanceFixtures(server); !s.ok()) {
       return Fail("conformance fixtures: " + s.error().message);
@@ -128,6 +132,7 @@ int main(int argc, char** argv) {
     http_options.host = address->host;
     http_options.port = address->port;
     http_options.auth_token = config->auth_token;
+    http_options.gallery_page = ui::SessionViewerHtml();
     http_options.max_body_bytes =
         std::max<size_t>(http_options.max_body_bytes, config->max_image_bytes / 3 * 4 + (1 << 20));
     auto net_module = netmod::LoadNetModule();

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/clock.h"
@@ -28,6 +29,8 @@ struct HttpOptions {
   size_t replay_max_events = 1024;            // per session
   size_t replay_max_bytes = size_t{16} << 20;  // per session
   const Clock* clock = nullptr;                // session expiry clock; nullptr = system
+  // HTML served at GET /gallery (gallery_route.h); empty = no /gallery. Must outlive the server.
+  std::string_view gallery_page;
 };
 
 class HttpListener {

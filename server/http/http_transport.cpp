@@ -8,6 +8,7 @@
 
 #include "common/log.h"
 #include "common/random.h"
+#include "server/http/gallery_route.h"
 #include "server/http/http_session.h"
 #include "server/http/sse.h"
 #include "server/mcp/connection.h"
@@ -225,7 +226,8 @@ void HttpTransport::InstallRoutes() {
 
   // Host/Origin allow-list and bearer token, before any body is read.
   http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    if (req.path != kEndpoint) return httplib::Server::HandlerResponse::Unhandled;
+    const bool gallery = req.path == kGalleryPath;
+    if (req.path != kEndpoint && !gallery) return httplib::Server::HandlerResponse::Unhandled;
     if (!policy_.HostAllowed(req.get_header_value("Host")) ||
         !policy_.OriginAllowed(req.get_header_value("Origin"))) {
       log::Warn(kLog, "refused a request with Host '" + req.get_header_value("Host") +
@@ -233,6 +235,8 @@ void HttpTransport::InstallRoutes() {
       ReplyError(res, 403, kBadRequest, "Forbidden: Host or Origin not allowed");
       return httplib::Server::HandlerResponse::Handled;
     }
+    // The gallery page holds no data: what it shows comes through /mcp, with the token.
+    if (gallery) return httplib::Server::HandlerResponse::Unhandled;
     if (!options_.auth_token.empty() &&
         !BearerTokenMatches(req.get_header_value("Authorization"), options_.auth_token)) {
       res.set_header("WWW-Authenticate", "Bearer realm=\"imgmcp\"");
@@ -268,6 +272,7 @@ void HttpTransport::InstallRoutes() {
   http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok", "text/plain");
   });
+  InstallGalleryRoute(http, options_.gallery_page);
 
   // Streams `channel` as this response's text/event-stream body.
   auto stream = [this](httplib::Response& res, const std::shared_ptr<HttpSession>& session,

@@ -1,7 +1,8 @@
 // The Streamable HTTP transport (DESIGN.md §5, reference doc §4) on cpp-httplib: one endpoint,
 // /mcp — POST (JSON-RPC in; JSON or SSE out), GET (the session's standalone SSE stream, resumable
-// with Last-Event-ID), DELETE (ends the session) — plus /healthz. One Mcp-Session-Id = one
-// mcp::Connection of the shared McpServer: the same core and tools as stdio.
+// with Last-Event-ID), DELETE (ends the session) — plus /healthz and the /gallery page
+// (gallery_route.h). One Mcp-Session-Id = one mcp::Connection of the shared McpServer: the same
+// core and tools as stdio.
 //
 // Limits: every open HTTP connection (a streaming POST, a GET stream, an idle keep-alive
 // connection) holds one of `max_connections` threads; further connections wait in the accept

@@ -28,6 +28,8 @@ struct ToolDefinition {
   Json input_schema;                  // root "type":"object"
   std::optional<Json> output_schema;  // when set, successful results carry structured_content
   ToolAnnotations annotations;
+  // The tool's `_meta` in tools/list (e.g. the MCP Apps `ui.resourceUri`); omitted when unset.
+  std::optional<Json> meta;
   // The tool answers promptly, sends nothing before its result (no progress, log or client
   // request) and never waits for a session's turn. A transport whose caller blocks for the answer
   // anyway (an HTTP POST) may then run it on the calling thread instead of a worker. Not listed.

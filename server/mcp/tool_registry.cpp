@@ -88,6 +88,7 @@ Json ToolDefinitionToJson(const ToolDefinition& definition) {
   if (a.idempotent) annotations["idempotentHint"] = *a.idempotent;
   if (a.open_world) annotations["openWorldHint"] = *a.open_world;
   if (!annotations.empty()) tool["annotations"] = std::move(annotations);
+  if (definition.meta) tool["_meta"] = *definition.meta;
   return tool;
 }
 

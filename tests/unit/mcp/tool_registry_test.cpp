@@ -66,8 +66,10 @@ TEST(ToolRegistry, SerialisesOnlyTheFieldsThatAreSet) {
   d.output_schema = Json{{"type", "object"}};
   d.annotations.read_only = true;
   d.annotations.destructive = false;
+  d.meta = Json{{"ui", {{"resourceUri", "ui://x/y.html"}}}};
   Json full = ToolDefinitionToJson(d);
   EXPECT_EQ(full["title"], "Title");
+  EXPECT_EQ(full["_meta"], (Json{{"ui", {{"resourceUri", "ui://x/y.html"}}}}));
   EXPECT_EQ(full["outputSchema"], (Json{{"type", "object"}}));
   EXPECT_EQ(full["annotations"], (Json{{"readOnlyHint", true}, {"destructiveHint", false}}));
 }
