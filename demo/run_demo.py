@@ -6,6 +6,10 @@ them, then checks that the history is versions 1..21 in the order sent and that 
 visible in the final image. Writes a contact sheet of the whole chain and a short report.
 Uses the offline local backend unless GEMINI_API_KEY is set (then pixel checks are skipped:
 Gemini's edits are not exact).
+
+With --http [HOST:]PORT the server runs over Streamable HTTP instead: the demo prints the
+/gallery URL at once (open it to watch the versions land), makes the same calls over HTTP, and
+keeps serving when it is done until Ctrl-C (--exit-when-done stops at once).
 """
 import argparse
 import os
@@ -19,6 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
 sys.path.insert(0, HERE)
 import pngio  # noqa: E402
+from http_mcp import HttpImgmcp, HttpMcpSession  # noqa: E402
 from mcp_harness import ServerProcess  # noqa: E402
 
 COLOURS = ["red", "orange", "yellow", "lime", "green", "teal", "cyan", "blue", "navy", "purple",
@@ -41,6 +46,12 @@ def main():
     parser.add_argument("--contact-sheet-tool", default=None)
     parser.add_argument("--out", default=os.path.join(HERE, "out"))
     parser.add_argument("--data-dir", default=None, help="default: a fresh temporary directory")
+    parser.add_argument("--http", metavar="[HOST:]PORT", default=None,
+                        help="serve over Streamable HTTP (port 0: any free port) and show /gallery")
+    parser.add_argument("--auth-token", default=os.environ.get("IMGMCP_AUTH_TOKEN"),
+                        help="with --http: the bearer token the server requires ($IMGMCP_AUTH_TOKEN)")
+    parser.add_argument("--exit-when-done", action="store_true",
+                        help="with --http: stop the server when the demo is done")
     args = parser.parse_args()
     os.environ["IMGMCP_BIN"] = os.path.abspath(args.binary)
     sheet_tool = args.contact_sheet_tool or os.path.join(os.path.dirname(args.binary),
@@ -53,10 +64,29 @@ def main():
     lines = []
 
     def say(text=""):
-        print(text)
+        print(text, flush=True)
         lines.append(text)
 
-    with ServerProcess(data_dir=data_dir, env=env) as server:
+    http_server = None
+    if args.http:
+        listen = args.http if ":" in args.http else "127.0.0.1:" + args.http
+        http_server = HttpImgmcp(args.binary, listen, data_dir, token=args.auth_token,
+                                 env={k: v for k, v in os.environ.items() if k != "GEMINI_API_KEY"}
+                                 | env)
+        print(f"Gallery: {http_server.gallery_url}  (open it to watch the session; "
+              f"{'it asks for the token' if args.auth_token else 'no token needed'})", flush=True)
+    try:
+        return run(args, data_dir, env, gemini, started, lines, say, http_server, sheet_tool)
+    finally:
+        if http_server:
+            http_server.stop()
+        if not args.data_dir:
+            shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def run(args, data_dir, env, gemini, started, lines, say, http_server, sheet_tool):
+    client = HttpMcpSession(http_server) if http_server else ServerProcess(data_dir=data_dir, env=env)
+    with client as server:
         info = server.initialize()
         say(f"# imgmcp demo\n\nServer: {info['serverInfo']['name']} {info['serverInfo']['version']}, "
             f"protocol {info['protocolVersion']}, data dir `{data_dir}`.")
@@ -112,7 +142,10 @@ def main():
             paths.append(v["result"]["structuredContent"]["path"])
 
     sheet = os.path.join(args.out, "contact_sheet.png")
-    subprocess.run([sheet_tool, sheet, "192", "7", *paths], check=True)
+    tiles = []
+    for h, path in zip(history, paths):  # each tile captioned "v<N> <operation>"
+        tiles += ["--label", f"v{h['version']} {h['operation']}", path]
+    subprocess.run([sheet_tool, sheet, "192", "7", *tiles], check=True)
     shutil.copyfile(paths[-1], os.path.join(args.out, "final" + os.path.splitext(paths[-1])[1]))
     say("\n| version | operation | prompt |\n|---|---|---|")
     for h in history:
@@ -123,8 +156,12 @@ def main():
     say(f"\nContact sheet: `{sheet}`. Total time {time.monotonic() - started:.1f} s.")
     with open(os.path.join(args.out, "report.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
-    if not args.data_dir:
-        shutil.rmtree(data_dir, ignore_errors=True)
+    if http_server:
+        print(f"\nGallery: {http_server.gallery_url} — session {session}, all 21 versions.",
+              flush=True)
+        if not args.exit_when_done:
+            print("Serving until Ctrl-C.", flush=True)
+            http_server.wait()
     return 0 if all(p for _, p in checks) else 1
 
 
