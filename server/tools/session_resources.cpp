@@ -1,6 +1,7 @@
 #include "server/tools/session_resources.h"
 
 #include "common/base64.h"
+#include "imaging/codec.h"
 #include "server/tools/tool_results.h"
 #include "server/tools/uris.h"
 
@@ -32,6 +33,11 @@ Json SessionResources::Templates() {
         {"name", "session-version"},
         {"title", "A version of an editing session"},
         {"description", "The full-resolution image of one version of a session."}},
+       {{"uriTemplate", "imgmcp://sessions/{session_id}/versions/{version}/preview"},
+        {"name", "session-version-preview"},
+        {"title", "A preview of a version"},
+        {"description", "One version of a session scaled down (long edge at most " +
+                            std::to_string(kPreviewEdge) + " px), for thumbnails."}},
        {{"uriTemplate", "imgmcp://sessions/{session_id}"},
         {"name", "session-manifest"},
         {"title", "An editing session"},
@@ -51,6 +57,7 @@ Result<Json> SessionResources::ReadManifest(const std::string& uri, const std::s
   for (const auto& v : snapshot->history) {
     Json entry = HistoryEntryJson(v);
     entry["uri"] = VersionUri(session_id, v.version);
+    entry["preview_uri"] = PreviewUri(session_id, v.version);
     entry["sha256"] = v.sha256;
     entry["width"] = v.width;
     entry["height"] = v.height;
@@ -81,11 +88,17 @@ Result<Json> SessionResources::Read(const std::string& uri) {
   if (!version.ok()) return Error(ErrorCode::kNotFound, "Resource not found: " + uri);
   auto bytes = store_.ReadImage(*version);
   if (!bytes.ok()) return bytes.error();
+  std::string mime_type = version->mime_type;
+  if (parsed->preview) {
+    auto preview = imaging::MakePreview(*bytes, {kPreviewEdge, kPreviewBytes});
+    if (!preview.ok()) return preview.error();
+    *bytes = std::move(preview->bytes);
+    mime_type = preview->mime_type;
+  }
   std::string blob;
   Base64EncodeAppend(*bytes, blob);
-  return Json{
-      {"contents",
-       Json::array({{{"uri", uri}, {"mimeType", version->mime_type}, {"blob", std::move(blob)}}})}};
+  return Json{{"contents",
+               Json::array({{{"uri", uri}, {"mimeType", mime_type}, {"blob", std::move(blob)}}})}};
 }
 
 }  // namespace imgmcp::tools

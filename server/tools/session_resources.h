@@ -1,5 +1,6 @@
-// Sessions as MCP resources: imgmcp://sessions/{id} (JSON manifest) and
-// imgmcp://sessions/{id}/versions/{n} (the full-resolution image blob).
+// Sessions as MCP resources: imgmcp://sessions/{id} (JSON manifest),
+// imgmcp://sessions/{id}/versions/{n} (the full-resolution image blob) and
+// imgmcp://sessions/{id}/versions/{n}/preview (a small rendition, for thumbnails).
 #pragma once
 
 #include "server/mcp/resource.h"
@@ -9,6 +10,10 @@ namespace imgmcp::tools {
 
 class SessionResources final : public mcp::ResourceProvider {
  public:
+  // The preview resource's size: long edge and encoded-size budget.
+  static constexpr int kPreviewEdge = 320;
+  static constexpr size_t kPreviewBytes = 96 * 1024;
+
   explicit SessionResources(session::SessionStore& store, int page_size = 50)
       : store_(store), page_size_(page_size) {}
 

@@ -8,14 +8,17 @@ namespace imgmcp::tools {
 namespace {
 constexpr std::string_view kPrefix = "imgmcp://sessions/";
 constexpr std::string_view kVersions = "/versions/";
+constexpr std::string_view kPreview = "/preview";
 }  // namespace
 
-std::string ManifestUri(const std::string& session_id) {
-  return std::string(kPrefix) + session_id;
-}
+std::string ManifestUri(const std::string& session_id) { return std::string(kPrefix) + session_id; }
 
 std::string VersionUri(const std::string& session_id, int64_t version) {
   return ManifestUri(session_id) + std::string(kVersions) + std::to_string(version);
+}
+
+std::string PreviewUri(const std::string& session_id, int64_t version) {
+  return VersionUri(session_id, version) + std::string(kPreview);
 }
 
 std::optional<ParsedUri> ParseSessionUri(const std::string& uri) {
@@ -29,7 +32,12 @@ std::optional<ParsedUri> ParseSessionUri(const std::string& uri) {
     parsed.session_id = rest.substr(0, slash);
     const std::string tail = rest.substr(slash);
     if (tail.compare(0, kVersions.size(), kVersions) != 0) return std::nullopt;
-    const std::string number = tail.substr(kVersions.size());
+    std::string number = tail.substr(kVersions.size());
+    if (number.size() > kPreview.size() &&
+        number.compare(number.size() - kPreview.size(), kPreview.size(), kPreview) == 0) {
+      number.resize(number.size() - kPreview.size());
+      parsed.preview = true;
+    }
     int64_t v = 0;
     auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), v);
     if (number.empty() || ec != std::errc() || ptr != number.data() + number.size() || v < 1) {

@@ -9,12 +9,14 @@ namespace imgmcp::tools {
 
 std::string ManifestUri(const std::string& session_id);                  // imgmcp://sessions/{id}
 std::string VersionUri(const std::string& session_id, int64_t version);  // …/versions/{n}
+std::string PreviewUri(const std::string& session_id, int64_t version);  // …/versions/{n}/preview
 
 struct ParsedUri {
   std::string session_id;
   std::optional<int64_t> version;  // set for version URIs
+  bool preview = false;            // …/versions/{n}/preview
 };
-// nullopt when `uri` is not an imgmcp session or version URI with a valid id and number.
+// nullopt when `uri` is not an imgmcp session, version or preview URI with a valid id and number.
 std::optional<ParsedUri> ParseSessionUri(const std::string& uri);
 
 }  // namespace imgmcp::tools

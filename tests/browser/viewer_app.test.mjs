@@ -132,6 +132,14 @@ test('the viewer shows the session from the tool result: timeline, large view, d
   const sizes = await app.locator('.tile img').evaluateAll((imgs) => imgs.map((i) => i.naturalWidth));
   assert.equal(sizes.length, 5);
   assert.ok(sizes.every((w) => w > 0), `thumbnails decoded: ${sizes}`);
+  // Thumbnails are the server's previews (v5's may be the tool result's own preview); full
+  // images are read only for what is shown large (v5) and its neighbour (v4, read ahead).
+  const reads = (await page.evaluate(() => window.hostLog.requests))
+    .filter((r) => r.method === 'resources/read').map((r) => r.params.uri);
+  const base = `imgmcp://sessions/${SESSION}`;
+  for (let v = 1; v <= 4; v++) assert.ok(reads.includes(`${base}/versions/${v}/preview`), `preview of v${v} read`);
+  assert.deepEqual(reads.filter((u) => /\/versions\/\d+$/.test(u)).sort(), [`${base}/versions/4`, `${base}/versions/5`]);
+  assert.ok(reads.includes(base), 'the manifest was read');
 
   // The View told the host its size, and the host made room for it.
   const log = await page.evaluate(() => window.hostLog);

@@ -274,6 +274,35 @@ class Errors(unittest.TestCase):
 
 
 class Resources(unittest.TestCase):
+    def test_preview_resource_is_a_small_rendition_of_a_version(self):
+        server = start_server(self)
+        full = structured(server.call_tool("generate_image", {
+            "session_id": "pv", "prompt": "a harbour at dusk with soft circles", "inline": "none"}))
+        self.assertEqual((full["width"], full["height"]), (1024, 1024))
+        templates = server.request("resources/templates/list")["result"]["resourceTemplates"]
+        self.assertIn("imgmcp://sessions/{session_id}/versions/{version}/preview",
+                      [t["uriTemplate"] for t in templates])
+        manifest = json.loads(server.request("resources/read", {"uri": "imgmcp://sessions/pv"})
+                              ["result"]["contents"][0]["text"])
+        entry = manifest["versions"][0]
+        self.assertEqual(entry["preview_uri"], "imgmcp://sessions/pv/versions/1/preview")
+        self.assertEqual((entry["backend"], entry["model"]), (full["backend"], full["model"]))
+        content = server.request("resources/read", {"uri": entry["preview_uri"]})["result"]["contents"][0]
+        self.assertEqual(content["uri"], entry["preview_uri"])
+        data = base64.b64decode(content["blob"])
+        self.assertLessEqual(len(data), 96 * 1024)
+        if content["mimeType"] == "image/png":
+            self.assertEqual(pngio.decode_png(data)[:2], (320, 320))
+        else:
+            self.assertEqual(content["mimeType"], "image/jpeg")
+        # The full image is unchanged by it; an unknown version has no preview.
+        blob = server.request("resources/read", {"uri": full["uri"]})["result"]["contents"][0]
+        self.assertEqual(hashlib.sha256(base64.b64decode(blob["blob"])).hexdigest(), full["sha256"])
+        missing = server.request("resources/read", {"uri": "imgmcp://sessions/pv/versions/9/preview"})
+        self.assertEqual(missing["error"]["code"], -32002)
+        bad = server.request("resources/read", {"uri": "imgmcp://sessions/pv/versions/1/previewx"})
+        self.assertEqual(bad["error"]["code"], -32002)
+
     def test_list_read_templates_and_subscribe(self):
         server = start_server(self)
         a = new_session_with_image(server, "ra")
