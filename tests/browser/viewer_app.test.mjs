@@ -52,7 +52,7 @@ async function snap(page, name) {
   await page.locator('.chat').screenshot({ path: join(screenshotDir(), name) });
 }
 
-async function openHost(page, { toolResult, toolInput, tool, theme = 'light' }) {
+async function openHost(page, { toolResult, toolInput, tool, theme = 'light', fixedHeight }) {
   // Tall enough that screenshots never resize the page (the View's frame lives in another process).
   await page.setViewportSize({ width: 1280, height: 1700 });
   await page.exposeFunction('hostForward', async (method, params) => {
@@ -62,7 +62,7 @@ async function openHost(page, { toolResult, toolInput, tool, theme = 'light' }) 
   });
   await page.goto(web.hostUrl);
   await page.evaluate((args) => window.startHost(args), {
-    html, sandboxUrl: web.sandboxUrl, tool, toolInput, toolResult, theme,
+    html, sandboxUrl: web.sandboxUrl, tool, toolInput, toolResult, theme, fixedHeight,
   });
   return viewer(page);
 }
@@ -264,6 +264,24 @@ test('states: waiting for the result, an error result, an empty session, dark th
   assert.ok(r + g + b < 120, `dark panels (${bg})`);
   await app.locator('.tile[data-version="7"] img').waitFor();
   await snap(page, 'viewer-app-dark.png');
+  await page.close();
+
+  // A host with a fixed-height container: the View fills it, without scrolling.
+  page = await browser.newPage();
+  app = await openHost(page, { tool: tools.find((t) => t.name === 'edit_image'), toolInput: lastCall.arguments, toolResult: lastCall.result, fixedHeight: 560 });
+  await app.locator('#stage-img[data-version="5"]').waitFor();
+  await app.locator('.tile[data-version="5"] img').waitFor();
+  const fit = await app.locator('body').evaluate(() => ({
+    scroll: document.documentElement.scrollHeight, view: window.innerHeight,
+    stage: document.getElementById('stage').getBoundingClientRect(),
+    panel: document.querySelector('.stage-panel').getBoundingClientRect(),
+    timelineBottom: document.querySelector('.timeline-panel').getBoundingClientRect().bottom,
+  }));
+  assert.ok(fit.scroll <= fit.view + 1, `fills without scrolling: ${JSON.stringify(fit)}`);
+  assert.ok(fit.stage.height > 200 && fit.stage.bottom <= fit.panel.bottom + 1, `the stage is whole: ${JSON.stringify(fit)}`);
+  assert.ok(fit.timelineBottom <= fit.view, `the timeline fits: ${JSON.stringify(fit)}`);
+  await viewer(page).locator('body').evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  await page.locator('.chat').screenshot({ path: join(screenshotDir(), 'viewer-app-fixed-height.png') });
   await page.close();
   assert.deepEqual(browser.problems, [], 'no console errors, CSP violations or page errors');
 });

@@ -6,7 +6,7 @@ import { AppBridge, PostMessageTransport } from '@modelcontextprotocol/ext-apps/
 const log = { sizes: [], initialized: 0, errors: [], requests: [] };
 window.hostLog = log;
 
-window.startHost = async ({ html, sandboxUrl, tool, toolInput, toolResult, theme, maxHeight }) => {
+window.startHost = async ({ html, sandboxUrl, tool, toolInput, toolResult, theme, fixedHeight }) => {
   document.body.classList.toggle('dark', theme === 'dark');
   document.getElementById('tool-line').textContent = `${tool.name}(${JSON.stringify(toolInput)})`;
   const iframe = document.createElement('iframe');
@@ -15,6 +15,7 @@ window.startHost = async ({ html, sandboxUrl, tool, toolInput, toolResult, theme
   // The sandbox proxy needs scripts and its own origin; the View inside it gets far less.
   iframe.setAttribute('sandbox', 'allow-scripts allow-same-origin');
   iframe.src = sandboxUrl;
+  if (fixedHeight) iframe.style.height = `${fixedHeight}px`;
   document.getElementById('slot').append(iframe);
 
   const bridge = new AppBridge(
@@ -27,7 +28,7 @@ window.startHost = async ({ html, sandboxUrl, tool, toolInput, toolResult, theme
         platform: 'web',
         displayMode: 'inline',
         availableDisplayModes: ['inline'],
-        containerDimensions: { maxHeight: maxHeight ?? 1400 },
+        containerDimensions: fixedHeight ? { height: fixedHeight } : { maxHeight: 1400 },
         locale: 'en-GB',
         timeZone: 'UTC',
         toolInfo: { tool },
@@ -45,7 +46,7 @@ window.startHost = async ({ html, sandboxUrl, tool, toolInput, toolResult, theme
   };
   bridge.addEventListener('sizechange', ({ width, height }) => {
     log.sizes.push({ width, height });
-    if (height) iframe.style.height = `${height}px`;
+    if (height && !fixedHeight) iframe.style.height = `${height}px`;  // a fixed container stays
   });
   bridge.addEventListener('sandboxready', () => {
     bridge.sendSandboxResourceReady({ html }).catch((e) => log.errors.push(String(e)));
