@@ -13,11 +13,15 @@ const FLAGS = [
   '--disable-background-networking', '--disable-component-update', '--disable-sync',
 ];
 
-// Where the tests save screenshots (ctest sets IMGMCP_SCREENSHOT_DIR to the build tree).
+// Where the tests save screenshots: IMGMCP_SCREENSHOT_DIR (ctest sets <build>/screenshots), else
+// a fresh temporary directory per run.
+let screenshots = null;
 export function screenshotDir() {
-  const dir = process.env.IMGMCP_SCREENSHOT_DIR || join(tmpdir(), 'imgmcp-browser-screenshots');
-  mkdirSync(dir, { recursive: true });
-  return dir;
+  if (!screenshots) {
+    screenshots = process.env.IMGMCP_SCREENSHOT_DIR || mkdtempSync(join(tmpdir(), 'imgmcp-screenshots-'));
+    mkdirSync(screenshots, { recursive: true });
+  }
+  return screenshots;
 }
 
 export async function launchBrowser() {
