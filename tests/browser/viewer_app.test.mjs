@@ -231,7 +231,7 @@ test('the viewer shows the session from the tool result: timeline, large view, d
   await page.close();
 });
 
-test('states: waiting for the result, an error result, an empty session, dark theme', async () => {
+test('states: waiting, an error result, an empty session; dark theme and a theme change; a fixed-height container', async () => {
   // Waiting: the host sent the tool input but no result yet.
   let page = await browser.newPage();
   const tool = tools.find((t) => t.name === 'generate_image');
@@ -264,6 +264,11 @@ test('states: waiting for the result, an error result, an empty session, dark th
   assert.ok(r + g + b < 120, `dark panels (${bg})`);
   await app.locator('.tile[data-version="7"] img').waitFor();
   await snap(page, 'viewer-app-dark.png');
+  // The host switches to light: ui/notifications/host-context-changed.
+  await page.evaluate(() => window.bridge.sendHostContextChange({ theme: 'light' }));
+  await app.locator('html[data-theme="light"]').waitFor({ state: 'attached' });
+  const light = await app.locator('body').evaluate(() => getComputedStyle(document.querySelector('.panel')).backgroundColor);
+  assert.ok(light.match(/\d+/g).slice(0, 3).map(Number).reduce((a, b) => a + b) > 600, `light panels (${light})`);
   await page.close();
 
   // A host with a fixed-height container: the View fills it, without scrolling.
