@@ -103,9 +103,7 @@ int main(int argc, char** argv) {
                                 app::MakeImageToolsOptions(*config, backend->note));
   for (auto& tool : image_tools.Tools()) {
     tool.definition.meta = ui::ToolUiMeta();  // MCP Apps hosts show results in the viewer
-    if (auto s = server.RegisterTool(std::move(tool.definition), std::move(tool.handler),
-                                     std::move(tool.admission));
-        !s.ok()) {
+    if (auto s = server.RegisterTool(std::move(tool)); !s.ok()) {
       return Fail("tool registration: " + s.error().message);
     }
   }

@@ -125,12 +125,6 @@ class CallContext final : public ToolCallContext {
   std::unique_ptr<CallReservation> reservation_;  // owned by the worker thread; no lock needed
 };
 
-// Carries a call's reservation from the reading thread to its worker. If the call never runs
-// (cancelled, refused), the slot dies with the task and the reservation is given up.
-struct ReservationSlot {
-  std::unique_ptr<CallReservation> reservation;
-};
-
 }  // namespace
 
 // The answer to a 2025-03-26 batch: one response per request, sent together when the last one is
@@ -492,7 +486,7 @@ void Connection::StartToolCall(const Json& id, Json params, const std::shared_pt
     return;
   }
   const std::string name = name_it->get<std::string>();
-  const RegisteredTool* tool = server_.tools().Find(name);
+  const ToolSpec* tool = server_.tools().Find(name);
   if (tool == nullptr) {
     ReplyError(id, InvalidParams("Unknown tool: " + name), batch);
     return;
@@ -508,19 +502,18 @@ void Connection::StartToolCall(const Json& id, Json params, const std::shared_pt
   std::optional<Json> progress_token = ReadProgressToken(params);
   std::weak_ptr<Connection> weak = weak_from_this();
   std::string version = protocol_version();
-  // Arrival order is decided here, on the reading thread, before the call waits for a worker.
-  auto slot = std::make_shared<ReservationSlot>();
-  if (tool->admission) slot->reservation = tool->admission(arguments);
+  // Arrival order is decided here, on the reading thread, before the call waits for a worker:
+  // the arguments are parsed and the tool's admission reserves what it needs.
+  auto call = std::make_shared<AdmittedCall>(tool->admit(std::move(arguments)));
   RunAsync(
       id, batch,
-      [weak, tool, id, arguments = std::move(arguments), progress_token, version,
-       slot](const CancellationToken& token) -> Json {
+      [weak, tool, id, progress_token, version, call](const CancellationToken& token) -> Json {
         auto self = weak.lock();  // alive: the pool task holds it for the call
         if (!self) return MakeResult(id, Json::object());
-        CallContext context(self, id, progress_token, token, version, std::move(slot->reservation));
+        CallContext context(self, id, progress_token, token, version, std::move(call->reservation));
         ToolResult result;
         try {
-          result = tool->handler(arguments, context);
+          result = call->run(context);
         } catch (const std::exception& e) {  // tool bug: still an answer, not a crash
           log::Error(kLog, "tool " + tool->definition.name + " threw: " + e.what());
           result = ToolResult::ErrorText("Tool " + tool->definition.name + " failed: " + e.what());

@@ -16,9 +16,12 @@ McpServer::McpServer(ServerOptions options)
 
 McpServer::~McpServer() { pool_.Shutdown(); }
 
+Status McpServer::RegisterTool(ToolSpec tool) { return tools_.Register(std::move(tool)); }
+
 Status McpServer::RegisterTool(ToolDefinition definition, ToolHandler handler,
                                ToolAdmission admission) {
-  return tools_.Register(std::move(definition), std::move(handler), std::move(admission));
+  return RegisterTool(
+      MakeToolSpec(std::move(definition), std::move(handler), std::move(admission)));
 }
 
 Status McpServer::RegisterPrompt(PromptDefinition definition, PromptHandler handler) {

@@ -59,7 +59,14 @@ class McpServer {
   McpServer& operator=(const McpServer&) = delete;
 
   // --- registration (start-up only, before Connect) -----------------------------------------
-  // `admission` (optional) runs when a call arrives, in arrival order; see tool.h.
+  // A tool with typed arguments (see TypedTool in tool.h), or one already made into a ToolSpec.
+  template <typename Args>
+  Status RegisterTool(TypedTool<Args> tool) {
+    return RegisterTool(MakeToolSpec(std::move(tool)));
+  }
+  Status RegisterTool(ToolSpec tool);
+  // A tool taking raw JSON arguments. `admission` (optional) runs when a call arrives, in arrival
+  // order; see tool.h.
   Status RegisterTool(ToolDefinition definition, ToolHandler handler, ToolAdmission admission = {});
   Status RegisterPrompt(PromptDefinition definition, PromptHandler handler);
   void SetCompletionHandler(CompletionHandler handler);

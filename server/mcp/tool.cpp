@@ -25,4 +25,23 @@ ToolResult ToolResult::ErrorText(std::string text) {
   return result;
 }
 
+std::string ArgumentErrorText(const std::string& tool, const Error& error) {
+  return tool + " failed: " + error.message;
+}
+
+ToolSpec MakeToolSpec(ToolDefinition definition, ToolHandler handler, ToolAdmission admission) {
+  ToolSpec spec;
+  spec.definition = std::move(definition);
+  if (!handler) return spec;  // the registry refuses it
+  auto shared = std::make_shared<const ToolHandler>(std::move(handler));
+  spec.admit = [shared, admission = std::move(admission)](Json arguments) {
+    AdmittedCall call;
+    auto args = std::make_shared<const Json>(std::move(arguments));
+    if (admission) call.reservation = admission(*args);
+    call.run = [shared, args](ToolCallContext& ctx) { return (*shared)(*args, ctx); };
+    return call;
+  };
+  return spec;
+}
+
 }  // namespace imgmcp::mcp

@@ -98,4 +98,61 @@ class ToolCallContext {
 
 using ToolHandler = std::function<ToolResult(const Json& arguments, ToolCallContext& ctx)>;
 
+// A tools/call as admitted when it arrives: its arguments parsed and checked, and what its
+// admission reserved. `run` executes it later, on a worker, with the call's context (which hands
+// the reservation to the handler through TakeReservation).
+struct AdmittedCall {
+  std::unique_ptr<CallReservation> reservation;
+  std::function<ToolResult(ToolCallContext& ctx)> run;
+};
+
+// A tool as the registry keeps it: its definition, and what becomes of a call's raw arguments on
+// arrival (on the transport's reading thread, in arrival order: quick, never blocking).
+struct ToolSpec {
+  ToolDefinition definition;
+  std::function<AdmittedCall(Json arguments)> admit;
+};
+
+// A tool with typed arguments. `parse` reads the raw arguments into Args strictly (unknown
+// fields, wrong types and out-of-range values are errors naming the field and what is allowed);
+// a parse error is the call's isError result "<tool> failed: <message>" and the handler never
+// runs. `admission` (optional) sees the parsed arguments when the call arrives (see
+// CallReservation).
+template <typename Args>
+struct TypedTool {
+  ToolDefinition definition;
+  std::function<Result<Args>(const Json& arguments)> parse;
+  std::function<ToolResult(const Args& args, ToolCallContext& ctx)> handler;
+  std::function<std::unique_ptr<CallReservation>(const Args& args)> admission;
+};
+
+// The text of the isError result for arguments that failed to parse.
+std::string ArgumentErrorText(const std::string& tool, const Error& error);
+
+template <typename Args>
+ToolSpec MakeToolSpec(TypedTool<Args> tool) {
+  ToolSpec spec;
+  spec.definition = std::move(tool.definition);
+  auto handler = std::make_shared<const decltype(tool.handler)>(std::move(tool.handler));
+  spec.admit = [name = spec.definition.name, parse = std::move(tool.parse), handler,
+                admission = std::move(tool.admission)](Json arguments) {
+    AdmittedCall call;
+    Result<Args> args = parse(arguments);
+    if (!args.ok()) {
+      call.run = [text = ArgumentErrorText(name, args.error())](ToolCallContext&) {
+        return ToolResult::ErrorText(text);
+      };
+      return call;
+    }
+    auto parsed = std::make_shared<const Args>(std::move(args).value());
+    if (admission) call.reservation = admission(*parsed);
+    call.run = [handler, parsed](ToolCallContext& ctx) { return (*handler)(*parsed, ctx); };
+    return call;
+  };
+  return spec;
+}
+
+// A tool that takes its arguments as raw JSON (test doubles such as the conformance fixtures).
+ToolSpec MakeToolSpec(ToolDefinition definition, ToolHandler handler, ToolAdmission admission = {});
+
 }  // namespace imgmcp::mcp

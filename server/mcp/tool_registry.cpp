@@ -19,8 +19,8 @@ bool IsValidToolName(const std::string& name) {
   });
 }
 
-Status ToolRegistry::Register(ToolDefinition definition, ToolHandler handler,
-                              ToolAdmission admission) {
+Status ToolRegistry::Register(ToolSpec tool) {
+  const ToolDefinition& definition = tool.definition;
   if (!IsValidToolName(definition.name)) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "invalid tool name '" + definition.name + "': use 1-128 of [A-Za-z0-9_.-]");
@@ -28,7 +28,7 @@ Status ToolRegistry::Register(ToolDefinition definition, ToolHandler handler,
   if (by_name_.count(definition.name)) {
     return MakeError(ErrorCode::kInvalidArgument, "duplicate tool name: " + definition.name);
   }
-  if (!handler) {
+  if (!tool.admit) {
     return MakeError(ErrorCode::kInvalidArgument, "tool " + definition.name + " has no handler");
   }
   const Json& schema = definition.input_schema;
@@ -42,16 +42,13 @@ Status ToolRegistry::Register(ToolDefinition definition, ToolHandler handler,
     return MakeError(ErrorCode::kInvalidArgument,
                      "tool " + definition.name + ": outputSchema root must be an object type");
   }
-  auto tool = std::make_unique<RegisteredTool>();
-  tool->definition = std::move(definition);
-  tool->handler = std::move(handler);
-  tool->admission = std::move(admission);
-  by_name_.emplace(tool->definition.name, tool.get());
-  order_.push_back(std::move(tool));
+  auto owned = std::make_unique<ToolSpec>(std::move(tool));
+  by_name_.emplace(owned->definition.name, owned.get());
+  order_.push_back(std::move(owned));
   return Status::Ok();
 }
 
-const RegisteredTool* ToolRegistry::Find(const std::string& name) const {
+const ToolSpec* ToolRegistry::Find(const std::string& name) const {
   auto it = by_name_.find(name);
   return it == by_name_.end() ? nullptr : it->second;
 }

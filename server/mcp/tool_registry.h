@@ -14,12 +14,6 @@
 
 namespace imgmcp::mcp {
 
-struct RegisteredTool {
-  ToolDefinition definition;
-  ToolHandler handler;
-  ToolAdmission admission;  // optional; see tool.h
-};
-
 struct ToolPage {
   Json tools = Json::array();  // tools/list entries
   std::optional<std::string> next_cursor;
@@ -31,9 +25,9 @@ class ToolRegistry {
  public:
   // kInvalidArgument for a bad name (1–128 of [A-Za-z0-9_.-]), a duplicate, a missing handler or an
   // input schema whose root is not {"type":"object"}.
-  Status Register(ToolDefinition definition, ToolHandler handler, ToolAdmission admission = {});
+  Status Register(ToolSpec tool);
 
-  const RegisteredTool* Find(const std::string& name) const;
+  const ToolSpec* Find(const std::string& name) const;
   size_t size() const { return order_.size(); }
   bool empty() const { return order_.empty(); }
 
@@ -41,8 +35,8 @@ class ToolRegistry {
   Result<ToolPage> List(const std::optional<std::string>& cursor, size_t page_size) const;
 
  private:
-  std::vector<std::unique_ptr<RegisteredTool>> order_;
-  std::map<std::string, const RegisteredTool*, std::less<>> by_name_;
+  std::vector<std::unique_ptr<ToolSpec>> order_;
+  std::map<std::string, const ToolSpec*, std::less<>> by_name_;
 };
 
 // The tools/list entry of one tool: name, title?, description, inputSchema, outputSchema?,

@@ -1,8 +1,10 @@
-// Turns an image argument ({path} or {data, mime_type}) into checked bytes. Paths must resolve
-// (symlinks included) inside an allowed root; the MIME type always comes from the bytes.
+// The image argument ({path} or {data, mime_type}): its typed form and schema (ImageInputArg), and
+// the resolver that turns it into checked bytes. Paths must resolve (symlinks included) inside an
+// allowed root; the MIME type always comes from the bytes.
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,8 +12,30 @@
 #include "common/result.h"
 #include "imaging/codec.h"
 #include "imaging/image_backend.h"
+#include "server/tools/arguments.h"
 
 namespace imgmcp::tools {
+
+// The MIME labels an inline image may carry ({data, mime_type}).
+const std::vector<std::string>& AcceptedImageMimeTypes();
+
+// {"path": …} or {"data": <base64>, "mime_type": …}, exactly one of path and data.
+struct ImageInputArg {
+  std::optional<std::string> path;
+  std::optional<std::string> data;
+  std::optional<std::string> mime_type;
+
+  template <typename V>
+  void Fields(V& v) {
+    v.String("path", path, 4096,
+             "Path of an image file on the server's machine, inside an allowed directory.");
+    v.String("data", data, v.options().max_image_data_chars, "The image bytes, base64-encoded.");
+    v.Enum("mime_type", mime_type, AcceptedImageMimeTypes(),
+           "Required with data. The real type is read from the bytes.");
+  }
+  // `where` names the argument, e.g. "image" or "reference_images[2]".
+  Status Check(const std::string& where) const;
+};
 
 struct ImageInputOptions {
   std::vector<std::filesystem::path> allowed_roots;  // canonicalised by the constructor
@@ -24,10 +48,13 @@ class ImageInputResolver {
   explicit ImageInputResolver(ImageInputOptions options);
 
   // `field` names the argument in errors, e.g. "image" or "reference_images[2]".
-  Result<imaging::EncodedImage> Resolve(const Json& value, const std::string& field) const;
-  // An optional array of image arguments; nullptr → empty.
-  Result<std::vector<imaging::EncodedImage>> ResolveList(const Json* value,
+  Result<imaging::EncodedImage> Resolve(const ImageInputArg& input, const std::string& field) const;
+  // Each of `inputs`, named field[0], field[1], … in errors.
+  Result<std::vector<imaging::EncodedImage>> ResolveList(const std::vector<ImageInputArg>& inputs,
                                                          const std::string& field) const;
+
+  // The parsing limits these options imply (inline data size, number of reference images).
+  void ApplyLimits(ArgumentOptions& options) const;
 
   const std::vector<std::filesystem::path>& allowed_roots() const { return options_.allowed_roots; }
 

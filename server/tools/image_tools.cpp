@@ -10,27 +10,13 @@
 namespace imgmcp::tools {
 namespace {
 
-constexpr int64_t kMaxVersionNumber = 1'000'000'000'000;
-
-const std::vector<std::string> kAspectRatios = {"1:1", "2:3", "3:2",  "3:4",  "4:3",
-                                                "4:5", "5:4", "9:16", "16:9", "21:9"};
-
 mcp::ToolResult Fail(const std::string& tool, const Error& error) {
   return mcp::ToolResult::ErrorText(tool + " failed: " + error.message);
 }
 
-bool IsBlank(const std::string& s) { return s.find_first_not_of(" \t\r\n") == std::string::npos; }
-
 std::string Describe(const session::VersionInfo& v) {
   return std::to_string(v.width) + "x" + std::to_string(v.height) + " " + v.mime_type + ", " +
          HumanBytes(v.bytes);
-}
-
-Result<std::string> RequiredPrompt(ArgumentReader& reader, size_t max_bytes) {
-  auto prompt = reader.RequiredString("prompt", max_bytes);
-  if (!prompt.ok()) return prompt.error();
-  if (IsBlank(*prompt)) return Error(ErrorCode::kInvalidArgument, "'prompt' is empty");
-  return prompt;
 }
 
 }  // namespace
@@ -42,18 +28,42 @@ ImageTools::ImageTools(session::SessionStore& store, imaging::ImageBackend& back
       backend_(backend),
       inputs_(inputs),
       notifier_(notifier),
-      options_(std::move(options)) {}
+      options_(std::move(options)) {
+  argument_options_.max_prompt_bytes = options_.max_prompt_bytes;
+  inputs_.ApplyLimits(argument_options_);
+}
 
-std::vector<RegisteredTool> ImageTools::Tools() {
-  using Method = mcp::ToolResult (ImageTools::*)(const Json&, mcp::ToolCallContext&);
-  auto bind = [this](Method m) {
-    return [this, m](const Json& args, mcp::ToolCallContext& ctx) { return (this->*m)(args, ctx); };
+template <typename Args>
+mcp::TypedTool<Args> ImageTools::Bind(
+    mcp::ToolDefinition definition,
+    mcp::ToolResult (ImageTools::*handler)(const Args&, mcp::ToolCallContext&)) {
+  mcp::TypedTool<Args> tool;
+  tool.definition = std::move(definition);
+  tool.parse = [this](const Json& arguments) {
+    return ParseArguments<Args>(arguments, argument_options_);
   };
-  auto reserve = [this](const Json& args) { return ReserveSessionTurn(args); };
-  return {{GenerateImageDefinition(), bind(&ImageTools::GenerateImage), reserve},
-          {EditImageDefinition(), bind(&ImageTools::EditImage), reserve},
-          {GetImageDefinition(), bind(&ImageTools::GetImage), nullptr},
-          {ResetSessionDefinition(), bind(&ImageTools::ResetSession), reserve}};
+  tool.handler = [this, handler](const Args& args, mcp::ToolCallContext& ctx) {
+    return (this->*handler)(args, ctx);
+  };
+  return tool;
+}
+
+std::vector<mcp::ToolSpec> ImageTools::Tools() {
+  const ArgumentOptions& o = argument_options_;
+  auto generate = Bind(GenerateImageDefinition(o), &ImageTools::GenerateImage);
+  generate.admission = [this](const GenerateImageArgs& a) {
+    return ReserveSessionTurn(a.session_id);
+  };
+  auto edit = Bind(EditImageDefinition(o), &ImageTools::EditImage);
+  edit.admission = [this](const EditImageArgs& a) { return ReserveSessionTurn(a.session_id); };
+  auto reset = Bind(ResetSessionDefinition(o), &ImageTools::ResetSession);
+  reset.admission = [this](const ResetSessionArgs& a) { return ReserveSessionTurn(a.session_id); };
+  std::vector<mcp::ToolSpec> tools;
+  tools.push_back(mcp::MakeToolSpec(std::move(generate)));
+  tools.push_back(mcp::MakeToolSpec(std::move(edit)));
+  tools.push_back(mcp::MakeToolSpec(Bind(GetImageDefinition(o), &ImageTools::GetImage)));
+  tools.push_back(mcp::MakeToolSpec(std::move(reset)));
+  return tools;
 }
 
 namespace {
@@ -68,12 +78,10 @@ class SessionTurnReservation final : public mcp::CallReservation {
 
 }  // namespace
 
-std::unique_ptr<mcp::CallReservation> ImageTools::ReserveSessionTurn(const Json& arguments) {
-  auto it = arguments.find("session_id");
-  if (it == arguments.end() || !it->is_string()) return nullptr;  // minted or invalid: no line
-  const auto& id = it->get_ref<const std::string&>();
-  if (!IsValidSessionId(id)) return nullptr;  // the handler reports the bad id
-  auto turn = store_.ReserveTurn(id);
+std::unique_ptr<mcp::CallReservation> ImageTools::ReserveSessionTurn(
+    const std::optional<std::string>& session_id) {
+  if (!session_id) return nullptr;  // minted by the handler: a new session, no line to join
+  auto turn = store_.ReserveTurn(*session_id);
   if (!turn.ok()) return nullptr;
   return std::make_unique<SessionTurnReservation>(std::move(*turn));
 }
@@ -213,22 +221,11 @@ mcp::ToolResult ImageTools::VersionResult(const std::string& summary,
   return BuildToolResult(std::move(parts), options_.preview, options_.limits);
 }
 
-mcp::ToolResult ImageTools::GenerateImage(const Json& arguments, mcp::ToolCallContext& ctx) {
+mcp::ToolResult ImageTools::GenerateImage(const GenerateImageArgs& args,
+                                          mcp::ToolCallContext& ctx) {
   const std::string tool = "generate_image";
-  ArgumentReader reader(arguments);
-  auto prompt = RequiredPrompt(reader, options_.max_prompt_bytes);
-  if (!prompt.ok()) return Fail(tool, prompt.error());
-  auto session_id = reader.OptionalString("session_id", 256);
-  if (!session_id.ok()) return Fail(tool, session_id.error());
-  auto aspect = reader.OptionalEnum("aspect_ratio", kAspectRatios);
-  if (!aspect.ok()) return Fail(tool, aspect.error());
-  const Json* references_json = reader.OptionalValue("reference_images");
-  auto inline_mode = reader.OptionalEnum("inline", InlineModeNames());
-  if (!inline_mode.ok()) return Fail(tool, inline_mode.error());
-  if (Status s = reader.Finish(); !s.ok()) return Fail(tool, s.error());
-  std::string id = session_id->value_or("img-" + RandomHex(6));
-  if (Status s = ValidateSessionId(id); !s.ok()) return Fail(tool, s.error());
-  auto references = inputs_.ResolveList(references_json, "reference_images");
+  const std::string id = args.session_id.value_or("img-" + RandomHex(6));
+  auto references = inputs_.ResolveList(args.reference_images, "reference_images");
   if (!references.ok()) return Fail(tool, references.error());
 
   CallProgress progress(ctx);
@@ -237,17 +234,17 @@ mcp::ToolResult ImageTools::GenerateImage(const Json& arguments, mcp::ToolCallCo
   const bool new_session = !(*turn)->Current().has_value() && (*turn)->LastIssuedVersion() == 0;
 
   imaging::GenerateRequest request;
-  request.prompt = *prompt;
-  request.aspect_ratio = aspect->value_or("1:1");
+  request.prompt = args.prompt;
+  request.aspect_ratio = args.aspect_ratio.value_or(AspectRatios().front());
   request.references = std::move(*references);
   auto image =
       RunBackend("generating with " + backend_.Name() + " (" + backend_.Model() + ")", ctx,
                  [&](const imaging::CallContext& c) { return backend_.Generate(request, c); });
   if (!image.ok()) return Fail(tool, Error(image.error().code, image.error().message + Note()));
   std::string model_text = image->text;
-  auto nv = BackendVersion(std::move(*image), "generate", *prompt, std::nullopt);
+  auto nv = BackendVersion(std::move(*image), "generate", args.prompt, std::nullopt);
   if (!nv.ok()) return Fail(tool, nv.error());
-  const InlineMode mode = ParseInlineMode(*inline_mode);
+  const InlineMode mode = args.inline_mode;
   std::optional<PreparedImage> prepared;
   auto version = CommitWhilePreparing(*turn, *nv, mode, &prepared);
   if (!version.ok()) return Fail(tool, version.error());
@@ -260,48 +257,29 @@ mcp::ToolResult ImageTools::GenerateImage(const Json& arguments, mcp::ToolCallCo
                        *version, mode, std::move(extra), std::move(prepared));
 }
 
-mcp::ToolResult ImageTools::EditImage(const Json& arguments, mcp::ToolCallContext& ctx) {
+mcp::ToolResult ImageTools::EditImage(const EditImageArgs& args, mcp::ToolCallContext& ctx) {
   const std::string tool = "edit_image";
-  ArgumentReader reader(arguments);
-  auto session_id = reader.RequiredString("session_id", 256);
-  if (!session_id.ok()) return Fail(tool, session_id.error());
-  if (Status s = ValidateSessionId(*session_id); !s.ok()) return Fail(tool, s.error());
-  auto prompt = RequiredPrompt(reader, options_.max_prompt_bytes);
-  if (!prompt.ok()) return Fail(tool, prompt.error());
-  auto expected = reader.OptionalInteger("expected_version", 0, kMaxVersionNumber);
-  if (!expected.ok()) return Fail(tool, expected.error());
-  auto from = reader.OptionalInteger("from_version", 1, kMaxVersionNumber);
-  if (!from.ok()) return Fail(tool, from.error());
-  const Json* image_json = reader.OptionalValue("image");
-  const Json* references_json = reader.OptionalValue("reference_images");
-  auto inline_mode = reader.OptionalEnum("inline", InlineModeNames());
-  if (!inline_mode.ok()) return Fail(tool, inline_mode.error());
-  if (Status s = reader.Finish(); !s.ok()) return Fail(tool, s.error());
-  if (image_json != nullptr && from->has_value()) {
-    return Fail(tool, Error(ErrorCode::kInvalidArgument,
-                            "'image' and 'from_version' cannot be used together: 'image' edits an "
-                            "outside image, 'from_version' an earlier version of the session"));
-  }
+  const std::string& session_id = args.session_id;
   std::optional<imaging::EncodedImage> outside;
-  if (image_json != nullptr) {
-    auto resolved = inputs_.Resolve(*image_json, "image");
+  if (args.image) {
+    auto resolved = inputs_.Resolve(*args.image, "image");
     if (!resolved.ok()) return Fail(tool, resolved.error());
     outside = std::move(*resolved);
   }
-  auto references = inputs_.ResolveList(references_json, "reference_images");
+  auto references = inputs_.ResolveList(args.reference_images, "reference_images");
   if (!references.ok()) return Fail(tool, references.error());
 
   CallProgress progress(ctx);
-  auto turn = TakeTurn(store_, *session_id, ctx, progress);
+  auto turn = TakeTurn(store_, session_id, ctx, progress);
   if (!turn.ok()) return Fail(tool, turn.error());
   const auto current = (*turn)->Current();
   const int64_t current_version = current ? current->version : 0;
   const bool new_session = !current && (*turn)->LastIssuedVersion() == 0;
-  if (expected->has_value() && **expected != current_version) {
+  if (args.expected_version && *args.expected_version != current_version) {
     return Fail(tool, Error(ErrorCode::kConflict,
-                            "version conflict: session '" + *session_id + "' is at version " +
+                            "version conflict: session '" + session_id + "' is at version " +
                                 std::to_string(current_version) + ", but expected_version is " +
-                                std::to_string(**expected) +
+                                std::to_string(*args.expected_version) +
                                 "; nothing changed. Call get_image to see the current image, then "
                                 "retry with expected_version " +
                                 std::to_string(current_version) + "."));
@@ -309,7 +287,7 @@ mcp::ToolResult ImageTools::EditImage(const Json& arguments, mcp::ToolCallContex
 
   session::VersionInfo base_info;
   imaging::EditRequest request;
-  request.prompt = *prompt;
+  request.prompt = args.prompt;
   request.references = std::move(*references);
   std::string imported_note;
   if (outside) {
@@ -321,20 +299,20 @@ mcp::ToolResult ImageTools::EditImage(const Json& arguments, mcp::ToolCallContex
         " (the given image was saved as version " + std::to_string(imported->version) + ")";
     AnnounceNewVersion(*imported, new_session);
   } else {
-    if (from->has_value()) {
-      auto info = store_.GetVersion(*session_id, **from);
+    if (args.from_version) {
+      auto info = store_.GetVersion(session_id, *args.from_version);
       if (!info.ok()) {
-        return Fail(tool,
-                    Error(info.error().code,
-                          "session '" + *session_id + "' has no version " + std::to_string(**from) +
-                              " (current version: " + std::to_string(current_version) + ")"));
+        return Fail(tool, Error(info.error().code,
+                                "session '" + session_id + "' has no version " +
+                                    std::to_string(*args.from_version) +
+                                    " (current version: " + std::to_string(current_version) + ")"));
       }
       base_info = *info;
     } else if (current) {
       base_info = *current;
     } else {
       return Fail(tool, Error(ErrorCode::kFailedPrecondition,
-                              "session '" + *session_id +
+                              "session '" + session_id +
                                   "' has no image yet: call generate_image with this session_id "
                                   "first, or pass 'image' to edit an outside image"));
     }
@@ -352,97 +330,81 @@ mcp::ToolResult ImageTools::EditImage(const Json& arguments, mcp::ToolCallContex
     return Fail(tool, Error(image.error().code, image.error().message + imported_note + Note()));
   }
   std::string model_text = image->text;
-  auto nv = BackendVersion(std::move(*image), "edit", *prompt, base_info.version);
+  auto nv = BackendVersion(std::move(*image), "edit", args.prompt, base_info.version);
   if (!nv.ok()) return Fail(tool, nv.error());
-  const InlineMode mode = ParseInlineMode(*inline_mode);
+  const InlineMode mode = args.inline_mode;
   std::optional<PreparedImage> prepared;
   auto version = CommitWhilePreparing(*turn, *nv, mode, &prepared);
   if (!version.ok()) return Fail(tool, version.error());
   AnnounceNewVersion(*version, false);
   Json extra = Json::object();
   if (!model_text.empty()) extra["text"] = model_text;
-  return VersionResult("Edited session '" + *session_id + "': version " +
+  return VersionResult("Edited session '" + session_id + "': version " +
                            std::to_string(version->version) + " made from version " +
                            std::to_string(base_info.version) + imported_note + " (" +
                            Describe(*version) + ") with the " + version->backend + " backend.",
                        *version, mode, std::move(extra), std::move(prepared));
 }
 
-mcp::ToolResult ImageTools::GetImage(const Json& arguments, mcp::ToolCallContext& ctx) {
+mcp::ToolResult ImageTools::GetImage(const GetImageArgs& args, mcp::ToolCallContext& ctx) {
   const std::string tool = "get_image";
-  ArgumentReader reader(arguments);
-  auto session_id = reader.RequiredString("session_id", 256);
-  if (!session_id.ok()) return Fail(tool, session_id.error());
-  if (Status s = ValidateSessionId(*session_id); !s.ok()) return Fail(tool, s.error());
-  auto version_arg = reader.OptionalInteger("version", 1, kMaxVersionNumber);
-  if (!version_arg.ok()) return Fail(tool, version_arg.error());
-  auto inline_mode = reader.OptionalEnum("inline", InlineModeNames());
-  if (!inline_mode.ok()) return Fail(tool, inline_mode.error());
-  auto include_history = reader.OptionalBool("include_history");
-  if (!include_history.ok()) return Fail(tool, include_history.error());
-  if (Status s = reader.Finish(); !s.ok()) return Fail(tool, s.error());
+  const std::string& session_id = args.session_id;
+  const std::optional<int64_t>& version_arg = args.version;
 
   // One snapshot: a commit by another call or process lands wholly before or after this read.
-  const bool with_history = include_history->value_or(true);
-  auto snapshot = store_.ReadSession(*session_id, *version_arg, with_history);
+  const bool with_history = args.include_history.value_or(true);
+  auto snapshot = store_.ReadSession(session_id, version_arg, with_history);
   if (!snapshot.ok()) {
     if (snapshot.error().code != ErrorCode::kNotFound) return Fail(tool, snapshot.error());
     return Fail(tool, Error(ErrorCode::kNotFound,
-                            "unknown session '" + *session_id +
+                            "unknown session '" + session_id +
                                 "'; sessions are created by generate_image (or edit_image with "
                                 "an image)"));
   }
   Json history = Json::array();
   for (const auto& v : snapshot->history) history.push_back(HistoryEntryJson(v));
   if (!snapshot->version.has_value()) {
-    if (version_arg->has_value()) {
+    if (version_arg.has_value()) {
       return Fail(tool, Error(ErrorCode::kNotFound,
-                              "session '" + *session_id + "' has no version " +
-                                  std::to_string(**version_arg) +
+                              "session '" + session_id + "' has no version " +
+                                  std::to_string(*version_arg) +
                                   " (it may never have existed, or was cleared or pruned); "
                                   "include_history lists the versions it has"));
     }
     ResultParts parts;
-    parts.summary = "Session '" + *session_id + "' has no image (it was reset)." + Note();
-    parts.structured =
-        EmptySessionStructuredContent(*session_id, backend_.Name(), backend_.Model());
+    parts.summary = "Session '" + session_id + "' has no image (it was reset)." + Note();
+    parts.structured = EmptySessionStructuredContent(session_id, backend_.Name(), backend_.Model());
     if (with_history) parts.structured["history"] = history;
-    parts.link_uri = ManifestUri(*session_id);
-    parts.link_name = *session_id;
+    parts.link_uri = ManifestUri(session_id);
+    parts.link_name = session_id;
     parts.link_mime_type = "application/json";
     return BuildToolResult(std::move(parts), options_.preview, options_.limits);
   }
   const session::VersionInfo& version = *snapshot->version;
   Json extra = Json::object();
   if (with_history) extra["history"] = std::move(history);
-  return VersionResult("Session '" + *session_id + "' version " + std::to_string(version.version) +
+  return VersionResult("Session '" + session_id + "' version " + std::to_string(version.version) +
                            " (" + Describe(version) + ", " + version.operation + ").",
-                       version, ParseInlineMode(*inline_mode), std::move(extra));
+                       version, args.inline_mode, std::move(extra));
 }
 
-mcp::ToolResult ImageTools::ResetSession(const Json& arguments, mcp::ToolCallContext& ctx) {
+mcp::ToolResult ImageTools::ResetSession(const ResetSessionArgs& args, mcp::ToolCallContext& ctx) {
   const std::string tool = "reset_session";
-  ArgumentReader reader(arguments);
-  auto session_id = reader.RequiredString("session_id", 256);
-  if (!session_id.ok()) return Fail(tool, session_id.error());
-  if (Status s = ValidateSessionId(*session_id); !s.ok()) return Fail(tool, s.error());
-  auto to_version = reader.OptionalInteger("to_version", 1, kMaxVersionNumber);
-  if (!to_version.ok()) return Fail(tool, to_version.error());
-  if (Status s = reader.Finish(); !s.ok()) return Fail(tool, s.error());
+  const std::string& session_id = args.session_id;
   CallProgress progress(ctx);
-  auto turn = TakeTurn(store_, *session_id, ctx, progress);
+  auto turn = TakeTurn(store_, session_id, ctx, progress);
   if (!turn.ok()) return Fail(tool, turn.error());
   // Checked in the turn: a generate sent just before this reset has committed by now.
-  if (!store_.SessionExists(*session_id)) {
-    return Fail(tool, Error(ErrorCode::kNotFound, "unknown session '" + *session_id + "'"));
+  if (!store_.SessionExists(session_id)) {
+    return Fail(tool, Error(ErrorCode::kNotFound, "unknown session '" + session_id + "'"));
   }
 
-  if (to_version->has_value()) {
-    auto old = store_.GetVersion(*session_id, **to_version);
+  if (args.to_version.has_value()) {
+    auto old = store_.GetVersion(session_id, *args.to_version);
     if (!old.ok()) {
       return Fail(tool,
-                  Error(old.error().code, "session '" + *session_id + "' has no version " +
-                                              std::to_string(**to_version) + " to revert to"));
+                  Error(old.error().code, "session '" + session_id + "' has no version " +
+                                              std::to_string(*args.to_version) + " to revert to"));
     }
     auto bytes = store_.ReadImage(*old);
     if (!bytes.ok()) return Fail(tool, bytes.error());
@@ -461,7 +423,7 @@ mcp::ToolResult ImageTools::ResetSession(const Json& arguments, mcp::ToolCallCon
     turn->reset();
     if (!version.ok()) return Fail(tool, version.error());
     AnnounceNewVersion(*version, false);
-    return VersionResult("Reverted session '" + *session_id + "' to version " +
+    return VersionResult("Reverted session '" + session_id + "' to version " +
                              std::to_string(old->version) + ", saved as new version " +
                              std::to_string(version->version) + ".",
                          *version, InlineMode::kPreview);
@@ -470,17 +432,17 @@ mcp::ToolResult ImageTools::ResetSession(const Json& arguments, mcp::ToolCallCon
   const int64_t next = (*turn)->LastIssuedVersion() + 1;
   if (Status s = (*turn)->Clear(); !s.ok()) return Fail(tool, s.error());
   turn->reset();
-  if (notifier_ != nullptr) notifier_->ResourceUpdated(ManifestUri(*session_id));
+  if (notifier_ != nullptr) notifier_->ResourceUpdated(ManifestUri(session_id));
   ResultParts parts;
-  parts.summary = "Cleared session '" + *session_id +
+  parts.summary = "Cleared session '" + session_id +
                   "': it has no image now; the next version "
                   "will be " +
                   std::to_string(next) + " (numbers are never reused)." + Note();
-  parts.structured = EmptySessionStructuredContent(*session_id, backend_.Name(), backend_.Model());
+  parts.structured = EmptySessionStructuredContent(session_id, backend_.Name(), backend_.Model());
   parts.structured["cleared"] = true;
   parts.structured["next_version"] = next;
-  parts.link_uri = ManifestUri(*session_id);
-  parts.link_name = *session_id;
+  parts.link_uri = ManifestUri(session_id);
+  parts.link_name = session_id;
   parts.link_mime_type = "application/json";
   return BuildToolResult(std::move(parts), options_.preview, options_.limits);
 }

@@ -13,6 +13,7 @@
 #include "server/mcp/resource.h"
 #include "server/mcp/tool.h"
 #include "server/tools/image_input.h"
+#include "server/tools/tool_args.h"
 #include "server/tools/tool_results.h"
 #include "session/session_store.h"
 
@@ -28,12 +29,6 @@ struct ImageToolsOptions {
   size_t max_prompt_bytes = 100 * 1024;
 };
 
-struct RegisteredTool {
-  mcp::ToolDefinition definition;
-  mcp::ToolHandler handler;
-  mcp::ToolAdmission admission;  // reserves the session's turn when the call arrives
-};
-
 class ImageTools {
  public:
   // All references must outlive this object. `notifier` may be null.
@@ -41,18 +36,28 @@ class ImageTools {
              const ImageInputResolver& inputs, mcp::ResourceNotifier* notifier,
              ImageToolsOptions options);
 
-  std::vector<RegisteredTool> Tools();
+  // The four tools with typed arguments, for McpServer::RegisterTool. The tools that take a
+  // session's turn reserve it when the call arrives (on the reading thread, in arrival order), so
+  // turns follow arrival order, not thread start order.
+  std::vector<mcp::ToolSpec> Tools();
 
-  // Draws the call's place in its session's line at arrival (the protocol core calls this on the
-  // reading thread, in arrival order), so turns follow arrival order, not thread start order.
-  std::unique_ptr<mcp::CallReservation> ReserveSessionTurn(const Json& arguments);
+  // What the arguments are parsed with (limits from the options and the input resolver).
+  const ArgumentOptions& argument_options() const { return argument_options_; }
 
-  mcp::ToolResult GenerateImage(const Json& arguments, mcp::ToolCallContext& ctx);
-  mcp::ToolResult EditImage(const Json& arguments, mcp::ToolCallContext& ctx);
-  mcp::ToolResult GetImage(const Json& arguments, mcp::ToolCallContext& ctx);
-  mcp::ToolResult ResetSession(const Json& arguments, mcp::ToolCallContext& ctx);
+  mcp::ToolResult GenerateImage(const GenerateImageArgs& args, mcp::ToolCallContext& ctx);
+  mcp::ToolResult EditImage(const EditImageArgs& args, mcp::ToolCallContext& ctx);
+  mcp::ToolResult GetImage(const GetImageArgs& args, mcp::ToolCallContext& ctx);
+  mcp::ToolResult ResetSession(const ResetSessionArgs& args, mcp::ToolCallContext& ctx);
 
  private:
+  template <typename Args>
+  mcp::TypedTool<Args> Bind(mcp::ToolDefinition definition,
+                            mcp::ToolResult (ImageTools::*handler)(const Args&,
+                                                                   mcp::ToolCallContext&));
+  // Draws the call's place in `session_id`'s line (nullptr when there is none to draw).
+  std::unique_ptr<mcp::CallReservation> ReserveSessionTurn(
+      const std::optional<std::string>& session_id);
+
   // Runs the backend in a concurrency slot with a progress heartbeat; checks cancellation after.
   template <typename Fn>
   Result<imaging::BackendImage> RunBackend(const std::string& what, mcp::ToolCallContext& ctx,
@@ -81,12 +86,13 @@ class ImageTools {
   const ImageInputResolver& inputs_;
   mcp::ResourceNotifier* notifier_;
   ImageToolsOptions options_;
+  ArgumentOptions argument_options_;
 };
 
 // Tool definitions (names, titles, descriptions written for a model, schemas, annotations).
-mcp::ToolDefinition GenerateImageDefinition();
-mcp::ToolDefinition EditImageDefinition();
-mcp::ToolDefinition GetImageDefinition();
-mcp::ToolDefinition ResetSessionDefinition();
+mcp::ToolDefinition GenerateImageDefinition(const ArgumentOptions& options);
+mcp::ToolDefinition EditImageDefinition(const ArgumentOptions& options);
+mcp::ToolDefinition GetImageDefinition(const ArgumentOptions& options);
+mcp::ToolDefinition ResetSessionDefinition(const ArgumentOptions& options);
 
 }  // namespace imgmcp::tools

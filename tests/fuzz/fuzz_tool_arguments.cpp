@@ -1,6 +1,7 @@
 // Fuzzes tool-argument parsing end to end: the JSON arguments of the four image tools go through
-// the real handlers (ArgumentReader, ImageInputResolver: base64, paths, MIME sniffing, limits)
-// against a real SessionStore in a temp dir. Generation returns a fixed 8x8 PNG and edits run the
+// the tools as registered (typed argument parsing, the arrival-time turn reservation, then the
+// handlers with ImageInputResolver: base64, paths, MIME sniffing, limits) against a real
+// SessionStore in a temp dir. Generation returns a fixed 8x8 PNG and edits run the
 // LocalBackend on small images, so the target stays fast.
 //
 // Input: byte 0 picks the tool; the rest is the arguments' JSON text. Every call must give a
@@ -16,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/json.h"
@@ -94,6 +96,7 @@ struct Fixture {
   std::unique_ptr<TinyBackend> backend;
   std::unique_ptr<imgmcp::tools::ImageInputResolver> inputs;
   std::unique_ptr<imgmcp::tools::ImageTools> tools;
+  std::vector<mcp::ToolSpec> specs;  // generate_image, edit_image, get_image, reset_session
 
   Fixture() {
     imgmcp::log::SetMinLevel(imgmcp::log::Level::kOff);
@@ -138,11 +141,20 @@ struct Fixture {
     tool_options.heartbeat_interval = std::chrono::milliseconds(1000);
     tools = std::make_unique<imgmcp::tools::ImageTools>(*store, *backend, *inputs, nullptr,
                                                         tool_options);
+    specs = tools->Tools();
+    if (specs.size() != 4 || specs[0].definition.name != "generate_image") std::abort();
     // A session with two versions for get/edit/reset to find.
-    FuzzContext ctx(nullptr);
     Json seed = {{"session_id", "s1"}, {"prompt", "solid red"}, {"inline", "none"}};
-    if (tools->GenerateImage(seed, ctx).is_error) std::abort();
-    if (tools->GenerateImage(seed, ctx).is_error) std::abort();
+    for (int i = 0; i < 2; ++i) {
+      if (Call(0, seed).is_error) std::abort();
+    }
+  }
+
+  // One call as the protocol core makes it: admitted on arrival, then run.
+  mcp::ToolResult Call(int which, Json arguments) {
+    mcp::AdmittedCall call = specs[which].admit(std::move(arguments));
+    FuzzContext ctx(std::move(call.reservation));
+    return call.run(ctx);
   }
   ~Fixture() {
     std::error_code ec;
@@ -159,26 +171,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Json arguments = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (arguments.is_discarded()) return 0;
 
-  imgmcp::tools::ImageTools& tools = *fixture.tools;
-  const int which = data[0] % 4;
-  std::unique_ptr<mcp::CallReservation> reservation;
-  if (which != 2 && arguments.is_object()) reservation = tools.ReserveSessionTurn(arguments);
-  FuzzContext ctx(std::move(reservation));
-  mcp::ToolResult result;
-  switch (which) {
-    case 0:
-      result = tools.GenerateImage(arguments, ctx);
-      break;
-    case 1:
-      result = tools.EditImage(arguments, ctx);
-      break;
-    case 2:
-      result = tools.GetImage(arguments, ctx);
-      break;
-    default:
-      result = tools.ResetSession(arguments, ctx);
-      break;
-  }
+  mcp::ToolResult result = fixture.Call(data[0] % 4, std::move(arguments));
   if (result.is_error) {
     if (!result.content.is_array() || result.content.empty() ||
         !result.content[0].contains("text") ||

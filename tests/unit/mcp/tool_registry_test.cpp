@@ -21,15 +21,15 @@ ToolHandler Noop() {
 
 TEST(ToolRegistry, ValidatesNamesSchemasAndDuplicates) {
   ToolRegistry r;
-  EXPECT_TRUE(r.Register(Def("good_name-1.x"), Noop()).ok());
-  EXPECT_FALSE(r.Register(Def("good_name-1.x"), Noop()).ok());  // duplicate
-  EXPECT_FALSE(r.Register(Def(""), Noop()).ok());
-  EXPECT_FALSE(r.Register(Def("has space"), Noop()).ok());
-  EXPECT_FALSE(r.Register(Def(std::string(129, 'a')), Noop()).ok());
-  EXPECT_FALSE(r.Register(Def("no_handler"), nullptr).ok());
+  EXPECT_TRUE(r.Register(MakeToolSpec(Def("good_name-1.x"), Noop())).ok());
+  EXPECT_FALSE(r.Register(MakeToolSpec(Def("good_name-1.x"), Noop())).ok());  // duplicate
+  EXPECT_FALSE(r.Register(MakeToolSpec(Def(""), Noop())).ok());
+  EXPECT_FALSE(r.Register(MakeToolSpec(Def("has space"), Noop())).ok());
+  EXPECT_FALSE(r.Register(MakeToolSpec(Def(std::string(129, 'a')), Noop())).ok());
+  EXPECT_FALSE(r.Register(MakeToolSpec(Def("no_handler"), nullptr)).ok());
   ToolDefinition bad = Def("array_schema");
   bad.input_schema = {{"type", "array"}};
-  EXPECT_FALSE(r.Register(bad, Noop()).ok());
+  EXPECT_FALSE(r.Register(MakeToolSpec(bad, Noop())).ok());
   EXPECT_EQ(r.size(), 1u);
   EXPECT_NE(r.Find("good_name-1.x"), nullptr);
   EXPECT_EQ(r.Find("missing"), nullptr);
@@ -37,7 +37,8 @@ TEST(ToolRegistry, ValidatesNamesSchemasAndDuplicates) {
 
 TEST(ToolRegistry, PaginatesInRegistrationOrder) {
   ToolRegistry r;
-  for (int i = 0; i < 5; ++i) ASSERT_TRUE(r.Register(Def("t" + std::to_string(i)), Noop()).ok());
+  for (int i = 0; i < 5; ++i)
+    ASSERT_TRUE(r.Register(MakeToolSpec(Def("t" + std::to_string(i)), Noop())).ok());
   std::vector<std::string> names;
   std::optional<std::string> cursor;
   int pages = 0;

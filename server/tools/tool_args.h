@@ -1,0 +1,108 @@
+// The typed arguments of the four image tools (DESIGN.md §2), each listed once: the member, how
+// it is parsed and checked, and its description in the inputSchema (see arguments.h). To add an
+// optional field to a tool: add the member and one line in its Fields(); the parser, the schema
+// and the error messages follow from that line.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "server/tools/arguments.h"
+#include "server/tools/image_input.h"
+#include "server/tools/tool_results.h"
+
+namespace imgmcp::tools {
+
+// Version numbers accepted in arguments.
+inline constexpr int64_t kMaxVersionNumber = 1'000'000'000'000;
+
+const std::vector<std::string>& AspectRatios();  // "1:1" (the default) first
+const EnumChoices<InlineMode>& InlineModeChoices();
+
+// Descriptions shared by several tools.
+extern const char kInlineDescription[];
+extern const char kReferenceImagesDescription[];
+extern const char kReferenceImageDescription[];
+extern const char kExistingSessionIdDescription[];  // session_id of edit, get, reset
+
+struct GenerateImageArgs {
+  std::string prompt;
+  std::optional<std::string> session_id;  // minted when absent
+  std::optional<std::string> aspect_ratio;
+  std::vector<ImageInputArg> reference_images;
+  InlineMode inline_mode = InlineMode::kPreview;
+
+  template <typename V>
+  void Fields(V& v) {
+    v.Prompt("prompt", prompt, "What the image should show.");
+    v.SessionId("session_id", session_id,
+                "Editing session to add the image to; 1 to 64 characters from A-Z a-z 0-9 . _ -, "
+                "starting with a letter or digit. Omit to start a new session.");
+    v.Enum("aspect_ratio", aspect_ratio, AspectRatios(), "Width:height of the image. Default 1:1.");
+    v.Objects("reference_images", reference_images, v.options().max_reference_images, "images",
+              kReferenceImageDescription, kReferenceImagesDescription);
+    v.Enum("inline", inline_mode, InlineModeChoices(), kInlineDescription);
+  }
+};
+
+struct EditImageArgs {
+  std::string session_id;
+  std::string prompt;
+  std::optional<int64_t> expected_version;
+  std::optional<int64_t> from_version;
+  std::optional<ImageInputArg> image;
+  std::vector<ImageInputArg> reference_images;
+  InlineMode inline_mode = InlineMode::kPreview;
+
+  template <typename V>
+  void Fields(V& v) {
+    v.SessionId("session_id", session_id, kExistingSessionIdDescription);
+    v.Prompt("prompt", prompt, "The edit instruction.");
+    v.Integer("expected_version", expected_version, 0, kMaxVersionNumber,
+              "Optional. The version you expect to be current; if the session is at another "
+              "version the call fails with a version conflict and nothing changes.");
+    v.Integer("from_version", from_version, 1, kMaxVersionNumber,
+              "Optional. Edit this earlier version instead of the current one.");
+    v.Object("image", image,
+             "Optional base image: {\"path\": ...} or {\"data\": <base64>, \"mime_type\": ...}. "
+             "Needed when the session has no image yet.");
+    v.Objects("reference_images", reference_images, v.options().max_reference_images, "images",
+              kReferenceImageDescription, kReferenceImagesDescription);
+    v.Enum("inline", inline_mode, InlineModeChoices(), kInlineDescription);
+  }
+  // 'image' and 'from_version' exclude each other.
+  Status Check(const std::string& where) const;
+};
+
+struct GetImageArgs {
+  std::string session_id;
+  std::optional<int64_t> version;  // default: the current one
+  InlineMode inline_mode = InlineMode::kPreview;
+  std::optional<bool> include_history;  // default true
+
+  template <typename V>
+  void Fields(V& v) {
+    v.SessionId("session_id", session_id, kExistingSessionIdDescription);
+    v.Integer("version", version, 1, kMaxVersionNumber,
+              "Optional version number; default the current.");
+    v.Enum("inline", inline_mode, InlineModeChoices(), kInlineDescription);
+    v.Bool("include_history", include_history, "Include the version history (default true).");
+  }
+};
+
+struct ResetSessionArgs {
+  std::string session_id;
+  std::optional<int64_t> to_version;  // absent: clear the session
+
+  template <typename V>
+  void Fields(V& v) {
+    v.SessionId("session_id", session_id, kExistingSessionIdDescription);
+    v.Integer("to_version", to_version, 1, kMaxVersionNumber,
+              "Optional version to revert to (saved as a new version).");
+  }
+};
+
+}  // namespace imgmcp::tools

@@ -1,0 +1,135 @@
+// The typed tool arguments: one field list gives the parser and the inputSchema.
+#include "server/tools/tool_args.h"
+
+#include <gtest/gtest.h>
+
+namespace imgmcp::tools {
+namespace {
+
+ArgumentOptions Options() {
+  ArgumentOptions o;
+  o.max_prompt_bytes = 20;
+  o.max_image_data_chars = 16;
+  o.max_reference_images = 2;
+  return o;
+}
+
+template <typename Args>
+std::string ErrorOf(const Json& json) {
+  auto parsed = ParseArguments<Args>(json, Options());
+  EXPECT_FALSE(parsed.ok()) << json.dump();
+  return parsed.ok() ? "" : parsed.error().message;
+}
+
+TEST(ToolArgs, ParsesEveryFieldOfEditImage) {
+  Json json = {{"session_id", "s1"},
+               {"prompt", "invert"},
+               {"expected_version", 3},
+               {"image", {{"data", "iVBO"}, {"mime_type", "image/png"}}},
+               {"reference_images", {{{"path", "a.png"}}, {{"path", "b.png"}}}},
+               {"inline", "none"}};
+  auto args = ParseArguments<EditImageArgs>(json, Options());
+  ASSERT_TRUE(args.ok()) << args.error().message;
+  EXPECT_EQ(args->session_id, "s1");
+  EXPECT_EQ(args->prompt, "invert");
+  EXPECT_EQ(args->expected_version, 3);
+  EXPECT_FALSE(args->from_version.has_value());
+  ASSERT_TRUE(args->image.has_value());
+  EXPECT_EQ(args->image->data, "iVBO");
+  EXPECT_EQ(args->image->mime_type, "image/png");
+  ASSERT_EQ(args->reference_images.size(), 2u);
+  EXPECT_EQ(args->reference_images[1].path, "b.png");
+  EXPECT_EQ(args->inline_mode, InlineMode::kNone);
+}
+
+TEST(ToolArgs, DefaultsAreTheStructsAndNullIsAbsent) {
+  auto args = ParseArguments<GenerateImageArgs>(
+      Json{{"prompt", "a fox"}, {"session_id", nullptr}, {"inline", nullptr}}, Options());
+  ASSERT_TRUE(args.ok()) << args.error().message;
+  EXPECT_FALSE(args->session_id.has_value());
+  EXPECT_FALSE(args->aspect_ratio.has_value());
+  EXPECT_TRUE(args->reference_images.empty());
+  EXPECT_EQ(args->inline_mode, InlineMode::kPreview);
+}
+
+TEST(ToolArgs, ErrorsNameTheFieldAndWhatIsAllowed) {
+  EXPECT_EQ(ErrorOf<GenerateImageArgs>(Json::object()), "missing required field 'prompt'");
+  EXPECT_EQ(ErrorOf<GenerateImageArgs>({{"prompt", "  \n"}}), "'prompt' is empty");
+  EXPECT_EQ(ErrorOf<GenerateImageArgs>({{"prompt", std::string(21, 'x')}}),
+            "'prompt' is 21 bytes; at most 20 are allowed");
+  EXPECT_EQ(ErrorOf<GenerateImageArgs>({{"prompt", "x"}, {"aspect_ratio", "7:5"}}),
+            "'aspect_ratio' is \"7:5\"; allowed: \"1:1\", \"2:3\", \"3:2\", \"3:4\", \"4:3\", "
+            "\"4:5\", \"5:4\", \"9:16\", \"16:9\", \"21:9\"");
+  EXPECT_EQ(ErrorOf<GenerateImageArgs>({{"prompt", "x"}, {"colour", "red"}}),
+            "unknown field 'colour'; allowed fields: aspect_ratio, inline, prompt, "
+            "reference_images, session_id");
+  EXPECT_NE(ErrorOf<GetImageArgs>({{"session_id", "../etc"}})
+                .find("'session_id' \"../etc\" is not valid"),
+            std::string::npos);
+  EXPECT_EQ(ErrorOf<GetImageArgs>({{"session_id", "s"}, {"include_history", "yes"}}),
+            "'include_history' must be true or false, got string");
+  EXPECT_EQ(ErrorOf<ResetSessionArgs>({{"session_id", "s"}, {"to_version", 0}}),
+            "'to_version' is 0, out of range (allowed: an integer from 1 to 1000000000000)");
+  EXPECT_EQ(ErrorOf<GetImageArgs>({{"session_id", "s"}, {"inline", "thumb"}}),
+            "'inline' is \"thumb\"; allowed: \"preview\", \"full\", \"none\"");
+}
+
+TEST(ToolArgs, NestedImageErrorsNameThePath) {
+  auto edit = [](Json extra) {
+    Json json = {{"session_id", "s"}, {"prompt", "x"}};
+    json.update(extra);
+    return ErrorOf<EditImageArgs>(json);
+  };
+  EXPECT_EQ(edit({{"image", "a.png"}}), "image must be an object, got string");
+  EXPECT_EQ(edit({{"image", {{"path", "a"}, {"data", "b"}}}}),
+            "'image' needs exactly one of {\"path\": \"...\"} or {\"data\": \"<base64>\", "
+            "\"mime_type\": \"image/png\"}");
+  EXPECT_EQ(edit({{"image", {{"path", "a"}, {"mime_type", "image/png"}}}}),
+            "'image.mime_type' goes with 'data', not with 'path'");
+  EXPECT_EQ(edit({{"image", {{"data", "abc"}}}}),
+            "'image.mime_type' is required with 'data' (image/png, image/jpeg, image/webp or "
+            "image/gif)");
+  EXPECT_EQ(edit({{"image", {{"data", std::string(17, 'A')}, {"mime_type", "image/png"}}}}),
+            "'image.data' is 17 bytes; at most 16 are allowed");
+  EXPECT_EQ(edit({{"reference_images", {{{"path", "a"}}, {{"path", "b"}, {"x", 1}}}}}),
+            "unknown field 'reference_images[1].x'; allowed fields: data, mime_type, path");
+  EXPECT_EQ(edit({{"reference_images", {{{"path", "a"}}, {{"path", "b"}}, {{"path", "c"}}}}}),
+            "'reference_images' has 3 images; at most 2 are allowed");
+  EXPECT_EQ(edit({{"reference_images", "a.png"}}),
+            "'reference_images' must be an array of images, got string");
+  EXPECT_EQ(edit({{"image", {{"path", "a"}}}, {"from_version", 2}}),
+            "'image' and 'from_version' cannot be used together: 'image' edits an outside image, "
+            "'from_version' an earlier version of the session");
+}
+
+TEST(ToolArgs, TheSchemaComesFromTheSameFields) {
+  const Json schema = ArgumentsSchema<EditImageArgs>(Options());
+  EXPECT_EQ(schema["type"], "object");
+  EXPECT_EQ(schema["required"], Json({"session_id", "prompt"}));
+  std::vector<std::string> names;
+  for (const auto& [name, property] : schema["properties"].items()) names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"expected_version", "from_version", "image", "inline",
+                                             "prompt", "reference_images", "session_id"}));
+  EXPECT_EQ(schema["properties"]["inline"]["enum"], Json({"preview", "full", "none"}));
+  EXPECT_EQ(schema["properties"]["expected_version"]["type"], "integer");
+  const Json& image = schema["properties"]["image"];
+  EXPECT_EQ(image["type"], "object");
+  EXPECT_FALSE(image.contains("required"));
+  EXPECT_EQ(image["properties"]["mime_type"]["enum"],
+            Json({"image/png", "image/jpeg", "image/webp", "image/gif"}));
+  const Json& refs = schema["properties"]["reference_images"];
+  EXPECT_EQ(refs["type"], "array");
+  EXPECT_EQ(refs["items"]["description"], "A reference image.");
+  EXPECT_EQ(ArgumentsSchema<GetImageArgs>(Options())["properties"]["include_history"]["type"],
+            "boolean");
+  // Gemini's function-declaration subset: no composition keywords or references anywhere.
+  for (const Json& s : {schema, ArgumentsSchema<GenerateImageArgs>(Options())}) {
+    const std::string text = s.dump();
+    for (const char* banned : {"oneOf", "anyOf", "allOf", "$ref"}) {
+      EXPECT_EQ(text.find(banned), std::string::npos) << banned;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace imgmcp::tools
