@@ -243,15 +243,6 @@ bool DeferredSessionStore::SessionExists(const std::string& session_id) {
   return (*store)->SessionExists(session_id);
 }
 
-void DeferredSessionStore::RunWithBackendSlot(const std::function<void()>& fn) {
-  auto store = Store();
-  if (!store.ok()) {
-    fn();
-    return;
-  }
-  (*store)->RunWithBackendSlot(fn);
-}
-
 Result<std::unique_ptr<DeferredSessionStore>> OpenSessionStoreDeferred(
     const StoreOptions& options, const Clock& clock, std::chrono::milliseconds test_delay) {
   if (Status s = CheckDataDirUsable(options.data_dir); !s.ok()) return s.error();

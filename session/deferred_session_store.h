@@ -73,8 +73,6 @@ class DeferredSessionStore final : public SessionStore {
                                       bool include_history) override;
   Result<SessionPage> ListSessions(const std::optional<std::string>& cursor, int limit) override;
   bool SessionExists(const std::string& session_id) override;
-  // When the open failed, runs fn without a slot (no turn can exist then anyway).
-  void RunWithBackendSlot(const std::function<void()>& fn) override;
 
  private:
   class PendingReservation;

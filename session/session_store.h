@@ -1,22 +1,17 @@
 // SessionStore: durable, strictly ordered chains of image versions (DESIGN.md §3).
 //
-// The contract the tools rely on. Everything here is thread-safe; the in-process FIFO turn and the
-// cross-process flock together make one session's edits run one at a time, in arrival order.
+// The contract the tools rely on, whatever keeps the data (tests/unit/session/store_contract_test
+// is the typed suite every implementation passes). Everything here is thread-safe. One session's
+// edits run one at a time, in arrival order (a turn); different sessions run in parallel. A
+// version is reported only once it is durable; a failed commit commits nothing; version numbers
+// are never reused — not after a clear, nor after idle expiry (the counter survives).
 //
-// Data directory layout (directories 0700, files 0600):
-//   <data>/imgmcp.db (+ -wal, -shm)   SQLite, WAL, synchronous=FULL, busy_timeout, foreign keys;
-//                                     tables schema_version, sessions, versions (session/schema.h)
-//   <data>/images/<session_id>/v<N><ext>   the bytes of version N, exactly as committed
-//   <data>/images/<session_id>/.tmp-*      a commit in flight (swept at start-up if left behind)
-//   <data>/locks/<session_id>.lock    flock(LOCK_EX) held for the whole turn; never deleted
-// A version exists once its row exists; its file is written and fsynced (file and directory)
-// before the row is committed, so a crash leaves either the old state or the new one. Start-up
-// removes temp files and files without a row, taking each session's lock so that a commit in
-// flight in another process is left alone. Version numbers come from sessions.last_version and
-// are never reused — not after a clear, nor after idle expiry (the session row stays, expired).
+// Implementations:
+//   SqliteSessionStore (sqlite_session_store.h, the embedded default): SQLite metadata + one file
+//     per version in a data directory; in-process FIFO + flock per session between processes.
 //
 // Session ids are checked again here (IsValidSessionId, session/data_dir.h): an invalid id is
-// kInvalidArgument and never reaches a path.
+// kInvalidArgument and never reaches a path or a query.
 #pragma once
 
 #include <cstdint>
@@ -43,7 +38,9 @@ struct VersionInfo {
   std::string mime_type;
   int64_t bytes = 0;
   std::string sha256;
-  std::filesystem::path path;  // absolute path of the image file
+  // Absolute path of a file holding exactly these bytes: the version's own file (SQLite) or this
+  // process's local cache copy (PostgreSQL), present when the version is handed out.
+  std::filesystem::path path;
   int width = 0;
   int height = 0;
   std::string backend;  // "gemini" or "local"
@@ -94,7 +91,6 @@ struct StoreOptions {
   int max_versions_per_session = 100;  // older versions beyond this are pruned (0 = keep all)
   int idle_days = 0;                   // sessions idle longer are expired at open (0 = never)
   size_t cache_bytes = 64u << 20;      // in-memory cache of recent image bytes
-  int max_concurrent_backend_calls = 8;
 };
 
 struct TurnOptions {
@@ -118,8 +114,18 @@ class EditTurn {
   virtual std::optional<VersionInfo> Current() const = 0;
   // The highest version number ever issued in this session (also counts cleared ones).
   virtual int64_t LastIssuedVersion() const = 0;
-  // Writes file (temp, fsync, rename, fsync dir) then commits the row: version LastIssued+1.
-  virtual Result<VersionInfo> Commit(const NewVersion& version) = 0;
+  // Commits `versions` as LastIssued+1, +2, … all together or not at all (one transaction): an
+  // import and the edit made from it, say. A version's `parent` may name an earlier one of the
+  // same list. Any invalid version (no bytes, bad extension, a parent that is not an earlier
+  // version, …) is kInvalidArgument and nothing is committed; so is an empty list.
+  virtual Result<std::vector<VersionInfo>> CommitVersions(
+      const std::vector<NewVersion>& versions) = 0;
+  // One version: CommitVersions({version}).
+  Result<VersionInfo> Commit(const NewVersion& version) {
+    Result<std::vector<VersionInfo>> committed = CommitVersions({version});
+    if (!committed.ok()) return committed.error();
+    return std::move(committed->front());
+  }
   // Clears the session's images (reset); the counter keeps counting.
   virtual Status Clear() = 0;
 };
@@ -136,6 +142,7 @@ class TurnReservation {
 class SessionStore {
  public:
   virtual ~SessionStore() = default;
+
 
   // Draws a place in `session_id`'s line now; never blocks. kInvalidArgument for a bad id.
   virtual Result<std::unique_ptr<TurnReservation>> ReserveTurn(const std::string& session_id) = 0;
@@ -174,13 +181,10 @@ class SessionStore {
   // listed too (current_version 0).
   virtual Result<SessionPage> ListSessions(const std::optional<std::string>& cursor, int limit) = 0;
   virtual bool SessionExists(const std::string& session_id) = 0;
-
-  // Caps concurrent backend calls across sessions: runs fn when a slot is free
-  // (max_concurrent_backend_calls; <= 0 means no cap).
-  virtual void RunWithBackendSlot(const std::function<void()>& fn) = 0;
 };
 
-// Opens (creating if needed) the store in options.data_dir: migrates the schema, sweeps orphans.
+// Opens (creating if needed) the SQLite store in options.data_dir: migrates the schema, sweeps
+// orphans.
 Result<std::unique_ptr<SessionStore>> OpenSessionStore(const StoreOptions& options,
                                                        const Clock& clock);
 

@@ -82,11 +82,7 @@ Result<bool> Statement::Step() {
 }
 
 Status Statement::Run() {
-  while (true) {
-    Result<bool> row = Step();
-    if (!row.ok()) return row.error();
-    if (!*row) return Status::Ok();
-  }
+  return ForEachRow([](Statement&) {});
 }
 
 int64_t Statement::ColumnInt(int col) const { return sqlite3_column_int64(stmt_, col); }
@@ -180,6 +176,18 @@ Error SqliteDb::MakeSqliteError(int rc, std::string_view what) const {
               std::string(what.substr(0, 120)) + ")";
   }
   return Error(code, std::move(message));
+}
+
+Result<std::unique_ptr<ReadTransaction>> ReadTransaction::Begin(SqliteDb& db) {
+  Status st = db.Exec("BEGIN");
+  if (!st.ok()) return st.error();
+  return std::unique_ptr<ReadTransaction>(new ReadTransaction(db));
+}
+
+ReadTransaction::~ReadTransaction() {
+  if (!db_.InTransaction()) return;
+  Status st = db_.Exec("COMMIT");
+  if (!st.ok()) log::Warn("session", "ending a read transaction failed: " + st.error().message);
 }
 
 Result<std::unique_ptr<WriteTransaction>> WriteTransaction::Begin(SqliteDb& db) {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 
 #include "common/result.h"
@@ -40,6 +41,10 @@ class Statement {
   Result<bool> Step();
   // Steps until done (for statements without result rows).
   Status Run();
+  // Steps through every row, calling fn(*this) for each; fn returns void, or a Status that stops
+  // the loop (and is returned) when it is an error. The one row loop of this code base.
+  template <typename Fn>
+  Status ForEachRow(Fn&& fn);
 
   int64_t ColumnInt(int col) const;
   std::string ColumnText(int col) const;
@@ -86,6 +91,33 @@ class SqliteDb {
   std::filesystem::path path_;
   // Idle prepared statements by SQL text. Only the thread using the connection touches it.
   std::unordered_map<std::string, sqlite3_stmt*> idle_statements_;
+};
+
+template <typename Fn>
+Status Statement::ForEachRow(Fn&& fn) {
+  while (true) {
+    Result<bool> row = Step();
+    if (!row.ok()) return row.error();
+    if (!*row) return Status::Ok();
+    if constexpr (std::is_void_v<std::invoke_result_t<Fn&, Statement&>>) {
+      fn(*this);
+    } else {
+      if (Status st = fn(*this); !st.ok()) return st;
+    }
+  }
+}
+
+// BEGIN … COMMIT around reads: every statement in between sees one snapshot of the database, so a
+// commit by another connection lands wholly before or wholly after them. Ends (COMMIT; nothing
+// was written) when destroyed.
+class ReadTransaction {
+ public:
+  static Result<std::unique_ptr<ReadTransaction>> Begin(SqliteDb& db);
+  ~ReadTransaction();
+
+ private:
+  explicit ReadTransaction(SqliteDb& db) : db_(db) {}
+  SqliteDb& db_;
 };
 
 // BEGIN IMMEDIATE … COMMIT; rolls back when destroyed uncommitted. IMMEDIATE takes the write lock

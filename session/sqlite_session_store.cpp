@@ -5,17 +5,16 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <set>
 #include <utility>
 
-#include "common/base64.h"
 #include "common/log.h"
 #include "common/sha256.h"
 #include "session/file_io.h"
 #include "session/file_lock.h"
 #include "session/schema.h"
+#include "session/version_rules.h"
 
 namespace imgmcp::session {
 namespace {
@@ -27,12 +26,8 @@ Result<std::vector<std::string>> DeleteAllVersionRows(SqliteDb& db, const std::s
   if (!sel.ok()) return sel.error();
   sel->Bind(1, session_id);
   std::vector<std::string> files;
-  while (true) {
-    Result<bool> r = sel->Step();
-    if (!r.ok()) return r.error();
-    if (!*r) break;
-    files.push_back(sel->ColumnText(0));
-  }
+  Status st = sel->ForEachRow([&](Statement& row) { files.push_back(row.ColumnText(0)); });
+  if (!st.ok()) return st.error();
   Result<Statement> del = db.Prepare("DELETE FROM versions WHERE session_id=?");
   if (!del.ok()) return del.error();
   del->Bind(1, session_id);
@@ -41,9 +36,6 @@ Result<std::vector<std::string>> DeleteAllVersionRows(SqliteDb& db, const std::s
 }
 
 constexpr int kBusyTimeoutMs = 30000;
-constexpr int kMaxPageSize = 1000;
-constexpr int kDefaultPageSize = 100;
-constexpr std::string_view kCursorPrefix = "c1:";
 constexpr const char* kVersionColumns =
     "session_id, version, parent, operation, prompt, mime_type, bytes, sha256, file, width, "
     "height, backend, model, created_at, details";
@@ -53,16 +45,6 @@ struct SessionRow {
   int64_t updated_ms = 0;
   bool expired = false;
 };
-
-Error InvalidSessionId(const std::string& id) {
-  return MakeError(ErrorCode::kInvalidArgument,
-                   "invalid session_id \"" + id.substr(0, 80) +
-                       "\": must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$");
-}
-
-Error UnknownSession(const std::string& id) {
-  return MakeError(ErrorCode::kNotFound, "unknown session \"" + id + "\"");
-}
 
 // A stored file name must be one plain component we wrote ourselves.
 bool IsPlainFileName(const std::string& name) {
@@ -85,7 +67,7 @@ Result<std::optional<SessionRow>> LoadSession(SqliteDb& db, const std::string& i
 Result<SessionRow> LoadLiveSession(SqliteDb& db, const std::string& id) {
   Result<std::optional<SessionRow>> row = LoadSession(db, id);
   if (!row.ok()) return row.error();
-  if (!row->has_value() || (*row)->expired) return UnknownSession(id);
+  if (!row->has_value() || (*row)->expired) return UnknownSessionError(id);
   return **row;
 }
 
@@ -99,34 +81,33 @@ Result<std::vector<VersionInfo>> LoadVersions(SqliteDb& db, const DataDirLayout&
   st->Bind(1, id);
   if (version.has_value()) st->Bind(2, *version);
   std::vector<VersionInfo> out;
-  while (true) {
-    Result<bool> row = st->Step();
-    if (!row.ok()) return row.error();
-    if (!*row) break;
+  Status st_rows = st->ForEachRow([&](Statement& row) -> Status {
     VersionInfo v;
-    v.session_id = st->ColumnText(0);
-    v.version = st->ColumnInt(1);
-    if (!st->ColumnIsNull(2)) v.parent = st->ColumnInt(2);
-    v.operation = st->ColumnText(3);
-    v.prompt = st->ColumnText(4);
-    v.mime_type = st->ColumnText(5);
-    v.bytes = st->ColumnInt(6);
-    v.sha256 = st->ColumnText(7);
-    const std::string file = st->ColumnText(8);
+    v.session_id = row.ColumnText(0);
+    v.version = row.ColumnInt(1);
+    if (!row.ColumnIsNull(2)) v.parent = row.ColumnInt(2);
+    v.operation = row.ColumnText(3);
+    v.prompt = row.ColumnText(4);
+    v.mime_type = row.ColumnText(5);
+    v.bytes = row.ColumnInt(6);
+    v.sha256 = row.ColumnText(7);
+    const std::string file = row.ColumnText(8);
     if (!IsPlainFileName(file)) {
       return MakeError(ErrorCode::kDataLoss, "database row for session " + id + " version " +
                                                  std::to_string(v.version) +
                                                  " names an invalid file \"" + file + "\"");
     }
     v.path = layout.SessionImageDir(id) / file;
-    v.width = static_cast<int>(st->ColumnInt(9));
-    v.height = static_cast<int>(st->ColumnInt(10));
-    v.backend = st->ColumnText(11);
-    v.model = st->ColumnText(12);
-    v.created_at = st->ColumnText(13);
-    v.details = st->ColumnText(14);
+    v.width = static_cast<int>(row.ColumnInt(9));
+    v.height = static_cast<int>(row.ColumnInt(10));
+    v.backend = row.ColumnText(11);
+    v.model = row.ColumnText(12);
+    v.created_at = row.ColumnText(13);
+    v.details = row.ColumnText(14);
     out.push_back(std::move(v));
-  }
+    return Status::Ok();
+  });
+  if (!st_rows.ok()) return st_rows.error();
   return out;
 }
 
@@ -157,22 +138,6 @@ std::vector<std::pair<std::string, bool>> ListDir(const std::filesystem::path& d
   return out;
 }
 
-std::string EncodeCursor(int64_t updated_ms, const std::string& id) {
-  return Base64Encode(std::string(kCursorPrefix) + std::to_string(updated_ms) + ":" + id);
-}
-
-bool DecodeCursor(const std::string& cursor, int64_t* updated_ms, std::string* id) {
-  Result<std::string> raw = Base64Decode(cursor);
-  if (!raw.ok() || raw->compare(0, kCursorPrefix.size(), kCursorPrefix) != 0) return false;
-  const std::string_view rest = std::string_view(*raw).substr(kCursorPrefix.size());
-  const size_t colon = rest.find(':');
-  if (colon == std::string_view::npos || colon == 0) return false;
-  const auto [end, ec] = std::from_chars(rest.data(), rest.data() + colon, *updated_ms);
-  if (ec != std::errc() || end != rest.data() + colon) return false;
-  *id = std::string(rest.substr(colon + 1));
-  return IsValidSessionId(*id);
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -198,11 +163,13 @@ class SqliteEditTurn final : public EditTurn {
   std::optional<VersionInfo> Current() const override { return current_; }
   int64_t LastIssuedVersion() const override { return last_issued_; }
 
-  Result<VersionInfo> Commit(const NewVersion& version) override {
-    Result<VersionInfo> committed = store_->CommitInTurn(session_id_, last_issued_, version);
+  Result<std::vector<VersionInfo>> CommitVersions(
+      const std::vector<NewVersion>& versions) override {
+    Result<std::vector<VersionInfo>> committed =
+        store_->CommitInTurn(session_id_, last_issued_, versions);
     if (committed.ok()) {
-      current_ = *committed;
-      last_issued_ = committed->version;
+      current_ = committed->back();
+      last_issued_ = committed->back().version;
     }
     return committed;
   }
@@ -258,11 +225,7 @@ Result<SqliteSessionStore::Lease> SqliteSessionStore::Connection() {
 // Open
 
 SqliteSessionStore::SqliteSessionStore(const StoreOptions& options, const Clock& clock)
-    : options_(options),
-      clock_(clock),
-      layout_(options.data_dir),
-      cache_(options.cache_bytes),
-      backend_slots_(options.max_concurrent_backend_calls) {}
+    : options_(options), clock_(clock), layout_(options.data_dir), cache_(options.cache_bytes) {}
 
 SqliteSessionStore::~SqliteSessionStore() = default;
 
@@ -358,12 +321,8 @@ Status SqliteSessionStore::ExpireIdleSessions() {
         db.Prepare("SELECT session_id FROM sessions WHERE expired=0 AND updated_ms < ?");
     if (!st.ok()) return st.error();
     st->Bind(1, cutoff);
-    while (true) {
-      Result<bool> row = st->Step();
-      if (!row.ok()) return row.error();
-      if (!*row) break;
-      idle.push_back(st->ColumnText(0));
-    }
+    Status listed = st->ForEachRow([&](Statement& row) { idle.push_back(row.ColumnText(0)); });
+    if (!listed.ok()) return listed;
   }
   for (const std::string& id : idle) {
     if (!IsValidSessionId(id)) continue;
@@ -424,12 +383,8 @@ Status SqliteSessionStore::SweepOrphans() {
     Result<Statement> sel = db.Prepare("SELECT file FROM versions WHERE session_id=?");
     if (!sel.ok()) return sel.error();
     sel->Bind(1, name);
-    while (true) {
-      Result<bool> r = sel->Step();
-      if (!r.ok()) return r.error();
-      if (!*r) break;
-      referenced.insert(sel->ColumnText(0));
-    }
+    Status listed = sel->ForEachRow([&](Statement& row) { referenced.insert(row.ColumnText(0)); });
+    if (!listed.ok()) return listed;
     const std::filesystem::path dir = layout_.SessionImageDir(name);
     int removed = 0;
     for (const auto& [file, file_is_dir] : ListDir(dir)) {
@@ -464,7 +419,7 @@ class SqliteTurnReservation final : public TurnReservation {
 
 Result<std::unique_ptr<TurnReservation>> SqliteSessionStore::ReserveTurn(
     const std::string& session_id) {
-  if (!IsValidSessionId(session_id)) return InvalidSessionId(session_id);
+  if (!IsValidSessionId(session_id)) return InvalidSessionIdError(session_id);
   return std::unique_ptr<TurnReservation>(
       new SqliteTurnReservation(turns_.Draw(session_id), session_id));
 }
@@ -514,38 +469,175 @@ Result<std::unique_ptr<EditTurn>> SqliteSessionStore::AcquireReservedTurn(
       this, session_id, std::move(*ticket), std::move(*lock), std::move(current), last_issued));
 }
 
-Result<VersionInfo> SqliteSessionStore::CommitInTurn(const std::string& session_id,
-                                                     int64_t last_issued, const NewVersion& nv) {
-  if (nv.bytes.empty()) return MakeError(ErrorCode::kInvalidArgument, "an image has no bytes");
-  if (!IsValidFileExtension(nv.file_extension)) {
-    return MakeError(ErrorCode::kInvalidArgument, "invalid file_extension \"" + nv.file_extension +
-                                                      "\" (expected e.g. \".png\")");
+// A commit, step by step: PlanCommit (validate, number, hash) → WriteVersionFiles (durable files
+// under their final names, invisible until their rows exist) → in one IMMEDIATE transaction
+// UpsertRows (the session's counter, checked against the turn's, and the version rows) and
+// PruneRows (retention) → after it, RemovePrunedFiles and CacheCommitted → CommittedVersions (the
+// result). A crash between the steps leaves orphan files that the start-up sweep removes.
+struct SqliteSessionStore::CommitPlan {
+  struct Planned {
+    const NewVersion* source;
+    int64_t number;
+    std::string file;
+    std::string sha256;
+  };
+  std::string session_id;
+  int64_t last_issued;
+  std::filesystem::path dir;
+  int64_t now_ms;
+  std::string created_at;
+  std::vector<Planned> versions;
+};
+
+Result<SqliteSessionStore::CommitPlan> SqliteSessionStore::PlanCommit(
+    const std::string& session_id, int64_t last_issued, const std::vector<NewVersion>& versions) {
+  if (Status st = ValidateNewVersions(versions, last_issued); !st.ok()) return st.error();
+  CommitPlan plan;
+  plan.session_id = session_id;
+  plan.last_issued = last_issued;
+  plan.dir = layout_.SessionImageDir(session_id);
+  plan.now_ms = NowMs();
+  plan.created_at = FormatRfc3339(clock_.WallNow());
+  int64_t number = last_issued;
+  for (const NewVersion& nv : versions) {
+    ++number;
+    plan.versions.push_back({&nv, number, DataDirLayout::VersionFileName(number, nv.file_extension),
+                             Sha256Hex(nv.bytes)});
   }
-  if (nv.mime_type.empty() || nv.operation.empty()) {
-    return MakeError(ErrorCode::kInvalidArgument, "a version needs a mime_type and an operation");
+  return plan;
+}
+
+Status SqliteSessionStore::WriteVersionFiles(const CommitPlan& plan) {
+  if (Status st = EnsureDir(plan.dir); !st.ok()) return st;
+  for (size_t i = 0; i < plan.versions.size(); ++i) {
+    const CommitPlan::Planned& v = plan.versions[i];
+    Status st = WriteFileDurably(plan.dir, v.file, v.source->bytes, DataDirLayout::kTempPrefix);
+    if (!st.ok()) {
+      for (size_t j = 0; j < i; ++j) RemoveFileQuietly(plan.dir / plan.versions[j].file);
+      return st;
+    }
   }
-  const int64_t number = last_issued + 1;
-  if (nv.parent.has_value() && (*nv.parent < 1 || *nv.parent >= number)) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "parent version " + std::to_string(*nv.parent) + " is not an earlier version");
+  return Status::Ok();
+}
+
+void SqliteSessionStore::DiscardVersionFiles(const CommitPlan& plan) {
+  for (const CommitPlan::Planned& v : plan.versions) RemoveFileQuietly(plan.dir / v.file);
+}
+
+Status SqliteSessionStore::UpsertRows(SqliteDb& db, const CommitPlan& plan) {
+  Result<std::optional<SessionRow>> row = LoadSession(db, plan.session_id);
+  if (!row.ok()) return row.error();
+  if ((row->has_value() ? (*row)->last_version : 0) != plan.last_issued) {
+    return MakeError(ErrorCode::kInternal,
+                     "session " + plan.session_id +
+                         " changed outside its turn; is this data dir shared with a process "
+                         "that does not take the session lock?");
   }
+  // The session row first (created, or revived after expiry, by its first commit): the version
+  // rows refer to it.
+  Result<Statement> upd = db.Prepare(
+      "INSERT INTO sessions(session_id, last_version, created_ms, updated_ms) "
+      "VALUES(?1,?2,?3,?3) "
+      "ON CONFLICT(session_id) DO UPDATE SET last_version=?2, updated_ms=?3, expired=0");
+  if (!upd.ok()) return upd.error();
+  upd->Bind(1, plan.session_id).Bind(2, plan.versions.back().number).Bind(3, plan.now_ms);
+  if (Status st = upd->Run(); !st.ok()) return st;
+  for (const CommitPlan::Planned& v : plan.versions) {
+    const NewVersion& nv = *v.source;
+    Result<Statement> ins = db.Prepare(
+        "INSERT INTO versions(session_id, version, parent, operation, prompt, mime_type, bytes, "
+        "sha256, file, created_at, width, height, backend, model, details) "
+        "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)");
+    if (!ins.ok()) return ins.error();
+    ins->Bind(1, plan.session_id)
+        .Bind(2, v.number)
+        .Bind(3, nv.parent)
+        .Bind(4, nv.operation)
+        .Bind(5, nv.prompt)
+        .Bind(6, nv.mime_type)
+        .Bind(7, static_cast<int64_t>(nv.bytes.size()))
+        .Bind(8, v.sha256)
+        .Bind(9, v.file)
+        .Bind(10, plan.created_at)
+        .Bind(11, static_cast<int64_t>(nv.width))
+        .Bind(12, static_cast<int64_t>(nv.height))
+        .Bind(13, nv.backend)
+        .Bind(14, nv.model)
+        .Bind(15, nv.details);
+    if (Status st = ins->Run(); !st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<std::pair<int64_t, std::string>>> SqliteSessionStore::PruneRows(
+    SqliteDb& db, const std::string& session_id) {
+  std::vector<std::pair<int64_t, std::string>> pruned;
+  if (options_.max_versions_per_session <= 0) return pruned;
+  Result<Statement> old = db.Prepare(
+      "SELECT version, file FROM versions WHERE session_id=? ORDER BY version DESC "
+      "LIMIT -1 OFFSET ?");
+  if (!old.ok()) return old.error();
+  old->Bind(1, session_id).Bind(2, static_cast<int64_t>(options_.max_versions_per_session));
+  Status listed = old->ForEachRow(
+      [&](Statement& row) { pruned.emplace_back(row.ColumnInt(0), row.ColumnText(1)); });
+  if (!listed.ok()) return listed.error();
+  if (pruned.empty()) return pruned;
+  Result<Statement> del = db.Prepare("DELETE FROM versions WHERE session_id=? AND version<=?");
+  if (!del.ok()) return del.error();
+  del->Bind(1, session_id).Bind(2, pruned.front().first);  // the newest of the pruned
+  if (Status st = del->Run(); !st.ok()) return st.error();
+  return pruned;
+}
+
+void SqliteSessionStore::RemovePrunedFiles(
+    const std::string& session_id, const std::vector<std::pair<int64_t, std::string>>& pruned) {
   const std::filesystem::path dir = layout_.SessionImageDir(session_id);
-  const std::string file = DataDirLayout::VersionFileName(number, nv.file_extension);
-  const std::string sha = Sha256Hex(nv.bytes);
-  const int64_t now_ms = NowMs();
-  const std::string created_at = FormatRfc3339(clock_.WallNow());
-
-  // 1. The file, durably, under its final name (invisible to readers until the row exists).
-  if (Status st = EnsureDir(dir); !st.ok()) return st.error();
-  if (Status st = WriteFileDurably(dir, file, nv.bytes, DataDirLayout::kTempPrefix); !st.ok()) {
-    return st.error();
+  for (const auto& [version, file] : pruned) {
+    cache_.Erase(session_id, version);
+    if (IsPlainFileName(file)) RemoveFileQuietly(dir / file);
   }
-  auto discard_file = [&] { RemoveFileQuietly(dir / file); };
+}
 
-  // 2. The row (and retention) in one IMMEDIATE transaction.
+void SqliteSessionStore::CacheCommitted(const CommitPlan& plan) {
+  for (const CommitPlan::Planned& v : plan.versions) {
+    cache_.Put(plan.session_id, v.number, std::make_shared<const std::string>(v.source->bytes),
+               v.sha256);
+  }
+}
+
+std::vector<VersionInfo> SqliteSessionStore::CommittedVersions(const CommitPlan& plan) {
+  std::vector<VersionInfo> out;
+  for (const CommitPlan::Planned& v : plan.versions) {
+    const NewVersion& nv = *v.source;
+    VersionInfo info;
+    info.session_id = plan.session_id;
+    info.version = v.number;
+    info.parent = nv.parent;
+    info.operation = nv.operation;
+    info.prompt = nv.prompt;
+    info.mime_type = nv.mime_type;
+    info.bytes = static_cast<int64_t>(nv.bytes.size());
+    info.sha256 = v.sha256;
+    info.path = plan.dir / v.file;
+    info.width = nv.width;
+    info.height = nv.height;
+    info.backend = nv.backend;
+    info.model = nv.model;
+    info.created_at = plan.created_at;
+    info.details = nv.details;
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+Result<std::vector<VersionInfo>> SqliteSessionStore::CommitInTurn(
+    const std::string& session_id, int64_t last_issued, const std::vector<NewVersion>& versions) {
+  Result<CommitPlan> plan = PlanCommit(session_id, last_issued, versions);
+  if (!plan.ok()) return plan.error();
+  if (Status st = WriteVersionFiles(*plan); !st.ok()) return st.error();
   Result<Lease> lease = Connection();
   if (!lease.ok()) {
-    discard_file();
+    DiscardVersionFiles(*plan);
     return lease.error();
   }
   SqliteDb& db = lease->db();
@@ -554,99 +646,24 @@ Result<VersionInfo> SqliteSessionStore::CommitInTurn(const std::string& session_
     std::lock_guard write_lock(write_mu_);
     Result<std::unique_ptr<WriteTransaction>> tx = WriteTransaction::Begin(db);
     if (!tx.ok()) return tx.error();
-    Result<std::optional<SessionRow>> row = LoadSession(db, session_id);
-    if (!row.ok()) return row.error();
-    if ((row->has_value() ? (*row)->last_version : 0) != last_issued) {
-      return MakeError(ErrorCode::kInternal,
-                       "session " + session_id +
-                           " changed outside its turn; is this data dir shared with a process "
-                           "that does not take the session lock?");
-    }
-    // The session row first (created, or revived after expiry, by its first commit): the
-    // version row refers to it.
-    Result<Statement> upd = db.Prepare(
-        "INSERT INTO sessions(session_id, last_version, created_ms, updated_ms) "
-        "VALUES(?1,?2,?3,?3) "
-        "ON CONFLICT(session_id) DO UPDATE SET last_version=?2, updated_ms=?3, expired=0");
-    if (!upd.ok()) return upd.error();
-    upd->Bind(1, session_id).Bind(2, number).Bind(3, now_ms);
-    if (Status st = upd->Run(); !st.ok()) return st;
-    Result<Statement> ins = db.Prepare(
-        "INSERT INTO versions(session_id, version, parent, operation, prompt, mime_type, bytes, "
-        "sha256, file, created_at, width, height, backend, model, details) "
-        "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)");
-    if (!ins.ok()) return ins.error();
-    ins->Bind(1, session_id)
-        .Bind(2, number)
-        .Bind(3, nv.parent)
-        .Bind(4, nv.operation)
-        .Bind(5, nv.prompt)
-        .Bind(6, nv.mime_type)
-        .Bind(7, static_cast<int64_t>(nv.bytes.size()))
-        .Bind(8, sha)
-        .Bind(9, file)
-        .Bind(10, created_at)
-        .Bind(11, static_cast<int64_t>(nv.width))
-        .Bind(12, static_cast<int64_t>(nv.height))
-        .Bind(13, nv.backend)
-        .Bind(14, nv.model)
-        .Bind(15, nv.details);
-    if (Status st = ins->Run(); !st.ok()) return st;
-    if (options_.max_versions_per_session > 0) {
-      Result<Statement> old = db.Prepare(
-          "SELECT version, file FROM versions WHERE session_id=? ORDER BY version DESC "
-          "LIMIT -1 OFFSET ?");
-      if (!old.ok()) return old.error();
-      old->Bind(1, session_id).Bind(2, static_cast<int64_t>(options_.max_versions_per_session));
-      while (true) {
-        Result<bool> r = old->Step();
-        if (!r.ok()) return r.error();
-        if (!*r) break;
-        pruned.emplace_back(old->ColumnInt(0), old->ColumnText(1));
-      }
-      if (!pruned.empty()) {
-        Result<Statement> del =
-            db.Prepare("DELETE FROM versions WHERE session_id=? AND version<=?");
-        if (!del.ok()) return del.error();
-        del->Bind(1, session_id).Bind(2, pruned.front().first);  // newest of the pruned
-        if (Status st = del->Run(); !st.ok()) return st;
-      }
-    }
+    if (Status st = UpsertRows(db, *plan); !st.ok()) return st;
+    Result<std::vector<std::pair<int64_t, std::string>>> pruned_rows = PruneRows(db, session_id);
+    if (!pruned_rows.ok()) return pruned_rows.error();
+    pruned = std::move(*pruned_rows);
     return (*tx)->Commit();
   }();
   if (!result.ok()) {
-    // Keep the file only if the row made it after all (a COMMIT error after the data hit disk).
-    Result<std::optional<VersionInfo>> check = LoadOne(db, layout_, session_id, number);
-    if (!check.ok() || !check->has_value() || (*check)->sha256 != sha) {
-      if (check.ok() && !check->has_value()) discard_file();
+    // Keep the files only if the rows made it after all (a COMMIT error after the data hit disk).
+    const CommitPlan::Planned& last = plan->versions.back();
+    Result<std::optional<VersionInfo>> check = LoadOne(db, layout_, session_id, last.number);
+    if (!check.ok() || !check->has_value() || (*check)->sha256 != last.sha256) {
+      if (check.ok() && !check->has_value()) DiscardVersionFiles(*plan);
       return result.error();
     }
   }
-
-  // 3. Visible. Pruned files go now; a crash before this leaves orphans the next sweep removes.
-  for (const auto& [version, pruned_file] : pruned) {
-    cache_.Erase(session_id, version);
-    if (IsPlainFileName(pruned_file)) RemoveFileQuietly(dir / pruned_file);
-  }
-  cache_.Put(session_id, number, std::make_shared<const std::string>(nv.bytes), sha);
-
-  VersionInfo info;
-  info.session_id = session_id;
-  info.version = number;
-  info.parent = nv.parent;
-  info.operation = nv.operation;
-  info.prompt = nv.prompt;
-  info.mime_type = nv.mime_type;
-  info.bytes = static_cast<int64_t>(nv.bytes.size());
-  info.sha256 = sha;
-  info.path = dir / file;
-  info.width = nv.width;
-  info.height = nv.height;
-  info.backend = nv.backend;
-  info.model = nv.model;
-  info.created_at = created_at;
-  info.details = nv.details;
-  return info;
+  RemovePrunedFiles(session_id, pruned);
+  CacheCommitted(*plan);
+  return CommittedVersions(*plan);
 }
 
 Status SqliteSessionStore::ClearInTurn(const std::string& session_id) {
@@ -680,29 +697,20 @@ Status SqliteSessionStore::ClearInTurn(const std::string& session_id) {
 
 Result<VersionInfo> SqliteSessionStore::GetVersion(const std::string& session_id,
                                                    std::optional<int64_t> version) {
-  if (!IsValidSessionId(session_id)) return InvalidSessionId(session_id);
+  if (!IsValidSessionId(session_id)) return InvalidSessionIdError(session_id);
   Result<Lease> lease = Connection();
   if (!lease.ok()) return lease.error();
   Result<SessionRow> session = LoadLiveSession(lease->db(), session_id);
   if (!session.ok()) return session.error();
   Result<std::optional<VersionInfo>> v = LoadOne(lease->db(), layout_, session_id, version);
   if (!v.ok()) return v.error();
-  if (!v->has_value()) {
-    if (!version.has_value()) {
-      return MakeError(ErrorCode::kNotFound, "session " + session_id + " has no images");
-    }
-    const bool issued = *version >= 1 && *version <= session->last_version;
-    return MakeError(ErrorCode::kNotFound,
-                     "session " + session_id + " has no version " + std::to_string(*version) +
-                         (issued ? " (it was cleared or pruned)" : "") + "; current is " +
-                         std::to_string(session->last_version));
-  }
+  if (!v->has_value()) return NoSuchVersionError(session_id, version, session->last_version);
   return std::move(**v);
 }
 
 Result<std::string> SqliteSessionStore::ReadImage(const VersionInfo& version) {
   const std::string& id = version.session_id;
-  if (!IsValidSessionId(id)) return InvalidSessionId(id);
+  if (!IsValidSessionId(id)) return InvalidSessionIdError(id);
   // Cached bytes were hashed when they were committed or read, so a hit needs no rehash.
   if (auto hit = cache_.Get(id, version.version, version.sha256); hit != nullptr) return *hit;
   Result<Lease> lease = Connection();
@@ -740,11 +748,12 @@ Result<std::string> SqliteSessionStore::ReadImage(const VersionInfo& version) {
 Result<SessionSnapshot> SqliteSessionStore::ReadSession(const std::string& session_id,
                                                         std::optional<int64_t> version,
                                                         bool include_history) {
-  if (!IsValidSessionId(session_id)) return InvalidSessionId(session_id);
+  if (!IsValidSessionId(session_id)) return InvalidSessionIdError(session_id);
   Result<Lease> lease = Connection();
   if (!lease.ok()) return lease.error();
   SqliteDb& db = lease->db();
-  if (Status st = db.Exec("BEGIN"); !st.ok()) return st.error();  // one snapshot for every read
+  Result<std::unique_ptr<ReadTransaction>> tx = ReadTransaction::Begin(db);  // one snapshot
+  if (!tx.ok()) return tx.error();
   auto read = [&]() -> Result<SessionSnapshot> {
     Result<SessionRow> session = LoadLiveSession(db, session_id);
     if (!session.ok()) return session.error();
@@ -769,61 +778,54 @@ Result<SessionSnapshot> SqliteSessionStore::ReadSession(const std::string& sessi
     }
     return out;
   };
-  Result<SessionSnapshot> out = read();
-  (void)db.Exec("COMMIT");
-  return out;
+  return read();
 }
 
 Result<SessionPage> SqliteSessionStore::ListSessions(const std::optional<std::string>& cursor,
                                                      int limit) {
-  if (limit <= 0) limit = kDefaultPageSize;
-  limit = std::min(limit, kMaxPageSize);
+  limit = ClampPageSize(limit);
   int64_t after_ms = 0;
   std::string after_id;
-  if (cursor.has_value() && !DecodeCursor(*cursor, &after_ms, &after_id)) {
+  if (cursor.has_value() && !DecodeSessionCursor(*cursor, &after_ms, &after_id)) {
     return MakeError(ErrorCode::kInvalidArgument, "invalid cursor");
   }
   Result<Lease> lease = Connection();
   if (!lease.ok()) return lease.error();
   SqliteDb& db = lease->db();
-  if (Status st = db.Exec("BEGIN"); !st.ok()) return st.error();
-  auto page = [&]() -> Result<SessionPage> {
-    Result<Statement> st = db.Prepare(
-        cursor.has_value() ? "SELECT session_id, updated_ms FROM sessions WHERE expired=0 AND "
-                             "(updated_ms < ?1 OR (updated_ms = ?1 AND session_id < ?2)) "
-                             "ORDER BY updated_ms DESC, session_id DESC LIMIT ?3"
-                           : "SELECT session_id, updated_ms FROM sessions WHERE expired=0 "
-                             "ORDER BY updated_ms DESC, session_id DESC LIMIT ?3");
-    if (!st.ok()) return st.error();
-    if (cursor.has_value()) st->Bind(1, after_ms).Bind(2, after_id);
-    st->Bind(3, static_cast<int64_t>(limit) + 1);
-    std::vector<std::pair<std::string, int64_t>> ids;
-    while (true) {
-      Result<bool> r = st->Step();
-      if (!r.ok()) return r.error();
-      if (!*r) break;
-      ids.emplace_back(st->ColumnText(0), st->ColumnInt(1));
-    }
-    SessionPage out;
-    const bool more = ids.size() > static_cast<size_t>(limit);
-    if (more) ids.resize(static_cast<size_t>(limit));
-    for (const auto& [id, updated_ms] : ids) {
-      if (!IsValidSessionId(id)) continue;
-      Result<std::optional<VersionInfo>> current = LoadOne(db, layout_, id, std::nullopt);
-      if (!current.ok()) return current.error();
-      SessionSummary s;
-      s.session_id = id;
-      s.current = std::move(*current);
-      s.current_version = s.current.has_value() ? s.current->version : 0;
-      s.updated_at = FormatRfc3339(
-          std::chrono::system_clock::time_point(std::chrono::milliseconds(updated_ms)));
-      out.sessions.push_back(std::move(s));
-    }
-    if (more && !ids.empty()) out.next_cursor = EncodeCursor(ids.back().second, ids.back().first);
-    return out;
-  }();
-  (void)db.Exec("COMMIT");
-  return page;
+  Result<std::unique_ptr<ReadTransaction>> tx = ReadTransaction::Begin(db);
+  if (!tx.ok()) return tx.error();
+  Result<Statement> st = db.Prepare(
+      cursor.has_value() ? "SELECT session_id, updated_ms FROM sessions WHERE expired=0 AND "
+                           "(updated_ms < ?1 OR (updated_ms = ?1 AND session_id < ?2)) "
+                           "ORDER BY updated_ms DESC, session_id DESC LIMIT ?3"
+                         : "SELECT session_id, updated_ms FROM sessions WHERE expired=0 "
+                           "ORDER BY updated_ms DESC, session_id DESC LIMIT ?3");
+  if (!st.ok()) return st.error();
+  if (cursor.has_value()) st->Bind(1, after_ms).Bind(2, after_id);
+  st->Bind(3, static_cast<int64_t>(limit) + 1);
+  std::vector<std::pair<std::string, int64_t>> ids;
+  Status listed = st->ForEachRow(
+      [&](Statement& row) { ids.emplace_back(row.ColumnText(0), row.ColumnInt(1)); });
+  if (!listed.ok()) return listed.error();
+  SessionPage out;
+  const bool more = ids.size() > static_cast<size_t>(limit);
+  if (more) ids.resize(static_cast<size_t>(limit));
+  for (const auto& [id, updated_ms] : ids) {
+    if (!IsValidSessionId(id)) continue;
+    Result<std::optional<VersionInfo>> current = LoadOne(db, layout_, id, std::nullopt);
+    if (!current.ok()) return current.error();
+    SessionSummary s;
+    s.session_id = id;
+    s.current = std::move(*current);
+    s.current_version = s.current.has_value() ? s.current->version : 0;
+    s.updated_at =
+        FormatRfc3339(std::chrono::system_clock::time_point(std::chrono::milliseconds(updated_ms)));
+    out.sessions.push_back(std::move(s));
+  }
+  if (more && !ids.empty()) {
+    out.next_cursor = EncodeSessionCursor(ids.back().second, ids.back().first);
+  }
+  return out;
 }
 
 bool SqliteSessionStore::SessionExists(const std::string& session_id) {
@@ -831,10 +833,6 @@ bool SqliteSessionStore::SessionExists(const std::string& session_id) {
   Result<Lease> lease = Connection();
   if (!lease.ok()) return false;
   return LoadLiveSession(lease->db(), session_id).ok();
-}
-
-void SqliteSessionStore::RunWithBackendSlot(const std::function<void()>& fn) {
-  backend_slots_.Run(fn);
 }
 
 Result<std::unique_ptr<SessionStore>> OpenSessionStore(const StoreOptions& options,

@@ -177,7 +177,8 @@ Flags:
   --max-pixels N            largest accepted width*height (default 50000000)
   --max-versions N          versions kept per session, 0 = all (default 100)
   --idle-days N             expire sessions idle this long, 0 = never (default 0)
-  --max-backend-calls N     concurrent backend calls across sessions (default 32)
+  --max-backend-calls N     concurrent backend calls across sessions (default )" +
+         std::to_string(tools::kDefaultMaxConcurrentBackendCalls) + R"()
   --cache-mb N              in-memory cache of recent images (default 64)
   --http [HOST:]PORT        Streamable HTTP instead of stdio (default host 127.0.0.1)
   --auth-token TOKEN        require "Authorization: Bearer TOKEN" over HTTP ($IMGMCP_AUTH_TOKEN)

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "server/tools/image_tools.h"  // kDefaultMaxConcurrentBackendCalls
 
 namespace imgmcp::app {
 
@@ -29,7 +30,7 @@ struct Config {
   int64_t max_pixels = 50'000'000;
   int max_versions = 100;
   int idle_days = 0;
-  int max_backend_calls = 32;
+  int max_backend_calls = tools::kDefaultMaxConcurrentBackendCalls;
   int64_t cache_mb = 64;
   std::optional<std::string> http_listen;  // "[HOST:]PORT"
   std::string auth_token;                  // --auth-token or IMGMCP_AUTH_TOKEN

@@ -42,7 +42,6 @@ session::StoreOptions MakeStoreOptions(const Config& config) {
   options.max_versions_per_session = config.max_versions;
   options.idle_days = config.idle_days;
   options.cache_bytes = static_cast<size_t>(config.cache_mb) << 20;
-  options.max_concurrent_backend_calls = config.max_backend_calls;
   return options;
 }
 
@@ -65,6 +64,7 @@ tools::ImageToolsOptions MakeImageToolsOptions(const Config& config, std::string
   options.limits.max_pixels = config.max_pixels;
   options.backend_note = std::move(backend_note);
   options.backend_deadline = std::chrono::seconds(config.gemini_timeout_seconds + 30);
+  options.max_concurrent_backend_calls = config.max_backend_calls;
   return options;
 }
 

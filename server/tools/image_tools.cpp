@@ -28,7 +28,8 @@ ImageTools::ImageTools(session::SessionStore& store, imaging::ImageBackend& back
       backend_(backend),
       inputs_(inputs),
       notifier_(notifier),
-      options_(std::move(options)) {
+      options_(std::move(options)),
+      backend_slots_(options_.max_concurrent_backend_calls) {
   argument_options_.max_prompt_bytes = options_.max_prompt_bytes;
   inputs_.ApplyLimits(argument_options_);
 }
@@ -126,7 +127,7 @@ Result<imaging::BackendImage> ImageTools::RunBackend(const std::string& what,
   call_ctx.deadline = std::chrono::steady_clock::now() + options_.backend_deadline;
   call_ctx.on_progress = [&progress](const std::string& message) { progress.Report(message); };
   Result<imaging::BackendImage> out = Error(ErrorCode::kInternal, "the backend did not run");
-  store_.RunWithBackendSlot([&] {
+  backend_slots_.Run([&] {
     if (ctx.Cancellation().IsCancelled()) return;
     ProgressHeartbeat heartbeat(progress, what, options_.heartbeat_interval);
     out = call(call_ctx);

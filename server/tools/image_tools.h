@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/slot_limiter.h"
 #include "imaging/codec.h"
 #include "imaging/image_backend.h"
 #include "server/mcp/resource.h"
@@ -19,6 +20,9 @@
 
 namespace imgmcp::tools {
 
+// The one default for --max-backend-calls.
+inline constexpr int kDefaultMaxConcurrentBackendCalls = 32;
+
 struct ImageToolsOptions {
   imaging::PreviewOptions preview;  // inline "preview" budget
   imaging::DecodeLimits limits;
@@ -27,6 +31,8 @@ struct ImageToolsOptions {
   std::chrono::milliseconds heartbeat_interval{1000};  // progress while the backend runs
   std::chrono::seconds backend_deadline{600};          // overall limit of one backend call
   size_t max_prompt_bytes = 100 * 1024;
+  // Backend calls running at once across all sessions (<= 0: no cap); the others wait for a slot.
+  int max_concurrent_backend_calls = kDefaultMaxConcurrentBackendCalls;
 };
 
 class ImageTools {
@@ -58,7 +64,7 @@ class ImageTools {
   std::unique_ptr<mcp::CallReservation> ReserveSessionTurn(
       const std::optional<std::string>& session_id);
 
-  // Runs the backend in a concurrency slot with a progress heartbeat; checks cancellation after.
+  // Runs the backend in a backend slot with a progress heartbeat; checks cancellation after.
   template <typename Fn>
   Result<imaging::BackendImage> RunBackend(const std::string& what, mcp::ToolCallContext& ctx,
                                            Fn&& call);
@@ -87,6 +93,7 @@ class ImageTools {
   mcp::ResourceNotifier* notifier_;
   ImageToolsOptions options_;
   ArgumentOptions argument_options_;
+  SlotLimiter backend_slots_;  // caps concurrent backend calls (max_concurrent_backend_calls)
 };
 
 // Tool definitions (names, titles, descriptions written for a model, schemas, annotations).

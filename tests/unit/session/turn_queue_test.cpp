@@ -9,8 +9,6 @@
 #include <thread>
 #include <vector>
 
-#include "session/slot_limiter.h"
-
 namespace imgmcp::session {
 namespace {
 
@@ -166,31 +164,6 @@ TEST(TurnQueueTest, EmptyLinesAreForgotten) {
   TurnQueue q;
   { Result<TurnQueue::Ticket> t = q.Enter("s", {}, nullptr); }
   EXPECT_EQ(q.LineLength("s"), 0);
-}
-
-TEST(SlotLimiterTest, NeverRunsMoreThanTheLimitAtOnce) {
-  SlotLimiter slots(2);
-  std::mutex mu;  // guards running, max_running
-  std::condition_variable cv;
-  int running = 0;
-  int max_running = 0;
-  std::vector<std::thread> threads;
-  for (int i = 0; i < 6; ++i) {
-    threads.emplace_back([&] {
-      slots.Run([&] {
-        std::unique_lock lock(mu);
-        ++running;
-        max_running = std::max(max_running, running);
-        cv.notify_all();
-        // Hold the slot until a second caller is inside too (or everyone else has finished).
-        cv.wait_for(lock, kWait, [&] { return max_running >= 2; });
-        --running;
-      });
-    });
-  }
-  for (auto& t : threads) t.join();
-  EXPECT_EQ(max_running, 2);
-  EXPECT_EQ(slots.InUse(), 0);
 }
 
 }  // namespace

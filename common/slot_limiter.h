@@ -1,11 +1,12 @@
-// A counting semaphore with a run-time limit: caps concurrent backend calls across sessions.
+// A counting semaphore with a run-time limit (the image tools cap concurrent backend calls with
+// it).
 #pragma once
 
 #include <condition_variable>
 #include <functional>
 #include <mutex>
 
-namespace imgmcp::session {
+namespace imgmcp {
 
 class SlotLimiter {
  public:
@@ -25,4 +26,4 @@ class SlotLimiter {
   int in_use_ = 0;
 };
 
-}  // namespace imgmcp::session
+}  // namespace imgmcp

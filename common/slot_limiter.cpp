@@ -1,6 +1,6 @@
-#include "session/slot_limiter.h"
+#include "common/slot_limiter.h"
 
-namespace imgmcp::session {
+namespace imgmcp {
 
 void SlotLimiter::Run(const std::function<void()>& fn) {
   {
@@ -26,4 +26,4 @@ int SlotLimiter::InUse() const {
   return in_use_;
 }
 
-}  // namespace imgmcp::session
+}  // namespace imgmcp

@@ -1,0 +1,91 @@
+#include "session/version_rules.h"
+
+#include <algorithm>
+#include <charconv>
+#include <string_view>
+
+#include "common/base64.h"
+#include "session/data_dir.h"
+
+namespace imgmcp::session {
+namespace {
+
+constexpr int kMaxPageSize = 1000;
+constexpr int kDefaultPageSize = 100;
+constexpr std::string_view kCursorPrefix = "c1:";
+
+}  // namespace
+
+Error InvalidSessionIdError(const std::string& id) {
+  return MakeError(ErrorCode::kInvalidArgument,
+                   "invalid session_id \"" + id.substr(0, 80) +
+                       "\": must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$");
+}
+
+Error UnknownSessionError(const std::string& id) {
+  return MakeError(ErrorCode::kNotFound, "unknown session \"" + id + "\"");
+}
+
+Error NoSuchVersionError(const std::string& session_id, std::optional<int64_t> version,
+                         int64_t last_issued) {
+  if (!version.has_value()) {
+    return MakeError(ErrorCode::kNotFound, "session " + session_id + " has no images");
+  }
+  const bool issued = *version >= 1 && *version <= last_issued;
+  return MakeError(ErrorCode::kNotFound, "session " + session_id + " has no version " +
+                                             std::to_string(*version) +
+                                             (issued ? " (it was cleared or pruned)" : "") +
+                                             "; current is " + std::to_string(last_issued));
+}
+
+Status ValidateNewVersions(const std::vector<NewVersion>& versions, int64_t last_issued) {
+  if (versions.empty()) {
+    return MakeError(ErrorCode::kInvalidArgument, "a commit needs at least one version");
+  }
+  for (size_t i = 0; i < versions.size(); ++i) {
+    const NewVersion& nv = versions[i];
+    const int64_t number = last_issued + 1 + static_cast<int64_t>(i);
+    const std::string which =
+        versions.size() == 1 ? "" : " (version " + std::to_string(number) + " of this commit)";
+    if (nv.bytes.empty()) {
+      return MakeError(ErrorCode::kInvalidArgument, "an image has no bytes" + which);
+    }
+    if (!IsValidFileExtension(nv.file_extension)) {
+      return MakeError(
+          ErrorCode::kInvalidArgument,
+          "invalid file_extension \"" + nv.file_extension + "\" (expected e.g. \".png\")" + which);
+    }
+    if (nv.mime_type.empty() || nv.operation.empty()) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "a version needs a mime_type and an operation" + which);
+    }
+    if (nv.parent.has_value() && (*nv.parent < 1 || *nv.parent >= number)) {
+      return MakeError(ErrorCode::kInvalidArgument, "parent version " + std::to_string(*nv.parent) +
+                                                        " is not an earlier version" + which);
+    }
+  }
+  return Status::Ok();
+}
+
+int ClampPageSize(int limit) {
+  if (limit <= 0) return kDefaultPageSize;
+  return std::min(limit, kMaxPageSize);
+}
+
+std::string EncodeSessionCursor(int64_t updated_ms, const std::string& session_id) {
+  return Base64Encode(std::string(kCursorPrefix) + std::to_string(updated_ms) + ":" + session_id);
+}
+
+bool DecodeSessionCursor(const std::string& cursor, int64_t* updated_ms, std::string* session_id) {
+  Result<std::string> raw = Base64Decode(cursor);
+  if (!raw.ok() || raw->compare(0, kCursorPrefix.size(), kCursorPrefix) != 0) return false;
+  const std::string_view rest = std::string_view(*raw).substr(kCursorPrefix.size());
+  const size_t colon = rest.find(':');
+  if (colon == std::string_view::npos || colon == 0) return false;
+  const auto [end, ec] = std::from_chars(rest.data(), rest.data() + colon, *updated_ms);
+  if (ec != std::errc() || end != rest.data() + colon) return false;
+  *session_id = std::string(rest.substr(colon + 1));
+  return IsValidSessionId(*session_id);
+}
+
+}  // namespace imgmcp::session

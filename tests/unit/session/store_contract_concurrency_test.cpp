@@ -1,0 +1,413 @@
+// The typed SessionStore suite, with threads (label concurrency: also runs under ThreadSanitizer):
+// turns in arrival order (reservation order, not thread start order), cancellation while queued,
+// sessions in parallel, many threads on one session and on many (no lost update, versions exactly
+// once, commit order = arrival order, every parent the previous version), reads that never mix
+// two moments, and two stores on one backing (processes or replicas) sharing one order.
+//
+// How arrival order is made observable in the stress tests: a thread takes `entry_mu` (its
+// session's), appends itself to the arrival log and calls AcquireTurn; it lets go of `entry_mu`
+// as soon as its ticket is in the line — when on_queued fires (it has to wait) or when AcquireTurn
+// returns (it did not). So at most one edit is ever between "logged" and "queued", and the
+// arrival log is the ticket order. A FIFO store must then commit in exactly that order.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <future>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "store_backings.h"
+#include "test_util.h"
+
+namespace imgmcp::session {
+namespace {
+
+using testing::FakeClock;
+using testing::MakeVersion;
+
+constexpr auto kWait = std::chrono::seconds(30);  // bound for waits that should succeed quickly
+
+template <typename Backing>
+class StoreConcurrencyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    options_.max_versions_per_session = 0;  // keep every version for the checks
+    store_ = Open();
+    ASSERT_NE(store_, nullptr);
+  }
+  std::unique_ptr<SessionStore> Open() {
+    Result<std::unique_ptr<SessionStore>> opened = backing_.Open(options_, clock_);
+    EXPECT_TRUE(opened.ok()) << opened.error().message;
+    return opened.ok() ? std::move(*opened) : nullptr;
+  }
+
+  Backing backing_;  // destroyed after the stores below
+  FakeClock clock_;
+  StoreOptions options_;
+  std::unique_ptr<SessionStore> store_;
+};
+
+TYPED_TEST_SUITE(StoreConcurrencyTest, testing::Backings, testing::BackingNames);
+
+TYPED_TEST(StoreConcurrencyTest, DifferentSessionsRunInParallel) {
+  auto a = this->store_->AcquireTurn("a", {});
+  ASSERT_TRUE(a.ok());
+  auto b = std::async(std::launch::async, [&] { return this->store_->AcquireTurn("b", {}).ok(); });
+  ASSERT_EQ(b.wait_for(kWait), std::future_status::ready);
+  EXPECT_TRUE(b.get());
+}
+
+TYPED_TEST(StoreConcurrencyTest, CancelWhileQueuedCommitsNothingAndLeavesTheLine) {
+  SessionStore& store = *this->store_;
+  auto holder = store.AcquireTurn("s", {});
+  ASSERT_TRUE(holder.ok());
+  std::mutex mu;  // guards queued
+  std::condition_variable cv;
+  int queued = -1;
+  TurnOptions opts;
+  opts.on_queued = [&](int ahead) {
+    std::lock_guard lock(mu);
+    queued = ahead;
+    cv.notify_all();
+  };
+  auto waiter = std::async(std::launch::async, [&] {
+    auto turn = store.AcquireTurn("s", opts);
+    return turn.ok() ? std::optional<ErrorCode>() : std::optional(turn.error().code);
+  });
+  struct CancelOnExit {  // a failed assertion must not leave the waiter blocked forever
+    CancellationToken token;
+    ~CancelOnExit() { token.Cancel(); }
+  } cancel_on_exit{opts.cancel};
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, kWait, [&] { return queued == 1; }));
+  }
+  opts.cancel.Cancel();
+  ASSERT_EQ(waiter.wait_for(kWait), std::future_status::ready);
+  EXPECT_EQ(waiter.get(), ErrorCode::kCancelled);
+  ASSERT_TRUE((*holder)->Commit(MakeVersion("x")).ok());
+  EXPECT_EQ((*holder)->LastIssuedVersion(), 1);
+  holder->reset();
+  // The cancelled edit left the line: the next one is not stuck behind it.
+  auto next = std::async(std::launch::async, [&] { return store.AcquireTurn("s", {}); });
+  ASSERT_EQ(next.wait_for(kWait), std::future_status::ready);
+  auto turn = next.get();
+  ASSERT_TRUE(turn.ok());
+  EXPECT_EQ((*turn)->LastIssuedVersion(), 1);
+}
+
+// Turns follow the order places were reserved (arrival), not the order threads start waiting:
+// the protocol core reserves on its reading thread and worker threads start in any order.
+TYPED_TEST(StoreConcurrencyTest, TurnsFollowReservationOrderNotThreadStartOrder) {
+  SessionStore& store = *this->store_;
+  constexpr int kCalls = 12;
+  std::vector<std::unique_ptr<TurnReservation>> reservations;
+  for (int i = 0; i < kCalls; ++i) {
+    auto r = store.ReserveTurn("s");
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ((*r)->session_id(), "s");
+    reservations.push_back(std::move(*r));
+  }
+  std::mutex mu;  // guards order
+  std::vector<int> order;
+  std::vector<std::thread> threads;
+  for (int i = kCalls - 1; i >= 0; --i) {  // start the last-reserved first
+    threads.emplace_back([&, i, r = std::move(reservations[i])]() mutable {
+      auto turn = store.AcquireReservedTurn(std::move(r), {});
+      ASSERT_TRUE(turn.ok()) << turn.error().message;
+      auto v = (*turn)->Commit(MakeVersion("bytes-" + std::to_string(i)));
+      ASSERT_TRUE(v.ok()) << v.error().message;
+      std::lock_guard lock(mu);
+      order.push_back(i);
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::vector<int> expected(kCalls);
+  for (int i = 0; i < kCalls; ++i) expected[i] = i;
+  EXPECT_EQ(order, expected);
+}
+
+TYPED_TEST(StoreConcurrencyTest, DroppingAReservationLetsTheNextOneIn) {
+  SessionStore& store = *this->store_;
+  auto first = store.ReserveTurn("s");
+  auto second = store.ReserveTurn("s");
+  ASSERT_TRUE(first.ok() && second.ok());
+  first->reset();  // e.g. the call was cancelled before it started
+  auto turn = std::async(std::launch::async,
+                         [&] { return store.AcquireReservedTurn(std::move(*second), {}).ok(); });
+  ASSERT_EQ(turn.wait_for(kWait), std::future_status::ready);
+  EXPECT_TRUE(turn.get());
+}
+
+// A turn held through another store on the same data (another process or replica) is waited
+// for; the wait is reported once, and can be cancelled.
+TYPED_TEST(StoreConcurrencyTest, WaitsForATurnHeldThroughAnotherStore) {
+  std::unique_ptr<SessionStore> other = this->Open();
+  ASSERT_NE(other, nullptr);
+  auto held = other->AcquireTurn("s", {});
+  ASSERT_TRUE(held.ok()) << held.error().message;
+
+  std::atomic<int> reports{0};
+  std::promise<void> first_report;
+  TurnOptions cancelled;
+  cancelled.on_other_process = [&] {
+    if (++reports == 1) first_report.set_value();
+  };
+  auto first =
+      std::async(std::launch::async, [&] { return this->store_->AcquireTurn("s", cancelled); });
+  struct CancelOnExit {  // a failed assertion must not leave the waiter blocked forever
+    CancellationToken token;
+    ~CancelOnExit() { token.Cancel(); }
+  } cancel_on_exit{cancelled.cancel};
+  ASSERT_EQ(first_report.get_future().wait_for(kWait), std::future_status::ready);
+  EXPECT_EQ(first.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
+  cancelled.cancel.Cancel();
+  ASSERT_EQ(first.wait_for(kWait), std::future_status::ready);
+  auto r = first.get();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kCancelled);
+  EXPECT_EQ(reports.load(), 1);
+
+  TurnOptions plain;
+  plain.on_other_process = [&] { ++reports; };
+  auto second =
+      std::async(std::launch::async, [&] { return this->store_->AcquireTurn("s", plain); });
+  EXPECT_EQ(second.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
+  ASSERT_TRUE((*held)->Commit(MakeVersion("other")).ok());
+  held->reset();  // the other store's turn ends
+  ASSERT_EQ(second.wait_for(kWait), std::future_status::ready);
+  auto turn = second.get();
+  ASSERT_TRUE(turn.ok()) << turn.error().message;
+  ASSERT_TRUE((*turn)->Current().has_value());
+  EXPECT_EQ((*turn)->Current()->version, 1);
+  EXPECT_EQ(reports.load(), 2);
+}
+
+struct SessionLog {
+  std::mutex entry_mu;  // held from "logged as arrived" until "ticket is in the line"
+  std::mutex log_mu;    // guards arrivals, commits, failures and max_ahead
+  std::vector<std::string> arrivals;
+  std::vector<std::string> commits;
+  std::vector<std::string> failures;
+  int max_ahead = 0;  // the longest wait reported by on_queued
+};
+
+std::string EditName(int thread, int seq) {
+  return "t" + std::to_string(thread) + "-s" + std::to_string(seq);
+}
+
+void RunEdit(SessionStore& store, const std::string& session_id, SessionLog& log, int thread,
+             int seq) {
+  const std::string name = EditName(thread, seq);
+  auto fail = [&](const std::string& why) {
+    std::lock_guard lock(log.log_mu);
+    log.failures.push_back(name + ": " + why);
+  };
+  std::unique_lock entry(log.entry_mu);
+  {
+    std::lock_guard lock(log.log_mu);
+    log.arrivals.push_back(name);
+  }
+  TurnOptions opts;
+  opts.on_queued = [&](int ahead) {
+    if (ahead < 1) fail("on_queued with ahead < 1");
+    {
+      std::lock_guard lock(log.log_mu);
+      log.max_ahead = std::max(log.max_ahead, ahead);
+    }
+    if (entry.owns_lock()) entry.unlock();
+  };
+  auto turn = store.AcquireTurn(session_id, opts);
+  if (entry.owns_lock()) entry.unlock();
+  if (!turn.ok()) return fail(turn.error().message);
+
+  const std::optional<VersionInfo> current = (*turn)->Current();
+  const int64_t n = current.has_value() ? current->version : 0;
+  if (n != (*turn)->LastIssuedVersion()) fail("current is not the last issued version");
+  NewVersion nv = MakeVersion(name + " read v" + std::to_string(n),
+                              n > 0 ? std::optional<int64_t>(n) : std::nullopt);
+  nv.prompt = nv.bytes;
+  {
+    // Logged inside the turn, so this is the true commit order.
+    std::lock_guard lock(log.log_mu);
+    log.commits.push_back(name);
+  }
+  Result<VersionInfo> v = (*turn)->Commit(nv);
+  if (!v.ok()) return fail(v.error().message);
+  if (v->version != n + 1)
+    fail("lost update: read v" + std::to_string(n) + ", committed v" + std::to_string(v->version));
+}
+
+// Verifies one session's chain against its log.
+void CheckSession(SessionStore& store, const std::string& session_id, const SessionLog& log,
+                  size_t expected_versions) {
+  EXPECT_TRUE(log.failures.empty())
+      << log.failures.size() << " failures, first: " << log.failures.front();
+  ASSERT_EQ(log.arrivals.size(), expected_versions);
+  EXPECT_EQ(log.commits, log.arrivals) << "commit order differs from arrival order";
+
+  auto history = store.History(session_id);
+  ASSERT_TRUE(history.ok()) << history.error().message;
+  ASSERT_EQ(history->size(), expected_versions);
+  std::set<std::string> names;
+  for (size_t i = 0; i < history->size(); ++i) {
+    const VersionInfo& v = (*history)[i];
+    const int64_t expected = static_cast<int64_t>(i) + 1;
+    ASSERT_EQ(v.version, expected);
+    if (expected == 1) {
+      EXPECT_FALSE(v.parent.has_value());
+    } else {
+      EXPECT_EQ(v.parent, expected - 1);
+    }
+    const std::string name = v.prompt.substr(0, v.prompt.find(' '));
+    EXPECT_EQ(v.prompt, name + " read v" + std::to_string(expected - 1));
+    EXPECT_EQ(name, log.commits[i]);
+    EXPECT_TRUE(names.insert(name).second) << "edit committed twice: " << name;
+    Result<std::string> bytes = store.ReadImage(v);
+    ASSERT_TRUE(bytes.ok()) << bytes.error().message;
+    EXPECT_EQ(*bytes, v.prompt);
+  }
+}
+
+TYPED_TEST(StoreConcurrencyTest, ManyThreadsOnOneSession) {
+  constexpr int kThreads = TypeParam::kStressThreads;
+  constexpr int kEdits = TypeParam::kStressEditsPerThread;
+  SessionLog log;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int s = 0; s < kEdits; ++s) RunEdit(*this->store_, "one", log, t, s);
+    });
+  }
+  for (auto& th : threads) th.join();
+  CheckSession(*this->store_, "one", log, kThreads * kEdits);
+  EXPECT_GE(log.max_ahead, 2) << "the line never formed: the test did not exercise queueing";
+}
+
+TYPED_TEST(StoreConcurrencyTest, ManyThreadsOnManySessions) {
+  constexpr int kThreads = TypeParam::kStressThreads;
+  constexpr int kEdits = TypeParam::kStressEditsPerThread;
+  constexpr int kSessions = kThreads / 4;
+  std::map<std::string, SessionLog> logs;
+  for (int i = 0; i < kSessions; ++i) logs["s" + std::to_string(i)];
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const std::string id = "s" + std::to_string(t % kSessions);
+      for (int s = 0; s < kEdits; ++s) RunEdit(*this->store_, id, logs.at(id), t, s);
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (const auto& [id, log] : logs) {
+    SCOPED_TRACE(id);
+    CheckSession(*this->store_, id, log, kThreads / kSessions * kEdits);
+  }
+  auto page = this->store_->ListSessions(std::nullopt, 100);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->sessions.size(), static_cast<size_t>(kSessions));
+}
+
+// Two stores on one backing (two processes, two replicas), threads on both editing one session:
+// still one chain, every edit on top of the previous one, each exactly once.
+TYPED_TEST(StoreConcurrencyTest, TwoStoresShareOneOrder) {
+  std::unique_ptr<SessionStore> other = this->Open();
+  ASSERT_NE(other, nullptr);
+  constexpr int kThreadsPerStore = 4;
+  constexpr int kEdits = TypeParam::kStressEditsPerThread / 2;
+  std::mutex mu;  // guards failures
+  std::vector<std::string> failures;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2 * kThreadsPerStore; ++t) {
+    SessionStore* store = t % 2 == 0 ? this->store_.get() : other.get();
+    threads.emplace_back([&, store, t] {
+      for (int i = 0; i < kEdits; ++i) {
+        auto turn = store->AcquireTurn("shared", {});
+        if (!turn.ok()) {
+          std::lock_guard lock(mu);
+          failures.push_back(turn.error().message);
+          continue;
+        }
+        const int64_t n = (*turn)->LastIssuedVersion();
+        NewVersion nv = MakeVersion(EditName(t, i) + " read v" + std::to_string(n),
+                                    n > 0 ? std::optional<int64_t>(n) : std::nullopt);
+        auto v = (*turn)->Commit(nv);
+        std::lock_guard lock(mu);
+        if (!v.ok()) {
+          failures.push_back(v.error().message);
+        } else if (v->version != n + 1) {
+          failures.push_back("lost update at v" + std::to_string(n));
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_TRUE(failures.empty()) << failures.size() << " failures, first: " << failures.front();
+  for (SessionStore* store : {this->store_.get(), other.get()}) {
+    auto history = store->History("shared");
+    ASSERT_TRUE(history.ok()) << history.error().message;
+    ASSERT_EQ(history->size(), static_cast<size_t>(2 * kThreadsPerStore * kEdits));
+    std::set<std::string> names;
+    for (size_t i = 0; i < history->size(); ++i) {
+      const VersionInfo& v = (*history)[i];
+      ASSERT_EQ(v.version, static_cast<int64_t>(i) + 1);
+      const std::string bytes = *store->ReadImage(v);
+      EXPECT_NE(bytes.find(" read v" + std::to_string(i)), std::string::npos) << bytes;
+      EXPECT_TRUE(names.insert(bytes.substr(0, bytes.find(' '))).second) << bytes;
+    }
+  }
+}
+
+// Readers on their own store (as another process would be) while writers commit: every
+// ReadSession is one moment: its version is the newest entry of its history.
+TYPED_TEST(StoreConcurrencyTest, ReadSessionNeverMixesTwoMomentsWhileOthersCommit) {
+  std::unique_ptr<SessionStore> reader_store = this->Open();
+  ASSERT_NE(reader_store, nullptr);
+  constexpr int kWriters = 4;
+  constexpr int kCommitsPerWriter = TypeParam::kStressEditsPerThread * 2;
+  std::atomic<bool> writing{true};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kWriters; ++w) {
+    writers.emplace_back([&, w] {
+      for (int i = 0; i < kCommitsPerWriter; ++i) {
+        auto turn = this->store_->AcquireTurn("read", {});
+        ASSERT_TRUE(turn.ok()) << turn.error().message;
+        std::optional<int64_t> parent;
+        if (auto cur = (*turn)->Current()) parent = cur->version;
+        ASSERT_TRUE(
+            (*turn)
+                ->Commit(MakeVersion("w" + std::to_string(w) + "-" + std::to_string(i), parent))
+                .ok());
+      }
+    });
+  }
+  std::vector<std::string> failures;
+  std::set<int64_t> seen;
+  std::thread reader([&] {
+    while (writing.load()) {
+      auto snap = reader_store->ReadSession("read", std::nullopt, true);
+      if (!snap.ok()) continue;  // before the first commit the session does not exist
+      if (snap->history.empty() || !snap->version.has_value()) continue;
+      seen.insert(snap->version->version);
+      if (snap->version->version != snap->history.back().version) {
+        failures.push_back("version " + std::to_string(snap->version->version) +
+                           " with a history ending at " +
+                           std::to_string(snap->history.back().version));
+      }
+      if (snap->last_issued_version < snap->version->version) {
+        failures.push_back("last issued below the version read");
+      }
+    }
+  });
+  for (auto& th : writers) th.join();
+  writing = false;
+  reader.join();
+  EXPECT_TRUE(failures.empty()) << failures.size() << " mixed reads, first: " << failures[0];
+  EXPECT_GT(seen.size(), 1u) << "the reads never overlapped a commit";
+}
+
+}  // namespace
+}  // namespace imgmcp::session

@@ -1,0 +1,134 @@
+// ImageTools with a real SQLite store and the local engine behind a gate: the tools cap how many
+// backend calls run at once across sessions (--max-backend-calls).
+#include "server/tools/image_tools.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "common/clock.h"
+#include "imaging/local_backend.h"
+#include "session/sqlite_session_store.h"
+
+namespace imgmcp::tools {
+namespace {
+
+constexpr auto kWait = std::chrono::seconds(20);  // bound for waits that should succeed quickly
+
+class TempDir {
+ public:
+  TempDir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string templ =
+        std::string(base != nullptr && *base ? base : "/tmp") + "/imgmcp-tools-test-XXXXXX";
+    path_ = ::mkdtemp(templ.data()) != nullptr ? templ : "";
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// The local engine, holding every call until `target` calls are inside at once (or kWait).
+class GatedBackend final : public imaging::ImageBackend {
+ public:
+  explicit GatedBackend(int target) : target_(target) {}
+  std::string Name() const override { return "local"; }
+  std::string Model() const override { return "gated"; }
+  Result<imaging::BackendImage> Generate(const imaging::GenerateRequest& request,
+                                         const imaging::CallContext& ctx) override {
+    {
+      std::unique_lock lock(mu_);
+      max_inside_ = std::max(max_inside_, ++inside_);
+      changed_.notify_all();
+      changed_.wait_for(lock, kWait, [&] { return max_inside_ >= target_; });
+      --inside_;
+    }
+    return local_.Generate(request, ctx);
+  }
+  Result<imaging::BackendImage> Edit(const imaging::EditRequest& request,
+                                     const imaging::CallContext& ctx) override {
+    return local_.Edit(request, ctx);
+  }
+  int max_inside() {
+    std::lock_guard lock(mu_);
+    return max_inside_;
+  }
+
+ private:
+  const int target_;
+  imaging::LocalBackend local_;
+  std::mutex mu_;  // guards inside_, max_inside_
+  std::condition_variable changed_;
+  int inside_ = 0;
+  int max_inside_ = 0;
+};
+
+class QuietContext final : public mcp::ToolCallContext {
+ public:
+  bool HasProgressToken() const override { return false; }
+  void ReportProgress(double, std::optional<double>, const std::string&) override {}
+  void Log(mcp::LogLevel, const std::string&, const Json&) override {}
+  const CancellationToken& Cancellation() const override { return cancel_; }
+  std::string ProtocolVersion() const override { return "2025-11-25"; }
+  Result<Json> SendRequest(const std::string&, const Json&) override {
+    return Error(ErrorCode::kUnsupported, "no client");
+  }
+
+ private:
+  CancellationToken cancel_;
+};
+
+TEST(ImageToolsTest, BackendCallsAreCappedAcrossSessions) {
+  TempDir tmp;
+  ASSERT_FALSE(tmp.path().empty());
+  SystemClock clock;
+  session::StoreOptions store_options;
+  store_options.data_dir = tmp.path();
+  auto store = session::SqliteSessionStore::Open(store_options, clock);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  GatedBackend backend(/*target=*/3);
+  ImageInputResolver inputs(ImageInputOptions{});
+  ImageToolsOptions options;
+  options.max_concurrent_backend_calls = 3;
+  ImageTools tools(**store, backend, inputs, nullptr, options);
+
+  std::vector<std::thread> threads;
+  std::mutex mu;  // guards failures
+  std::vector<std::string> failures;
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&, i] {
+      QuietContext ctx;
+      GenerateImageArgs args;
+      args.prompt = "solid red";
+      args.session_id = "s" + std::to_string(i);
+      args.inline_mode = InlineMode::kNone;
+      mcp::ToolResult r = tools.GenerateImage(args, ctx);
+      if (r.is_error) {
+        std::lock_guard lock(mu);
+        failures.push_back(r.content.dump());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_TRUE(failures.empty()) << failures.front();
+  EXPECT_EQ(backend.max_inside(), 3);
+}
+
+TEST(ImageToolsTest, TheDefaultCapIsTheFlagsDefault) {
+  EXPECT_EQ(ImageToolsOptions{}.max_concurrent_backend_calls, kDefaultMaxConcurrentBackendCalls);
+}
+
+}  // namespace
+}  // namespace imgmcp::tools
