@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "common/log.h"
+#include "gemini_client/models.h"
 #include "gemini_client/wire_format.h"
 
 namespace imgmcp::gemini {
@@ -52,13 +53,19 @@ Status ValidateOptions(const GeminiClientOptions& o) {
                        "digits)");
     }
   }
-  bool model_ok =
-      !o.model.empty() && o.model.size() <= 128 && o.model.find("..") == std::string::npos;
-  for (char c : o.model) model_ok = model_ok && IsModelChar(c);
-  if (!model_ok) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "the Gemini model id must be 1-128 characters of A-Z a-z 0-9 . _ - without "
-                     "\"..\" (e.g. gemini-3.1-flash-lite-image)");
+  std::vector<std::string> ids = o.models;
+  ids.push_back(o.model);
+  for (const std::string& id : ids) {
+    bool model_ok = !id.empty() && id.size() <= 128 && id.find("..") == std::string::npos;
+    for (char c : id) model_ok = model_ok && IsModelChar(c);
+    if (!model_ok) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "the Gemini model id must be 1-128 characters of A-Z a-z 0-9 . _ - without "
+                       "\"..\" (e.g. gemini-3.1-flash-lite-image)");
+    }
+  }
+  if (auto offered = OfferedGeminiModels(o.model, o.models); !offered.ok()) {
+    return offered.error();
   }
   using std::chrono::milliseconds;
   if (o.connect_timeout <= milliseconds(0) || o.read_timeout <= milliseconds(0) ||
@@ -89,16 +96,27 @@ Result<std::unique_ptr<GeminiClient>> GeminiClient::Create(GeminiClientOptions o
     if (std::filesystem::exists(kSystemCaBundle, ec)) options.ca_cert_path = kSystemCaBundle;
   }
   if (sleeper == nullptr) sleeper = std::make_shared<RealSleeper>();
-  return std::unique_ptr<GeminiClient>(
-      new GeminiClient(std::move(options), std::move(endpoint).value(), post, std::move(sleeper)));
+  auto models = OfferedGeminiModels(options.model, options.models);
+  if (!models.ok()) return models.error();
+  for (const imaging::ModelCapabilities& m : *models) {
+    if (!m.listed) {
+      log::Warn(kLog, "model " + m.id +
+                          " is not in imgmcp's model table; it is offered with what every Gemini "
+                          "image model takes (image_size 1K, the 10 standard aspect ratios, no "
+                          "thinking level, no search)");
+    }
+  }
+  return std::unique_ptr<GeminiClient>(new GeminiClient(std::move(options), std::move(*models),
+                                                        std::move(endpoint).value(), post,
+                                                        std::move(sleeper)));
 }
 
-GeminiClient::GeminiClient(GeminiClientOptions options, Endpoint endpoint, PostJsonFunction post,
-                           std::shared_ptr<Sleeper> sleeper)
+GeminiClient::GeminiClient(GeminiClientOptions options,
+                           std::vector<imaging::ModelCapabilities> models, Endpoint endpoint,
+                           PostJsonFunction post, std::shared_ptr<Sleeper> sleeper)
     : options_(std::move(options)),
+      models_(std::move(models)),
       endpoint_(std::move(endpoint)),
-      path_((options_.api_version.empty() ? "" : "/" + options_.api_version) + "/models/" +
-            options_.model + ":generateContent"),
       post_(post),
       sleeper_(std::move(sleeper)) {
   http_options_.connect_timeout = options_.connect_timeout;
@@ -106,18 +124,35 @@ GeminiClient::GeminiClient(GeminiClientOptions options, Endpoint endpoint, PostJ
   http_options_.ca_cert_path = options_.ca_cert_path;
 }
 
+Result<const imaging::ModelCapabilities*> GeminiClient::Choose(const std::string& model) const {
+  const imaging::ModelCapabilities* row =
+      model.empty() ? &models_.front() : imaging::FindModel(models_, model);
+  if (row == nullptr) {
+    std::vector<std::string> ids;
+    for (const auto& m : models_) ids.push_back(m.id);
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "model \"" + model.substr(0, 80) +
+                         "\" is not allowed; allowed: " + imaging::JoinList(ids, ", "));
+  }
+  return row;
+}
+
 Result<BackendImage> GeminiClient::Generate(const imaging::GenerateRequest& request,
                                             const CallContext& ctx) {
-  auto body = BuildGenerateRequest(request);
+  auto model = Choose(request.options.model);
+  if (!model.ok()) return model.error();
+  auto body = BuildGenerateRequest(request, **model);
   if (!body.ok()) return body.error();
-  return Call(*body, ctx);
+  return Call((*model)->id, *body, ctx);
 }
 
 Result<BackendImage> GeminiClient::Edit(const imaging::EditRequest& request,
                                         const CallContext& ctx) {
-  auto body = BuildEditRequest(request);
+  auto model = Choose(request.options.model);
+  if (!model.ok()) return model.error();
+  auto body = BuildEditRequest(request, **model);
   if (!body.ok()) return body.error();
-  return Call(*body, ctx);
+  return Call((*model)->id, *body, ctx);
 }
 
 Error GeminiClient::Scrub(Error error) const {
@@ -130,13 +165,17 @@ Error GeminiClient::Scrub(Error error) const {
   return error;
 }
 
-Result<BackendImage> GeminiClient::Call(const std::string& body, const CallContext& ctx) {
-  auto result = CallUnscrubbed(body, ctx);
+Result<BackendImage> GeminiClient::Call(const std::string& model, const std::string& body,
+                                        const CallContext& ctx) {
+  const std::string path = (options_.api_version.empty() ? "" : "/" + options_.api_version) +
+                           "/models/" + model + ":generateContent";
+  auto result = CallUnscrubbed(path, body, ctx);
   if (!result.ok()) return Scrub(result.error());
   return result;
 }
 
-Result<BackendImage> GeminiClient::CallUnscrubbed(const std::string& body, const CallContext& ctx) {
+Result<BackendImage> GeminiClient::CallUnscrubbed(const std::string& path, const std::string& body,
+                                                  const CallContext& ctx) {
   const int max_attempts = options_.retry.max_attempts;
   const auto start = sleeper_->Now();
   auto deadline = start + options_.call_timeout;
@@ -170,7 +209,7 @@ Result<BackendImage> GeminiClient::CallUnscrubbed(const std::string& body, const
                                    ? deadline
                                    : std::chrono::steady_clock::now() + (deadline - now);
     HttpFailure http_failure;
-    auto answer = post_(endpoint_, path_, options_.api_key, body, http_options_, ctx.cancel,
+    auto answer = post_(endpoint_, path, options_.api_key, body, http_options_, ctx.cancel,
                         real_deadline, &http_failure);
 
     AttemptFailure failure;

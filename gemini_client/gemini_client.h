@@ -5,6 +5,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/result.h"
 #include "gemini_client/http_call.h"
@@ -22,7 +23,10 @@ struct GeminiClientOptions {
   std::string api_key;                     // sent only in x-goog-api-key; never logged or echoed
   std::string base_url = kDefaultBaseUrl;  // https:// (verified) or http:// (fakes)
   std::string api_version = "v1beta";      // "v1beta", "v1", "v1alpha"; "" omits the segment
-  std::string model = kDefaultModel;
+  std::string model = kDefaultModel;       // the default model
+  // The models callers may choose (--models / IMGMCP_MODELS); empty = every model of
+  // KnownGeminiModels(). `model` must be among them.
+  std::vector<std::string> models;
   std::chrono::milliseconds connect_timeout{10'000};
   std::chrono::milliseconds read_timeout{120'000};  // per wait for bytes on the socket
   // Overall budget for one Generate/Edit including retries; CallContext.deadline may shorten it.
@@ -33,8 +37,9 @@ struct GeminiClientOptions {
 };
 
 // Checks the options: non-empty key without control characters, a base URL http(s)://host…, an
-// api_version of lowercase letters and digits, a model id of [A-Za-z0-9._-] without "..",
-// positive timeouts and 1..20 attempts.
+// api_version of lowercase letters and digits, model ids (the default and each allowed one) of
+// [A-Za-z0-9._-] without "..", the default among the allowed ones, positive timeouts and 1..20
+// attempts.
 Status ValidateOptions(const GeminiClientOptions& options);
 
 class GeminiClient final : public imaging::ImageBackend {
@@ -47,6 +52,8 @@ class GeminiClient final : public imaging::ImageBackend {
 
   std::string Name() const override { return "gemini"; }
   std::string Model() const override { return options_.model; }
+  // The default model first, then the other allowed ones (gemini_client/models.h).
+  const std::vector<imaging::ModelCapabilities>& Models() const override { return models_; }
   // Thread-safe: each call uses its own connection and holds no shared mutable state.
   Result<imaging::BackendImage> Generate(const imaging::GenerateRequest& request,
                                          const imaging::CallContext& ctx) override;
@@ -54,18 +61,21 @@ class GeminiClient final : public imaging::ImageBackend {
                                      const imaging::CallContext& ctx) override;
 
  private:
-  GeminiClient(GeminiClientOptions options, Endpoint endpoint, PostJsonFunction post,
-               std::shared_ptr<Sleeper> sleeper);
+  GeminiClient(GeminiClientOptions options, std::vector<imaging::ModelCapabilities> models,
+               Endpoint endpoint, PostJsonFunction post, std::shared_ptr<Sleeper> sleeper);
 
-  // Sends `body`, retrying per the policy; every error message is scrubbed of the key.
-  Result<imaging::BackendImage> Call(const std::string& body, const imaging::CallContext& ctx);
-  Result<imaging::BackendImage> CallUnscrubbed(const std::string& body,
+  // The row of the requested model ("" = the default); kInvalidArgument for one not allowed.
+  Result<const imaging::ModelCapabilities*> Choose(const std::string& model) const;
+  // Sends `body` to `model`, retrying per the policy; every error message is scrubbed of the key.
+  Result<imaging::BackendImage> Call(const std::string& model, const std::string& body,
+                                     const imaging::CallContext& ctx);
+  Result<imaging::BackendImage> CallUnscrubbed(const std::string& path, const std::string& body,
                                                const imaging::CallContext& ctx);
   Error Scrub(Error error) const;
 
   const GeminiClientOptions options_;
+  const std::vector<imaging::ModelCapabilities> models_;
   const Endpoint endpoint_;
-  const std::string path_;  // "/v1beta/models/{model}:generateContent"
   HttpCallOptions http_options_;
   const PostJsonFunction post_;
   const std::shared_ptr<Sleeper> sleeper_;

@@ -25,10 +25,6 @@ using imaging::EncodedImage;
 
 constexpr size_t kMaxQuotedChars = 400;
 
-constexpr std::array<std::string_view, 14> kAspectRatios = {"1:1", "2:3", "3:2",  "3:4",  "4:3",
-                                                            "4:5", "5:4", "9:16", "16:9", "21:9",
-                                                            "1:4", "4:1", "1:8",  "8:1"};
-
 // ---- JSON helpers (never throw) -------------------------------------------------------------
 
 // The one place a response body is turned into a DOM; swap for a streaming parser if profiles
@@ -119,6 +115,22 @@ class LiftedJson {
   std::string StringField(const Json& obj, const char* camel, const char* snake = nullptr) const {
     auto v = String(Field(obj, camel, snake));
     return v ? std::string(*v) : std::string();
+  }
+
+  // A copy of `v` with every lifted string restored: the value exactly as the server sent it.
+  Json Restore(const Json& v) const {
+    if (v.is_string()) return Json(std::string(*String(&v)));
+    if (v.is_object()) {
+      Json out = Json::object();
+      for (const auto& [key, value] : v.items()) out[key] = Restore(value);
+      return out;
+    }
+    if (v.is_array()) {
+      Json out = Json::array();
+      for (const Json& item : v) out.push_back(Restore(item));
+      return out;
+    }
+    return v;
   }
 
  private:
@@ -241,40 +253,150 @@ struct Part {
   std::string what;
 };
 
-Result<std::string> BuildBody(std::string_view prompt, const std::vector<Part>& images,
-                              const std::string* aspect_ratio) {
+std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+// Appends `,{"inlineData":{"mimeType":…,"data":…}}` (without the comma when `first`); the base64
+// is encoded once, in place.
+Status AppendUserImage(const Part& p, bool first, std::string& body) {
+  auto mime = DeclaredMimeType(*p.image, p.what);
+  if (!mime.ok()) return mime.error();
+  if (!first) body += ',';
+  body += R"({"inlineData":{"mimeType":")";
+  body += *mime;
+  body += R"(","data":")";
+  Base64EncodeAppend(p.image->bytes, body);
+  body += R"("}})";
+  return Status::Ok();
+}
+
+// The model content of one replayed turn: the parts exactly as Gemini sent them (kept in
+// ChainTurn::replay), the image part's data being `image`'s bytes.
+Status AppendModelTurn(const imaging::ChainTurn& turn, size_t index, std::string& body) {
+  const std::string what = "the stored answer of chain turn " + std::to_string(index + 1);
+  const Json replay = ParseJsonBody(turn.replay);
+  const Json* parts = Field(replay, "parts");
+  const Json* image_index = Field(replay, "image");
+  if (parts == nullptr || !parts->is_array() || parts->empty() || image_index == nullptr ||
+      !image_index->is_number_unsigned() || image_index->get<size_t>() >= parts->size() ||
+      !(*parts)[image_index->get<size_t>()].contains("inlineData")) {
+    return MakeError(ErrorCode::kDataLoss, what +
+                                               " is damaged (not the replay data imgmcp "
+                                               "stores); edit with context \"image\" instead");
+  }
+  if (turn.image.bytes.empty()) return MakeError(ErrorCode::kDataLoss, what + " has no image");
+  const size_t at = image_index->get<size_t>();
+  body += R"({"role":"model","parts":[)";
+  for (size_t i = 0; i < parts->size(); ++i) {
+    if (i > 0) body += ',';
+    if (i != at) {
+      body += Dump((*parts)[i]);
+      continue;
+    }
+    Json part = (*parts)[i];
+    Json inline_data = part["inlineData"];
+    part.erase("inlineData");
+    if (!inline_data.is_object()) return MakeError(ErrorCode::kDataLoss, what + " is damaged");
+    inline_data.erase("data");
+    std::string head = Dump(inline_data);  // {"mimeType":"image/png"} as Gemini labelled it
+    head.pop_back();
+    body += R"({"inlineData":)";
+    body += head;
+    body += head.size() > 1 ? R"(,"data":")" : R"("data":")";
+    Base64EncodeAppend(turn.image.bytes, body);
+    body += "\"}";
+    const std::string rest = Dump(part);  // thoughtSignature and anything else, as sent
+    if (rest.size() > 2) {
+      body += ',';
+      body.append(rest, 1, std::string::npos);
+    } else {
+      body += '}';
+    }
+  }
+  body += "]}";
+  return Status::Ok();
+}
+
+// Builds a generateContent body. `aspect_ratio` is sent for generations only (1:1 by default).
+Result<std::string> BuildBody(const imaging::ModelCapabilities& model,
+                              const imaging::GenerationOptions& options, bool generation,
+                              std::string_view prompt, const std::vector<Part>& images,
+                              const std::vector<imaging::ChainTurn>& chain) {
   if (prompt.empty()) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "the prompt is empty; say what to draw or change");
   }
-  std::vector<const char*> mimes;
-  size_t size = 256 + prompt.size() * 2;
-  for (const Part& p : images) {
-    auto mime = DeclaredMimeType(*p.image, p.what);
-    if (!mime.ok()) return mime.error();
-    mimes.push_back(*mime);
-    size += Base64EncodedSize(p.image->bytes.size()) + 64;
+  if (!generation && !options.aspect_ratio.empty()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "aspect_ratio applies to generations; an edit keeps the image's ratio");
   }
-  // Built by concatenation around the base64 so a multi-megabyte image is encoded once, in place.
+  imaging::GenerationOptions checked = options;
+  checked.model = model.id;
+  checked.chain = !chain.empty();
+  checked.input_images = static_cast<int>(images.size());
+  size_t size = 512 + prompt.size() * 2;
+  for (const imaging::ChainTurn& turn : chain) {
+    checked.input_images += 1 + (turn.user_image ? 1 : 0);
+    size += 256 + turn.user_text.size() * 2 + turn.replay.size() +
+            Base64EncodedSize(turn.image.bytes.size()) +
+            (turn.user_image ? Base64EncodedSize(turn.user_image->bytes.size()) : 0);
+  }
+  if (Status s = imaging::CheckGenerationOptions({model}, checked); !s.ok()) return s.error();
+  for (const Part& p : images) size += Base64EncodedSize(p.image->bytes.size()) + 64;
+
+  // Built by concatenation around the base64 so each multi-megabyte image is encoded once, in
+  // place.
   std::string body;
   body.reserve(size);
-  body += R"({"contents":[{"role":"user","parts":[{"text":)";
+  body += R"({"contents":[)";
+  for (size_t t = 0; t < chain.size(); ++t) {
+    const imaging::ChainTurn& turn = chain[t];
+    if (turn.user_text.empty()) {
+      return MakeError(ErrorCode::kDataLoss,
+                       "chain turn " + std::to_string(t + 1) + " has no instruction text");
+    }
+    body += R"({"role":"user","parts":[{"text":)";
+    body += JsonQuote(turn.user_text);
+    body += '}';
+    if (turn.user_image) {
+      const Part p{&*turn.user_image, "the image sent in chain turn " + std::to_string(t + 1)};
+      if (Status s = AppendUserImage(p, false, body); !s.ok()) return s.error();
+    }
+    body += "]},";
+    if (Status s = AppendModelTurn(turn, t, body); !s.ok()) return s.error();
+    body += ',';
+  }
+  body += R"({"role":"user","parts":[{"text":)";
   body += JsonQuote(prompt);
   body += '}';
-  for (size_t i = 0; i < images.size(); ++i) {
-    body += R"(,{"inlineData":{"mimeType":")";
-    body += mimes[i];
-    body += R"(","data":")";
-    Base64EncodeAppend(images[i].image->bytes, body);
-    body += R"("}})";
+  for (const Part& p : images) {
+    if (Status s = AppendUserImage(p, false, body); !s.ok()) return s.error();
   }
   body += R"(]}],"generationConfig":{"responseModalities":["TEXT","IMAGE"])";
-  if (aspect_ratio != nullptr) {
-    body += R"(,"imageConfig":{"aspectRatio":")";
-    body += *aspect_ratio;  // validated against kAspectRatios: no escaping needed
+  // Every value below was checked against the vocabulary above: no escaping needed.
+  if (generation || !options.image_size.empty()) {
+    body += R"(,"imageConfig":{)";
+    if (generation) {
+      body += R"("aspectRatio":")";
+      body += options.aspect_ratio.empty() ? "1:1" : options.aspect_ratio;
+      body += '"';
+    }
+    if (!options.image_size.empty()) {
+      body += generation ? R"(,"imageSize":")" : R"("imageSize":")";
+      body += options.image_size;
+      body += '"';
+    }
+    body += '}';
+  }
+  if (!options.thinking.empty() && model.thinking == imaging::Support::kYes) {
+    body += R"(,"thinkingConfig":{"thinkingLevel":")";
+    body += options.thinking == "high" ? "HIGH" : "MINIMAL";
     body += R"("})";
   }
-  body += "}}";
+  body += '}';
+  if (options.search && model.search == imaging::Support::kYes) {
+    body += R"(,"tools":[{"google_search":{}}])";
+  }
+  body += '}';
   return body;
 }
 
@@ -410,27 +532,62 @@ bool OneOf(std::string_view value, const std::array<std::string_view, N>& set) {
   return false;
 }
 
+// groundingMetadata.groundingChunks[].web {uri, title}, each uri once, in order.
+std::vector<imaging::Source> GroundingSources(const LiftedJson& parsed, const Json& candidate) {
+  std::vector<imaging::Source> out;
+  const Json* grounding = Field(candidate, "groundingMetadata", "grounding_metadata");
+  const Json* chunks =
+      grounding ? Field(*grounding, "groundingChunks", "grounding_chunks") : nullptr;
+  if (chunks == nullptr || !chunks->is_array()) return out;
+  for (const Json& chunk : *chunks) {
+    const Json* web = Field(chunk, "web");
+    if (web == nullptr || !web->is_object()) continue;
+    imaging::Source source{parsed.StringField(*web, "title"), parsed.StringField(*web, "uri")};
+    if (source.uri.empty()) continue;
+    bool seen = false;
+    for (const imaging::Source& s : out) seen = seen || s.uri == source.uri;
+    if (!seen) out.push_back(std::move(source));
+  }
+  return out;
+}
+
+// What AppendModelTurn needs to replay this answer: {"parts":[every part as sent, the final
+// image's data left out], "image": its index}.
+std::string ReplayData(const LiftedJson& parsed, const Json& parts, size_t image_index) {
+  Json replay = {{"parts", Json::array()}, {"image", image_index}};
+  for (size_t i = 0; i < parts.size(); ++i) {
+    Json part = parsed.Restore(parts[i]);
+    if (i == image_index && part.is_object()) {
+      // The snake_case spelling is accepted on input; replays use the camelCase one.
+      if (part.contains("inline_data")) {
+        part["inlineData"] = std::move(part["inline_data"]);
+        part.erase("inline_data");
+      }
+      part["inlineData"].erase("data");
+    }
+    replay["parts"].push_back(std::move(part));
+  }
+  return Dump(replay);
+}
+
 }  // namespace
 
-bool IsSupportedAspectRatio(std::string_view aspect_ratio) {
-  return OneOf(aspect_ratio, kAspectRatios);
+Result<std::string> BuildGenerateRequest(const imaging::GenerateRequest& request,
+                                         const imaging::ModelCapabilities& model) {
+  imaging::GenerationOptions options = request.options;
+  options.aspect_ratio = imaging::AspectRatioOf(request);
+  return BuildBody(model, options, /*generation=*/true, request.prompt,
+                   ReferenceParts(request.references), {});
 }
 
-Result<std::string> BuildGenerateRequest(const imaging::GenerateRequest& request) {
-  if (!IsSupportedAspectRatio(request.aspect_ratio)) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "aspect ratio \"" + Tidy(request.aspect_ratio) +
-                         "\" is not supported by Gemini; use one of 1:1 2:3 3:2 3:4 4:3 4:5 5:4 "
-                         "9:16 16:9 21:9");
-  }
-  return BuildBody(request.prompt, ReferenceParts(request.references), &request.aspect_ratio);
-}
-
-Result<std::string> BuildEditRequest(const imaging::EditRequest& request) {
+Result<std::string> BuildEditRequest(const imaging::EditRequest& request,
+                                     const imaging::ModelCapabilities& model) {
   std::vector<Part> parts;
-  parts.push_back({&request.base, "the image to edit"});
+  // In a chain the base image is the last turn's answer, replayed as the model sent it.
+  if (request.chain.empty()) parts.push_back({&request.base, "the image to edit"});
   for (Part& p : ReferenceParts(request.references)) parts.push_back(std::move(p));
-  return BuildBody(request.prompt, parts, nullptr);
+  return BuildBody(model, request.options, /*generation=*/false, request.prompt, parts,
+                   request.chain);
 }
 
 Result<BackendImage> ParseGenerateResponse(int http_status, std::string_view body,
@@ -481,10 +638,12 @@ Result<BackendImage> ParseGenerateResponse(int http_status, std::string_view bod
   // Walk every part: thought parts are interim reasoning (text or draft images), never the answer.
   std::string text;
   const Json* image_part = nullptr;
+  size_t image_index = 0;  // of image_part in parts
   const Json* content = Field(candidate, "content");
   const Json* parts = content ? Field(*content, "parts") : nullptr;
   if (parts != nullptr && parts->is_array()) {
-    for (const Json& part : *parts) {
+    for (size_t i = 0; i < parts->size(); ++i) {
+      const Json& part = (*parts)[i];
       const Json* thought = Field(part, "thought");
       if (thought != nullptr && thought->is_boolean() && thought->get<bool>()) continue;
       if (auto t = parsed.String(Field(part, "text"))) {
@@ -492,7 +651,10 @@ Result<BackendImage> ParseGenerateResponse(int http_status, std::string_view bod
         text += *t;
       }
       const Json* inline_data = Field(part, "inlineData", "inline_data");
-      if (inline_data != nullptr && inline_data->is_object()) image_part = inline_data;
+      if (inline_data != nullptr && inline_data->is_object()) {
+        image_part = inline_data;
+        image_index = i;
+      }
     }
   }
   const std::string said = text.empty() ? "" : " The model said: \"" + Tidy(text) + "\".";
@@ -561,6 +723,13 @@ Result<BackendImage> ParseGenerateResponse(int http_status, std::string_view bod
   image.bytes = std::move(bytes).value();
   image.mime_type = imaging::MimeTypeOf(format);  // from the magic bytes, never the label
   image.text = std::move(text);
+  image.finish_reason = finish;
+  if (const Json* usage = Field(doc, "usageMetadata", "usage_metadata");
+      usage != nullptr && usage->is_object()) {
+    image.usage = parsed.Restore(*usage);
+  }
+  image.sources = GroundingSources(parsed, candidate);
+  image.replay = ReplayData(parsed, *parts, image_index);
   SetFailure(info, FailureKind::kNone);
   return image;
 }

@@ -12,17 +12,22 @@
 
 namespace imgmcp::gemini {
 
-// The aspect ratios Gemini image models accept (the 10 plus 3.1's 1:4 4:1 1:8 8:1).
-bool IsSupportedAspectRatio(std::string_view aspect_ratio);
+// Request body for a text-to-image call with `model`: [prompt, references…],
+// imageConfig {aspectRatio (1:1 when not given), imageSize when given}, thinkingConfig
+// {thinkingLevel} when thinking is given, tools [{google_search:{}}] with search. The options are
+// checked against `model` first (imaging::CheckGenerationOptions). Each image's mimeType is
+// sniffed from its bytes. Errors: kInvalidArgument (empty prompt, an option the model does not
+// support, an image that is not PNG/JPEG/WebP).
+Result<std::string> BuildGenerateRequest(const imaging::GenerateRequest& request,
+                                         const imaging::ModelCapabilities& model);
 
-// Request body for a text-to-image call: [prompt, references…] and imageConfig.aspectRatio.
-// Each image's mimeType is sniffed from its bytes. Errors: kInvalidArgument (empty prompt, bad
-// aspect ratio, an image that is not PNG/JPEG/WebP).
-Result<std::string> BuildGenerateRequest(const imaging::GenerateRequest& request);
-
-// Request body for an edit: [instruction, base image, references…]; no imageConfig (Gemini keeps
-// the base image's ratio).
-Result<std::string> BuildEditRequest(const imaging::EditRequest& request);
+// Request body for an edit. Without a chain: one user turn [instruction, base image,
+// references…]; imageConfig only for imageSize (Gemini keeps the base image's ratio). With a
+// chain: for each earlier turn a user content [its text, its image if it sent one] and a model
+// content exactly as Gemini returned it (every part and thoughtSignature, the image part's data
+// being the turn's stored bytes), then the user turn [instruction, references…].
+Result<std::string> BuildEditRequest(const imaging::EditRequest& request,
+                                     const imaging::ModelCapabilities& model);
 
 // What a response said besides the image, for retries and messages.
 struct ResponseInfo {
@@ -34,7 +39,10 @@ struct ResponseInfo {
 // Maps one HTTP answer (status and body) to an image or a typed, actionable error, in Google's
 // documented order: HTTP status and error body, promptFeedback.blockReason, finishReason, parts
 // (thought parts skipped, the last inlineData wins). The image's MIME type comes from its bytes.
-// `info` (optional) receives what the retry policy needs.
+// Also fills text (non-thought text parts), usage (usageMetadata as sent), finish_reason, sources
+// (groundingMetadata.groundingChunks[].web) and replay (the candidate's parts, for a later chain
+// request, with the final image's data left out). `info` (optional) receives what the retry
+// policy needs.
 Result<imaging::BackendImage> ParseGenerateResponse(int http_status, std::string_view body,
                                                     ResponseInfo* info = nullptr);
 

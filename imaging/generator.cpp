@@ -9,18 +9,6 @@
 namespace imgmcp::imaging {
 namespace {
 
-struct RatioSize {
-  std::string_view ratio;
-  int width;
-  int height;
-};
-
-constexpr RatioSize kSizes[] = {
-    {"1:1", 1024, 1024}, {"2:3", 832, 1248},  {"3:2", 1248, 832}, {"3:4", 864, 1184},
-    {"4:3", 1184, 864},  {"4:5", 896, 1152},  {"5:4", 1152, 896}, {"9:16", 768, 1344},
-    {"16:9", 1344, 768}, {"21:9", 1536, 672},
-};
-
 // SplitMix64: a tiny deterministic PRNG seeded by the prompt hash.
 class Rng {
  public:
@@ -258,22 +246,10 @@ uint64_t Fnv1a64(std::string_view bytes) {
 }
 
 Result<ImageSize> SizeForAspectRatio(std::string_view aspect_ratio) {
-  for (const RatioSize& s : kSizes) {
-    if (s.ratio == aspect_ratio) return ImageSize{s.width, s.height};
-  }
-  return MakeError(ErrorCode::kInvalidArgument,
-                   "aspect_ratio \"" + std::string(aspect_ratio) +
-                       "\" is not supported; allowed: " + AllowedAspectRatios());
+  return PixelSize("1K", aspect_ratio);
 }
 
-std::string AllowedAspectRatios() {
-  std::string out;
-  for (const RatioSize& s : kSizes) {
-    if (!out.empty()) out += ", ";
-    out += s.ratio;
-  }
-  return out;
-}
+std::string AllowedAspectRatios() { return JoinList(AspectRatioNames(), ", "); }
 
 Result<GeneratedImage> GenerateImage(std::string_view prompt, int width, int height,
                                      const std::vector<Rgb>& extra_colors) {

@@ -10,18 +10,14 @@
 #include "common/result.h"
 #include "imaging/codec.h"
 #include "imaging/colors.h"
+#include "imaging/generation_params.h"
 
 namespace imgmcp::imaging {
 
-struct ImageSize {
-  int width = 0;
-  int height = 0;
-};
-
-// Gemini's 1K table: "1:1" -> 1024x1024, "16:9" -> 1344x768, ... kInvalidArgument (listing the
-// allowed ratios) for anything else.
+// Gemini's 1K table: "1:1" -> 1024x1024, "16:9" -> 1344x768, ... (PixelSize("1K", ratio)).
+// kInvalidArgument (listing the allowed ratios) for anything else.
 Result<ImageSize> SizeForAspectRatio(std::string_view aspect_ratio);
-// "1:1, 2:3, 3:2, 3:4, 4:3, 4:5, 5:4, 9:16, 16:9, 21:9".
+// "1:1, 2:3, 3:2, 3:4, 4:3, 4:5, 5:4, 9:16, 16:9, 21:9, 1:4, 4:1, 1:8, 8:1".
 std::string AllowedAspectRatios();
 
 // 64-bit FNV-1a.

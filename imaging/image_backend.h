@@ -1,13 +1,17 @@
-// ImageBackend: the seam between the tools and whatever makes pixels (Gemini or the offline engine).
+// ImageBackend: the seam between the tools and whatever makes pixels (Gemini or the offline
+// engine).
 #pragma once
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/cancellation.h"
+#include "common/json.h"
 #include "common/result.h"
+#include "imaging/generation_params.h"
 
 namespace imgmcp::imaging {
 
@@ -17,23 +21,58 @@ struct EncodedImage {
   std::string mime_type;  // "image/png", "image/jpeg", "image/webp", "image/gif"
 };
 
+// Model, image_size, aspect_ratio ("" = 1:1 for a generation; edits keep the base image's ratio),
+// thinking and search, already checked with CheckGenerationOptions against the backend's Models().
 struct GenerateRequest {
   std::string prompt;
-  std::string aspect_ratio = "1:1";  // one of 1:1 2:3 3:2 3:4 4:3 4:5 5:4 9:16 16:9 21:9
   std::vector<EncodedImage> references;
+  GenerationOptions options;
+  // Older spelling of options.aspect_ratio, used when that is empty (AspectRatioOf).
+  std::string aspect_ratio;
+};
+
+// The ratio a generation asked for: options.aspect_ratio, else aspect_ratio, else "".
+inline const std::string& AspectRatioOf(const GenerateRequest& request) {
+  return request.options.aspect_ratio.empty() ? request.aspect_ratio : request.options.aspect_ratio;
+}
+
+// One earlier turn of a conversational edit (context "chain"), oldest first in EditRequest::chain.
+struct ChainTurn {
+  std::string user_text;                   // the instruction (or generation prompt) of that turn
+  std::optional<EncodedImage> user_image;  // the image sent with it, when the turn sent one
+  std::string replay;                      // the backend's BackendImage::replay of its answer
+  EncodedImage image;                      // the answer's image: the version's stored bytes
 };
 
 struct EditRequest {
   std::string prompt;
   EncodedImage base;
   std::vector<EncodedImage> references;
+  GenerationOptions options;
+  // Context "chain": earlier turns to replay before the instruction. When non-empty, the last
+  // turn's image is the base (`base` holds the same bytes) and the backend sends it as that
+  // turn's answer rather than beside the instruction.
+  std::vector<ChainTurn> chain;
 };
 
-// What a backend produced: the image exactly as returned, plus any text the model added.
+// A grounding source the model used (search).
+struct Source {
+  std::string title;
+  std::string uri;
+};
+
+// What a backend produced: the image exactly as returned, plus what the model said about it.
 struct BackendImage {
   std::string bytes;
   std::string mime_type;  // sniffed from bytes
-  std::string text;
+  std::string text;       // the model's own (non-thought) text, if any
+  Json usage;             // token counts as the backend reported them; null when none
+  std::string finish_reason;
+  std::vector<Source> sources;
+  // Opaque to everyone but the backend: what a later chain request needs to replay this answer
+  // exactly (every part and signature), without the image bytes, which the caller keeps (the
+  // version's file) and hands back in ChainTurn::image. "" when there is nothing to replay.
+  std::string replay;
 };
 
 // Per-call context: cancellation, an overall deadline and a progress callback
@@ -49,6 +88,9 @@ class ImageBackend {
   virtual ~ImageBackend() = default;
   virtual std::string Name() const = 0;   // "gemini" or "local"
   virtual std::string Model() const = 0;  // e.g. "gemini-3.1-flash-lite-image", "imgmcp-local-1"
+  // The models this backend offers, the default (Model()) first, each with what it supports:
+  // the one table that tool schemas, validation and request building read.
+  virtual const std::vector<ModelCapabilities>& Models() const = 0;
   virtual Result<BackendImage> Generate(const GenerateRequest& request, const CallContext& ctx) = 0;
   virtual Result<BackendImage> Edit(const EditRequest& request, const CallContext& ctx) = 0;
 };

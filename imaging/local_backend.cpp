@@ -54,11 +54,35 @@ Result<std::vector<Rgb>> ReferenceColors(const std::vector<EncodedImage>& refs,
 
 }  // namespace
 
+const std::vector<ModelCapabilities>& LocalBackend::Models() const {
+  static const std::vector<ModelCapabilities> kModels = [] {
+    ModelCapabilities m;
+    m.id = kModel;
+    m.image_sizes = ImageSizeNames();
+    m.aspect_ratios = AspectRatioNames();
+    m.max_input_images = 14;
+    m.thinking = Support::kIgnored;
+    m.search = Support::kIgnored;
+    m.chain = Support::kIgnored;
+    return std::vector<ModelCapabilities>{m};
+  }();
+  return kModels;
+}
+
 Result<BackendImage> LocalBackend::Generate(const GenerateRequest& request,
                                             const CallContext& ctx) {
   if (Status s = CheckContext(ctx); !s) return s.error();
-  Result<ImageSize> size = SizeForAspectRatio(request.aspect_ratio);
+  const GenerationOptions& o = request.options;
+  const std::string& ratio = AspectRatioOf(request);
+  Result<ImageSize> size =
+      PixelSize(o.image_size.empty() ? "1K" : o.image_size, ratio.empty() ? "1:1" : ratio);
   if (!size.ok()) return size.error();
+  if (static_cast<int64_t>(size->width) * size->height > options_.limits.max_pixels) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "image_size " + o.image_size + " at " + (ratio.empty() ? "1:1" : ratio) +
+                         " is " + std::to_string(size->width) + "x" + std::to_string(size->height) +
+                         " pixels, more than the server allows (--max-pixels)");
+  }
   Result<std::vector<Rgb>> refs = ReferenceColors(request.references, options_.limits);
   if (!refs.ok()) return refs.error();
   Result<GeneratedImage> gen = GenerateImage(request.prompt, size->width, size->height, *refs);
@@ -86,6 +110,23 @@ Result<BackendImage> LocalBackend::Edit(const EditRequest& request, const CallCo
       return MakeError(s.error().code, "\"" + clause.source + "\": " + s.error().message);
     }
     applied += (applied.empty() ? "" : "; ") + clause.source;
+  }
+  if (!request.options.image_size.empty()) {
+    Result<ImageSize> size =
+        ScaleToImageSize(image->width, image->height, request.options.image_size);
+    if (!size.ok()) return size.error();
+    if (size->width != image->width || size->height != image->height) {
+      if (static_cast<int64_t>(size->width) * size->height > options_.limits.max_pixels) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "image_size " + request.options.image_size + " would make " +
+                             std::to_string(size->width) + "x" + std::to_string(size->height) +
+                             " pixels, more than the server allows (--max-pixels)");
+      }
+      Result<Image> scaled = Resize(*image, size->width, size->height);
+      if (!scaled.ok()) return scaled.error();
+      *image = std::move(*scaled);
+      applied += "; scaled to image_size " + request.options.image_size;
+    }
   }
   return Finish(*image,
                 "local engine: applied " + applied + " -> " + std::to_string(image->width) + "x" +

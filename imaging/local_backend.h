@@ -1,6 +1,8 @@
 // LocalBackend: the deterministic offline engine (DESIGN.md §4). Generation draws a picture from
 // the prompt; edits follow a small documented vocabulary (docs/local-backend.md). Output is PNG.
 // Same request -> same bytes. Stateless and safe to call from several threads at once.
+// Generation makes PixelSize(image_size, aspect_ratio) pixels (1K and 1:1 by default); an edit
+// given an image_size is scaled, aspect kept, to about that size's pixel count.
 #pragma once
 
 #include <string>
@@ -17,11 +19,16 @@ struct LocalBackendOptions {
 
 class LocalBackend final : public ImageBackend {
  public:
+  static constexpr char kModel[] = "imgmcp-local-1";
+
   LocalBackend() = default;
   explicit LocalBackend(LocalBackendOptions options) : options_(options) {}
 
   std::string Name() const override { return "local"; }
-  std::string Model() const override { return "imgmcp-local-1"; }
+  std::string Model() const override { return kModel; }
+  // One model: every image_size and aspect ratio; thinking, search and context chain are
+  // accepted and ignored (they have no offline meaning).
+  const std::vector<ModelCapabilities>& Models() const override;
   Result<BackendImage> Generate(const GenerateRequest& request, const CallContext& ctx) override;
   Result<BackendImage> Edit(const EditRequest& request, const CallContext& ctx) override;
 

@@ -52,6 +52,15 @@ class TinyBackend final : public imaging::ImageBackend {
   explicit TinyBackend(imaging::LocalBackendOptions options) : local_(options) {}
   std::string Name() const override { return "local"; }
   std::string Model() const override { return "tiny"; }
+  // The local engine's row under this backend's model id.
+  const std::vector<imaging::ModelCapabilities>& Models() const override {
+    static const std::vector<imaging::ModelCapabilities> kModels = [] {
+      imaging::ModelCapabilities m = imaging::LocalBackend().Models().front();
+      m.id = "tiny";
+      return std::vector<imaging::ModelCapabilities>{m};
+    }();
+    return kModels;
+  }
   imgmcp::Result<imaging::BackendImage> Generate(const imaging::GenerateRequest& request,
                                                  const imaging::CallContext& ctx) override {
     imaging::BackendImage image;

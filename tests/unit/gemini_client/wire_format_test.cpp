@@ -2,11 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "common/base64.h"
 #include "common/json.h"
+#include "gemini_client/models.h"
 #include "tests/unit/gemini_client/test_images.h"
 
 namespace imgmcp::gemini {
@@ -15,6 +17,14 @@ namespace {
 using testing::GifBytes;
 using testing::SolidJpeg;
 using testing::SolidPng;
+
+const imaging::ModelCapabilities& ModelRow(const std::string& id) {
+  const imaging::ModelCapabilities* row = imaging::FindModel(KnownGeminiModels(), id);
+  if (row == nullptr) std::abort();
+  return *row;
+}
+const imaging::ModelCapabilities& Lite() { return ModelRow("gemini-3.1-flash-lite-image"); }
+const imaging::ModelCapabilities& Flash() { return ModelRow("gemini-3.1-flash-image"); }
 
 bool HasNull(const Json& j) {
   if (j.is_null()) return true;
@@ -42,8 +52,8 @@ std::string Candidate(const std::string& parts, const std::string& finish = "STO
 TEST(WireFormatRequest, GenerateHasPromptRatioAndModalitiesAndNoNulls) {
   imaging::GenerateRequest req;
   req.prompt = "a \"quoted\" cat\nwith ünïcode \\ and a tab\t";
-  req.aspect_ratio = "16:9";
-  auto body = BuildGenerateRequest(req);
+  req.options.aspect_ratio = "16:9";
+  auto body = BuildGenerateRequest(req, Lite());
   ASSERT_TRUE(body.ok()) << body.error().message;
   const Json j = Json::parse(*body);
   EXPECT_FALSE(HasNull(j));
@@ -62,7 +72,7 @@ TEST(WireFormatRequest, DeclaresSniffedMimeTypesNotLabels) {
   req.prompt = "combine";
   req.references.push_back({jpeg, "image/png"});  // wrong label on purpose
   req.references.push_back({SolidPng(4, 4, 1, 2, 3), "image/jpg"});
-  auto body = BuildGenerateRequest(req);
+  auto body = BuildGenerateRequest(req, Lite());
   ASSERT_TRUE(body.ok()) << body.error().message;
   const Json j = Json::parse(*body);
   const Json& parts = j["contents"][0]["parts"];
@@ -79,7 +89,7 @@ TEST(WireFormatRequest, EditSendsInstructionThenBaseThenReferencesWithoutImageCo
   req.prompt = "invert";
   req.base = {base, "image/png"};
   req.references.push_back({ref, "image/jpeg"});
-  auto body = BuildEditRequest(req);
+  auto body = BuildEditRequest(req, Lite());
   ASSERT_TRUE(body.ok()) << body.error().message;
   const Json j = Json::parse(*body);
   EXPECT_FALSE(HasNull(j));
@@ -95,24 +105,223 @@ TEST(WireFormatRequest, EditSendsInstructionThenBaseThenReferencesWithoutImageCo
 TEST(WireFormatRequest, RejectsBadInputsBeforeSending) {
   imaging::GenerateRequest req;
   req.prompt = "x";
-  req.aspect_ratio = "7:5";
-  EXPECT_EQ(BuildGenerateRequest(req).error().code, ErrorCode::kInvalidArgument);
-  req.aspect_ratio = "1:1";
+  req.options.aspect_ratio = "7:5";
+  EXPECT_EQ(BuildGenerateRequest(req, Lite()).error().code, ErrorCode::kInvalidArgument);
+  req.options.aspect_ratio = "1:1";
   req.prompt = "";
-  EXPECT_EQ(BuildGenerateRequest(req).error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(BuildGenerateRequest(req, Lite()).error().code, ErrorCode::kInvalidArgument);
   req.prompt = "x";
   req.references.push_back({GifBytes(), "image/gif"});
-  auto gif = BuildGenerateRequest(req);
+  auto gif = BuildGenerateRequest(req, Lite());
   EXPECT_EQ(gif.error().code, ErrorCode::kUnsupported);
   EXPECT_NE(gif.error().message.find("reference image 1"), std::string::npos);
   imaging::EditRequest edit;
   edit.prompt = "blur";
   edit.base = {"not an image at all", "image/png"};
-  auto bad = BuildEditRequest(edit);
+  auto bad = BuildEditRequest(edit, Lite());
   EXPECT_EQ(bad.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(bad.error().message.find("the image to edit"), std::string::npos);
   edit.base = {"", "image/png"};
-  EXPECT_EQ(BuildEditRequest(edit).error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(BuildEditRequest(edit, Lite()).error().code, ErrorCode::kInvalidArgument);
+}
+
+TEST(WireFormatRequest, GenerationParametersReachTheBodyAsTheApiSpellsThem) {
+  imaging::GenerateRequest req;
+  req.prompt = "a poster";
+  req.options.image_size = "2K";
+  req.options.aspect_ratio = "1:8";
+  req.options.thinking = "high";
+  req.options.search = true;
+  auto body = BuildGenerateRequest(req, Flash());
+  ASSERT_TRUE(body.ok()) << body.error().message;
+  Json j = Json::parse(*body);
+  EXPECT_EQ(j["generationConfig"]["imageConfig"],
+            Json({{"aspectRatio", "1:8"}, {"imageSize", "2K"}}));
+  EXPECT_EQ(j["generationConfig"]["thinkingConfig"], Json({{"thinkingLevel", "HIGH"}}));
+  EXPECT_EQ(j["tools"], Json::parse(R"([{"google_search":{}}])"));
+  EXPECT_FALSE(HasNull(j));
+
+  req.options.thinking = "minimal";
+  req.options.search = false;
+  req.options.image_size = "512";
+  j = Json::parse(*BuildGenerateRequest(req, Flash()));
+  EXPECT_EQ(j["generationConfig"]["thinkingConfig"]["thinkingLevel"], "MINIMAL");
+  EXPECT_EQ(j["generationConfig"]["imageConfig"]["imageSize"], "512");
+  EXPECT_FALSE(j.contains("tools"));
+
+  // Nothing asked, nothing sent beyond the ratio (1:1 by default).
+  imaging::GenerateRequest plain;
+  plain.prompt = "a poster";
+  j = Json::parse(*BuildGenerateRequest(plain, Flash()));
+  EXPECT_EQ(j["generationConfig"]["imageConfig"], Json({{"aspectRatio", "1:1"}}));
+  EXPECT_FALSE(j["generationConfig"].contains("thinkingConfig"));
+  EXPECT_EQ(j.size(), 2u);
+}
+
+TEST(WireFormatRequest, TheBuilderRefusesWhatTheModelsRowForbids) {
+  struct Case {
+    const char* model;
+    imaging::GenerationOptions options;
+    int references;
+    const char* says;
+  };
+  auto opt = [](const char* size, const char* ratio, const char* thinking, bool search) {
+    imaging::GenerationOptions o;
+    o.image_size = size;
+    o.aspect_ratio = ratio;
+    o.thinking = thinking;
+    o.search = search;
+    return o;
+  };
+  const Case cases[] = {
+      {"gemini-3.1-flash-lite-image", opt("2K", "", "", false), 0, "image_size 2K"},
+      {"gemini-3.1-flash-lite-image", opt("", "8:1", "", false), 0, "aspect_ratio 8:1"},
+      {"gemini-3.1-flash-lite-image", opt("", "", "", true), 0, "search"},
+      {"gemini-3-pro-image", opt("512", "", "", false), 0, "image_size 512"},
+      {"gemini-3-pro-image", opt("", "", "high", false), 0, "thinking level"},
+      {"gemini-2.5-flash-image", opt("", "", "", false), 4, "at most 3 input images"},
+  };
+  for (const Case& c : cases) {
+    imaging::GenerateRequest req;
+    req.prompt = "x";
+    req.options = c.options;
+    for (int i = 0; i < c.references; ++i) req.references.push_back({SolidPng(2, 2, 0, 0, 0), ""});
+    auto body = BuildGenerateRequest(req, ModelRow(c.model));
+    ASSERT_FALSE(body.ok()) << c.model << " " << c.says;
+    EXPECT_EQ(body.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_NE(body.error().message.find(std::string("model ") + c.model), std::string::npos)
+        << body.error().message;
+    EXPECT_NE(body.error().message.find(c.says), std::string::npos) << body.error().message;
+  }
+}
+
+TEST(WireFormatRequest, EditSendsOnlyTheImageSizeItWasGiven) {
+  imaging::EditRequest req;
+  req.prompt = "sharpen";
+  req.base = {SolidPng(4, 4, 1, 2, 3), "image/png"};
+  req.options.image_size = "4K";
+  auto body = BuildEditRequest(req, Flash());
+  ASSERT_TRUE(body.ok()) << body.error().message;
+  EXPECT_EQ(Json::parse(*body)["generationConfig"]["imageConfig"], Json({{"imageSize", "4K"}}));
+  req.options.aspect_ratio = "1:1";  // an edit keeps its image's ratio
+  EXPECT_EQ(BuildEditRequest(req, Flash()).error().code, ErrorCode::kInvalidArgument);
+}
+
+// A Gemini answer as the fake and the real API send it: a thought, a signed text part and a
+// signed image.
+std::string SignedAnswer(const std::string& image, const std::string& sig_text,
+                         const std::string& sig_image) {
+  Json parts = Json::array();
+  parts.push_back({{"text", "**Planning** the scene"}, {"thought", true}});
+  parts.push_back({{"text", "Here it is — ünïcode \"quoted\"."}, {"thoughtSignature", sig_text}});
+  parts.push_back({{"inlineData", {{"mimeType", "image/png"}, {"data", Base64Encode(image)}}},
+                   {"thoughtSignature", sig_image}});
+  Json doc = {{"candidates", Json::array({{{"content", {{"role", "model"}, {"parts", parts}}},
+                                           {"finishReason", "STOP"},
+                                           {"index", 0}}})},
+              {"usageMetadata",
+               {{"promptTokenCount", 578},
+                {"candidatesTokenCount", 1132},
+                {"totalTokenCount", 1857},
+                {"thoughtsTokenCount", 147}}}};
+  return doc.dump();
+}
+
+TEST(WireFormatResponse, KeepsUsageFinishReasonSourcesAndReplayData) {
+  const std::string png = SolidPng(300, 200, 1, 2, 3);  // big enough for the fast path
+  const std::string sig_image(6000, 'S');               // a long signature is lifted, then restored
+  Json doc = Json::parse(SignedAnswer(png, "c2lnLXRleHQ=", sig_image));
+  doc["candidates"][0]["groundingMetadata"] = {
+      {"webSearchQueries", {"weather paris"}},
+      {"groundingChunks",
+       {{{"web", {{"uri", "https://a.example/1"}, {"title", "a.example"}}}},
+        {{"web", {{"uri", "https://b.example/2"}, {"title", "b.example"}}}},
+        {{"web", {{"uri", "https://a.example/1"}, {"title", "again"}}}},
+        {{"retrievedContext", {{"uri", "gs://x"}}}}}}};
+  auto image = ParseGenerateResponse(200, doc.dump());
+  ASSERT_TRUE(image.ok()) << image.error().message;
+  EXPECT_EQ(image->bytes, png);
+  EXPECT_EQ(image->text, "Here it is — ünïcode \"quoted\".");
+  EXPECT_EQ(image->finish_reason, "STOP");
+  EXPECT_EQ(image->usage, doc["usageMetadata"]);
+  ASSERT_EQ(image->sources.size(), 2u);
+  EXPECT_EQ(image->sources[0].uri, "https://a.example/1");
+  EXPECT_EQ(image->sources[0].title, "a.example");
+  EXPECT_EQ(image->sources[1].title, "b.example");
+  const Json replay = Json::parse(image->replay);
+  EXPECT_EQ(replay["image"], 2);
+  EXPECT_EQ(replay["parts"][2]["thoughtSignature"], sig_image);
+  EXPECT_FALSE(replay["parts"][2]["inlineData"].contains("data"));  // no second copy
+  EXPECT_LT(image->replay.size(), 7000u);
+}
+
+// What a chain request replays is what Gemini sent: the model contents of the request equal the
+// answers' parts as JSON values (every part, thought parts and signatures included).
+TEST(WireFormatRequest, ChainReplaysEachAnswerExactlyThenTheInstruction) {
+  const std::string first = SolidPng(300, 200, 10, 20, 30);
+  const std::string second = SolidJpeg(64, 64, 200, 0, 0);
+  const std::string base = SolidPng(8, 8, 0, 0, 0);
+  const std::string answer1 = SignedAnswer(first, "dGV4dDE=", std::string(5000, 'A'));
+  const std::string answer2 = SignedAnswer(second, "dGV4dDI=", "aW1hZ2Uy");
+  auto parsed1 = ParseGenerateResponse(200, answer1);
+  auto parsed2 = ParseGenerateResponse(200, answer2);
+  ASSERT_TRUE(parsed1.ok() && parsed2.ok());
+
+  imaging::EditRequest req;
+  req.prompt = "now make it night";
+  req.base = {second, "image/jpeg"};
+  req.references.push_back({SolidPng(2, 2, 9, 9, 9), "image/png"});
+  imaging::ChainTurn t1;
+  t1.user_text = "invert";
+  t1.user_image = imaging::EncodedImage{base, "image/png"};
+  t1.replay = parsed1->replay;
+  t1.image = {first, "image/png"};
+  imaging::ChainTurn t2;
+  t2.user_text = "add a moon";
+  t2.replay = parsed2->replay;
+  t2.image = {second, "image/jpeg"};
+  req.chain = {t1, t2};
+  auto body = BuildEditRequest(req, Flash());
+  ASSERT_TRUE(body.ok()) << body.error().message;
+  const Json j = Json::parse(*body);
+  const Json& contents = j["contents"];
+  ASSERT_EQ(contents.size(), 5u);
+  EXPECT_EQ(contents[0]["role"], "user");
+  EXPECT_EQ(contents[0]["parts"][0]["text"], "invert");
+  EXPECT_EQ(*Base64Decode(contents[0]["parts"][1]["inlineData"]["data"].get<std::string>()), base);
+  EXPECT_EQ(contents[1]["role"], "model");
+  EXPECT_EQ(contents[1]["parts"], Json::parse(answer1)["candidates"][0]["content"]["parts"]);
+  EXPECT_EQ(contents[2]["parts"], Json::array({{{"text", "add a moon"}}}));
+  EXPECT_EQ(contents[3]["parts"], Json::parse(answer2)["candidates"][0]["content"]["parts"]);
+  // The new turn: the instruction and the references; the base is the last answer's image.
+  EXPECT_EQ(contents[4]["role"], "user");
+  ASSERT_EQ(contents[4]["parts"].size(), 2u);
+  EXPECT_EQ(contents[4]["parts"][0]["text"], "now make it night");
+  EXPECT_EQ(contents[4]["parts"][1]["inlineData"]["mimeType"], "image/png");
+  EXPECT_FALSE(HasNull(j));
+
+  // Too many images for the model's row: 2.5 Flash takes 3 (here 2 + 2 + 1).
+  EXPECT_EQ(BuildEditRequest(req, ModelRow("gemini-2.5-flash-image")).error().code,
+            ErrorCode::kInvalidArgument);
+}
+
+TEST(WireFormatRequest, DamagedReplayDataIsDataLossNotARequest) {
+  imaging::EditRequest req;
+  req.prompt = "again";
+  req.base = {SolidPng(4, 4, 1, 1, 1), "image/png"};
+  imaging::ChainTurn turn;
+  turn.user_text = "first";
+  turn.image = req.base;
+  for (const char* replay :
+       {"", "not json", R"({"parts":[]})", R"({"parts":[{"text":"x"}],"image":0})",
+        R"({"parts":[{"inlineData":{}}],"image":3})"}) {
+    turn.replay = replay;
+    req.chain = {turn};
+    auto body = BuildEditRequest(req, Flash());
+    ASSERT_FALSE(body.ok()) << replay;
+    EXPECT_EQ(body.error().code, ErrorCode::kDataLoss) << replay;
+    EXPECT_NE(body.error().message.find("chain turn 1"), std::string::npos);
+  }
 }
 
 // ---- successful responses --------------------------------------------------------------------
@@ -334,14 +543,6 @@ TEST(WireFormatResponse, LongServerMessagesAreTrimmedToOneLine) {
   ASSERT_FALSE(r.ok());
   EXPECT_LT(r.error().message.size(), 700u);
   EXPECT_EQ(r.error().message.find('\n'), std::string::npos);
-}
-
-TEST(WireFormat, AspectRatios) {
-  for (const char* r : {"1:1", "2:3", "3:2", "3:4", "4:3", "4:5", "5:4", "9:16", "16:9", "21:9"}) {
-    EXPECT_TRUE(IsSupportedAspectRatio(r)) << r;
-  }
-  EXPECT_FALSE(IsSupportedAspectRatio("1:2"));
-  EXPECT_FALSE(IsSupportedAspectRatio(""));
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ TEST(LocalBackend, GenerateIsPngOfTheRatioSizeAndDeterministic) {
   LocalBackend backend;
   GenerateRequest req;
   req.prompt = "a lighthouse at dusk, teal and gold";
-  req.aspect_ratio = "16:9";
+  req.options.aspect_ratio = "16:9";
   Result<BackendImage> a = backend.Generate(req, CallContext{});
   ASSERT_TRUE(a.ok()) << a.error().message;
   EXPECT_EQ(a->mime_type, "image/png");
@@ -39,18 +39,84 @@ TEST(LocalBackend, GenerateIsPngOfTheRatioSizeAndDeterministic) {
   EXPECT_EQ(Sha256Hex(a->bytes), Sha256Hex(b->bytes));
 }
 
+TEST(LocalBackend, OffersOneModelWithEverySizeAndRatioAndIgnoresTheRest) {
+  LocalBackend backend;
+  ASSERT_EQ(backend.Models().size(), 1u);
+  const ModelCapabilities& m = backend.Models().front();
+  EXPECT_EQ(m.id, backend.Model());
+  EXPECT_EQ(m.image_sizes, ImageSizeNames());
+  EXPECT_EQ(m.aspect_ratios, AspectRatioNames());
+  EXPECT_EQ(m.thinking, Support::kIgnored);
+  EXPECT_EQ(m.search, Support::kIgnored);
+  EXPECT_EQ(m.chain, Support::kIgnored);
+}
+
+TEST(LocalBackend, GenerateHonoursImageSizeAndTheExtremeRatios) {
+  LocalBackend backend;
+  struct Case {
+    const char* size;
+    const char* ratio;
+    int width, height;
+  };
+  for (const Case& c :
+       {Case{"512", "8:1", 1536, 192}, Case{"512", "1:4", 256, 1024},
+        Case{"2K", "16:9", 2688, 1536}, Case{"", "1:8", 384, 3072}, Case{"512", "", 512, 512}}) {
+    GenerateRequest req;
+    req.prompt = "solid teal";
+    req.options.image_size = c.size;
+    req.options.aspect_ratio = c.ratio;
+    Result<BackendImage> image = backend.Generate(req, CallContext{});
+    ASSERT_TRUE(image.ok()) << image.error().message;
+    Result<ImageInfo> info = ReadImageInfo(image->bytes);
+    ASSERT_TRUE(info.ok());
+    EXPECT_EQ(info->width, c.width) << c.size << " " << c.ratio;
+    EXPECT_EQ(info->height, c.height) << c.size << " " << c.ratio;
+    EXPECT_NE(image->text.find(std::to_string(c.width) + "x" + std::to_string(c.height)),
+              std::string::npos)
+        << image->text;
+  }
+  // Above the pixel limit is an error, before any drawing.
+  LocalBackendOptions small;
+  small.limits.max_pixels = 1024 * 1024;
+  GenerateRequest big;
+  big.prompt = "solid teal";
+  big.options.image_size = "2K";
+  Result<BackendImage> refused = LocalBackend(small).Generate(big, CallContext{});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("2048x2048"), std::string::npos);
+  EXPECT_NE(refused.error().message.find("--max-pixels"), std::string::npos);
+}
+
+TEST(LocalBackend, EditWithImageSizeScalesKeepingTheAspect) {
+  LocalBackend backend;
+  EditRequest edit;
+  edit.prompt = "invert";
+  edit.base = Png(Solid(64, 32, Rgb{255, 0, 0}));
+  edit.options.image_size = "512";
+  Result<BackendImage> out = backend.Edit(edit, CallContext{});
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  Result<ImageInfo> info = ReadImageInfo(out->bytes);
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->width, 724);  // 2:1 at about 512x512 pixels
+  EXPECT_EQ(info->height, 362);
+  EXPECT_NE(out->text.find("scaled to image_size 512"), std::string::npos) << out->text;
+  Result<Image> pixels = Decode(out->bytes);
+  ASSERT_TRUE(pixels.ok());
+  EXPECT_EQ(At(*pixels, 300, 200), (Rgb{0, 255, 255}));
+}
+
 TEST(LocalBackend, GenerateErrors) {
   LocalBackend backend;
   GenerateRequest req;
   req.prompt = "";
   EXPECT_EQ(backend.Generate(req, CallContext{}).error().code, ErrorCode::kInvalidArgument);
   req.prompt = "a cat";
-  req.aspect_ratio = "2:1";
+  req.options.aspect_ratio = "2:1";
   Result<BackendImage> r = backend.Generate(req, CallContext{});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(r.error().message.find("21:9"), std::string::npos);
-  req.aspect_ratio = "1:1";
+  req.options.aspect_ratio = "1:1";
   req.references.push_back(EncodedImage{"not an image", "image/png"});
   r = backend.Generate(req, CallContext{});
   ASSERT_FALSE(r.ok());

@@ -46,6 +46,14 @@ class GatedBackend final : public imaging::ImageBackend {
   explicit GatedBackend(int target) : target_(target) {}
   std::string Name() const override { return "local"; }
   std::string Model() const override { return "gated"; }
+  const std::vector<imaging::ModelCapabilities>& Models() const override {
+    static const std::vector<imaging::ModelCapabilities> kModels = [] {
+      imaging::ModelCapabilities m = imaging::LocalBackend().Models().front();
+      m.id = "gated";
+      return std::vector<imaging::ModelCapabilities>{m};
+    }();
+    return kModels;
+  }
   Result<imaging::BackendImage> Generate(const imaging::GenerateRequest& request,
                                          const imaging::CallContext& ctx) override {
     {
