@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -148,6 +149,7 @@ void FakeGeminiServer::Reset() {
   std::lock_guard<std::mutex> lock(mutex_);
   script_.clear();
   log_.clear();
+  ++log_epoch_;
   options_ = initial_options_;
 }
 
@@ -206,9 +208,19 @@ void FakeGeminiServer::Pause(std::chrono::milliseconds d) {
   changed_.wait_for(lock, d, [&] { return stopping_; });
 }
 
-void FakeGeminiServer::SetStatus(size_t log_index, int status) {
+void FakeGeminiServer::SetStatus(LogSlot slot, int status) {
+  Annotate(slot, {{"response_status", status}});
+}
+
+void FakeGeminiServer::Annotate(LogSlot slot, const Json& fields) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (log_index < log_.size()) log_[log_index]["response_status"] = status;
+  AnnotateLocked(slot, fields);
+}
+
+void FakeGeminiServer::AnnotateLocked(LogSlot slot, const Json& fields) {
+  // A reset since the request arrived cleared its entry: the slot names nothing now.
+  if (slot.epoch != log_epoch_ || slot.index >= log_.size()) return;
+  for (const auto& [key, value] : fields.items()) log_[slot.index][key] = value;
 }
 
 void FakeGeminiServer::HandleControl(const httplib::Request& req, httplib::Response& res) {
@@ -266,12 +278,12 @@ void FakeGeminiServer::HandleGenerate(const httplib::Request& req, httplib::Resp
                 {"images", Json::array()},
                 {"action", nullptr},
                 {"response_status", nullptr}};
-  size_t index = 0;
+  LogSlot index;
   FakeGeminiOptions options;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     log_.push_back(std::move(entry));
-    index = log_.size() - 1;
+    index = LogSlot{log_epoch_, log_.size() - 1};
     options = options_;
   }
   changed_.notify_all();
@@ -324,7 +336,7 @@ void FakeGeminiServer::HandleGenerate(const httplib::Request& req, httplib::Resp
     if (!script_.empty()) {
       action = std::move(script_.front());
       script_.pop_front();
-      log_[index]["action"] = ActionToJson(action);
+      AnnotateLocked(index, {{"action", ActionToJson(action)}});
     }
   }
   Pause(options.latency + std::chrono::milliseconds(action.delay_ms));
@@ -357,19 +369,25 @@ void FakeGeminiServer::HandleGenerate(const httplib::Request& req, httplib::Resp
                 kJson);
   }
 
-  auto parsed = ParseRequest(req.body, model);
-  if (!parsed.ok()) return send_error(400, parsed.error().message, "INVALID_ARGUMENT");
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    log_[index]["body"] = parsed->logged_body;
-    log_[index]["images"] = parsed->image_log;
+  std::string signature_problem;
+  auto parsed = ParseRequest(req.body, model, &signature_problem);
+  if (!parsed.ok()) {
+    if (!signature_problem.empty()) Annotate(index, {{"signature_problem", signature_problem}});
+    return send_error(400, parsed.error().message, "INVALID_ARGUMENT");
   }
+  Annotate(
+      index,
+      {{"body", parsed->logged_body}, {"images", parsed->image_log}, {"turns", parsed->turns}});
 
   ResponseSpec spec;
   spec.model = model;
   spec.prompt_tokens =
-      static_cast<int>(parsed->prompt.size() / 4 + 1 + 560 * parsed->images.size());
-  spec.thought_parts = action.thought_parts;
+      static_cast<int>(parsed->prompt.size() / 4 + 1 + 560 * parsed->image_log.size());
+  spec.image_tokens = ImageTokens(model, parsed->image_size);
+  // Thinking shows as a leading thought part: always on 3 Pro, and with thinkingLevel HIGH.
+  const bool thinks = AlwaysThinks(model) || parsed->thinking_level == "HIGH";
+  spec.thought_parts = std::max(action.thought_parts, thinks ? 1 : 0);
+  if (parsed->search) spec.grounding_query = parsed->prompt;
   if (spec.thought_parts > 1) spec.draft_png = DraftPng();
   std::string image;
 
@@ -395,11 +413,13 @@ void FakeGeminiServer::HandleGenerate(const httplib::Request& req, httplib::Resp
       if (parsed->images.empty()) {
         imaging::GenerateRequest g;
         g.prompt = parsed->prompt;
-        if (!parsed->aspect_ratio.empty()) g.aspect_ratio = parsed->aspect_ratio;
+        g.options.aspect_ratio = parsed->aspect_ratio;
+        g.options.image_size = parsed->image_size;
         made = engine.Generate(g, ctx);
       } else {
         imaging::EditRequest e;
         e.prompt = parsed->prompt;
+        e.options.image_size = parsed->image_size;
         e.base = parsed->images.front();
         e.references.assign(parsed->images.begin() + 1, parsed->images.end());
         made = engine.Edit(e, ctx);

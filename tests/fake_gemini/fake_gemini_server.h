@@ -3,6 +3,9 @@
 //
 // Gemini surface: POST /{v1|v1beta|v1alpha}/models/{model}:generateContent and
 // :streamGenerateContent (?alt=sse → SSE, else a JSON array). Key from x-goog-api-key or ?key=.
+// Per-model rules as the real API's (fake_wire.h): image sizes (pixel sizes from LocalBackend's
+// table), aspect ratios, thinking levels, search grounding (groundingMetadata in the answer), and
+// thoughtSignatures on 3.x answers that must come back intact when a chat replays them.
 // Control surface:
 //   POST /_fake/script    JSON array of actions (script.h), appended to the queue; one per call
 //   GET  /_fake/requests  JSON array: the request log (see Requests())
@@ -12,6 +15,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -59,7 +63,10 @@ class FakeGeminiServer {
   // Each entry: method, path, target, api_version, model, rpc, api_key_present, api_key,
   // api_key_source ("header"|"query"|""), headers {lowercase name: value}, body_bytes, body (the
   // request JSON with base64 replaced by sizes), images [{declared_mime_type, sniffed_mime_type,
-  // bytes, role}], action (the scripted action used, or null), response_status.
+  // bytes, sha256, role, content}], turns [{role, texts, images, signatures}] (signatures: the
+  // replayed model parts whose thoughtSignature verified), signature_problem ("missing" or
+  // "altered", when that was why the request got 400), action (the scripted action used, or
+  // null), response_status.
   Json Requests() const;
   size_t RequestCount() const;
   // Blocks until at least `count` generateContent requests have arrived (or `timeout`).
@@ -69,9 +76,17 @@ class FakeGeminiServer {
  private:
   void HandleGenerate(const httplib::Request& req, httplib::Response& res);
   void HandleControl(const httplib::Request& req, httplib::Response& res);
+  // A request's entry in the log: its index in the log of one epoch (Reset starts a new one).
+  struct LogSlot {
+    uint64_t epoch = 0;
+    size_t index = 0;
+  };
   // Waits `d` unless Stop() is called first.
   void Pause(std::chrono::milliseconds d);
-  void SetStatus(size_t log_index, int status);
+  void SetStatus(LogSlot slot, int status);
+  // Sets `fields` on the slot's entry; nothing when a reset has cleared it since.
+  void Annotate(LogSlot slot, const Json& fields);
+  void AnnotateLocked(LogSlot slot, const Json& fields);
 
   const FakeGeminiOptions initial_options_;
   std::unique_ptr<httplib::Server> server_;
@@ -79,11 +94,12 @@ class FakeGeminiServer {
   int port_ = 0;
   std::string host_;
 
-  mutable std::mutex mutex_;                 // guards options_, script_, log_, stopping_
+  mutable std::mutex mutex_;  // guards options_, script_, log_, log_epoch_, stopping_
   mutable std::condition_variable changed_;  // signalled on new log entries and on Stop()
   FakeGeminiOptions options_;
   std::deque<Action> script_;
   std::vector<Json> log_;
+  uint64_t log_epoch_ = 0;  // incremented by Reset
   bool stopping_ = false;
 };
 

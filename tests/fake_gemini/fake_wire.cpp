@@ -1,23 +1,79 @@
 #include "tests/fake_gemini/fake_wire.h"
 
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
 #include <array>
 #include <set>
 
 #include "common/base64.h"
 #include "common/random.h"
+#include "common/sha256.h"
 #include "imaging/codec.h"
 
 namespace imgmcp::fake_gemini {
 namespace {
 
-constexpr std::array<std::string_view, 7> kModels = {
-    "gemini-3.1-flash-lite-image",    "gemini-3.1-flash-image",
-    "gemini-3.1-flash-image-preview", "gemini-3-pro-image",
-    "gemini-3-pro-image-preview",     "gemini-2.5-flash-image",
-    "gemini-2.5-flash-image-preview"};
+// What the real API accepts per model (../shared/reference/gemini.md §3), written here
+// independently of imgmcp's own table (gemini_client/models.cpp) so that tests against this fake
+// check imgmcp's rules against the API's, not against themselves.
+struct ModelRules {
+  std::string_view id;
+  std::array<int, 4> image_tokens;  // output tokens of one image at 512, 1K, 2K, 4K; 0 = refused
+  bool extreme_ratios;              // 1:4 4:1 1:8 8:1
+  bool search;                      // tools [{google_search:{}}]
+  bool thinking_level;              // thinkingConfig.thinkingLevel MINIMAL | HIGH
+  bool always_thinks;               // answers start with a thought part
+};
+constexpr ModelRules kModels[] = {
+    {"gemini-3.1-flash-lite-image", {0, 1120, 0, 0}, false, false, true, false},
+    {"gemini-3.1-flash-image", {747, 1120, 1680, 2520}, true, true, true, false},
+    {"gemini-3.1-flash-image-preview", {747, 1120, 1680, 2520}, true, true, true, false},
+    {"gemini-3-pro-image", {0, 1120, 1120, 2000}, false, true, false, true},
+    {"gemini-3-pro-image-preview", {0, 1120, 1120, 2000}, false, true, false, true},
+    {"gemini-2.5-flash-image", {0, 1290, 0, 0}, false, false, false, false},
+    {"gemini-2.5-flash-image-preview", {0, 1290, 0, 0}, false, false, false, false},
+};
+constexpr std::array<std::string_view, 4> kSizes = {"512", "1K", "2K", "4K"};
 constexpr std::array<std::string_view, 14> kRatios = {"1:1", "2:3", "3:2",  "3:4",  "4:3",
                                                       "4:5", "5:4", "9:16", "16:9", "21:9",
                                                       "1:4", "4:1", "1:8",  "8:1"};
+constexpr size_t kStandardRatios = 10;
+
+const ModelRules* FindRules(std::string_view model) {
+  for (const ModelRules& m : kModels) {
+    if (m.id == model) return &m;
+  }
+  return nullptr;
+}
+
+int SizeIndex(std::string_view size) {
+  for (size_t i = 0; i < kSizes.size(); ++i) {
+    if (kSizes[i] == size) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// The process's signing key: signatures verify only in the fake process that issued them, like
+// Google's only verify for the model that produced them.
+const std::string& SigningKey() {
+  static const std::string key = RandomHex(32);
+  return key;
+}
+
+std::string Mac(std::string_view model, std::string_view nonce, std::string_view kind,
+                std::string_view content) {
+  const std::string content_hash = Sha256Hex(content);
+  std::string message;
+  message.append(model).append("\n").append(nonce).append("\n").append(kind).append("\n");
+  message += content_hash;
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int mac_len = 0;
+  HMAC(EVP_sha256(), SigningKey().data(), static_cast<int>(SigningKey().size()),
+       reinterpret_cast<const unsigned char*>(message.data()), message.size(), mac, &mac_len);
+  return std::string(reinterpret_cast<const char*>(mac), mac_len);
+}
+
 constexpr char kImagePlaceholder[] = "@@FAKE_GEMINI_IMAGE_DATA@@";
 
 using Keys = std::set<std::string_view>;
@@ -52,6 +108,12 @@ const Keys kConfigKeys = {"temperature",
                           "mediaResolution",
                           "media_resolution"};
 const Keys kImageConfigKeys = {"aspectRatio", "aspect_ratio", "imageSize", "image_size"};
+const Keys kThinkingKeys = {"thinkingLevel",   "thinking_level",  "thinkingBudget",
+                            "thinking_budget", "includeThoughts", "include_thoughts"};
+const Keys kToolKeys = {
+    "googleSearch",  "google_search",  "googleSearchRetrieval", "google_search_retrieval",
+    "codeExecution", "code_execution", "functionDeclarations",  "function_declarations",
+    "urlContext",    "url_context"};
 const Keys kContentKeys = {"role", "parts"};
 const Keys kPartKeys = {"text",         "inlineData",    "inline_data",      "fileData",
                         "file_data",    "thought",       "thoughtSignature", "thought_signature",
@@ -98,21 +160,44 @@ void Mask(Json& j) {
 
 }  // namespace
 
-bool IsKnownModel(std::string_view model) {
-  for (auto m : kModels) {
-    if (m == model) return true;
-  }
-  return false;
+bool IsKnownModel(std::string_view model) { return FindRules(model) != nullptr; }
+
+std::string SignPart(std::string_view model, std::string_view kind, std::string_view content) {
+  const std::string nonce = RandomHex(8);
+  return Base64Encode(nonce + Mac(model, nonce, kind, content));
+}
+
+bool VerifySignature(std::string_view model, std::string_view kind, std::string_view content,
+                     std::string_view signature) {
+  auto raw = Base64Decode(signature);
+  if (!raw.ok() || raw->size() != 16 + 32) return false;
+  const std::string nonce = raw->substr(0, 16);
+  return raw->substr(16) == Mac(model, nonce, kind, content);
+}
+
+int ImageTokens(std::string_view model, std::string_view image_size) {
+  const ModelRules* rules = FindRules(model);
+  const int i = SizeIndex(image_size.empty() ? "1K" : image_size);
+  return rules == nullptr || i < 0 ? 1120 : rules->image_tokens[i];
+}
+
+bool AlwaysThinks(std::string_view model) {
+  const ModelRules* rules = FindRules(model);
+  return rules != nullptr && rules->always_thinks;
 }
 
 bool UsesThoughtSignatures(std::string_view model) { return model.rfind("gemini-3", 0) == 0; }
 
-Result<ParsedRequest> ParseRequest(std::string_view body, std::string_view model) {
+Result<ParsedRequest> ParseRequest(std::string_view body, std::string_view model,
+                                   std::string* signature_problem) {
+  std::string problem_storage;
+  std::string& problem = signature_problem != nullptr ? *signature_problem : problem_storage;
   Json doc = Json::parse(body.begin(), body.end(), nullptr, false);
   if (doc.is_discarded()) {
     return Invalid("Invalid JSON payload received. Unexpected token.");
   }
   if (Status s = CheckKeys(doc, kTopKeys, ""); !s.ok()) return s.error();
+  const ModelRules* rules = FindRules(model);
   ParsedRequest out;
 
   const Json* contents = doc.contains("contents") ? &doc["contents"] : nullptr;
@@ -143,17 +228,35 @@ Result<ParsedRequest> ParseRequest(std::string_view body, std::string_view model
     const Json& parts = content["parts"];
     std::vector<imaging::EncodedImage> turn_images;
     std::string turn_text;
+    Json turn_log = {{"role", role}, {"texts", Json::array()}, {"images", 0}, {"signatures", 0}};
     for (size_t p = 0; p < parts.size(); ++p) {
       const Json& part = parts[p];
       const std::string pwhere = where + ".parts[" + std::to_string(p) + "]";
       if (Status s = CheckKeys(part, kPartKeys, pwhere); !s.ok()) return s.error();
       const bool thought =
           part.contains("thought") && part["thought"].is_boolean() && part["thought"].get<bool>();
+      const Json* signature = Get(part, "thoughtSignature", "thought_signature");
+      if (signature != nullptr && !signature->is_string()) {
+        return Invalid("Invalid value at '" + pwhere + ".thought_signature' (TYPE_BYTES)");
+      }
+      // Where Google reports a replayed part: 1-based content and part positions.
+      const std::string position = "in content position " + std::to_string(c + 1) +
+                                   ", part position " + std::to_string(p + 1) + ".";
+      const bool check_signature = role == "model" && !thought && UsesThoughtSignatures(model);
       if (const Json* text = Get(part, "text", "text"); text != nullptr) {
         if (!text->is_string()) return Invalid("Invalid value at '" + pwhere + ".text'");
         if (!thought) {
           if (!turn_text.empty()) turn_text += ' ';
           turn_text += text->get<std::string>();
+          turn_log["texts"].push_back(text->get<std::string>());
+        }
+        if (check_signature && signature != nullptr) {
+          if (!VerifySignature(model, "text", text->get_ref<const std::string&>(),
+                               signature->get_ref<const std::string&>())) {
+            problem = "altered";
+            return Invalid("Corrupted thought signature " + position);
+          }
+          turn_log["signatures"] = turn_log["signatures"].get<int>() + 1;
         }
       }
       const Json* blob = Get(part, "inlineData", "inline_data");
@@ -177,16 +280,25 @@ Result<ParsedRequest> ParseRequest(std::string_view body, std::string_view model
         return Invalid("Invalid value at '" + pwhere +
                        ".inline_data.data' (TYPE_BYTES), Base64 decoding failed");
       }
-      if (role == "model" && !thought && UsesThoughtSignatures(model) &&
-          Get(part, "thoughtSignature", "thought_signature") == nullptr) {
-        return Invalid("Image part is missing a thought_signature in content position " +
-                       std::to_string(c + 1) + ", part position " + std::to_string(p + 1) + ".");
+      if (check_signature) {
+        // A replayed model image must carry the signature issued with it, over the same bytes.
+        if (signature == nullptr)
+          problem = "missing";
+        else if (!VerifySignature(model, "image", *bytes, signature->get_ref<const std::string&>()))
+          problem = "altered";
+        if (!problem.empty()) {
+          return Invalid("Image part is missing a thought_signature " + position);
+        }
+        turn_log["signatures"] = turn_log["signatures"].get<int>() + 1;
       }
+      turn_log["images"] = turn_log["images"].get<int>() + 1;
       const imaging::ImageFormat format = imaging::SniffFormat(*bytes);
       out.image_log.push_back({{"declared_mime_type", declared},
                                {"sniffed_mime_type", imaging::MimeTypeOf(format)},
                                {"bytes", bytes->size()},
-                               {"role", role}});
+                               {"sha256", Sha256Hex(*bytes)},
+                               {"role", role},
+                               {"content", c}});
       if (!thought) {
         imaging::EncodedImage image;
         image.mime_type = imaging::MimeTypeOf(format);
@@ -194,6 +306,7 @@ Result<ParsedRequest> ParseRequest(std::string_view body, std::string_view model
         turn_images.push_back(std::move(image));
       }
     }
+    out.turns.push_back(std::move(turn_log));
     if (last) {
       out.prompt = turn_text;
       out.images = std::move(turn_images);
@@ -202,7 +315,31 @@ Result<ParsedRequest> ParseRequest(std::string_view body, std::string_view model
       history_images.push_back(std::move(turn_images.back()));
     }
   }
-  if (out.images.empty() && !history_images.empty()) out.images = std::move(history_images);
+  // A chat's later turn edits the previous answer; the images sent with it are references.
+  if (!history_images.empty()) {
+    out.images.insert(out.images.begin(), std::move(history_images.back()));
+  }
+
+  if (const Json* tools = Get(doc, "tools", "tools"); tools != nullptr) {
+    if (!tools->is_array()) return Invalid("Invalid value at 'tools'");
+    for (size_t t = 0; t < tools->size(); ++t) {
+      const Json& tool = (*tools)[t];
+      if (Status s = CheckKeys(tool, kToolKeys, "tools[" + std::to_string(t) + "]"); !s.ok()) {
+        return s.error();
+      }
+      const Json* search = Get(tool, "googleSearch", "google_search");
+      if (search == nullptr) {
+        return Invalid("Tool use is not supported for models/" + std::string(model) +
+                       "; only google_search is.");
+      }
+      if (!search->is_object())
+        return Invalid("Invalid value at 'tools[" + std::to_string(t) + "].google_search'");
+      if (rules == nullptr || !rules->search) {
+        return Invalid("Search Grounding is not supported for models/" + std::string(model) + ".");
+      }
+      out.search = true;
+    }
+  }
 
   if (const Json* config = Get(doc, "generationConfig", "generation_config"); config != nullptr) {
     if (Status s = CheckKeys(*config, kConfigKeys, "generation_config"); !s.ok()) return s.error();
@@ -232,28 +369,47 @@ Result<ParsedRequest> ParseRequest(std::string_view body, std::string_view model
       }
       if (!image) return Invalid("This model only supports responses with IMAGE modality.");
     }
+    if (const Json* tc = Get(*config, "thinkingConfig", "thinking_config"); tc != nullptr) {
+      if (Status s = CheckKeys(*tc, kThinkingKeys, "generation_config.thinking_config"); !s.ok()) {
+        return s.error();
+      }
+      if (const Json* level = Get(*tc, "thinkingLevel", "thinking_level"); level != nullptr) {
+        if (!level->is_string() || (*level != "MINIMAL" && *level != "HIGH")) {
+          return Invalid("Invalid value at 'generation_config.thinking_config.thinking_level' (" +
+                         level->dump() + "); this model takes MINIMAL or HIGH");
+        }
+        if (rules == nullptr || !rules->thinking_level) {
+          return Invalid("Thinking level is not supported for this model.");
+        }
+        out.thinking_level = level->get<std::string>();
+      }
+    }
     if (const Json* ic = Get(*config, "imageConfig", "image_config"); ic != nullptr) {
       if (Status s = CheckKeys(*ic, kImageConfigKeys, "generation_config.image_config"); !s.ok()) {
         return s.error();
       }
       if (const Json* ar = Get(*ic, "aspectRatio", "aspect_ratio"); ar != nullptr) {
-        bool ok = ar->is_string();
-        if (ok) {
-          ok = false;
-          for (auto r : kRatios) ok = ok || r == ar->get_ref<const std::string&>();
+        size_t found = kRatios.size();
+        if (ar->is_string()) {
+          for (size_t i = 0; i < kRatios.size(); ++i) {
+            if (kRatios[i] == ar->get_ref<const std::string&>()) found = i;
+          }
         }
-        if (!ok) return Invalid("Unsupported aspect ratio: " + ar->dump());
+        const bool allowed = found < kStandardRatios ||
+                             (found < kRatios.size() && rules != nullptr && rules->extreme_ratios);
+        if (!allowed) {
+          return Invalid("Unsupported aspect ratio " + ar->dump() + " for model " +
+                         std::string(model) + ".");
+        }
         out.aspect_ratio = ar->get<std::string>();
       }
       if (const Json* size = Get(*ic, "imageSize", "image_size"); size != nullptr) {
-        const bool lite =
-            model == "gemini-3.1-flash-lite-image" || model.rfind("gemini-2.5", 0) == 0;
-        if (!size->is_string() || (lite && size->get<std::string>() != "1K") ||
-            (!lite && size->get<std::string>() != "1K" && size->get<std::string>() != "2K" &&
-             size->get<std::string>() != "4K" && size->get<std::string>() != "512")) {
+        const int i = size->is_string() ? SizeIndex(size->get_ref<const std::string&>()) : -1;
+        if (i < 0 || rules == nullptr || rules->image_tokens[i] == 0) {
           return Invalid("Unsupported image size " + size->dump() + " for model " +
-                         std::string(model));
+                         std::string(model) + ".");
         }
+        out.image_size = size->get<std::string>();
       }
     }
   }
@@ -328,9 +484,34 @@ std::string ErrorBody(int code, std::string_view message, std::string_view statu
   return Json{{"error", error}}.dump(2);
 }
 
+namespace {
+
+// What a search-grounded answer carries (candidates[0].groundingMetadata): the query, the search
+// suggestion chip, two web sources and which text they support. Deterministic per query.
+Json Grounding(const std::string& query) {
+  const std::string slug = Sha256Hex(query).substr(0, 12);
+  Json chunks = Json::array();
+  chunks.push_back(
+      {{"web",
+        {{"uri", "https://vertexaisearch.cloud.google.com/grounding-api-redirect/" + slug + "-1"},
+         {"title", "example.org"}}}});
+  chunks.push_back(
+      {{"web",
+        {{"uri", "https://vertexaisearch.cloud.google.com/grounding-api-redirect/" + slug + "-2"},
+         {"title", "weather.example"}}}});
+  return {
+      {"webSearchQueries", Json::array({query})},
+      {"searchEntryPoint", {{"renderedContent", "<div class=\"container\">" + query + "</div>"}}},
+      {"groundingChunks", std::move(chunks)},
+      {"groundingSupports",
+       Json::array({{{"segment", {{"startIndex", 0}, {"endIndex", 10}, {"text", "Here is th"}}},
+                     {"groundingChunkIndices", Json::array({0, 1})}}})}};
+}
+
+}  // namespace
+
 std::string BuildResponse(const ResponseSpec& spec) {
   const bool signatures = UsesThoughtSignatures(spec.model);
-  auto signature = [] { return Base64Encode(RandomHex(24)); };
   Json doc = Json::object();
   int candidate_tokens = 0;
   if (!spec.block_reason.empty()) {
@@ -350,27 +531,31 @@ std::string BuildResponse(const ResponseSpec& spec) {
     }
     if (!spec.text.empty()) {
       Json part = {{"text", spec.text}};
-      if (signatures) part["thoughtSignature"] = signature();
+      if (signatures) part["thoughtSignature"] = SignPart(spec.model, "text", spec.text);
       parts.push_back(std::move(part));
       candidate_tokens += 12;
     }
     if (spec.image != nullptr) {
       Json part = {{"inlineData", {{"mimeType", spec.image_label}, {"data", kImagePlaceholder}}}};
-      if (signatures) part["thoughtSignature"] = signature();
+      if (signatures) part["thoughtSignature"] = SignPart(spec.model, "image", *spec.image);
       parts.push_back(std::move(part));
-      candidate_tokens += 1120;
+      candidate_tokens += spec.image_tokens;
     }
     Json candidate = Json::object();
     candidate["content"] =
         parts.empty() ? Json::object() : Json{{"role", "model"}, {"parts", std::move(parts)}};
     candidate["finishReason"] = spec.finish_reason;
     if (!spec.finish_message.empty()) candidate["finishMessage"] = spec.finish_message;
+    if (!spec.grounding_query.empty())
+      candidate["groundingMetadata"] = Grounding(spec.grounding_query);
     candidate["index"] = 0;
     doc["candidates"] = Json::array({std::move(candidate)});
   }
   Json usage = {{"promptTokenCount", spec.prompt_tokens}};
   if (candidate_tokens > 0) usage["candidatesTokenCount"] = candidate_tokens;
-  usage["totalTokenCount"] = spec.prompt_tokens + candidate_tokens;
+  const int thought_tokens = spec.block_reason.empty() ? 40 * spec.thought_parts : 0;
+  if (thought_tokens > 0) usage["thoughtsTokenCount"] = thought_tokens;
+  usage["totalTokenCount"] = spec.prompt_tokens + candidate_tokens + thought_tokens;
   doc["usageMetadata"] = std::move(usage);
   doc["modelVersion"] = spec.model;
   doc["responseId"] = RandomHex(12);

@@ -16,20 +16,43 @@ namespace imgmcp::fake_gemini {
 bool IsKnownModel(std::string_view model);
 // 3.x image models attach thoughtSignature to parts and require them on replayed model images.
 bool UsesThoughtSignatures(std::string_view model);
+// 3 Pro answers always start with a thought part.
+bool AlwaysThinks(std::string_view model);
+// Output tokens of one image of `image_size` ("" = 1K) from `model`.
+int ImageTokens(std::string_view model, std::string_view image_size);
+
+// A thoughtSignature for a part of kind "text" or "image" with `content` (the text, or the image
+// bytes) from `model`: a nonce and an HMAC under a key of this process, so it verifies only for
+// the same model, kind and content, in the fake process that issued it.
+std::string SignPart(std::string_view model, std::string_view kind, std::string_view content);
+bool VerifySignature(std::string_view model, std::string_view kind, std::string_view content,
+                     std::string_view signature);
 
 struct ParsedRequest {
   std::string prompt;  // text parts of the last user turn, joined with spaces
   // Images of the last user turn in order; when it has none, the newest image of earlier turns
   // (a chat's previous model answer), so a second chat turn edits the previous result.
   std::vector<imaging::EncodedImage> images;
-  std::string aspect_ratio;  // "" when imageConfig.aspectRatio is absent
-  bool want_text = true;     // responseModalities contains TEXT (or is absent)
-  Json logged_body;          // the request with every base64 string replaced by its size
-  Json image_log;            // [{declared_mime_type, sniffed_mime_type, bytes, role}]
+  std::string aspect_ratio;    // "" when imageConfig.aspectRatio is absent
+  std::string image_size;      // "" when imageConfig.imageSize is absent
+  std::string thinking_level;  // "" | "MINIMAL" | "HIGH"
+  bool search = false;         // tools [{google_search:{}}]
+  bool want_text = true;       // responseModalities contains TEXT (or is absent)
+  Json logged_body;            // the request with every base64 string replaced by its size
+  // [{declared_mime_type, sniffed_mime_type, bytes, sha256, role, content}]
+  Json image_log;
+  // One entry per content: {role, texts (non-thought), images, signatures (verified)}.
+  Json turns = Json::array();
 };
 
-// Validates a request body. Errors carry Google's 400 message text (INVALID_ARGUMENT).
-Result<ParsedRequest> ParseRequest(std::string_view body, std::string_view model);
+// Validates a request body for `model` with the real API's rules: unknown fields, per-model
+// image sizes, aspect ratios, thinking levels and search grounding, and on 3.x models the
+// thoughtSignature of every replayed model part (missing or not matching its part: 400 "Image
+// part is missing a thought_signature in content position C, part position P."). Errors carry
+// Google's 400 message text (INVALID_ARGUMENT); `signature_problem` (optional) receives
+// "missing" or "altered" when a signature was the reason.
+Result<ParsedRequest> ParseRequest(std::string_view body, std::string_view model,
+                                   std::string* signature_problem = nullptr);
 
 // {"error":{code,message,status[,details]}} as Google sends it.
 std::string ErrorBody(int code, std::string_view message, std::string_view status,
@@ -48,6 +71,8 @@ struct ResponseSpec {
   std::string finish_message;
   std::string block_reason;  // when set: promptFeedback only, no candidates
   int prompt_tokens = 0;
+  int image_tokens = 1120;      // candidatesTokenCount of the image
+  std::string grounding_query;  // when set: groundingMetadata for a search of this text
 };
 
 // A GenerateContentResponse in camelCase with responseId, modelVersion and usageMetadata.

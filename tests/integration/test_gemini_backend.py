@@ -74,7 +74,8 @@ class GenerateAndEditThroughTheFake(FakeGeminiTestCase):
         self.assertIn("inlineData", edit["body"]["contents"][0]["parts"][1])
         self.assertEqual(edit["images"], [{"declared_mime_type": "image/png",
                                            "sniffed_mime_type": "image/png",
-                                           "bytes": v1["bytes"], "role": "user"}])
+                                           "bytes": v1["bytes"], "sha256": v1["sha256"],
+                                           "role": "user", "content": 0}])
 
     def test_aspect_ratio_and_thought_parts(self):
         server = self.start_imgmcp()

@@ -182,3 +182,79 @@ test('streamGenerateContent over SSE delivers the image', async () => {
   assert.ok(image);
   pngSize(Buffer.from(image.data, 'base64'));
 });
+
+const FLASH = 'gemini-3.1-flash-image';
+
+test('image size, the extreme ratios, thinking and search grounding, as the SDK sends them', async () => {
+  const r = await client().models.generateContent({
+    model: FLASH,
+    contents: 'solid navy',
+    config: {
+      responseModalities: ['TEXT', 'IMAGE'],
+      imageConfig: {aspectRatio: '1:8', imageSize: '512'},
+      thinkingConfig: {thinkingLevel: 'HIGH'},
+      tools: [{googleSearch: {}}],
+    },
+  });
+  assert.deepEqual(pngSize(Buffer.from(imageOf(r).data, 'base64')), {width: 192, height: 1536});
+  const parts = r.candidates[0].content.parts;
+  assert.ok(parts[0].thought, 'HIGH thinking starts with a thought part');
+  const chunks = r.candidates[0].groundingMetadata.groundingChunks;
+  assert.equal(chunks.length, 2);
+  assert.ok(chunks.every((c) => c.web.uri.startsWith('https://') && c.web.title));
+  assert.deepEqual(r.candidates[0].groundingMetadata.webSearchQueries, ['solid navy']);
+  assert.ok(r.usageMetadata.thoughtsTokenCount > 0);
+  const [logged] = await control('requests');
+  assert.deepEqual(logged.body.generationConfig.imageConfig, {aspectRatio: '1:8', imageSize: '512'});
+  assert.deepEqual(logged.body.generationConfig.thinkingConfig, {thinkingLevel: 'HIGH'});
+  assert.deepEqual(logged.body.tools, [{googleSearch: {}}]);
+  assert.equal(logged.response_status, 200);
+});
+
+test('what a model does not offer is a 400 INVALID_ARGUMENT ApiError', async () => {
+  const cases = [
+    [MODEL, {imageConfig: {imageSize: '2K'}}, /Unsupported image size "2K" for model/],
+    [MODEL, {imageConfig: {aspectRatio: '8:1'}}, /Unsupported aspect ratio "8:1" for model/],
+    [MODEL, {tools: [{googleSearch: {}}]}, /Search Grounding is not supported/],
+    ['gemini-3-pro-image', {imageConfig: {imageSize: '512'}}, /Unsupported image size "512"/],
+    ['gemini-2.5-flash-image', {thinkingConfig: {thinkingLevel: 'MINIMAL'}},
+      /Thinking level is not supported/],
+  ];
+  for (const [model, config, message] of cases) {
+    await assert.rejects(
+        client().models.generateContent({model, contents: 'solid red', config}),
+        (e) => e instanceof ApiError && e.status === 400 &&
+            JSON.parse(e.message).error.status === 'INVALID_ARGUMENT' &&
+            message.test(JSON.parse(e.message).error.message),
+        `${model} ${JSON.stringify(config)}`);
+  }
+  const log = await control('requests');
+  assert.deepEqual(log.map((e) => e.response_status), [400, 400, 400, 400, 400]);
+});
+
+test('a 3.1 Flash Image chat replays signed parts the fake verifies; an altered replay is refused',
+    async () => {
+      const chat = client().chats.create({model: FLASH, config: {imageConfig: {imageSize: '512'}}});
+      const first = await chat.sendMessage({message: 'solid red'});
+      const second = await chat.sendMessage({message: 'invert'});
+      assert.deepEqual(firstPixel(Buffer.from(imageOf(second).data, 'base64')), [0, 255, 255]);
+      let log = await control('requests');
+      assert.equal(log[1].response_status, 200);
+      assert.equal(log[1].turns[1].role, 'model');
+      assert.equal(log[1].turns[1].signatures, 2, 'the text and the image part verified');
+
+      // The same history with the model's image swapped for the second answer's: refused.
+      const answer = structuredClone(first.candidates[0].content);
+      const image = answer.parts.find((p) => p.inlineData && !p.thought);
+      image.inlineData.data = imageOf(second).data;
+      await assert.rejects(
+          client().models.generateContent({
+            model: FLASH,
+            contents: [{role: 'user', parts: [{text: 'solid red'}]}, answer,
+              {role: 'user', parts: [{text: 'invert'}]}],
+          }),
+          (e) => e instanceof ApiError && e.status === 400 &&
+              /Image part is missing a thought_signature in content position 2/.test(e.message));
+      log = await control('requests');
+      assert.equal(log[2].signature_problem, 'altered');
+    });

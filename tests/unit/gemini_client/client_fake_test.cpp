@@ -70,7 +70,7 @@ class GeminiClientFakeTest : public ::testing::Test {
                                          const std::string& ratio = "1:1") {
     imaging::GenerateRequest req;
     req.prompt = prompt;
-    req.aspect_ratio = ratio;
+    req.options.aspect_ratio = ratio;
     auto r = client.Generate(req, ctx);
     if (!r.ok()) messages_.push_back(r.error().message);
     return r;
@@ -249,6 +249,124 @@ TEST_F(GeminiClientFakeTest, RejectedKeyAndUnknownModel) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kNotFound);
   EXPECT_NE(r.error().message.find("models/gemini-0-nonexistent is not found"), std::string::npos);
+}
+
+TEST_F(GeminiClientFakeTest, EachCallGoesToItsModelAndOnlyAllowedModelsAreCalled) {
+  options_.model = "gemini-3.1-flash-image";
+  options_.models = {"gemini-3.1-flash-image", "gemini-3-pro-image"};
+  auto client = MakeClient();
+  ASSERT_NE(client, nullptr);
+  ASSERT_EQ(client->Models().size(), 2u);
+  EXPECT_EQ(client->Models()[0].id, "gemini-3.1-flash-image");
+  imaging::GenerateRequest req;
+  req.prompt = "solid red";
+  ASSERT_TRUE(client->Generate(req, {}).ok());
+  req.options.model = "gemini-3-pro-image";
+  req.options.image_size = "2K";
+  auto pro = client->Generate(req, {});
+  ASSERT_TRUE(pro.ok()) << pro.error().message;
+  req.options.model = "gemini-2.5-flash-image";  // known, but not allowed here
+  req.options.image_size = "";
+  auto refused = client->Generate(req, {});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(refused.error().message.find("gemini-3.1-flash-image, gemini-3-pro-image"),
+            std::string::npos)
+      << refused.error().message;
+  const Json log = server_.Requests();
+  ASSERT_EQ(log.size(), 2u);  // the refused one never left
+  EXPECT_EQ(log[0]["model"], "gemini-3.1-flash-image");
+  EXPECT_EQ(log[1]["model"], "gemini-3-pro-image");
+  EXPECT_EQ(log[1]["body"]["generationConfig"]["imageConfig"]["imageSize"], "2K");
+  auto info = imaging::ReadImageInfo(pro->bytes);
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->width, 2048);
+
+  options_.models = {"gemini-3-pro-image"};  // the default must be allowed
+  auto bad = GeminiClient::Create(options_, &PostJson, sleeper_);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("gemini-3.1-flash-image"), std::string::npos);
+}
+
+TEST_F(GeminiClientFakeTest, SearchSizesAndThinkingComeBackWithSourcesAndUsage) {
+  options_.model = "gemini-3.1-flash-image";
+  auto client = MakeClient();
+  imaging::GenerateRequest req;
+  req.prompt = "solid navy";
+  req.options.image_size = "512";
+  req.options.aspect_ratio = "1:8";
+  req.options.thinking = "high";
+  req.options.search = true;
+  auto image = client->Generate(req, {});
+  ASSERT_TRUE(image.ok()) << image.error().message;
+  auto info = imaging::ReadImageInfo(image->bytes);
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->width, 192);
+  EXPECT_EQ(info->height, 1536);
+  EXPECT_EQ(PixelAt(image->bytes, 5, 5), (std::array<uint8_t, 4>{0, 0, 128, 255}));
+  ASSERT_EQ(image->sources.size(), 2u);
+  EXPECT_EQ(image->sources[0].title, "example.org");
+  EXPECT_EQ(image->sources[0].uri.rfind("https://", 0), 0u);
+  EXPECT_EQ(image->finish_reason, "STOP");
+  EXPECT_EQ(image->text, "Here is the image you asked for.");
+  EXPECT_EQ(image->usage["candidatesTokenCount"], 747 + 12);  // a 512 image and the text
+  EXPECT_GT(image->usage["thoughtsTokenCount"].get<int>(), 0);
+  const Json body = server_.Requests()[0]["body"];
+  EXPECT_EQ(body["tools"], Json::parse(R"([{"google_search":{}}])"));
+  EXPECT_EQ(body["generationConfig"]["thinkingConfig"]["thinkingLevel"], "HIGH");
+}
+
+// A chain edit replays the earlier answer with its signatures; the fake verifies each one and
+// refuses a replay whose image or signature changed.
+TEST_F(GeminiClientFakeTest, ChainEditsReplayAnswersTheFakeCanVerify) {
+  options_.model = "gemini-3.1-flash-image";
+  auto client = MakeClient();
+  imaging::GenerateRequest gen;
+  gen.prompt = "solid red";
+  auto first = client->Generate(gen, {});
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  ASSERT_FALSE(first->replay.empty());
+
+  imaging::ChainTurn turn;
+  turn.user_text = "solid red";
+  turn.replay = first->replay;
+  turn.image = {first->bytes, first->mime_type};
+  imaging::EditRequest edit;
+  edit.prompt = "invert";
+  edit.base = turn.image;
+  edit.chain = {turn};
+  auto second = client->Edit(edit, {});
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_EQ(PixelAt(second->bytes, 3, 3), (std::array<uint8_t, 4>{0, 255, 255, 255}));
+  Json log = server_.Requests();
+  ASSERT_EQ(log.size(), 2u);
+  const Json& turns = log[1]["turns"];
+  ASSERT_EQ(turns.size(), 3u);
+  EXPECT_EQ(turns[1]["role"], "model");
+  EXPECT_EQ(turns[1]["signatures"], 2);  // the text part and the image part
+  EXPECT_EQ(turns[2]["texts"], Json::array({"invert"}));
+  EXPECT_EQ(turns[2]["images"], 0);  // the base travels as the model's own answer
+
+  // The same replay with other image bytes, or without the image's signature, is refused.
+  imaging::EditRequest altered = edit;
+  altered.chain[0].image.bytes = second->bytes;
+  auto r = client->Edit(altered, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(r.error().message.find("Image part is missing a thought_signature in content "
+                                   "position 2, part position 2"),
+            std::string::npos)
+      << r.error().message;
+  Json replay = Json::parse(first->replay);
+  replay["parts"][replay["image"].get<size_t>()].erase("thoughtSignature");
+  imaging::EditRequest unsigned_edit = edit;
+  unsigned_edit.chain[0].replay = replay.dump();
+  ASSERT_FALSE(client->Edit(unsigned_edit, {}).ok());
+  log = server_.Requests();
+  ASSERT_EQ(log.size(), 4u);
+  EXPECT_EQ(log[2]["signature_problem"], "altered");
+  EXPECT_EQ(log[3]["signature_problem"], "missing");
+  EXPECT_EQ(log[2]["response_status"], 400);
 }
 
 TEST_F(GeminiClientFakeTest, GivesUpAfterMaxAttempts) {

@@ -1,9 +1,12 @@
 // The fake's own Gemini behaviour, checked with raw HTTP requests (gemini_client's PostJson).
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "common/base64.h"
 #include "common/json.h"
 #include "gemini_client/http_call.h"
+#include "imaging/codec.h"
 #include "tests/fake_gemini/fake_gemini_server.h"
 #include "tests/unit/gemini_client/test_images.h"
 
@@ -141,21 +144,163 @@ TEST_F(FakeServerTest, ControlApiOverHttp) {
   EXPECT_EQ(server_.RequestCount(), 0u);
 }
 
-TEST_F(FakeServerTest, ChatSecondTurnNeedsSignaturesAndEditsThePreviousImage) {
-  const std::string png = gemini::testing::SolidPng(8, 8, 255, 0, 0);
-  const std::string model_part =
-      R"({"inlineData":{"mimeType":"image/png","data":")" + Base64Encode(png) + R"("}})";
-  const std::string without =
-      R"({"contents":[{"role":"user","parts":[{"text":"solid red"}]},{"role":"model","parts":[)" +
-      model_part + R"(]},{"role":"user","parts":[{"text":"invert"}]}]})";
-  HttpAnswer a = Post(kPath, without);
-  EXPECT_EQ(a.status, 400);
-  EXPECT_NE(a.body.find("missing a thought_signature"), std::string::npos);
-  std::string with = without;
-  with.replace(with.find(model_part), model_part.size(),
-               model_part.substr(0, model_part.size() - 1) + R"(,"thoughtSignature":"c2ln"})");
-  a = Post(kPath, with);
+std::string PathFor(const std::string& model) {
+  return "/v1beta/models/" + model + ":generateContent";
+}
+
+std::string WithConfig(const std::string& generation_config, const std::string& extra = "") {
+  return R"({"contents":[{"role":"user","parts":[{"text":"solid blue"}]}],"generationConfig":)" +
+         generation_config + extra + "}";
+}
+
+// A chat's second turn replays the first answer; the fake checks every signature it issued.
+TEST_F(FakeServerTest, ChatSecondTurnNeedsIntactSignaturesAndEditsThePreviousImage) {
+  HttpAnswer first =
+      Post(kPath, R"({"contents":[{"role":"user","parts":[{"text":"solid red"}]}]})");
+  ASSERT_EQ(first.status, 200) << first.body;
+  const Json answer = Json::parse(first.body)["candidates"][0]["content"];
+  auto chat = [&](const Json& model_content) {
+    Json body = {
+        {"contents", Json::array({{{"role", "user"}, {"parts", {{{"text", "solid red"}}}}},
+                                  model_content,
+                                  {{"role", "user"}, {"parts", {{{"text", "invert"}}}}}})}};
+    return Post(kPath, body.dump());
+  };
+  HttpAnswer a = chat(answer);
   ASSERT_EQ(a.status, 200) << a.body;
+  const Json parts = Json::parse(a.body)["candidates"][0]["content"]["parts"];
+  const std::string cyan = *Base64Decode(parts.back()["inlineData"]["data"].get<std::string>());
+  const std::string red =
+      *Base64Decode(answer["parts"][1]["inlineData"]["data"].get<std::string>());
+  EXPECT_NE(cyan, red);  // the previous answer was edited
+  EXPECT_EQ(server_.Requests()[1]["turns"][1]["signatures"], 2);
+
+  struct Alteration {
+    const char* what;
+    std::function<void(Json&)> apply;
+    const char* message;
+    const char* problem;
+  };
+  const Alteration alterations[] = {
+      {"no image signature", [](Json& c) { c["parts"][1].erase("thoughtSignature"); },
+       "Image part is missing a thought_signature in content position 2, part position 2.",
+       "missing"},
+      {"other image bytes",
+       [&](Json& c) {
+         c["parts"][1]["inlineData"]["data"] =
+             Base64Encode(gemini::testing::SolidPng(8, 8, 1, 2, 3));
+       },
+       "Image part is missing a thought_signature in content position 2, part position 2.",
+       "altered"},
+      {"image signature swapped with the text's",
+       [](Json& c) { c["parts"][1]["thoughtSignature"] = c["parts"][0]["thoughtSignature"]; },
+       "Image part is missing a thought_signature", "altered"},
+      {"a made-up signature", [](Json& c) { c["parts"][1]["thoughtSignature"] = "c2ln"; },
+       "Image part is missing a thought_signature", "altered"},
+      {"edited text", [](Json& c) { c["parts"][0]["text"] = "Here is another image."; },
+       "Corrupted thought signature in content position 2, part position 1.", "altered"},
+  };
+  for (const Alteration& alt : alterations) {
+    Json content = answer;
+    alt.apply(content);
+    server_.Reset();
+    a = chat(content);
+    EXPECT_EQ(a.status, 400) << alt.what;
+    EXPECT_EQ(ErrorOf(a)["status"], "INVALID_ARGUMENT") << alt.what;
+    EXPECT_NE(ErrorOf(a)["message"].get<std::string>().find(alt.message), std::string::npos)
+        << alt.what << ": " << a.body;
+    EXPECT_EQ(server_.Requests()[0]["signature_problem"], alt.problem) << alt.what;
+  }
+  // Signatures are valid only for the model that produced them.
+  server_.Reset();
+  Json body = {{"contents", Json::array({{{"role", "user"}, {"parts", {{{"text", "solid red"}}}}},
+                                         answer,
+                                         {{"role", "user"}, {"parts", {{{"text", "invert"}}}}}})}};
+  a = Post(PathFor("gemini-3.1-flash-image"), body.dump());
+  EXPECT_EQ(a.status, 400) << a.body;
+}
+
+TEST_F(FakeServerTest, SizesAndRatiosFollowEachModel) {
+  struct Case {
+    const char* model;
+    const char* image_config;
+    int status;
+    int width, height;  // of the answer, when 200
+  };
+  const Case cases[] = {
+      {"gemini-3.1-flash-lite-image", R"({"imageSize":"1K","aspectRatio":"4:5"})", 200, 896, 1152},
+      {"gemini-3.1-flash-lite-image", R"({"imageSize":"2K"})", 400, 0, 0},
+      {"gemini-3.1-flash-lite-image", R"({"aspectRatio":"1:8"})", 400, 0, 0},
+      {"gemini-3.1-flash-image", R"({"imageSize":"512","aspectRatio":"1:8"})", 200, 192, 1536},
+      {"gemini-3.1-flash-image", R"({"image_size":"2K","aspect_ratio":"16:9"})", 200, 2688, 1536},
+      {"gemini-3.1-flash-image", R"({"imageSize":"2k"})", 400, 0, 0},  // upper-case K only
+      {"gemini-3-pro-image", R"({"imageSize":"512"})", 400, 0, 0},
+      {"gemini-3-pro-image", R"({"imageSize":"1K","aspectRatio":"4:1"})", 400, 0, 0},
+      {"gemini-2.5-flash-image", R"({"imageSize":"1K","aspectRatio":"21:9"})", 200, 1536, 672},
+      {"gemini-2.5-flash-image", R"({"imageSize":"4K"})", 400, 0, 0},
+  };
+  for (const Case& c : cases) {
+    HttpAnswer a = Post(PathFor(c.model),
+                        WithConfig(std::string(R"({"imageConfig":)") + c.image_config + "}"));
+    ASSERT_EQ(a.status, c.status) << c.model << " " << c.image_config << ": " << a.body;
+    if (c.status != 200) {
+      EXPECT_EQ(ErrorOf(a)["status"], "INVALID_ARGUMENT");
+      EXPECT_NE(ErrorOf(a)["message"].get<std::string>().find(std::string("for model ") + c.model),
+                std::string::npos)
+          << a.body;
+      continue;
+    }
+    const Json parts = Json::parse(a.body)["candidates"][0]["content"]["parts"];
+    const std::string png = *Base64Decode(parts.back()["inlineData"]["data"].get<std::string>());
+    auto info = imaging::ReadImageInfo(png);
+    ASSERT_TRUE(info.ok());
+    EXPECT_EQ(info->width, c.width) << c.model << " " << c.image_config;
+    EXPECT_EQ(info->height, c.height) << c.model << " " << c.image_config;
+  }
+}
+
+TEST_F(FakeServerTest, SearchGroundingAndThinkingFollowEachModel) {
+  const std::string search = R"(,"tools":[{"google_search":{}}])";
+  HttpAnswer a = Post(kPath, WithConfig("{}", search));
+  EXPECT_EQ(a.status, 400);
+  EXPECT_EQ(ErrorOf(a)["message"],
+            "Search Grounding is not supported for models/gemini-3.1-flash-lite-image.");
+  for (const char* tools :
+       {R"(,"tools":[{"google_search":{}}])", R"(,"tools":[{"googleSearch":{}}])"}) {
+    a = Post(PathFor("gemini-3.1-flash-image"), WithConfig("{}", tools));
+    ASSERT_EQ(a.status, 200) << a.body;
+    const Json grounding = Json::parse(a.body)["candidates"][0]["groundingMetadata"];
+    EXPECT_EQ(grounding["webSearchQueries"], Json::array({"solid blue"}));
+    ASSERT_EQ(grounding["groundingChunks"].size(), 2u);
+    EXPECT_TRUE(grounding["groundingChunks"][0]["web"].contains("uri"));
+    EXPECT_TRUE(grounding["groundingChunks"][0]["web"].contains("title"));
+  }
+  a = Post(PathFor("gemini-3.1-flash-image"),
+           WithConfig("{}", R"(,"tools":[{"codeExecution":{}}])"));
+  EXPECT_EQ(a.status, 400);
+  a = Post(PathFor("gemini-3.1-flash-image"), WithConfig("{}", R"(,"tools":[{"googleSerch":{}}])"));
+  EXPECT_EQ(a.status, 400);
+  EXPECT_NE(a.body.find("Unknown name \\\"googleSerch\\\""), std::string::npos) << a.body;
+  // Without search there is no groundingMetadata.
+  a = Post(PathFor("gemini-3.1-flash-image"), WithConfig("{}"));
+  EXPECT_FALSE(Json::parse(a.body)["candidates"][0].contains("groundingMetadata"));
+
+  a = Post(kPath, WithConfig(R"({"thinkingConfig":{"thinkingLevel":"HIGH"}})"));
+  ASSERT_EQ(a.status, 200) << a.body;
+  const Json parts = Json::parse(a.body)["candidates"][0]["content"]["parts"];
+  EXPECT_EQ(parts[0]["thought"], true);  // HIGH thinks out loud first
+  EXPECT_FALSE(parts[0].contains("thoughtSignature"));
+  EXPECT_TRUE(parts.back().contains("thoughtSignature"));
+  EXPECT_GT(Json::parse(a.body)["usageMetadata"]["thoughtsTokenCount"].get<int>(), 0);
+  a = Post(kPath, WithConfig(R"({"thinkingConfig":{"thinkingLevel":"LOW"}})"));
+  EXPECT_EQ(a.status, 400);
+  a = Post(PathFor("gemini-2.5-flash-image"),
+           WithConfig(R"({"thinkingConfig":{"thinkingLevel":"MINIMAL"}})"));
+  EXPECT_EQ(a.status, 400);
+  EXPECT_EQ(ErrorOf(a)["message"], "Thinking level is not supported for this model.");
+  a = Post(PathFor("gemini-3-pro-image"), WithConfig("{}"));
+  ASSERT_EQ(a.status, 200);
+  EXPECT_EQ(Json::parse(a.body)["candidates"][0]["content"]["parts"][0]["thought"], true);
 }
 
 }  // namespace
