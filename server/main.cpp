@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
   log::Level level;
   log::ParseLevel(config->log_level, &level);
   log::SetMinLevel(level);
+  for (const std::string& warning : app::ConfigWarnings(*config)) log::Warn("main", warning);
   // A client that goes away must not kill us mid-write; the writer sees EPIPE instead.
   std::signal(SIGPIPE, SIG_IGN);
   // Over HTTP, SIGINT/SIGTERM mean "stop serving": block them before any thread exists so only
@@ -124,22 +125,15 @@ int main(int argc, char** argv) {
   }
 
   if (config->http_listen) {
-    auto address = http::ParseListenAddress(*config->http_listen);
-    if (!address.ok()) return Fail("--http: " + address.error().message);
-    http::HttpOptions http_options;
-    http_options.host = address->host;
-    http_options.port = address->port;
-    http_options.auth_token = config->auth_token;
+    http::HttpOptions http_options = app::MakeHttpOptions(*config);
     http_options.gallery_page = ui::SessionViewerHtml();
-    http_options.max_body_bytes =
-        std::max<size_t>(http_options.max_body_bytes, config->max_image_bytes / 3 * 4 + (1 << 20));
     auto net_module = netmod::LoadNetModule();
     if (!net_module.ok()) return Fail("--http: " + net_module.error().message);
     const std::unique_ptr<http::HttpListener> http_transport =
         (*net_module)->new_http_listener(server, http_options);
     auto port = http_transport->Start();
     if (!port.ok()) return Fail("--http: " + port.error().message);
-    log::Info("main", "listening on " + http::EndpointUrl(address->host, port.value()));
+    log::Info("main", "listening on " + http::EndpointUrl(http_options.host, port.value()));
     std::thread stopper([&] {
       int signal_number = 0;
       sigwait(&stop_signals, &signal_number);

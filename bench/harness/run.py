@@ -672,6 +672,95 @@ def imgmcp_http_wired(binary, workdir):
             proc.wait()
 
 
+def measure_half_open(binary, workdir, counts, calls, token="bench-token"):
+    """R1 (reliability, issue 18): N connections that send part of a request head and then
+    nothing, held open while one client with the right token keeps calling (a fresh connection
+    per call, so each call also has to get through the accept side). Per N: the client's p50 and
+    slowest call, its errors, and how many of the N the server still held at the end."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "GEMINI_API_KEY"}
+    log_path = os.path.join(workdir, "imgmcp-halfopen.log")
+    log = open(log_path, "wb")
+    proc = subprocess.Popen([binary, "--backend", "local", "--log-level", "error", "--http",
+                             f"127.0.0.1:{port}", "--auth-token", token, "--data-dir",
+                             os.path.join(workdir, "halfopen-data")],
+                            stdin=subprocess.PIPE, stdout=log, stderr=log, env=env)
+    out = {}
+    try:
+        if not wait_port(port, proc, 20):
+            return {"error": "did not listen (exit %s)" % proc.poll()}
+        headers = {"Host": f"127.0.0.1:{port}", "Content-Type": "application/json",
+                   "Accept": "application/json, text/event-stream",
+                   "Authorization": "Bearer " + token}
+
+        def post(body, session=None, timeout=10):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+            try:
+                h = dict(headers)
+                if session:
+                    h["Mcp-Session-Id"] = session
+                conn.request("POST", "/mcp", body=json.dumps(body), headers=h)
+                resp = conn.getresponse()
+                resp.read()
+                return resp.status, resp.getheader("Mcp-Session-Id")
+            finally:
+                conn.close()
+
+        status, session = post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": PROTOCOL, "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "1"}}})
+        if status != 200:
+            return {"error": f"initialize answered {status}"}
+        post({"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+        for n in counts:
+            socks = []
+            try:
+                for _ in range(n):
+                    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+                    s.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+                    socks.append(s)
+                times, errors = [], 0
+                for i in range(calls):
+                    t0 = time.perf_counter()
+                    try:
+                        status, _ = post({"jsonrpc": "2.0", "id": i + 1, "method": "ping"},
+                                         session)
+                        if status != 200:
+                            errors += 1
+                    except OSError:
+                        errors += 1
+                    times.append((time.perf_counter() - t0) * 1000)
+                held = 0
+                for s in socks:  # still open: a read would block, not return EOF
+                    s.setblocking(False)
+                    try:
+                        held += 0 if s.recv(1) == b"" else 1
+                    except BlockingIOError:
+                        held += 1
+                    except OSError:
+                        pass
+                out[n] = {"p50": pct(times, 50), "max": max(times), "errors": errors,
+                          "held": held}
+            finally:
+                for s in socks:
+                    s.close()
+        return out
+    except Exception as e:  # noqa: BLE001
+        return {"error": str(e)}
+    finally:
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
 # ---- report ---------------------------------------------------------------------------------
 
 def fmt_ms(v):
@@ -699,7 +788,7 @@ def main():
     ap.add_argument("--calls", type=int, default=15)
     ap.add_argument("--versions", type=int, default=1000)
     ap.add_argument("--quick", action="store_true", help="fewer calls; for trying the harness")
-    ap.add_argument("--only", default="", help="comma list of P1,P2,P3,P4,P5,P6")
+    ap.add_argument("--only", default="", help="comma list of P1,P2,P3,P4,P5,P6,R1")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir")
     args = ap.parse_args()
     args.imgmcp = os.path.abspath(args.imgmcp)
@@ -895,6 +984,23 @@ def main():
                              + cpu
                              + (f" (first: {r['first_error'][:200]})" if r.get("first_error")
                                 else "")))
+
+        # ---- R1 ----
+        if want("R1"):
+            log("bench: R1")
+            counts = [400] if args.quick else [0, 100, 400, 1000]
+            calls = 20 if args.quick else 100
+            r = measure_half_open(args.imgmcp, workdir, counts, calls)
+            what = "pings with the token while N half-open connections are held"
+            if "error" in r:
+                rows.append(("R1", what, "imgmcp", "FAILED", "—", "—", r["error"][:300]))
+            for n, m in ([] if "error" in r else sorted(r.items())):
+                rows.append(("R1", what + f" (N = {n})", "imgmcp",
+                             f"p50 {fmt_ms(m['p50'])}, slowest {fmt_ms(m['max'])}, "
+                             f"{m['errors']} errors", "—", "—",
+                             f"{calls} calls, a new connection each; {m['held']} of the {n} "
+                             f"half-open connections still open at the end (the server keeps "
+                             f"512 waiting, closing the longest waiting beyond that)"))
     finally:
         fake.close()
         if not args.keep:

@@ -13,8 +13,7 @@ Result<int64_t> ParseInt(const std::string& flag, const std::string& text, int64
                          int64_t max) {
   int64_t v = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || v < min ||
-      v > max) {
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || v < min || v > max) {
     return FlagError(flag, "expected an integer from " + std::to_string(min) + " to " +
                                std::to_string(max) + ", got \"" + text + "\"");
   }
@@ -38,6 +37,17 @@ Result<Config> ParseConfig(const std::vector<std::string>& args, const EnvLookup
   if (auto v = env("GEMINI_BASE_URL"); v && !v->empty()) c.gemini_base_url = *v;
   if (auto v = env("IMGMCP_GEMINI_MODEL"); v && !v->empty()) c.gemini_model = *v;
   if (auto v = env("IMGMCP_AUTH_TOKEN")) c.auth_token = *v;
+  if (auto v = env("IMGMCP_ALLOW_HOSTS")) {
+    for (size_t start = 0; start <= v->size();) {
+      size_t comma = v->find(',', start);
+      if (comma == std::string::npos) comma = v->size();
+      std::string host = v->substr(start, comma - start);
+      while (!host.empty() && host.front() == ' ') host.erase(0, 1);
+      while (!host.empty() && host.back() == ' ') host.pop_back();
+      if (!host.empty()) c.allow_hosts.push_back(host);
+      start = comma + 1;
+    }
+  }
   if (auto v = env("IMGMCP_TEST_SLOW_STORE_OPEN_MS"); v && !v->empty()) {
     auto ms = ParseInt("IMGMCP_TEST_SLOW_STORE_OPEN_MS", *v, 0, 600'000);
     if (!ms.ok()) return ms.error();
@@ -65,11 +75,11 @@ Result<Config> ParseConfig(const std::vector<std::string>& args, const EnvLookup
       if (!v.ok()) return v.error();
       return ParseInt(flag, *v, min, max);
     };
-#define IMGMCP_TAKE(expr, target)       \
-  do {                                  \
-    auto taken = (expr);                \
+#define IMGMCP_TAKE(expr, target)          \
+  do {                                     \
+    auto taken = (expr);                   \
     if (!taken.ok()) return taken.error(); \
-    target = *taken;                    \
+    target = *taken;                       \
   } while (0)
     if (flag == "--help" || flag == "-h") {
       c.show_help = true;
@@ -117,9 +127,25 @@ Result<Config> ParseConfig(const std::vector<std::string>& args, const EnvLookup
     } else if (flag == "--http") {
       std::string v;
       IMGMCP_TAKE(value(), v);
-      c.http_listen = v;
+      auto address = http::ParseListenAddress(v);
+      if (!address.ok()) return FlagError(flag, address.error().message);
+      c.http_listen = *address;
     } else if (flag == "--auth-token") {
       IMGMCP_TAKE(value(), c.auth_token);
+    } else if (flag == "--allow-host") {
+      std::string v;
+      IMGMCP_TAKE(value(), v);
+      if (v.empty() || v.find_first_of(" /\t") != std::string::npos) {
+        return FlagError(flag,
+                         "expected a host name or address (e.g. myhost.lan, 192.168.1.5 "
+                         "or [fd00::5]), got \"" +
+                             v + "\"");
+      }
+      c.allow_hosts.push_back(v);
+    } else if (flag == "--http-header-timeout") {
+      IMGMCP_TAKE(int_value(1, 3600), c.http_header_timeout_seconds);
+    } else if (flag == "--http-max-sessions") {
+      IMGMCP_TAKE(int_value(1, 1'000'000), c.http_max_sessions);
     } else if (flag == "--log-level") {
       IMGMCP_TAKE(value(), c.log_level);
       if (c.log_level != "debug" && c.log_level != "info" && c.log_level != "warning" &&
@@ -139,7 +165,8 @@ Result<Config> ParseConfig(const std::vector<std::string>& args, const EnvLookup
     } else if (*backend_text == "local") {
       c.backend = BackendChoice::kLocal;
     } else {
-      return FlagError("--backend", "expected auto, gemini or local, got \"" + *backend_text + "\"");
+      return FlagError("--backend",
+                       "expected auto, gemini or local, got \"" + *backend_text + "\"");
     }
   }
   if (c.backend == BackendChoice::kGemini && c.gemini_api_key.empty()) {
@@ -182,13 +209,19 @@ Flags:
   --cache-mb N              in-memory cache of recent images (default 64)
   --http [HOST:]PORT        Streamable HTTP instead of stdio (default host 127.0.0.1)
   --auth-token TOKEN        require "Authorization: Bearer TOKEN" over HTTP ($IMGMCP_AUTH_TOKEN)
+  --allow-host NAME         also accept NAME (a host name or address) in HTTP Host/Origin
+                            headers (repeatable; $IMGMCP_ALLOW_HOSTS, comma-separated). Loopback
+                            names and an explicit bind address are always accepted
+  --http-header-timeout S   a request head must arrive whole within S seconds (default 10)
+  --http-max-sessions N     HTTP sessions at once; when full, the longest idle one is ended
+                            (default 4096)
   --conformance-fixtures    add the MCP conformance suite's test tools, resources and prompts
   --log-level LEVEL         debug, info, warning, error or off (stderr only; default info)
   --self-check              open the data dir and backend, report, and exit
   --version, --help
 
 Environment: GEMINI_API_KEY (never logged or stored), GEMINI_BASE_URL, IMGMCP_BACKEND,
-IMGMCP_GEMINI_MODEL, IMGMCP_DATA_DIR, IMGMCP_AUTH_TOKEN, XDG_DATA_HOME, HOME.
+IMGMCP_GEMINI_MODEL, IMGMCP_DATA_DIR, IMGMCP_AUTH_TOKEN, IMGMCP_ALLOW_HOSTS, XDG_DATA_HOME, HOME.
 )";
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "server/http/listen_address.h"
 #include "server/tools/image_tools.h"  // kDefaultMaxConcurrentBackendCalls
 
 namespace imgmcp::app {
@@ -32,8 +33,13 @@ struct Config {
   int idle_days = 0;
   int max_backend_calls = tools::kDefaultMaxConcurrentBackendCalls;
   int64_t cache_mb = 64;
-  std::optional<std::string> http_listen;  // "[HOST:]PORT"
-  std::string auth_token;                  // --auth-token or IMGMCP_AUTH_TOKEN
+  std::optional<http::ListenAddress> http_listen;  // --http [HOST:]PORT, checked when parsed
+  std::string auth_token;                          // --auth-token or IMGMCP_AUTH_TOKEN
+  // Host names and addresses accepted in Host/Origin besides loopback and the bind host:
+  // --allow-host (repeatable) and IMGMCP_ALLOW_HOSTS (comma-separated).
+  std::vector<std::string> allow_hosts;
+  int http_header_timeout_seconds = 10;  // a request head must arrive whole within this
+  int http_max_sessions = 4096;          // HTTP sessions at once (the longest idle is evicted)
   bool conformance_fixtures = false;
   std::string log_level = "info";
   bool show_help = false;

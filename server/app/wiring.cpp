@@ -1,5 +1,6 @@
 #include "server/app/wiring.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "gemini_client/gemini_client.h"
@@ -66,6 +67,56 @@ tools::ImageToolsOptions MakeImageToolsOptions(const Config& config, std::string
   options.backend_deadline = std::chrono::seconds(config.gemini_timeout_seconds + 30);
   options.max_concurrent_backend_calls = config.max_backend_calls;
   return options;
+}
+
+http::HttpOptions MakeHttpOptions(const Config& config) {
+  http::HttpOptions options;
+  options.host = config.http_listen->host;
+  options.port = config.http_listen->port;
+  options.auth_token = config.auth_token;
+  // An image upload is base64 inside JSON: 4/3 of the largest image, plus the envelope.
+  options.max_body_bytes =
+      std::max<size_t>(options.max_body_bytes, config.max_image_bytes / 3 * 4 + (1 << 20));
+  options.header_timeout = std::chrono::seconds(config.http_header_timeout_seconds);
+  options.max_sessions = static_cast<size_t>(config.http_max_sessions);
+  for (const std::string& host : config.allow_hosts) {  // IPv6 addresses in brackets, as in Host
+    const bool bare_ipv6 = host.find(':') != std::string::npos && host.front() != '[';
+    options.extra_allowed_hosts.push_back(bare_ipv6 ? "[" + host + "]" : host);
+  }
+  if (http::IsWildcardHost(options.host)) {
+    // Bound to every interface: the machine's own addresses are how clients reach it. An IP
+    // literal in Host cannot come from DNS rebinding, which needs a name.
+    for (auto& address : http::LocalInterfaceAddresses()) {
+      options.extra_allowed_hosts.push_back(std::move(address));
+    }
+  }
+  return options;
+}
+
+std::vector<std::string> ConfigWarnings(const Config& config) {
+  std::vector<std::string> warnings;
+  for (const auto& dir : config.allow_read) {
+    std::error_code ec;
+    const auto status = std::filesystem::status(dir, ec);
+    if (ec || !std::filesystem::exists(status)) {
+      warnings.push_back("--allow-read " + dir.string() + ": no such directory" +
+                         (ec && ec != std::errc::no_such_file_or_directory
+                              ? " (" + ec.message() + ")"
+                              : std::string()) +
+                         "; nothing is allowed from it until it exists");
+    } else if (!std::filesystem::is_directory(status)) {
+      warnings.push_back("--allow-read " + dir.string() +
+                         " is not a directory; images are allowed only from directories");
+    }
+  }
+  if (config.http_listen && !http::IsLoopbackHost(config.http_listen->host) &&
+      config.auth_token.empty()) {
+    warnings.push_back("--http " + config.http_listen->host +
+                       " is reachable from other machines and no --auth-token "
+                       "(IMGMCP_AUTH_TOKEN) is set: anyone who can connect can use every tool. "
+                       "Set a token, and put a TLS proxy in front.");
+  }
+  return warnings;
 }
 
 }  // namespace imgmcp::app

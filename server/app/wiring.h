@@ -4,10 +4,12 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/result.h"
 #include "imaging/image_backend.h"
 #include "server/app/config.h"
+#include "server/http/http_listener.h"
 #include "server/tools/image_input.h"
 #include "server/tools/image_tools.h"
 #include "session/session_store.h"
@@ -25,5 +27,11 @@ Result<BackendSelection> MakeBackend(const Config& config);
 session::StoreOptions MakeStoreOptions(const Config& config);
 tools::ImageInputOptions MakeImageInputOptions(const Config& config);
 tools::ImageToolsOptions MakeImageToolsOptions(const Config& config, std::string backend_note);
+// The Streamable HTTP transport's options (config.http_listen must be set).
+http::HttpOptions MakeHttpOptions(const Config& config);
+
+// Things in a valid Config that an operator should hear about at start-up, one line each: an
+// --allow-read directory that does not exist, HTTP on a non-loopback address without a token.
+std::vector<std::string> ConfigWarnings(const Config& config);
 
 }  // namespace imgmcp::app

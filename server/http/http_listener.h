@@ -22,11 +22,18 @@ struct HttpOptions {
   // Host names accepted in Host/Origin besides localhost, 127.0.0.1 and [::1] (any port). The
   // bind host is added automatically unless it is a wildcard (0.0.0.0, ::).
   std::vector<std::string> extra_allowed_hosts;
-  size_t max_connections = 128;               // HTTP worker threads = concurrently open connections
-  size_t max_sessions = 4096;                 // initialize beyond it gets 503
-  std::chrono::milliseconds sse_retry{1000};  // `retry:` of priming events
-  std::chrono::seconds sse_keepalive{15};     // comment frame on idle streams
-  size_t replay_max_events = 1024;            // per session
+  // Worker threads: requests being answered at once (a streaming answer holds one while it
+  // streams). Connections waiting for a request head or idle between requests hold none.
+  size_t max_connections = 128;
+  // A request head must arrive whole within this, from its first byte (from the connection's
+  // start for the first request); else 408 and the connection is closed.
+  std::chrono::milliseconds header_timeout{10'000};
+  // Connections waiting for a request head beyond this: the one waiting longest is closed.
+  size_t max_pending_connections = 512;
+  size_t max_sessions = 4096;                  // initialize beyond it gets 503
+  std::chrono::milliseconds sse_retry{1000};   // `retry:` of priming events
+  std::chrono::seconds sse_keepalive{15};      // comment frame on idle streams
+  size_t replay_max_events = 1024;             // per session
   size_t replay_max_bytes = size_t{16} << 20;  // per session
   const Clock* clock = nullptr;                // session expiry clock; nullptr = system
   // HTML served at GET /gallery (gallery_route.h); empty = no /gallery. Must outlive the server.

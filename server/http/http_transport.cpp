@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "common/random.h"
 #include "server/http/gallery_route.h"
+#include "server/http/gated_server.h"
 #include "server/http/http_session.h"
 #include "server/http/sse.h"
 #include "server/mcp/connection.h"
@@ -101,11 +102,8 @@ BodyShape Classify(const Json& body) {
 
 }  // namespace
 
-// httplib::Server with a listen backlog fit for bursts of connections (0.11 listens with 5).
-class HttpTransport::Server final : public httplib::Server {
- public:
-  void RaiseBacklog() { ::listen(svr_sock_, SOMAXCONN); }
-};
+// httplib::Server behind the connection gate (server/http/gated_server.h).
+class HttpTransport::Server final : public GatedServer {};
 
 HttpTransport::HttpTransport(mcp::McpServer& server, HttpOptions options)
     : server_(server),
@@ -123,8 +121,6 @@ Result<int> HttpTransport::Start() {
     if (started_) return MakeError(ErrorCode::kFailedPrecondition, "already started");
     started_ = true;
   }
-  const size_t threads = options_.max_connections;
-  http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   http_->set_payload_max_length(options_.max_body_bytes);
   // SSE answers leave in several small writes; without TCP_NODELAY, Nagle holds each small call
   // for a delayed ACK (~40 ms per call on loopback).
@@ -140,30 +136,34 @@ Result<int> HttpTransport::Start() {
   if (bind_host.size() > 2 && bind_host.front() == '[' && bind_host.back() == ']') {
     bind_host = bind_host.substr(1, bind_host.size() - 2);
   }
-  int port = options_.port;
-  try {
-    if (port == 0) {
-      port = http_->bind_to_any_port(bind_host);
-      if (port < 0) port = 0;
-    } else if (!http_->bind_to_port(bind_host, port)) {
-      port = 0;
-    }
-  } catch (const std::exception& e) {
-    port = 0;
-    log::Error(kLog, std::string("bind failed: ") + e.what());
-  }
-  if (port <= 0) {
+  auto port = http_->Bind(bind_host, options_.port);
+  if (!port.ok()) {
     std::lock_guard<std::mutex> lock(state_mu_);
     listener_done_ = true;
     state_cv_.notify_all();
-    return MakeError(ErrorCode::kUnavailable,
-                     "cannot listen on " + options_.host + ":" + std::to_string(options_.port));
+    return MakeError(ErrorCode::kUnavailable, "cannot listen on " + options_.host + ":" +
+                                                  std::to_string(options_.port) + ": " +
+                                                  port.error().message);
   }
-  http_->RaiseBacklog();
-  listen_thread_ = std::thread([this] {
+  GateOptions gate;
+  gate.header_timeout = options_.header_timeout;
+  gate.max_pending = options_.max_pending_connections;
+  gate.refusal_body = [this](int status) {
+    switch (status) {
+      case 408:
+        return ErrorBody(kBadRequest, "Request Timeout: the request head did not arrive within " +
+                                          std::to_string(options_.header_timeout.count()) + " ms");
+      case 413:
+        return ErrorBody(kBadRequest, "Payload Too Large: the limit is " +
+                                          std::to_string(options_.max_body_bytes) + " bytes");
+      default:
+        return ErrorBody(kBadRequest, "Request Header Fields Too Large");
+    }
+  };
+  listen_thread_ = std::thread([this, gate = std::move(gate)] {
     bool ok = false;
     try {
-      ok = http_->listen_after_bind();
+      ok = http_->Serve(gate, options_.max_connections);
     } catch (const std::exception& e) {
       log::Error(kLog, std::string("listener failed: ") + e.what());
     }
@@ -177,12 +177,12 @@ Result<int> HttpTransport::Start() {
   // once it runs (or has already ended).
   {
     std::unique_lock<std::mutex> lock(state_mu_);
-    while (!listener_done_ && !http_->is_running()) {
+    while (!listener_done_ && !http_->serving()) {
       state_cv_.wait_for(lock, std::chrono::milliseconds(1));
     }
   }
   sweep_thread_ = std::thread([this] { SweepLoop(); });
-  return port;
+  return *port;
 }
 
 void HttpTransport::Stop() {
@@ -193,7 +193,7 @@ void HttpTransport::Stop() {
   }
   state_cv_.notify_all();
   for (const auto& session : sessions_.TakeAll()) session->End();
-  http_->stop();
+  http_->Shutdown();
   if (listen_thread_.joinable()) listen_thread_.join();
   if (sweep_thread_.joinable()) sweep_thread_.join();
   // Sessions created by requests that raced with the shutdown.
@@ -341,8 +341,26 @@ void HttpTransport::InstallRoutes() {
     return false;
   };
 
-  http.Post(kEndpoint, [this, stream, find_session, version_ok](const httplib::Request& req,
-                                                                httplib::Response& res) {
+  http.Post(kEndpoint, [this, stream, find_session, version_ok](
+                           const httplib::Request& req, httplib::Response& res,
+                           const httplib::ContentReader& content_reader) {
+    // The body is read here, never past the limit (chunked and length-less bodies included);
+    // a body left unread ends the connection.
+    std::string request_body;
+    switch (ReadCappedBody(req, content_reader, options_.max_body_bytes, &request_body)) {
+      case BodyRead::kOk:
+        break;
+      case BodyRead::kTooLarge:
+        res.set_header("Connection", "close");
+        return ReplyError(res, 413, kBadRequest,
+                          "Payload Too Large: the limit is " +
+                              std::to_string(options_.max_body_bytes) + " bytes");
+      case BodyRead::kUnreadable:
+        res.set_header("Connection", "close");
+        return ReplyError(res, 400, kBadRequest,
+                          "Bad Request: the body could not be read (malformed chunked framing, "
+                          "or the client stopped sending)");
+    }
     const std::string accept = req.get_header_value("Accept");
     if (!AcceptsMediaType(accept, "application/json") ||
         !AcceptsMediaType(accept, "text/event-stream")) {
@@ -354,7 +372,7 @@ void HttpTransport::InstallRoutes() {
       return ReplyError(res, 415, kBadRequest,
                         "Unsupported Media Type: Content-Type must be application/json");
     }
-    mcp::ParsedMessage parsed = mcp::ParseMessageText(req.body);
+    mcp::ParsedMessage parsed = mcp::ParseMessageText(request_body);
     if (parsed.error) return ReplyError(res, 400, parsed.error->code, parsed.error->message);
     Json body = std::move(parsed.message);
     const BodyShape shape = Classify(body);
@@ -407,10 +425,17 @@ void HttpTransport::InstallRoutes() {
     if (new_session) {
       if (!session->connection().initialized()) {
         session->End();  // a refused initialize leaves no session behind
-      } else if (!sessions_.Insert(session->id(), session)) {
+      } else if (auto insertion = sessions_.Insert(session->id(), session); !insertion.inserted) {
         session->End();
-        return ReplyError(res, 503, kBadRequest, "Service Unavailable: too many sessions");
+        return ReplyError(res, 503, kBadRequest,
+                          "Service Unavailable: too many sessions, all of them busy");
       } else {
+        if (insertion.evicted) {
+          log::Info(kLog, "session " + insertion.evicted->id().substr(0, 8) +
+                              "… ended to make room (the longest idle of " +
+                              std::to_string(options_.max_sessions) + ")");
+          insertion.evicted->End();
+        }
         log::Info(kLog, "session " + session->id().substr(0, 8) + "… started (" +
                             std::to_string(sessions_.size()) + " open)");
       }

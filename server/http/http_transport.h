@@ -4,9 +4,11 @@
 // (gallery_route.h). One Mcp-Session-Id = one mcp::Connection of the shared McpServer: the same
 // core and tools as stdio.
 //
-// Limits: every open HTTP connection (a streaming POST, a GET stream, an idle keep-alive
-// connection) holds one of `max_connections` threads; further connections wait in the accept
-// queue until one frees up. Each session keeps a bounded replay buffer of its SSE events.
+// Limits: connections wait for their request head in the connection gate (connection_gate.h),
+// with a total deadline and without a thread; each request being answered (a streaming POST, a
+// GET stream) holds one of `max_connections` worker threads. Bodies are capped at
+// `max_body_bytes` however they are framed. Each session keeps a bounded replay buffer of its
+// SSE events.
 #pragma once
 
 #include <chrono>

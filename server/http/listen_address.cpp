@@ -1,6 +1,12 @@
 #include "server/http/listen_address.h"
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+
+#include <algorithm>
 #include <charconv>
+#include <cstring>
 
 namespace imgmcp::http {
 
@@ -43,6 +49,48 @@ Result<ListenAddress> ParseListenAddress(std::string_view text) {
 std::string EndpointUrl(const std::string& host, int port) {
   const bool ipv6 = host.find(':') != std::string::npos;
   return "http://" + (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port) + "/mcp";
+}
+
+bool IsLoopbackHost(const std::string& host) {
+  std::string h = host;
+  if (h.size() > 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+  if (h == "localhost") return true;
+  in_addr v4{};
+  if (::inet_pton(AF_INET, h.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  if (::inet_pton(AF_INET6, h.c_str(), &v6) == 1) {
+    if (IN6_IS_ADDR_LOOPBACK(&v6)) return true;
+    return IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127;
+  }
+  return false;
+}
+
+bool IsWildcardHost(const std::string& host) {
+  return host == "0.0.0.0" || host == "::" || host == "[::]";
+}
+
+std::vector<std::string> LocalInterfaceAddresses() {
+  std::vector<std::string> addresses;
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return addresses;
+  for (ifaddrs* ifa = list; ifa != nullptr; ifa = ifa->ifa_next) {
+    if (ifa->ifa_addr == nullptr) continue;
+    char text[INET6_ADDRSTRLEN] = {};
+    if (ifa->ifa_addr->sa_family == AF_INET) {
+      const auto* a = reinterpret_cast<const sockaddr_in*>(ifa->ifa_addr);
+      if (::inet_ntop(AF_INET, &a->sin_addr, text, sizeof text)) addresses.emplace_back(text);
+    } else if (ifa->ifa_addr->sa_family == AF_INET6) {
+      const auto* a = reinterpret_cast<const sockaddr_in6*>(ifa->ifa_addr);
+      if (IN6_IS_ADDR_LINKLOCAL(&a->sin6_addr)) continue;  // needs a zone: not in a Host header
+      if (::inet_ntop(AF_INET6, &a->sin6_addr, text, sizeof text)) {
+        addresses.push_back("[" + std::string(text) + "]");
+      }
+    }
+  }
+  ::freeifaddrs(list);
+  std::sort(addresses.begin(), addresses.end());
+  addresses.erase(std::unique(addresses.begin(), addresses.end()), addresses.end());
+  return addresses;
 }
 
 }  // namespace imgmcp::http

@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/result.h"
 
@@ -19,5 +20,13 @@ Result<ListenAddress> ParseListenAddress(std::string_view text);
 
 // "http://HOST:PORT/mcp" (IPv6 hosts in brackets).
 std::string EndpointUrl(const std::string& host, int port);
+
+// localhost, 127.0.0.0/8, ::1 (and IPv4-mapped 127.x). Other names count as not loopback.
+bool IsLoopbackHost(const std::string& host);
+// 0.0.0.0 or :: (every interface).
+bool IsWildcardHost(const std::string& host);
+// The IPv4 and IPv6 addresses of this machine's interfaces, as Host headers spell them
+// ("192.168.1.5", "[fd00::5]"); link-local IPv6 addresses are left out.
+std::vector<std::string> LocalInterfaceAddresses();
 
 }  // namespace imgmcp::http

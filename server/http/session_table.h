@@ -1,5 +1,7 @@
 // The Streamable HTTP transport's table of live sessions by Mcp-Session-Id, with idle expiry
-// measured on an injected Clock (so tests control time). Thread-safe.
+// measured on an injected Clock (so tests control time). Thread-safe. When it is full, a new
+// session evicts the one idle longest, so whoever opens sessions in a loop cannot lock other
+// clients out (an evicted client gets 404 and initializes again, as the protocol says).
 //
 // `Session` needs `bool Busy() const`: a busy session (an open stream, a call in flight) is never
 // idle — being busy counts as activity.
@@ -25,12 +27,29 @@ class SessionTable {
                size_t max_sessions)
       : clock_(clock), idle_timeout_(idle_timeout), max_sessions_(max_sessions) {}
 
-  // False when the table is full (the caller answers 503).
-  bool Insert(const std::string& id, std::shared_ptr<Session> session) {
+  struct Insertion {
+    bool inserted = false;
+    std::shared_ptr<Session> evicted;  // made room; the caller ends it outside the table's lock
+  };
+  // Not inserted only when the table is full of busy sessions (the caller answers 503).
+  Insertion Insert(const std::string& id, std::shared_ptr<Session> session) {
+    Insertion result;
     std::lock_guard<std::mutex> lock(mu_);
-    if (entries_.size() >= max_sessions_) return false;
+    if (entries_.size() >= max_sessions_) {
+      auto idlest = entries_.end();
+      for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+        if (it->second.session->Busy()) continue;
+        if (idlest == entries_.end() || it->second.last_used < idlest->second.last_used) {
+          idlest = it;
+        }
+      }
+      if (idlest == entries_.end()) return result;
+      result.evicted = std::move(idlest->second.session);
+      entries_.erase(idlest);
+    }
     entries_[id] = Entry{std::move(session), clock_.SteadyNow()};
-    return true;
+    result.inserted = true;
+    return result;
   }
 
   // The session, marked as used now; nullptr when unknown, expired or removed.

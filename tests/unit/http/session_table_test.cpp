@@ -23,15 +23,41 @@ TEST(SessionTable, FindRemoveAndCapacity) {
   FakeClock clock;
   SessionTable<FakeSession> table(clock, seconds(60), 2);
   auto a = std::make_shared<FakeSession>();
-  EXPECT_TRUE(table.Insert("a", a));
-  EXPECT_TRUE(table.Insert("b", std::make_shared<FakeSession>()));
-  EXPECT_FALSE(table.Insert("c", std::make_shared<FakeSession>()));
+  EXPECT_TRUE(table.Insert("a", a).inserted);
+  EXPECT_TRUE(table.Insert("b", std::make_shared<FakeSession>()).inserted);
   EXPECT_EQ(table.Find("a"), a);
   EXPECT_EQ(table.Find("zzz"), nullptr);
   EXPECT_EQ(table.Remove("a"), a);
   EXPECT_EQ(table.Find("a"), nullptr);
   EXPECT_EQ(table.Remove("a"), nullptr);
   EXPECT_EQ(table.size(), 1u);
+}
+
+TEST(SessionTable, AFullTableEvictsTheLongestIdleSession) {
+  FakeClock clock;
+  SessionTable<FakeSession> table(clock, seconds(60), 3);
+  auto a = std::make_shared<FakeSession>();
+  auto b = std::make_shared<FakeSession>();
+  auto c = std::make_shared<FakeSession>();
+  table.Insert("a", a);
+  clock.now += seconds(1);
+  table.Insert("b", b);
+  clock.now += seconds(1);
+  table.Insert("c", c);
+  clock.now += seconds(1);
+  table.Find("a");  // used: now b is the longest idle
+  auto d = table.Insert("d", std::make_shared<FakeSession>());
+  EXPECT_TRUE(d.inserted);
+  EXPECT_EQ(d.evicted, b);
+  EXPECT_EQ(table.Find("b"), nullptr);
+  EXPECT_EQ(table.size(), 3u);
+  // Busy sessions are never evicted; a table full of them refuses.
+  a->busy = c->busy = true;
+  table.Find("d")->busy = true;
+  auto e = table.Insert("e", std::make_shared<FakeSession>());
+  EXPECT_FALSE(e.inserted);
+  EXPECT_EQ(e.evicted, nullptr);
+  EXPECT_EQ(table.size(), 3u);
 }
 
 TEST(SessionTable, ExpiresIdleSessionsOnly) {

@@ -1,0 +1,448 @@
+#include "server/http/gated_server.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <limits>
+
+#include "common/log.h"
+
+namespace imgmcp::http {
+
+namespace {
+
+constexpr char kLog[] = "http";
+// Room for chunk-size lines and CRLFs around a body of the full limit (a client that sends
+// chunks of a few bytes pays for it with a smaller body).
+constexpr uint64_t kFramingAllowance = uint64_t{1} << 20;
+constexpr size_t kMaxResponseHeadSniff = 16 << 10;
+
+uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
+  return a > std::numeric_limits<uint64_t>::max() - b ? std::numeric_limits<uint64_t>::max()
+                                                      : a + b;
+}
+
+std::chrono::milliseconds ToMs(time_t sec, time_t usec) {
+  return std::chrono::milliseconds(static_cast<int64_t>(sec) * 1000 + usec / 1000);
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// True when a response head carries "Connection: close".
+bool SaysConnectionClose(std::string_view head) {
+  size_t pos = head.find("\r\n");
+  while (pos != std::string_view::npos && pos + 2 < head.size()) {
+    const size_t start = pos + 2;
+    const size_t end = head.find("\r\n", start);
+    const std::string_view line =
+        head.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    const size_t colon = line.find(':');
+    if (colon != std::string_view::npos && EqualsIgnoreCase(line.substr(0, colon), "Connection")) {
+      std::string_view value = line.substr(colon + 1);
+      while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+      while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
+      if (EqualsIgnoreCase(value, "close")) return true;
+    }
+    pos = end;
+  }
+  return false;
+}
+
+void AddressOf(const sockaddr_storage& addr, std::string& ip, int& port) {
+  char text[INET6_ADDRSTRLEN] = {};
+  if (addr.ss_family == AF_INET) {
+    const auto& a = reinterpret_cast<const sockaddr_in&>(addr);
+    ::inet_ntop(AF_INET, &a.sin_addr, text, sizeof text);
+    port = ntohs(a.sin_port);
+  } else if (addr.ss_family == AF_INET6) {
+    const auto& a = reinterpret_cast<const sockaddr_in6&>(addr);
+    ::inet_ntop(AF_INET6, &a.sin6_addr, text, sizeof text);
+    port = ntohs(a.sin6_port);
+  }
+  ip = text;
+}
+
+// One request's view of a gated connection: the bytes the gate read ahead first, then the
+// socket, never past this request's byte budget. Waits wake on Shutdown() (the stop eventfd).
+class GateStream final : public httplib::Stream {
+ public:
+  GateStream(GateConnection& connection, int stop_fd, std::chrono::milliseconds read_timeout,
+             std::chrono::milliseconds write_timeout, uint64_t byte_limit)
+      : c_(connection),
+        stop_fd_(stop_fd),
+        read_timeout_(read_timeout),
+        write_timeout_(write_timeout),
+        byte_limit_(byte_limit) {}
+
+  bool is_readable() const override {
+    return offset_ < c_.buffer.size() || Wait(POLLIN, read_timeout_);
+  }
+
+  bool is_writable() const override { return Wait(POLLOUT, write_timeout_) && PeerAlive(); }
+
+  ssize_t read(char* ptr, size_t size) override {
+    if (read_done_) return -1;
+    if (consumed_ >= byte_limit_) {
+      over_limit_ = read_done_ = true;  // the answer can still be written
+      return -1;
+    }
+    size = static_cast<size_t>(std::min<uint64_t>(size, byte_limit_ - consumed_));
+    if (offset_ < c_.buffer.size()) {
+      const size_t n = std::min(size, c_.buffer.size() - offset_);
+      std::memcpy(ptr, c_.buffer.data() + offset_, n);
+      offset_ += n;
+      consumed_ += n;
+      return static_cast<ssize_t>(n);
+    }
+    for (;;) {
+      const ssize_t n = ::recv(c_.fd, ptr, size, MSG_DONTWAIT);
+      if (n > 0) {
+        consumed_ += static_cast<uint64_t>(n);
+        return n;
+      }
+      if (n == 0) {
+        read_done_ = true;  // the client will send nothing more (it may still read the answer)
+        return 0;
+      }
+      if (errno == EINTR) continue;
+      if ((errno == EAGAIN || errno == EWOULDBLOCK) && Wait(POLLIN, read_timeout_)) continue;
+      read_done_ = true;
+      return -1;
+    }
+  }
+
+  ssize_t write(const char* ptr, size_t size) override {
+    if (write_failed_) return -1;
+    SniffResponseHead(ptr, size);
+    size_t done = 0;
+    while (done < size) {
+      const ssize_t n = ::send(c_.fd, ptr + done, size - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n > 0) {
+        done += static_cast<size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && Wait(POLLOUT, write_timeout_)) {
+        continue;
+      }
+      write_failed_ = true;
+      return done > 0 ? static_cast<ssize_t>(done) : -1;
+    }
+    return static_cast<ssize_t>(size);
+  }
+
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    sockaddr_storage addr{};
+    socklen_t len = sizeof addr;
+    if (::getpeername(c_.fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+      AddressOf(addr, ip, port);
+    }
+  }
+
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    sockaddr_storage addr{};
+    socklen_t len = sizeof addr;
+    if (::getsockname(c_.fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+      AddressOf(addr, ip, port);
+    }
+  }
+
+  int socket() const override { return c_.fd; }
+
+  // Drops what this request consumed from the connection's read-ahead buffer.
+  void Release() { c_.buffer.erase(0, offset_); }
+
+  // Body bytes of this request read so far.
+  uint64_t body_consumed() const {
+    return consumed_ > c_.head_bytes ? consumed_ - c_.head_bytes : 0;
+  }
+
+  // The connection cannot carry another request: the answer said "Connection: close", or the
+  // request hit its byte budget, a timeout, an error or the end of input.
+  bool must_close() const { return says_close_ || over_limit_ || read_done_ || write_failed_; }
+
+ private:
+  // True when `events` is ready on the socket within `timeout`; false on timeout or Shutdown().
+  bool Wait(short events, std::chrono::milliseconds timeout) const {
+    pollfd fds[2] = {{c_.fd, events, 0}, {stop_fd_, POLLIN, 0}};
+    const int timeout_ms = static_cast<int>(std::min<int64_t>(timeout.count(), 1 << 30));
+    for (;;) {
+      const int n = ::poll(fds, stop_fd_ >= 0 ? 2 : 1, timeout_ms);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      if (fds[1].revents != 0) return false;
+      return true;  // ready, or an error the next call reports
+    }
+  }
+
+  // As httplib's own check: a peer that has hung up reads as end of input.
+  bool PeerAlive() const {
+    pollfd fd = {c_.fd, POLLIN, 0};
+    if (::poll(&fd, 1, 0) <= 0) return true;
+    char byte;
+    const ssize_t n = ::recv(c_.fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+  }
+
+  void SniffResponseHead(const char* ptr, size_t size) {
+    if (head_seen_) return;
+    response_head_.append(ptr, std::min(size, kMaxResponseHeadSniff - response_head_.size()));
+    const size_t end = response_head_.find("\r\n\r\n");
+    if (end == std::string::npos && response_head_.size() < kMaxResponseHeadSniff) return;
+    if (response_head_.compare(0, 10, "HTTP/1.1 1") == 0 && end != std::string::npos) {
+      response_head_.erase(0, end + 4);  // an interim 100 Continue: the real head follows
+      return;
+    }
+    says_close_ = SaysConnectionClose(response_head_);
+    head_seen_ = true;
+    response_head_.clear();
+    response_head_.shrink_to_fit();
+  }
+
+  GateConnection& c_;
+  const int stop_fd_;
+  const std::chrono::milliseconds read_timeout_;
+  const std::chrono::milliseconds write_timeout_;
+  const uint64_t byte_limit_;
+  size_t offset_ = 0;      // consumed from c_.buffer
+  uint64_t consumed_ = 0;  // of this request, buffer and socket
+  bool over_limit_ = false;
+  bool read_done_ = false;  // end of input, a read error or timeout, or the byte limit
+  bool write_failed_ = false;
+  bool says_close_ = false;
+  bool head_seen_ = false;
+  std::string response_head_;
+};
+
+}  // namespace
+
+GatedServer::GatedServer() : stop_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+
+GatedServer::~GatedServer() {
+  Shutdown();
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+  if (stop_fd_ >= 0) ::close(stop_fd_);
+}
+
+Result<int> GatedServer::Bind(const std::string& host, int port) {
+  if (listen_fd_ >= 0) return MakeError(ErrorCode::kFailedPrecondition, "already bound");
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(port);
+  if (int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "cannot resolve '" + host + "': " + ::gai_strerror(rc));
+  }
+  std::string failure = "no address";
+  for (addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
+    const int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+    if (fd < 0) {
+      failure = std::strerror(errno);
+      continue;
+    }
+    // SO_REUSEADDR lets a restarted server bind over connections in TIME_WAIT; unlike
+    // SO_REUSEPORT (httplib's default) it never lets two servers share a listening port.
+    const int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (ai->ai_family == AF_INET6) {
+      const int zero = 0;
+      ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+    }
+    if (::bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || ::listen(fd, SOMAXCONN) != 0) {
+      failure = std::strerror(errno);
+      ::close(fd);
+      continue;
+    }
+    sockaddr_storage bound{};
+    socklen_t len = sizeof bound;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
+    std::string ip;
+    int bound_port = 0;
+    AddressOf(bound, ip, bound_port);
+    listen_fd_ = fd;
+    ::freeaddrinfo(found);
+    return bound_port;
+  }
+  ::freeaddrinfo(found);
+  return MakeError(ErrorCode::kUnavailable, failure);
+}
+
+bool GatedServer::Serve(GateOptions options, size_t workers) {
+  if (listen_fd_ < 0) return false;
+  options.keep_alive_timeout = std::chrono::seconds(keep_alive_timeout_sec_);
+  options.max_body_bytes = payload_max_length_;
+  auto gate = ConnectionGate::Create(listen_fd_, std::move(options),
+                                     [this](auto connection) { Enqueue(std::move(connection)); });
+  if (!gate.ok()) {
+    log::Error(kLog, "cannot start serving: " + gate.error().message);
+    return false;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shutting_down_) return false;
+    gate_ = std::move(*gate);
+  }
+  // httplib ends streaming responses once this is invalid (Shutdown() resets it).
+  svr_sock_ = listen_fd_;
+  for (size_t i = 0; i < std::max<size_t>(workers, 1); ++i) {
+    workers_.emplace_back([this] { WorkerLoop(); });
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    serving_ = !shutting_down_;
+    if (shutting_down_) gate_->Stop();
+  }
+  gate_->Run();
+  const bool stopped_on_request = [this] {
+    std::lock_guard<std::mutex> lock(mu_);
+    return shutting_down_;
+  }();
+  Shutdown();  // the same teardown when the gate failed on its own
+  for (auto& worker : workers_) worker.join();
+  workers_.clear();
+  std::deque<std::unique_ptr<GateConnection>> left;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    left.swap(queue_);
+    serving_ = false;
+  }
+  for (auto& connection : left) ::close(connection->fd);
+  // No worker runs any more: nothing else touches the gate.
+  std::unique_ptr<ConnectionGate> done;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    done = std::move(gate_);
+  }
+  done.reset();
+  return stopped_on_request;
+}
+
+void GatedServer::Shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    shutting_down_ = true;
+    if (gate_) gate_->Stop();
+  }
+  svr_sock_ = INVALID_SOCKET;
+  if (stop_fd_ >= 0) {
+    const uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = ::write(stop_fd_, &one, sizeof one);
+  }
+  cv_.notify_all();
+}
+
+bool GatedServer::serving() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return serving_;
+}
+
+GateStats GatedServer::gate_stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return gate_ ? gate_->Stats() : GateStats{};
+}
+
+void GatedServer::Enqueue(std::unique_ptr<GateConnection> connection) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!shutting_down_) {
+      queue_.push_back(std::move(connection));
+      connection = nullptr;
+    }
+  }
+  if (connection) {
+    ::close(connection->fd);
+    return;
+  }
+  cv_.notify_one();
+}
+
+void GatedServer::WorkerLoop() {
+  for (;;) {
+    std::unique_ptr<GateConnection> connection;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return shutting_down_ || !queue_.empty(); });
+      if (shutting_down_) return;
+      connection = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    ServeConnection(std::move(connection));
+  }
+}
+
+void GatedServer::ServeConnection(std::unique_ptr<GateConnection> connection) {
+  connection->requests += 1;
+  const bool last = connection->requests >= keep_alive_max_count_;
+  bool closed_by_client = false;
+  bool must_close = false;
+  bool ok = false;
+  uint64_t body_read = 0;
+  {
+    GateStream stream(*connection, stop_fd_, ToMs(read_timeout_sec_, read_timeout_usec_),
+                      ToMs(write_timeout_sec_, write_timeout_usec_),
+                      SaturatingAdd(SaturatingAdd(connection->head_bytes, payload_max_length_),
+                                    kFramingAllowance));
+    ok = process_request(stream, last, closed_by_client, nullptr);
+    stream.Release();
+    must_close = stream.must_close();
+    body_read = stream.body_consumed();
+  }
+  // A handler that answered without reading the body (401, 403, 406…) leaves it on the
+  // connection: a declared length is skipped by the gate, an unread chunked body ends it.
+  if (connection->chunked && body_read == 0) must_close = true;
+  connection->skip =
+      connection->content_length > body_read ? connection->content_length - body_read : 0;
+  // gate_ outlives every worker (Serve() joins them before resetting it).
+  if (!ok || last || closed_by_client || must_close || svr_sock_ == INVALID_SOCKET) {
+    gate_->Finish(std::move(connection));
+  } else {
+    gate_->Return(std::move(connection));
+  }
+}
+
+BodyRead ReadCappedBody(const httplib::Request& req, const httplib::ContentReader& reader,
+                        size_t max_bytes, std::string* body) {
+  body->clear();
+  const bool has_length = req.has_header("Content-Length") &&
+                          !EqualsIgnoreCase(req.get_header_value("Transfer-Encoding"), "chunked");
+  if (has_length) {
+    const uint64_t declared = req.get_header_value<uint64_t>("Content-Length");
+    if (declared > max_bytes) return BodyRead::kTooLarge;
+    body->reserve(static_cast<size_t>(declared));
+  } else {
+    // One allocation of the limit: pages are touched only as bytes arrive, and no regrowth
+    // copies the buffer (so the peak stays the body's size).
+    body->reserve(max_bytes);
+  }
+  bool too_large = false;
+  const bool read = reader([&](const char* data, size_t n) {
+    if (n > max_bytes - body->size()) {
+      too_large = true;
+      return false;
+    }
+    body->append(data, n);
+    return true;
+  });
+  if (too_large) return BodyRead::kTooLarge;
+  return read ? BodyRead::kOk : BodyRead::kUnreadable;
+}
+
+}  // namespace imgmcp::http

@@ -1,0 +1,75 @@
+// httplib::Server served through a ConnectionGate instead of httplib's own accept loop (which
+// gives every accepted connection a pool thread before it has sent anything, and lets a second
+// server bind the same port through SO_REUSEPORT).
+//
+// GatedServer binds its own listening socket (SO_REUSEADDR only: a port in use is an error), runs
+// the gate on the thread that calls Serve(), and `workers` threads that each serve one complete
+// request at a time with httplib's request processing (routes, handlers and responses are plain
+// httplib). Between requests a keep-alive connection goes back to the gate. A request reads at
+// most its head, `payload_max_length` body bytes and a small allowance for chunked framing; past
+// that its reads fail and the connection is closed, whatever the route.
+#pragma once
+
+#include <httplib.h>
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/result.h"
+#include "server/http/connection_gate.h"
+
+namespace imgmcp::http {
+
+class GatedServer : public httplib::Server {
+ public:
+  GatedServer();
+  ~GatedServer() override;  // Shutdown(); the thread in Serve() must have returned
+  GatedServer(const GatedServer&) = delete;
+  GatedServer& operator=(const GatedServer&) = delete;
+
+  // Binds host:port (port 0 = OS-chosen) and listens. Returns the bound port; an error naming
+  // the cause (e.g. "Address already in use") otherwise.
+  Result<int> Bind(const std::string& host, int port);
+  // Serves on the calling thread (the gate) and `workers` threads until Shutdown(). The
+  // keep-alive timeout and body limit come from this server's httplib settings. False when it
+  // could not start or the gate failed.
+  bool Serve(GateOptions options, size_t workers);
+  // Stops accepting, ends waiting reads and writes and streaming responses, and makes Serve()
+  // return once the workers finished. Thread-safe, idempotent, also before Serve().
+  void Shutdown();
+  // True from when Serve() accepts connections until it stops.
+  bool serving() const;
+  GateStats gate_stats() const;
+
+ private:
+  void WorkerLoop();
+  void ServeConnection(std::unique_ptr<GateConnection> connection);
+  void Enqueue(std::unique_ptr<GateConnection> connection);
+
+  int listen_fd_ = -1;
+  int stop_fd_ = -1;  // an eventfd that becomes readable at Shutdown(): wakes every waiting stream
+
+  mutable std::mutex mu_;  // guards queue_, shutting_down_, serving_, gate_ (the pointer)
+  std::condition_variable cv_;
+  std::deque<std::unique_ptr<GateConnection>> queue_;  // complete heads waiting for a worker
+  bool shutting_down_ = false;
+  bool serving_ = false;
+  std::unique_ptr<ConnectionGate> gate_;  // set and reset by Serve(); workers run only meanwhile
+  std::vector<std::thread> workers_;      // touched by Serve() only
+};
+
+// How reading a request body through a ContentReader ended.
+enum class BodyRead { kOk, kTooLarge, kUnreadable };
+// Reads the body of `req` into `body`, stopping as soon as it would exceed `max_bytes` (chunked,
+// length-less and compressed bodies included): at most `max_bytes` are ever buffered.
+// kUnreadable: the client sent malformed framing, stopped sending, or hung up.
+BodyRead ReadCappedBody(const httplib::Request& req, const httplib::ContentReader& reader,
+                        size_t max_bytes, std::string* body);
+
+}  // namespace imgmcp::http

@@ -1,0 +1,141 @@
+"""Command-line sharp edges against the real binary (issue 18): usage errors exit 2 before any
+start-up line, the HTTP Host/Origin allow-list can be extended (--allow-host, IMGMCP_ALLOW_HOSTS)
+and accepts an explicit bind address, a non-loopback bind without a token is warned about, and an
+--allow-read directory that does not exist is warned about.
+"""
+import http.client
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from test_http import LATEST, HttpServer
+
+TIMEOUT = 30
+
+
+def run(*args, env=None):
+    binary = os.environ["IMGMCP_BIN"]
+    full_env = {k: v for k, v in os.environ.items()
+                if k not in ("GEMINI_API_KEY", "IMGMCP_AUTH_TOKEN", "IMGMCP_ALLOW_HOSTS")}
+    full_env.update(env or {})
+    data = tempfile.mkdtemp(prefix="imgmcp-flags-")
+    try:
+        return subprocess.run([binary, "--data-dir", data, "--backend", "local", *args],
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=TIMEOUT, env=full_env, cwd=data)
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def initialize(server, host_header, origin=None):
+    headers = {"Host": host_header}
+    if origin:
+        headers["Origin"] = origin
+    status, _, body = server.request("POST", {
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": LATEST, "capabilities": {},
+                   "clientInfo": {"name": "test_flags", "version": "1"}}}, headers=headers)
+    return status, body
+
+
+class UsageErrors(unittest.TestCase):
+    def test_a_bad_http_address_exits_2_before_any_start_up_line(self):
+        for value in ("abc", "127.0.0.1:99999", "::1:80", ":80"):
+            with self.subTest(value=value):
+                proc = run("--http", value)
+                self.assertEqual(proc.returncode, 2, proc.stderr)
+                self.assertIn("--http", proc.stderr)
+                self.assertNotIn("backend", proc.stderr)  # the start-up lines
+                self.assertEqual(proc.stdout, "")
+
+    def test_other_bad_flags_exit_2(self):
+        for args in (["--http-header-timeout", "0"], ["--http-max-sessions", "x"],
+                     ["--allow-host", ""], ["--allow-host", "a/b"]):
+            with self.subTest(args=args):
+                proc = run(*args)
+                self.assertEqual(proc.returncode, 2, proc.stderr)
+                self.assertIn(args[0], proc.stderr)
+
+
+class AllowReadWarning(unittest.TestCase):
+    def test_a_missing_allow_read_directory_is_warned_about(self):
+        missing = os.path.join(tempfile.gettempdir(), "imgmcp-no-such-dir-%d" % os.getpid())
+        proc = run("--allow-read", missing, "--self-check")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertRegex(proc.stderr, re.escape(missing) + r".*no such directory")
+
+    def test_an_existing_directory_is_not(self):
+        d = tempfile.mkdtemp(prefix="imgmcp-allow-")
+        self.addCleanup(shutil.rmtree, d, True)
+        proc = run("--allow-read", d, "--self-check")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertNotIn("--allow-read", proc.stderr)
+
+
+class AllowedHosts(unittest.TestCase):
+    def test_allow_host_flag_and_environment(self):
+        server = HttpServer("--allow-host", "imgmcp.test", "--allow-host", "fd00::5",
+                            env={"IMGMCP_ALLOW_HOSTS": "other.test, 10.1.2.3"})
+        self.addCleanup(server.stop)
+        port = server.port
+        for host in ("imgmcp.test:%d" % port, "IMGMCP.TEST", "[fd00::5]:%d" % port,
+                     "other.test:%d" % port, "10.1.2.3:%d" % port):
+            with self.subTest(host=host):
+                self.assertEqual(initialize(server, host)[0], 200)
+        self.assertEqual(initialize(server, "127.0.0.1:%d" % port,
+                                    origin="http://imgmcp.test:%d" % port)[0], 200)
+        for host in ("evil.test:%d" % port, "imgmcp.test.evil:%d" % port):
+            with self.subTest(host=host):
+                self.assertEqual(initialize(server, host)[0], 403)
+
+    def test_an_explicit_bind_address_is_allowed(self):
+        # 127.0.0.2 is loopback on Linux, so this binds without touching the network.
+        server = HttpServer("--http", "127.0.0.2:0")
+        self.addCleanup(server.stop)
+        server.connection = lambda: http.client.HTTPConnection("127.0.0.2", server.port,
+                                                               timeout=TIMEOUT)
+        self.assertEqual(initialize(server, "127.0.0.2:%d" % server.port)[0], 200)
+        self.assertEqual(initialize(server, "127.0.0.3:%d" % server.port)[0], 403)
+
+
+class NonLoopbackWarning(unittest.TestCase):
+    def test_a_wildcard_bind_without_a_token_is_warned_about(self):
+        server = HttpServer("--http", "0.0.0.0:0")
+        self.addCleanup(server.stop)
+        self.assertIn("no --auth-token", server.stderr)
+        # Bound to every interface: the machine's own addresses are valid Host values.
+        addresses = local_ipv4_addresses()
+        for address in addresses[:2]:
+            with self.subTest(address=address):
+                self.assertEqual(initialize(server, "%s:%d" % (address, server.port))[0], 200)
+        self.assertEqual(initialize(server, "evil.test:%d" % server.port)[0], 403)
+
+    def test_no_warning_with_a_token_or_on_loopback(self):
+        for args in (("--http", "0.0.0.0:0", "--auth-token", "t0k"), ()):
+            with self.subTest(args=args):
+                server = HttpServer(*args)
+                self.addCleanup(server.stop)
+                self.assertNotIn("no --auth-token", server.stderr)
+
+
+def local_ipv4_addresses():
+    """This machine's IPv4 interface addresses, read from /proc (no network involved)."""
+    found = set()
+    try:
+        with open("/proc/net/fib_trie") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    for i, line in enumerate(lines):
+        if "/32 host LOCAL" in line and i > 0:
+            m = re.search(r"(\d+\.\d+\.\d+\.\d+)", lines[i - 1])
+            if m:
+                found.add(m.group(1))
+    return sorted(found)
+
+
+if __name__ == "__main__":
+    unittest.main()
