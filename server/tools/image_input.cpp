@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -29,6 +31,14 @@ bool IsInside(const fs::path& path, const fs::path& root) {
   return p.compare(0, r.size(), r) == 0;
 }
 
+// "data:…" (case-insensitive scheme): the type is in the URL, the base64 after its comma.
+bool IsDataUrl(std::string_view text) {
+  return text.size() >= 5 &&
+         std::equal(text.begin(), text.begin() + 5, "data:", [](char a, char b) {
+           return std::tolower(static_cast<unsigned char>(a)) == b;
+         });
+}
+
 }  // namespace
 
 const std::vector<std::string>& AcceptedImageMimeTypes() {
@@ -46,16 +56,18 @@ Status ImageInputArg::Check(const std::string& where) const {
   if (path.has_value() && mime_type.has_value()) {
     return Invalid("'" + where + ".mime_type' goes with 'data', not with 'path'");
   }
-  if (data.has_value() && !mime_type.has_value()) {
+  if (data.has_value() && !mime_type.has_value() && !IsDataUrl(*data)) {
     return Invalid("'" + where +
                    ".mime_type' is required with 'data' (image/png, image/jpeg, "
-                   "image/webp or image/gif)");
+                   "image/webp or image/gif), unless 'data' is a data: URL");
   }
   return Status::Ok();
 }
 
 void ImageInputResolver::ApplyLimits(ArgumentOptions& options) const {
-  options.max_image_data_chars = static_cast<size_t>(options_.limits.max_bytes) / 3 * 4 + 8;
+  // Base64 of the largest image, plus line breaks every 76 characters and a data: URL prefix.
+  const size_t base64 = static_cast<size_t>(options_.limits.max_bytes) / 3 * 4 + 8;
+  options.max_image_data_chars = base64 + base64 / 38 + 256;
   options.max_reference_images = options_.max_reference_images;
 }
 
@@ -96,7 +108,9 @@ Result<std::string> ImageInputResolver::ReadAllowedFile(const std::string& path,
                      "); start imgmcp with --allow-read DIR to allow another directory, or pass "
                      "the image as {data, mime_type}");
   }
-  const int fd = ::open(resolved, O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO (or a device) must not wait for a writer; anything but a regular
+  // file is refused right after, by fstat on what was actually opened.
+  const int fd = ::open(resolved, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     return Invalid("'" + field + ".path': cannot open " + path + ": " + std::strerror(errno));
   }
@@ -104,7 +118,9 @@ Result<std::string> ImageInputResolver::ReadAllowedFile(const std::string& path,
   std::string bytes;
   Status status;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    status = Invalid("'" + field + ".path' " + path + " is not a regular file");
+    status = Invalid("'" + field + ".path' " + path +
+                     " is not a regular file (only image files "
+                     "are read, never FIFOs, devices or directories)");
   } else if (st.st_size > options_.limits.max_bytes) {
     status = Error(ErrorCode::kTooLarge, "'" + field + ".path' " + path + " is " +
                                              std::to_string(st.st_size) + " bytes; the limit is " +
@@ -131,6 +147,15 @@ Result<imaging::EncodedImage> ImageInputResolver::CheckImage(std::string bytes,
   if (!info.ok()) {
     return Error(info.error().code, "'" + field + "': " + info.error().message);
   }
+  // The header can be fine while the pixels are cut off or corrupt (a file copied halfway): decode
+  // it all now, so such an image is refused before anything is committed or sent to a backend.
+  // The limits were checked on the header above, so this cannot allocate more than they allow.
+  if (auto decoded = imaging::Decode(bytes, options_.limits); !decoded.ok()) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "'" + field + "': the " + std::string(imaging::MimeTypeOf(info->format)) +
+                     " image cannot be decoded (" + decoded.error().message +
+                     "); is the file complete?");
+  }
   imaging::EncodedImage image;
   image.mime_type = imaging::MimeTypeOf(info->format);
   image.bytes = std::move(bytes);
@@ -147,7 +172,29 @@ Result<imaging::EncodedImage> ImageInputResolver::Resolve(const ImageInputArg& i
   if (!input.data.has_value()) {  // ImageInputArg::Check refuses this; kept for direct callers
     return Invalid("'" + field + "' has neither 'path' nor 'data'");
   }
-  auto bytes = Base64Decode(*input.data);
+  // What agents paste: a data URL ("data:image/png;base64,iVBOR…") and base64 wrapped at 76
+  // columns. The prefix and the line breaks are dropped; the bytes still decide the type.
+  std::string_view text = *input.data;
+  if (IsDataUrl(text)) {
+    const size_t comma = text.find(',');
+    const std::string_view header = text.substr(0, comma);
+    if (comma == std::string_view::npos || header.size() < 7 ||
+        header.substr(header.size() - 7) != ";base64") {
+      return Invalid("'" + field +
+                     ".data' is a data URL that is not base64; send "
+                     "\"data:image/png;base64,<base64>\" or the base64 alone");
+    }
+    text.remove_prefix(comma + 1);
+  }
+  std::string compact;
+  if (text.find_first_of(" \t\r\n") != std::string_view::npos) {
+    compact.reserve(text.size());
+    for (char c : text) {
+      if (c != ' ' && c != '\t' && c != '\r' && c != '\n') compact.push_back(c);
+    }
+    text = compact;
+  }
+  auto bytes = Base64Decode(text);
   if (!bytes.ok()) return Invalid("'" + field + ".data': " + bytes.error().message);
   if (bytes->empty()) return Invalid("'" + field + ".data' is empty");
   // The label is checked for form only; the bytes decide the type.

@@ -29,9 +29,11 @@ struct ImageInputArg {
   void Fields(V& v) {
     v.String("path", path, 4096,
              "Path of an image file on the server's machine, inside an allowed directory.");
-    v.String("data", data, v.options().max_image_data_chars, "The image bytes, base64-encoded.");
+    v.String("data", data, v.options().max_image_data_chars,
+             "The image bytes, base64-encoded (line breaks and a data: URL prefix are fine).");
     v.Enum("mime_type", mime_type, AcceptedImageMimeTypes(),
-           "Required with data. The real type is read from the bytes.");
+           "Required with data unless data is a data: URL. The real type is read from the "
+           "bytes.");
   }
   // `where` names the argument, e.g. "image" or "reference_images[2]".
   Status Check(const std::string& where) const;

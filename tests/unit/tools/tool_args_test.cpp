@@ -88,7 +88,14 @@ TEST(ToolArgs, NestedImageErrorsNameThePath) {
             "'image.mime_type' goes with 'data', not with 'path'");
   EXPECT_EQ(edit({{"image", {{"data", "abc"}}}}),
             "'image.mime_type' is required with 'data' (image/png, image/jpeg, image/webp or "
-            "image/gif)");
+            "image/gif), unless 'data' is a data: URL");
+  // A data URL carries its type: no mime_type needed.
+  EXPECT_TRUE(
+      ParseArguments<EditImageArgs>(Json{{"session_id", "s"},
+                                         {"prompt", "x"},
+                                         {"image", {{"data", "data:;base64,AA"}}}},
+                                    Options())
+          .ok());
   EXPECT_EQ(edit({{"image", {{"data", std::string(17, 'A')}, {"mime_type", "image/png"}}}}),
             "'image.data' is 17 bytes; at most 16 are allowed");
   EXPECT_EQ(edit({{"reference_images", {{{"path", "a"}}, {{"path", "b"}, {"x", 1}}}}}),
