@@ -12,6 +12,55 @@ Json Envelope() {
   msg["jsonrpc"] = "2.0";
   return msg;
 }
+
+// The value of 4 hex digits at p (p has at least 4 characters), or -1.
+int Hex4(const char* p) {
+  int v = 0;
+  for (int i = 0; i < 4; ++i) {
+    const char c = p[i];
+    int d = -1;
+    if (c >= '0' && c <= '9') d = c - '0';
+    if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+    if (d < 0) return -1;
+    v = v * 16 + d;
+  }
+  return v;
+}
+
+// `text` with every unpaired UTF-16 surrogate escape (a backslash-u escape of U+D800..U+DFFF
+// without its other half) replaced by the escape of U+FFFD, which has the same length; nullopt when
+// there is none. JSON.stringify emits such escapes for a string cut inside an emoji; they are valid
+// JSON text but cannot be UTF-8, so the parser refuses them.
+std::optional<std::string> ReplaceLoneSurrogateEscapes(std::string_view text) {
+  std::optional<std::string> fixed;
+  auto replace = [&](size_t at) {
+    if (!fixed) fixed = std::string(text);
+    fixed->replace(at, 6, "\\uFFFD");
+  };
+  for (size_t i = 0; i + 1 < text.size(); ++i) {
+    if (text[i] != '\\') continue;
+    if (text[i + 1] != 'u' || i + 6 > text.size()) {
+      ++i;  // an escaped character: never the start of an escape itself
+      continue;
+    }
+    const int unit = Hex4(text.data() + i + 2);
+    if (unit >= 0xD800 && unit <= 0xDBFF) {
+      const bool paired = i + 12 <= text.size() && text[i + 6] == '\\' && text[i + 7] == 'u' &&
+                          Hex4(text.data() + i + 8) >= 0xDC00 &&
+                          Hex4(text.data() + i + 8) <= 0xDFFF;
+      if (paired) {
+        i += 11;
+        continue;
+      }
+      replace(i);
+    } else if (unit >= 0xDC00 && unit <= 0xDFFF) {
+      replace(i);  // a low half with no high half before it (pairs are skipped whole above)
+    }
+    i += 5;
+  }
+  return fixed;
+}
 }  // namespace
 
 Json MakeResult(const Json& id, Json result) {
@@ -101,6 +150,12 @@ ParsedMessage ParseMessageText(std::string_view text) {
     return parsed;
   }
   parsed.message = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (parsed.message.is_discarded()) {
+    // Only when parsing failed: the common case pays nothing for this scan.
+    if (auto fixed = ReplaceLoneSurrogateEscapes(text)) {
+      parsed.message = Json::parse(*fixed, nullptr, /*allow_exceptions=*/false);
+    }
+  }
   if (parsed.message.is_discarded()) {
     parsed.error = RpcError{rpc_error::kParseError, "Parse error: invalid JSON", std::nullopt};
   }
