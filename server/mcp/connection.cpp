@@ -468,6 +468,13 @@ Json Connection::Subscribe(const Json& id, const Json& params, bool subscribe) {
   if (uri == params.end() || !uri->is_string()) {
     return MakeErrorResponse(id, InvalidParams("params.uri (string) is required"));
   }
+  // A URI no provider could ever serve is refused, not silently watched forever.
+  if (subscribe && !server_.HandlesResource(uri->get<std::string>())) {
+    std::string shown = uri->get<std::string>();
+    if (shown.size() > 200) shown = shown.substr(0, 200) + "…";
+    return MakeErrorResponse(id, InvalidParams("Unknown resource URI: " + Json(shown).dump() +
+                                               " (see resources/templates/list)"));
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (subscribe) {

@@ -116,6 +116,13 @@ Result<Json> McpServer::ReadResource(const std::string& uri) {
   return MakeError(ErrorCode::kNotFound, "Resource not found: " + uri);
 }
 
+bool McpServer::HandlesResource(const std::string& uri) const {
+  for (const auto& provider : providers_) {
+    if (provider->Handles(uri)) return true;
+  }
+  return false;
+}
+
 void McpServer::Notifier::ResourceUpdated(const std::string& uri) {
   for (const auto& connection : server_.LiveConnections()) connection->NotifyResourceUpdated(uri);
 }

@@ -95,6 +95,8 @@ class McpServer {
   Json ListResourceTemplates();
   // resources/read: the provider's result; kNotFound when no provider serves `uri`.
   Result<Json> ReadResource(const std::string& uri);
+  // True when some resource provider serves URIs of this form (the resource may not exist yet).
+  bool HandlesResource(const std::string& uri) const;
 
  private:
   class Notifier final : public ResourceNotifier {

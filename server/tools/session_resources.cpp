@@ -46,7 +46,7 @@ Json SessionResources::Templates() {
 }
 
 bool SessionResources::Handles(const std::string& uri) const {
-  return uri.rfind("imgmcp://", 0) == 0;
+  return ParseSessionUri(uri).has_value();
 }
 
 Result<Json> SessionResources::ReadManifest(const std::string& uri, const std::string& session_id) {

@@ -40,7 +40,9 @@ std::optional<ParsedUri> ParseSessionUri(const std::string& uri) {
     }
     int64_t v = 0;
     auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), v);
-    if (number.empty() || ec != std::errc() || ptr != number.data() + number.size() || v < 1) {
+    // One spelling per version: "05" or "+5" would name version 5 under a second URI.
+    if (number.empty() || number[0] == '0' || ec != std::errc() ||
+        ptr != number.data() + number.size() || v < 1) {
       return std::nullopt;
     }
     parsed.version = v;

@@ -16,7 +16,8 @@ struct ParsedUri {
   std::optional<int64_t> version;  // set for version URIs
   bool preview = false;            // …/versions/{n}/preview
 };
-// nullopt when `uri` is not an imgmcp session, version or preview URI with a valid id and number.
+// nullopt when `uri` is not an imgmcp session, version or preview URI with a valid id and a
+// number in its one spelling (no sign, no leading zero).
 std::optional<ParsedUri> ParseSessionUri(const std::string& uri);
 
 }  // namespace imgmcp::tools
