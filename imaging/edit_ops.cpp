@@ -36,6 +36,7 @@ Image Blank(int w, int h) {
 void CopyPixel(const uint8_t* src, uint8_t* dst) { std::copy(src, src + 4, dst); }
 
 Status Rotate(Image& img, int degrees) {
+  if (degrees == 0) return Status::Ok();  // "rotate 360": the image as it is
   const int w = img.width, h = img.height;
   Image out = degrees == 180 ? Blank(w, h) : Blank(h, w);
   for (int y = 0; y < h; ++y) {

@@ -1,6 +1,8 @@
 #include "imaging/edit_parser.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -153,6 +155,9 @@ class Cursor {
   size_t i_ = 0;
 };
 
+// A number too large for the range checks saturates (so it reads as out of range, not as "no
+// number"); anything but digits is nullopt.
+constexpr int kSaturated = 2'000'000'000;
 std::optional<int> ParseInt(std::string_view s) {
   if (!s.empty() && s[0] == '+') s.remove_prefix(1);
   bool negative = false;
@@ -160,13 +165,13 @@ std::optional<int> ParseInt(std::string_view s) {
     negative = true;
     s.remove_prefix(1);
   }
-  if (s.empty() || s.size() > 9) return std::nullopt;
-  int v = 0;
+  if (s.empty()) return std::nullopt;
+  int64_t v = 0;
   for (char c : s) {
     if (!IsDigit(c)) return std::nullopt;
-    v = v * 10 + (c - '0');
+    v = std::min<int64_t>(v * 10 + (c - '0'), kSaturated);
   }
-  return negative ? -v : v;
+  return static_cast<int>(negative ? -v : v);
 }
 
 std::string_view StripSuffix(std::string_view s, std::string_view suffix) {
@@ -257,11 +262,13 @@ Result<EditOp> ParseClause(std::string_view clause, const std::vector<Token>& to
     } else if (!cur.Accept("clockwise")) {
       cur.Accept("cw");
     }
-    d = ((d % 360) + 360) % 360;
-    if (d != 90 && d != 180 && d != 270) {
-      return usage("rotate takes 90, 180 or 270 degrees; usage: " + kUsage);
+    if (d % 90 != 0) {
+      return usage(
+          "rotate takes a multiple of 90 degrees (90, 180, 270; 0 and 360 leave the "
+          "image as it is); usage: " +
+          kUsage);
     }
-    return finish(RotateOp{d}, kUsage);
+    return finish(RotateOp{((d % 360) + 360) % 360}, kUsage);
   }
   if (verb == "flip" || verb == "mirror") {
     const std::string kUsage = "flip horizontal|vertical (mirror = flip horizontal)";
@@ -328,7 +335,9 @@ Result<EditOp> ParseClause(std::string_view clause, const std::vector<Token>& to
     }
     if (!c) return usage("border needs a colour (CSS name or #rrggbb); usage: " + kUsage);
     if (w) {
-      if (!InRange(*w, 1, kMaxCoordinate)) return usage("border width must be at least 1 px");
+      if (!InRange(*w, 1, kMaxCoordinate)) {
+        return usage("border width must be 1-" + std::to_string(kMaxCoordinate) + " px");
+      }
       op.width = *w;
     }
     op.color = *c;
@@ -340,6 +349,12 @@ Result<EditOp> ParseClause(std::string_view clause, const std::vector<Token>& to
     if (!n) return usage("crop needs four numbers; usage: " + kUsage);
     CropOp op{(*n)[0], (*n)[1], (*n)[2], (*n)[3]};
     if (op.width < 1 || op.height < 1) return usage("crop width and height must be at least 1");
+    for (int v : *n) {
+      if (v > kMaxCoordinate) {
+        return usage("crop numbers are out of range (at most " + std::to_string(kMaxCoordinate) +
+                     "); usage: " + kUsage);
+      }
+    }
     return finish(op, kUsage);
   }
   if (verb == "resize" || verb == "scale") {
@@ -369,6 +384,10 @@ Result<EditOp> ParseClause(std::string_view clause, const std::vector<Token>& to
     }
     if (!w || !h || *w < 1 || *h < 1)
       return usage("resize needs a size like 512x384; usage: " + kUsage);
+    if (*w > kMaxCoordinate || *h > kMaxCoordinate) {
+      return usage("resize width and height must be 1-" + std::to_string(kMaxCoordinate) +
+                   "; usage: " + kUsage);
+    }
     op.width = *w;
     op.height = *h;
     return finish(op, kUsage);
@@ -404,13 +423,16 @@ Result<EditOp> ParseClause(std::string_view clause, const std::vector<Token>& to
     op.size = *shape == DrawShape::kDot ? 8 : 32;
     if (cur.Accept("size") || (cur.Accept("of") && cur.Accept("size"))) {
       std::optional<int> s = ReadPixels(cur);
-      if (!s || !InRange(*s, 1, kMaxCoordinate))
-        return usage("size must be at least 1 px; usage: " + kUsage);
+      if (!s || !InRange(*s, 1, kMaxCoordinate)) {
+        return usage("size must be 1-" + std::to_string(kMaxCoordinate) + " px; usage: " + kUsage);
+      }
       op.size = *s;
     }
     if (!InRange(op.x, -kMaxCoordinate, kMaxCoordinate) ||
         !InRange(op.y, -kMaxCoordinate, kMaxCoordinate)) {
-      return usage("position is out of range");
+      return usage("position is out of range: X and Y must be within -" +
+                   std::to_string(kMaxCoordinate) + ".." + std::to_string(kMaxCoordinate) +
+                   " (shapes outside the image are clipped)");
     }
     return finish(op, kUsage);
   }
@@ -427,9 +449,11 @@ Result<EditOp> ParseClause(std::string_view clause, const std::vector<Token>& to
     }
     if (!cur.Accept("at")) return usage("text needs a position \"at X,Y\"; usage: " + kUsage);
     std::optional<std::vector<int>> xy = ReadNumberList(cur, 2);
-    if (!xy || !InRange((*xy)[0], -kMaxCoordinate, kMaxCoordinate) ||
+    if (!xy) return usage("text needs a position \"at X,Y\"; usage: " + kUsage);
+    if (!InRange((*xy)[0], -kMaxCoordinate, kMaxCoordinate) ||
         !InRange((*xy)[1], -kMaxCoordinate, kMaxCoordinate)) {
-      return usage("text needs a position \"at X,Y\"; usage: " + kUsage);
+      return usage("position is out of range: X and Y must be within -" +
+                   std::to_string(kMaxCoordinate) + ".." + std::to_string(kMaxCoordinate));
     }
     op.x = (*xy)[0];
     op.y = (*xy)[1];

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace imgmcp::imaging {
 namespace {
@@ -106,6 +108,39 @@ TEST(EditParser, BadArgumentsNameTheClause) {
   Result<std::vector<EditClause>> quote = ParseEditInstructions("text \"unterminated at 1,1");
   ASSERT_FALSE(quote.ok());
   EXPECT_NE(quote.error().message.find("unterminated quote"), std::string::npos);
+}
+
+TEST(EditParser, RotateTakesEveryMultipleOfNinety) {
+  for (auto [text, degrees] : std::vector<std::pair<const char*, int>>{{"rotate 0", 0},
+                                                                       {"rotate 360", 0},
+                                                                       {"rotate 450", 90},
+                                                                       {"rotate -90", 270},
+                                                                       {"rotate 720 degrees", 0},
+                                                                       {"rotate 180 ccw", 180}}) {
+    Result<std::vector<EditClause>> r = ParseEditInstructions(text);
+    ASSERT_TRUE(r.ok()) << text << ": " << r.error().message;
+    EXPECT_EQ(std::get<RotateOp>((*r)[0].op).degrees, degrees) << text;
+  }
+  Result<std::vector<EditClause>> r = ParseEditInstructions("rotate 100");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("multiple of 90"), std::string::npos) << r.error().message;
+}
+
+TEST(EditParser, HugeNumbersAreOutOfRangeNotMissing) {
+  // Numbers too large for an int used to read as "no number", giving "needs a position".
+  for (const char* huge : {"draw dot red at 99999999999,5", "draw square red at 5,-99999999999",
+                           "text \"hi\" at 99999999999,1", "crop 0,0,99999999999,5",
+                           "resize 99999999999x5", "brightness 99999999999%", "blur 99999999999",
+                           "border red 99999999999px", "draw dot red at 1,1 size 99999999999"}) {
+    Result<std::vector<EditClause>> r = ParseEditInstructions(huge);
+    ASSERT_FALSE(r.ok()) << huge;
+    const std::string& m = r.error().message;
+    EXPECT_TRUE(m.find("range") != std::string::npos || m.find("must be") != std::string::npos)
+        << huge << ": " << m;
+    EXPECT_EQ(m.find("needs a position"), std::string::npos) << huge << ": " << m;
+    EXPECT_EQ(m.find("needs four numbers"), std::string::npos) << huge << ": " << m;
+    EXPECT_EQ(m.find("needs a size"), std::string::npos) << huge << ": " << m;
+  }
 }
 
 TEST(EditParser, EmptyInstructionIsAnError) {
