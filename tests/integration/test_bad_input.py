@@ -44,6 +44,21 @@ def bomb_png(width=60000, height=60000):
             + chunk(b"IDAT", zlib.compress(b"\x00" * (1 + 3 * 64))) + chunk(b"IEND", b""))
 
 
+def noisy_png(width, height, seed=7):
+    """A PNG whose pixel data does not compress away (so half the file holds part of the IDAT)."""
+    import random
+    rng = random.Random(seed)
+    raw = b"".join(b"\x00" + bytes(rng.randrange(256) for _ in range(width * 3))
+                   for _ in range(height))
+
+    def chunk(kind, body):
+        return (struct.pack(">I", len(body)) + kind + body
+                + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF))
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(raw))
+            + chunk(b"IEND", b""))
+
+
 def line(obj):
     return json.dumps(obj, separators=(",", ":")).encode()
 
@@ -107,9 +122,14 @@ def make_catalogue(sandbox):
          b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_image",'
          b'"arguments":{"session_id":"\xc3\x28"}}}'),
         ("overlong UTF-8 encoding of '/'", b'{"jsonrpc":"2.0","id":1,"method":"\xc0\xafping"}'),
-        ("lone surrogate escape", b'{"jsonrpc":"2.0","id":1,"method":"ping\\ud800"}'),
+        ("lone surrogate escape outside a string", b'{"jsonrpc":"2.0","id":1,\\ud800}'),
     ]:
         add(rpc_case(name, raw, -32700, response_id=None))
+
+    # A lone UTF-16 surrogate escape is valid JSON text (JSON.stringify emits one for a string cut
+    # inside an emoji): it reads as U+FFFD and the request is answered with its own id.
+    add(rpc_case("lone surrogate escape in the method",
+                 b'{"jsonrpc":"2.0","id":"lone-m","method":"ping\\ud800"}', -32601))
 
     # Deep nesting: never a crash. The depth is checked on the text before parsing, so the id
     # cannot be read and the answer has id null (JSON-RPC 2.0 §5).
@@ -174,6 +194,19 @@ def make_catalogue(sandbox):
     add(rpc_case("resources/read with ../ in the uri",
                  line(request("rdots", "resources/read",
                               {"uri": "imgmcp://sessions/../../etc/versions/1"})), (-32002, -32602)))
+    add(rpc_case("resources/subscribe with ../ in the uri",
+                 line(request("sdots", "resources/subscribe",
+                              {"uri": "imgmcp://sessions/../../x"})), -32602,
+                 "Unknown resource URI"))
+    add(rpc_case("resources/subscribe to a file:// uri",
+                 line(request("sfile", "resources/subscribe", {"uri": "file:///etc/passwd"})),
+                 -32602, "Unknown resource URI"))
+    add(rpc_case("resources/read of versions/01 (a second spelling of version 1)",
+                 line(request("r01", "resources/read",
+                              {"uri": "imgmcp://sessions/s1/versions/01"})), -32002))
+    add(rpc_case("resources/read of versions/+1",
+                 line(request("rplus", "resources/read",
+                              {"uri": "imgmcp://sessions/s1/versions/+1"})), -32002))
     add(rpc_case("bad log level", line(request("ll", "logging/setLevel", {"level": "loud"})),
                  -32602, "level"))
     add(rpc_case("second initialize", line(request("init2", "initialize", {
@@ -263,6 +296,17 @@ def make_catalogue(sandbox):
                   {"session_id": "s1", "prompt": "invert", "strength": 0.5}, "strength"))
     add(tool_case("edit: unknown instruction", edit, {"session_id": "s1", "prompt": "make it pop"},
                   "invert"))
+    add(tool_case("edit: rotate 45", edit, {"session_id": "s1", "prompt": "rotate 45"},
+                  "multiple of 90"))
+    add(tool_case("edit: rotate 360 leaves the image as it is", edit,
+                  {"session_id": "rot", "prompt": "rotate 360", "inline": "none",
+                   "image": {"data": png_b64, "mime_type": "image/png"}},
+                  ok=lambda sc: sc["version"] == 2))
+    add(tool_case("edit: a coordinate too large for an int", edit,
+                  {"session_id": "s1", "prompt": "draw dot red at 99999999999,5"},
+                  "out of range"))
+    add(tool_case("edit: a crop size too large for an int", edit,
+                  {"session_id": "s1", "prompt": "crop 0,0,99999999999,5"}, "out of range"))
     add(tool_case("get: session_id is an object", get, {"session_id": {"id": "s1"}}, "session_id"))
     add(tool_case("get: version is a string", get, {"session_id": "s1", "version": "1"},
                   "version", "integer"))
@@ -273,6 +317,11 @@ def make_catalogue(sandbox):
                   {"session_id": "s1", "include_history": "yes"}, "include_history"))
     add(tool_case("get: unknown field", get, {"session_id": "s1", "format": "png"}, "format"))
     add(tool_case("get: unknown session", get, {"session_id": "never-made"}, "never-made"))
+    add(tool_case("lone high surrogate in a prompt (a cut emoji)", gen,
+                  {"prompt": "solid red \ud83e", "session_id": "cut-emoji", "inline": "none"},
+                  ok=lambda sc: sc["version"] == 1))
+    add(tool_case("lone low surrogate in a session_id", get, {"session_id": "s\udc00"},
+                  "session_id"))
     add(tool_case("reset: session_id is a number", reset, {"session_id": 42}, "session_id"))
     add(tool_case("reset: to_version is a string", reset, {"session_id": "s1", "to_version": "1"},
                   "to_version"))
@@ -322,9 +371,30 @@ def make_catalogue(sandbox):
     add(tool_case("truncated PNG", edit, {"session_id": "s1", "prompt": "invert",
                                          "image": {"data": b64(png[:30]),
                                                    "mime_type": "image/png"}}, "image"))
+    big = noisy_png(64, 64)
+    add(tool_case("PNG cut in half (header intact)", edit,
+                  {"session_id": "half", "prompt": "invert",
+                   "image": {"data": b64(big[:len(big) // 2]), "mime_type": "image/png"}},
+                  "image", "cannot be decoded"))
+    add(tool_case("PNG cut in half as a reference image", gen,
+                  {"prompt": "x", "reference_images": [{"data": b64(big[:len(big) // 2]),
+                                                        "mime_type": "image/png"}]},
+                  "reference_images[0]", "cannot be decoded"))
     add(tool_case("text labelled PNG", edit, {"session_id": "s1", "prompt": "invert",
                                              "image": {"data": b64(b"just some text, no pixels"),
                                                        "mime_type": "image/png"}}, "image"))
+    wrapped = "\n".join(png_b64[i:i + 76] for i in range(0, len(png_b64), 76))
+    add(tool_case("image.data as a data: URL", edit,
+                  {"session_id": "data-url", "prompt": "invert", "inline": "none",
+                   "image": {"data": "data:image/png;base64," + png_b64}},
+                  ok=lambda sc: sc["version"] == 2))
+    add(tool_case("image.data wrapped at 76 columns", edit,
+                  {"session_id": "wrapped", "prompt": "invert", "inline": "none",
+                   "image": {"data": wrapped + "\n", "mime_type": "image/png"}},
+                  ok=lambda sc: sc["version"] == 2))
+    add(tool_case("image.data as a data: URL that is not base64", edit,
+                  {"session_id": "s1", "prompt": "invert",
+                   "image": {"data": "data:image/png,%89PNG"}}, "image.data", "data URL"))
     add(tool_case("PNG labelled JPEG works with its true type", edit,
                   {"session_id": "lying-mime", "prompt": "invert", "inline": "none",
                    "image": {"data": png_b64, "mime_type": "image/jpeg"}},
@@ -358,6 +428,13 @@ def make_catalogue(sandbox):
               "outside the allowed", field="refs")
     path_case("missing file", "nope.png", "image.path", "no such file")
     path_case("a directory", ".", "image.path", "regular file")
+    # Opening a FIFO for reading waits for a writer: it must be refused without opening it
+    # blocking (it used to wedge the call and every later edit of the session).
+    path_case("a FIFO", "fifo.png", "image.path", "regular file")
+    path_case("a FIFO as a reference image", "fifo.png", "reference_images[0].path",
+              "regular file", field="refs")
+    # The header is intact, the pixels are cut off: refused before anything is committed.
+    path_case("a PNG cut in half", "half.png", "image", "cannot be decoded")
     path_case("a text file inside the roots", "notes.txt", "image")
     path_case("NUL byte in the path", "in.png\u0000.jpg", "image.path", "NUL")
     path_case("empty path", "", "image.path")
@@ -385,6 +462,10 @@ class BadInput(unittest.TestCase):
             f.write(png_bytes())
         with open(os.path.join(sb, "work", "notes.txt"), "w") as f:
             f.write("not an image")
+        os.mkfifo(os.path.join(sb, "work", "fifo.png"))
+        half = noisy_png(64, 64)
+        with open(os.path.join(sb, "work", "half.png"), "wb") as f:
+            f.write(half[:len(half) // 2])
         os.symlink(os.path.join(sb, "outside", "secret.png"), os.path.join(sb, "work", "link-out.png"))
         os.symlink(os.path.join(sb, "outside"), os.path.join(sb, "work", "linkdir"))
         cls.server = ServerProcess(args=["--backend", "local"],
@@ -472,6 +553,20 @@ class BadInput(unittest.TestCase):
         # nothing was written outside the data dir.
         self.assertEqual(self.snapshot_outside_data(), self.before)
         self.assertNotIn("AddressSanitizer", self.server.stderr)
+
+
+class CatalogueDocs(unittest.TestCase):
+    """docs/bad-input.md lists every case above (so the page cannot fall behind the tests)."""
+
+    def test_the_docs_list_every_case(self):
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
+                               "bad-input.md"), encoding="utf-8") as f:
+            doc = f.read()
+        sandbox = tempfile.mkdtemp(prefix="imgmcp-bad-input-docs-")
+        self.addCleanup(shutil.rmtree, sandbox, True)
+        os.makedirs(os.path.join(sandbox, "work"))
+        missing = [c.name for c in make_catalogue(sandbox) if f"| {c.name} |" not in doc]
+        self.assertEqual(missing, [], "add these cases to docs/bad-input.md")
 
 
 class BeforeInitialize(unittest.TestCase):
