@@ -739,7 +739,7 @@ def measure_half_open(binary, workdir, counts, calls, token="bench-token"):
                         held += 1
                     except OSError:
                         pass
-                out[n] = {"p50": pct(times, 50), "max": max(times), "errors": errors,
+                out[n] = {"p50": pct(times, 0.5), "max": max(times), "errors": errors,
                           "held": held}
             finally:
                 for s in socks:
