@@ -574,9 +574,7 @@ std::string ReplayData(const LiftedJson& parsed, const Json& parts, size_t image
 
 Result<std::string> BuildGenerateRequest(const imaging::GenerateRequest& request,
                                          const imaging::ModelCapabilities& model) {
-  imaging::GenerationOptions options = request.options;
-  options.aspect_ratio = imaging::AspectRatioOf(request);
-  return BuildBody(model, options, /*generation=*/true, request.prompt,
+  return BuildBody(model, request.options, /*generation=*/true, request.prompt,
                    ReferenceParts(request.references), {});
 }
 

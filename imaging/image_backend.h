@@ -27,14 +27,7 @@ struct GenerateRequest {
   std::string prompt;
   std::vector<EncodedImage> references;
   GenerationOptions options;
-  // Older spelling of options.aspect_ratio, used when that is empty (AspectRatioOf).
-  std::string aspect_ratio;
 };
-
-// The ratio a generation asked for: options.aspect_ratio, else aspect_ratio, else "".
-inline const std::string& AspectRatioOf(const GenerateRequest& request) {
-  return request.options.aspect_ratio.empty() ? request.aspect_ratio : request.options.aspect_ratio;
-}
 
 // One earlier turn of a conversational edit (context "chain"), oldest first in EditRequest::chain.
 struct ChainTurn {

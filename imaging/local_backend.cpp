@@ -73,7 +73,7 @@ Result<BackendImage> LocalBackend::Generate(const GenerateRequest& request,
                                             const CallContext& ctx) {
   if (Status s = CheckContext(ctx); !s) return s.error();
   const GenerationOptions& o = request.options;
-  const std::string& ratio = AspectRatioOf(request);
+  const std::string& ratio = o.aspect_ratio;
   Result<ImageSize> size =
       PixelSize(o.image_size.empty() ? "1K" : o.image_size, ratio.empty() ? "1:1" : ratio);
   if (!size.ok()) return size.error();

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "gemini_client/models.h"
+
 namespace imgmcp::app {
 namespace {
 
@@ -36,6 +38,7 @@ Result<Config> ParseConfig(const std::vector<std::string>& args, const EnvLookup
   if (auto v = env("GEMINI_API_KEY")) c.gemini_api_key = *v;
   if (auto v = env("GEMINI_BASE_URL"); v && !v->empty()) c.gemini_base_url = *v;
   if (auto v = env("IMGMCP_GEMINI_MODEL"); v && !v->empty()) c.gemini_model = *v;
+  if (auto v = env("IMGMCP_MODELS"); v && !v->empty()) c.gemini_models = gemini::SplitModelList(*v);
   if (auto v = env("IMGMCP_AUTH_TOKEN")) c.auth_token = *v;
   if (auto v = env("IMGMCP_ALLOW_HOSTS")) {
     for (size_t start = 0; start <= v->size();) {
@@ -100,8 +103,16 @@ Result<Config> ParseConfig(const std::vector<std::string>& args, const EnvLookup
       backend_text = v;
     } else if (flag == "--gemini-base-url") {
       IMGMCP_TAKE(value(), c.gemini_base_url);
-    } else if (flag == "--gemini-model") {
+    } else if (flag == "--model" || flag == "--gemini-model") {
       IMGMCP_TAKE(value(), c.gemini_model);
+    } else if (flag == "--models") {
+      std::string v;
+      IMGMCP_TAKE(value(), v);
+      c.gemini_models = gemini::SplitModelList(v);
+      if (c.gemini_models.empty())
+        return FlagError(flag, "needs a comma-separated list of model ids");
+    } else if (flag == "--chain-turns") {
+      IMGMCP_TAKE(int_value(1, 16), c.chain_turns);
     } else if (flag == "--gemini-timeout") {
       IMGMCP_TAKE(int_value(1, 3600), c.gemini_timeout_seconds);
     } else if (flag == "--allow-read") {
@@ -193,7 +204,14 @@ Flags:
   --backend auto|gemini|local
                             auto (default): gemini when GEMINI_API_KEY is set, else the offline
                             local engine ($IMGMCP_BACKEND)
-  --gemini-model ID         default gemini-3.1-flash-lite-image ($IMGMCP_GEMINI_MODEL)
+  --model ID                the default Gemini model (also --gemini-model; default
+                            gemini-3.1-flash-lite-image; $IMGMCP_GEMINI_MODEL)
+  --models ID,ID,...        the Gemini models callers may choose with `model` (default: all of
+                            gemini-3.1-flash-lite-image, gemini-3.1-flash-image(-preview),
+                            gemini-3-pro-image(-preview), gemini-2.5-flash-image;
+                            $IMGMCP_MODELS); the default model must be among them
+  --chain-turns N           earlier turns an edit with context "chain" replays, 1-16 (default )" +
+         std::to_string(tools::kDefaultChainTurns) + R"()
   --gemini-base-url URL     default https://generativelanguage.googleapis.com ($GEMINI_BASE_URL)
   --gemini-timeout SECONDS  overall limit of one Gemini call, retries included (default 300)
   --allow-read DIR          allow image {path} inputs from DIR (repeatable; the working
@@ -221,7 +239,8 @@ Flags:
   --version, --help
 
 Environment: GEMINI_API_KEY (never logged or stored), GEMINI_BASE_URL, IMGMCP_BACKEND,
-IMGMCP_GEMINI_MODEL, IMGMCP_DATA_DIR, IMGMCP_AUTH_TOKEN, IMGMCP_ALLOW_HOSTS, XDG_DATA_HOME, HOME.
+IMGMCP_GEMINI_MODEL, IMGMCP_MODELS, IMGMCP_DATA_DIR, IMGMCP_AUTH_TOKEN, IMGMCP_ALLOW_HOSTS, XDG_DATA_HOME,
+HOME.
 )";
 }
 

@@ -22,7 +22,10 @@ struct Config {
   BackendChoice backend = BackendChoice::kAuto;
   std::string gemini_api_key;  // from GEMINI_API_KEY only; never printed
   std::string gemini_base_url = "https://generativelanguage.googleapis.com";
-  std::string gemini_model = "gemini-3.1-flash-lite-image";
+  std::string gemini_model = "gemini-3.1-flash-lite-image";  // --model (--gemini-model)
+  // --models / IMGMCP_MODELS: the models callers may choose; empty = every known Gemini model.
+  std::vector<std::string> gemini_models;
+  int chain_turns = tools::kDefaultChainTurns;  // --chain-turns
   int gemini_timeout_seconds = 300;
   std::vector<std::filesystem::path> allow_read;  // extra roots for {path} inputs
   int preview_max_edge = 768;

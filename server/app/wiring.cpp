@@ -19,6 +19,7 @@ Result<BackendSelection> MakeBackend(const Config& config) {
     options.api_key = config.gemini_api_key;
     options.base_url = config.gemini_base_url;
     options.model = config.gemini_model;
+    options.models = config.gemini_models;
     options.call_timeout = std::chrono::seconds(config.gemini_timeout_seconds);
     // The HTTP code loads on the first call; that it is installed is checked now.
     if (Status s = netmod::CheckNetModuleInstalled(); !s.ok()) return s.error();
@@ -66,6 +67,7 @@ tools::ImageToolsOptions MakeImageToolsOptions(const Config& config, std::string
   options.backend_note = std::move(backend_note);
   options.backend_deadline = std::chrono::seconds(config.gemini_timeout_seconds + 30);
   options.max_concurrent_backend_calls = config.max_backend_calls;
+  options.chain_turns = config.chain_turns;
   return options;
 }
 

@@ -24,6 +24,7 @@
 
 #include "common/json.h"
 #include "common/result.h"
+#include "imaging/generation_params.h"
 
 namespace imgmcp::tools {
 
@@ -72,6 +73,13 @@ struct ArgumentOptions {
   size_t max_prompt_bytes = 100 * 1024;
   size_t max_image_data_chars = 64 << 20;  // base64 characters of one inline image
   size_t max_reference_images = 14;
+  // What the backend's models offer (OfferModels in tool_args.h): the enums of model, image_size
+  // and aspect_ratio, and the description that says which model takes what. By default every
+  // size and ratio and no model list.
+  std::vector<std::string> model_ids;
+  std::vector<std::string> image_sizes = imaging::ImageSizeNames();
+  std::vector<std::string> aspect_ratios = imaging::AspectRatioNames();
+  std::string models_description;
 };
 
 // Longest session_id string read before its pattern is checked (the error shows up to 80 chars).

@@ -4,8 +4,10 @@
 #include "common/random.h"
 #include "server/tools/arguments.h"
 #include "server/tools/call_progress.h"
+#include "server/tools/chain_plan.h"
 #include "server/tools/tool_results.h"
 #include "server/tools/uris.h"
+#include "server/tools/version_details.h"
 
 namespace imgmcp::tools {
 namespace {
@@ -32,6 +34,7 @@ ImageTools::ImageTools(session::SessionStore& store, imaging::ImageBackend& back
       backend_slots_(options_.max_concurrent_backend_calls) {
   argument_options_.max_prompt_bytes = options_.max_prompt_bytes;
   inputs_.ApplyLimits(argument_options_);
+  OfferModels(backend_.Models(), argument_options_);
 }
 
 template <typename Args>
@@ -138,10 +141,74 @@ Result<imaging::BackendImage> ImageTools::RunBackend(const std::string& what,
   return out;
 }
 
-Result<session::NewVersion> ImageTools::BackendVersion(imaging::BackendImage image,
-                                                       const std::string& operation,
-                                                       const std::string& prompt,
-                                                       std::optional<int64_t> parent) {
+Result<const imaging::ModelCapabilities*> ImageTools::ChooseModel(
+    const imaging::GenerationOptions& options, std::vector<std::string>* ignored) const {
+  const imaging::ModelCapabilities* model = nullptr;
+  if (Status s = imaging::CheckGenerationOptions(backend_.Models(), options, &model, ignored);
+      !s.ok()) {
+    return s.error();
+  }
+  return model;
+}
+
+std::string ImageTools::IgnoredNote(const std::vector<std::string>& ignored) const {
+  if (ignored.empty()) return "";
+  return "\nIgnored: " + imaging::JoinList(ignored, " and ") + " (no meaning for the " +
+         backend_.Name() + " backend" +
+         (backend_.Name() == "local" ? ", which works offline" : "") + ").";
+}
+
+Result<std::vector<imaging::ChainTurn>> ImageTools::LoadChain(
+    const session::VersionInfo& base, const imaging::EncodedImage& base_image,
+    const imaging::ModelCapabilities& model, const std::string& prompt, int reference_images,
+    std::vector<int64_t>* versions, std::string* note) {
+  ChainLimits limits;
+  limits.max_turns = options_.chain_turns;
+  limits.model = &model;
+  limits.backend = backend_.Name();
+  limits.prompt_bytes = prompt.size();
+  limits.reference_images = reference_images;
+  auto plan = PlanChain(
+      base, limits, [&](int64_t version) { return store_.GetVersion(base.session_id, version); });
+  if (!plan.ok()) return plan.error();
+  auto read = [&](const session::VersionInfo& v) -> Result<imaging::EncodedImage> {
+    if (v.sha256 == base.sha256) return base_image;  // the edited image: read already
+    auto bytes = store_.ReadImage(v);
+    if (!bytes.ok()) return bytes.error();
+    return imaging::EncodedImage{std::move(*bytes), v.mime_type};
+  };
+  std::vector<imaging::ChainTurn> turns;
+  for (const PlannedTurn& planned : plan->turns) {
+    imaging::ChainTurn turn;
+    turn.user_text = planned.version.prompt;
+    turn.replay = planned.record.replay;
+    auto image = read(planned.version);
+    if (!image.ok()) return image.error();
+    turn.image = std::move(*image);
+    if (planned.user_image) {
+      auto sent = read(*planned.user_image);
+      if (!sent.ok()) return sent.error();
+      turn.user_image = std::move(*sent);
+    }
+    versions->push_back(planned.version.version);
+    turns.push_back(std::move(turn));
+  }
+  std::string list;
+  for (int64_t v : *versions) list += (list.empty() ? "" : ", ") + std::to_string(v);
+  if (turns.empty()) {
+    *note = "\nContext: chain found no earlier turn to replay (" + plan->stopped +
+            "); the image was sent with the instruction instead.";
+  } else {
+    *note = "\nContext: chain replayed the turn" + std::string(turns.size() == 1 ? "" : "s") +
+            " of version" + (turns.size() == 1 ? " " : "s ") + list +
+            " (nothing older: " + plan->stopped + ").";
+  }
+  return turns;
+}
+
+Result<session::NewVersion> ImageTools::BackendVersion(
+    imaging::BackendImage image, const std::string& operation, const std::string& prompt,
+    std::optional<int64_t> parent, const std::string& model, std::string details) {
   auto info = imaging::ReadImageInfo(image.bytes, options_.limits);
   if (!info.ok()) {
     return Error(ErrorCode::kInternal, "the " + backend_.Name() +
@@ -158,7 +225,8 @@ Result<session::NewVersion> ImageTools::BackendVersion(imaging::BackendImage ima
   nv.prompt = prompt;
   nv.parent = parent;
   nv.backend = backend_.Name();
-  nv.model = backend_.Model();
+  nv.model = model;
+  nv.details = std::move(details);
   return nv;
 }
 
@@ -225,6 +293,13 @@ mcp::ToolResult ImageTools::VersionResult(const std::string& summary,
 mcp::ToolResult ImageTools::GenerateImage(const GenerateImageArgs& args,
                                           mcp::ToolCallContext& ctx) {
   const std::string tool = "generate_image";
+  imaging::GenerationOptions options = args.generation.Options();
+  options.aspect_ratio = args.aspect_ratio.value_or("");
+  options.input_images = static_cast<int>(args.reference_images.size());
+  std::vector<std::string> ignored;
+  auto model = ChooseModel(options, &ignored);  // before anything else: nothing is sent otherwise
+  if (!model.ok()) return Fail(tool, model.error());
+  options.model = (*model)->id;
   const std::string id = args.session_id.value_or("img-" + RandomHex(6));
   auto references = inputs_.ResolveList(args.reference_images, "reference_images");
   if (!references.ok()) return Fail(tool, references.error());
@@ -236,31 +311,42 @@ mcp::ToolResult ImageTools::GenerateImage(const GenerateImageArgs& args,
 
   imaging::GenerateRequest request;
   request.prompt = args.prompt;
-  request.aspect_ratio = args.aspect_ratio.value_or(AspectRatios().front());
+  request.options = options;
   request.references = std::move(*references);
   auto image =
-      RunBackend("generating with " + backend_.Name() + " (" + backend_.Model() + ")", ctx,
+      RunBackend("generating with " + backend_.Name() + " (" + options.model + ")", ctx,
                  [&](const imaging::CallContext& c) { return backend_.Generate(request, c); });
   if (!image.ok()) return Fail(tool, Error(image.error().code, image.error().message + Note()));
-  std::string model_text = image->text;
-  auto nv = BackendVersion(std::move(*image), "generate", args.prompt, std::nullopt);
+  const Json params = ParamsJson(options, options.model);
+  Json extra = AnswerFields(*image, options.search);
+  if (!image->text.empty()) extra["text"] = image->text;  // the older name of model_text
+  extra["params"] = params;
+  const std::string lines = AnswerLines(*image, options.search) + IgnoredNote(ignored);
+  std::string details = MakeVersionDetails(params, *image, TurnRecord{false, image->replay});
+  auto nv = BackendVersion(std::move(*image), "generate", args.prompt, std::nullopt, options.model,
+                           std::move(details));
   if (!nv.ok()) return Fail(tool, nv.error());
   const InlineMode mode = args.inline_mode;
   std::optional<PreparedImage> prepared;
   auto version = CommitWhilePreparing(*turn, *nv, mode, &prepared);
   if (!version.ok()) return Fail(tool, version.error());
   AnnounceNewVersion(*version, new_session);
-  Json extra = Json::object();
-  if (!model_text.empty()) extra["text"] = model_text;
   return VersionResult("Generated version " + std::to_string(version->version) + " of session '" +
                            id + "' (" + Describe(*version) + ") with the " + version->backend +
-                           " backend.",
+                           " backend (" + version->model + ")." + lines,
                        *version, mode, std::move(extra), std::move(prepared));
 }
 
 mcp::ToolResult ImageTools::EditImage(const EditImageArgs& args, mcp::ToolCallContext& ctx) {
   const std::string tool = "edit_image";
   const std::string& session_id = args.session_id;
+  imaging::GenerationOptions options = args.generation.Options();
+  options.chain = args.chain();
+  options.input_images = 1 + static_cast<int>(args.reference_images.size());
+  std::vector<std::string> ignored;
+  auto model = ChooseModel(options, &ignored);  // before anything else: nothing is sent otherwise
+  if (!model.ok()) return Fail(tool, model.error());
+  options.model = (*model)->id;
   std::optional<imaging::EncodedImage> outside;
   if (args.image) {
     auto resolved = inputs_.Resolve(*args.image, "image");
@@ -289,6 +375,8 @@ mcp::ToolResult ImageTools::EditImage(const EditImageArgs& args, mcp::ToolCallCo
   session::VersionInfo base_info;
   imaging::EditRequest request;
   request.prompt = args.prompt;
+  request.options = options;
+  request.options.chain = false;  // the backend sees the turns themselves (request.chain)
   request.references = std::move(*references);
   std::string imported_note;
   if (outside) {
@@ -323,27 +411,47 @@ mcp::ToolResult ImageTools::EditImage(const EditImageArgs& args, mcp::ToolCallCo
     request.base.mime_type = base_info.mime_type;
   }
 
+  // Context "chain": the turns that led to the base version, replayed before the instruction.
+  std::vector<int64_t> replayed;
+  std::string chain_note;
+  if (args.chain() && (*model)->chain == imaging::Support::kYes) {
+    auto chain = LoadChain(base_info, request.base, **model, args.prompt,
+                           static_cast<int>(request.references.size()), &replayed, &chain_note);
+    if (!chain.ok()) return Fail(tool, chain.error());
+    request.chain = std::move(*chain);
+  }
+
   auto image =
       RunBackend("editing version " + std::to_string(base_info.version) + " with " +
-                     backend_.Name() + " (" + backend_.Model() + ")",
+                     backend_.Name() + " (" + options.model + ")",
                  ctx, [&](const imaging::CallContext& c) { return backend_.Edit(request, c); });
   if (!image.ok()) {
     return Fail(tool, Error(image.error().code, image.error().message + imported_note + Note()));
   }
-  std::string model_text = image->text;
-  auto nv = BackendVersion(std::move(*image), "edit", args.prompt, base_info.version);
+  Json params = ParamsJson(options, options.model);
+  if (args.context) params["context"] = *args.context;
+  if (!replayed.empty()) params["replayed_versions"] = replayed;
+  Json extra = AnswerFields(*image, options.search);
+  if (!image->text.empty()) extra["text"] = image->text;  // the older name of model_text
+  extra["params"] = params;
+  const std::string lines = AnswerLines(*image, options.search) + chain_note + IgnoredNote(ignored);
+  // With a chain the instruction went alone (the image was the previous answer); otherwise the
+  // base version's image went with it.
+  std::string details =
+      MakeVersionDetails(params, *image, TurnRecord{request.chain.empty(), image->replay});
+  auto nv = BackendVersion(std::move(*image), "edit", args.prompt, base_info.version, options.model,
+                           std::move(details));
   if (!nv.ok()) return Fail(tool, nv.error());
   const InlineMode mode = args.inline_mode;
   std::optional<PreparedImage> prepared;
   auto version = CommitWhilePreparing(*turn, *nv, mode, &prepared);
   if (!version.ok()) return Fail(tool, version.error());
   AnnounceNewVersion(*version, false);
-  Json extra = Json::object();
-  if (!model_text.empty()) extra["text"] = model_text;
   return VersionResult("Edited session '" + session_id + "': version " +
                            std::to_string(version->version) + " made from version " +
                            std::to_string(base_info.version) + imported_note + " (" +
-                           Describe(*version) + ") with the " + version->backend + " backend.",
+                           Describe(*version) + ") with the " + version->backend + " backend (" +
+                           version->model + ")." + lines,
                        *version, mode, std::move(extra), std::move(prepared));
 }
 

@@ -22,6 +22,8 @@ namespace imgmcp::tools {
 
 // The one default for --max-backend-calls.
 inline constexpr int kDefaultMaxConcurrentBackendCalls = 32;
+// The one default for --chain-turns.
+inline constexpr int kDefaultChainTurns = 4;
 
 struct ImageToolsOptions {
   imaging::PreviewOptions preview;  // inline "preview" budget
@@ -33,6 +35,8 @@ struct ImageToolsOptions {
   size_t max_prompt_bytes = 100 * 1024;
   // Backend calls running at once across all sessions (<= 0: no cap); the others wait for a slot.
   int max_concurrent_backend_calls = kDefaultMaxConcurrentBackendCalls;
+  // Earlier turns a `context: "chain"` edit replays at most (--chain-turns).
+  int chain_turns = kDefaultChainTurns;
 };
 
 class ImageTools {
@@ -68,11 +72,27 @@ class ImageTools {
   template <typename Fn>
   Result<imaging::BackendImage> RunBackend(const std::string& what, mcp::ToolCallContext& ctx,
                                            Fn&& call);
-  // The version to commit for what the backend returned; kInternal when it is not an image.
+  // The backend's row for `options` (imaging::CheckGenerationOptions), before any backend call;
+  // `ignored` gets the given parameters the model has no use for.
+  Result<const imaging::ModelCapabilities*> ChooseModel(const imaging::GenerationOptions& options,
+                                                        std::vector<std::string>* ignored) const;
+  // " The local backend ignores thinking and search: …" for those parameters; "" for none.
+  std::string IgnoredNote(const std::vector<std::string>& ignored) const;
+  // The earlier turns a chain edit of `base` replays, with their images read; `note` says what
+  // was replayed, or why nothing was.
+  Result<std::vector<imaging::ChainTurn>> LoadChain(const session::VersionInfo& base,
+                                                    const imaging::EncodedImage& base_image,
+                                                    const imaging::ModelCapabilities& model,
+                                                    const std::string& prompt, int reference_images,
+                                                    std::vector<int64_t>* versions,
+                                                    std::string* note);
+  // The version to commit for what the backend returned (made by `model`, with `details`);
+  // kInternal when it is not an image.
   Result<session::NewVersion> BackendVersion(imaging::BackendImage image,
                                              const std::string& operation,
                                              const std::string& prompt,
-                                             std::optional<int64_t> parent);
+                                             std::optional<int64_t> parent,
+                                             const std::string& model, std::string details);
   // Commits `nv` while the result's image block is built on another thread; releases the turn
   // right after the commit. `prepared` receives the block when the commit succeeded.
   Result<session::VersionInfo> CommitWhilePreparing(std::unique_ptr<session::EditTurn>& turn,

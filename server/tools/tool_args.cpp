@@ -1,5 +1,7 @@
 #include "server/tools/tool_args.h"
 
+#include <algorithm>
+
 namespace imgmcp::tools {
 
 const char kInlineDescription[] =
@@ -15,10 +17,73 @@ const char kExistingSessionIdDescription[] =
     "The editing session; 1 to 64 characters from A-Z a-z 0-9 . _ -, starting with a letter or "
     "digit.";
 
-const std::vector<std::string>& AspectRatios() {
-  static const std::vector<std::string> kRatios = {"1:1", "2:3", "3:2",  "3:4",  "4:3",
-                                                   "4:5", "5:4", "9:16", "16:9", "21:9"};
-  return kRatios;
+const char kImageSizeDescription[] =
+    "Output size: \"512\" (about 0.25 MP), \"1K\" (about 1 MP; the default), \"2K\" (about 4 MP) "
+    "or \"4K\" (about 16 MP); an edit is scaled to about that many pixels, its ratio kept. Which "
+    "sizes a model offers is listed under 'model'.";
+const char kThinkingDescription[] =
+    "How much the model reasons before drawing: \"minimal\" (fastest) or \"high\" (better "
+    "layouts and text). Only on the models listed with thinking under 'model'.";
+const char kSearchDescription[] =
+    "true: ground the image in Google Search results (today's weather, a recent event); the "
+    "sources used come back in the result. Only on the models listed with search under 'model'.";
+const char kContextDescription[] =
+    "\"image\" (default): a fresh request with the image to edit. \"chain\": a conversation that "
+    "replays the session's last turns that led to the edited version (its own earlier answers, "
+    "made by the same model, up to the server's --chain-turns) before the instruction, so the "
+    "model keeps its reasoning across edits. Starts afresh after an import, a different model or "
+    "a reset.";
+
+const std::vector<std::string>& ContextNames() {
+  static const std::vector<std::string> kNames = {"image", "chain"};
+  return kNames;
+}
+
+namespace {
+
+// `vocabulary`'s entries that at least one of `lists` contains, in the vocabulary's order.
+std::vector<std::string> Union(const std::vector<std::string>& vocabulary,
+                               const std::vector<const std::vector<std::string>*>& lists) {
+  std::vector<std::string> out;
+  for (const std::string& item : vocabulary) {
+    for (const auto* list : lists) {
+      if (std::find(list->begin(), list->end(), item) != list->end()) {
+        out.push_back(item);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void OfferModels(const std::vector<imaging::ModelCapabilities>& models, ArgumentOptions& options) {
+  options.model_ids.clear();
+  std::vector<const std::vector<std::string>*> sizes;
+  std::vector<const std::vector<std::string>*> ratios;
+  std::string lines;
+  for (const imaging::ModelCapabilities& m : models) {
+    options.model_ids.push_back(m.id);
+    sizes.push_back(&m.image_sizes);
+    ratios.push_back(&m.aspect_ratios);
+    lines += "\n- " + imaging::DescribeModel(m);
+  }
+  options.image_sizes = Union(imaging::ImageSizeNames(), sizes);
+  options.aspect_ratios = Union(imaging::AspectRatioNames(), ratios);
+  options.models_description =
+      "Which model makes the image" +
+      (models.empty() ? std::string(".") : "; default " + models.front().id + ".") +
+      " What each takes:" + lines;
+}
+
+imaging::GenerationOptions GenerationArgs::Options() const {
+  imaging::GenerationOptions o;
+  o.model = model.value_or("");
+  o.image_size = image_size.value_or("");
+  o.thinking = thinking.value_or("");
+  o.search = search.value_or(false);
+  return o;
 }
 
 const EnumChoices<InlineMode>& InlineModeChoices() {

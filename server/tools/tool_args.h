@@ -19,8 +19,13 @@ namespace imgmcp::tools {
 // Version numbers accepted in arguments.
 inline constexpr int64_t kMaxVersionNumber = 1'000'000'000'000;
 
-const std::vector<std::string>& AspectRatios();  // "1:1" (the default) first
 const EnumChoices<InlineMode>& InlineModeChoices();
+const std::vector<std::string>& ContextNames();  // "image" (the default), "chain"
+
+// Fills options' model_ids, image_sizes, aspect_ratios and models_description from the backend's
+// rows (ImageBackend::Models(), the default first): the schemas list what at least one model
+// offers; CheckGenerationOptions then holds each call to its model's row.
+void OfferModels(const std::vector<imaging::ModelCapabilities>& models, ArgumentOptions& options);
 
 // Descriptions shared by several tools.
 extern const char kInlineDescription[];
@@ -28,12 +33,38 @@ extern const char kReferenceImagesDescription[];
 extern const char kReferenceImageDescription[];
 extern const char kExistingSessionIdDescription[];  // session_id of edit, get, reset
 
+extern const char kImageSizeDescription[];
+extern const char kThinkingDescription[];
+extern const char kSearchDescription[];
+extern const char kContextDescription[];
+
+// The generation parameters of generate_image and edit_image (DESIGN.md §2). Which values a model
+// takes is its capability row's business: parsing only checks the vocabulary, the handlers check
+// the row (imaging::CheckGenerationOptions) before any backend call.
+struct GenerationArgs {
+  std::optional<std::string> model;       // default: the backend's default model
+  std::optional<std::string> image_size;  // default: the model's (1K), nothing sent
+  std::optional<std::string> thinking;    // "minimal" | "high"
+  std::optional<bool> search;             // Google Search grounding
+
+  template <typename V>
+  void Fields(V& v) {
+    v.Enum("model", model, v.options().model_ids, v.options().models_description);
+    v.Enum("image_size", image_size, v.options().image_sizes, kImageSizeDescription);
+    v.Enum("thinking", thinking, imaging::ThinkingLevelNames(), kThinkingDescription);
+    v.Bool("search", search, kSearchDescription);
+  }
+  // As the backend takes them (aspect ratio, chain and image count left to the caller).
+  imaging::GenerationOptions Options() const;
+};
+
 struct GenerateImageArgs {
   std::string prompt;
   std::optional<std::string> session_id;  // minted when absent
   std::optional<std::string> aspect_ratio;
   std::vector<ImageInputArg> reference_images;
   InlineMode inline_mode = InlineMode::kPreview;
+  GenerationArgs generation;
 
   template <typename V>
   void Fields(V& v) {
@@ -41,10 +72,13 @@ struct GenerateImageArgs {
     v.SessionId("session_id", session_id,
                 "Editing session to add the image to; 1 to 64 characters from A-Z a-z 0-9 . _ -, "
                 "starting with a letter or digit. Omit to start a new session.");
-    v.Enum("aspect_ratio", aspect_ratio, AspectRatios(), "Width:height of the image. Default 1:1.");
+    v.Enum("aspect_ratio", aspect_ratio, v.options().aspect_ratios,
+           "Width:height of the image. Default 1:1. 1:4, 4:1, 1:8 and 8:1 only on the models "
+           "that list them under 'model'.");
     v.Objects("reference_images", reference_images, v.options().max_reference_images, "images",
               kReferenceImageDescription, kReferenceImagesDescription);
     v.Enum("inline", inline_mode, InlineModeChoices(), kInlineDescription);
+    generation.Fields(v);
   }
 };
 
@@ -56,6 +90,8 @@ struct EditImageArgs {
   std::optional<ImageInputArg> image;
   std::vector<ImageInputArg> reference_images;
   InlineMode inline_mode = InlineMode::kPreview;
+  GenerationArgs generation;
+  std::optional<std::string> context;  // "image" (default) | "chain"
 
   template <typename V>
   void Fields(V& v) {
@@ -72,7 +108,10 @@ struct EditImageArgs {
     v.Objects("reference_images", reference_images, v.options().max_reference_images, "images",
               kReferenceImageDescription, kReferenceImagesDescription);
     v.Enum("inline", inline_mode, InlineModeChoices(), kInlineDescription);
+    generation.Fields(v);
+    v.Enum("context", context, ContextNames(), kContextDescription);
   }
+  bool chain() const { return context == "chain"; }
   // 'image' and 'from_version' exclude each other.
   Status Check(const std::string& where) const;
 };

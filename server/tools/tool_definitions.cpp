@@ -6,6 +6,23 @@
 namespace imgmcp::tools {
 namespace {
 
+// The generation parameters a version was made with (generate and edit).
+Json ParamsSchema() {
+  return {{"type", "object"},
+          {"description",
+           "The generation parameters this version was made with: model, and image_size, "
+           "aspect_ratio, thinking, search, context when given; replayed_versions for a chain "
+           "edit"},
+          {"properties",
+           {{"model", {{"type", "string"}}},
+            {"image_size", {{"type", "string"}}},
+            {"aspect_ratio", {{"type", "string"}}},
+            {"thinking", {{"type", "string"}}},
+            {"search", {{"type", "boolean"}}},
+            {"context", {{"type", "string"}}},
+            {"replayed_versions", {{"type", "array"}, {"items", {{"type", "integer"}}}}}}}};
+}
+
 Json VersionOutputSchema(bool with_history) {
   Json props = {
       {"session_id", {{"type", "string"}}},
@@ -23,7 +40,26 @@ Json VersionOutputSchema(bool with_history) {
       {"prompt", {{"type", "string"}}},
       {"created_at", {{"type", "string"}}},
       {"parent_version", {{"type", "integer"}}},
-      {"text", {{"type", "string"}, {"description", "Text the model returned with the image"}}},
+      {"text",
+       {{"type", "string"},
+        {"description", "Text the model returned with the image (older name of model_text)"}}},
+      {"model_text",
+       {{"type", "string"},
+        {"description", "The model's own text returned with the image (thoughts left out)"}}},
+      {"usage",
+       {{"type", "object"},
+        {"description",
+         "Token counts as the backend reported them (Gemini's usageMetadata: promptTokenCount, "
+         "candidatesTokenCount, thoughtsTokenCount, totalTokenCount, …)"}}},
+      {"finish_reason", {{"type", "string"}, {"description", "Why the model stopped, e.g. STOP"}}},
+      {"sources",
+       {{"type", "array"},
+        {"description", "With search: the web sources the image was grounded in"},
+        {"items",
+         {{"type", "object"},
+          {"properties", {{"title", {{"type", "string"}}}, {"uri", {{"type", "string"}}}}},
+          {"required", {"title", "uri"}}}}}},
+      {"params", ParamsSchema()},
       {"cleared", {{"type", "boolean"}}},
       {"next_version", {{"type", "integer"}}},
   };
@@ -38,7 +74,8 @@ Json VersionOutputSchema(bool with_history) {
             {"prompt", {{"type", "string"}}},
             {"created_at", {{"type", "string"}}},
             {"mime_type", {{"type", "string"}}},
-            {"bytes", {{"type", "integer"}}}}},
+            {"bytes", {{"type", "integer"}}},
+            {"params", ParamsSchema()}}},
           {"required", {"version", "operation", "prompt", "created_at", "mime_type", "bytes"}}}}};
   }
   return {{"type", "object"},
@@ -66,8 +103,11 @@ mcp::ToolDefinition GenerateImageDefinition(const ArgumentOptions& options) {
   d.description =
       "Create a new image from a text prompt. The image becomes the next version of the editing "
       "session `session_id` (the session is created if new; a new id is minted when omitted — "
-      "reuse the returned session_id for edit_image). Returns the version number, size, file "
-      "path and a resource link; by default also a small preview image.";
+      "reuse the returned session_id for edit_image). Optional model, image_size, thinking and "
+      "search (Google Search grounding) choose how it is made; each model's options are listed "
+      "under 'model'. Returns the version number, size, file path and a resource link, the "
+      "model's text, token usage and (with search) its sources; by default also a small preview "
+      "image.";
   d.input_schema = ArgumentsSchema<GenerateImageArgs>(options);
   d.output_schema = VersionOutputSchema(false);
   d.annotations = Hints(/*read_only=*/false, /*destructive=*/false, /*idempotent=*/false,
@@ -85,7 +125,9 @@ mcp::ToolDefinition EditImageDefinition(const ArgumentOptions& options) {
       "on the result of the previous one, so several edits can be sent without waiting. Pass "
       "expected_version to fail instead of editing a newer image than you saw; from_version to "
       "edit an older version; image to start from an outside image (it is saved as its own "
-      "version first).";
+      "version first). context \"chain\" makes the edit a conversation that replays the "
+      "model's earlier answers, so it keeps its reasoning across edits; model, image_size, "
+      "thinking and search as for generate_image.";
   d.input_schema = ArgumentsSchema<EditImageArgs>(options);
   d.output_schema = VersionOutputSchema(false);
   d.annotations = Hints(/*read_only=*/false, /*destructive=*/false, /*idempotent=*/false,

@@ -7,6 +7,7 @@
 #include "common/base64.h"
 #include "common/log.h"
 #include "server/tools/uris.h"
+#include "server/tools/version_details.h"
 
 namespace imgmcp::tools {
 
@@ -50,6 +51,7 @@ Json VersionStructuredContent(const session::VersionInfo& v) {
       {"created_at", v.created_at},
   };
   if (v.parent) j["parent_version"] = *v.parent;
+  if (Json params = ParamsOf(v.details); !params.empty()) j["params"] = std::move(params);
   return j;
 }
 
@@ -69,8 +71,11 @@ Json EmptySessionStructuredContent(const std::string& session_id, const std::str
 }
 
 Json HistoryEntryJson(const session::VersionInfo& v) {
-  return {{"version", v.version},       {"operation", v.operation}, {"prompt", v.prompt},
-          {"created_at", v.created_at}, {"mime_type", v.mime_type}, {"bytes", v.bytes}};
+  Json j = {{"version", v.version},       {"operation", v.operation}, {"prompt", v.prompt},
+            {"created_at", v.created_at}, {"mime_type", v.mime_type}, {"bytes", v.bytes}};
+  // The parameters it was made with (generate and edit; imports and reverts have none).
+  if (Json params = ParamsOf(v.details); !params.empty()) j["params"] = std::move(params);
+  return j;
 }
 
 PreparedImage PrepareImage(const ImageAttachment& image, const imaging::PreviewOptions& preview,

@@ -63,8 +63,8 @@ class ImagePreparation {
 };
 
 struct ResultParts {
-  std::string summary;                    // one line
-  Json structured;                        // structuredContent
+  std::string summary;  // a one-line summary, then short lines (model text, usage, …) if any
+  Json structured;      // structuredContent
   std::optional<ImageAttachment> image;   // built here when there is no `prepared` block
   std::optional<PreparedImage> prepared;  // from PrepareImage, used as is
   std::optional<std::string> link_uri;    // resource_link target

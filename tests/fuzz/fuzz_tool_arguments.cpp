@@ -2,7 +2,9 @@
 // the tools as registered (typed argument parsing, the arrival-time turn reservation, then the
 // handlers with ImageInputResolver: base64, paths, MIME sniffing, limits) against a real
 // SessionStore in a temp dir. Generation returns a fixed 8x8 PNG and edits run the
-// LocalBackend on small images, so the target stays fast.
+// LocalBackend on small images, so the target stays fast. Generation parameters (model,
+// image_size, aspect_ratio, thinking, search, context) go through the capability check, and
+// context "chain" through the walk over the session's stored turns.
 //
 // Input: byte 0 picks the tool; the rest is the arguments' JSON text. Every call must give a
 // result (an error result says why in a text block; a success carries structured content).
@@ -52,11 +54,15 @@ class TinyBackend final : public imaging::ImageBackend {
   explicit TinyBackend(imaging::LocalBackendOptions options) : local_(options) {}
   std::string Name() const override { return "local"; }
   std::string Model() const override { return "tiny"; }
-  // The local engine's row under this backend's model id.
+  // The local engine's row under this backend's model id, with conversational edits on, so that
+  // context "chain" walks the session's stored turns (Generate leaves replay data).
   const std::vector<imaging::ModelCapabilities>& Models() const override {
     static const std::vector<imaging::ModelCapabilities> kModels = [] {
       imaging::ModelCapabilities m = imaging::LocalBackend().Models().front();
       m.id = "tiny";
+      m.chain = imaging::Support::kYes;
+      m.input_token_limit = 65'536;
+      m.input_image_tokens = 560;
       return std::vector<imaging::ModelCapabilities>{m};
     }();
     return kModels;
@@ -66,6 +72,7 @@ class TinyBackend final : public imaging::ImageBackend {
     imaging::BackendImage image;
     image.bytes = SmallPng(static_cast<uint8_t>(request.prompt.size()));
     image.mime_type = "image/png";
+    image.replay = R"({"parts":[{"inlineData":{"mimeType":"image/png"}}],"image":0})";
     return image;
   }
   imgmcp::Result<imaging::BackendImage> Edit(const imaging::EditRequest& request,

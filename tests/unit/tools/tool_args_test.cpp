@@ -59,10 +59,10 @@ TEST(ToolArgs, ErrorsNameTheFieldAndWhatIsAllowed) {
             "'prompt' is 21 bytes; at most 20 are allowed");
   EXPECT_EQ(ErrorOf<GenerateImageArgs>({{"prompt", "x"}, {"aspect_ratio", "7:5"}}),
             "'aspect_ratio' is \"7:5\"; allowed: \"1:1\", \"2:3\", \"3:2\", \"3:4\", \"4:3\", "
-            "\"4:5\", \"5:4\", \"9:16\", \"16:9\", \"21:9\"");
+            "\"4:5\", \"5:4\", \"9:16\", \"16:9\", \"21:9\", \"1:4\", \"4:1\", \"1:8\", \"8:1\"");
   EXPECT_EQ(ErrorOf<GenerateImageArgs>({{"prompt", "x"}, {"colour", "red"}}),
-            "unknown field 'colour'; allowed fields: aspect_ratio, inline, prompt, "
-            "reference_images, session_id");
+            "unknown field 'colour'; allowed fields: aspect_ratio, image_size, inline, model, "
+            "prompt, reference_images, search, session_id, thinking");
   EXPECT_NE(ErrorOf<GetImageArgs>({{"session_id", "../etc"}})
                 .find("'session_id' \"../etc\" is not valid"),
             std::string::npos);
@@ -109,14 +109,77 @@ TEST(ToolArgs, NestedImageErrorsNameThePath) {
             "'from_version' an earlier version of the session");
 }
 
+// The generation parameters: their enums come from the backend's models (OfferModels), the
+// per-model rules are checked later (imaging::CheckGenerationOptions).
+TEST(ToolArgs, GenerationParametersFollowTheOfferedModels) {
+  imaging::ModelCapabilities lite;
+  lite.id = "lite";
+  lite.image_sizes = {"1K"};
+  lite.aspect_ratios = imaging::StandardAspectRatios();
+  imaging::ModelCapabilities flash = lite;
+  flash.id = "flash";
+  flash.image_sizes = {"512", "1K", "2K"};
+  flash.aspect_ratios = imaging::AspectRatioNames();
+  ArgumentOptions o = Options();
+  OfferModels({lite, flash}, o);
+  EXPECT_EQ(o.model_ids, (std::vector<std::string>{"lite", "flash"}));
+  EXPECT_EQ(o.image_sizes, (std::vector<std::string>{"512", "1K", "2K"}));  // the union
+  EXPECT_EQ(o.aspect_ratios, imaging::AspectRatioNames());
+  EXPECT_NE(o.models_description.find("default lite"), std::string::npos);
+  EXPECT_NE(o.models_description.find("\n- flash: image_size 512 1K 2K;"), std::string::npos)
+      << o.models_description;
+
+  auto args = ParseArguments<EditImageArgs>(Json{{"session_id", "s"},
+                                                 {"prompt", "x"},
+                                                 {"model", "flash"},
+                                                 {"image_size", "2K"},
+                                                 {"thinking", "high"},
+                                                 {"search", true},
+                                                 {"context", "chain"}},
+                                            o);
+  ASSERT_TRUE(args.ok()) << args.error().message;
+  EXPECT_TRUE(args->chain());
+  const imaging::GenerationOptions g = args->generation.Options();
+  EXPECT_EQ(g.model, "flash");
+  EXPECT_EQ(g.image_size, "2K");
+  EXPECT_EQ(g.thinking, "high");
+  EXPECT_TRUE(g.search);
+
+  auto error = [&](Json extra) {
+    Json json = {{"prompt", "x"}};
+    json.update(extra);
+    auto parsed = ParseArguments<GenerateImageArgs>(json, o);
+    return parsed.ok() ? std::string() : parsed.error().message;
+  };
+  EXPECT_EQ(error({{"model", "pro"}}), "'model' is \"pro\"; allowed: \"lite\", \"flash\"");
+  EXPECT_EQ(error({{"image_size", "4K"}}),
+            "'image_size' is \"4K\"; allowed: \"512\", \"1K\", \"2K\"");
+  EXPECT_EQ(error({{"thinking", "low"}}), "'thinking' is \"low\"; allowed: \"minimal\", \"high\"");
+  EXPECT_EQ(error({{"search", "yes"}}), "'search' must be true or false, got string");
+  EXPECT_EQ(ParseArguments<EditImageArgs>(
+                Json{{"session_id", "s"}, {"prompt", "x"}, {"context", "story"}}, o)
+                .error()
+                .message,
+            "'context' is \"story\"; allowed: \"image\", \"chain\"");
+
+  const Json schema = ArgumentsSchema<GenerateImageArgs>(o);
+  EXPECT_EQ(schema["properties"]["model"]["enum"], Json({"lite", "flash"}));
+  EXPECT_EQ(schema["properties"]["image_size"]["enum"], Json({"512", "1K", "2K"}));
+  EXPECT_EQ(schema["properties"]["thinking"]["enum"], Json({"minimal", "high"}));
+  EXPECT_EQ(schema["properties"]["search"]["type"], "boolean");
+  EXPECT_FALSE(schema.contains("required") && schema["required"].size() != 1);
+}
+
 TEST(ToolArgs, TheSchemaComesFromTheSameFields) {
   const Json schema = ArgumentsSchema<EditImageArgs>(Options());
   EXPECT_EQ(schema["type"], "object");
   EXPECT_EQ(schema["required"], Json({"session_id", "prompt"}));
   std::vector<std::string> names;
   for (const auto& [name, property] : schema["properties"].items()) names.push_back(name);
-  EXPECT_EQ(names, (std::vector<std::string>{"expected_version", "from_version", "image", "inline",
-                                             "prompt", "reference_images", "session_id"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"context", "expected_version", "from_version", "image",
+                                      "image_size", "inline", "model", "prompt", "reference_images",
+                                      "search", "session_id", "thinking"}));
   EXPECT_EQ(schema["properties"]["inline"]["enum"], Json({"preview", "full", "none"}));
   EXPECT_EQ(schema["properties"]["expected_version"]["type"], "integer");
   const Json& image = schema["properties"]["image"];
