@@ -5,7 +5,8 @@ Starts the real server over stdio, generates an image, fires 20 edits without wa
 them, then checks that the history is versions 1..21 in the order sent and that every edit is
 visible in the final image. Writes a contact sheet of the whole chain and a short report.
 Uses the offline local backend unless GEMINI_API_KEY is set (then pixel checks are skipped:
-Gemini's edits are not exact).
+Gemini's edits are not exact). Then one 2K generation and one chained edit (context "chain"),
+on Gemini with a key and on the Gemini fake without one (demo/generation_demo.py).
 
 With --http [HOST:]PORT the server runs over Streamable HTTP instead: the demo prints the
 /gallery URL at once (open it to watch the versions land), makes the same calls over HTTP, and
@@ -22,6 +23,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
 sys.path.insert(0, HERE)
+import generation_demo  # noqa: E402
 import pngio  # noqa: E402
 from http_mcp import HttpImgmcp, HttpMcpSession  # noqa: E402
 from mcp_harness import ServerProcess  # noqa: E402
@@ -140,6 +142,9 @@ def run(args, data_dir, env, gemini, started, lines, say, http_server, sheet_too
             v = server.call_tool("get_image", {"session_id": session, "version": h["version"],
                                                "inline": "none", "include_history": False})
             paths.append(v["result"]["structuredContent"]["path"])
+
+    if not http_server:  # one 2K generation and one chained edit (demo/generation_demo.py)
+        checks += generation_demo.run(args.binary, say)
 
     sheet = os.path.join(args.out, "contact_sheet.png")
     tiles = []

@@ -25,6 +25,12 @@ class Demo(unittest.TestCase):
         report = open(os.path.join(out, "report.md")).read()
         self.assertIn("- [x] history is versions 1..21", report)
         self.assertIn("- [x] every one of the 20 squares is in the final image", report)
+        # The generation-parameters part ran on the Gemini fake (no key): 2K, and a chain whose
+        # replayed signatures the fake verified.
+        self.assertIn("on the Gemini fake", report)
+        self.assertIn("- [x] the 2K 16:9 generation is 2688x1536 (about 4 MP)", report)
+        self.assertIn("- [x] the chained edit replayed version 1's turn", report)
+        self.assertIn("- [x] the fake verified every replayed signature", report)
         self.assertNotIn("- [ ]", report)
         sheet = pngio.decode_png(open(os.path.join(out, "contact_sheet.png"), "rb").read())
         width, height, _, _ = sheet
