@@ -283,7 +283,8 @@ class ChainEdits(Base):
         signatures = [t["signatures"] for t in turns if t["role"] == "model"]
         return users, model_images, signatures
 
-    def test_a_chain_after_three_edits_replays_the_right_turns_across_a_restart(self):
+    def test_a_chain_after_three_edits_replays_the_right_turns_across_a_restart_and_a_revert(
+            self):
         data_dir = tempfile.mkdtemp(prefix="imgmcp-test-")
         self.addCleanup(shutil.rmtree, data_dir, True)
         server = self.start(data_dir=data_dir)
@@ -323,6 +324,22 @@ class ChainEdits(Base):
         self.assertEqual(users, prompts[1:] + ["invert"])
         self.assertEqual(model_images[-1], v5["sha256"])
         self.assertEqual(signatures, [2, 2, 2, 2])
+
+        # Still in the new process: a revert to version 4, then a chain replays the four turns
+        # that made version 4 (not 5 and 6), each answer's image and signatures as first stored.
+        reverted = structured(server.call_tool("reset_session", {"session_id": "c",
+                                                                 "to_version": 4}))
+        self.assertEqual(reverted["version"], 7)
+        v8 = structured(self.edit(server, "c", "flip vertical", context="chain"))
+        self.assertEqual((v8["version"], v8["parent_version"]), (8, 7))
+        self.assertEqual(v8["params"]["replayed_versions"], [1, 2, 3, 4])
+        entry = self.last_request()
+        self.assertEqual(entry["response_status"], 200)
+        users, model_images, signatures = self.replayed(entry)
+        self.assertEqual(users, prompts[:4] + ["flip vertical"])
+        self.assertEqual(model_images, [v[i]["sha256"] for i in range(1, 5)])
+        self.assertEqual(signatures, [2, 2, 2, 2])
+        self.assertIsNone(entry.get("signature_problem"))
 
     def test_a_chain_after_a_revert_replays_the_turns_that_led_to_the_reverted_image(self):
         server = self.start()
