@@ -7,6 +7,7 @@ here at run time. Prints one markdown table and writes it to bench/RESULTS.md. I
 fails on a number (exit status is non-zero only when the harness itself cannot run).
 
 Usage: bench/harness/run.py --imgmcp BIN --fake-gemini BIN [--out bench/RESULTS.md] [--quick]
+       [--only P1,…,R1,C1] [--chain-bench BIN]
 """
 
 import argparse
@@ -763,6 +764,47 @@ def measure_half_open(binary, workdir, counts, calls, token="bench-token"):
 
 # ---- report ---------------------------------------------------------------------------------
 
+def chain_bench_binary(args):
+    """bench_chain_request (bench/gemini): --chain-bench, else beside imgmcp's build tree."""
+    if args.chain_bench:
+        return os.path.abspath(args.chain_bench)
+    guess = os.path.join(os.path.dirname(os.path.dirname(args.imgmcp)), "bench", "gemini",
+                         "bench_chain_request")
+    return guess if os.path.exists(guess) else None
+
+
+def measure_chain_request(binary, quick):
+    """C1: imgmcp building a `context: "chain"` edit request (gemini::BuildEditRequest) with 0,
+    1 and 4 replayed 2K turns, as the Google Benchmark target bench_chain_request measures it:
+    median wall and CPU time per request over its repetitions, and the body's size."""
+    if not binary:
+        return {"error": "pending: bench_chain_request is not built (build the bench_chain_request "
+                         "target, or pass --chain-bench)"}
+    argv = [binary, "--benchmark_format=json", "--benchmark_report_aggregates_only=true",
+            "--benchmark_repetitions=%d" % (3 if quick else 10),
+            "--benchmark_min_time=%s" % ("0.05" if quick else "0.5")]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+        if proc.returncode != 0:
+            return {"error": f"exit {proc.returncode}: {proc.stderr[-300:]}"}
+        report = json.loads(proc.stdout)
+    except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError) as e:
+        return {"error": f"{type(e).__name__}: {e}"}
+    out = {}
+    for b in report.get("benchmarks", []):
+        if b.get("aggregate_name") != "median" or b.get("error_occurred"):
+            continue
+        turns = int(b["run_name"].rsplit("/", 1)[1])
+        scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[b["time_unit"]]
+        out[turns] = {"wall": b["real_time"] * scale, "cpu": b["cpu_time"] * scale,
+                      "body_mb": b.get("body_MB", 0.0), "images_mb": b.get("images_MB", 0.0)}
+    if sorted(out) != [0, 1, 4]:
+        errors = [b.get("error_message", "") for b in report.get("benchmarks", [])
+                  if b.get("error_occurred")]
+        return {"error": f"expected 0, 1 and 4 turns, got {sorted(out)} {errors[:1]}"}
+    return out
+
+
 def fmt_ms(v):
     return "—" if v is None else (f"{v:.1f} ms" if v < 100 else f"{v:.0f} ms")
 
@@ -788,7 +830,9 @@ def main():
     ap.add_argument("--calls", type=int, default=15)
     ap.add_argument("--versions", type=int, default=1000)
     ap.add_argument("--quick", action="store_true", help="fewer calls; for trying the harness")
-    ap.add_argument("--only", default="", help="comma list of P1,P2,P3,P4,P5,P6,R1")
+    ap.add_argument("--only", default="", help="comma list of P1,P2,P3,P4,P5,P6,R1,C1")
+    ap.add_argument("--chain-bench", default="",
+                    help="bench_chain_request binary for C1 (default: beside imgmcp's build tree)")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir")
     args = ap.parse_args()
     args.imgmcp = os.path.abspath(args.imgmcp)
@@ -1001,6 +1045,29 @@ def main():
                              f"{calls} calls, a new connection each; {m['held']} of the {n} "
                              f"half-open connections still open at the end (the server keeps "
                              f"512 waiting, closing the longest waiting beyond that)"))
+
+        # ---- C1 ----
+        if want("C1"):
+            log("bench: C1")
+            r = measure_chain_request(chain_bench_binary(args), args.quick)
+            what = "building a chain edit's request, 4 replayed 2K turns"
+            if "error" in r:
+                rows.append(("C1", what, "imgmcp",
+                             "pending" if r["error"].startswith("pending") else "FAILED",
+                             "—", "—", r["error"][:300]))
+            else:
+                four, one, plain = r[4], r[1], r[0]
+                results["C1"] = r
+                rows.append(("C1", what, "imgmcp",
+                             f"median {fmt_ms(four['wall'])} ({fmt_ms(four['cpu'])} CPU); body "
+                             f"{four['body_mb']:.1f} MB", "—", "—",
+                             f"gemini::BuildEditRequest in bench_chain_request: the 4 turns' "
+                             f"{four['images_mb']:.1f} MB of PNGs as base64 beside the stored parts "
+                             f"and signatures; 1 turn {fmt_ms(one['wall'])} ({fmt_ms(one['cpu'])} "
+                             f"CPU, {one['body_mb']:.1f} MB), a plain edit of one 2K image "
+                             f"{fmt_ms(plain['wall'])} ({fmt_ms(plain['cpu'])} CPU, "
+                             f"{plain['body_mb']:.1f} MB); reading the turns from the store is "
+                             f"not included"))
     finally:
         fake.close()
         if not args.keep:
