@@ -72,15 +72,20 @@ class TinyBackend final : public imaging::ImageBackend {
     imaging::BackendImage image;
     image.bytes = SmallPng(static_cast<uint8_t>(request.prompt.size()));
     image.mime_type = "image/png";
-    image.replay = R"({"parts":[{"inlineData":{"mimeType":"image/png"}}],"image":0})";
+    image.replay = kReplay;
     return image;
   }
+  // Edits leave replay data too, so a chain walks back over several turns.
   imgmcp::Result<imaging::BackendImage> Edit(const imaging::EditRequest& request,
                                              const imaging::CallContext& ctx) override {
-    return local_.Edit(request, ctx);
+    auto image = local_.Edit(request, ctx);
+    if (image.ok()) image->replay = kReplay;
+    return image;
   }
 
  private:
+  static constexpr const char* kReplay =
+      R"({"parts":[{"inlineData":{"mimeType":"image/png"}}],"image":0})";
   imaging::LocalBackend local_;
 };
 
@@ -163,6 +168,19 @@ struct Fixture {
     Json seed = {{"session_id", "s1"}, {"prompt", "solid red"}, {"inline", "none"}};
     for (int i = 0; i < 2; ++i) {
       if (Call(0, seed).is_error) std::abort();
+    }
+    // And one with a generation and two edits, for context "chain" to walk back over (the seeds
+    // that reset s1 run first, libFuzzer starting with the smallest inputs).
+    Json chain = {{"session_id", "c1"}, {"prompt", "solid blue"}, {"inline", "none"}};
+    if (Call(0, chain).is_error) std::abort();
+    chain["prompt"] = "invert";
+    if (Call(1, chain).is_error) std::abort();
+    chain["context"] = "chain";
+    mcp::ToolResult chained = Call(1, chain);
+    if (chained.is_error || !chained.structured_content ||
+        chained.structured_content->value("params", Json::object())
+                .value("replayed_versions", Json()) != Json::array({1, 2})) {
+      std::abort();  // the walk must find both earlier turns
     }
   }
 
