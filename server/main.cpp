@@ -75,17 +75,14 @@ int main(int argc, char** argv) {
   if (!backend.ok()) return Fail("backend: " + backend.error().message);
   if (!backend->note.empty()) log::Info("main", backend->note);
   log::Info("main", "backend " + backend->backend->Name() + ", model " + backend->backend->Model() +
-                        ", data dir " + config->data_dir.string());
+                        ", " + app::DescribeStore(*config));
 
   SystemClock clock;
   // The data dir is checked now (cannot create, write or lock it → exit before answering
-  // anything); the SQLite open, migration and sweep run in the background, so initialize is
+  // anything); the store's open, migration and sweep run in the background, so initialize is
   // answered at once and tool calls wait for the open.
-  auto store = session::OpenSessionStoreDeferred(
-      app::MakeStoreOptions(*config), clock,
-      std::chrono::milliseconds(config->test_store_open_delay_ms));
-  if (!store.ok())
-    return Fail("data dir " + config->data_dir.string() + ": " + store.error().message);
+  auto store = app::OpenStore(*config, clock);
+  if (!store.ok()) return Fail(app::DescribeStore(*config) + ": " + store.error().message);
 
   mcp::ServerOptions options;
   options.name = "imgmcp";

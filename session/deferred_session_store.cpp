@@ -117,6 +117,7 @@ void DeferredSessionStore::Open(Opener opener) {
     std::lock_guard<std::mutex> lock(mu_);
     if (opened.ok()) {
       store_ = std::move(*opened);
+      if (listener_) store_->SetChangeListener(listener_);
       // Arrival order: every placeholder draws its real place now, oldest first, before done_
       // lets any later caller reserve.
       for (PendingReservation* p : pending_) {
@@ -241,6 +242,13 @@ bool DeferredSessionStore::SessionExists(const std::string& session_id) {
   auto store = Store();
   if (!store.ok()) return IsValidSessionId(session_id);  // see the header
   return (*store)->SessionExists(session_id);
+}
+
+void DeferredSessionStore::SetChangeListener(ChangeListener listener) {
+  std::lock_guard<std::mutex> lock(mu_);
+  listener_ = listener;
+  // Under mu_, so that Open cannot hand over an older listener after this one.
+  if (store_ != nullptr) store_->SetChangeListener(std::move(listener));
 }
 
 Result<std::unique_ptr<DeferredSessionStore>> OpenSessionStoreDeferred(

@@ -73,6 +73,8 @@ class DeferredSessionStore final : public SessionStore {
                                       bool include_history) override;
   Result<SessionPage> ListSessions(const std::optional<std::string>& cursor, int limit) override;
   bool SessionExists(const std::string& session_id) override;
+  // Kept until the open finishes, then handed to the real store.
+  void SetChangeListener(ChangeListener listener) override;
 
  private:
   class PendingReservation;
@@ -89,6 +91,7 @@ class DeferredSessionStore final : public SessionStore {
   std::unique_ptr<SessionStore> store_;  // set (or error_) before done_; read-only afterwards
   std::optional<Error> error_;
   std::list<PendingReservation*> pending_;  // placeholders in arrival order, until the open ends
+  ChangeListener listener_;                 // for the real store once it is open
   std::thread thread_;                      // runs Open; joined by the destructor
 };
 

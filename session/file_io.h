@@ -21,6 +21,11 @@ Status EnsureDir(const std::filesystem::path& dir);
 Status WriteFileDurably(const std::filesystem::path& dir, std::string_view name,
                         std::string_view bytes, std::string_view temp_prefix);
 
+// Writes `bytes` to a temp file in `dir` and renames it to `dir/name`: readers see the old file or
+// the whole new one, never a part. Not fsynced — for caches that can be written again.
+Status WriteFileAtomically(const std::filesystem::path& dir, std::string_view name,
+                           std::string_view bytes, std::string_view temp_prefix);
+
 // Reads a whole file. kNotFound when it does not exist.
 Result<std::string> ReadWholeFile(const std::filesystem::path& path);
 

@@ -9,6 +9,8 @@
 // Implementations:
 //   SqliteSessionStore (sqlite_session_store.h, the embedded default): SQLite metadata + one file
 //     per version in a data directory; in-process FIFO + flock per session between processes.
+//   PostgresSessionStore (postgres/, --store postgresql://…): rows + image bytes in PostgreSQL,
+//     turns shared by every replica on one database.
 //
 // Session ids are checked again here (IsValidSessionId, session/data_dir.h): an invalid id is
 // kInvalidArgument and never reaches a path or a query.
@@ -139,10 +141,23 @@ class TurnReservation {
   virtual const std::string& session_id() const = 0;
 };
 
+// A change to a session made through another store on the same data — another replica — that this
+// store learnt of (PostgreSQL announces every commit and clear to every replica).
+struct StoreChange {
+  std::string session_id;
+  int64_t version = 0;       // the newest version committed; 0 for a clear
+  bool new_session = false;  // the commit created the session
+};
+using ChangeListener = std::function<void(const StoreChange& change)>;
+
 class SessionStore {
  public:
   virtual ~SessionStore() = default;
 
+  // Reports changes made by other replicas, on a store thread, one at a time; nullptr stops the
+  // reports (and waits for one in progress). Changes made through this store are not reported:
+  // its callers know them. Stores that cannot learn of others' changes (SQLite) never call it.
+  virtual void SetChangeListener(ChangeListener listener) {}
 
   // Draws a place in `session_id`'s line now; never blocks. kInvalidArgument for a bad id.
   virtual Result<std::unique_ptr<TurnReservation>> ReserveTurn(const std::string& session_id) = 0;

@@ -56,6 +56,12 @@ Result<Config> ParseConfig(const std::vector<std::string>& args, const EnvLookup
     if (!ms.ok()) return ms.error();
     c.test_store_open_delay_ms = static_cast<int>(*ms);
   }
+  if (auto v = env("IMGMCP_STORE"); v && !v->empty()) c.store = *v;
+  if (auto v = env("IMGMCP_STORE_POOL"); v && !v->empty()) {
+    auto n = ParseInt("IMGMCP_STORE_POOL", *v, 1, 1000);
+    if (!n.ok()) return n.error();
+    c.store_pool = static_cast<int>(*n);
+  }
   std::optional<std::string> backend_text = env("IMGMCP_BACKEND");
   std::optional<std::filesystem::path> data_dir;
 
@@ -135,6 +141,10 @@ Result<Config> ParseConfig(const std::vector<std::string>& args, const EnvLookup
       IMGMCP_TAKE(int_value(1, 1024), c.max_backend_calls);
     } else if (flag == "--cache-mb") {
       IMGMCP_TAKE(int_value(0, 1 << 20), c.cache_mb);
+    } else if (flag == "--store") {
+      IMGMCP_TAKE(value(), c.store);
+    } else if (flag == "--store-pool") {
+      IMGMCP_TAKE(int_value(1, 1000), c.store_pool);
     } else if (flag == "--http") {
       std::string v;
       IMGMCP_TAKE(value(), v);
@@ -183,6 +193,11 @@ Result<Config> ParseConfig(const std::vector<std::string>& args, const EnvLookup
   if (c.backend == BackendChoice::kGemini && c.gemini_api_key.empty()) {
     return FlagError("--backend gemini", "needs the GEMINI_API_KEY environment variable");
   }
+  if (c.store != "sqlite" && c.store.rfind("postgresql://", 0) != 0 &&
+      c.store.rfind("postgres://", 0) != 0) {
+    // The value is not repeated: it may be a URL with a password in it.
+    return FlagError("--store", "expected sqlite or a postgresql:// URL");
+  }
   c.data_dir = data_dir ? *data_dir : DefaultDataDir(env);
   return c;
 }
@@ -225,6 +240,12 @@ Flags:
   --max-backend-calls N     concurrent backend calls across sessions (default )" +
          std::to_string(tools::kDefaultMaxConcurrentBackendCalls) + R"()
   --cache-mb N              in-memory cache of recent images (default 64)
+  --store sqlite|postgresql://USER[:PASSWORD]@HOST[:PORT]/DB[?...]
+                            where versions are kept: sqlite (default) in the data dir, or one
+                            PostgreSQL database shared by every replica, the data dir holding
+                            this replica's local copies ($IMGMCP_STORE)
+  --store-pool N            PostgreSQL connections at most, per replica (default 10;
+                            $IMGMCP_STORE_POOL)
   --http [HOST:]PORT        Streamable HTTP instead of stdio (default host 127.0.0.1)
   --auth-token TOKEN        require "Authorization: Bearer TOKEN" over HTTP ($IMGMCP_AUTH_TOKEN)
   --allow-host NAME         also accept NAME (a host name or address) in HTTP Host/Origin
@@ -239,8 +260,8 @@ Flags:
   --version, --help
 
 Environment: GEMINI_API_KEY (never logged or stored), GEMINI_BASE_URL, IMGMCP_BACKEND,
-IMGMCP_GEMINI_MODEL, IMGMCP_MODELS, IMGMCP_DATA_DIR, IMGMCP_AUTH_TOKEN, IMGMCP_ALLOW_HOSTS, XDG_DATA_HOME,
-HOME.
+IMGMCP_GEMINI_MODEL, IMGMCP_MODELS, IMGMCP_DATA_DIR, IMGMCP_AUTH_TOKEN, IMGMCP_ALLOW_HOSTS,
+IMGMCP_STORE, IMGMCP_STORE_POOL, XDG_DATA_HOME, HOME.
 )";
 }
 

@@ -36,6 +36,11 @@ struct Config {
   int idle_days = 0;
   int max_backend_calls = tools::kDefaultMaxConcurrentBackendCalls;
   int64_t cache_mb = 64;
+  // --store / IMGMCP_STORE: "sqlite" (the embedded store in data_dir) or a postgresql:// URL
+  // (shared by replicas; may carry a password, so it is never logged). store_pool: the most
+  // connections to PostgreSQL at once (--store-pool / IMGMCP_STORE_POOL).
+  std::string store = "sqlite";
+  int store_pool = 10;
   std::optional<http::ListenAddress> http_listen;  // --http [HOST:]PORT, checked when parsed
   std::string auth_token;                          // --auth-token or IMGMCP_AUTH_TOKEN
   // Host names and addresses accepted in Host/Origin besides loopback and the bind host:

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <thread>
 
 #include "gemini_client/gemini_client.h"
 #include "imaging/local_backend.h"
 #include "server/netmod/net_module_loader.h"
+#include "session/file_io.h"
+#include "session/postgres/postgres_session_store.h"
 
 namespace imgmcp::app {
 
@@ -45,6 +48,37 @@ session::StoreOptions MakeStoreOptions(const Config& config) {
   options.idle_days = config.idle_days;
   options.cache_bytes = static_cast<size_t>(config.cache_mb) << 20;
   return options;
+}
+
+Result<std::unique_ptr<session::DeferredSessionStore>> OpenStore(const Config& config,
+                                                                 const Clock& clock) {
+  const session::StoreOptions options = MakeStoreOptions(config);
+  const auto delay = std::chrono::milliseconds(config.test_store_open_delay_ms);
+  if (!session::postgres::IsPostgresUrl(config.store)) {
+    return session::OpenSessionStoreDeferred(options, clock, delay);
+  }
+  if (auto label = session::postgres::DescribeConninfo(config.store); !label.ok()) {
+    return label.error();
+  }
+  if (Status st = session::EnsureDir(options.data_dir); !st.ok()) return st.error();
+  session::postgres::PostgresStoreOptions pg;
+  pg.url = config.store;
+  pg.pool_size = config.store_pool;
+  return std::make_unique<session::DeferredSessionStore>(
+      [options, pg, &clock, delay]() -> Result<std::unique_ptr<session::SessionStore>> {
+        if (delay.count() > 0) std::this_thread::sleep_for(delay);
+        auto store = session::postgres::PostgresSessionStore::Open(options, pg, clock);
+        if (!store.ok()) return store.error();
+        return std::unique_ptr<session::SessionStore>(std::move(*store));
+      });
+}
+
+std::string DescribeStore(const Config& config) {
+  if (!session::postgres::IsPostgresUrl(config.store))
+    return "data dir " + config.data_dir.string();
+  auto label = session::postgres::DescribeConninfo(config.store);
+  return "PostgreSQL at " + (label.ok() ? *label : std::string("(unparsable URL)")) +
+         ", local copies in " + config.data_dir.string();
 }
 
 tools::ImageInputOptions MakeImageInputOptions(const Config& config) {

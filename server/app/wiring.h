@@ -6,12 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/result.h"
 #include "imaging/image_backend.h"
 #include "server/app/config.h"
 #include "server/http/http_listener.h"
 #include "server/tools/image_input.h"
 #include "server/tools/image_tools.h"
+#include "session/deferred_session_store.h"
 #include "session/session_store.h"
 
 namespace imgmcp::app {
@@ -25,6 +27,14 @@ struct BackendSelection {
 Result<BackendSelection> MakeBackend(const Config& config);
 
 session::StoreOptions MakeStoreOptions(const Config& config);
+// The store --store names, opening in the background (tool calls wait for it): what can be checked
+// at once is (the data dir can be created, written and locked; the URL parses), so a server that
+// could never work exits before answering anything. `clock` must outlive the store.
+Result<std::unique_ptr<session::DeferredSessionStore>> OpenStore(const Config& config,
+                                                                 const Clock& clock);
+// For the start-up log line: "data dir …" or "PostgreSQL at host:port/db, local copies in …"
+// (never the password).
+std::string DescribeStore(const Config& config);
 tools::ImageInputOptions MakeImageInputOptions(const Config& config);
 tools::ImageToolsOptions MakeImageToolsOptions(const Config& config, std::string backend_note);
 // The Streamable HTTP transport's options (config.http_listen must be set).

@@ -35,7 +35,12 @@ ImageTools::ImageTools(session::SessionStore& store, imaging::ImageBackend& back
   argument_options_.max_prompt_bytes = options_.max_prompt_bytes;
   inputs_.ApplyLimits(argument_options_);
   OfferModels(backend_.Models(), argument_options_);
+  store_.SetChangeListener([this](const session::StoreChange& change) {
+    AnnounceChange(change.session_id, change.new_session);
+  });
 }
+
+ImageTools::~ImageTools() { store_.SetChangeListener(nullptr); }
 
 template <typename Args>
 mcp::TypedTool<Args> ImageTools::Bind(
@@ -261,9 +266,9 @@ Result<session::VersionInfo> ImageTools::CommitImport(session::EditTurn& turn,
   return turn.Commit(nv);
 }
 
-void ImageTools::AnnounceNewVersion(const session::VersionInfo& version, bool new_session) {
+void ImageTools::AnnounceChange(const std::string& session_id, bool new_session) {
   if (notifier_ == nullptr) return;
-  notifier_->ResourceUpdated(ManifestUri(version.session_id));
+  notifier_->ResourceUpdated(ManifestUri(session_id));
   if (new_session) notifier_->ResourceListChanged();
 }
 
@@ -330,7 +335,7 @@ mcp::ToolResult ImageTools::GenerateImage(const GenerateImageArgs& args,
   std::optional<PreparedImage> prepared;
   auto version = CommitWhilePreparing(*turn, *nv, mode, &prepared);
   if (!version.ok()) return Fail(tool, version.error());
-  AnnounceNewVersion(*version, new_session);
+  AnnounceChange(version->session_id, new_session);
   return VersionResult("Generated version " + std::to_string(version->version) + " of session '" +
                            id + "' (" + Describe(*version) + ") with the " + version->backend +
                            " backend (" + version->model + ")." + lines,
@@ -386,7 +391,7 @@ mcp::ToolResult ImageTools::EditImage(const EditImageArgs& args, mcp::ToolCallCo
     request.base = std::move(*outside);
     imported_note =
         " (the given image was saved as version " + std::to_string(imported->version) + ")";
-    AnnounceNewVersion(*imported, new_session);
+    AnnounceChange(imported->session_id, new_session);
   } else {
     if (args.from_version) {
       auto info = store_.GetVersion(session_id, *args.from_version);
@@ -446,7 +451,7 @@ mcp::ToolResult ImageTools::EditImage(const EditImageArgs& args, mcp::ToolCallCo
   std::optional<PreparedImage> prepared;
   auto version = CommitWhilePreparing(*turn, *nv, mode, &prepared);
   if (!version.ok()) return Fail(tool, version.error());
-  AnnounceNewVersion(*version, false);
+  AnnounceChange(version->session_id, false);
   return VersionResult("Edited session '" + session_id + "': version " +
                            std::to_string(version->version) + " made from version " +
                            std::to_string(base_info.version) + imported_note + " (" +
@@ -531,7 +536,7 @@ mcp::ToolResult ImageTools::ResetSession(const ResetSessionArgs& args, mcp::Tool
     auto version = (*turn)->Commit(nv);
     turn->reset();
     if (!version.ok()) return Fail(tool, version.error());
-    AnnounceNewVersion(*version, false);
+    AnnounceChange(version->session_id, false);
     return VersionResult("Reverted session '" + session_id + "' to version " +
                              std::to_string(old->version) + ", saved as new version " +
                              std::to_string(version->version) + ".",
@@ -541,7 +546,7 @@ mcp::ToolResult ImageTools::ResetSession(const ResetSessionArgs& args, mcp::Tool
   const int64_t next = (*turn)->LastIssuedVersion() + 1;
   if (Status s = (*turn)->Clear(); !s.ok()) return Fail(tool, s.error());
   turn->reset();
-  if (notifier_ != nullptr) notifier_->ResourceUpdated(ManifestUri(session_id));
+  AnnounceChange(session_id, false);
   ResultParts parts;
   parts.summary = "Cleared session '" + session_id +
                   "': it has no image now; the next version "

@@ -42,9 +42,13 @@ struct ImageToolsOptions {
 class ImageTools {
  public:
   // All references must outlive this object. `notifier` may be null.
+  // Also listens to the store for sessions changed by other replicas, to tell subscribers.
   ImageTools(session::SessionStore& store, imaging::ImageBackend& backend,
              const ImageInputResolver& inputs, mcp::ResourceNotifier* notifier,
              ImageToolsOptions options);
+  ~ImageTools();
+  ImageTools(const ImageTools&) = delete;
+  ImageTools& operator=(const ImageTools&) = delete;
 
   // The four tools with typed arguments, for McpServer::RegisterTool. The tools that take a
   // session's turn reserve it when the call arrives (on the reading thread, in arrival order), so
@@ -104,7 +108,9 @@ class ImageTools {
   mcp::ToolResult VersionResult(const std::string& summary, const session::VersionInfo& version,
                                 InlineMode mode, Json extra_structured = Json::object(),
                                 std::optional<PreparedImage> prepared = std::nullopt);
-  void AnnounceNewVersion(const session::VersionInfo& version, bool new_session);
+  // Tells subscribers that a session changed (here or on another replica): its manifest, and the
+  // resource list when the session is new.
+  void AnnounceChange(const std::string& session_id, bool new_session);
   std::string Note() const;
 
   session::SessionStore& store_;

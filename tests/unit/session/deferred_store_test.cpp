@@ -266,3 +266,61 @@ TEST_F(DeferredStoreTest, CheckRefusesAnUnwritableFileSystem) {
 
 }  // namespace
 }  // namespace imgmcp::session
+
+namespace imgmcp::session {
+namespace {
+
+// A store that only remembers its change listener (every other call is unavailable).
+class ListenerOnlyStore final : public SessionStore {
+ public:
+  explicit ListenerOnlyStore(ChangeListener* seen) : seen_(seen) {}
+  void SetChangeListener(ChangeListener listener) override { *seen_ = std::move(listener); }
+  Result<std::unique_ptr<TurnReservation>> ReserveTurn(const std::string&) override {
+    return Nope();
+  }
+  Result<std::unique_ptr<EditTurn>> AcquireReservedTurn(std::unique_ptr<TurnReservation>,
+                                                        const TurnOptions&) override {
+    return Nope();
+  }
+  Result<std::unique_ptr<EditTurn>> AcquireTurn(const std::string&, const TurnOptions&) override {
+    return Nope();
+  }
+  Result<VersionInfo> GetVersion(const std::string&, std::optional<int64_t>) override {
+    return Nope();
+  }
+  Result<std::string> ReadImage(const VersionInfo&) override { return Nope(); }
+  Result<SessionSnapshot> ReadSession(const std::string&, std::optional<int64_t>, bool) override {
+    return Nope();
+  }
+  Result<SessionPage> ListSessions(const std::optional<std::string>&, int) override {
+    return Nope();
+  }
+  bool SessionExists(const std::string&) override { return false; }
+
+ private:
+  static Error Nope() { return MakeError(ErrorCode::kUnavailable, "not this store"); }
+  ChangeListener* seen_;
+};
+
+// The tools set their listener at start-up, while the store may still be opening: it reaches the
+// real store once it is open, and a later one replaces it there.
+TEST(DeferredStoreListenerTest, AChangeListenerReachesTheStoreOnceOpen) {
+  std::promise<void> gate;
+  ChangeListener seen;
+  DeferredSessionStore store([&]() -> Result<std::unique_ptr<SessionStore>> {
+    gate.get_future().wait();
+    return std::unique_ptr<SessionStore>(new ListenerOnlyStore(&seen));
+  });
+  int calls = 0;
+  store.SetChangeListener([&](const StoreChange&) { ++calls; });
+  gate.set_value();
+  ASSERT_TRUE(store.WaitUntilOpen().ok());
+  ASSERT_TRUE(seen);
+  seen(StoreChange{"s", 1, true});
+  EXPECT_EQ(calls, 1);
+  store.SetChangeListener(nullptr);
+  EXPECT_FALSE(seen);
+}
+
+}  // namespace
+}  // namespace imgmcp::session

@@ -10,6 +10,8 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "pg_test_cluster.h"
+#include "session/postgres/postgres_session_store.h"
 #include "session/session_store.h"
 #include "session/sqlite_session_store.h"
 #include "test_util.h"
@@ -35,7 +37,53 @@ class SqliteBacking {
   TempDir dir_;
 };
 
-using Backings = ::testing::Types<SqliteBacking>;
+// A database of its own on the test cluster (created per test, dropped after), and a data
+// directory for the local caches of the stores opened on it.
+class PostgresBacking {
+ public:
+  static constexpr const char* kName = "Postgres";
+  static constexpr int kStressThreads = 16;
+  static constexpr int kStressEditsPerThread = 10;
+
+  PostgresBacking() {
+    std::string why;
+    cluster_ = PgTestCluster::Get(&why);
+    if (cluster_ == nullptr) {
+      ADD_FAILURE() << "no PostgreSQL for the test: " << why;
+      return;
+    }
+    Result<std::string> db = cluster_->CreateDatabase();
+    if (!db.ok()) {
+      ADD_FAILURE() << db.error().message;
+      return;
+    }
+    database_ = *db;
+  }
+  ~PostgresBacking() {
+    if (cluster_ != nullptr && !database_.empty()) cluster_->Drop(database_);
+  }
+
+  std::string url() const { return cluster_ != nullptr ? cluster_->Url(database_) : ""; }
+
+  Result<std::unique_ptr<SessionStore>> Open(StoreOptions options, const Clock& clock) {
+    if (database_.empty()) return MakeError(ErrorCode::kUnavailable, "no test database");
+    options.data_dir = dir_.path();
+    postgres::PostgresStoreOptions pg;
+    pg.url = url();
+    pg.pool_size = 8;
+    Result<std::unique_ptr<postgres::PostgresSessionStore>> store =
+        postgres::PostgresSessionStore::Open(options, pg, clock);
+    if (!store.ok()) return store.error();
+    return std::unique_ptr<SessionStore>(std::move(*store));
+  }
+
+ private:
+  PgTestCluster* cluster_ = nullptr;
+  std::string database_;
+  TempDir dir_;
+};
+
+using Backings = ::testing::Types<SqliteBacking, PostgresBacking>;
 
 // GoogleTest names the typed instances after the backing.
 struct BackingNames {

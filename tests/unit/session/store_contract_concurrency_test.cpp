@@ -172,10 +172,14 @@ TYPED_TEST(StoreConcurrencyTest, WaitsForATurnHeldThroughAnotherStore) {
   EXPECT_EQ(r.error().code, ErrorCode::kCancelled);
   EXPECT_EQ(reports.load(), 1);
 
+  std::promise<void> second_report;
   TurnOptions plain;
-  plain.on_other_process = [&] { ++reports; };
+  plain.on_other_process = [&] {
+    if (++reports == 2) second_report.set_value();
+  };
   auto second =
       std::async(std::launch::async, [&] { return this->store_->AcquireTurn("s", plain); });
+  ASSERT_EQ(second_report.get_future().wait_for(kWait), std::future_status::ready);
   EXPECT_EQ(second.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
   ASSERT_TRUE((*held)->Commit(MakeVersion("other")).ok());
   held->reset();  // the other store's turn ends

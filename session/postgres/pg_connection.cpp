@@ -1,0 +1,303 @@
+#include "session/postgres/pg_connection.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "common/log.h"
+#include "session/postgres/libpq_api.h"
+
+namespace imgmcp::session::postgres {
+namespace {
+
+constexpr char kLog[] = "postgres";
+
+// SQLSTATE classes that mean "the server or the connection went away, or the transaction lost a
+// race; nothing was done and retrying may help".
+bool IsTransient(const std::string& sqlstate) {
+  return sqlstate.rfind("08", 0) == 0 ||   // connection exception
+         sqlstate.rfind("57P", 0) == 0 ||  // admin shutdown, crash shutdown, cannot connect now
+         sqlstate == "40001" ||            // serialization failure
+         sqlstate == "40P01" ||            // deadlock detected
+         sqlstate == "53300";              // too many connections
+}
+
+// libpq's functions; only called once LoadLibPq succeeded (in Connect or DescribeConninfo),
+// which every object here comes after.
+const LibPq& Pq() {
+  static const LibPq* const api = *LoadLibPq();
+  return *api;
+}
+
+std::string Trimmed(const char* text) {
+  std::string s = text != nullptr ? text : "";
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+// --- PgResult -------------------------------------------------------------------------------
+
+PgResult::~PgResult() {
+  if (result_ != nullptr) Pq().PQclear(result_);
+}
+
+int PgResult::Rows() const { return Pq().PQntuples(result_); }
+
+bool PgResult::IsNull(int row, int col) const { return Pq().PQgetisnull(result_, row, col) != 0; }
+
+std::string PgResult::Text(int row, int col) const {
+  return std::string(Pq().PQgetvalue(result_, row, col),
+                     static_cast<size_t>(Pq().PQgetlength(result_, row, col)));
+}
+
+int64_t PgResult::Int(int row, int col) const {
+  if (IsNull(row, col)) return 0;
+  return std::strtoll(Pq().PQgetvalue(result_, row, col), nullptr, 10);
+}
+
+std::optional<int64_t> PgResult::OptionalInt(int row, int col) const {
+  if (IsNull(row, col)) return std::nullopt;
+  return Int(row, col);
+}
+
+bool PgResult::Bool(int row, int col) const {
+  return !IsNull(row, col) && Pq().PQgetvalue(result_, row, col)[0] == 't';
+}
+
+// --- PgConnection ---------------------------------------------------------------------------
+
+Result<std::string> DescribeConninfo(const std::string& conninfo) {
+  if (Result<const LibPq*> api = LoadLibPq(); !api.ok()) return api.error();
+  char* err = nullptr;
+  PQconninfoOption* options = Pq().PQconninfoParse(conninfo.c_str(), &err);
+  if (options == nullptr) {
+    std::string message = Trimmed(err);
+    if (err != nullptr) Pq().PQfreemem(err);
+    return MakeError(ErrorCode::kInvalidArgument, "not a PostgreSQL connection string: " + message);
+  }
+  std::string host, port, dbname, user;
+  for (PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+    if (o->val == nullptr) continue;
+    const std::string key = o->keyword;
+    if (key == "host" || (key == "hostaddr" && host.empty())) host = o->val;
+    if (key == "port") port = o->val;
+    if (key == "dbname") dbname = o->val;
+    if (key == "user") user = o->val;
+  }
+  Pq().PQconninfoFree(options);
+  if (host.empty()) host = "localhost";
+  if (dbname.empty()) dbname = user.empty() ? "(default database)" : user;
+  return host + (port.empty() ? "" : ":" + port) + "/" + dbname;
+}
+
+PgConnection::PgConnection(pg_conn* conn, std::string label)
+    : conn_(conn), label_(std::move(label)), cancel_(Pq().PQgetCancel(conn)) {}
+
+PgConnection::~PgConnection() {
+  {
+    std::lock_guard lock(cancel_mu_);
+    if (cancel_ != nullptr) Pq().PQfreeCancel(cancel_);
+    cancel_ = nullptr;
+  }
+  Pq().PQfinish(conn_);
+}
+
+Result<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& conninfo,
+                                                            const std::string& label) {
+  if (Result<const LibPq*> api = LoadLibPq(); !api.ok()) return api.error();
+  // Defaults first; the caller's string (expanded from dbname) overrides them. TCP keepalives
+  // notice a server that vanished without closing the connection (a dead machine).
+  const char* keywords[] = {"connect_timeout",
+                            "application_name",
+                            "keepalives_idle",
+                            "keepalives_interval",
+                            "keepalives_count",
+                            "dbname",
+                            nullptr};
+  const char* values[] = {"5", "imgmcp", "10", "5", "3", conninfo.c_str(), nullptr};
+  pg_conn* conn = Pq().PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
+  if (conn == nullptr) {
+    return MakeError(ErrorCode::kResourceExhausted, "out of memory connecting to PostgreSQL");
+  }
+  if (Pq().PQstatus(conn) != CONNECTION_OK) {
+    const std::string message = Trimmed(Pq().PQerrorMessage(conn));
+    Pq().PQfinish(conn);
+    return MakeError(ErrorCode::kUnavailable,
+                     "cannot connect to PostgreSQL at " + label + ": " + message);
+  }
+  // Server notices (and the notice of a terminated connection) go to the log, not to stderr raw.
+  Pq().PQsetNoticeProcessor(
+      conn, [](void*, const char* message) { log::Debug(kLog, Trimmed(message)); }, nullptr);
+  std::unique_ptr<PgConnection> out(new PgConnection(conn, label));
+  // Durability is the point: a commit returns only once its WAL is flushed. The server-side
+  // keepalives make PostgreSQL notice within ~25 s that a replica's machine died without closing
+  // its connections, so its turns are released (a crashed process closes them at once).
+  if (Status st = out->Run("SET synchronous_commit = on; SET tcp_keepalives_idle = 10; "
+                           "SET tcp_keepalives_interval = 5; SET tcp_keepalives_count = 3",
+                           "setting up the connection");
+      !st.ok()) {
+    return st.error();
+  }
+  return out;
+}
+
+Error PgConnection::ErrorFrom(pg_result* result, std::string_view what) {
+  const char* state =
+      result != nullptr ? Pq().PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+  last_sqlstate_ = state != nullptr ? state : "";
+  std::string message = result != nullptr ? Trimmed(Pq().PQresultErrorMessage(result)) : "";
+  if (message.empty()) message = Trimmed(Pq().PQerrorMessage(conn_));
+  ErrorCode code = ErrorCode::kInternal;
+  if (Pq().PQstatus(conn_) != CONNECTION_OK || IsTransient(last_sqlstate_)) {
+    code = ErrorCode::kUnavailable;
+  } else if (last_sqlstate_.rfind("23", 0) == 0) {
+    code = ErrorCode::kConflict;
+  }
+  if (Pq().PQstatus(conn_) != CONNECTION_OK) {
+    return Error(code, "lost the connection to PostgreSQL at " + label_ + " while " +
+                           std::string(what) + ": " + message);
+  }
+  return Error(code,
+               "PostgreSQL at " + label_ + ": " + message + " (while " + std::string(what) + ")");
+}
+
+Result<PgResult> PgConnection::Exec(std::string_view sql, const std::vector<PgParam>& params,
+                                    std::string_view what, bool binary_result) {
+  std::vector<const char*> values(params.size());
+  std::vector<int> lengths(params.size());
+  std::vector<int> formats(params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    const PgParam& p = params[i];
+    if (p.is_null) {
+      values[i] = nullptr;
+    } else if (p.binary) {
+      values[i] = p.bytes.data() != nullptr ? p.bytes.data() : "";
+      lengths[i] = static_cast<int>(p.bytes.size());
+      formats[i] = 1;
+    } else {
+      values[i] = p.text.c_str();
+    }
+  }
+  const std::string text(sql);
+  pg_result* result =
+      Pq().PQexecParams(conn_, text.c_str(), static_cast<int>(params.size()), nullptr,
+                        values.data(), lengths.data(), formats.data(), binary_result ? 1 : 0);
+  const ExecStatusType status = result != nullptr ? Pq().PQresultStatus(result) : PGRES_FATAL_ERROR;
+  if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
+    Error e = ErrorFrom(result, what);
+    if (result != nullptr) Pq().PQclear(result);
+    return e;
+  }
+  last_sqlstate_.clear();
+  return PgResult(result, binary_result);
+}
+
+Status PgConnection::Run(std::string_view sql, std::string_view what) {
+  const std::string text(sql);
+  pg_result* result = Pq().PQexec(conn_, text.c_str());
+  const ExecStatusType status = result != nullptr ? Pq().PQresultStatus(result) : PGRES_FATAL_ERROR;
+  if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
+    Error e = ErrorFrom(result, what);
+    if (result != nullptr) Pq().PQclear(result);
+    return e;
+  }
+  Pq().PQclear(result);
+  last_sqlstate_.clear();
+  return Status::Ok();
+}
+
+bool PgConnection::Unusable() const {
+  return Pq().PQstatus(conn_) != CONNECTION_OK || Pq().PQtransactionStatus(conn_) != PQTRANS_IDLE;
+}
+
+bool PgConnection::Broken() const { return Pq().PQstatus(conn_) != CONNECTION_OK; }
+
+int PgConnection::BackendPid() const { return Pq().PQbackendPID(conn_); }
+
+int PgConnection::Socket() const { return Pq().PQsocket(conn_); }
+
+Status PgConnection::ConsumeInput() {
+  if (Pq().PQconsumeInput(conn_) == 0 || Pq().PQstatus(conn_) != CONNECTION_OK) {
+    return Error(ErrorCode::kUnavailable, "lost the connection to PostgreSQL at " + label_ + ": " +
+                                              Trimmed(Pq().PQerrorMessage(conn_)));
+  }
+  return Status::Ok();
+}
+
+std::optional<PgNotification> PgConnection::NextNotification() {
+  PGnotify* n = Pq().PQnotifies(conn_);
+  if (n == nullptr) return std::nullopt;
+  PgNotification out{n->relname != nullptr ? n->relname : "", n->extra != nullptr ? n->extra : "",
+                     n->be_pid};
+  Pq().PQfreemem(n);
+  return out;
+}
+
+void PgConnection::Cancel() {
+  std::lock_guard lock(cancel_mu_);
+  if (cancel_ == nullptr) return;
+  char err[256];
+  if (Pq().PQcancel(cancel_, err, sizeof err) == 0) {
+    log::Debug(kLog, std::string("cancelling a statement failed: ") + err);
+  }
+}
+
+// --- PgPool ---------------------------------------------------------------------------------
+
+PgPool::PgPool(std::string conninfo, std::string label, int max_size)
+    : conninfo_(std::move(conninfo)), label_(std::move(label)), max_size_(std::max(1, max_size)) {}
+
+PgPool::~PgPool() = default;
+
+PgPool::Lease::~Lease() {
+  if (conn_ != nullptr) pool_->Return(std::move(conn_));
+}
+
+Result<PgPool::Lease> PgPool::Acquire() {
+  {
+    std::unique_lock lock(mu_);
+    returned_.wait(lock, [&] { return !idle_.empty() || out_ < max_size_; });
+    ++out_;
+    if (!idle_.empty()) {
+      std::unique_ptr<PgConnection> conn = std::move(idle_.back());
+      idle_.pop_back();
+      return Lease(this, std::move(conn));
+    }
+  }
+  Result<std::unique_ptr<PgConnection>> conn = PgConnection::Connect(conninfo_, label_);
+  if (!conn.ok()) {
+    {
+      std::lock_guard lock(mu_);
+      --out_;
+    }
+    returned_.notify_one();
+    return conn.error();
+  }
+  return Lease(this, std::move(*conn));
+}
+
+void PgPool::Return(std::unique_ptr<PgConnection> conn) {
+  std::unique_ptr<PgConnection> dropped;
+  {
+    std::lock_guard lock(mu_);
+    --out_;
+    if (conn->Unusable()) {
+      dropped = std::move(conn);  // closed outside the lock
+    } else {
+      idle_.push_back(std::move(conn));
+    }
+  }
+  returned_.notify_one();
+}
+
+void PgPool::DropIdle() {
+  std::vector<std::unique_ptr<PgConnection>> dropped;
+  {
+    std::lock_guard lock(mu_);
+    dropped.swap(idle_);
+  }
+}
+
+}  // namespace imgmcp::session::postgres

@@ -1,0 +1,172 @@
+// A thin RAII layer over libpq: one connection, its results, a bounded pool. The only code (with
+// the rest of session/postgres) that includes libpq (DESIGN.md §1).
+//
+// Errors are Result/Status: a lost or refused connection, a server shutting down, a deadlock or a
+// serialization failure are kUnavailable ("retrying may help"), a constraint violation kConflict,
+// anything else kInternal; the message names the server (host:port/database — never the password
+// or the full connection string) and what was being done. A PgConnection is not thread-safe (one
+// thread at a time: the pool hands it out), except Cancel().
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+
+struct pg_conn;
+struct pg_result;
+struct pg_cancel;
+
+namespace imgmcp::session::postgres {
+
+// One query parameter: text (the server converts it), NULL, or raw bytes for a bytea parameter
+// (sent in binary, not copied: the caller keeps them alive for the call).
+struct PgParam {
+  static PgParam Text(std::string value) { return PgParam{std::move(value), {}, false, false}; }
+  static PgParam Int(int64_t value) { return Text(std::to_string(value)); }
+  static PgParam OptionalInt(const std::optional<int64_t>& value) {
+    return value.has_value() ? Int(*value) : Null();
+  }
+  static PgParam Null() { return PgParam{{}, {}, true, false}; }
+  static PgParam Bytes(std::string_view bytes) { return PgParam{{}, bytes, false, true}; }
+
+  std::string text;
+  std::string_view bytes;
+  bool is_null = false;
+  bool binary = false;
+};
+
+class PgResult {
+ public:
+  PgResult(pg_result* result, bool binary) : result_(result), binary_(binary) {}
+  PgResult(PgResult&& other) noexcept : result_(other.result_), binary_(other.binary_) {
+    other.result_ = nullptr;
+  }
+  PgResult& operator=(PgResult&&) = delete;
+  ~PgResult();
+
+  int Rows() const;
+  bool IsNull(int row, int col) const;
+  // Text of a column of a text-format result (raw bytes of a binary-format result).
+  std::string Text(int row, int col) const;
+  // A bigint/integer column of a text-format result (0 when NULL or not a number).
+  int64_t Int(int row, int col) const;
+  std::optional<int64_t> OptionalInt(int row, int col) const;
+  bool Bool(int row, int col) const;  // a boolean column of a text-format result
+
+ private:
+  pg_result* result_;
+  bool binary_;
+};
+
+// A notification received on a LISTENing connection.
+struct PgNotification {
+  std::string channel;
+  std::string payload;
+  int sender_pid = 0;
+};
+
+class PgConnection {
+ public:
+  // Connects with `conninfo` (a postgresql:// URL or key=value string). `label` (host:port/db)
+  // names the server in every error. The session runs with synchronous_commit=on.
+  static Result<std::unique_ptr<PgConnection>> Connect(const std::string& conninfo,
+                                                       const std::string& label);
+  ~PgConnection();
+  PgConnection(const PgConnection&) = delete;
+  PgConnection& operator=(const PgConnection&) = delete;
+
+  // One statement with $1.. parameters; rows in text format, or in binary (raw bytes for bytea
+  // and text columns) when `binary_result`. `what` says what it is for, in errors.
+  Result<PgResult> Exec(std::string_view sql, const std::vector<PgParam>& params,
+                        std::string_view what, bool binary_result = false);
+  // Statements without parameters or rows (may be several, separated by ';').
+  Status Run(std::string_view sql, std::string_view what);
+
+  // The SQLSTATE of the last failed statement ("" when it was not a server error).
+  const std::string& last_sqlstate() const { return last_sqlstate_; }
+  // True once the connection is lost, or when it is left inside a transaction: it must not be
+  // used again (the pool drops it).
+  bool Unusable() const;
+  // True once the connection to the server is lost.
+  bool Broken() const;
+  int BackendPid() const;
+
+  // --- LISTEN ----------------------------------------------------------------------------------
+  int Socket() const;
+  // Reads what the server sent (call when Socket() is readable); kUnavailable when the
+  // connection is gone.
+  Status ConsumeInput();
+  std::optional<PgNotification> NextNotification();
+
+  // Asks the server to cancel the statement running on this connection. Thread-safe.
+  void Cancel();
+
+  const std::string& label() const { return label_; }
+
+ private:
+  PgConnection(pg_conn* conn, std::string label);
+  Error ErrorFrom(pg_result* result, std::string_view what);
+
+  pg_conn* conn_;
+  const std::string label_;
+  std::string last_sqlstate_;
+  std::mutex cancel_mu_;  // guards cancel_ (PQcancel may run on another thread)
+  pg_cancel* cancel_;
+};
+
+// "host:port/database" of a connection string, for messages (never the password). kInvalidArgument
+// when libpq cannot parse it.
+Result<std::string> DescribeConninfo(const std::string& conninfo);
+
+// At most `max_size` connections at once; callers beyond that wait for one to come back. Idle
+// connections are reused; a connection that became unusable is dropped when it comes back, and
+// DropIdle() drops every idle one (after PostgreSQL restarted, say).
+class PgPool {
+ public:
+  PgPool(std::string conninfo, std::string label, int max_size);
+  ~PgPool();
+  PgPool(const PgPool&) = delete;
+  PgPool& operator=(const PgPool&) = delete;
+
+  class Lease {
+   public:
+    Lease(PgPool* pool, std::unique_ptr<PgConnection> conn) : pool_(pool), conn_(std::move(conn)) {}
+    Lease(Lease&& other) noexcept = default;
+    Lease& operator=(Lease&&) = delete;
+    ~Lease();
+    PgConnection& operator*() { return *conn_; }
+    PgConnection* operator->() { return conn_.get(); }
+
+   private:
+    PgPool* pool_;
+    std::unique_ptr<PgConnection> conn_;
+  };
+
+  // An idle connection, or a new one; waits while max_size are out.
+  Result<Lease> Acquire();
+  void DropIdle();
+  int max_size() const { return max_size_; }
+  const std::string& label() const { return label_; }
+  const std::string& conninfo() const { return conninfo_; }
+
+ private:
+  void Return(std::unique_ptr<PgConnection> conn);
+
+  const std::string conninfo_;
+  const std::string label_;
+  const int max_size_;
+  std::mutex mu_;  // guards idle_ and out_
+  std::condition_variable returned_;
+  std::vector<std::unique_ptr<PgConnection>> idle_;
+  int out_ = 0;  // connections handed out (or being opened)
+};
+
+}  // namespace imgmcp::session::postgres

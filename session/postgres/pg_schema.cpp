@@ -1,0 +1,140 @@
+#include "session/postgres/pg_schema.h"
+
+#include "common/log.h"
+
+namespace imgmcp::session::postgres {
+namespace {
+
+constexpr const char* kMigrations[] = {
+    // v1
+    R"sql(
+CREATE TABLE imgmcp.meta (
+  store_id text NOT NULL
+);
+INSERT INTO imgmcp.meta(store_id) VALUES (replace(gen_random_uuid()::text, '-', ''));
+CREATE TABLE imgmcp.sessions (
+  session_id   text PRIMARY KEY,
+  last_version bigint NOT NULL DEFAULT 0,
+  created_ms   bigint NOT NULL,
+  updated_ms   bigint NOT NULL,
+  expired      boolean NOT NULL DEFAULT false
+);
+CREATE INDEX sessions_by_activity ON imgmcp.sessions (updated_ms DESC, session_id DESC);
+CREATE TABLE imgmcp.blobs (
+  sha256 text PRIMARY KEY,
+  size   bigint NOT NULL,
+  bytes  bytea NOT NULL
+);
+ALTER TABLE imgmcp.blobs ALTER COLUMN bytes SET STORAGE EXTERNAL;
+CREATE TABLE imgmcp.versions (
+  session_id     text NOT NULL REFERENCES imgmcp.sessions ON DELETE CASCADE,
+  version        bigint NOT NULL,
+  parent         bigint,
+  operation      text NOT NULL,
+  prompt         text NOT NULL,
+  mime_type      text NOT NULL,
+  bytes          bigint NOT NULL,
+  sha256         text NOT NULL REFERENCES imgmcp.blobs,
+  file_extension text NOT NULL,
+  width          integer NOT NULL,
+  height         integer NOT NULL,
+  backend        text NOT NULL,
+  model          text NOT NULL,
+  created_at     text NOT NULL,
+  details        text NOT NULL DEFAULT '{}',
+  PRIMARY KEY (session_id, version)
+);
+CREATE INDEX versions_by_sha256 ON imgmcp.versions (sha256);
+CREATE UNLOGGED TABLE imgmcp.turn_lines (
+  session_id  text PRIMARY KEY,
+  next_ticket bigint NOT NULL
+);
+CREATE UNLOGGED TABLE imgmcp.turn_tickets (
+  session_id text NOT NULL,
+  ticket     bigint NOT NULL,
+  replica_id bigint NOT NULL,
+  PRIMARY KEY (session_id, ticket)
+);
+CREATE INDEX turn_tickets_by_replica ON imgmcp.turn_tickets (replica_id);
+CREATE SEQUENCE imgmcp.replica_ids MINVALUE 1 MAXVALUE 2147483647 CYCLE;
+)sql",
+};
+static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kPgSchemaVersion);
+
+Result<int> ReadVersion(PgConnection& conn) {
+  Result<PgResult> has = conn.Exec("SELECT to_regclass('imgmcp.schema_version') IS NOT NULL", {},
+                                   "reading the schema version");
+  if (!has.ok()) return has.error();
+  if (!has->Bool(0, 0)) return 0;
+  Result<PgResult> v = conn.Exec("SELECT coalesce(max(version), 0) FROM imgmcp.schema_version", {},
+                                 "reading the schema version");
+  if (!v.ok()) return v.error();
+  return static_cast<int>(v->Int(0, 0));
+}
+
+Status Migrate(PgConnection& conn) {
+  Result<int> current = ReadVersion(conn);  // again, under the lock
+  if (!current.ok()) return current.error();
+  if (*current > kPgSchemaVersion) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "the PostgreSQL database at " + conn.label() + " has imgmcp schema version " +
+                         std::to_string(*current) + ", newer than this imgmcp supports (" +
+                         std::to_string(kPgSchemaVersion) + "); upgrade imgmcp");
+  }
+  if (*current == kPgSchemaVersion) return Status::Ok();
+  if (Status st = conn.Run("BEGIN", "migrating the schema"); !st.ok()) return st;
+  auto rollback = [&] { (void)conn.Run("ROLLBACK", "rolling back a migration"); };
+  if (*current == 0) {
+    Status st = conn.Run(
+        "CREATE SCHEMA IF NOT EXISTS imgmcp; "
+        "CREATE TABLE imgmcp.schema_version (version integer PRIMARY KEY, "
+        "applied_at timestamptz NOT NULL DEFAULT now())",
+        "creating the imgmcp schema");
+    if (!st.ok()) {
+      rollback();
+      return st;
+    }
+  }
+  for (int v = *current + 1; v <= kPgSchemaVersion; ++v) {
+    Status st = conn.Run(kMigrations[v - 1], "migrating to schema version " + std::to_string(v));
+    if (st.ok()) {
+      Result<PgResult> recorded =
+          conn.Exec("INSERT INTO imgmcp.schema_version(version) VALUES ($1)", {PgParam::Int(v)},
+                    "recording a migration");
+      if (!recorded.ok()) st = recorded.error();
+    }
+    if (!st.ok()) {
+      rollback();
+      return st;
+    }
+  }
+  if (Status st = conn.Run("COMMIT", "committing the migration"); !st.ok()) return st;
+  if (*current != 0)
+    log::Info("postgres", "migrated the database at " + conn.label() + " from schema version " +
+                              std::to_string(*current) + " to " + std::to_string(kPgSchemaVersion));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::string> MigratePgSchema(PgConnection& conn) {
+  const std::string lock_args =
+      std::to_string(kAdvisoryNamespace) + ", " + std::to_string(kMigrationLockKey);
+  if (Status st = conn.Run("SELECT pg_advisory_lock(" + lock_args + ")", "waiting to migrate");
+      !st.ok()) {
+    return st.error();
+  }
+  Status migrated = Migrate(conn);
+  (void)conn.Run("SELECT pg_advisory_unlock(" + lock_args + ")", "ending the migration");
+  if (!migrated.ok()) return migrated.error();
+  Result<PgResult> id =
+      conn.Exec("SELECT store_id FROM imgmcp.meta LIMIT 1", {}, "reading the store id");
+  if (!id.ok()) return id.error();
+  if (id->Rows() != 1) {
+    return MakeError(ErrorCode::kDataLoss,
+                     "the PostgreSQL database at " + conn.label() + " has no imgmcp store id");
+  }
+  return id->Text(0, 0);
+}
+
+}  // namespace imgmcp::session::postgres

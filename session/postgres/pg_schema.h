@@ -1,0 +1,36 @@
+// The PostgreSQL schema (all of it in the schema "imgmcp") and its migrations. Migrations are
+// numbered; imgmcp.schema_version records every one applied. Opening a store applies the missing
+// ones in one transaction while holding an advisory lock, so replicas that start together migrate
+// the database exactly once (the others wait for the lock, then find it done).
+//
+// History:
+//   v1  meta(store_id)                       a random id naming this database in local caches
+//       sessions(session_id, last_version, created_ms, updated_ms, expired)
+//       blobs(sha256, size, bytes)           image bytes, content-addressed (one copy per digest)
+//       versions(session_id, version, parent, operation, prompt, mime_type, bytes, sha256 → blobs,
+//                file_extension, width, height, backend, model, created_at, details)
+//       turn_lines(session_id, next_ticket), turn_tickets(session_id, ticket, replica_id)
+//                                            UNLOGGED: the turn queue (emptied by a crash restart)
+//       sequence replica_ids                 one per connected replica (never reused)
+#pragma once
+
+#include <string>
+
+#include "common/result.h"
+#include "session/postgres/pg_connection.h"
+
+namespace imgmcp::session::postgres {
+
+inline constexpr int kPgSchemaVersion = 1;
+
+// Advisory lock keys (the two-int form; the first number is imgmcp's namespace).
+inline constexpr int kAdvisoryNamespace = 0x696d67;  // "img"
+inline constexpr int kMigrationLockKey = 0;          // held while migrating
+// A replica's liveness lock is (kAdvisoryNamespace, replica id): replica ids start above this.
+inline constexpr int kFirstReplicaId = 1;
+
+// Brings the database to kPgSchemaVersion. kFailedPrecondition for a newer schema than this build
+// knows. Returns the database's store id.
+Result<std::string> MigratePgSchema(PgConnection& conn);
+
+}  // namespace imgmcp::session::postgres

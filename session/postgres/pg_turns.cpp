@@ -1,0 +1,525 @@
+#include "session/postgres/pg_turns.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <set>
+
+#include "common/log.h"
+#include "session/data_dir.h"
+#include "session/postgres/pg_schema.h"
+#include "session/version_rules.h"
+
+namespace imgmcp::session::postgres {
+namespace {
+
+constexpr char kLog[] = "postgres";
+constexpr char kTurnsChannel[] = "imgmcp_turns";
+constexpr char kCommitsChannel[] = "imgmcp_commits";
+// Cancellation has no wake-up of its own (CancellationToken): waiters look at it this often.
+constexpr auto kCancelPoll = std::chrono::milliseconds(10);
+constexpr auto kMaxReconnectPause = std::chrono::seconds(2);
+
+const std::string kNamespace = std::to_string(kAdvisoryNamespace);
+
+Error LostTurnError(const std::string& session_id) {
+  return MakeError(ErrorCode::kUnavailable,
+                   "lost the place in session " + session_id +
+                       "'s line: the connection to PostgreSQL was lost; nothing was committed");
+}
+
+}  // namespace
+
+// One reservation: drawn on the draw thread, then waited for. Fields guarded by PgTurns::mu_.
+struct PgTurns::Draw {
+  explicit Draw(std::string id) : session_id(std::move(id)) {}
+  const std::string session_id;
+  bool drawn = false;      // ticket is set
+  bool abandoned = false;  // the reservation was dropped: give the ticket back once drawn
+  std::optional<Error> error;
+  PgTicket ticket;
+};
+
+class PgTurns::Reservation final : public TurnReservation {
+ public:
+  Reservation(PgTurns* owner, std::shared_ptr<Draw> draw) : owner_(owner), draw_(std::move(draw)) {}
+  ~Reservation() override {
+    if (draw_ != nullptr) owner_->Abandon(draw_);
+  }
+  const std::string& session_id() const override { return draw_->session_id; }
+  // Ownership of the place moves to the waiting call.
+  std::shared_ptr<Draw> Take() { return std::move(draw_); }
+  PgTurns* owner() const { return owner_; }
+
+ private:
+  PgTurns* owner_;
+  std::shared_ptr<Draw> draw_;
+};
+
+PgTurns::HeldTurn::~HeldTurn() {
+  if (owner_ != nullptr) owner_->Release(ticket_);
+}
+
+PgTurns::PgTurns(PgPool& pool, NotificationHandler on_commit)
+    : pool_(pool), on_commit_(std::move(on_commit)) {}
+
+Result<std::unique_ptr<PgTurns>> PgTurns::Start(PgPool& pool, NotificationHandler on_commit) {
+  std::unique_ptr<PgTurns> turns(new PgTurns(pool, std::move(on_commit)));
+  if (::pipe2(turns->wake_fds_, O_CLOEXEC | O_NONBLOCK) != 0) {
+    return MakeError(ErrorCode::kInternal, "cannot create a pipe for the PostgreSQL listener");
+  }
+  if (Status st = turns->ConnectListener(); !st.ok()) return st.error();
+  turns->listen_thread_ = std::thread([t = turns.get()] { t->ListenLoop(); });
+  turns->draw_thread_ = std::thread([t = turns.get()] { t->DrawLoop(); });
+  return turns;
+}
+
+PgTurns::~PgTurns() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    for (auto& [id, line] : lines_) line->changed.notify_all();
+  }
+  state_changed_.notify_all();
+  jobs_changed_.notify_all();
+  if (wake_fds_[1] >= 0) (void)!::write(wake_fds_[1], "x", 1);
+  // Watchers block in PostgreSQL: cancel their statement until each has noticed (a cancel that
+  // arrives before the statement does is lost, hence the repeat).
+  while (true) {
+    std::vector<std::shared_ptr<PgConnection>> blocked;
+    {
+      std::unique_lock lock(mu_);
+      bool all_done = true;
+      for (auto& [id, w] : watchers_) {
+        if (w->done) continue;
+        all_done = false;
+        if (w->conn != nullptr) blocked.push_back(w->conn);
+      }
+      if (all_done) break;
+    }
+    for (auto& conn : blocked) conn->Cancel();
+    std::unique_lock lock(mu_);
+    state_changed_.wait_for(lock, std::chrono::milliseconds(50));
+  }
+  for (auto& [id, w] : watchers_) {
+    if (w->thread.joinable()) w->thread.join();
+  }
+  if (draw_thread_.joinable()) draw_thread_.join();  // gives back queued tickets first
+  if (listen_thread_.joinable()) listen_thread_.join();
+  for (int fd : wake_fds_) {
+    if (fd >= 0) ::close(fd);
+  }
+}
+
+int64_t PgTurns::replica_id() const {
+  std::lock_guard lock(mu_);
+  return replica_id_;
+}
+
+// --- The listener ---------------------------------------------------------------------------
+
+Status PgTurns::ConnectListener() {
+  Result<std::unique_ptr<PgConnection>> conn =
+      PgConnection::Connect(pool_.conninfo(), pool_.label());
+  if (!conn.ok()) return conn.error();
+  Status st = (*conn)->Run(std::string("LISTEN ") + kTurnsChannel + "; LISTEN " + kCommitsChannel,
+                           "listening for turns and commits");
+  if (!st.ok()) return st;
+  // The id and its liveness lock in one statement: no ticket can carry an id whose lock is not
+  // held yet.
+  Result<PgResult> id =
+      (*conn)->Exec("SELECT id, pg_advisory_lock(" + kNamespace +
+                        ", id::int) FROM (SELECT nextval('imgmcp.replica_ids') AS id) s",
+                    {}, "registering this replica");
+  if (!id.ok()) return id.error();
+  const int64_t replica_id = id->Int(0, 0);
+  {
+    std::lock_guard lock(mu_);
+    listener_ = std::move(*conn);
+    replica_id_ = replica_id;
+  }
+  state_changed_.notify_all();
+  log::Debug(kLog, "listening on " + pool_.label() + " as replica " + std::to_string(replica_id));
+  return Status::Ok();
+}
+
+void PgTurns::ListenLoop() {
+  auto pause = std::chrono::milliseconds(50);
+  while (true) {
+    PgConnection* conn = nullptr;
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) return;
+      conn = listener_.get();
+    }
+    if (conn == nullptr) {
+      Status st = ConnectListener();
+      if (st.ok()) {
+        log::Info(kLog, "reconnected to PostgreSQL at " + pool_.label());
+        pause = std::chrono::milliseconds(50);
+        WakeAll();  // notifications may have been missed: every waiter looks again
+        continue;
+      }
+      log::Debug(kLog, st.error().message);
+      std::unique_lock lock(mu_);  // a pause between attempts, cut short by shutdown
+      state_changed_.wait_for(lock, pause, [&] { return stopping_; });
+      pause = std::min<std::chrono::milliseconds>(pause * 2, kMaxReconnectPause);
+      continue;
+    }
+    pollfd fds[2] = {{conn->Socket(), POLLIN, 0}, {wake_fds_[0], POLLIN, 0}};
+    const int ready = ::poll(fds, 2, -1);
+    if (ready < 0) continue;  // EINTR
+    if (fds[1].revents != 0) {
+      char buf[64];
+      while (::read(wake_fds_[0], buf, sizeof buf) > 0) {
+      }
+      continue;  // looks at stopping_
+    }
+    Status st = conn->ConsumeInput();
+    std::vector<std::string> sessions;
+    while (std::optional<PgNotification> n = conn->NextNotification()) {
+      if (n->channel == kTurnsChannel) {
+        sessions.push_back(n->payload);
+      } else if (n->channel == kCommitsChannel && on_commit_) {
+        on_commit_(n->payload);
+      }
+    }
+    for (const std::string& s : sessions) Wake(s);
+    if (!st.ok()) {
+      log::Warn(kLog, st.error().message + "; reconnecting");
+      std::unique_ptr<PgConnection> lost;
+      {
+        std::lock_guard lock(mu_);
+        lost = std::move(listener_);
+        replica_id_ = 0;  // our tickets are void: waiters give up (see Wait)
+      }
+      pool_.DropIdle();  // the server went away: its other connections are gone too
+      state_changed_.notify_all();
+      WakeAll();
+    }
+  }
+}
+
+void PgTurns::Wake(const std::string& session_id) {
+  std::lock_guard lock(mu_);
+  auto it = lines_.find(session_id);
+  if (it == lines_.end()) return;
+  ++it->second->generation;
+  it->second->changed.notify_all();
+}
+
+void PgTurns::WakeAll() {
+  std::lock_guard lock(mu_);
+  for (auto& [id, line] : lines_) {
+    ++line->generation;
+    line->changed.notify_all();
+  }
+}
+
+// --- Drawing and giving back tickets --------------------------------------------------------
+
+std::unique_ptr<TurnReservation> PgTurns::Reserve(const std::string& session_id) {
+  auto draw = std::make_shared<Draw>(session_id);
+  Enqueue(Job{draw, {}});
+  return std::make_unique<Reservation>(this, std::move(draw));
+}
+
+void PgTurns::Enqueue(Job job) {
+  {
+    std::lock_guard lock(mu_);
+    jobs_.push_back(std::move(job));
+  }
+  jobs_changed_.notify_one();
+}
+
+void PgTurns::Release(const PgTicket& ticket) { Enqueue(Job{nullptr, ticket}); }
+
+void PgTurns::Abandon(const std::shared_ptr<Draw>& draw) {
+  std::optional<PgTicket> give_back;
+  {
+    std::lock_guard lock(mu_);
+    draw->abandoned = true;
+    if (draw->drawn) give_back = draw->ticket;
+  }
+  if (give_back) Release(*give_back);
+}
+
+void PgTurns::DrawLoop() {
+  while (true) {
+    std::deque<Job> batch;
+    {
+      std::unique_lock lock(mu_);
+      jobs_changed_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+      if (jobs_.empty()) return;  // stopping, and every ticket given back
+      batch.swap(jobs_);
+    }
+    Result<PgPool::Lease> conn = pool_.Acquire();
+    for (const Job& job : batch) {
+      if (!conn.ok()) {
+        if (job.draw != nullptr) {
+          std::lock_guard lock(mu_);
+          job.draw->error = conn.error();
+        }
+        continue;  // a ticket we cannot give back: its replica id's watchers release it
+      }
+      if (job.draw != nullptr) {
+        RunDraw(**conn, job.draw);
+      } else {
+        RunRelease(**conn, job.release);
+      }
+    }
+    state_changed_.notify_all();
+  }
+}
+
+void PgTurns::RunDraw(PgConnection& conn, const std::shared_ptr<Draw>& draw) {
+  int64_t replica_id = 0;
+  {
+    std::lock_guard lock(mu_);
+    if (draw->abandoned) return;  // given up before it was drawn
+    replica_id = replica_id_;
+    if (stopping_) {
+      draw->error = MakeError(ErrorCode::kUnavailable, "the session store is closing");
+      return;
+    }
+  }
+  if (replica_id == 0) {
+    std::lock_guard lock(mu_);
+    draw->error =
+        MakeError(ErrorCode::kUnavailable, "not connected to PostgreSQL at " + pool_.label() +
+                                               " (reconnecting); nothing was committed");
+    return;
+  }
+  // The session's turn_lines row is locked until this statement commits, so tickets of one
+  // session are numbered, and become visible, in the order they are drawn.
+  Result<PgResult> r = conn.Exec(
+      "WITH l AS (INSERT INTO imgmcp.turn_lines(session_id, next_ticket) VALUES ($1, 1) "
+      "ON CONFLICT (session_id) DO UPDATE SET next_ticket = imgmcp.turn_lines.next_ticket + 1 "
+      "RETURNING next_ticket) "
+      "INSERT INTO imgmcp.turn_tickets(session_id, ticket, replica_id) "
+      "SELECT $1, next_ticket, $2 FROM l RETURNING ticket",
+      {PgParam::Text(draw->session_id), PgParam::Int(replica_id)}, "drawing a turn ticket");
+  std::optional<PgTicket> give_back;
+  {
+    std::lock_guard lock(mu_);
+    if (!r.ok()) {
+      draw->error = r.error();
+      return;
+    }
+    draw->ticket = PgTicket{draw->session_id, r->Int(0, 0), replica_id};
+    draw->drawn = true;
+    if (draw->abandoned) give_back = draw->ticket;
+  }
+  if (give_back) RunRelease(conn, *give_back);
+}
+
+void PgTurns::RunRelease(PgConnection& conn, const PgTicket& ticket) {
+  Result<PgResult> r = conn.Exec(
+      "WITH d AS (DELETE FROM imgmcp.turn_tickets WHERE session_id = $1 AND ticket = $2 "
+      "RETURNING session_id) SELECT pg_notify('imgmcp_turns', session_id) FROM d",
+      {PgParam::Text(ticket.session_id), PgParam::Int(ticket.ticket)}, "giving back a turn");
+  if (!r.ok()) {
+    // Left behind: once this replica id's listener connection is gone, a watcher removes it.
+    log::Warn(kLog, r.error().message);
+  }
+}
+
+// --- Waiting --------------------------------------------------------------------------------
+
+Result<PgTurns::HeldTurn> PgTurns::Wait(std::unique_ptr<TurnReservation> reservation,
+                                        const TurnOptions& options) {
+  auto* mine = dynamic_cast<Reservation*>(reservation.get());
+  if (mine == nullptr || mine->owner() != this) {
+    return MakeError(ErrorCode::kInternal, "a turn reservation from another store was used");
+  }
+  const std::string session_id = mine->session_id();
+  std::shared_ptr<Draw> draw = mine->Take();
+  // From here the place is ours: give it back on every way out but success.
+  struct GiveBack {
+    PgTurns* self;
+    std::shared_ptr<Draw> draw;
+    ~GiveBack() {
+      if (draw != nullptr) self->Abandon(draw);
+    }
+  } give_back{this, draw};
+  reservation.reset();
+
+  // 1. The ticket (drawn on the draw thread).
+  {
+    std::unique_lock lock(mu_);
+    while (!draw->drawn && !draw->error.has_value()) {
+      if (options.cancel.IsCancelled()) {
+        return MakeError(ErrorCode::kCancelled,
+                         "cancelled while waiting for session " + session_id + "'s line");
+      }
+      state_changed_.wait_for(lock, kCancelPoll);
+    }
+    if (draw->error.has_value()) return *draw->error;
+  }
+  const PgTicket ticket = draw->ticket;  // immutable once drawn
+
+  // 2. Our turn: no ticket ahead of ours.
+  Line* line = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    std::unique_ptr<Line>& slot = lines_[session_id];
+    if (!slot) slot = std::make_unique<Line>();
+    line = slot.get();
+    ++line->waiters;
+  }
+  struct LeaveLine {
+    PgTurns* self;
+    std::string id;
+    ~LeaveLine() {
+      std::lock_guard lock(self->mu_);
+      auto it = self->lines_.find(id);
+      if (it != self->lines_.end() && --it->second->waiters == 0) self->lines_.erase(it);
+    }
+  } leave_line{this, session_id};
+
+  int reported_ahead = -1;
+  bool reported_other = false;
+  while (true) {
+    uint64_t generation = 0;
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) return MakeError(ErrorCode::kUnavailable, "the session store is closing");
+      if (replica_id_ != ticket.replica_id) return LostTurnError(session_id);
+      generation = line->generation;
+    }
+    if (options.cancel.IsCancelled()) {
+      return MakeError(ErrorCode::kCancelled,
+                       "cancelled while queued in session " + session_id + "'s line");
+    }
+    std::vector<std::pair<int64_t, int64_t>> ahead;  // (ticket, replica id)
+    {
+      Result<PgPool::Lease> conn = pool_.Acquire();
+      if (!conn.ok()) return conn.error();
+      Result<PgResult> rows = (*conn)->Exec(
+          "SELECT ticket, replica_id FROM imgmcp.turn_tickets WHERE session_id = $1 AND "
+          "ticket <= $2 ORDER BY ticket",
+          {PgParam::Text(session_id), PgParam::Int(ticket.ticket)}, "looking at a turn line");
+      if (!rows.ok()) return rows.error();
+      const int n = rows->Rows();
+      if (n == 0 || rows->Int(n - 1, 0) != ticket.ticket ||
+          rows->Int(n - 1, 1) != ticket.replica_id) {
+        return LostTurnError(session_id);  // our ticket was released as a dead replica's
+      }
+      for (int i = 0; i + 1 < n; ++i) ahead.emplace_back(rows->Int(i, 0), rows->Int(i, 1));
+    }
+    if (ahead.empty()) break;
+    std::set<int64_t> others;
+    for (const auto& [t, replica] : ahead) {
+      if (replica != ticket.replica_id) others.insert(replica);
+    }
+    for (int64_t other : others) EnsureWatcher(other);
+    if (!others.empty() && !reported_other && options.on_other_process) {
+      reported_other = true;
+      options.on_other_process();
+    }
+    const int n_ahead = static_cast<int>(ahead.size());
+    if (n_ahead != reported_ahead && options.on_queued) {
+      reported_ahead = n_ahead;
+      options.on_queued(n_ahead);
+    }
+    reported_ahead = n_ahead;
+    std::unique_lock lock(mu_);
+    while (line->generation == generation && !stopping_ && replica_id_ == ticket.replica_id &&
+           !options.cancel.IsCancelled()) {
+      line->changed.wait_for(lock, kCancelPoll);
+    }
+  }
+  if (options.cancel.IsCancelled()) {
+    return MakeError(ErrorCode::kCancelled, "cancelled before the edit started");
+  }
+  give_back.draw.reset();  // the HeldTurn gives it back now
+  return HeldTurn(this, ticket);
+}
+
+// --- Watchers of other replicas -------------------------------------------------------------
+
+void PgTurns::ReapWatchers() {
+  std::vector<std::unique_ptr<Watcher>> finished;
+  {
+    std::lock_guard lock(mu_);
+    for (auto it = watchers_.begin(); it != watchers_.end();) {
+      if (it->second->done) {
+        finished.push_back(std::move(it->second));
+        it = watchers_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& w : finished) {
+    if (w->thread.joinable()) w->thread.join();
+  }
+}
+
+void PgTurns::EnsureWatcher(int64_t replica_id) {
+  ReapWatchers();
+  std::lock_guard lock(mu_);
+  if (stopping_ || watchers_.count(replica_id) != 0) return;
+  auto watcher = std::make_unique<Watcher>();
+  Watcher* w = watcher.get();
+  watchers_[replica_id] = std::move(watcher);
+  w->thread = std::thread([this, replica_id] { Watch(replica_id); });
+}
+
+// Blocks until `replica_id`'s listener connection is gone (its lock can be shared), then
+// releases that replica's tickets.
+void PgTurns::Watch(int64_t replica_id) {
+  auto finish = [&] {
+    {
+      std::lock_guard lock(mu_);
+      auto it = watchers_.find(replica_id);
+      if (it != watchers_.end()) it->second->done = true;
+    }
+    state_changed_.notify_all();
+  };
+  Result<std::unique_ptr<PgConnection>> connected =
+      PgConnection::Connect(pool_.conninfo(), pool_.label());
+  if (!connected.ok()) {
+    log::Debug(kLog, "cannot watch replica " + std::to_string(replica_id) + ": " +
+                         connected.error().message);
+    return finish();
+  }
+  std::shared_ptr<PgConnection> conn = std::move(*connected);
+  bool stopping = false;
+  {
+    std::lock_guard lock(mu_);
+    stopping = stopping_;
+    if (!stopping) watchers_.at(replica_id)->conn = conn;
+  }
+  if (stopping) return finish();
+  const std::vector<PgParam> key = {PgParam::Int(replica_id)};
+  Result<PgResult> locked = conn->Exec(
+      "SELECT pg_advisory_lock_shared(" + kNamespace + ", $1::int)", key, "watching a replica");
+  bool stopped = false;
+  {
+    std::lock_guard lock(mu_);
+    stopped = stopping_;
+  }
+  if (!locked.ok() || stopped) {
+    if (!locked.ok()) log::Debug(kLog, locked.error().message);
+    return finish();
+  }
+  Result<PgResult> released = conn->Exec(
+      "WITH d AS (DELETE FROM imgmcp.turn_tickets WHERE replica_id = $1 RETURNING session_id) "
+      "SELECT s, pg_notify('imgmcp_turns', s) FROM (SELECT DISTINCT session_id AS s FROM d) x",
+      key, "releasing the turns of a replica that is gone");
+  if (released.ok() && released->Rows() > 0) {
+    log::Info(kLog, "replica " + std::to_string(replica_id) +
+                        " lost its PostgreSQL connection; released its place in " +
+                        std::to_string(released->Rows()) + " session line(s)");
+  } else if (!released.ok()) {
+    log::Warn(kLog, released.error().message);
+  }
+  (void)conn->Exec("SELECT pg_advisory_unlock_shared(" + kNamespace + ", $1::int)", key,
+                   "ending a watch");
+  finish();
+}
+
+}  // namespace imgmcp::session::postgres

@@ -1,0 +1,144 @@
+// Turns on sessions shared by every replica on one PostgreSQL database (DESIGN.md §3).
+//
+// A turn is a ticket: a row (session_id, ticket, replica_id) in imgmcp.turn_tickets. Tickets of a
+// session are numbered in the order they are drawn (the draw locks the session's turn_lines row,
+// so numbers and commits of draws follow one order), and the holder of a session's smallest
+// ticket has the turn. So turns are granted in arrival order across replicas and exclusively.
+//
+// Waiting is woken, not polled: a turn ends by deleting its ticket and NOTIFY imgmcp_turns
+// '<session_id>' in the same transaction; each replica LISTENs on one connection (the listener)
+// and wakes its waiters of that session, which look at the line again.
+//
+// A replica that dies must not wedge a session. Each replica's listener connection holds the
+// advisory lock (kAdvisoryNamespace, replica id) for as long as it lives; PostgreSQL drops it
+// when the connection goes (a killed process, a lost network). A waiter that finds another
+// replica's ticket ahead of it starts a watcher for that replica: a connection blocked in
+// pg_advisory_lock_shared on that lock, which returns only when the replica is gone; the watcher
+// then deletes the replica's tickets and notifies their sessions. So a dead replica's turns are
+// released within moments, and nobody polls. A replica whose listener connection is lost (say
+// PostgreSQL restarted) gets a new replica id when it reconnects; its waiting calls fail with a
+// clear error, and a commit by a turn whose ticket is gone is refused (see PgTicketCheck).
+//
+// Reservations are drawn on a background thread, in the order Reserve was called, so Reserve never
+// blocks (the protocol core calls it on its reading thread).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "common/result.h"
+#include "session/postgres/pg_connection.h"
+#include "session/session_store.h"
+
+namespace imgmcp::session::postgres {
+
+// Which ticket a held turn is: the commit checks (FOR SHARE) that it still exists.
+struct PgTicket {
+  std::string session_id;
+  int64_t ticket = 0;
+  int64_t replica_id = 0;
+};
+
+class PgTurns {
+ public:
+  using NotificationHandler = std::function<void(const std::string& payload)>;
+
+  // Connects the listener (LISTEN, replica id, liveness lock) and starts the threads.
+  // `on_commit` receives the payload of every imgmcp_commits notification, on the listener
+  // thread.
+  static Result<std::unique_ptr<PgTurns>> Start(PgPool& pool, NotificationHandler on_commit);
+  // Gives back the tickets of this replica and stops every thread.
+  ~PgTurns();
+  PgTurns(const PgTurns&) = delete;
+  PgTurns& operator=(const PgTurns&) = delete;
+
+  // A place in `session_id`'s line, drawn in call order on the background thread. Never blocks.
+  std::unique_ptr<TurnReservation> Reserve(const std::string& session_id);
+
+  // The turn of a reservation made by Reserve: gives it back when destroyed.
+  class HeldTurn {
+   public:
+    HeldTurn(PgTurns* owner, PgTicket ticket) : owner_(owner), ticket_(std::move(ticket)) {}
+    HeldTurn(HeldTurn&& other) noexcept : owner_(other.owner_), ticket_(other.ticket_) {
+      other.owner_ = nullptr;
+    }
+    HeldTurn& operator=(HeldTurn&&) = delete;
+    ~HeldTurn();
+    const PgTicket& ticket() const { return ticket_; }
+
+   private:
+    PgTurns* owner_;
+    PgTicket ticket_;
+  };
+
+  // Waits for the reservation's turn, in ticket order, honouring options (cancellation within
+  // ~10 ms, on_queued with the number of turns ahead, on_other_process once when one of them is
+  // another replica's). kInvalidArgument for a reservation of another store.
+  Result<HeldTurn> Wait(std::unique_ptr<TurnReservation> reservation, const TurnOptions& options);
+
+  // This replica's id while connected (0 while the listener reconnects).
+  int64_t replica_id() const;
+
+ private:
+  struct Draw;  // one reservation's state
+  class Reservation;
+  struct Line {
+    uint64_t generation = 0;
+    std::condition_variable changed;
+    int waiters = 0;
+  };
+  struct Watcher {
+    std::thread thread;
+    std::shared_ptr<PgConnection> conn;  // set once connected (for Cancel at shutdown)
+    bool done = false;
+  };
+  struct Job {
+    std::shared_ptr<Draw> draw;  // a draw, or (when null) a release of `release`
+    PgTicket release;
+  };
+
+  PgTurns(PgPool& pool, NotificationHandler on_commit);
+  Status ConnectListener();
+  void ListenLoop();
+  void DrawLoop();
+  void RunDraw(PgConnection& conn, const std::shared_ptr<Draw>& draw);
+  void RunRelease(PgConnection& conn, const PgTicket& ticket);
+  void Enqueue(Job job);
+  void Release(const PgTicket& ticket);
+  void Abandon(const std::shared_ptr<Draw>& draw);
+  void Wake(const std::string& session_id);
+  void WakeAll();
+  void EnsureWatcher(int64_t replica_id);
+  void Watch(int64_t replica_id);
+  void ReapWatchers();
+
+  PgPool& pool_;
+  const NotificationHandler on_commit_;
+  int wake_fds_[2] = {-1, -1};  // a pipe that wakes the listener's poll (shutdown)
+
+  mutable std::mutex mu_;                  // guards every field below
+  std::condition_variable state_changed_;  // a draw finished, the epoch changed, stopping
+  bool stopping_ = false;
+  int64_t replica_id_ = 0;                  // 0 while disconnected
+  std::unique_ptr<PgConnection> listener_;  // used by the listener thread only, once started
+  std::deque<Job> jobs_;  // for the draw thread, in order
+  std::condition_variable jobs_changed_;
+  std::unordered_map<std::string, std::unique_ptr<Line>> lines_;  // lines with waiters
+  std::map<int64_t, std::unique_ptr<Watcher>> watchers_;          // by watched replica id
+
+  std::thread listen_thread_;
+  std::thread draw_thread_;
+};
+
+}  // namespace imgmcp::session::postgres

@@ -1,0 +1,378 @@
+"""Replicas of the real imgmcp on one real PostgreSQL, and an MCP client over legacy HTTP sessions.
+
+- pg_cluster(): a throwaway cluster (tests/pg/pg_cluster.py), removed on every path.
+- Replica: `imgmcp --http 127.0.0.1:0 --store <url> --backend local` with its own data dir (its
+  local copies), port read from the "listening on" stderr line; stop() (SIGTERM) or kill()
+  (SIGKILL, like a crashed machine). Context manager.
+- LegacyClient: one Mcp-Session-Id on one replica; call() streams the answer (SSE or JSON) and
+  hands progress notifications to a callback; listen() opens the GET stream for
+  notifications (resource subscriptions). Standard library only.
+"""
+import concurrent.futures
+import hashlib
+import http.client
+import itertools
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "pg"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "demo"))
+import pg_cluster  # noqa: E402  (tests/pg/pg_cluster.py)
+import pngio  # noqa: E402  (demo/pngio.py)
+
+TIMEOUT = 60.0
+LATEST = "2025-11-25"
+LISTENING = re.compile(rb"listening on http://([^\s/]+):(\d+)/mcp")
+
+
+def binary_path():
+    path = os.environ.get("IMGMCP_BIN")
+    if not path or not os.path.exists(path):
+        raise RuntimeError("IMGMCP_BIN must point at the built imgmcp binary")
+    return path
+
+
+class Replica:
+    """One imgmcp process serving HTTP, on the shared store `store_url`."""
+
+    def __init__(self, store_url, *extra_args, env=None, name="replica", backend="local"):
+        self.name = name
+        self.data_dir = tempfile.mkdtemp(prefix="imgmcp-replica-")
+        full_env = {k: v for k, v in os.environ.items()
+                    if k not in ("GEMINI_API_KEY", "IMGMCP_AUTH_TOKEN", "IMGMCP_STORE")}
+        full_env.update(env or {})
+        self.proc = subprocess.Popen(
+            [binary_path(), "--http", "127.0.0.1:0", "--backend", backend, "--store", store_url,
+             "--data-dir", self.data_dir, *extra_args],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            env=full_env, cwd=self.data_dir)
+        self.stderr_lines = []
+        self._found = threading.Event()
+        self.port = None
+        threading.Thread(target=self._pump, daemon=True).start()
+        if not self._found.wait(TIMEOUT) or self.port is None:
+            self.kill()
+            raise RuntimeError(f"{name} did not report its port:\n{self.stderr}")
+
+    def _pump(self):
+        for line in iter(self.proc.stderr.readline, b""):
+            self.stderr_lines.append(line)
+            m = LISTENING.search(line)
+            if m and self.port is None:
+                self.port = int(m.group(2))
+                self._found.set()
+        self._found.set()
+
+    @property
+    def stderr(self):
+        return b"".join(self.stderr_lines).decode("utf-8", "replace")
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def kill(self):
+        """SIGKILL: the process dies mid-whatever, as on a crashed machine."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=30)
+
+    def stop(self, timeout=20.0):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.kill()
+                raise AssertionError(f"{self.name} did not exit within {timeout} s of SIGTERM")
+        return self.proc.returncode
+
+    def close(self):
+        try:
+            if self.proc.poll() is None:
+                self.stop()
+        finally:
+            self.kill()
+            if self.proc.stderr:
+                self.proc.stderr.close()
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+class SseReader:
+    """text/event-stream from an http.client response, event by event."""
+
+    def __init__(self, resp):
+        self.resp = resp
+        self.buffer = b""
+
+    def next_event(self):
+        while True:
+            sep = self.buffer.find(b"\n\n")
+            if sep >= 0:
+                block, self.buffer = self.buffer[:sep], self.buffer[sep + 2:]
+                event = {}
+                for line in block.decode().split("\n"):
+                    if line.startswith(":"):
+                        continue
+                    key, _, value = line.partition(":")
+                    event[key] = value[1:] if value.startswith(" ") else value
+                if event:
+                    return event
+                continue
+            chunk = self.resp.read1(65536)
+            if not chunk:
+                return None
+            self.buffer += chunk
+
+
+class CallFailed(Exception):
+    """The request did not get an answer (connection refused or reset, HTTP error)."""
+
+
+class LegacyClient:
+    """One legacy (2025-11-25) MCP session on one HTTP endpoint."""
+
+    _ids = itertools.count(1)
+
+    def __init__(self, port, host="127.0.0.1", timeout=TIMEOUT):
+        self.host, self.port, self.timeout = host, port, timeout
+        status, headers, body = self._post({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": LATEST, "capabilities": {},
+                       "clientInfo": {"name": "test_replicas", "version": "1"}}})
+        if status != 200:
+            raise CallFailed(f"initialize: HTTP {status} {body[:200]!r}")
+        self.session = headers["mcp-session-id"]
+        status, _, _ = self._post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        if status != 202:
+            raise CallFailed(f"notifications/initialized: HTTP {status}")
+
+    def _headers(self):
+        h = {"Host": f"{self.host}:{self.port}", "Content-Type": "application/json",
+             "Accept": "application/json, text/event-stream"}
+        if getattr(self, "session", None):
+            h["Mcp-Session-Id"] = self.session
+        return h
+
+    def _post(self, message):
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+        try:
+            conn.request("POST", "/mcp", body=json.dumps(message).encode(),
+                         headers=self._headers())
+            resp = conn.getresponse()
+            return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
+        except (OSError, http.client.HTTPException) as e:
+            raise CallFailed(repr(e)) from e
+        finally:
+            conn.close()
+
+    def call(self, method, params=None, on_progress=None):
+        """Sends a request; returns its JSON-RPC response. on_progress(params) gets each
+        notifications/progress on the way (the request then carries a progress token)."""
+        rid = next(self._ids)
+        params = dict(params or {})
+        if on_progress is not None:
+            params["_meta"] = {"progressToken": f"p{rid}"}
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+        try:
+            conn.request("POST", "/mcp", body=json.dumps(
+                {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}).encode(),
+                headers=self._headers())
+            resp = conn.getresponse()
+            if resp.status != 200:
+                raise CallFailed(f"{method}: HTTP {resp.status} {resp.read()[:300]!r}")
+            if resp.getheader("Content-Type", "").startswith("application/json"):
+                return json.loads(resp.read())
+            reader = SseReader(resp)
+            while True:
+                event = reader.next_event()
+                if event is None:
+                    raise CallFailed(f"{method}: the stream ended without an answer")
+                if not event.get("data"):
+                    continue
+                message = json.loads(event["data"])
+                if message.get("id") == rid and "method" not in message:
+                    return message
+                if message.get("method") == "notifications/progress" and on_progress:
+                    on_progress(message["params"])
+        except (OSError, http.client.HTTPException) as e:
+            raise CallFailed(f"{method}: {e!r}") from e
+        finally:
+            conn.close()
+
+    def call_tool(self, name, arguments, on_progress=None):
+        return self.call("tools/call", {"name": name, "arguments": arguments}, on_progress)
+
+    def listen(self):
+        """Opens the GET stream; returns a Listener collecting its notifications."""
+        return Listener(self)
+
+
+class Listener:
+    """The session's GET stream, read on a thread; wait_for() finds a notification."""
+
+    def __init__(self, client):
+        self.conn = http.client.HTTPConnection(client.host, client.port, timeout=None)
+        headers = client._headers()
+        headers["Accept"] = "text/event-stream"
+        self.conn.request("GET", "/mcp", headers=headers)
+        resp = self.conn.getresponse()
+        if resp.status != 200:
+            raise CallFailed(f"GET stream: HTTP {resp.status}")
+        self.messages = []
+        self.cv = threading.Condition()
+        self.reader = SseReader(resp)
+        # The priming event: once it is here, the server has the stream and sends to it.
+        if self.reader.next_event() is None:
+            raise CallFailed("GET stream: ended at once")
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        try:
+            while True:
+                event = self.reader.next_event()
+                if event is None:
+                    return
+                if event.get("data"):
+                    with self.cv:
+                        self.messages.append(json.loads(event["data"]))
+                        self.cv.notify_all()
+        except (OSError, ValueError, AttributeError, http.client.HTTPException):
+            return  # closed
+
+    def wait_for(self, predicate, timeout=TIMEOUT):
+        deadline = time.monotonic() + timeout
+        with self.cv:
+            while True:
+                for m in self.messages:
+                    if predicate(m):
+                        return m
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(f"notification not seen in {timeout} s; saw "
+                                         f"{self.messages!r}")
+                self.cv.wait(left)
+
+    def close(self):
+        try:
+            self.conn.sock.shutdown(2)
+        except (OSError, AttributeError):
+            pass
+        self.conn.close()
+
+
+def structured(response):
+    result = response.get("result")
+    if result is None:
+        raise AssertionError(f"expected a result, got {response}")
+    if result.get("isError"):
+        raise AssertionError("tool failed: " + result["content"][0]["text"])
+    return result["structuredContent"]
+
+
+# --- Edits whose effect shows in the pixels ---------------------------------------------------
+# Edit i draws a small black square at its own place on a white canvas, so an image shows
+# exactly which edits it was made on top of.
+SQUARE = 6       # px
+GRID = 12        # squares per row
+PITCH = 40       # px between squares
+
+
+def square_at(i):
+    return 20 + (i % GRID) * PITCH, 20 + (i // GRID) * PITCH
+
+
+def draw_prompt(i):
+    x, y = square_at(i)
+    return f"draw square black at {x},{y} size {SQUARE}"
+
+
+def read_version_file(result):
+    """The bytes at `path` (the replica's local copy), checked against the sha256 reported."""
+    with open(result["path"], "rb") as f:
+        data = f.read()
+    assert hashlib.sha256(data).hexdigest() == result["sha256"], result["path"]
+    return data
+
+
+def squares_drawn(png):
+    """Indexes i whose square is black in the image (a white canvas otherwise)."""
+    decoded = pngio.decode_png(png)
+    drawn = set()
+    for i in range(GRID * GRID):
+        x, y = square_at(i)
+        if y + SQUARE >= decoded[1]:
+            break
+        if pngio.pixel(decoded, x + SQUARE // 2, y + SQUARE // 2) == (0, 0, 0):
+            drawn.add(i)
+    return drawn
+
+
+def check_ordered_edits(test, ports, session_id, n):
+    """R1: n edits of one session, edit i sent to ports[i % len(ports)] (with a client session of
+    its own) once edit i-1 holds its ticket — it reported progress (queued, or running) or
+    answered — so the ticket order is the send order. They must commit as versions 2..n+1 in
+    exactly that order, each made from the version before (parent, and pixels)."""
+    first = LegacyClient(ports[0])
+    v1 = structured(first.call_tool("generate_image", {
+        "session_id": session_id, "prompt": "solid white", "inline": "none"}))
+    test.assertEqual(v1["version"], 1)
+    results = [None] * n
+    has_ticket = [threading.Event() for _ in range(n)]
+    queued = [False] * n
+    clients = [LegacyClient(ports[i % len(ports)]) for i in range(n)]
+
+    def on_progress(i, params):
+        message = params.get("message", "")
+        if "queued behind" in message or "another imgmcp process" in message:
+            queued[i] = True
+        has_ticket[i].set()
+
+    def edit(i):
+        try:
+            results[i] = clients[i].call_tool(
+                "edit_image", {"session_id": session_id, "prompt": draw_prompt(i),
+                               "inline": "none"},
+                on_progress=lambda params: on_progress(i, params))
+        finally:
+            has_ticket[i].set()
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=n) as pool:
+        futures = []
+        for i in range(n):
+            futures.append(pool.submit(edit, i))
+            test.assertTrue(has_ticket[i].wait(TIMEOUT), f"edit {i} got no ticket")
+        for f in futures:
+            f.result(timeout=2 * TIMEOUT)
+    for i, response in enumerate(results):
+        s = structured(response)
+        test.assertEqual(s["version"], i + 2, f"edit {i} (ticket order) became v{s['version']}")
+        test.assertEqual(s.get("parent_version"), i + 1)
+        test.assertEqual(s["prompt"], draw_prompt(i))
+    # The edits overlapped: some waited in the line for the ones before.
+    test.assertGreaterEqual(sum(queued), 5, "the line never formed; the test lost its point")
+    history = structured(LegacyClient(ports[-1]).call_tool(
+        "get_image", {"session_id": session_id, "inline": "none"}))["history"]
+    test.assertEqual([h["version"] for h in history], list(range(1, n + 2)))
+    test.assertEqual([h["prompt"] for h in history[1:]], [draw_prompt(i) for i in range(n)])
+    # Each version k shows exactly the squares of edits 0..k-2: made on top of the one before.
+    for k in (2, n // 2 + 1, n + 1):
+        got = structured(LegacyClient(ports[k % len(ports)]).call_tool(
+            "get_image", {"session_id": session_id, "version": k, "inline": "none",
+                          "include_history": False}))
+        test.assertEqual(squares_drawn(read_version_file(got)), set(range(k - 1)),
+                         f"pixels of version {k}")

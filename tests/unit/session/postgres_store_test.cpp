@@ -1,0 +1,306 @@
+// PostgresSessionStore's own behaviour, against the real server of pg_test_cluster.h (what every
+// store does is in the typed suite): a replica whose connection dies gives its turn up and can
+// no longer commit, commits reach the other replicas, equal bytes are stored once, the schema
+// migrates once when replicas start together, durable commits are asked for explicitly, corrupt
+// bytes are data loss, local copies come back when deleted, and an unreachable server is a clear
+// error that does not leak the password.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "common/sha256.h"
+#include "session/file_io.h"
+#include "session/postgres/pg_schema.h"
+#include "store_backings.h"
+#include "test_util.h"
+
+namespace imgmcp::session::postgres {
+namespace {
+
+using testing::FakeClock;
+using testing::MakeVersion;
+using testing::PostgresBacking;
+
+constexpr auto kWait = std::chrono::seconds(30);
+
+class PostgresStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = OpenReplica();
+    ASSERT_NE(store_, nullptr);
+  }
+  // Another store on the same database: another replica.
+  std::unique_ptr<PostgresSessionStore> OpenReplica() {
+    PostgresStoreOptions pg;
+    pg.url = backing_.url();
+    pg.pool_size = 4;
+    StoreOptions options = options_;
+    options.data_dir = dir_.path() / std::to_string(++replicas_);
+    auto store = PostgresSessionStore::Open(options, pg, clock_);
+    EXPECT_TRUE(store.ok()) << store.error().message;
+    return store.ok() ? std::move(*store) : nullptr;
+  }
+  // A connection of the test's own, for looking at (and tampering with) the database.
+  std::unique_ptr<PgConnection> Admin() {
+    auto conn = PgConnection::Connect(backing_.url(), "test");
+    EXPECT_TRUE(conn.ok()) << conn.error().message;
+    return conn.ok() ? std::move(*conn) : nullptr;
+  }
+  int64_t Count(const std::string& sql) {
+    auto conn = Admin();
+    auto r = conn->Exec(sql, {}, "counting");
+    EXPECT_TRUE(r.ok()) << r.error().message;
+    return r.ok() ? r->Int(0, 0) : -1;
+  }
+  VersionInfo CommitOne(SessionStore& store, const std::string& id, const std::string& bytes) {
+    auto turn = store.AcquireTurn(id, {});
+    EXPECT_TRUE(turn.ok()) << turn.error().message;
+    if (!turn.ok()) return {};
+    std::optional<int64_t> parent;
+    if (auto cur = (*turn)->Current()) parent = cur->version;
+    auto v = (*turn)->Commit(MakeVersion(bytes, parent));
+    EXPECT_TRUE(v.ok()) << v.error().message;
+    return v.ok() ? *v : VersionInfo{};
+  }
+
+  PostgresBacking backing_;
+  testing::TempDir dir_;
+  int replicas_ = 0;
+  FakeClock clock_;
+  StoreOptions options_;
+  std::unique_ptr<PostgresSessionStore> store_;
+};
+
+// The replica holding a turn loses its connection (as when its process is killed): its place is
+// released, the next edit in line (on another replica) goes on, and the old holder's commit is
+// refused instead of landing on top of the next one's.
+TEST_F(PostgresStoreTest, AReplicaThatLosesItsConnectionGivesUpItsTurn) {
+  std::unique_ptr<PostgresSessionStore> doomed = OpenReplica();
+  ASSERT_NE(doomed, nullptr);
+  CommitOne(*store_, "s", "v1");
+  auto held = doomed->AcquireTurn("s", {});
+  ASSERT_TRUE(held.ok()) << held.error().message;
+
+  std::atomic<bool> saw_other{false};
+  TurnOptions options;
+  options.on_other_process = [&] { saw_other = true; };
+  auto next = std::async(std::launch::async, [&] { return store_->AcquireTurn("s", options); });
+  EXPECT_EQ(next.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
+
+  // Kill the doomed replica's listener connection: the one holding its liveness lock.
+  auto admin = Admin();
+  auto killed = admin->Exec(
+      "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND "
+      "classid = $1 AND objid = $2 AND mode = 'ExclusiveLock' AND granted",
+      {PgParam::Int(kAdvisoryNamespace), PgParam::Int(doomed->replica_id())}, "killing");
+  ASSERT_TRUE(killed.ok()) << killed.error().message;
+  ASSERT_EQ(killed->Rows(), 1);
+
+  ASSERT_EQ(next.wait_for(kWait), std::future_status::ready);
+  auto turn = next.get();
+  ASSERT_TRUE(turn.ok()) << turn.error().message;
+  EXPECT_TRUE(saw_other.load());
+  EXPECT_EQ((*turn)->LastIssuedVersion(), 1);
+  ASSERT_TRUE((*turn)->Commit(MakeVersion("v2 by the next in line", 1)).ok());
+  turn->reset();
+
+  auto late = (*held)->Commit(MakeVersion("v2 by the old holder", 1));
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(late.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(late.error().message.find("lost the turn"), std::string::npos) << late.error().message;
+  held->reset();
+  auto history = store_->History("s");
+  ASSERT_TRUE(history.ok());
+  ASSERT_EQ(history->size(), 2u);
+  EXPECT_EQ(*store_->ReadImage(history->back()), "v2 by the next in line");
+
+  // The replica reconnects (a new replica id) and takes turns again.
+  VersionInfo v3;
+  for (auto start = std::chrono::steady_clock::now();
+       std::chrono::steady_clock::now() - start < kWait;) {
+    auto again = doomed->AcquireTurn("s", {});
+    if (!again.ok()) continue;  // still reconnecting
+    auto v = (*again)->Commit(MakeVersion("v3", 2));
+    ASSERT_TRUE(v.ok()) << v.error().message;
+    v3 = *v;
+    break;
+  }
+  EXPECT_EQ(v3.version, 3);
+}
+
+// A commit on one replica reaches the change listener of every other replica (not its own).
+TEST_F(PostgresStoreTest, CommitsAndClearsReachOtherReplicas) {
+  std::unique_ptr<PostgresSessionStore> other = OpenReplica();
+  ASSERT_NE(other, nullptr);
+  std::mutex mu;  // guards seen_here, seen_there
+  std::condition_variable cv;
+  std::vector<StoreChange> seen_here, seen_there;
+  store_->SetChangeListener([&](const StoreChange& c) {
+    std::lock_guard lock(mu);
+    seen_here.push_back(c);
+    cv.notify_all();
+  });
+  other->SetChangeListener([&](const StoreChange& c) {
+    std::lock_guard lock(mu);
+    seen_there.push_back(c);
+    cv.notify_all();
+  });
+  CommitOne(*store_, "s", "one");
+  CommitOne(*store_, "s", "two");
+  {
+    auto turn = store_->AcquireTurn("s", {});
+    ASSERT_TRUE((*turn)->Clear().ok());
+  }
+  std::unique_lock lock(mu);
+  ASSERT_TRUE(cv.wait_for(lock, kWait, [&] { return seen_there.size() >= 3; }));
+  EXPECT_EQ(seen_there[0].session_id, "s");
+  EXPECT_EQ(seen_there[0].version, 1);
+  EXPECT_TRUE(seen_there[0].new_session);
+  EXPECT_EQ(seen_there[1].version, 2);
+  EXPECT_FALSE(seen_there[1].new_session);
+  EXPECT_EQ(seen_there[2].version, 0);  // the clear
+  EXPECT_TRUE(seen_here.empty());
+  lock.unlock();
+  other->SetChangeListener(nullptr);
+}
+
+// Equal bytes are one blob, whatever session or version they belong to; bytes nobody refers to
+// any more are deleted.
+TEST_F(PostgresStoreTest, EqualBytesAreStoredOnce) {
+  options_.max_versions_per_session = 2;
+  store_ = OpenReplica();
+  const std::string image(100000, 'x');
+  CommitOne(*store_, "a", image);
+  CommitOne(*store_, "b", image);
+  CommitOne(*store_, "a", image);  // a revert, say
+  EXPECT_EQ(Count("SELECT count(*) FROM imgmcp.blobs"), 1);
+  EXPECT_EQ(Count("SELECT count(*) FROM imgmcp.versions"), 3);
+  CommitOne(*store_, "a", "new bytes");  // prunes a's v1; v2 still uses the blob
+  EXPECT_EQ(Count("SELECT count(*) FROM imgmcp.blobs"), 2);
+  CommitOne(*store_, "a", "newer bytes");  // prunes a's v2; b still uses it
+  EXPECT_EQ(Count("SELECT count(*) FROM imgmcp.blobs"), 3);
+  {
+    auto turn = store_->AcquireTurn("b", {});
+    ASSERT_TRUE((*turn)->Clear().ok());  // the last reference
+  }
+  EXPECT_EQ(Count("SELECT count(*) FROM imgmcp.blobs"), 2);
+  EXPECT_EQ(*store_->ReadImage(*store_->GetVersion("a", 4)), "newer bytes");
+}
+
+TEST_F(PostgresStoreTest, ReplicasStartingTogetherMigrateOnce) {
+  PostgresBacking fresh;
+  std::vector<std::future<Result<std::unique_ptr<PostgresSessionStore>>>> opening;
+  for (int i = 0; i < 4; ++i) {
+    opening.push_back(std::async(std::launch::async, [&, i] {
+      PostgresStoreOptions pg;
+      pg.url = fresh.url();
+      StoreOptions options;
+      options.data_dir = dir_.path() / ("together" + std::to_string(i));
+      return PostgresSessionStore::Open(options, pg, clock_);
+    }));
+  }
+  std::vector<std::unique_ptr<PostgresSessionStore>> stores;
+  for (auto& f : opening) {
+    auto s = f.get();
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    stores.push_back(std::move(*s));
+  }
+  auto conn = PgConnection::Connect(fresh.url(), "test");
+  ASSERT_TRUE(conn.ok());
+  auto r = (*conn)->Exec("SELECT count(*), max(version) FROM imgmcp.schema_version", {}, "x");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->Int(0, 0), kPgSchemaVersion);
+  EXPECT_EQ(r->Int(0, 1), kPgSchemaVersion);
+  CommitOne(*stores[0], "s", "x");
+  EXPECT_EQ(stores[3]->GetVersion("s", 1)->sha256, Sha256Hex("x"));
+}
+
+TEST_F(PostgresStoreTest, ANewerSchemaIsRefused) {
+  auto admin = Admin();
+  ASSERT_TRUE(admin->Run("INSERT INTO imgmcp.schema_version(version) VALUES (99)", "x").ok());
+  PostgresStoreOptions pg;
+  pg.url = backing_.url();
+  StoreOptions options;
+  options.data_dir = dir_.path() / "newer";
+  auto store = PostgresSessionStore::Open(options, pg, clock_);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(store.error().message.find("99"), std::string::npos) << store.error().message;
+}
+
+// The test cluster's default is synchronous_commit=off: the store's connections ask for on.
+TEST_F(PostgresStoreTest, CommitsAreDurableEvenWhereTheServerDefaultIsNot) {
+  auto admin = Admin();
+  auto server_default = admin->Exec(
+      "SELECT reset_val FROM pg_settings WHERE name = "
+      "'synchronous_commit'",
+      {}, "x");
+  ASSERT_TRUE(server_default.ok());
+  EXPECT_EQ(server_default->Text(0, 0), "off");
+  auto mine = PgConnection::Connect(backing_.url(), "test");
+  ASSERT_TRUE(mine.ok());
+  auto shown = (*mine)->Exec("SHOW synchronous_commit", {}, "x");
+  ASSERT_TRUE(shown.ok());
+  EXPECT_EQ(shown->Text(0, 0), "on");
+}
+
+TEST_F(PostgresStoreTest, CorruptBytesAreDataLoss) {
+  const VersionInfo v = CommitOne(*store_, "s", "precious");
+  auto admin = Admin();
+  ASSERT_TRUE(admin->Run("UPDATE imgmcp.blobs SET bytes = 'tampered'::bytea", "x").ok());
+  std::unique_ptr<PostgresSessionStore> fresh = OpenReplica();  // nothing cached
+  auto r = fresh->ReadImage(v);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kDataLoss);
+  EXPECT_NE(r.error().message.find("sha256"), std::string::npos) << r.error().message;
+}
+
+TEST_F(PostgresStoreTest, TheLocalCopyIsWrittenAgainWhenNeeded) {
+  const VersionInfo v = CommitOne(*store_, "s", "bytes of v1");
+  EXPECT_TRUE(v.path.string().rfind(store_->cache_dir().string(), 0) == 0) << v.path;
+  std::filesystem::remove(v.path);
+  auto again = store_->GetVersion("s", 1);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->path, v.path);
+  EXPECT_EQ(*ReadWholeFile(v.path), "bytes of v1");
+  // Another replica has its own copy, in its own data dir.
+  std::unique_ptr<PostgresSessionStore> other = OpenReplica();
+  auto there = other->ReadSession("s", std::nullopt, true);
+  ASSERT_TRUE(there.ok() && there->version.has_value());
+  EXPECT_NE(there->version->path, v.path);
+  EXPECT_EQ(*ReadWholeFile(there->version->path), "bytes of v1");
+}
+
+TEST_F(PostgresStoreTest, AnUnreachableServerIsAClearErrorWithoutThePassword) {
+  PostgresStoreOptions pg;
+  // A port nobody listens on (ours, after the server there was asked to stop: none is needed).
+  pg.url = "postgresql://imgmcp:s3cret-pw@127.0.0.1:1/imgmcp?connect_timeout=2";
+  StoreOptions options;
+  options.data_dir = dir_.path() / "unreachable";
+  auto store = PostgresSessionStore::Open(options, pg, clock_);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(store.error().message.find("127.0.0.1:1/imgmcp"), std::string::npos)
+      << store.error().message;
+  EXPECT_EQ(store.error().message.find("s3cret-pw"), std::string::npos) << store.error().message;
+}
+
+TEST_F(PostgresStoreTest, BadUrlsAreInvalidArguments) {
+  PostgresStoreOptions pg;
+  pg.url = "postgresql://[broken";
+  StoreOptions options;
+  options.data_dir = dir_.path() / "bad";
+  auto store = PostgresSessionStore::Open(options, pg, clock_);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(IsPostgresUrl("postgresql://h/db"));
+  EXPECT_TRUE(IsPostgresUrl("postgres://h/db"));
+  EXPECT_FALSE(IsPostgresUrl("sqlite"));
+}
+
+}  // namespace
+}  // namespace imgmcp::session::postgres
