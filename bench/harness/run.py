@@ -822,6 +822,232 @@ def ratio(a, b):
     return f"{r:.2f}" if r >= 0.1 else f"1/{1 / r:.0f}"
 
 
+# ---- PostgreSQL store: replicas (issue 15) ----------------------------------------------------
+# P7-P9 run imgmcp over HTTP (legacy sessions, a connection per call, as HTTP clients do) with the
+# embedded SQLite store in one process, and with the PostgreSQL store in 1 and in 3 replica
+# processes on one throwaway PostgreSQL (tests/pg/pg_cluster.py, fsync on).
+
+def _replica_support():
+    sys.path.insert(0, os.path.join(BENCH, "..", "tests", "integration"))
+    import replica_support  # noqa: E402  (Replica, LegacyClient, pg_cluster)
+    return replica_support
+
+
+# (label, store kind, replica processes)
+STORE_VARIANTS = [("SQLite, 1 process", "sqlite", 1), ("PostgreSQL, 1 replica", "postgresql", 1),
+                  ("PostgreSQL, 3 replicas", "postgresql", 3)]
+
+
+def start_replicas(rs, store, count, env, backend, workdir, tag):
+    replicas = []
+    try:
+        data_dir = None
+        for i in range(count):
+            args = []  # the default log level: Replica reads the "listening on" line
+            if backend == "gemini":
+                args += ["--gemini-base-url", env["GEMINI_BASE_URL"]]
+            r = rs.Replica(store, *args, env=env, name=f"{tag}-{i}", backend=backend)
+            if store == "sqlite":  # one process keeps its own data dir; note it for P9
+                data_dir = r.data_dir
+            replicas.append(r)
+    except Exception:
+        for r in replicas:
+            r.close()
+        raise
+    return replicas, data_dir
+
+
+def measure_replica_sessions(rs, store, count, fake, small_file, sessions, edits, workdir, tag):
+    """P7: `sessions` clients, each: generate, then `edits` sequential edits spread over the
+    replicas; every Gemini call takes 200 ms (LatencyProxy). Wall time of the edits."""
+    fake.configure(fixed_image_file=small_file, latency_ms=0)
+    proxy = LatencyProxy(fake.hostport, 0.2)
+    env = {"GEMINI_API_KEY": FAKE_KEY, "GEMINI_BASE_URL": proxy.url}
+    replicas = []
+    try:
+        replicas, _ = start_replicas(rs, store, count, env, "gemini", workdir, tag)
+        ports = [r.port for r in replicas]
+        for s in range(sessions):
+            c = rs.LegacyClient(ports[s % count])
+            rs.structured(c.call_tool("generate_image", {
+                "prompt": "a lighthouse", "session_id": f"{tag}-s{s}", "inline": "none"}))
+        errors = []
+
+        def worker(s):
+            try:
+                clients = [rs.LegacyClient(p) for p in ports]
+                for i in range(edits):
+                    rs.structured(clients[(s + i) % count].call_tool("edit_image", {
+                        "session_id": f"{tag}-s{s}", "prompt": f"brighter {i}",
+                        "inline": "none"}))
+            except Exception as e:  # noqa: BLE001
+                errors.append(str(e))
+
+        t0 = time.perf_counter()
+        threads = [threading.Thread(target=worker, args=(s,)) for s in range(sessions)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        wall = time.perf_counter() - t0
+        if errors:
+            return {"error": errors[0]}
+        return {"wall": wall}
+    except Exception as e:  # noqa: BLE001
+        return {"error": str(e)}
+    finally:
+        for r in replicas:
+            r.close()
+        proxy.close()
+
+
+def measure_single_session_rate(rs, store, count, edits, workdir, tag):
+    """P8: `edits` edits of one session sent at once, round-robin over the replicas, with the
+    local backend (no upstream wait): how many edits per second one session's line passes."""
+    replicas = []
+    try:
+        replicas, _ = start_replicas(rs, store, count, {}, "local", workdir, tag)
+        ports = [r.port for r in replicas]
+        rs.structured(rs.LegacyClient(ports[0]).call_tool("generate_image", {
+            "prompt": "solid white", "session_id": tag, "inline": "none"}))
+        clients = [rs.LegacyClient(ports[i % count]) for i in range(edits)]
+        errors = []
+
+        def edit(i):
+            try:
+                rs.structured(clients[i].call_tool("edit_image", {
+                    "session_id": tag, "prompt": rs.draw_prompt(i % 60), "inline": "none"}))
+            except Exception as e:  # noqa: BLE001
+                errors.append(str(e))
+
+        t0 = time.perf_counter()
+        threads = [threading.Thread(target=edit, args=(i,)) for i in range(edits)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        wall = time.perf_counter() - t0
+        if errors:
+            return {"error": errors[0]}
+        return {"rate": edits / wall, "wall": wall}
+    except Exception as e:  # noqa: BLE001
+        return {"error": str(e)}
+    finally:
+        for r in replicas:
+            r.close()
+
+
+def dir_bytes(path):
+    total = 0
+    for dirpath, _, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(dirpath, name)).st_blocks * 512
+            except OSError:
+                pass
+    return total
+
+
+def measure_bytes_per_version(rs, store, pg, database, versions, workdir, tag):
+    """P9: bytes the store keeps per version, for `versions` distinct images (the local backend
+    drawing a square more each time): SQLite: the data dir on disk (database, WAL and image
+    files, in allocated blocks); PostgreSQL: imgmcp's tables and indexes (pg_total_relation_size,
+    TOAST included). Also the images' own mean size."""
+    replicas = []
+    try:
+        replicas, data_dir = start_replicas(rs, store, 1, {}, "local", workdir, tag)
+        c = rs.LegacyClient(replicas[0].port)
+        image_bytes = [rs.structured(c.call_tool("generate_image", {
+            "prompt": "solid white", "session_id": tag, "inline": "none"}))["bytes"]]
+        for i in range(versions - 1):
+            image_bytes.append(rs.structured(c.call_tool("edit_image", {
+                "session_id": tag, "prompt": rs.draw_prompt(i % 60), "inline": "none"}))["bytes"])
+        if store == "sqlite":
+            for r in replicas:
+                r.stop()  # checkpoints the WAL
+            stored = dir_bytes(data_dir)
+        else:
+            stored = int(pg.psql(
+                "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n "
+                "ON n.oid = c.relnamespace WHERE n.nspname = 'imgmcp' AND c.relkind IN ('r', 'm')",
+                database=database).strip())
+        return {"per_version": stored / versions, "image": statistics.mean(image_bytes)}
+    except Exception as e:  # noqa: BLE001
+        return {"error": str(e)}
+    finally:
+        for r in replicas:
+            r.close()
+
+
+def run_store_rows(args, fake, small, workdir, want, rows, results, log):
+    """P7 (P5 on each store), P8 (one session's edit rate), P9 (bytes per version)."""
+    if not (want("P7") or want("P8") or want("P9")):
+        return
+    rs = _replica_support()
+    os.environ["IMGMCP_BIN"] = args.imgmcp
+    log("bench: starting PostgreSQL for P7-P9")
+    pg = rs.pg_cluster.PgCluster()
+    try:
+        sessions, edits = (8, 3) if args.quick else (32, 10)
+        if want("P7"):
+            base = None
+            for label, kind, count in STORE_VARIANTS:
+                log(f"bench: P7 {label}")
+                url = pg.create_database(f"p7_{count}") if kind == "postgresql" else kind
+                r = measure_replica_sessions(rs, url, count, fake, small, sessions, edits,
+                                             workdir, f"p7-{count}-{safe_tag(label)}")
+                results[("P7", label)] = r
+                what = f"{sessions} sessions × {edits} edits (200 ms latency), HTTP"
+                if "error" in r:
+                    rows.append(("P7", what, "imgmcp", "FAILED", "—", "—",
+                                 f"{label}: {r['error'][:300]}"))
+                    continue
+                base = base or (r["wall"] if kind == "sqlite" else None)
+                vs = "" if kind == "sqlite" or base is None else f" = {r['wall'] / base:.2f}× SQLite"
+                rows.append(("P7", what, "imgmcp", f"{r['wall']:.2f} s{vs}", "—", "—", label))
+        if want("P8"):
+            n = 20 if args.quick else 60
+            base = None
+            for label, kind, count in STORE_VARIANTS:
+                log(f"bench: P8 {label}")
+                url = pg.create_database(f"p8_{count}") if kind == "postgresql" else kind
+                r = measure_single_session_rate(rs, url, count, n, workdir,
+                                                f"p8-{count}-{safe_tag(label)}")
+                results[("P8", label)] = r
+                what = f"one session, {n} edits sent at once (local backend), HTTP"
+                if "error" in r:
+                    rows.append(("P8", what, "imgmcp", "FAILED", "—", "—",
+                                 f"{label}: {r['error'][:300]}"))
+                    continue
+                base = base or (r["rate"] if kind == "sqlite" else None)
+                vs = "" if kind == "sqlite" or base is None else f" = {r['rate'] / base:.2f}× SQLite"
+                rows.append(("P8", what, "imgmcp", f"{r['rate']:.1f} edits/s{vs}", "—", "—",
+                             label))
+        if want("P9"):
+            n = 20 if args.quick else 100
+            base = None
+            for label, kind, count in STORE_VARIANTS[:2]:
+                log(f"bench: P9 {label}")
+                database = f"p9_{count}"
+                url = pg.create_database(database) if kind == "postgresql" else kind
+                r = measure_bytes_per_version(rs, url, pg, database, n, workdir,
+                                              f"p9-{safe_tag(label)}")
+                results[("P9", label)] = r
+                what = f"bytes stored per version ({n} distinct images)"
+                if "error" in r:
+                    rows.append(("P9", what, "imgmcp", "FAILED", "—", "—",
+                                 f"{label}: {r['error'][:300]}"))
+                    continue
+                base = base or (r["per_version"] if kind == "sqlite" else None)
+                vs = ("" if kind == "sqlite" or base is None
+                      else f" = {r['per_version'] / base:.2f}× SQLite")
+                rows.append(("P9", what, "imgmcp",
+                             f"{r['per_version'] / 1024:.1f} KB{vs} (mean image "
+                             f"{r['image'] / 1024:.1f} KB)", "—", "—", label))
+    finally:
+        pg.close()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--imgmcp", required=True)
@@ -830,7 +1056,7 @@ def main():
     ap.add_argument("--calls", type=int, default=15)
     ap.add_argument("--versions", type=int, default=1000)
     ap.add_argument("--quick", action="store_true", help="fewer calls; for trying the harness")
-    ap.add_argument("--only", default="", help="comma list of P1,P2,P3,P4,P5,P6,R1,C1")
+    ap.add_argument("--only", default="", help="comma list of P1,P2,P3,P4,P5,P6,P7,P8,P9,R1,C1")
     ap.add_argument("--chain-bench", default="",
                     help="bench_chain_request binary for C1 (default: beside imgmcp's build tree)")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir")
@@ -1068,6 +1294,8 @@ def main():
                              f"{fmt_ms(plain['wall'])} ({fmt_ms(plain['cpu'])} CPU, "
                              f"{plain['body_mb']:.1f} MB); reading the turns from the store is "
                              f"not included"))
+        # ---- P7-P9: the PostgreSQL store, 1 and 3 replicas, against SQLite ----
+        run_store_rows(args, fake, small, workdir, want, rows, results, log)
     finally:
         fake.close()
         if not args.keep:
@@ -1187,6 +1415,16 @@ def targets(results):
         out.append(line)
     elif "P6-pending" in results:
         out.append("P6 ≥ 10×: pending (" + results["P6-pending"] + ")")
+    for row, what, key, fmt in (("P7", "P5 on each store (HTTP), wall", "wall", "{:.2f} s"),
+                                ("P8", "one session's edit rate", "rate", "{:.1f} edits/s"),
+                                ("P9", "bytes per version", "per_version", "{:.0f} B")):
+        got = [(label, get((row, label))) for label, _, _ in STORE_VARIANTS]
+        got = [(label, r[key]) for label, r in got if r]
+        if len(got) > 1:
+            base = got[0][1]
+            out.append(f"(issue 15, not a target) {row} {what}: " + "; ".join(
+                f"{label} {fmt.format(v)}" + ("" if i == 0 else f" ({v / base:.2f}×)")
+                for i, (label, v) in enumerate(got)))
     return out
 
 
