@@ -124,7 +124,8 @@ def run(args, data_dir, env, gemini, started, lines, say, http_server, sheet_too
         say(f"Sent 20 edits without waiting; all answered in {time.monotonic() - t0:.2f} s, "
             f"as versions {versions[0]}..{versions[-1]}.")
 
-        final = server.call_tool("get_image", {"session_id": session, "inline": "none"})
+        final = server.call_tool("get_image", {"session_id": session, "inline": "none",
+                                               "history_limit": 100})
         fsc = final["result"]["structuredContent"]
         history = fsc["history"]
         numbers = [h["version"] for h in history]

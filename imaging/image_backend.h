@@ -86,6 +86,12 @@ class ImageBackend {
   virtual const std::vector<ModelCapabilities>& Models() const = 0;
   virtual Result<BackendImage> Generate(const GenerateRequest& request, const CallContext& ctx) = 0;
   virtual Result<BackendImage> Edit(const EditRequest& request, const CallContext& ctx) = 0;
+  // Checks an edit instruction before anything is committed or sent: a model takes any text (the
+  // default); the local backend only its vocabulary. kInvalidArgument says what is wrong.
+  virtual Status CheckEditInstruction(const std::string& instruction) const {
+    (void)instruction;
+    return Status::Ok();
+  }
 };
 
 }  // namespace imgmcp::imaging

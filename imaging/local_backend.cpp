@@ -94,6 +94,12 @@ Result<BackendImage> LocalBackend::Generate(const GenerateRequest& request,
                 options_.png_compression_level);
 }
 
+Status LocalBackend::CheckEditInstruction(const std::string& instruction) const {
+  Result<std::vector<EditClause>> clauses = ParseEditInstructions(instruction);
+  if (!clauses.ok()) return clauses.error();
+  return Status::Ok();
+}
+
 Result<BackendImage> LocalBackend::Edit(const EditRequest& request, const CallContext& ctx) {
   if (Status s = CheckContext(ctx); !s) return s.error();
   // Parse first: an instruction we do not understand fails before any decoding work.
@@ -103,13 +109,20 @@ Result<BackendImage> LocalBackend::Edit(const EditRequest& request, const CallCo
   if (!image.ok()) {
     return MakeError(image.error().code, "base image: " + image.error().message);
   }
+  // The text names the first few edits only: it goes back in the result, and an instruction
+  // can be 100 KB.
+  constexpr size_t kEditsNamed = 8;
   std::string applied;
-  for (const EditClause& clause : *clauses) {
+  for (size_t i = 0; i < clauses->size(); ++i) {
+    const EditClause& clause = (*clauses)[i];
     if (Status s = CheckContext(ctx); !s) return s.error();
     if (Status s = ApplyEdit(*image, clause.op, options_.limits); !s) {
       return MakeError(s.error().code, "\"" + clause.source + "\": " + s.error().message);
     }
-    applied += (applied.empty() ? "" : "; ") + clause.source;
+    if (i < kEditsNamed) applied += (applied.empty() ? "" : "; ") + clause.source;
+  }
+  if (clauses->size() > kEditsNamed) {
+    applied += "; … (" + std::to_string(clauses->size()) + " edits in all)";
   }
   if (!request.options.image_size.empty()) {
     Result<ImageSize> size =

@@ -31,6 +31,8 @@ class LocalBackend final : public ImageBackend {
   const std::vector<ModelCapabilities>& Models() const override;
   Result<BackendImage> Generate(const GenerateRequest& request, const CallContext& ctx) override;
   Result<BackendImage> Edit(const EditRequest& request, const CallContext& ctx) override;
+  // The instruction must parse in the edit vocabulary (docs/local-backend.md).
+  Status CheckEditInstruction(const std::string& instruction) const override;
 
  private:
   LocalBackendOptions options_;

@@ -76,6 +76,12 @@ Result<std::optional<std::string>> ArgumentReader::OptionalString(const std::str
   return std::optional<std::string>(s);
 }
 
+bool ArgumentReader::IsNull(const std::string& field) const {
+  if (!object_.is_object()) return false;
+  auto it = object_.find(field);
+  return it != object_.end() && it->is_null();
+}
+
 Result<std::optional<int64_t>> ArgumentReader::OptionalInteger(const std::string& field,
                                                                int64_t min, int64_t max) {
   if (!ok()) return *error_;
@@ -194,8 +200,14 @@ void ArgumentParser::SessionId(const char* name, std::optional<std::string>& out
 }
 
 void ArgumentParser::Integer(const char* name, std::optional<int64_t>& out, int64_t min,
-                             int64_t max, const std::string&) {
+                             int64_t max, const std::string&, NullIs null) {
   if (failed()) return;
+  if (null == NullIs::kRefused && reader_.IsNull(name)) {
+    return Fail(Error(ErrorCode::kInvalidArgument,
+                      "'" + reader_.FieldName(name) + "' is null; give an integer from " +
+                          std::to_string(min) + " to " + std::to_string(max) +
+                          ", or leave the field out"));
+  }
   auto value = reader_.OptionalInteger(name, min, max);
   if (!value.ok()) return Fail(value.error());
   out = *value;
@@ -256,7 +268,7 @@ void SchemaWriter::SessionId(const char* name, std::optional<std::string>&,
 }
 
 void SchemaWriter::Integer(const char* name, std::optional<int64_t>&, int64_t, int64_t,
-                           const std::string& description) {
+                           const std::string& description, NullIs) {
   Property(name, {{"type", "integer"}, {"description", description}}, false);
 }
 

@@ -49,6 +49,8 @@ class ArgumentReader {
                                                   const std::vector<std::string>& allowed);
   // Raw access for nested objects/arrays; records the field as known.
   const Json* OptionalValue(const std::string& field);
+  // True when the field is present with the value null (which the accessors read as absent).
+  bool IsNull(const std::string& field) const;
 
   // kInvalidArgument naming the first unexpected field and the allowed ones.
   Status Finish() const;
@@ -80,7 +82,14 @@ struct ArgumentOptions {
   std::vector<std::string> image_sizes = imaging::ImageSizeNames();
   std::vector<std::string> aspect_ratios = imaging::AspectRatioNames();
   std::string models_description;
+  // The store's retention (--max-versions, --idle-days), which tool descriptions state.
+  int max_versions = 100;  // versions kept per session; 0 = all
+  int idle_days = 0;       // sessions idle longer are deleted; 0 = never
 };
+
+// What a JSON null given for an optional field means: absent (the default), or an error where
+// leaving the field out does something drastic (reset_session's to_version: null would clear).
+enum class NullIs { kAbsent, kRefused };
 
 // Longest session_id string read before its pattern is checked (the error shows up to 80 chars).
 inline constexpr size_t kMaxSessionIdRead = 256;
@@ -108,7 +117,7 @@ class ArgumentParser {
   void SessionId(const char* name, std::string& out, const std::string& description);
   void SessionId(const char* name, std::optional<std::string>& out, const std::string& description);
   void Integer(const char* name, std::optional<int64_t>& out, int64_t min, int64_t max,
-               const std::string& description);
+               const std::string& description, NullIs null = NullIs::kAbsent);
   void Bool(const char* name, std::optional<bool>& out, const std::string& description);
   void Enum(const char* name, std::optional<std::string>& out,
             const std::vector<std::string>& allowed, const std::string& description);
@@ -155,7 +164,7 @@ class SchemaWriter {
   void SessionId(const char* name, std::string&, const std::string& description);
   void SessionId(const char* name, std::optional<std::string>&, const std::string& description);
   void Integer(const char* name, std::optional<int64_t>&, int64_t, int64_t,
-               const std::string& description);
+               const std::string& description, NullIs = NullIs::kAbsent);
   void Bool(const char* name, std::optional<bool>&, const std::string& description);
   void Enum(const char* name, std::optional<std::string>&, const std::vector<std::string>& allowed,
             const std::string& description);

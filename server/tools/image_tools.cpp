@@ -12,8 +12,36 @@
 namespace imgmcp::tools {
 namespace {
 
+constexpr char kLog[] = "tools";
+
+// Failures are logged at the default level: what the caller got wrong at info, what went wrong
+// here (disk full, a backend down, corrupt data) at warning.
+void LogFailure(const std::string& tool, const Error& error) {
+  std::string message = error.message;
+  if (message.size() > 300) message = message.substr(0, 300) + "…";
+  const std::string line = tool + " failed (" + ErrorCodeName(error.code) + "): " + message;
+  switch (error.code) {
+    case ErrorCode::kInvalidArgument:
+    case ErrorCode::kNotFound:
+    case ErrorCode::kConflict:
+    case ErrorCode::kPermissionDenied:
+    case ErrorCode::kTooLarge:
+    case ErrorCode::kCancelled:
+    case ErrorCode::kFailedPrecondition:
+      return log::Info(kLog, line);
+    default:
+      return log::Warn(kLog, line);
+  }
+}
+
 mcp::ToolResult Fail(const std::string& tool, const Error& error) {
+  LogFailure(tool, error);
   return mcp::ToolResult::ErrorText(tool + " failed: " + error.message);
+}
+
+// Clients of 2025-06-18 and later read structuredContent; older ones only the text.
+bool ReadsStructuredContent(const mcp::ToolCallContext& ctx) {
+  return ctx.ProtocolVersion() >= "2025-06-18";
 }
 
 std::string Describe(const session::VersionInfo& v) {
@@ -33,6 +61,8 @@ ImageTools::ImageTools(session::SessionStore& store, imaging::ImageBackend& back
       options_(std::move(options)),
       backend_slots_(options_.max_concurrent_backend_calls) {
   argument_options_.max_prompt_bytes = options_.max_prompt_bytes;
+  argument_options_.max_versions = options_.max_versions;
+  argument_options_.idle_days = options_.idle_days;
   inputs_.ApplyLimits(argument_options_);
   OfferModels(backend_.Models(), argument_options_);
   store_.SetChangeListener([this](const session::StoreChange& change) {
@@ -48,8 +78,10 @@ mcp::TypedTool<Args> ImageTools::Bind(
     mcp::ToolResult (ImageTools::*handler)(const Args&, mcp::ToolCallContext&)) {
   mcp::TypedTool<Args> tool;
   tool.definition = std::move(definition);
-  tool.parse = [this](const Json& arguments) {
-    return ParseArguments<Args>(arguments, argument_options_);
+  tool.parse = [this, name = tool.definition.name](const Json& arguments) {
+    auto parsed = ParseArguments<Args>(arguments, argument_options_);
+    if (!parsed.ok()) LogFailure(name, parsed.error());
+    return parsed;
   };
   tool.handler = [this, handler](const Args& args, mcp::ToolCallContext& ctx) {
     return (this->*handler)(args, ctx);
@@ -235,22 +267,22 @@ Result<session::NewVersion> ImageTools::BackendVersion(
   return nv;
 }
 
-Result<session::VersionInfo> ImageTools::CommitWhilePreparing(
-    std::unique_ptr<session::EditTurn>& turn, const session::NewVersion& nv, InlineMode mode,
-    std::optional<PreparedImage>* prepared) {
+Result<std::vector<session::VersionInfo>> ImageTools::CommitWhilePreparing(
+    std::unique_ptr<session::EditTurn>& turn, const std::vector<session::NewVersion>& versions,
+    InlineMode mode, std::optional<PreparedImage>* prepared) {
   // Building the block (a preview, or megabytes of base64) only reads the bytes, so it overlaps
   // the commit's write and fsyncs. The turn goes as soon as the commit is done: the next call
   // in this session's line need not wait for our result to be built.
-  ImagePreparation preparation(mode, nv.bytes, nv.mime_type, options_.preview, options_.limits);
-  auto version = turn->Commit(nv);
+  const session::NewVersion& last = versions.back();
+  ImagePreparation preparation(mode, last.bytes, last.mime_type, options_.preview, options_.limits);
+  auto committed = turn->CommitVersions(versions);
   turn.reset();
   std::optional<PreparedImage> image = preparation.Take();
-  if (version.ok()) *prepared = std::move(image);
-  return version;
+  if (committed.ok()) *prepared = std::move(image);
+  return committed;
 }
 
-Result<session::VersionInfo> ImageTools::CommitImport(session::EditTurn& turn,
-                                                      const imaging::EncodedImage& image) {
+Result<session::NewVersion> ImageTools::ImportVersion(const imaging::EncodedImage& image) const {
   auto info = imaging::ReadImageInfo(image.bytes, options_.limits);
   if (!info.ok()) return info.error();
   session::NewVersion nv;
@@ -263,7 +295,30 @@ Result<session::VersionInfo> ImageTools::CommitImport(session::EditTurn& turn,
   nv.prompt = "";
   nv.backend = backend_.Name();
   nv.model = backend_.Model();
-  return turn.Commit(nv);
+  return nv;
+}
+
+std::string ImageTools::MissingVersionText(const std::string& session_id, int64_t version) {
+  auto snapshot = store_.ReadSession(session_id, std::nullopt, /*include_history=*/true);
+  if (!snapshot.ok())
+    return "session '" + session_id + "' has no version " + std::to_string(version);
+  const int64_t last = snapshot->last_issued_version;
+  std::string kept = snapshot->history.empty()
+                         ? "it has no images now"
+                         : "its versions now are " +
+                               std::to_string(snapshot->history.front().version) + " to " +
+                               std::to_string(snapshot->history.back().version);
+  if (version > last) {
+    return "session '" + session_id + "' has no version " + std::to_string(version) +
+           " (the newest ever made is " + std::to_string(last) + "; " + kept + ")";
+  }
+  std::string why = "reset_session without to_version deletes every version";
+  if (options_.max_versions > 0) {
+    why = "this server keeps the last " + std::to_string(options_.max_versions) +
+          " versions of a session and deletes older ones as new ones are saved, and " + why;
+  }
+  return "version " + std::to_string(version) + " of session '" + session_id +
+         "' no longer exists: " + why + "; " + kept;
 }
 
 void ImageTools::AnnounceChange(const std::string& session_id, bool new_session) {
@@ -275,10 +330,12 @@ void ImageTools::AnnounceChange(const std::string& session_id, bool new_session)
 mcp::ToolResult ImageTools::VersionResult(const std::string& summary,
                                           const session::VersionInfo& version, InlineMode mode,
                                           Json extra_structured,
-                                          std::optional<PreparedImage> prepared) {
+                                          std::optional<PreparedImage> prepared,
+                                          bool history_in_text) {
   ResultParts parts;
   parts.summary = summary + Note();
-  parts.structured = VersionStructuredContent(version);
+  parts.history_in_text = history_in_text;
+  parts.structured = VersionStructuredContent(version, kResultPromptBytes);
   for (auto& [key, value] : extra_structured.items()) parts.structured[key] = value;
   parts.link_uri = VersionUri(version.session_id, version.version);
   parts.link_name = version.session_id + " v" + std::to_string(version.version);
@@ -288,7 +345,10 @@ mcp::ToolResult ImageTools::VersionResult(const std::string& summary,
     parts.prepared = std::move(prepared);
   } else if (mode != InlineMode::kNone) {
     auto read = store_.ReadImage(version);
-    if (!read.ok()) return mcp::ToolResult::ErrorText(read.error().message);
+    if (!read.ok()) {
+      LogFailure("reading " + VersionUri(version.session_id, version.version), read.error());
+      return mcp::ToolResult::ErrorText(read.error().message);
+    }
     bytes = std::move(*read);
     parts.image = ImageAttachment{mode, &bytes, version.mime_type};
   }
@@ -333,8 +393,9 @@ mcp::ToolResult ImageTools::GenerateImage(const GenerateImageArgs& args,
   if (!nv.ok()) return Fail(tool, nv.error());
   const InlineMode mode = args.inline_mode;
   std::optional<PreparedImage> prepared;
-  auto version = CommitWhilePreparing(*turn, *nv, mode, &prepared);
-  if (!version.ok()) return Fail(tool, version.error());
+  auto committed = CommitWhilePreparing(*turn, {std::move(*nv)}, mode, &prepared);
+  if (!committed.ok()) return Fail(tool, committed.error());
+  const session::VersionInfo* version = &committed->back();
   AnnounceChange(version->session_id, new_session);
   return VersionResult("Generated version " + std::to_string(version->version) + " of session '" +
                            id + "' (" + Describe(*version) + ") with the " + version->backend +
@@ -352,6 +413,12 @@ mcp::ToolResult ImageTools::EditImage(const EditImageArgs& args, mcp::ToolCallCo
   auto model = ChooseModel(options, &ignored);  // before anything else: nothing is sent otherwise
   if (!model.ok()) return Fail(tool, model.error());
   options.model = (*model)->id;
+  // Everything that can be checked is checked before the call waits for its turn, commits or
+  // calls the backend: the model and its options, the instruction (the local backend knows its
+  // vocabulary), then the images, decoded whole.
+  if (Status s = backend_.CheckEditInstruction(args.prompt); !s.ok()) {
+    return Fail(tool, Error(s.error().code, s.error().message + Note()));
+  }
   std::optional<imaging::EncodedImage> outside;
   if (args.image) {
     auto resolved = inputs_.Resolve(*args.image, "image");
@@ -384,22 +451,32 @@ mcp::ToolResult ImageTools::EditImage(const EditImageArgs& args, mcp::ToolCallCo
   request.options.chain = false;  // the backend sees the turns themselves (request.chain)
   request.references = std::move(*references);
   std::string imported_note;
+  // An outside image and the edit made from it are one operation: the image becomes version N+1
+  // and the edit N+2, committed together once the backend has answered, or neither.
+  std::vector<session::NewVersion> to_commit;
   if (outside) {
-    auto imported = CommitImport(**turn, *outside);
-    if (!imported.ok()) return Fail(tool, imported.error());
-    base_info = *imported;
+    auto import = ImportVersion(*outside);
+    if (!import.ok()) return Fail(tool, import.error());
+    // The base is the version the import will be; a chain stops at it (an imported image).
+    base_info.session_id = session_id;
+    base_info.version = (*turn)->LastIssuedVersion() + 1;
+    base_info.operation = import->operation;
+    base_info.mime_type = import->mime_type;
+    base_info.width = import->width;
+    base_info.height = import->height;
+    base_info.backend = import->backend;
+    base_info.model = import->model;
+    to_commit.push_back(std::move(*import));
     request.base = std::move(*outside);
     imported_note =
-        " (the given image was saved as version " + std::to_string(imported->version) + ")";
-    AnnounceChange(imported->session_id, new_session);
+        " (the given image was saved as version " + std::to_string(base_info.version) + ")";
   } else {
     if (args.from_version) {
       auto info = store_.GetVersion(session_id, *args.from_version);
       if (!info.ok()) {
-        return Fail(tool, Error(info.error().code,
-                                "session '" + session_id + "' has no version " +
-                                    std::to_string(*args.from_version) +
-                                    " (current version: " + std::to_string(current_version) + ")"));
+        if (info.error().code != ErrorCode::kNotFound) return Fail(tool, info.error());
+        return Fail(
+            tool, Error(ErrorCode::kNotFound, MissingVersionText(session_id, *args.from_version)));
       }
       base_info = *info;
     } else if (current) {
@@ -415,6 +492,7 @@ mcp::ToolResult ImageTools::EditImage(const EditImageArgs& args, mcp::ToolCallCo
     request.base.bytes = std::move(*bytes);
     request.base.mime_type = base_info.mime_type;
   }
+  const char* nothing_saved = outside ? "; nothing was saved, not even the given image" : "";
 
   // Context "chain": the turns that led to the base version, replayed before the instruction.
   std::vector<int64_t> replayed;
@@ -431,7 +509,7 @@ mcp::ToolResult ImageTools::EditImage(const EditImageArgs& args, mcp::ToolCallCo
                      backend_.Name() + " (" + options.model + ")",
                  ctx, [&](const imaging::CallContext& c) { return backend_.Edit(request, c); });
   if (!image.ok()) {
-    return Fail(tool, Error(image.error().code, image.error().message + imported_note + Note()));
+    return Fail(tool, Error(image.error().code, image.error().message + nothing_saved + Note()));
   }
   Json params = ParamsJson(options, options.model);
   if (args.context) params["context"] = *args.context;
@@ -446,12 +524,16 @@ mcp::ToolResult ImageTools::EditImage(const EditImageArgs& args, mcp::ToolCallCo
       MakeVersionDetails(params, *image, TurnRecord{request.chain.empty(), image->replay});
   auto nv = BackendVersion(std::move(*image), "edit", args.prompt, base_info.version, options.model,
                            std::move(details));
-  if (!nv.ok()) return Fail(tool, nv.error());
+  if (!nv.ok()) return Fail(tool, Error(nv.error().code, nv.error().message + nothing_saved));
+  to_commit.push_back(std::move(*nv));
   const InlineMode mode = args.inline_mode;
   std::optional<PreparedImage> prepared;
-  auto version = CommitWhilePreparing(*turn, *nv, mode, &prepared);
-  if (!version.ok()) return Fail(tool, version.error());
-  AnnounceChange(version->session_id, false);
+  auto committed = CommitWhilePreparing(*turn, to_commit, mode, &prepared);
+  if (!committed.ok()) {
+    return Fail(tool, Error(committed.error().code, committed.error().message + nothing_saved));
+  }
+  const session::VersionInfo* version = &committed->back();
+  AnnounceChange(version->session_id, new_session);  // once: the import and the edit together
   return VersionResult("Edited session '" + session_id + "': version " +
                            std::to_string(version->version) + " made from version " +
                            std::to_string(base_info.version) + imported_note + " (" +
@@ -468,6 +550,7 @@ mcp::ToolResult ImageTools::GetImage(const GetImageArgs& args, mcp::ToolCallCont
   // One snapshot: a commit by another call or process lands wholly before or after this read.
   const bool with_history = args.include_history.value_or(true);
   auto snapshot = store_.ReadSession(session_id, version_arg, with_history);
+  const bool history_in_text = !ReadsStructuredContent(ctx);
   if (!snapshot.ok()) {
     if (snapshot.error().code != ErrorCode::kNotFound) return Fail(tool, snapshot.error());
     return Fail(tool, Error(ErrorCode::kNotFound,
@@ -475,31 +558,52 @@ mcp::ToolResult ImageTools::GetImage(const GetImageArgs& args, mcp::ToolCallCont
                                 "'; sessions are created by generate_image (or edit_image with "
                                 "an image)"));
   }
-  Json history = Json::array();
-  for (const auto& v : snapshot->history) history.push_back(HistoryEntryJson(v));
+  // A page of the history: the newest `limit` entries below `history_before`, oldest first, and
+  // where the next older page starts. A result stays small however long the session is.
+  Json history_fields = Json::object();
+  if (with_history) {
+    const auto& all = snapshot->history;  // oldest first
+    const int64_t limit = args.history_limit.value_or(kDefaultHistoryLimit);
+    size_t end = all.size();
+    if (args.history_before) {
+      end = 0;
+      while (end < all.size() && all[end].version < *args.history_before) ++end;
+    }
+    const size_t begin = end > static_cast<size_t>(limit) ? end - static_cast<size_t>(limit) : 0;
+    Json history = Json::array();
+    for (size_t i = begin; i < end; ++i) {
+      history.push_back(HistoryEntryJson(all[i], kHistoryPromptBytes));
+    }
+    history_fields["history"] = std::move(history);
+    history_fields["history_total"] = all.size();
+    if (begin > 0) history_fields["history_more_before"] = all[begin].version;
+  }
   if (!snapshot->version.has_value()) {
     if (version_arg.has_value()) {
-      return Fail(tool, Error(ErrorCode::kNotFound,
-                              "session '" + session_id + "' has no version " +
-                                  std::to_string(*version_arg) +
-                                  " (it may never have existed, or was cleared or pruned); "
-                                  "include_history lists the versions it has"));
+      return Fail(tool, Error(ErrorCode::kNotFound, MissingVersionText(session_id, *version_arg)));
     }
     ResultParts parts;
     parts.summary = "Session '" + session_id + "' has no image (it was reset)." + Note();
     parts.structured = EmptySessionStructuredContent(session_id, backend_.Name(), backend_.Model());
-    if (with_history) parts.structured["history"] = history;
+    for (auto& [key, value] : history_fields.items()) parts.structured[key] = value;
+    parts.history_in_text = history_in_text;
     parts.link_uri = ManifestUri(session_id);
     parts.link_name = session_id;
     parts.link_mime_type = "application/json";
     return BuildToolResult(std::move(parts), options_.preview, options_.limits);
   }
   const session::VersionInfo& version = *snapshot->version;
-  Json extra = Json::object();
-  if (with_history) extra["history"] = std::move(history);
+  std::string paging;
+  if (history_fields.contains("history_more_before")) {
+    paging = " History: the newest " + std::to_string(history_fields["history"].size()) + " of " +
+             std::to_string(snapshot->history.size()) + " versions; pass history_before=" +
+             std::to_string(history_fields["history_more_before"].get<int64_t>()) +
+             " for older ones.";
+  }
   return VersionResult("Session '" + session_id + "' version " + std::to_string(version.version) +
-                           " (" + Describe(version) + ", " + version.operation + ").",
-                       version, args.inline_mode, std::move(extra));
+                           " (" + Describe(version) + ", " + version.operation + ")." + paging,
+                       version, args.inline_mode, std::move(history_fields), std::nullopt,
+                       history_in_text);
 }
 
 mcp::ToolResult ImageTools::ResetSession(const ResetSessionArgs& args, mcp::ToolCallContext& ctx) {
@@ -516,9 +620,10 @@ mcp::ToolResult ImageTools::ResetSession(const ResetSessionArgs& args, mcp::Tool
   if (args.to_version.has_value()) {
     auto old = store_.GetVersion(session_id, *args.to_version);
     if (!old.ok()) {
-      return Fail(tool,
-                  Error(old.error().code, "session '" + session_id + "' has no version " +
-                                              std::to_string(*args.to_version) + " to revert to"));
+      if (old.error().code != ErrorCode::kNotFound) return Fail(tool, old.error());
+      return Fail(tool, Error(ErrorCode::kNotFound,
+                              "cannot revert: " + MissingVersionText(session_id, *args.to_version) +
+                                  "; nothing changed"));
     }
     auto bytes = store_.ReadImage(*old);
     if (!bytes.ok()) return Fail(tool, bytes.error());

@@ -37,6 +37,10 @@ struct ImageToolsOptions {
   int max_concurrent_backend_calls = kDefaultMaxConcurrentBackendCalls;
   // Earlier turns a `context: "chain"` edit replays at most (--chain-turns).
   int chain_turns = kDefaultChainTurns;
+  // The store's retention (StoreOptions), stated in tool descriptions and in errors about
+  // versions it deleted.
+  int max_versions = 100;  // 0 = all
+  int idle_days = 0;       // 0 = never
 };
 
 class ImageTools {
@@ -97,17 +101,23 @@ class ImageTools {
                                              const std::string& prompt,
                                              std::optional<int64_t> parent,
                                              const std::string& model, std::string details);
-  // Commits `nv` while the result's image block is built on another thread; releases the turn
+  // Commits `versions` all together or not at all (an import and the edit made from it) while
+  // the result's image block, for the last one, is built on another thread; releases the turn
   // right after the commit. `prepared` receives the block when the commit succeeded.
-  Result<session::VersionInfo> CommitWhilePreparing(std::unique_ptr<session::EditTurn>& turn,
-                                                    const session::NewVersion& nv, InlineMode mode,
-                                                    std::optional<PreparedImage>* prepared);
-  Result<session::VersionInfo> CommitImport(session::EditTurn& turn,
-                                            const imaging::EncodedImage& image);
+  Result<std::vector<session::VersionInfo>> CommitWhilePreparing(
+      std::unique_ptr<session::EditTurn>& turn, const std::vector<session::NewVersion>& versions,
+      InlineMode mode, std::optional<PreparedImage>* prepared);
+  // The version an outside image (edit_image's `image`) is saved as.
+  Result<session::NewVersion> ImportVersion(const imaging::EncodedImage& image) const;
+  // Why `version` of `session_id` cannot be read (it was never issued, or was deleted by a reset
+  // or by retention), for a tool's error.
+  std::string MissingVersionText(const std::string& session_id, int64_t version);
   // `prepared`, when given, is the image block already built from the version's bytes.
+  // `history_in_text`: see ResultParts.
   mcp::ToolResult VersionResult(const std::string& summary, const session::VersionInfo& version,
                                 InlineMode mode, Json extra_structured = Json::object(),
-                                std::optional<PreparedImage> prepared = std::nullopt);
+                                std::optional<PreparedImage> prepared = std::nullopt,
+                                bool history_in_text = true);
   // Tells subscribers that a session changed (here or on another replica): its manifest, and the
   // resource list when the session is new.
   void AnnounceChange(const std::string& session_id, bool new_session);

@@ -116,11 +116,17 @@ struct EditImageArgs {
   Status Check(const std::string& where) const;
 };
 
+// History in get_image results: a page of the newest entries, never the whole chain.
+inline constexpr int64_t kDefaultHistoryLimit = 20;
+inline constexpr int64_t kMaxHistoryLimit = 100;
+
 struct GetImageArgs {
   std::string session_id;
   std::optional<int64_t> version;  // default: the current one
   InlineMode inline_mode = InlineMode::kPreview;
-  std::optional<bool> include_history;  // default true
+  std::optional<bool> include_history;    // default true
+  std::optional<int64_t> history_limit;   // default kDefaultHistoryLimit
+  std::optional<int64_t> history_before;  // page back: only versions below this number
 
   template <typename V>
   void Fields(V& v) {
@@ -128,7 +134,14 @@ struct GetImageArgs {
     v.Integer("version", version, 1, kMaxVersionNumber,
               "Optional version number; default the current.");
     v.Enum("inline", inline_mode, InlineModeChoices(), kInlineDescription);
-    v.Bool("include_history", include_history, "Include the version history (default true).");
+    v.Bool("include_history", include_history,
+           "Include a page of the version history (default true).");
+    v.Integer("history_limit", history_limit, 1, kMaxHistoryLimit,
+              "Optional. How many history entries, newest first chosen, listed oldest first: 1 to "
+              "100, default 20.");
+    v.Integer("history_before", history_before, 1, kMaxVersionNumber,
+              "Optional. Only versions below this number: pass the previous result's "
+              "history_more_before to read older entries.");
   }
 };
 
@@ -139,8 +152,11 @@ struct ResetSessionArgs {
   template <typename V>
   void Fields(V& v) {
     v.SessionId("session_id", session_id, kExistingSessionIdDescription);
+    // null is refused: taken as absent, it would clear the whole session.
     v.Integer("to_version", to_version, 1, kMaxVersionNumber,
-              "Optional version to revert to (saved as a new version).");
+              "Optional version to revert to (saved as a new version). Leave it out to delete "
+              "every image of the session.",
+              NullIs::kRefused);
   }
 };
 

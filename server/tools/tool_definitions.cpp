@@ -37,9 +37,17 @@ Json VersionOutputSchema(bool with_history) {
       {"backend", {{"type", "string"}, {"enum", {"gemini", "local"}}}},
       {"model", {{"type", "string"}}},
       {"operation", {{"type", "string"}}},
-      {"prompt", {{"type", "string"}}},
+      {"prompt",
+       {{"type", "string"},
+        {"description",
+         "The version's prompt, cut to 300 bytes (the session's manifest resource "
+         "has it whole)"}}},
+      {"prompt_truncated", {{"type", "boolean"}}},
+      {"prompt_bytes", {{"type", "integer"}, {"description", "Length of the whole prompt"}}},
       {"created_at", {{"type", "string"}}},
-      {"parent_version", {{"type", "integer"}}},
+      {"parent_version",
+       {{"type", "integer"},
+        {"description", "The version this one was made from (an edit's base, a revert's source)"}}},
       {"text",
        {{"type", "string"},
         {"description", "Text the model returned with the image (older name of model_text)"}}},
@@ -66,23 +74,51 @@ Json VersionOutputSchema(bool with_history) {
   if (with_history) {
     props["history"] = {
         {"type", "array"},
+        {"description",
+         "A page of the versions the session keeps, oldest first: the newest history_limit "
+         "(default 20) below history_before"},
         {"items",
          {{"type", "object"},
           {"properties",
            {{"version", {{"type", "integer"}}},
             {"operation", {{"type", "string"}}},
-            {"prompt", {{"type", "string"}}},
+            {"prompt", {{"type", "string"}, {"description", "Cut to 120 bytes"}}},
+            {"prompt_truncated", {{"type", "boolean"}}},
+            {"prompt_bytes", {{"type", "integer"}}},
             {"created_at", {{"type", "string"}}},
             {"mime_type", {{"type", "string"}}},
             {"bytes", {{"type", "integer"}}},
+            {"sha256", {{"type", "string"}}},
+            {"parent_version",
+             {{"type", "integer"},
+              {"description", "An edit's base version, a revert's source version"}}},
             {"params", ParamsSchema()}}},
-          {"required", {"version", "operation", "prompt", "created_at", "mime_type", "bytes"}}}}};
+          {"required",
+           {"version", "operation", "prompt", "created_at", "mime_type", "bytes", "sha256"}}}}};
+    props["history_total"] = {{"type", "integer"},
+                              {"description", "How many versions the session keeps"}};
+    props["history_more_before"] = {
+        {"type", "integer"},
+        {"description", "Present when older versions exist: pass it as history_before"}};
   }
   return {{"type", "object"},
           {"properties", props},
           {"required",
            {"session_id", "version", "width", "height", "mime_type", "bytes", "sha256", "path",
             "uri", "backend", "model"}}};
+}
+
+// What the store keeps, told where agents read it.
+std::string Retention(const ArgumentOptions& o) {
+  std::string s = o.max_versions > 0
+                      ? "This server keeps the last " + std::to_string(o.max_versions) +
+                            " versions of each session: saving a new version deletes the oldest "
+                            "one beyond that."
+                      : "This server keeps every version.";
+  if (o.idle_days > 0) {
+    s += " A session unused for " + std::to_string(o.idle_days) + " days is deleted.";
+  }
+  return s;
 }
 
 mcp::ToolAnnotations Hints(bool read_only, bool destructive, bool idempotent, bool open_world) {
@@ -107,11 +143,13 @@ mcp::ToolDefinition GenerateImageDefinition(const ArgumentOptions& options) {
       "search (Google Search grounding) choose how it is made; each model's options are listed "
       "under 'model'. Returns the version number, size, file path and a resource link, the "
       "model's text, token usage and (with search) its sources; by default also a small preview "
-      "image.";
+      "image. " +
+      Retention(options);
   d.input_schema = ArgumentsSchema<GenerateImageArgs>(options);
   d.output_schema = VersionOutputSchema(false);
-  d.annotations = Hints(/*read_only=*/false, /*destructive=*/false, /*idempotent=*/false,
-                        /*open_world=*/true);
+  // Destructive when retention is on: a new version can delete the oldest one.
+  d.annotations = Hints(/*read_only=*/false, /*destructive=*/options.max_versions > 0,
+                        /*idempotent=*/false, /*open_world=*/true);
   return d;
 }
 
@@ -124,14 +162,16 @@ mcp::ToolDefinition EditImageDefinition(const ArgumentOptions& options) {
       "next version. Edits of one session run one after another in the order they arrive, each "
       "on the result of the previous one, so several edits can be sent without waiting. Pass "
       "expected_version to fail instead of editing a newer image than you saw; from_version to "
-      "edit an older version; image to start from an outside image (it is saved as its own "
-      "version first). context \"chain\" makes the edit a conversation that replays the "
-      "model's earlier answers, so it keeps its reasoning across edits; model, image_size, "
-      "thinking and search as for generate_image.";
+      "edit an older version; image to start from an outside image (it is saved as a version "
+      "of its own, together with the edit: if the edit fails, neither is saved). context "
+      "\"chain\" makes the edit a conversation that replays the model's earlier answers, so it "
+      "keeps its reasoning across edits; model, image_size, thinking and search as for "
+      "generate_image. " +
+      Retention(options);
   d.input_schema = ArgumentsSchema<EditImageArgs>(options);
   d.output_schema = VersionOutputSchema(false);
-  d.annotations = Hints(/*read_only=*/false, /*destructive=*/false, /*idempotent=*/false,
-                        /*open_world=*/true);
+  d.annotations = Hints(/*read_only=*/false, /*destructive=*/options.max_versions > 0,
+                        /*idempotent=*/false, /*open_world=*/true);
   return d;
 }
 
@@ -140,8 +180,12 @@ mcp::ToolDefinition GetImageDefinition(const ArgumentOptions& options) {
   d.name = "get_image";
   d.title = "Get image";
   d.description =
-      "Read a session's current image (or an earlier version) and its history of versions "
-      "(number, operation, prompt, time). Changes nothing.";
+      "Read a session's current image (or an earlier version) and a page of its history of "
+      "versions (number, operation, prompt, time, parent): the newest 20 by default; "
+      "history_limit and history_before page through older ones. Prompts are cut short in "
+      "results; the session's manifest resource imgmcp://sessions/{session_id} has them whole. "
+      "Changes nothing. " +
+      Retention(options);
   d.input_schema = ArgumentsSchema<GetImageArgs>(options);
   d.output_schema = VersionOutputSchema(true);
   d.annotations = Hints(/*read_only=*/true, /*destructive=*/false, /*idempotent=*/true,
@@ -155,12 +199,15 @@ mcp::ToolDefinition ResetSessionDefinition(const ArgumentOptions& options) {
   d.name = "reset_session";
   d.title = "Reset session";
   d.description =
-      "Without to_version: remove all images of the session (version numbers keep counting; a "
-      "number is never reused). With to_version: revert, i.e. save a copy of that version as the "
-      "new current version (nothing is deleted).";
+      "Without to_version: delete every image of the session, for good (version numbers keep "
+      "counting; a number is never reused). With to_version: revert, i.e. save a copy of that "
+      "version as a new version; like any new version it can delete the oldest one kept. A "
+      "deleted version cannot be reverted to. " +
+      Retention(options);
   d.input_schema = ArgumentsSchema<ResetSessionArgs>(options);
   d.output_schema = VersionOutputSchema(false);
-  d.annotations = Hints(/*read_only=*/false, /*destructive=*/true, /*idempotent=*/true,
+  // Not idempotent: each revert saves another version, and a clear deletes what came since.
+  d.annotations = Hints(/*read_only=*/false, /*destructive=*/true, /*idempotent=*/false,
                         /*open_world=*/false);
   return d;
 }

@@ -33,7 +33,24 @@ std::string HumanBytes(int64_t bytes) {
   return buf;
 }
 
-Json VersionStructuredContent(const session::VersionInfo& v) {
+namespace {
+
+// `prompt` cut to at most max_bytes without splitting a UTF-8 sequence; sets the markers.
+void PutPrompt(Json& j, const std::string& prompt, size_t max_bytes) {
+  if (prompt.size() <= max_bytes) {
+    j["prompt"] = prompt;
+    return;
+  }
+  size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(prompt[cut]) & 0xC0) == 0x80) --cut;
+  j["prompt"] = prompt.substr(0, cut) + "…";
+  j["prompt_truncated"] = true;
+  j["prompt_bytes"] = prompt.size();
+}
+
+}  // namespace
+
+Json VersionStructuredContent(const session::VersionInfo& v, size_t max_prompt_bytes) {
   Json j = {
       {"session_id", v.session_id},
       {"version", v.version},
@@ -47,9 +64,9 @@ Json VersionStructuredContent(const session::VersionInfo& v) {
       {"backend", v.backend},
       {"model", v.model},
       {"operation", v.operation},
-      {"prompt", v.prompt},
       {"created_at", v.created_at},
   };
+  PutPrompt(j, v.prompt, max_prompt_bytes);
   if (v.parent) j["parent_version"] = *v.parent;
   if (Json params = ParamsOf(v.details); !params.empty()) j["params"] = std::move(params);
   return j;
@@ -70,9 +87,11 @@ Json EmptySessionStructuredContent(const std::string& session_id, const std::str
           {"model", model}};
 }
 
-Json HistoryEntryJson(const session::VersionInfo& v) {
-  Json j = {{"version", v.version},       {"operation", v.operation}, {"prompt", v.prompt},
-            {"created_at", v.created_at}, {"mime_type", v.mime_type}, {"bytes", v.bytes}};
+Json HistoryEntryJson(const session::VersionInfo& v, size_t max_prompt_bytes) {
+  Json j = {{"version", v.version},     {"operation", v.operation}, {"created_at", v.created_at},
+            {"mime_type", v.mime_type}, {"bytes", v.bytes},         {"sha256", v.sha256}};
+  PutPrompt(j, v.prompt, max_prompt_bytes);
+  if (v.parent) j["parent_version"] = *v.parent;
   // The parameters it was made with (generate and edit; imports and reverts have none).
   if (Json params = ParamsOf(v.details); !params.empty()) j["params"] = std::move(params);
   return j;
@@ -137,7 +156,17 @@ mcp::ToolResult BuildToolResult(ResultParts parts, const imaging::PreviewOptions
     text += " (no inline preview: " + image.preview_error + "; read " +
             parts.link_uri.value_or("the file") + " instead)";
   }
-  result.content.push_back({{"type", "text"}, {"text", text + "\n" + parts.structured.dump(2)}});
+  std::string copy;
+  if (!parts.history_in_text && parts.structured.contains("history")) {
+    Json without = parts.structured;
+    const size_t entries = without["history"].size();
+    without.erase("history");
+    copy = without.dump(2) + "\n(history: " + std::to_string(entries) +
+           (entries == 1 ? " entry" : " entries") + " in structuredContent)";
+  } else {
+    copy = parts.structured.dump(2);
+  }
+  result.content.push_back({{"type", "text"}, {"text", text + "\n" + copy}});
   if (!image.block.is_null()) result.content.push_back(std::move(image.block));
   if (parts.link_uri) {
     Json link = {{"type", "resource_link"}, {"uri", *parts.link_uri}, {"name", parts.link_name}};

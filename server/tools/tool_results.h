@@ -18,13 +18,23 @@ enum class InlineMode { kPreview, kFull, kNone };
 const std::vector<std::string>& InlineModeNames();                   // "preview", "full", "none"
 InlineMode ParseInlineMode(const std::optional<std::string>& name);  // name already validated
 
+// Prompts can be 100 KB; results carry them cut (at a UTF-8 boundary, with "prompt_truncated" and
+// "prompt_bytes"), so a result stays small however long the prompts and the session are. The
+// session's manifest resource (imgmcp://sessions/{id}) has them whole.
+inline constexpr size_t kResultPromptBytes = 300;   // a version's own prompt
+inline constexpr size_t kHistoryPromptBytes = 120;  // each history entry's
+inline constexpr size_t kWholePrompt = std::string::npos;
+
 // The structuredContent fields common to every successful result for a version.
-Json VersionStructuredContent(const session::VersionInfo& version);
+Json VersionStructuredContent(const session::VersionInfo& version,
+                              size_t max_prompt_bytes = kWholePrompt);
 // The same fields for a session with no image (version 0, empty strings).
 Json EmptySessionStructuredContent(const std::string& session_id, const std::string& backend,
                                    const std::string& model);
 
-Json HistoryEntryJson(const session::VersionInfo& version);
+// {version, operation, prompt, created_at, mime_type, bytes, sha256, parent_version?}: for an edit
+// the version it was made from, for a revert the version it restored.
+Json HistoryEntryJson(const session::VersionInfo& version, size_t max_prompt_bytes = kWholePrompt);
 
 // What goes into content besides the text block.
 struct ImageAttachment {
@@ -67,7 +77,11 @@ struct ResultParts {
   Json structured;      // structuredContent
   std::optional<ImageAttachment> image;   // built here when there is no `prepared` block
   std::optional<PreparedImage> prepared;  // from PrepareImage, used as is
-  std::optional<std::string> link_uri;    // resource_link target
+  // The text block repeats structuredContent as JSON for clients that read only text. Clients of
+  // 2025-06-18 and later read structuredContent, so its history is left out of their text copy:
+  // nothing large is sent twice.
+  bool history_in_text = true;
+  std::optional<std::string> link_uri;  // resource_link target
   std::string link_name;
   std::string link_mime_type;
 };

@@ -52,7 +52,8 @@ class HttpImageToolsTest(unittest.TestCase):
             results = list(pool.map(run, jobs))
         self.assertEqual(sorted(v for _, v in results), list(range(3, 3 + len(jobs))))
         final = structured(self.server.call(self.session, 3, "tools/call", {
-            "name": "get_image", "arguments": {"session_id": "hr", "inline": "none"}}))
+            "name": "get_image", "arguments": {"session_id": "hr", "inline": "none",
+                                            "history_limit": 100}}))
         self.assertEqual(final["version"], 2 + len(jobs))
         by_version = {h["version"]: h["prompt"] for h in final["history"]}
         for prompt, version in results:

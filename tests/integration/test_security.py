@@ -4,6 +4,7 @@ texts, files), no shell or other program is ever executed, files and directories
 data dir it cannot create, write or lock. (HTTP Host/Origin/token checks live in test_http.py.)
 """
 import base64
+import json
 import os
 import shutil
 import stat
@@ -156,8 +157,9 @@ class NoShell(unittest.TestCase):
         resp = server.call_tool("generate_image", {"prompt": prompt, "session_id": "bait",
                                                    "inline": "none"}, timeout=60)
         self.assertFalse(resp["result"].get("isError"), resp)
-        history = server.call_tool("get_image", {"session_id": "bait", "inline": "none"})
-        self.assertEqual(history["result"]["structuredContent"]["history"][0]["prompt"], prompt)
+        manifest = server.request("resources/read", {"uri": "imgmcp://sessions/bait"})
+        self.assertEqual(json.loads(manifest["result"]["contents"][0]["text"])["versions"][0]
+                         ["prompt"], prompt)  # results cut prompts; the manifest has them whole
         self.assertFalse(os.path.exists(sentinel))
         # No child process ever appeared under the server.
         children = f"/proc/{server.proc.pid}/task/{server.proc.pid}/children"

@@ -379,7 +379,8 @@ class OrderingAndDurability(unittest.TestCase):
         versions = [structured(server.wait_for(lambda m, r=rid: m.get("id") == r, timeout=120))["version"]
                     for rid in ids]
         self.assertEqual(versions, list(range(3, 43)))
-        hist = structured(server.call_tool("get_image", {"session_id": "o40"}))["history"]
+        hist = structured(server.call_tool("get_image", {"session_id": "o40",
+                                                          "history_limit": 100}))["history"]
         self.assertEqual([h["version"] for h in hist], list(range(1, 43)))
         self.assertEqual([h["prompt"] for h in hist[2:]], prompts)
 
