@@ -137,5 +137,20 @@ def local_ipv4_addresses():
     return sorted(found)
 
 
+class CatalogueDocs(unittest.TestCase):
+    def test_the_docs_list_every_test_here(self):
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
+                               "bad-input.md"), encoding="utf-8") as f:
+            doc = f.read()
+        missing = [f"{cls.__name__}.{name}"
+                   for cls in (UsageErrors,
+                               AllowReadWarning,
+                               AllowedHosts,
+                               NonLoopbackWarning)
+                   for name in dir(cls)
+                   if name.startswith("test_") and f"{cls.__name__}.{name}" not in doc]
+        self.assertEqual(missing, [], "add these tests to docs/bad-input.md")
+
+
 if __name__ == "__main__":
     unittest.main()
