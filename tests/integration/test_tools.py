@@ -27,8 +27,10 @@ class ToolListing(unittest.TestCase):
                 self.assertNotIn(banned, schema_text)
         self.assertTrue(tools["get_image"]["annotations"]["readOnlyHint"])
         self.assertTrue(tools["reset_session"]["annotations"]["destructiveHint"])
-        self.assertTrue(tools["reset_session"]["annotations"]["idempotentHint"])
-        self.assertFalse(tools["generate_image"]["annotations"]["destructiveHint"])
+        # Each revert saves another version; a clear deletes what came since: not idempotent.
+        self.assertFalse(tools["reset_session"]["annotations"]["idempotentHint"])
+        # With the default retention (100 versions), a new version can delete the oldest one.
+        self.assertTrue(tools["generate_image"]["annotations"]["destructiveHint"])
         self.assertEqual(tools["edit_image"]["inputSchema"]["required"], ["session_id", "prompt"])
 
 
@@ -195,9 +197,15 @@ class HappyPaths(unittest.TestCase):
         self.assertGreater(len(prompt.encode()), 4096)
         sc = structured(self.server.call_tool("generate_image", {"session_id": "lp",
                                                                  "prompt": prompt, "inline": "none"}))
+        # Kept exactly: the manifest resource has it whole; results cut it at a UTF-8 boundary.
+        manifest = self.server.request("resources/read", {"uri": "imgmcp://sessions/lp"})
+        self.assertEqual(json.loads(manifest["result"]["contents"][0]["text"])["versions"][0]
+                         ["prompt"], prompt)
         hist = structured(self.server.call_tool("get_image", {"session_id": "lp"}))["history"]
-        self.assertEqual(hist[0]["prompt"], prompt)
-        self.assertEqual(sc["prompt"], prompt)
+        for cut in (hist[0], sc):
+            self.assertTrue(cut["prompt_truncated"])
+            self.assertEqual(cut["prompt_bytes"], len(prompt.encode()))
+            self.assertTrue(prompt.startswith(cut["prompt"].removesuffix("…")))
 
 
 class Errors(unittest.TestCase):
@@ -448,7 +456,8 @@ class OrderingAndDurability(unittest.TestCase):
             got.append(structured(servers[n].wait_for(lambda m, r=rid: m.get("id") == r,
                                                       timeout=120))["version"])
         self.assertEqual(sorted(got), list(range(3, 3 + 48)))
-        hist = structured(first.call_tool("get_image", {"session_id": "mp"}))["history"]
+        hist = structured(first.call_tool("get_image", {"session_id": "mp",
+                                                        "history_limit": 100}))["history"]
         self.assertEqual([h["version"] for h in hist], list(range(1, 51)))
         self.assertEqual(sorted(h["prompt"] for h in hist[2:]), sorted(sent.values()))
         # Each process's own edits keep their relative order.
@@ -482,7 +491,8 @@ class OrderingAndDurability(unittest.TestCase):
                                                   "inline": "none"}}})
         for rid in ids:
             ok_result(server.wait_for(lambda m, r=rid: m.get("id") == r, timeout=120))
-        hist = structured(server.call_tool("get_image", {"session_id": "long"}))["history"]
+        hist = structured(server.call_tool("get_image", {"session_id": "long",
+                                                          "history_limit": 100}))["history"]
         self.assertEqual([h["version"] for h in hist][-100:], list(range(53, 153)))
         for i in range(200):
             new_session_with_image(server, f"many-{i:03d}", size=4)
