@@ -366,7 +366,7 @@ def check_ordered_edits(test, ports, session_id, n):
     # The edits overlapped: some waited in the line for the ones before.
     test.assertGreaterEqual(sum(queued), 5, "the line never formed; the test lost its point")
     history = structured(LegacyClient(ports[-1]).call_tool(
-        "get_image", {"session_id": session_id, "inline": "none"}))["history"]
+        "get_image", {"session_id": session_id, "inline": "none", "history_limit": 100}))["history"]
     test.assertEqual([h["version"] for h in history], list(range(1, n + 2)))
     test.assertEqual([h["prompt"] for h in history[1:]], [draw_prompt(i) for i in range(n)])
     # Each version k shows exactly the squares of edits 0..k-2: made on top of the one before.

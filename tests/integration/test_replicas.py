@@ -156,7 +156,8 @@ def check_readable(test, replicas, session_id, acked):
     for replica in replicas:
         client = LegacyClient(replica.port)
         history = structured(client.call_tool("get_image", {"session_id": session_id,
-                                                            "inline": "none"}))["history"]
+                                                            "inline": "none",
+                                                            "history_limit": 100}))["history"]
         have = {h["version"] for h in history}
         test.assertTrue(set(acked) <= have, f"acknowledged but gone: {set(acked) - have}")
         for version, sha in sorted(acked.items()):
