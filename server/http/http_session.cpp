@@ -13,23 +13,12 @@ struct HttpSession::Exchange {
   uint64_t stream = 0;                      // its SSE stream number once sse
   std::vector<std::string> early;           // messages before the decision (compact JSON)
   std::optional<std::string> final_answer;  // the response (or batch answer) before the decision
+  std::optional<int> final_error_code;      // of final_answer
+  bool final_before_dispatch = false;       // of final_answer
   bool done = false;                        // answered or dropped
   bool close_requested = false;             // CloseRequestStream before/while streaming
   std::shared_ptr<SseChannel> channel;      // where its events go now (nullptr: buffered only)
 };
-
-namespace {
-
-// True when `message` completes the exchange: the response to `related` (or the batch answer).
-bool IsFinalAnswer(const Json& message, const Json& related, bool batch) {
-  if (batch) return message.is_array();
-  if (!message.is_object() || message.contains("method")) return false;
-  auto id = message.find("id");
-  return id != message.end() && *id == related &&
-         (message.contains("result") || message.contains("error"));
-}
-
-}  // namespace
 
 HttpSession::HttpSession(std::string id, SessionOptions options)
     : id_(std::move(id)), options_(options) {}
@@ -76,13 +65,18 @@ HttpSession::Answer HttpSession::AwaitAnswer(
   }
   if (exchange->early.empty() && exchange->final_answer && !exchange->close_requested) {
     answer.json = std::move(*exchange->final_answer);
+    answer.error_code = exchange->final_error_code;
+    answer.rejected_before_dispatch = exchange->final_before_dispatch;
     return answer;
   }
-  // Answer as a stream: priming event, whatever came early, then live events.
+  // Answer as a stream: priming event (resumable sessions), whatever came early, then live
+  // events.
   exchange->sse = true;
   exchange->stream = next_stream_++;
   auto channel = std::make_shared<SseChannel>();
-  channel->Push(PrimingFrame(FormatEventId({next_seq_++, exchange->stream}), options_.sse_retry));
+  if (options_.resumable) {
+    channel->Push(PrimingFrame(FormatEventId({next_seq_++, exchange->stream}), options_.sse_retry));
+  }
   for (const std::string& text : exchange->early) {
     channel->Push(AppendEventLocked(exchange->stream, text));
   }
@@ -109,7 +103,9 @@ std::shared_ptr<SseChannel> HttpSession::OpenStandaloneStream() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_) return nullptr;
-    channel->Push(PrimingFrame(FormatEventId({next_seq_++, 0}), options_.sse_retry));
+    if (options_.resumable) {
+      channel->Push(PrimingFrame(FormatEventId({next_seq_++, 0}), options_.sse_retry));
+    }
     replaced = std::exchange(standalone_, channel);
   }
   if (replaced) replaced->Finish();
@@ -191,33 +187,35 @@ bool HttpSession::Busy() const {
 
 // --- MessageSink --------------------------------------------------------------------------------
 
-void HttpSession::Send(const Json& message, const std::optional<Json>& related_request_id) {
-  // Serialise outside the lock; invalid UTF-8 from a tool is replaced rather than thrown.
-  std::string text = message.dump(-1, ' ', false, Json::error_handler_t::replace);
+void HttpSession::Send(mcp::OutgoingMessage message) {
+  using Kind = mcp::OutgoingMessage::Kind;
   std::lock_guard<std::mutex> lock(mu_);
   if (closed_) return;
   std::shared_ptr<Exchange> exchange;
-  if (related_request_id) {
-    auto it = by_request_.find(mcp::IdKey(*related_request_id));
+  if (message.related_request_id) {
+    auto it = by_request_.find(mcp::IdKey(*message.related_request_id));
     if (it != by_request_.end()) exchange = it->second;
   }
   if (!exchange) {  // belongs to no open request: the standalone stream
-    std::string frame = AppendEventLocked(0, text);
+    std::string frame = AppendEventLocked(0, message.json);
     if (standalone_) standalone_->Push(std::move(frame));
     return;
   }
-  const bool final_answer = IsFinalAnswer(message, *related_request_id, exchange->batch);
+  const bool final_answer =
+      exchange->batch ? message.kind == Kind::kBatchAnswer : message.kind == Kind::kResponse;
   if (!exchange->sse) {
     if (final_answer) {
-      exchange->final_answer = std::move(text);
+      exchange->final_answer = std::move(message.json);
+      exchange->final_error_code = message.error_code;
+      exchange->final_before_dispatch = message.rejected_before_dispatch;
       FinishExchangeLocked(exchange);
     } else {
-      exchange->early.push_back(std::move(text));
+      exchange->early.push_back(std::move(message.json));
     }
     cv_.notify_all();
     return;
   }
-  std::string frame = AppendEventLocked(exchange->stream, text);
+  std::string frame = AppendEventLocked(exchange->stream, message.json);
   if (exchange->channel) exchange->channel->Push(std::move(frame));
   if (final_answer) FinishExchangeLocked(exchange);
 }
@@ -234,6 +232,7 @@ void HttpSession::OnRequestDropped(const Json& request_id) {
 // --- private ------------------------------------------------------------------------------------
 
 std::string HttpSession::AppendEventLocked(uint64_t stream, const std::string& json) {
+  if (!options_.resumable) return MessageFrame("", json);
   const uint64_t seq = next_seq_++;
   std::string frame = MessageFrame(FormatEventId({seq, stream}), json);
   events_bytes_ += frame.size();

@@ -1,11 +1,13 @@
-// One Streamable HTTP session (one Mcp-Session-Id): the MessageSink of its mcp::Connection. It
-// routes every outgoing message to the HTTP response it belongs to (reference doc §4):
+// One Streamable HTTP session (one Mcp-Session-Id), or one modern (2026-07-28) request, which
+// has no session: the MessageSink of its mcp::Connection. It routes every outgoing message to
+// the HTTP response it belongs to (reference doc §4), by the message's kind and related request:
 // - a message related to a request goes to the answer of the POST that carried that request —
 //   as that POST's JSON body when it is the only message, else as an event of its SSE stream;
 // - messages related to no request go to the session's standalone GET stream.
-// Every SSE event gets an id ("<seq>_<stream>", see sse.h) and is kept in a bounded replay buffer,
-// so a client that lost a stream resumes it with GET + Last-Event-ID. A client disconnecting
-// never cancels anything: events keep being recorded until the request finishes.
+// A legacy session is resumable: every SSE event gets an id ("<seq>_<stream>", see sse.h) and is
+// kept in a bounded replay buffer, so a client that lost a stream resumes it with GET +
+// Last-Event-ID, and a client disconnecting never cancels anything. A modern request's stream is
+// not (no priming event, no ids; the transport cancels the request when its stream closes).
 //
 // Threading: Send/OnRequestDropped come from any thread (worker pool, HTTP threads); POST/GET
 // handlers call BeginExchange/AwaitAnswer/Resume on their HTTP threads. One mutex guards the
@@ -33,6 +35,7 @@
 namespace imgmcp::http {
 
 struct SessionOptions {
+  bool resumable = true;                       // event ids, priming events and replay (legacy)
   std::chrono::milliseconds sse_retry{1000};   // the priming event's `retry:`
   size_t replay_max_events = 1024;             // replay buffer bounds (oldest events go first;
   size_t replay_max_bytes = size_t{16} << 20;  // the newest event is always kept)
@@ -46,6 +49,10 @@ class HttpSession final : public mcp::MessageSink {
     std::optional<std::string> json;  // answer with this application/json body, or
     std::shared_ptr<SseChannel> sse;  // stream this channel as text/event-stream, or
     bool session_closed = false;      // the session ended first (answer 404)
+    // A JSON answer that is an error: its code, and whether the core refused the request before
+    // dispatching it (OutgoingMessage).
+    std::optional<int> error_code;
+    bool rejected_before_dispatch = false;
   };
 
   HttpSession(std::string id, SessionOptions options);
@@ -92,7 +99,7 @@ class HttpSession final : public mcp::MessageSink {
   bool Busy() const;
 
   // --- mcp::MessageSink -----------------------------------------------------------------------
-  void Send(const Json& message, const std::optional<Json>& related_request_id) override;
+  void Send(mcp::OutgoingMessage message) override;
   void OnRequestDropped(const Json& request_id) override;
 
  private:

@@ -36,23 +36,63 @@ constexpr char kLog[] = "http";
 constexpr char kEndpoint[] = "/mcp";
 constexpr char kSessionHeader[] = "Mcp-Session-Id";
 constexpr char kVersionHeader[] = "MCP-Protocol-Version";
+constexpr char kMethodHeader[] = "Mcp-Method";
+constexpr char kNameHeader[] = "Mcp-Name";
 constexpr int kSessionNotFound = -32001;
 constexpr int kBadRequest = -32000;
 // How often a streaming connection wakes without data (to notice shutdown promptly).
 constexpr auto kStreamPoll = std::chrono::milliseconds(500);
-// A tools/call answered within this long, with nothing sent before its result, is answered as
-// one JSON body (cheaper for both sides); a slower one gets an SSE stream, priming event first.
-constexpr auto kToolCallJsonWait = std::chrono::milliseconds(20);
+// A request of a method that may stream (tools/call) answered within this long, with nothing sent
+// before its result, is answered as one JSON body (cheaper for both sides); a slower one gets an
+// SSE stream (a legacy session's with its priming event first).
+constexpr auto kStreamingJsonWait = std::chrono::milliseconds(20);
 
-std::string ErrorBody(int code, const std::string& message, const Json& id = nullptr) {
-  Json error = {{"code", code}, {"message", message}};
-  return Json{{"jsonrpc", "2.0"}, {"error", std::move(error)}, {"id", id}}.dump();
+// A transport-level error of the legacy binding (SDK conventions: -32000 "Bad Request…",
+// -32001 "Session not found").
+mcp::RpcError TransportError(int code, std::string message) {
+  return mcp::RpcError{code, std::move(message), std::nullopt, true};
+}
+
+// Answers with a JSON-RPC error body. In the modern era an id that could not be read is left out
+// (its schema has no null ids).
+void Refuse(httplib::Response& res, int status, const mcp::RpcError& error,
+            const Json& id = nullptr, bool modern = false) {
+  res.status = status;
+  res.set_content(mcp::ErrorResponseText(id, error, modern), "application/json");
 }
 
 void ReplyError(httplib::Response& res, int status, int code, const std::string& message,
                 const Json& id = nullptr) {
-  res.status = status;
-  res.set_content(ErrorBody(code, message, id), "application/json");
+  Refuse(res, status, TransportError(code, message), id);
+}
+
+// The body of a refusal the connection gate sends itself.
+std::string ErrorBody(int code, const std::string& message) {
+  return mcp::ErrorResponseText(nullptr, TransportError(code, message));
+}
+
+std::optional<std::string> HeaderOf(const httplib::Request& req, const char* name) {
+  if (!req.has_header(name)) return std::nullopt;
+  std::string value = req.get_header_value(name);
+  const size_t first = value.find_first_not_of(" \t");
+  if (first == std::string::npos) return std::string();
+  return value.substr(first, value.find_last_not_of(" \t") - first + 1);
+}
+
+McpHeaders McpHeadersOf(const httplib::Request& req) {
+  return McpHeaders{HeaderOf(req, kVersionHeader), HeaderOf(req, kMethodHeader),
+                    HeaderOf(req, kNameHeader)};
+}
+
+// The request names a modern protocol version in its MCP-Protocol-Version header.
+bool ModernHeader(const httplib::Request& req) {
+  auto version = HeaderOf(req, kVersionHeader);
+  return version && mcp::IsModernVersionName(*version);
+}
+
+// A GET or DELETE from a modern client: no session header, a modern version header.
+bool IsModernSessionless(const httplib::Request& req) {
+  return !req.has_header(kSessionHeader) && ModernHeader(req);
 }
 
 std::vector<std::string> AllowedHosts(const HttpOptions& options) {
@@ -64,40 +104,6 @@ std::vector<std::string> AllowedHosts(const HttpOptions& options) {
                         : options.host);
   }
   return hosts;
-}
-
-// What one POST body holds.
-struct BodyShape {
-  bool batch = false;
-  bool initialize = false;      // a single initialize request
-  bool tools_call = false;      // some request is tools/call (may run long: see kToolCallJsonWait)
-  bool invalid_single = false;  // a single message that is no request, notification or response
-  std::vector<Json> request_ids;
-};
-
-BodyShape Classify(const Json& body) {
-  BodyShape shape;
-  shape.batch = body.is_array();
-  auto visit = [&shape](const Json& m) {
-    if (!m.is_object()) return false;
-    auto method = m.find("method");
-    if (method == m.end()) return m.contains("id") && (m.contains("result") || m.contains("error"));
-    if (!method->is_string()) return false;
-    auto id = m.find("id");
-    if (id == m.end()) return true;  // a notification
-    if (!mcp::IsValidId(*id)) return false;
-    shape.request_ids.push_back(*id);
-    if (*method == "tools/call") shape.tools_call = true;
-    if (*method == "initialize") shape.initialize = true;
-    return true;
-  };
-  if (!shape.batch) {
-    shape.invalid_single = !visit(body);
-    return shape;
-  }
-  for (const Json& element : body) visit(element);
-  shape.initialize = false;  // never inside a batch: the core refuses it there
-  return shape;
 }
 
 }  // namespace
@@ -193,11 +199,40 @@ void HttpTransport::Stop() {
   }
   state_cv_.notify_all();
   for (const auto& session : sessions_.TakeAll()) session->End();
+  EndModernRequests();
   http_->Shutdown();
   if (listen_thread_.joinable()) listen_thread_.join();
   if (sweep_thread_.joinable()) sweep_thread_.join();
   // Sessions created by requests that raced with the shutdown.
   for (const auto& session : sessions_.TakeAll()) session->End();
+  EndModernRequests();
+}
+
+bool HttpTransport::RememberModernRequest(const std::shared_ptr<HttpSession>& session) {
+  std::lock_guard<std::mutex> lock(state_mu_);
+  if (stopping_) return false;
+  modern_requests_.emplace(session.get(), session);
+  return true;
+}
+
+void HttpTransport::ForgetModernRequest(const std::shared_ptr<HttpSession>& session) {
+  std::lock_guard<std::mutex> lock(state_mu_);
+  modern_requests_.erase(session.get());
+}
+
+void HttpTransport::EndModernRequests() {
+  std::vector<std::shared_ptr<HttpSession>> live;
+  {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    for (const auto& [key, weak] : modern_requests_) {
+      if (auto session = weak.lock()) live.push_back(std::move(session));
+    }
+    modern_requests_.clear();
+  }
+  for (const auto& session : live) {
+    session->connection().EndSubscriptions();  // a listen stream gets its closing result
+    session->End();
+  }
 }
 
 void HttpTransport::Wait() {
@@ -232,7 +267,8 @@ void HttpTransport::InstallRoutes() {
         !policy_.OriginAllowed(req.get_header_value("Origin"))) {
       log::Warn(kLog, "refused a request with Host '" + req.get_header_value("Host") +
                           "', Origin '" + req.get_header_value("Origin") + "'");
-      ReplyError(res, 403, kBadRequest, "Forbidden: Host or Origin not allowed");
+      Refuse(res, 403, TransportError(kBadRequest, "Forbidden: Host or Origin not allowed"),
+             nullptr, ModernHeader(req));
       return httplib::Server::HandlerResponse::Handled;
     }
     // The gallery page holds no data: what it shows comes through /mcp, with the token.
@@ -240,7 +276,9 @@ void HttpTransport::InstallRoutes() {
     if (!options_.auth_token.empty() &&
         !BearerTokenMatches(req.get_header_value("Authorization"), options_.auth_token)) {
       res.set_header("WWW-Authenticate", "Bearer realm=\"imgmcp\"");
-      ReplyError(res, 401, kBadRequest, "Unauthorized: a valid bearer token is required");
+      Refuse(res, 401,
+             TransportError(kBadRequest, "Unauthorized: a valid bearer token is required"), nullptr,
+             ModernHeader(req));
       return httplib::Server::HandlerResponse::Handled;
     }
     return httplib::Server::HandlerResponse::Unhandled;
@@ -266,7 +304,7 @@ void HttpTransport::InstallRoutes() {
         } catch (...) {
         }
         log::Error(kLog, "request handler failed: " + what);
-        ReplyError(res, 500, mcp::rpc_error::kInternalError, "Internal error");
+        Refuse(res, 500, mcp::InternalError("Internal error"));
       });
 
   http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
@@ -274,16 +312,20 @@ void HttpTransport::InstallRoutes() {
   });
   InstallGalleryRoute(http, options_.gallery_page);
 
-  // Streams `channel` as this response's text/event-stream body.
+  // Streams `channel` as this response's text/event-stream body. A legacy session outlives its
+  // streams; a modern request's session is the request itself and ends with its stream — a
+  // client closing the stream cancels the request (2026-07-28 basic/patterns/cancellation).
   auto stream = [this](httplib::Response& res, const std::shared_ptr<HttpSession>& session,
-                       std::shared_ptr<SseChannel> channel) {
+                       std::shared_ptr<SseChannel> channel, bool modern) {
     res.status = 200;
     res.set_header("Cache-Control", "no-cache");
-    res.set_header(kSessionHeader, session->id());
+    res.set_header("X-Accel-Buffering", "no");
+    if (!modern) res.set_header(kSessionHeader, session->id());
     const int keepalive_polls = std::max<int>(
         1, static_cast<int>(std::chrono::milliseconds(options_.sse_keepalive) / kStreamPoll));
     auto idle_polls = std::make_shared<int>(0);  // touched only by this connection's thread
     std::weak_ptr<HttpSession> weak = session;
+    std::shared_ptr<HttpSession> owned = modern ? session : nullptr;
     res.set_chunked_content_provider(
         "text/event-stream",
         [channel, idle_polls, keepalive_polls](size_t, httplib::DataSink& sink) {
@@ -306,9 +348,14 @@ void HttpTransport::InstallRoutes() {
           }
           return false;
         },
-        [channel, weak](bool) {
+        [this, channel, weak, owned](bool) {
           channel->Abort();
-          if (auto s = weak.lock()) s->Detach(channel);
+          if (owned) {
+            owned->End();
+            ForgetModernRequest(owned);
+          } else if (auto s = weak.lock()) {
+            s->Detach(channel);
+          }
         });
   };
 
@@ -341,7 +388,50 @@ void HttpTransport::InstallRoutes() {
     return false;
   };
 
-  http.Post(kEndpoint, [this, stream, find_session, version_ok](
+  // A modern (2026-07-28) request: no session; it is served by a connection of its own, which
+  // lives as long as its answer (any replica can serve it).
+  auto serve_modern = [this, stream](const httplib::Request& req, httplib::Response& res, Json body,
+                                     const mcp::RequestFacts& facts) {
+    if (auto refusal = CheckModernHeaders(facts, McpHeadersOf(req))) {
+      return Refuse(res, 400, *refusal, facts.id, /*modern=*/true);
+    }
+    if (facts.kind != mcp::IncomingMessage::Kind::kRequest) {
+      // The only client notification is notifications/cancelled, which on this transport means
+      // nothing: closing a request's stream is what cancels it. Accepted and dropped.
+      res.status = 202;
+      return;
+    }
+    auto session = std::make_shared<HttpSession>(
+        "", SessionOptions{/*resumable=*/false, options_.sse_retry, 0, 0});
+    session->Attach(server_.Connect(*session, mcp::ConnectionMode::kModernOnly));
+    auto exchange = session->BeginExchange({facts.id}, /*batch=*/false);
+    if (!RememberModernRequest(session)) {
+      session->End();
+      return Refuse(res, 503, mcp::InternalError("Service Unavailable: the server is stopping"),
+                    facts.id, /*modern=*/true);
+    }
+    session->connection().HandleJson(std::move(body));
+    const bool streams = facts.info != nullptr && facts.info->streams;
+    HttpSession::Answer answer =
+        session->AwaitAnswer(exchange, streams ? std::optional(kStreamingJsonWait) : std::nullopt);
+    if (answer.session_closed) {
+      ForgetModernRequest(session);
+      return Refuse(res, 503, mcp::InternalError("Service Unavailable: the server is stopping"),
+                    facts.id, /*modern=*/true);
+    }
+    if (answer.json) {
+      session->End();
+      ForgetModernRequest(session);
+      res.status = answer.error_code
+                       ? ModernErrorStatus(*answer.error_code, answer.rejected_before_dispatch)
+                       : 200;
+      res.set_content(std::move(*answer.json), "application/json");
+      return;
+    }
+    stream(res, session, std::move(answer.sse), /*modern=*/true);
+  };
+
+  http.Post(kEndpoint, [this, stream, find_session, version_ok, serve_modern](
                            const httplib::Request& req, httplib::Response& res,
                            const httplib::ContentReader& content_reader) {
     // The body is read here, never past the limit (chunked and length-less bodies included);
@@ -373,16 +463,35 @@ void HttpTransport::InstallRoutes() {
                         "Unsupported Media Type: Content-Type must be application/json");
     }
     mcp::ParsedMessage parsed = mcp::ParseMessageText(request_body);
-    if (parsed.error) return ReplyError(res, 400, parsed.error->code, parsed.error->message);
+    if (parsed.error) return Refuse(res, 400, *parsed.error);
     Json body = std::move(parsed.message);
-    const BodyShape shape = Classify(body);
+    const bool batch = mcp::IsBatch(body);
 
+    // One message: which era serves it (a batch is always legacy).
+    std::vector<mcp::RequestFacts> facts;
+    if (batch) {
+      for (const Json& element : body) facts.push_back(mcp::ReadRequestFacts(element));
+    } else {
+      facts.push_back(mcp::ReadRequestFacts(body));
+      const EraChoice era = ChooseEra(facts.front(), McpHeadersOf(req));
+      if (era.refusal) return Refuse(res, 400, *era.refusal, facts.front().id, /*modern=*/true);
+      if (era.era == mcp::Era::kModern) return serve_modern(req, res, std::move(body), facts[0]);
+    }
+
+    // Legacy: the session's connection.
+    using Kind = mcp::IncomingMessage::Kind;
+    std::vector<Json> request_ids;
+    for (const mcp::RequestFacts& f : facts) {
+      if (f.kind == Kind::kRequest) request_ids.push_back(f.id);
+    }
+    const bool initialize =
+        !batch && facts[0].kind == Kind::kRequest && facts[0].method == mcp::methods::kInitialize;
     std::shared_ptr<HttpSession> session;
     bool new_session = false;
-    if (!req.has_header(kSessionHeader) && shape.initialize) {
+    if (!req.has_header(kSessionHeader) && initialize) {
       session = std::make_shared<HttpSession>(
-          RandomHex(16), SessionOptions{options_.sse_retry, options_.replay_max_events,
-                                        options_.replay_max_bytes});
+          RandomHex(16), SessionOptions{/*resumable=*/true, options_.sse_retry,
+                                        options_.replay_max_events, options_.replay_max_bytes});
       session->Attach(server_.Connect(*session));
       new_session = true;
     } else {
@@ -391,34 +500,32 @@ void HttpTransport::InstallRoutes() {
       if (!version_ok(req, res)) return;
     }
 
-    if (shape.invalid_single) {
-      return ReplyError(res, 400, mcp::rpc_error::kInvalidRequest,
-                        "Invalid Request: not a JSON-RPC request, notification or response");
+    // A message the core would only refuse: refused here, with the status that says so.
+    if (!batch && facts[0].kind == Kind::kInvalid) {
+      mcp::IncomingMessage shape = mcp::ReadIncoming(body);
+      if (shape.error) return Refuse(res, 400, *shape.error, shape.id);
     }
-    if (shape.batch) {
-      const std::string version = session->connection().protocol_version();
-      if (body.empty() || !mcp::BatchesAllowed(version)) {
-        return ReplyError(res, 400, mcp::rpc_error::kInvalidRequest,
-                          body.empty() ? "Invalid Request: empty batch"
-                                       : "Invalid Request: batches are not supported in protocol "
-                                         "version " +
-                                             version);
+    if (batch) {
+      if (auto refusal = session->connection().CheckBatch(body)) {
+        return Refuse(res, 400, *refusal);
       }
     }
-    if (shape.request_ids.empty()) {  // notifications and responses only
+    if (request_ids.empty()) {  // notifications and responses only
       session->connection().HandleJson(std::move(body));
       res.status = 202;
       return;
     }
-    auto exchange = session->BeginExchange(shape.request_ids, shape.batch);
+    auto exchange = session->BeginExchange(request_ids, batch);
     if (!exchange) {
       return ReplyError(res, 409, mcp::rpc_error::kInvalidRequest,
                         "Invalid Request: a request with this id is still in progress",
-                        shape.batch ? Json(nullptr) : shape.request_ids.front());
+                        batch ? Json(nullptr) : request_ids.front());
     }
+    bool streams = false;
+    for (const mcp::RequestFacts& f : facts) streams |= f.info != nullptr && f.info->streams;
     session->connection().HandleJson(std::move(body));
-    HttpSession::Answer answer = session->AwaitAnswer(
-        exchange, shape.tools_call ? std::optional(kToolCallJsonWait) : std::nullopt);
+    HttpSession::Answer answer =
+        session->AwaitAnswer(exchange, streams ? std::optional(kStreamingJsonWait) : std::nullopt);
     if (answer.session_closed) {
       return ReplyError(res, 404, kSessionNotFound, "Session not found");
     }
@@ -446,25 +553,39 @@ void HttpTransport::InstallRoutes() {
       res.set_content(std::move(*answer.json), "application/json");
       return;
     }
-    stream(res, session, std::move(answer.sse));
+    stream(res, session, std::move(answer.sse), /*modern=*/false);
   });
 
-  http.Get(kEndpoint,
-           [stream, find_session, version_ok](const httplib::Request& req, httplib::Response& res) {
-             if (!AcceptsMediaType(req.get_header_value("Accept"), "text/event-stream")) {
-               return ReplyError(res, 406, kBadRequest,
-                                 "Not Acceptable: Client must accept text/event-stream");
-             }
-             auto session = find_session(req, res);
-             if (!session || !version_ok(req, res)) return;
-             std::shared_ptr<SseChannel> channel;
-             auto last = ParseEventId(req.get_header_value("Last-Event-ID"));
-             channel = last ? session->Resume(*last) : session->OpenStandaloneStream();
-             if (!channel) return ReplyError(res, 404, kSessionNotFound, "Session not found");
-             stream(res, session, std::move(channel));
-           });
+  // GET and DELETE belong to legacy sessions; protocol revision 2026-07-28 has neither a GET
+  // stream nor sessions to end (transports/streamable-http "Backward Compatibility").
+  auto modern_not_allowed = [](httplib::Response& res) {
+    res.set_header("Allow", "POST");
+    Refuse(res, 405,
+           TransportError(kBadRequest,
+                          "Method Not Allowed: protocol revision 2026-07-28 has no "
+                          "GET stream and no sessions; use POST"),
+           nullptr, /*modern=*/true);
+  };
 
-  http.Delete(kEndpoint, [this, version_ok](const httplib::Request& req, httplib::Response& res) {
+  http.Get(kEndpoint, [stream, find_session, version_ok, modern_not_allowed](
+                          const httplib::Request& req, httplib::Response& res) {
+    if (IsModernSessionless(req)) return modern_not_allowed(res);
+    if (!AcceptsMediaType(req.get_header_value("Accept"), "text/event-stream")) {
+      return ReplyError(res, 406, kBadRequest,
+                        "Not Acceptable: Client must accept text/event-stream");
+    }
+    auto session = find_session(req, res);
+    if (!session || !version_ok(req, res)) return;
+    std::shared_ptr<SseChannel> channel;
+    auto last = ParseEventId(req.get_header_value("Last-Event-ID"));
+    channel = last ? session->Resume(*last) : session->OpenStandaloneStream();
+    if (!channel) return ReplyError(res, 404, kSessionNotFound, "Session not found");
+    stream(res, session, std::move(channel), /*modern=*/false);
+  });
+
+  http.Delete(kEndpoint, [this, version_ok, modern_not_allowed](const httplib::Request& req,
+                                                                httplib::Response& res) {
+    if (IsModernSessionless(req)) return modern_not_allowed(res);
     const std::string id = req.get_header_value(kSessionHeader);
     if (id.empty()) {
       return ReplyError(res, 400, kBadRequest, "Bad Request: Mcp-Session-Id header is required");

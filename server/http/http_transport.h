@@ -1,8 +1,10 @@
 // The Streamable HTTP transport (DESIGN.md §5, reference doc §4) on cpp-httplib: one endpoint,
-// /mcp — POST (JSON-RPC in; JSON or SSE out), GET (the session's standalone SSE stream, resumable
-// with Last-Event-ID), DELETE (ends the session) — plus /healthz and the /gallery page
-// (gallery_route.h). One Mcp-Session-Id = one mcp::Connection of the shared McpServer: the same
-// core and tools as stdio.
+// /mcp — POST (JSON-RPC in; JSON or SSE out), GET (a legacy session's standalone SSE stream,
+// resumable with Last-Event-ID), DELETE (ends a legacy session) — plus /healthz and the /gallery
+// page (gallery_route.h). Both eras (2026-07-28 basic/versioning), chosen per POST: a legacy
+// client's Mcp-Session-Id = one mcp::Connection of the shared McpServer; a modern request
+// (2026-07-28, no session, headers checked against the body) gets a connection of its own for
+// as long as its answer takes, so any replica can serve it. The same core and tools as stdio.
 //
 // Limits: connections wait for their request head in the connection gate (connection_gate.h),
 // with a total deadline and without a thread; each request being answered (a streaming POST, a
@@ -14,6 +16,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -57,6 +60,11 @@ class HttpTransport final : public HttpListener {
 
   void InstallRoutes();
   void SweepLoop();
+  // Modern requests being answered (each an HttpSession of its own), so Stop() can end them.
+  // False once stopping.
+  bool RememberModernRequest(const std::shared_ptr<HttpSession>& session);
+  void ForgetModernRequest(const std::shared_ptr<HttpSession>& session);
+  void EndModernRequests();
 
   mcp::McpServer& server_;
   const HttpOptions options_;
@@ -67,11 +75,12 @@ class HttpTransport final : public HttpListener {
   std::thread listen_thread_;
   std::thread sweep_thread_;
 
-  std::mutex state_mu_;  // guards started_, stopping_, listener_done_
+  std::mutex state_mu_;  // guards started_, stopping_, listener_done_, modern_requests_
   std::condition_variable state_cv_;
   bool started_ = false;
   bool stopping_ = false;
   bool listener_done_ = false;
+  std::map<const HttpSession*, std::weak_ptr<HttpSession>> modern_requests_;
 };
 
 }  // namespace imgmcp::http

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <utility>
 
+#include "common/base64.h"
+
 namespace imgmcp::http {
 
 namespace {
@@ -122,6 +124,73 @@ bool BearerTokenMatches(std::string_view authorization_header, std::string_view 
     return false;
   }
   return ConstantTimeEquals(Trim(value.substr(kScheme.size())), token);
+}
+
+EraChoice ChooseEra(const mcp::RequestFacts& facts, const McpHeaders& headers) {
+  using Kind = mcp::IncomingMessage::Kind;
+  EraChoice choice;
+  const bool header_modern =
+      headers.protocol_version && mcp::IsModernVersionName(*headers.protocol_version);
+  if (facts.kind != Kind::kRequest && facts.kind != Kind::kNotification) return choice;
+  if (facts.kind == Kind::kRequest && facts.method == "initialize" && !facts.envelope_claim) {
+    if (header_modern) {
+      choice.refusal = mcp::HeaderMismatch(
+          "an initialize request (the legacy handshake) came with MCP-Protocol-Version " +
+          *headers.protocol_version);
+    }
+    return choice;
+  }
+  if (facts.envelope_claim || header_modern) choice.era = mcp::Era::kModern;
+  return choice;
+}
+
+std::optional<std::string> DecodeHeaderValue(std::string_view value) {
+  constexpr std::string_view kPrefix = "=?base64?";
+  constexpr std::string_view kSuffix = "?=";
+  if (value.size() < kPrefix.size() + kSuffix.size() ||
+      value.substr(0, kPrefix.size()) != kPrefix ||
+      value.substr(value.size() - kSuffix.size()) != kSuffix) {
+    return std::string(value);
+  }
+  auto decoded =
+      Base64Decode(value.substr(kPrefix.size(), value.size() - kPrefix.size() - kSuffix.size()));
+  if (!decoded.ok()) return std::nullopt;
+  return std::move(decoded).value();
+}
+
+std::optional<mcp::RpcError> CheckModernHeaders(const mcp::RequestFacts& facts,
+                                                const McpHeaders& headers) {
+  if (!headers.protocol_version) {
+    return mcp::HeaderMismatch("the MCP-Protocol-Version header is required");
+  }
+  if (facts.claimed_version && *headers.protocol_version != *facts.claimed_version) {
+    return mcp::HeaderMismatch("MCP-Protocol-Version header value '" + *headers.protocol_version +
+                               "' does not match the body's _meta version '" +
+                               *facts.claimed_version + "'");
+  }
+  if (facts.kind != mcp::IncomingMessage::Kind::kRequest) return std::nullopt;
+  if (!headers.method) return mcp::HeaderMismatch("the Mcp-Method header is required");
+  if (*headers.method != facts.method) {
+    return mcp::HeaderMismatch("Mcp-Method header value '" + *headers.method +
+                               "' does not match body value '" + facts.method + "'");
+  }
+  if (!facts.name) return std::nullopt;  // the method has no Mcp-Name, or the body no value
+  if (!headers.name) {
+    return mcp::HeaderMismatch("the Mcp-Name header is required for " + facts.method);
+  }
+  std::optional<std::string> name = DecodeHeaderValue(*headers.name);
+  if (!name) return mcp::HeaderMismatch("the Mcp-Name header has an invalid Base64 value");
+  if (*name != *facts.name) {
+    return mcp::HeaderMismatch("Mcp-Name header value '" + *name + "' does not match body value '" +
+                               *facts.name + "'");
+  }
+  return std::nullopt;
+}
+
+int ModernErrorStatus(int code, bool before_dispatch) {
+  if (code == mcp::rpc_error::kMissingClientCapability) return 400;
+  if (!before_dispatch) return 200;
+  return code == mcp::rpc_error::kMethodNotFound ? 404 : 400;
 }
 
 }  // namespace imgmcp::http

@@ -1,11 +1,17 @@
-// Pure checks on HTTP request headers for the Streamable HTTP transport: the Host/Origin
-// allow-list (DNS-rebinding protection), Accept and Content-Type negotiation, and the bearer
-// token. No I/O, no httplib: unit-tested directly.
+// Pure checks on HTTP requests for the Streamable HTTP transport: the Host/Origin allow-list
+// (DNS-rebinding protection), Accept and Content-Type negotiation, the bearer token, which era
+// serves a POST, the header checks of modern requests and the HTTP status of their errors. No
+// I/O, no httplib: unit-tested directly.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "server/mcp/json_rpc.h"
+#include "server/mcp/method_table.h"
+#include "server/mcp/protocol_version.h"
 
 namespace imgmcp::http {
 
@@ -40,5 +46,40 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b);
 // True when `authorization_header` is "Bearer <token>" (scheme case-insensitive) with exactly
 // `token`.
 bool BearerTokenMatches(std::string_view authorization_header, std::string_view token);
+
+// The MCP headers of one request, their values without surrounding whitespace; absent = nullopt.
+struct McpHeaders {
+  std::optional<std::string> protocol_version;  // MCP-Protocol-Version
+  std::optional<std::string> method;            // Mcp-Method
+  std::optional<std::string> name;              // Mcp-Name
+};
+
+// Which era serves a POST of one message (2026-07-28 basic/versioning, and transports/
+// streamable-http "Backward Compatibility"): modern when params._meta names a protocol version
+// or the MCP-Protocol-Version header names a modern one (a modern header without the _meta is
+// then answered -32602 by the core); legacy otherwise — initialize without _meta, responses,
+// and requests and notifications without a modern claim. An initialize without _meta under a
+// modern header is refused (-32020).
+struct EraChoice {
+  mcp::Era era = mcp::Era::kLegacy;
+  std::optional<mcp::RpcError> refusal;  // answer with this (HTTP 400) instead
+};
+EraChoice ChooseEra(const mcp::RequestFacts& facts, const McpHeaders& headers);
+
+// The header checks of a modern request (transports/streamable-http "Server Validation"):
+// MCP-Protocol-Version and Mcp-Method present and equal to the body's version and method, and
+// Mcp-Name (Base64 sentinel decoded) equal to params.name or params.uri where the method has
+// one. The first failure as a -32020 HeaderMismatch error.
+std::optional<mcp::RpcError> CheckModernHeaders(const mcp::RequestFacts& facts,
+                                                const McpHeaders& headers);
+
+// A header value in the "=?base64?<Base64>?=" sentinel form decoded, any other value as it is;
+// nullopt when the sentinel's Base64 is malformed.
+std::optional<std::string> DecodeHeaderValue(std::string_view value);
+
+// The HTTP status answering a modern request with a JSON-RPC error (like the reference SDK):
+// errors raised checking the request before any handler ran are 4xx (-32601 → 404, others 400),
+// and so is -32021 wherever it arises; an error a handler answered with is an ordinary 200.
+int ModernErrorStatus(int code, bool before_dispatch);
 
 }  // namespace imgmcp::http

@@ -33,7 +33,9 @@ std::string PrimingFrame(std::string_view id, std::chrono::milliseconds retry) {
 std::string MessageFrame(std::string_view id, std::string_view json) {
   std::string frame;
   frame.reserve(json.size() + id.size() + 32);
-  frame.append("event: message\nid: ").append(id).append("\ndata: ").append(json).append("\n\n");
+  frame.append("event: message\n");
+  if (!id.empty()) frame.append("id: ").append(id).append("\n");
+  frame.append("data: ").append(json).append("\n\n");
   return frame;
 }
 

@@ -26,7 +26,8 @@ std::optional<EventId> ParseEventId(std::string_view text);
 
 // "id: <id>\nretry: <ms>\ndata: \n\n" — tells the client where it is and how soon to reconnect.
 std::string PrimingFrame(std::string_view id, std::chrono::milliseconds retry);
-// "event: message\nid: <id>\ndata: <json>\n\n". `json` is one compact JSON text (no newlines).
+// "event: message\nid: <id>\ndata: <json>\n\n" (no id line when `id` is empty). `json` is one
+// compact JSON text (no newlines).
 std::string MessageFrame(std::string_view id, std::string_view json);
 // ": <text>\n\n" — a comment clients ignore; used as a keep-alive that also detects dead peers.
 std::string CommentFrame(std::string_view text);

@@ -1,10 +1,18 @@
-// Connection: one client's MCP session over some transport — lifecycle state, negotiated version,
-// log level, resource subscriptions, in-flight requests (for cancellation) and pending
-// server→client requests. Created by McpServer::Connect; see server.h for the threading model.
+// Connection: one client connection over some transport — the stdio process, one HTTP legacy
+// session (Mcp-Session-Id), or one modern HTTP request. It reads each incoming message, decides
+// its era (basic/versioning), dispatches it through the one method table (methods.cpp) and keeps
+// what outlives a message: the legacy session (initialize, negotiated version, log level,
+// resources/subscribe), in-flight requests (for cancellation), subscriptions/listen streams and
+// pending server→client requests. Created by McpServer::Connect; see server.h for threading.
+//
+// Eras: a request whose params._meta names a protocol version is served statelessly as a modern
+// (2026-07-28) request, from that _meta; any other message belongs to the legacy session opened
+// by initialize. On stdio both can come on one pipe (a client probes with server/discover, then
+// initializes); a kModernOnly connection (one modern HTTP request) treats every request as modern.
 //
 // A transport feeds it every incoming message (HandleMessage/HandleJson, from any thread, in
 // arrival order for one stream) and implements the MessageSink it writes to. On end of input the
-// transport calls CancelAll(), WaitIdle(grace) and Close().
+// transport calls EndSubscriptions(), CancelAll(), WaitIdle(grace) and Close().
 #pragma once
 
 #include <atomic>
@@ -20,22 +28,35 @@
 #include <shared_mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/cancellation.h"
 #include "common/json.h"
 #include "common/result.h"
 #include "server/mcp/json_rpc.h"
 #include "server/mcp/message_sink.h"
+#include "server/mcp/method_table.h"
+#include "server/mcp/protocol.h"
 #include "server/mcp/tool.h"
+#include "server/mcp/tool_registry.h"
 
 namespace imgmcp::mcp {
 
 class McpServer;
 
+enum class ConnectionMode {
+  kDual,        // legacy session by initialize, and modern requests by their _meta (stdio, HTTP
+                // legacy sessions)
+  kModernOnly,  // every request is modern; a missing _meta is an error (one modern HTTP request)
+};
+
+// Which list changed, for NotifyListChanged.
+enum class ListKind { kTools, kPrompts, kResources };
+
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   // Use McpServer::Connect.
-  Connection(McpServer& server, MessageSink& sink);
+  Connection(McpServer& server, MessageSink& sink, ConnectionMode mode);
   ~Connection();  // Close()
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -45,7 +66,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void HandleMessage(std::string_view text);
   // One parsed message or batch array. One nested deeper than kMaxJsonNestingDepth → -32600.
   void HandleJson(Json message);
+  // Why this connection would refuse `batch` (a JSON array), or nullopt: batches exist only in a
+  // legacy session that negotiated 2025-03-26, and are never empty.
+  std::optional<RpcError> CheckBatch(const Json& batch) const;
 
+  // Ends every subscriptions/listen stream with its graceful result (server shutdown, end of
+  // input).
+  void EndSubscriptions();
   // Cancels every in-flight request; their responses are not sent. Pending server→client
   // requests fail.
   void CancelAll();
@@ -59,60 +86,136 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool initialized() const;              // an initialize request was answered
   std::string protocol_version() const;  // negotiated; empty before initialize
   size_t InFlightCount() const;
-  bool IsSubscribed(const std::string& uri) const;
+  bool IsSubscribed(const std::string& uri) const;  // legacy resources/subscribe
 
-  // --- outgoing, for the server and the tool-call context -------------------------------------
-  // notifications/message to this client if `level` passes its logging/setLevel threshold.
-  void SendLog(LogLevel level, const std::string& logger, const Json& data,
-               const std::optional<Json>& related_request_id);
+  // --- changes, from the server's notifier ----------------------------------------------------
+  // notifications/resources/updated to a legacy session subscribed to `uri` and to every
+  // subscriptions/listen stream that asked for it.
+  void NotifyResourceUpdated(const std::string& uri);
+  // notifications/{tools,prompts,resources}/list_changed to the listen streams that asked for it;
+  // a legacy session gets the resources one (its capabilities declare only that).
+  void NotifyListChanged(ListKind list);
+
   // See MessageSink::CloseRequestStream. Thread-safe.
   void CloseRequestStream(const Json& request_id);
-  // A notification (related to a request, or not); dropped before initialize and after Close.
-  void SendNotification(std::string_view method, Json params,
-                        const std::optional<Json>& related_request_id = std::nullopt);
-  // notifications/resources/updated when this client subscribed to `uri`.
-  void NotifyResourceUpdated(const std::string& uri);
-  // A server→client request; blocks until the answer, an error, `cancel`, Close or the timeout.
-  Result<Json> SendRequest(const std::string& method, const Json& params,
-                           const std::optional<Json>& related_request_id,
-                           const CancellationToken& cancel);
 
  private:
   struct Batch;
   struct PendingRequest;
+  class CallContext;
+
+  // One request being served: its id, era and the client's context for it (from the legacy
+  // session, or from the request's own _meta).
+  struct RequestScope {
+    Json id;
+    Era era = Era::kLegacy;
+    const MethodInfo* method = nullptr;
+    std::string protocol_version;
+    Json client_capabilities = Json::object();
+    std::optional<LogLevel> log_level;  // modern: the request's logLevel (absent: no logs)
+    std::optional<Json> progress_token;
+    std::shared_ptr<Batch> batch;
+    bool modern() const { return era == Era::kModern; }
+  };
+
+  // What a handler answers: a result, an error, or nothing yet (it answers later itself).
+  struct Outcome {
+    std::optional<Json> result;
+    std::optional<RpcError> error;
+    static Outcome Of(Json result) { return Outcome{std::move(result), std::nullopt}; }
+    static Outcome Fail(RpcError error) { return Outcome{std::nullopt, std::move(error)}; }
+    static Outcome Later() { return Outcome{}; }
+    static Outcome From(Result<Json> result);
+  };
+
+  // The method table: each method's facts (MethodInfo) and its handler, which parses the params
+  // into its typed struct (an error names the field) and serves the request.
+  using Handler = Outcome (Connection::*)(RequestScope& scope, const Json& params);
+  struct MethodSpec {
+    MethodInfo info;
+    Handler handler = nullptr;
+  };
+  static const std::vector<MethodSpec>& Table();
+  static const MethodSpec* FindSpec(std::string_view name);
+  friend const MethodInfo* FindMethod(std::string_view name);
+  template <typename Params, Outcome (Connection::*Method)(RequestScope&, const Params&)>
+  Outcome Typed(RequestScope& scope, const Json& params);
+  bool Available(const MethodSpec& spec) const;  // e.g. prompts/* only with prompts registered
+
   struct InFlight {
     Json id;
     CancellationToken token;  // cancelled → the response is dropped
     std::shared_ptr<Batch> batch;
+    bool subscription = false;  // a subscriptions/listen stream (no work behind it)
+  };
+  struct Subscription {
+    Json id;  // the listen request's id: tags every notification of the stream
+    ListenFilter filter;
   };
 
+  // --- incoming ---
   void ProcessOne(Json message, const std::shared_ptr<Batch>& batch);
-  void HandleRequest(const Json& id, const std::string& method, Json params,
-                     const std::shared_ptr<Batch>& batch);
-  void HandleNotification(const std::string& method, const Json& params);
-  void HandleResponse(const Json& message);
+  void HandleRequest(IncomingMessage& in, const std::shared_ptr<Batch>& batch);
+  void HandleNotification(const IncomingMessage& in);
+  void HandleResponse(IncomingMessage& in);
+  void HandleCancelled(const Json& request_id);
 
-  // These return the complete response message for request `id`.
-  Json Initialize(const Json& id, const Json& params);
-  Json SetLogLevel(const Json& id, const Json& params);
-  Json Subscribe(const Json& id, const Json& params, bool subscribe);
-  void StartToolCall(const Json& id, Json params, const std::shared_ptr<Batch>& batch);
-  // Runs `work` (which returns the complete response message) as an in-flight, cancellable
-  // request: on the worker pool, or on this thread when `quick` and the sink's caller waits for
-  // the answer anyway (MessageSink::CallerAwaitsAnswers; never inside a batch).
-  void RunAsync(const Json& id, const std::shared_ptr<Batch>& batch,
-                std::function<Json(const CancellationToken&)> work, bool quick = false);
+  // --- the methods (methods.cpp) ---
+  Outcome Initialize(RequestScope& scope, const InitializeParams& params);
+  Outcome Ping(RequestScope& scope, const NoParams& params);
+  Outcome Discover(RequestScope& scope, const NoParams& params);
+  Outcome Listen(RequestScope& scope, const ListenParams& params);
+  Outcome SetLogLevel(RequestScope& scope, const SetLevelParams& params);
+  Outcome Subscribe(RequestScope& scope, const UriParams& params);
+  Outcome Unsubscribe(RequestScope& scope, const UriParams& params);
+  Outcome ListTools(RequestScope& scope, const ListParams& params);
+  Outcome CallTool(RequestScope& scope, const CallToolParams& params);
+  Outcome ListResources(RequestScope& scope, const ListParams& params);
+  Outcome ListResourceTemplates(RequestScope& scope, const ListParams& params);
+  Outcome ReadResource(RequestScope& scope, const UriParams& params);
+  Outcome ListPrompts(RequestScope& scope, const ListParams& params);
+  Outcome GetPrompt(RequestScope& scope, const GetPromptParams& params);
+  Outcome Complete(RequestScope& scope, const CompleteParams& params);
+  Outcome Cancelled(RequestScope& scope, const CancelledParams& params);
+  Outcome Initialized(RequestScope& scope, const NoParams& params);
+
+  // Runs an admitted tools/call on this (worker) thread.
+  Outcome RunTool(const RequestScope& scope, const ToolSpec& tool, AdmittedCall& call,
+                  const InputResponses& inputs, const CancellationToken& token);
+
+  // --- asynchronous requests ---
+  // Runs `work` as an in-flight, cancellable request: on the worker pool, or on this thread when
+  // `quick` and the sink's caller waits for the answer anyway (MessageSink::CallerAwaitsAnswers;
+  // never inside a batch).
+  void RunAsync(const RequestScope& scope,
+                std::function<Outcome(Connection& self, const CancellationToken&)> work,
+                bool quick = false);
   bool CallerAwaitsAnswers();
-  void FinishAsync(const Json& id, std::optional<Json> response);
+  void FinishAsync(const RequestScope& scope, std::optional<Outcome> outcome);
   void Dropped(const Json& id);
+  void EndSubscription(const Json& id, bool graceful);
 
-  // Sends a response (or adds it to its batch).
-  void Reply(const Json& id, Json response, const std::shared_ptr<Batch>& batch);
+  // --- outgoing ---
+  // Answers the request of `scope` (a modern result gets its era's members), or adds the answer
+  // to its batch.
+  void Answer(const RequestScope& scope, Outcome outcome);
   void ReplyError(const Json& id, const RpcError& error, const std::shared_ptr<Batch>& batch);
   void BatchDone(const std::shared_ptr<Batch>& batch, std::optional<Json> response);
-  void Emit(const Json& message, const std::optional<Json>& related_request_id);
+  void Emit(OutgoingMessage message);
+  // A notification; `related` routes it (see OutgoingMessage). Without `modern`, it belongs to the
+  // legacy session and is dropped before initialize.
+  void EmitNotification(std::string_view method, Json params, const std::optional<Json>& related,
+                        bool modern);
+  void SendLog(const RequestScope& scope, LogLevel level, const std::string& logger,
+               const Json& data);
+  // A legacy server→client request; blocks until the answer, an error, `cancel`, Close or the
+  // timeout.
+  Result<Json> SendRequest(const std::string& method, const Json& params,
+                           const std::optional<Json>& related_request_id,
+                           const CancellationToken& cancel);
 
   McpServer& server_;
+  const ConnectionMode mode_;
 
   std::shared_mutex sink_mu_;  // guards sink_: shared while sending, exclusive to detach it
   MessageSink* sink_;
@@ -122,13 +225,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool closed_ = false;
   std::string protocol_version_;
   Json client_capabilities_ = Json::object();
-  std::set<std::string, std::less<>> subscriptions_;
-  std::map<std::string, InFlight> in_flight_;                           // by IdKey
+  std::set<std::string, std::less<>> subscriptions_;  // legacy resources/subscribe
+  std::map<std::string, Subscription> listens_;       // by IdKey: subscriptions/listen streams
+  std::map<std::string, InFlight> in_flight_;         // by IdKey
   std::map<std::string, std::shared_ptr<PendingRequest>> pending_out_;  // by IdKey
   int64_t next_out_id_ = 1;
   std::condition_variable idle_cv_;  // signalled when in_flight_ becomes empty
 
-  std::atomic<int> log_level_;  // LogLevel threshold for notifications/message
+  std::atomic<int> log_level_;  // legacy session's LogLevel threshold for notifications/message
 };
 
 }  // namespace imgmcp::mcp

@@ -4,6 +4,9 @@
 #include <utility>
 #include <vector>
 
+#include "server/mcp/json_writer.h"
+#include "server/mcp/protocol_version.h"
+
 namespace imgmcp::mcp {
 
 namespace {
@@ -70,13 +73,13 @@ Json MakeResult(const Json& id, Json result) {
   return msg;
 }
 
-Json MakeErrorResponse(const Json& id, const RpcError& error) {
+Json MakeErrorResponse(const Json& id, const RpcError& error, bool omit_null_id) {
   Json err = Json::object();
   err["code"] = error.code;
   err["message"] = error.message;
   if (error.data) err["data"] = *error.data;
   Json msg = Envelope();
-  msg["id"] = id;
+  if (!id.is_null() || !omit_null_id) msg["id"] = id;
   msg["error"] = std::move(err);
   return msg;
 }
@@ -140,13 +143,11 @@ ParsedMessage ParseMessageText(std::string_view text) {
   // A raw NUL is never valid JSON text, and the parser would take it for the end of input,
   // accepting the prefix and dropping the rest.
   if (text.find('\0') != std::string_view::npos) {
-    parsed.error = RpcError{rpc_error::kParseError, "Parse error: a raw NUL byte is not valid JSON",
-                            std::nullopt};
+    parsed.error = ParseError("a raw NUL byte is not valid JSON");
     return parsed;
   }
   if (TextNestsDeeperThan(text, kMaxJsonNestingDepth)) {  // before the parser builds it
-    parsed.error =
-        RpcError{rpc_error::kInvalidRequest, "Invalid Request: " + TooDeepMessage(), std::nullopt};
+    parsed.error = InvalidRequest(TooDeepMessage());
     return parsed;
   }
   parsed.message = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
@@ -157,7 +158,7 @@ ParsedMessage ParseMessageText(std::string_view text) {
     }
   }
   if (parsed.message.is_discarded()) {
-    parsed.error = RpcError{rpc_error::kParseError, "Parse error: invalid JSON", std::nullopt};
+    parsed.error = ParseError("invalid JSON");
   }
   return parsed;
 }
@@ -174,15 +175,172 @@ bool NestsDeeperThan(const Json& value, size_t limit) {
   return false;
 }
 
+RpcError ParseError(std::string detail) {
+  return {rpc_error::kParseError, "Parse error: " + std::move(detail), std::nullopt, true};
+}
+
+RpcError InvalidRequest(std::string detail) {
+  return {rpc_error::kInvalidRequest, "Invalid Request: " + std::move(detail), std::nullopt, true};
+}
+
+RpcError MethodNotFound(std::string_view method) {
+  return {rpc_error::kMethodNotFound, "Method not found: " + std::string(method), std::nullopt,
+          true};
+}
+
+RpcError InvalidParams(std::string message) {
+  return {rpc_error::kInvalidParams, std::move(message), std::nullopt, false};
+}
+
+RpcError InternalError(std::string message) {
+  return {rpc_error::kInternalError, std::move(message), std::nullopt, false};
+}
+
+RpcError HeaderMismatch(std::string detail) {
+  return {rpc_error::kHeaderMismatch, "Header mismatch: " + std::move(detail), std::nullopt, true};
+}
+
+RpcError UnsupportedProtocolVersion(std::string_view requested) {
+  Json supported = Json::array();
+  std::string list;
+  for (std::string_view v : kAllProtocolVersions) {
+    supported.push_back(v);
+    list += (list.empty() ? "" : ", ") + std::string(v);
+  }
+  Json data = Json::object();
+  data["supported"] = std::move(supported);
+  data["requested"] = requested;
+  return {rpc_error::kUnsupportedProtocolVersion,
+          "Unsupported protocol version: " + std::string(requested) + " (supported: " + list + ")",
+          std::move(data), true};
+}
+
+RpcError MissingClientCapability(const Json& required) {
+  std::string names;
+  for (const auto& [name, value] : required.items()) names += (names.empty() ? "" : ", ") + name;
+  Json data = Json::object();
+  data["requiredCapabilities"] = required;
+  return {rpc_error::kMissingClientCapability,
+          "Missing required client capability: " + names +
+              " (declare it in "
+              "_meta[\"io.modelcontextprotocol/clientCapabilities\"])",
+          std::move(data), false};
+}
+
+RpcError ResourceNotFound(const std::string& uri, bool modern) {
+  Json data = Json::object();
+  data["uri"] = uri;
+  return {modern ? rpc_error::kInvalidParams : rpc_error::kResourceNotFound,
+          "Resource not found: " + uri, std::move(data), false};
+}
+
 RpcError ToRpcError(const Error& error) {
   switch (error.code) {
     case ErrorCode::kInvalidArgument:
-      return {rpc_error::kInvalidParams, error.message, std::nullopt};
     case ErrorCode::kNotFound:
-      return {rpc_error::kResourceNotFound, error.message, std::nullopt};
+      return InvalidParams(error.message);
     default:
-      return {rpc_error::kInternalError, error.message, std::nullopt};
+      return InternalError(error.message);
   }
+}
+
+Json ReadableId(const Json& message) {
+  if (!message.is_object()) return nullptr;
+  auto it = message.find("id");
+  return it != message.end() && IsValidId(*it) ? *it : Json(nullptr);
+}
+
+namespace {
+
+// Reads `message` into `in`, all but its params and response payload; returns where the params
+// object is in `message` (nullptr when absent, null or not an object).
+const Json* ReadShape(const Json& message, IncomingMessage& in) {
+  if (!message.is_object()) {
+    in.error = InvalidRequest("a message must be a JSON object");
+    return nullptr;
+  }
+  const auto id_it = message.find("id");
+  const bool has_id = id_it != message.end();
+  if (has_id && IsValidId(*id_it)) in.id = *id_it;
+  const auto version_it = message.find("jsonrpc");
+  const bool version_ok = version_it != message.end() && *version_it == "2.0";
+  const auto method_it = message.find("method");
+  if (method_it == message.end()) {
+    if (message.contains("result") || message.contains("error")) {
+      // Without "jsonrpc":"2.0" or a readable id it is a stray message: dropped, never answered.
+      if (version_ok && !in.id.is_null()) in.kind = IncomingMessage::Kind::kResponse;
+      return nullptr;
+    }
+    in.error = InvalidRequest("missing \"method\"");
+    return nullptr;
+  }
+  if (!version_ok) {
+    in.error = InvalidRequest("\"jsonrpc\" must be \"2.0\"");
+    return nullptr;
+  }
+  if (!method_it->is_string()) {
+    in.error = InvalidRequest("\"method\" must be a string");
+    return nullptr;
+  }
+  in.method = method_it->get<std::string>();
+  in.params = Json::object();
+  const Json* params = nullptr;
+  bool params_ok = true;
+  if (auto p = message.find("params"); p != message.end() && !p->is_null()) {
+    params_ok = p->is_object();
+    if (params_ok) params = &*p;
+  }
+  if (!has_id) {
+    in.kind = IncomingMessage::Kind::kNotification;
+    if (!params_ok) in.error = InvalidParams("params must be an object");
+    return params;
+  }
+  if (in.id.is_null()) {
+    in.error = InvalidRequest("\"id\" must be a string or an integer");
+    return nullptr;
+  }
+  in.kind = IncomingMessage::Kind::kRequest;
+  if (!params_ok) in.error = InvalidParams("params must be an object");
+  return params;
+}
+
+}  // namespace
+
+IncomingMessage ReadIncoming(Json message) {
+  IncomingMessage in;
+  const Json* params = ReadShape(message, in);
+  if (params != nullptr) in.params = std::move(message["params"]);
+  if (in.kind == IncomingMessage::Kind::kResponse) {
+    if (auto result = message.find("result"); result != message.end()) {
+      in.result = std::move(*result);
+    } else {
+      in.response_error = std::move(message["error"]);
+    }
+  }
+  return in;
+}
+
+IncomingMessage PeekIncoming(const Json& message, const Json** params) {
+  IncomingMessage in;
+  *params = ReadShape(message, in);
+  return in;
+}
+
+std::string ErrorResponseText(const Json& id, const RpcError& error, bool omit_null_id) {
+  return DumpCompactJson(MakeErrorResponse(id, error, omit_null_id));
+}
+
+std::string DescribeClientError(const Json& response_error) {
+  std::string text = "client answered with an error";
+  if (response_error.is_object()) {
+    if (auto code = response_error.find("code"); code != response_error.end()) {
+      text += " " + code->dump();
+    }
+    if (auto m = response_error.find("message"); m != response_error.end()) {
+      text += ": " + (m->is_string() ? m->get<std::string>() : m->dump());
+    }
+  }
+  return text;
 }
 
 }  // namespace imgmcp::mcp

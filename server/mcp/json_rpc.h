@@ -1,5 +1,6 @@
-// JSON-RPC 2.0 vocabulary for the MCP core: error codes, message builders and request ids.
-// Wire-format names ("jsonrpc", "result", "error") live here and in connection.cpp only.
+// JSON-RPC 2.0 for the MCP core: error codes and the one Error → JSON-RPC error mapping, reading
+// an incoming message into a typed one, building outgoing messages, request ids. The envelope's
+// wire names ("jsonrpc", "id", "method", "params", "result", "error") live here only.
 #pragma once
 
 #include <cstddef>
@@ -19,7 +20,10 @@ inline constexpr int kInvalidRequest = -32600;
 inline constexpr int kMethodNotFound = -32601;
 inline constexpr int kInvalidParams = -32602;
 inline constexpr int kInternalError = -32603;
-inline constexpr int kResourceNotFound = -32002;
+inline constexpr int kResourceNotFound = -32002;  // legacy; modern uses kInvalidParams
+inline constexpr int kHeaderMismatch = -32020;
+inline constexpr int kMissingClientCapability = -32021;
+inline constexpr int kUnsupportedProtocolVersion = -32022;
 }  // namespace rpc_error
 
 // A JSON-RPC error as the core produces it before it becomes a response object.
@@ -27,13 +31,60 @@ struct RpcError {
   int code = rpc_error::kInternalError;
   std::string message;
   std::optional<Json> data;
+  // Raised while checking the request itself (its envelope, version, method), before any
+  // handler ran; Streamable HTTP answers such errors of modern requests with a 4xx status.
+  bool before_dispatch = false;
 };
+
+// The errors the core raises, each with its code and wording in one place.
+RpcError ParseError(std::string detail);
+RpcError InvalidRequest(std::string detail);  // "Invalid Request: <detail>"
+RpcError MethodNotFound(std::string_view method);
+RpcError InvalidParams(std::string message);
+RpcError InternalError(std::string message);
+RpcError HeaderMismatch(std::string detail);
+RpcError UnsupportedProtocolVersion(std::string_view requested);
+RpcError MissingClientCapability(const Json& required);  // {"sampling":{}, …}
+// resources/read of a URI nobody serves: -32002 in the legacy era, -32602 in the modern one;
+// both carry data.uri.
+RpcError ResourceNotFound(const std::string& uri, bool modern);
+
+// Maps an imgmcp Error (from a handler, a registry or a provider) to the JSON-RPC error a request
+// is answered with: invalid arguments and unknown names are the caller's (-32602), everything
+// else is internal (-32603).
+RpcError ToRpcError(const Error& error);
+
+// One incoming message (a batch's element, or the whole message), read into typed fields.
+struct IncomingMessage {
+  enum class Kind { kRequest, kNotification, kResponse, kInvalid };
+  Kind kind = Kind::kInvalid;
+  Json id;             // the request's (or response's) id; null when absent or unreadable
+  std::string method;  // requests and notifications
+  Json params;         // an object (empty when absent); requests and notifications
+  // kInvalid: the error to answer with (to `id`). kRequest: set when params is not an object.
+  std::optional<RpcError> error;
+  // kResponse: the client's answer to one of our requests.
+  std::optional<Json> result;
+  std::optional<Json> response_error;
+};
+// `message` is moved from. A response without a readable id or "jsonrpc":"2.0" is kInvalid with
+// no error (it is dropped unanswered, like any stray response).
+IncomingMessage ReadIncoming(Json message);
+// The same without taking `message` apart: `params` stays empty and *params points at the params
+// object inside `message` (nullptr when there is none).
+IncomingMessage PeekIncoming(const Json& message, const Json** params);
+
+// Whether a parsed message is a batch (a JSON array of messages).
+inline bool IsBatch(const Json& message) { return message.is_array(); }
+// The id of a message that could not be read otherwise (for an error answering it), else null.
+Json ReadableId(const Json& message);
 
 // {"jsonrpc":"2.0","id":id,"result":result}. `result` is moved, never copied (tool results can
 // carry tens of MB of base64).
 Json MakeResult(const Json& id, Json result);
-// {"jsonrpc":"2.0","id":id,"error":{code,message,data?}}; id is null when it could not be read.
-Json MakeErrorResponse(const Json& id, const RpcError& error);
+// {"jsonrpc":"2.0","id":id,"error":{code,message,data?}}; id is null when it could not be read —
+// or, with `omit_null_id` (the modern era's schema), left out.
+Json MakeErrorResponse(const Json& id, const RpcError& error, bool omit_null_id = false);
 Json MakeNotification(std::string_view method, Json params);
 Json MakeRequest(const Json& id, std::string_view method, Json params);
 
@@ -56,7 +107,7 @@ bool TextNestsDeeperThan(std::string_view text, size_t limit);
 // error (-32700), nesting deeper than kMaxJsonNestingDepth an invalid request (-32600), checked
 // before the parser builds anything.
 struct ParsedMessage {
-  Json message;                  // valid when error is empty
+  Json message;  // valid when error is empty
   std::optional<RpcError> error;
 };
 ParsedMessage ParseMessageText(std::string_view text);
@@ -64,7 +115,10 @@ std::string TooDeepMessage();
 // The same for a parsed value (iterative: safe on any depth).
 bool NestsDeeperThan(const Json& value, size_t limit);
 
-// Maps an imgmcp Error to the JSON-RPC error a request handler answers with.
-RpcError ToRpcError(const Error& error);
+// The compact JSON text of an error response (for transports that answer before a message
+// reaches the core: a body that is not JSON, a refused header, a missing session).
+std::string ErrorResponseText(const Json& id, const RpcError& error, bool omit_null_id = false);
+// The members of a client's error answer (to a server→client request), as one line of text.
+std::string DescribeClientError(const Json& response_error);
 
 }  // namespace imgmcp::mcp

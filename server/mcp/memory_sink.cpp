@@ -4,10 +4,13 @@
 
 namespace imgmcp::mcp {
 
-void MemorySink::Send(const Json& message, const std::optional<Json>& related_request_id) {
+void MemorySink::Send(OutgoingMessage message) {
+  // A test sink: it reads back what the core wrote, to let tests look at it.
+  Sent sent{Json::parse(message.json), message.related_request_id, message.kind, message.error_code,
+            message.rejected_before_dispatch};
   {
     std::lock_guard<std::mutex> lock(mu_);
-    sent_.push_back({message, related_request_id});
+    sent_.push_back(std::move(sent));
   }
   cv_.notify_all();
 }
@@ -37,11 +40,18 @@ std::optional<Json> MemorySink::WaitFor(const std::function<bool(const Json&)>& 
 }
 
 std::optional<Json> MemorySink::WaitForResponse(const Json& id, std::chrono::milliseconds timeout) {
-  return WaitFor(
-      [&id](const Json& m) {
-        return m.is_object() && !m.contains("method") && m.contains("id") && m["id"] == id;
-      },
-      timeout);
+  std::unique_lock<std::mutex> lock(mu_);
+  std::optional<Json> found;
+  cv_.wait_for(lock, timeout, [&] {
+    for (const Sent& s : sent_) {
+      if (s.kind == OutgoingMessage::Kind::kResponse && s.related_request_id == id) {
+        found = s.message;
+        return true;
+      }
+    }
+    return false;
+  });
+  return found;
 }
 
 bool MemorySink::WaitForDropped(const Json& id, std::chrono::milliseconds timeout) {

@@ -17,15 +17,18 @@ namespace imgmcp::mcp {
 class MemorySink final : public MessageSink {
  public:
   struct Sent {
-    Json message;
+    Json message;  // parsed back from the text the core wrote
     std::optional<Json> related_request_id;
+    OutgoingMessage::Kind kind = OutgoingMessage::Kind::kNotification;
+    std::optional<int> error_code;
+    bool rejected_before_dispatch = false;
   };
 
   // `caller_awaits_answers`: what CallerAwaitsAnswers() says (true to act like an HTTP POST).
   explicit MemorySink(bool caller_awaits_answers = false)
       : caller_awaits_answers_(caller_awaits_answers) {}
 
-  void Send(const Json& message, const std::optional<Json>& related_request_id) override;
+  void Send(OutgoingMessage message) override;
   void OnRequestDropped(const Json& request_id) override;
   bool CallerAwaitsAnswers() const override { return caller_awaits_answers_; }
 

@@ -36,8 +36,8 @@ void McpServer::AddResourceProvider(std::shared_ptr<ResourceProvider> provider) 
   if (provider) providers_.push_back(std::move(provider));
 }
 
-std::shared_ptr<Connection> McpServer::Connect(MessageSink& sink) {
-  auto connection = std::make_shared<Connection>(*this, sink);
+std::shared_ptr<Connection> McpServer::Connect(MessageSink& sink, ConnectionMode mode) {
+  auto connection = std::make_shared<Connection>(*this, sink, mode);
   std::lock_guard<std::mutex> lock(connections_mu_);
   std::erase_if(connections_, [](const std::weak_ptr<Connection>& c) { return c.expired(); });
   connections_.push_back(connection);
@@ -56,17 +56,22 @@ std::vector<std::shared_ptr<Connection>> McpServer::LiveConnections() {
   return live;
 }
 
-Json McpServer::Capabilities() const {
-  Json caps = Json::object();
-  caps["tools"] = Json{{"listChanged", false}};
-  caps["resources"] = Json{{"subscribe", true}, {"listChanged", true}};
-  caps["logging"] = Json::object();
-  if (!prompts_.empty()) caps["prompts"] = Json{{"listChanged", false}};
-  if (completion_) caps["completions"] = Json::object();
+ServerCapabilities McpServer::capabilities() const {
+  ServerCapabilities caps;
+  caps.prompts = !prompts_.empty();
+  caps.completions = static_cast<bool>(completion_);
   return caps;
 }
 
-Result<Json> McpServer::ListResources(const std::optional<std::string>& cursor) {
+ServerIdentity McpServer::identity() const {
+  return ServerIdentity{options_.name, options_.title, options_.version};
+}
+
+void McpServer::NotifyListChanged(ListKind list) {
+  for (const auto& connection : LiveConnections()) connection->NotifyListChanged(list);
+}
+
+Result<ResourcePage> McpServer::ListResources(const std::optional<std::string>& cursor) {
   size_t index = 0;
   std::optional<std::string> inner;
   if (cursor) {
@@ -80,17 +85,16 @@ Result<Json> McpServer::ListResources(const std::optional<std::string>& cursor) 
     index = position["p"].get<size_t>();
     inner = position["c"].get<std::string>();
   }
-  Json result = Json::object();
-  result["resources"] = Json::array();
+  ResourcePage result;
   for (; index < providers_.size(); ++index, inner.reset()) {
     auto page = providers_[index]->List(inner);
     if (!page.ok()) return page.error();
-    for (Json& resource : page->resources) result["resources"].push_back(std::move(resource));
+    for (Json& resource : page->resources) result.resources.push_back(std::move(resource));
     if (page->next_cursor) {
       Json position = Json::object();
       position["p"] = index;
       position["c"] = *page->next_cursor;
-      result["nextCursor"] = EncodeCursor(kResourceCursorKind, position.dump());
+      result.next_cursor = EncodeCursor(kResourceCursorKind, position.dump());
       break;
     }
   }
@@ -104,9 +108,7 @@ Json McpServer::ListResourceTemplates() {
     if (!mine.is_array()) continue;
     for (Json& t : mine) templates.push_back(std::move(t));
   }
-  Json result = Json::object();
-  result["resourceTemplates"] = std::move(templates);
-  return result;
+  return templates;
 }
 
 Result<Json> McpServer::ReadResource(const std::string& uri) {
@@ -127,10 +129,6 @@ void McpServer::Notifier::ResourceUpdated(const std::string& uri) {
   for (const auto& connection : server_.LiveConnections()) connection->NotifyResourceUpdated(uri);
 }
 
-void McpServer::Notifier::ResourceListChanged() {
-  for (const auto& connection : server_.LiveConnections()) {
-    connection->SendNotification("notifications/resources/list_changed", Json::object());
-  }
-}
+void McpServer::Notifier::ResourceListChanged() { server_.NotifyListChanged(ListKind::kResources); }
 
 }  // namespace imgmcp::mcp

@@ -25,16 +25,16 @@
 
 #include "common/json.h"
 #include "common/result.h"
+#include "server/mcp/connection.h"
 #include "server/mcp/message_sink.h"
 #include "server/mcp/prompt.h"
+#include "server/mcp/protocol.h"
 #include "server/mcp/resource.h"
 #include "server/mcp/tool.h"
 #include "server/mcp/tool_registry.h"
 #include "server/mcp/worker_pool.h"
 
 namespace imgmcp::mcp {
-
-class Connection;
 
 struct ServerOptions {
   std::string name = "imgmcp";  // serverInfo.name
@@ -79,7 +79,11 @@ class McpServer {
   // --- transports -----------------------------------------------------------------------------
   // A new client connection whose outgoing messages go to `sink`. `sink` must stay valid until
   // Connection::Close() returns (the connection never touches it afterwards).
-  std::shared_ptr<Connection> Connect(MessageSink& sink);
+  std::shared_ptr<Connection> Connect(MessageSink& sink,
+                                      ConnectionMode mode = ConnectionMode::kDual);
+  // Tells the connections listening for it that the tools or prompts list changed (resources:
+  // resource_notifier().ResourceListChanged()). Thread-safe.
+  void NotifyListChanged(ListKind list);
 
   // --- read access for the core -----------------------------------------------------------------
   const ServerOptions& options() const { return options_; }
@@ -87,11 +91,12 @@ class McpServer {
   const PromptRegistry& prompts() const { return prompts_; }
   const CompletionHandler& completion_handler() const { return completion_; }
   WorkerPool& pool() { return pool_; }
-  // The initialize result's "capabilities".
-  Json Capabilities() const;
-  // resources/list across providers: {resources, nextCursor?}. Bad cursor → kInvalidArgument.
-  Result<Json> ListResources(const std::optional<std::string>& cursor);
-  // resources/templates/list: {resourceTemplates}.
+  // What initialize and server/discover declare.
+  ServerCapabilities capabilities() const;
+  ServerIdentity identity() const;
+  // resources/list across providers. Bad cursor → kInvalidArgument.
+  Result<ResourcePage> ListResources(const std::optional<std::string>& cursor);
+  // resources/templates/list: every provider's templates.
   Json ListResourceTemplates();
   // resources/read: the provider's result; kNotFound when no provider serves `uri`.
   Result<Json> ReadResource(const std::string& uri);

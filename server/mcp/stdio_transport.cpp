@@ -13,7 +13,6 @@
 #include "common/log.h"
 #include "server/mcp/connection.h"
 #include "server/mcp/json_rpc.h"
-#include "server/mcp/json_writer.h"
 #include "server/mcp/line_reader.h"
 #include "server/mcp/server.h"
 
@@ -34,11 +33,9 @@ bool StdioTransport::Run() {
       [this] {
         log::Warn(kLog, "refused a message over " + std::to_string(options_.max_message_bytes) +
                             " bytes");
-        Send(MakeErrorResponse(nullptr, {rpc_error::kInvalidRequest,
-                                         "Invalid Request: message exceeds the limit of " +
-                                             std::to_string(options_.max_message_bytes) + " bytes",
-                                         std::nullopt}),
-             std::nullopt);
+        WriteLine(ErrorResponseText(
+            nullptr, InvalidRequest("message exceeds the limit of " +
+                                    std::to_string(options_.max_message_bytes) + " bytes")));
       });
 
   // Left uninitialised: zero-filling would make the whole chunk resident at start-up, while
@@ -56,8 +53,9 @@ bool StdioTransport::Run() {
   }
   splitter.Finish();
 
-  // EOF: let running calls finish briefly (a piped script may be waiting for their answers),
-  // then cancel what is left.
+  // EOF: subscriptions end at once; running calls may finish briefly (a piped script may be
+  // waiting for their answers), then what is left is cancelled.
+  connection->EndSubscriptions();
   bool idle = connection->WaitIdle(options_.finish_grace);
   if (!idle) {
     log::Info(kLog, "stdin closed; cancelling " + std::to_string(connection->InFlightCount()) +
@@ -70,12 +68,7 @@ bool StdioTransport::Run() {
   return idle;
 }
 
-void StdioTransport::Send(const Json& message, const std::optional<Json>& related_request_id) {
-  // Serialise outside the lock; invalid UTF-8 from a tool is replaced rather than thrown. The
-  // writer copies a full-size image's base64 verbatim instead of escaping it byte by byte.
-  const std::string text = DumpCompactJson(message);
-  WriteLine(text);
-}
+void StdioTransport::Send(OutgoingMessage message) { WriteLine(message.json); }
 
 void StdioTransport::WriteLine(std::string_view text) {
   std::lock_guard<std::mutex> lock(write_mu_);

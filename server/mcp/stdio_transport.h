@@ -2,8 +2,8 @@
 //
 // Run() is the reader: it reads the input fd in chunks on the calling thread and hands each line
 // to the Connection (tool calls go to the worker pool, so ping and notifications/cancelled are
-// read while calls run). Send() is the single writer: compact JSON plus "\n", written whole under
-// one mutex with writev, from any thread. Logs go to stderr only.
+// read while calls run). Send() is the single writer: the core's compact JSON text plus "\n",
+// written whole under one mutex with writev, from any thread. Logs go to stderr only.
 #pragma once
 
 #include <chrono>
@@ -40,7 +40,7 @@ class StdioTransport final : public MessageSink {
   bool Run();
 
   // MessageSink: writes one message as one line. Thread-safe.
-  void Send(const Json& message, const std::optional<Json>& related_request_id) override;
+  void Send(OutgoingMessage message) override;
 
  private:
   void WriteLine(std::string_view text);

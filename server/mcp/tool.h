@@ -28,6 +28,10 @@ struct ToolDefinition {
   Json input_schema;                  // root "type":"object"
   std::optional<Json> output_schema;  // when set, successful results carry structured_content
   ToolAnnotations annotations;
+  // Client capabilities a call needs (e.g. {"sampling":{}}). In the modern era a request that does
+  // not declare them is refused with -32021 before the handler runs; legacy clients declared
+  // theirs at initialize, and the handler's SendRequest fails without them. Empty: none.
+  Json required_client_capabilities = Json::object();
   // The tool's `_meta` in tools/list (e.g. the MCP Apps `ui.resourceUri`); omitted when unset.
   std::optional<Json> meta;
   // The tool answers promptly, sends nothing before its result (no progress, log or client
@@ -36,12 +40,26 @@ struct ToolDefinition {
   bool quick = false;
 };
 
+// Multi round-trip requests (modern era): what a call asks the client for before it can finish,
+// and what the client sends back when it retries the call.
+struct InputRequest {
+  Json requests = Json::object();    // {key: {method, params}}: elicitation/create, sampling/…
+  std::optional<std::string> state;  // opaque to the client; echoed on the retry
+};
+struct InputResponses {
+  std::optional<Json> responses;  // {key: the client's result for that request}
+  std::optional<std::string> request_state;
+};
+
 // A tool's answer. Failures of the tool itself (validation, backend, business rules) are results
 // with is_error = true and a text block — never JSON-RPC errors.
 struct ToolResult {
   Json content = Json::array();            // MCP content blocks
   std::optional<Json> structured_content;  // object conforming to output_schema
   bool is_error = false;
+  // Set: the call needs input from the client first (modern era): the answer is an
+  // input_required result and content, structured_content and is_error are not sent.
+  std::optional<InputRequest> input_required;
 
   static ToolResult Text(std::string text);
   static ToolResult ErrorText(std::string text);
@@ -94,6 +112,19 @@ class ToolCallContext {
   // Ends the transport stream carrying this call's messages while the call goes on (SEP-1699);
   // the client resumes it. A no-op on transports without such streams (stdio).
   virtual void CloseStream() {}
+  // True when the call came as a modern (2026-07-28) request: server→client requests are then
+  // made by answering input_required (ToolResult::input_required), not with SendRequest.
+  virtual bool Modern() const { return false; }
+  // The capabilities the client declared (at initialize, or in the request's _meta).
+  virtual const Json& ClientCapabilities() const {
+    static const Json kNone = Json::object();
+    return kNone;
+  }
+  // What the client sent back on retrying a call answered input_required (modern era).
+  virtual const InputResponses& Inputs() const {
+    static const InputResponses kNone;
+    return kNone;
+  }
 };
 
 using ToolHandler = std::function<ToolResult(const Json& arguments, ToolCallContext& ctx)>;

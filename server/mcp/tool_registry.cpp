@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "server/mcp/pagination.h"
+#include "server/mcp/protocol.h"
 
 namespace imgmcp::mcp {
 
@@ -90,6 +91,10 @@ Json ToolDefinitionToJson(const ToolDefinition& definition) {
 }
 
 Json ToolResultToJson(ToolResult&& result) {
+  if (result.input_required) {
+    return InputRequiredResult(std::move(result.input_required->requests),
+                               result.input_required->state);
+  }
   Json out = Json::object();
   out["content"] = std::move(result.content);
   if (result.structured_content) out["structuredContent"] = std::move(*result.structured_content);

@@ -35,11 +35,17 @@ class ProtocolTest(unittest.TestCase):
 
     # --- lifecycle ----------------------------------------------------------------------------
     def test_discover_probe_before_initialize_then_initialize(self):
+        # Claude Code's probe: a modern server/discover is answered; an initialize on the same
+        # pipe still opens a legacy session (a dual-era server, 2026-07-28 basic/versioning).
         srv = self.server()
         srv.send({"jsonrpc": "2.0", "id": "server-discover-probe-1", "method": "server/discover",
-                  "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}})
+                  "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                                       "io.modelcontextprotocol/clientCapabilities": {}}}})
         probe = srv.wait_for(lambda m: is_response(m, "server-discover-probe-1"))
-        self.assertEqual(probe["error"]["code"], -32601)
+        self.assertIn("2026-07-28", probe["result"]["supportedVersions"])
+        self.assertIn(LATEST_PROTOCOL, probe["result"]["supportedVersions"])
+        # without _meta it is a legacy request, and the legacy era has no server/discover
+        self.assertEqual(srv.request("server/discover")["error"]["code"], -32601)
         # other early requests are answered too, and never end the process
         self.assertIn("result", srv.request("ping"))
         self.assertEqual(srv.request("tools/list")["error"]["code"], -32600)

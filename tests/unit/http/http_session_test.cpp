@@ -231,10 +231,15 @@ TEST_F(HttpSessionTest, EndWakesAWaitingPost) {
 }
 
 TEST_F(HttpSessionTest, ReplayBufferIsBounded) {
-  auto small = std::make_shared<HttpSession>("small", SessionOptions{milliseconds(10), 3, 1 << 20});
+  auto small =
+      std::make_shared<HttpSession>("small", SessionOptions{true, milliseconds(10), 3, 1 << 20});
   small->Attach(server_.Connect(*small));
   auto stream = small->OpenStandaloneStream();
-  for (int i = 0; i < 10; ++i) small->Send(Json{{"n", i}}, std::nullopt);
+  for (int i = 0; i < 10; ++i) {
+    mcp::OutgoingMessage message;
+    message.json = Json{{"n", i}}.dump();
+    small->Send(std::move(message));
+  }
   auto replay = small->Resume(EventId{0, 0});
   small->End();
   auto frames = ReadAll(*replay);

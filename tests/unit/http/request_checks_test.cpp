@@ -83,5 +83,117 @@ TEST(BearerToken, ExactMatchOnly) {
   EXPECT_FALSE(BearerTokenMatches("s3cret", "s3cret"));
 }
 
+Json Request(const std::string& method, Json params = Json::object()) {
+  return Json{{"jsonrpc", "2.0"}, {"id", 5}, {"method", method}, {"params", std::move(params)}};
+}
+
+Json Modern(Json params = Json::object(), const std::string& version = "2026-07-28") {
+  params["_meta"] = {{"io.modelcontextprotocol/protocolVersion", version},
+                     {"io.modelcontextprotocol/clientCapabilities", Json::object()}};
+  return params;
+}
+
+McpHeaders Headers(std::optional<std::string> version, std::optional<std::string> method = {},
+                   std::optional<std::string> name = {}) {
+  return McpHeaders{std::move(version), std::move(method), std::move(name)};
+}
+
+TEST(ChooseEra, ModernByTheBodysMetaOrAModernHeaderElseLegacy) {
+  auto era = [](const Json& message, const McpHeaders& headers) {
+    EraChoice choice = ChooseEra(mcp::ReadRequestFacts(message), headers);
+    EXPECT_FALSE(choice.refusal.has_value()) << message.dump();
+    return choice.era;
+  };
+  using mcp::Era;
+  EXPECT_EQ(era(Request("tools/list", Modern()), Headers("2026-07-28")), Era::kModern);
+  EXPECT_EQ(era(Request("tools/list", Modern()), Headers(std::nullopt)), Era::kModern);
+  // A modern header alone makes it modern (the core then asks for the _meta: -32602).
+  EXPECT_EQ(era(Request("server/discover"), Headers("2026-07-28")), Era::kModern);
+  EXPECT_EQ(era(Request("server/discover"), Headers("v999.0.0")), Era::kModern);
+  // Legacy: no claim, and a legacy or no version header.
+  EXPECT_EQ(era(Request("tools/list"), Headers("2025-11-25")), Era::kLegacy);
+  EXPECT_EQ(era(Request("ping"), Headers(std::nullopt)), Era::kLegacy);
+  EXPECT_EQ(era(Request("ping"), Headers("1999-01-01")), Era::kLegacy);
+  EXPECT_EQ(era(Request("initialize", {{"protocolVersion", "2025-11-25"}}), Headers(std::nullopt)),
+            Era::kLegacy);
+  EXPECT_EQ(era(Json{{"jsonrpc", "2.0"}, {"id", 1}, {"result", {}}}, Headers("2026-07-28")),
+            Era::kLegacy);  // a posted response belongs to a legacy session
+  // A modern initialize (with the _meta) is a modern request, which the core refuses: -32601.
+  EXPECT_EQ(era(Request("initialize", Modern()), Headers("2026-07-28")), Era::kModern);
+  // The only modern notification (cancelled) arrives without Mcp-Method from the v2 SDK.
+  EXPECT_EQ(era(Json{{"jsonrpc", "2.0"},
+                     {"method", "notifications/cancelled"},
+                     {"params", Modern({{"requestId", "listen:0"}})}},
+                Headers("2026-07-28")),
+            Era::kModern);
+
+  EraChoice legacy_handshake_modern_header =
+      ChooseEra(mcp::ReadRequestFacts(Request("initialize", {{"protocolVersion", "2025-11-25"}})),
+                Headers("2026-07-28"));
+  ASSERT_TRUE(legacy_handshake_modern_header.refusal.has_value());
+  EXPECT_EQ(legacy_handshake_modern_header.refusal->code, mcp::rpc_error::kHeaderMismatch);
+}
+
+TEST(CheckModernHeaders, HeadersMustMatchTheBody) {
+  auto refusal = [](const Json& message, const McpHeaders& headers) {
+    auto error = CheckModernHeaders(mcp::ReadRequestFacts(message), headers);
+    if (error) {
+      EXPECT_EQ(error->code, mcp::rpc_error::kHeaderMismatch);
+    }
+    return error ? error->message : std::string();
+  };
+  const Json call = Request("tools/call", Modern({{"name", "get_image"}}));
+  EXPECT_EQ(refusal(call, Headers("2026-07-28", "tools/call", "get_image")), "");
+  EXPECT_NE(refusal(call, Headers(std::nullopt, "tools/call", "get_image"))
+                .find("MCP-Protocol-Version header is required"),
+            std::string::npos);
+  EXPECT_NE(refusal(Request("server/discover", Modern({}, "v999.0.0")),
+                    Headers("2026-07-28", "server/discover"))
+                .find("does not match the body's _meta version 'v999.0.0'"),
+            std::string::npos);
+  EXPECT_NE(refusal(call, Headers("2026-07-28")).find("Mcp-Method header is required"),
+            std::string::npos);
+  EXPECT_NE(refusal(Request("tools/list", Modern()), Headers("2026-07-28", "prompts/list"))
+                .find("'prompts/list' does not match body value 'tools/list'"),
+            std::string::npos);
+  // Header values are case-sensitive.
+  EXPECT_NE(refusal(Request("tools/list", Modern()), Headers("2026-07-28", "TOOLS/LIST")), "");
+  EXPECT_NE(refusal(call, Headers("2026-07-28", "tools/call")).find("Mcp-Name header is required"),
+            std::string::npos);
+  EXPECT_NE(refusal(call, Headers("2026-07-28", "tools/call", "wrong_tool_name"))
+                .find("'wrong_tool_name' does not match body value 'get_image'"),
+            std::string::npos);
+  // The Base64 sentinel is decoded before comparing (transports/streamable-http, Value Encoding).
+  const Json read = Request("resources/read", Modern({{"uri", "imgmcp://sessions/é"}}));
+  EXPECT_EQ(refusal(read, Headers("2026-07-28", "resources/read",
+                                  "=?base64?aW1nbWNwOi8vc2Vzc2lvbnMvw6k=?=")),
+            "");
+  EXPECT_NE(refusal(read, Headers("2026-07-28", "resources/read", "=?base64?***?=")), "");
+  // Methods without a name, and notifications, need no Mcp-Name / Mcp-Method.
+  EXPECT_EQ(refusal(Request("tools/list", Modern()), Headers("2026-07-28", "tools/list")), "");
+  EXPECT_EQ(refusal(Json{{"jsonrpc", "2.0"},
+                         {"method", "notifications/cancelled"},
+                         {"params", Modern({{"requestId", 1}})}},
+                    Headers("2026-07-28")),
+            "");
+}
+
+TEST(DecodeHeaderValue, SentinelOrPlain) {
+  EXPECT_EQ(DecodeHeaderValue("us-west1"), "us-west1");
+  EXPECT_EQ(DecodeHeaderValue("=?base64?SGVsbG8sIOS4lueVjA==?="), "Hello, 世界");
+  EXPECT_EQ(DecodeHeaderValue("=?base64?"), "=?base64?");  // too short to be a sentinel
+  EXPECT_FALSE(DecodeHeaderValue("=?base64?!!?=").has_value());
+}
+
+TEST(ModernErrorStatus, LadderErrorsAre4xxHandlerErrorsAre200) {
+  EXPECT_EQ(ModernErrorStatus(mcp::rpc_error::kMethodNotFound, true), 404);
+  EXPECT_EQ(ModernErrorStatus(mcp::rpc_error::kInvalidParams, true), 400);  // the _meta
+  EXPECT_EQ(ModernErrorStatus(mcp::rpc_error::kUnsupportedProtocolVersion, true), 400);
+  EXPECT_EQ(ModernErrorStatus(mcp::rpc_error::kHeaderMismatch, true), 400);
+  EXPECT_EQ(ModernErrorStatus(mcp::rpc_error::kMissingClientCapability, false), 400);
+  EXPECT_EQ(ModernErrorStatus(mcp::rpc_error::kInvalidParams, false), 200);  // unknown tool
+  EXPECT_EQ(ModernErrorStatus(mcp::rpc_error::kInternalError, false), 200);
+}
+
 }  // namespace
 }  // namespace imgmcp::http

@@ -218,10 +218,22 @@ class CoreTest : public ::testing::Test {
 
 // --- lifecycle ----------------------------------------------------------------------------------
 
-TEST_F(CoreTest, DiscoverProbeBeforeInitializeIsMethodNotFoundThenInitializeWorks) {
-  Json probe = Call("server/discover",
-                    {{"_meta", {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"}}}});
-  EXPECT_EQ(ErrorCode(probe), rpc_error::kMethodNotFound);
+// Claude Code's stdio probe is a modern server/discover; it answers, and an initialize on the same
+// pipe still opens a legacy session (2026-07-28 basic/versioning, dual-era servers).
+TEST_F(CoreTest, DiscoverProbeIsAnsweredThenInitializeOpensALegacySession) {
+  Json probe =
+      Call("server/discover", {{"_meta",
+                                {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                                 {"io.modelcontextprotocol/clientCapabilities", Json::object()}}}});
+  EXPECT_EQ(probe["result"]["supportedVersions"],
+            Json({"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"}));
+  // A modern claim without clientCapabilities is invalid params.
+  Json partial = Call("server/discover",
+                      {{"_meta", {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"}}}});
+  EXPECT_EQ(ErrorCode(partial), rpc_error::kInvalidParams);
+  // Without _meta it is a legacy request, and the legacy era has no server/discover.
+  EXPECT_EQ(ErrorCode(Call("server/discover")), rpc_error::kMethodNotFound);
+  EXPECT_FALSE(connection_->initialized());
   EXPECT_EQ(Call("ping")["result"], Json::object());  // ping is fine before initialize
   EXPECT_EQ(ErrorCode(Call("tools/list")), rpc_error::kInvalidRequest);  // known, too early
   Json init = Init();
