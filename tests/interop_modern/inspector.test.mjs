@@ -1,6 +1,7 @@
 // Interop, modern era: the MCP Inspector CLI 2.12.0 (`mcp-inspector --cli --protocol-era modern`,
-// one process per command, as a script or CI job runs it) lists and calls imgmcp's tools and reads
-// its resources, over stdio (the inspector starts the binary) and over Streamable HTTP.
+// one process per command, as a script or CI job runs it) lists and calls imgmcp's tools and lists
+// and reads its resources (the session viewer MCP App among them), over stdio (the inspector starts
+// the binary) and over Streamable HTTP.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
@@ -12,6 +13,8 @@ import { sha256 } from './support/results.mjs';
 const INSPECTOR = fileURLToPath(new URL(
   './node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js', import.meta.url));
 const TIMEOUT = { timeout: 90000 };
+const VIEWER = 'ui://imgmcp/session-viewer.html';
+const APP_MIME = 'text/html;profile=mcp-app';
 
 function inspectorSuite(over, open) {
   let work;
@@ -62,6 +65,15 @@ function inspectorSuite(over, open) {
     assert.equal(sha256(Buffer.from(blob.contents[0].blob, 'base64')), v2.sha256);
     const reverted = (await callTool('reset_session', { session_id: 'insp', to_version: 1 })).structuredContent;
     assert.deepEqual([reverted.version, reverted.sha256], [3, v1.sha256]);
+  });
+
+  test(`the session viewer (MCP App) is listed and readable${over}`, TIMEOUT, async () => {
+    const listed = (await inspect(['--method', 'resources/list'])).result.resources
+      .find((r) => r.uri === VIEWER);
+    assert.equal(listed?.mimeType, APP_MIME);
+    const { contents } = (await inspect(['--method', 'resources/read', '--uri', VIEWER])).result;
+    assert.deepEqual([contents[0].uri, contents[0].mimeType], [VIEWER, APP_MIME]);
+    assert.match(contents[0].text, /<html[\s>]/i);
   });
 }
 

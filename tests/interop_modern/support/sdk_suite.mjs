@@ -1,6 +1,7 @@
 // The v2 SDK suite, run by sdk_stdio.test.mjs and sdk_http.test.mjs over their transport: the
-// client pinned to 2026-07-28 (and in `auto`) calls all four tools, reads resources and listens for
-// a new version's notifications/resources/updated on subscriptions/listen.
+// client pinned to 2026-07-28 (and in `auto`) calls all four tools, reads resources (the session
+// viewer MCP App among them) and listens for a new version's notifications/resources/updated on
+// subscriptions/listen.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { MODERN, TOOL_NAMES, tempDir } from './processes.mjs';
@@ -8,6 +9,8 @@ import { blocksOf, ok, sha256 } from './results.mjs';
 import { modernClient } from './sdk.mjs';
 
 const TIMEOUT = { timeout: 60000 };
+const VIEWER = 'ui://imgmcp/session-viewer.html';
+const APP_MIME = 'text/html;profile=mcp-app';
 
 // `open(dataDir)` resolves { transport(), stop() }: transport() makes a new client transport to
 // the imgmcp under test; stop() ends what open started.
@@ -48,7 +51,19 @@ export function sdkSuite({ over, open }) {
     for (const tool of tools) {
       assert.equal(tool.inputSchema.type, 'object', tool.name);
       assert.equal(tool.outputSchema?.type, 'object', tool.name);
+      assert.equal(tool._meta?.ui?.resourceUri, VIEWER, tool.name);
     }
+  });
+
+  test(`the session viewer (MCP App) is listed and readable${over}`, TIMEOUT, async () => {
+    const { resources } = await client.listResources();
+    const listed = resources.find((r) => r.uri === VIEWER);
+    assert.ok(listed, JSON.stringify(resources.map((r) => r.uri)));
+    assert.equal(listed.mimeType, APP_MIME);
+    const { contents } = await client.readResource({ uri: VIEWER });
+    assert.equal(contents.length, 1);
+    assert.deepEqual([contents[0].uri, contents[0].mimeType], [VIEWER, APP_MIME]);
+    assert.match(contents[0].text, /<html[\s>]/i);
   });
 
   test(`generate, edit, get and reset a session${over}`, TIMEOUT, async () => {
