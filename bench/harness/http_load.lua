@@ -2,6 +2,8 @@
 -- then notifications/initialized) and its connections call one small tool in a loop. wrk is a C
 -- event loop, so the client is far from being the bottleneck of either server.
 --   wrk -t16 -c16 -d10s -s http_load.lua URL -- TOOL ARGS_JSON   (one connection and session per thread, like 16 clients)
+--   wrk … -- TOOL ARGS_JSON modern   (MCP 2026-07-28: no handshake, no session; every call is a
+--                                      stateless request carrying its own _meta and headers)
 -- Prints one JSON line like http_load.mjs:
 --   {"rps":…, "p50":ms, "p95":ms, "calls":n, "errors":n, "first_error":…, "client":"wrk"}
 
@@ -12,7 +14,9 @@ function setup(thread)
   table.insert(threads, thread)
 end
 
+local MODERN_PROTOCOL = "2026-07-28"
 local tool, args_json
+local modern = false
 local session = nil          -- this thread's MCP session id, from the first initialize answer
 local initialized_sent = false
 local next_id = 2
@@ -24,6 +28,24 @@ first_error = ""
 function init(argv)
   tool = argv[1]
   args_json = argv[2] or "{}"
+  modern = argv[3] == "modern"
+end
+
+-- A stateless 2026-07-28 tools/call: the headers repeat what the body says.
+local function modern_call()
+  next_id = next_id + 1
+  local h = {
+    ["Content-Type"] = "application/json",
+    ["Accept"] = "application/json, text/event-stream",
+    ["MCP-Protocol-Version"] = MODERN_PROTOCOL,
+    ["Mcp-Method"] = "tools/call",
+    ["Mcp-Name"] = tool,
+  }
+  return wrk.format("POST", nil, h,
+    '{"jsonrpc":"2.0","id":' .. next_id .. ',"method":"tools/call","params":{"name":"' .. tool ..
+    '","arguments":' .. args_json .. ',"_meta":{"io.modelcontextprotocol/protocolVersion":"' ..
+    MODERN_PROTOCOL .. '","io.modelcontextprotocol/clientInfo":{"name":"imgmcp-bench-wrk",' ..
+    '"version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}')
 end
 
 local function headers(with_session)
@@ -37,6 +59,7 @@ local function headers(with_session)
 end
 
 function request()
+  if modern then return modern_call() end
   if session == nil then
     handshakes = handshakes + 1
     return wrk.format("POST", nil, headers(false),
@@ -61,15 +84,15 @@ local function fail(why)
 end
 
 function response(status, hdrs, body)
-  if session == nil then
+  if not modern and session == nil then
     session = hdrs["Mcp-Session-Id"] or hdrs["mcp-session-id"]
     if session == nil then fail("initialize answered without Mcp-Session-Id (HTTP " .. status .. ")") end
     return
   end
   if status == 202 then return end  -- the initialized notification
-  -- Every connection's first request was an initialize (none had a session yet); those answers
-  -- are not calls.
-  if string.find(body, '"serverInfo"', 1, true) then return end
+  -- Every legacy connection's first request was an initialize (none had a session yet); those
+  -- answers are not calls. (Modern results carry serverInfo in _meta: every one is a call.)
+  if not modern and string.find(body, '"serverInfo"', 1, true) then return end
   if status ~= 200 then
     fail("HTTP " .. status .. ": " .. string.sub(body, 1, 160))
   elseif string.find(body, '"isError":true', 1, true) or string.find(body, '"error":{', 1, true) then

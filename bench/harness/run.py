@@ -34,6 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH = os.path.dirname(HERE)
 NODE_MODULES = os.path.join(BENCH, "node_modules")
 PROTOCOL = "2025-06-18"
+MODERN_PROTOCOL = "2026-07-28"  # the stateless revision: server/discover, _meta on every request
 FAKE_KEY = "bench-fake-key"
 
 
@@ -314,6 +315,16 @@ class StdioClient:
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return ms, msg
 
+    def discover(self):
+        """The 2026-07-28 opening: server/discover, no initialize."""
+        ms, _, msg = self.request("server/discover", {"_meta": {
+            "io.modelcontextprotocol/protocolVersion": MODERN_PROTOCOL,
+            "io.modelcontextprotocol/clientInfo": {"name": "imgmcp-bench", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {}}}, timeout=60)
+        if "result" not in msg:
+            raise McpError(f"server/discover: {json.dumps(msg)[:300]}")
+        return ms, msg
+
     def call(self, tool, args, timeout=120):
         ms, line, msg = self.request("tools/call", {"name": tool, "arguments": args}, timeout)
         result = msg.get("result", {})
@@ -487,13 +498,14 @@ def measure_floor(image_file, n):
     return {"median": statistics.median(times), "p95": pct(times, 0.95), "line_bytes": size}
 
 
-def measure_cold_start(server, workdir, runs, tag):
+def measure_cold_start(server, workdir, runs, tag, modern=False):
+    """Spawn to the first answer: initialize (legacy), or server/discover (2026-07-28)."""
     times = []
     try:
         for i in range(runs):
             client = start(server, workdir, f"{tag}-cold{i}")
             try:
-                client.initialize()
+                client.discover() if modern else client.initialize()
                 times.append((time.perf_counter() - client.t_spawn) * 1000)
             finally:
                 client.close()
@@ -600,10 +612,12 @@ def children_cpu_seconds():
     return usage.ru_utime + usage.ru_stime
 
 
-def measure_http(argv, env, cwd, port, tool, args, seconds, concurrency, log_path, setup=None):
+def measure_http(argv, env, cwd, port, tool, args, seconds, concurrency, log_path, setup=None,
+                 modern=False):
     """P6: small tools/call throughput over Streamable HTTP. wrk (bench/harness/http_load.lua, a C
     event loop) drives the load when installed; else bench/harness/http_load.mjs (Node), which
-    tops out near the server's rate on two cores and so understates the faster server."""
+    tops out near the server's rate on two cores and so understates the faster server.
+    modern: stateless 2026-07-28 calls (no handshake, no session); wrk only."""
     log = open(log_path, "wb")
     proc = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.PIPE,
                             stdout=log, stderr=log)
@@ -613,6 +627,8 @@ def measure_http(argv, env, cwd, port, tool, args, seconds, concurrency, log_pat
         if not wait_port(port, proc, 20):
             return {"error": "did not listen on 127.0.0.1:%d (exit %s)" % (port, proc.poll())}
         wrk = shutil.which("wrk")
+        if wrk is None and modern:
+            return {"error": "the 2026-07-28 load needs wrk (scripts/setup installs it)"}
         if wrk is None:
             cmd = node_client + [str(seconds), str(concurrency)]
             cmd += [json.dumps(setup)] if setup else []
@@ -624,6 +640,7 @@ def measure_http(argv, env, cwd, port, tool, args, seconds, concurrency, log_pat
                     return {"error": (done.stderr or done.stdout).strip()[-300:]}
             cmd = [wrk, f"-t{concurrency}", f"-c{concurrency}", f"-d{seconds}s", "-s",
                    os.path.join(HERE, "http_load.lua"), url, "--", tool, json.dumps(args)]
+            cmd += ["modern"] if modern else []
         # CPU time of the server and of the load client during the run: where the two cores go.
         server_cpu0, client_cpu0 = process_cpu_seconds(proc.pid), children_cpu_seconds()
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60)
@@ -1161,6 +1178,16 @@ def main():
                 rp = "—" if s is imgmcp or "error" in me else ratio(me["median"], r["median"])
                 rows.append(("P3", "cold start to initialize answer", s.name,
                              f"median {fmt_ms(r['median'])}", rp, "—", ""))
+            log("bench: P3 imgmcp, 2026-07-28")
+            modern = measure_cold_start(imgmcp, workdir, 5, "imgmcp-modern", modern=True)
+            what = "cold start to server/discover answer (2026-07-28)"
+            if "error" in modern:
+                rows.append(("P3", what, "imgmcp", "FAILED", "—", "—", modern["error"][:300]))
+            else:
+                results["P3-modern"] = modern["median"]
+                rows.append(("P3", what, "imgmcp", f"median {fmt_ms(modern['median'])}", "—", "—",
+                             "modern ÷ legacy (initialize) in this run: " +
+                             ("—" if "error" in me else ratio(modern["median"], me["median"]))))
 
         # ---- P4 ----
         if want("P4"):
@@ -1228,6 +1255,27 @@ def main():
                     setup={"name": "generate_image",
                            "arguments": {"prompt": "solid teal", "session_id": "small",
                                          "inline": "none"}})
+                log("bench: P6 imgmcp, 2026-07-28")
+                port = free_port()
+                modern = measure_http(
+                    [args.imgmcp, "--backend", "local", "--log-level", "warning", "--http",
+                     f"127.0.0.1:{port}", "--data-dir", os.path.join(workdir, "http-data")],
+                    imgmcp.env, workdir, port, "get_image",
+                    {"session_id": "small", "inline": "none", "include_history": False},
+                    5, 16, os.path.join(workdir, "imgmcp-http-modern.log"), modern=True)
+                what = "small tools/call over HTTP, 16 clients, 2026-07-28 stateless"
+                if "error" in modern:
+                    rows.append(("P6", what, "imgmcp", "FAILED", "—", "—",
+                                 modern["error"][:300]))
+                else:
+                    rows.append(("P6", what, "imgmcp",
+                                 f"{modern['rps']:.0f} calls/s, p50 {fmt_ms(modern['p50'])}",
+                                 "—", "—",
+                                 f"{modern['calls']} calls, {modern['errors']} errors, load from "
+                                 f"{modern['client']}; modern ÷ legacy throughput in this run: "
+                                 + ("—" if "error" in me else ratio(modern["rps"], me["rps"]))
+                                 + (f" (first: {modern['first_error'][:200]})"
+                                    if modern.get("first_error") else "")))
             else:
                 me = {"error": "pending: imgmcp --http is not wired in main yet"}
                 results["P6-pending"] = "imgmcp --http does not serve yet"
