@@ -7,6 +7,9 @@
 - LegacyClient: one Mcp-Session-Id on one replica; call() streams the answer (SSE or JSON) and
   hands progress notifications to a callback; listen() opens the GET stream for
   notifications (resource subscriptions). Standard library only.
+- ModernClient: the same calls as MCP 2026-07-28 stateless requests — no initialize, no
+  session; every POST carries its protocol version, client info and capabilities in `_meta`
+  and the MCP-Protocol-Version / Mcp-Method / Mcp-Name headers, so any replica can answer it.
 """
 import concurrent.futures
 import hashlib
@@ -30,6 +33,7 @@ import pngio  # noqa: E402  (demo/pngio.py)
 
 TIMEOUT = 60.0
 LATEST = "2025-11-25"
+MODERN = "2026-07-28"
 LISTENING = re.compile(rb"listening on http://([^\s/]+):(\d+)/mcp")
 
 
@@ -161,7 +165,7 @@ class LegacyClient:
         if status != 202:
             raise CallFailed(f"notifications/initialized: HTTP {status}")
 
-    def _headers(self):
+    def _headers(self, method=None, params=None):
         h = {"Host": f"{self.host}:{self.port}", "Content-Type": "application/json",
              "Accept": "application/json, text/event-stream"}
         if getattr(self, "session", None):
@@ -180,18 +184,25 @@ class LegacyClient:
         finally:
             conn.close()
 
+    def _meta(self):
+        """What every request of this client carries in params._meta."""
+        return {}
+
     def call(self, method, params=None, on_progress=None):
         """Sends a request; returns its JSON-RPC response. on_progress(params) gets each
         notifications/progress on the way (the request then carries a progress token)."""
         rid = next(self._ids)
         params = dict(params or {})
+        meta = self._meta()
         if on_progress is not None:
-            params["_meta"] = {"progressToken": f"p{rid}"}
+            meta["progressToken"] = f"p{rid}"
+        if meta:
+            params["_meta"] = meta
         conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
         try:
             conn.request("POST", "/mcp", body=json.dumps(
                 {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}).encode(),
-                headers=self._headers())
+                headers=self._headers(method, params))
             resp = conn.getresponse()
             if resp.status != 200:
                 raise CallFailed(f"{method}: HTTP {resp.status} {resp.read()[:300]!r}")
@@ -220,6 +231,32 @@ class LegacyClient:
     def listen(self):
         """Opens the GET stream; returns a Listener collecting its notifications."""
         return Listener(self)
+
+
+class ModernClient(LegacyClient):
+    """MCP 2026-07-28: stateless requests, no session; each call may go to any replica."""
+
+    def __init__(self, port, host="127.0.0.1", timeout=TIMEOUT):
+        self.host, self.port, self.timeout = host, port, timeout
+        self.session = None
+
+    def _meta(self):
+        return {"io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientInfo": {"name": "test_replicas", "version": "1"},
+                "io.modelcontextprotocol/clientCapabilities": {}}
+
+    def _headers(self, method=None, params=None):
+        h = super()._headers()
+        h["MCP-Protocol-Version"] = MODERN
+        if method:
+            h["Mcp-Method"] = method
+        name = (params or {}).get("name") or (params or {}).get("uri")
+        if name:
+            h["Mcp-Name"] = name
+        return h
+
+    def listen(self):
+        raise NotImplementedError("modern clients listen with subscriptions/listen")
 
 
 class Listener:
@@ -322,19 +359,19 @@ def squares_drawn(png):
     return drawn
 
 
-def check_ordered_edits(test, ports, session_id, n):
-    """R1: n edits of one session, edit i sent to ports[i % len(ports)] (with a client session of
-    its own) once edit i-1 holds its ticket — it reported progress (queued, or running) or
+def check_ordered_edits(test, ports, session_id, n, client=LegacyClient):
+    """R1: n edits of one session, edit i sent to ports[i % len(ports)] (with a client of its
+    own: a legacy session, or stateless 2026-07-28 requests) once edit i-1 holds its ticket — it reported progress (queued, or running) or
     answered — so the ticket order is the send order. They must commit as versions 2..n+1 in
     exactly that order, each made from the version before (parent, and pixels)."""
-    first = LegacyClient(ports[0])
+    first = client(ports[0])
     v1 = structured(first.call_tool("generate_image", {
         "session_id": session_id, "prompt": "solid white", "inline": "none"}))
     test.assertEqual(v1["version"], 1)
     results = [None] * n
     has_ticket = [threading.Event() for _ in range(n)]
     queued = [False] * n
-    clients = [LegacyClient(ports[i % len(ports)]) for i in range(n)]
+    clients = [client(ports[i % len(ports)]) for i in range(n)]
 
     def on_progress(i, params):
         message = params.get("message", "")
@@ -365,13 +402,13 @@ def check_ordered_edits(test, ports, session_id, n):
         test.assertEqual(s["prompt"], draw_prompt(i))
     # The edits overlapped: some waited in the line for the ones before.
     test.assertGreaterEqual(sum(queued), 5, "the line never formed; the test lost its point")
-    history = structured(LegacyClient(ports[-1]).call_tool(
+    history = structured(client(ports[-1]).call_tool(
         "get_image", {"session_id": session_id, "inline": "none", "history_limit": 100}))["history"]
     test.assertEqual([h["version"] for h in history], list(range(1, n + 2)))
     test.assertEqual([h["prompt"] for h in history[1:]], [draw_prompt(i) for i in range(n)])
     # Each version k shows exactly the squares of edits 0..k-2: made on top of the one before.
     for k in (2, n // 2 + 1, n + 1):
-        got = structured(LegacyClient(ports[k % len(ports)]).call_tool(
+        got = structured(client(ports[k % len(ports)]).call_tool(
             "get_image", {"session_id": session_id, "version": k, "inline": "none",
                           "include_history": False}))
         test.assertEqual(squares_drawn(read_version_file(got)), set(range(k - 1)),

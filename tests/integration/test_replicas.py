@@ -27,7 +27,7 @@ import unittest
 
 import replica_support  # noqa: E402
 from mcp_harness import ServerProcess  # noqa: E402
-from replica_support import (GRID, CallFailed, LegacyClient, Replica,  # noqa: E402
+from replica_support import (GRID, CallFailed, LegacyClient, ModernClient, Replica,  # noqa: E402
                              check_ordered_edits, draw_prompt, pg_cluster, read_version_file,
                              squares_drawn, structured)
 
@@ -68,8 +68,11 @@ class Cluster:
 
 class OrderedEditsTest(unittest.TestCase):
     def test_r1_sixty_edits_over_three_replicas_commit_once_each_in_ticket_order(self):
+        # Stateless 2026-07-28 requests, round-robin over the replicas: no session ties a client
+        # to one of them. (Legacy sessions: the parallel test below, R2 and R3.)
         cluster = Cluster(self, 3)
-        check_ordered_edits(self, [r.port for r in cluster.replicas], "r1", 60)
+        check_ordered_edits(self, [r.port for r in cluster.replicas], "r1", 60,
+                            client=ModernClient)
 
     def test_r1_twenty_sessions_ten_edits_each_in_parallel_across_replicas(self):
         cluster = Cluster(self, 3)
