@@ -326,6 +326,10 @@ Connection::Outcome Connection::RunTool(const RequestScope& scope, const ToolSpe
         ToolResult::ErrorText("Tool " + name + " needs input from the client, which protocol " +
                               scope.protocol_version + " cannot ask for");
   }
+  if (result.input_required) {
+    return AskForInput(scope, StateScope(methods::kToolsCall, name),
+                       std::move(*result.input_required));
+  }
   if (!result.is_error && !result.input_required && tool.definition.output_schema &&
       !result.structured_content) {
     log::Warn(kLog, "tool " + name + " declares an outputSchema but returned no structuredContent");
@@ -594,15 +598,14 @@ void Connection::NotifyListChanged(ListKind list) {
 Result<Json> Connection::SendRequest(const std::string& method, const Json& params,
                                      const std::optional<Json>& related_request_id,
                                      const CancellationToken& cancel) {
-  const std::string capability = method.substr(0, method.find('/'));
+  const std::string capability = ClientCapabilityFor(method);
   auto pending = std::make_shared<PendingRequest>();
   Json id;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_) return MakeError(ErrorCode::kUnavailable, "the connection is closed");
     if (!initialized_) return MakeError(ErrorCode::kFailedPrecondition, "not initialized");
-    if ((capability == "sampling" || capability == "elicitation" || capability == "roots") &&
-        !client_capabilities_.contains(capability)) {
+    if (!capability.empty() && !client_capabilities_.contains(capability)) {
       return MakeError(ErrorCode::kUnsupported,
                        "the client does not support " + capability + " (capability not declared)");
     }

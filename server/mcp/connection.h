@@ -183,6 +183,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Outcome RunTool(const RequestScope& scope, const ToolSpec& tool, AdmittedCall& call,
                   const InputResponses& inputs, const CancellationToken& token);
 
+  // --- multi round-trip requests (MRTR), tools/call and prompts/get ---
+  // Verifies a retry's sealed requestState for `request` (e.g. "tools/call name") and replaces
+  // it with the handler's plain state; the error (-32602) is the answer.
+  std::optional<RpcError> OpenRequestState(const std::string& request,
+                                           InputResponses* inputs) const;
+  // The input_required answer: its requests only for capabilities the client declared (else
+  // -32021), its state sealed for `request`. Legacy requests cannot be answered so (-32603).
+  Outcome AskForInput(const RequestScope& scope, const std::string& request,
+                      InputRequest input) const;
+
   // --- asynchronous requests ---
   // Runs `work` as an in-flight, cancellable request: on the worker pool, or on this thread when
   // `quick` and the sink's caller waits for the answer anyway (MessageSink::CallerAwaitsAnswers;

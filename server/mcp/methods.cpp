@@ -223,13 +223,17 @@ Connection::Outcome Connection::CallTool(RequestScope& scope, const CallToolPara
     }
     if (!missing.empty()) return Outcome::Fail(MissingClientCapability(missing));
   }
+  InputResponses inputs = params.inputs;
+  if (auto refused = OpenRequestState(StateScope(methods::kToolsCall, params.name), &inputs)) {
+    return Outcome::Fail(std::move(*refused));
+  }
   // Arrival order is decided here, on the reading thread, before the call waits for a worker:
   // the arguments are parsed and the tool's admission reserves what it needs.
   auto call = std::make_shared<AdmittedCall>(tool->admit(params.arguments));
   RunAsync(
       scope,
-      [scope, tool, call, inputs = params.inputs](Connection& self,
-                                                  const CancellationToken& token) {
+      [scope, tool, call, inputs = std::move(inputs)](Connection& self,
+                                                      const CancellationToken& token) {
         return self.RunTool(scope, *tool, *call, inputs, token);
       },
       tool->definition.quick);
@@ -265,8 +269,52 @@ Connection::Outcome Connection::ListPrompts(RequestScope&, const ListParams& par
   return Outcome::Of(ListResult("prompts", std::move(page->prompts), page->next_cursor));
 }
 
-Connection::Outcome Connection::GetPrompt(RequestScope&, const GetPromptParams& params) {
-  return Outcome::From(server_.prompts().Get(params.name, params.arguments));
+Connection::Outcome Connection::GetPrompt(RequestScope& scope, const GetPromptParams& params) {
+  const std::string request = StateScope(methods::kPromptsGet, params.name);
+  PromptCall call{params.arguments, params.inputs, scope.client_capabilities, scope.modern()};
+  if (auto refused = OpenRequestState(request, &call.inputs)) {
+    return Outcome::Fail(std::move(*refused));
+  }
+  auto answer = server_.prompts().Get(params.name, call);
+  if (!answer.ok()) return Outcome::Fail(ToRpcError(answer.error()));
+  if (answer->input_required) {
+    return AskForInput(scope, request, std::move(*answer->input_required));
+  }
+  return Outcome::Of(std::move(answer->result));
+}
+
+// --- multi round-trip requests ------------------------------------------------------------------
+
+std::optional<RpcError> Connection::OpenRequestState(const std::string& request,
+                                                     InputResponses* inputs) const {
+  if (!inputs->request_state) return std::nullopt;
+  auto plain = server_.request_state_seal().Open(request, *inputs->request_state);
+  if (!plain.ok()) return InvalidParams(plain.error().message);
+  inputs->request_state = std::move(plain).value();
+  return std::nullopt;
+}
+
+Connection::Outcome Connection::AskForInput(const RequestScope& scope, const std::string& request,
+                                            InputRequest input) const {
+  if (!scope.modern()) {
+    return Outcome::Fail(InternalError(request + " needs input from the client, which protocol " +
+                                       scope.protocol_version + " cannot ask for"));
+  }
+  Json missing = Json::object();
+  if (!input.requests.is_object()) input.requests = Json::object();
+  for (const auto& [key, asked] : input.requests.items()) {
+    const std::string capability =
+        ClientCapabilityFor(asked.is_object() ? asked.value("method", "") : "");
+    if (capability.empty()) {
+      log::Error(kLog, request + " asked the client for an unknown kind of input: " + asked.dump());
+      return Outcome::Fail(InternalError(request + " asked for input a client cannot give"));
+    }
+    if (!scope.client_capabilities.contains(capability)) missing[capability] = Json::object();
+  }
+  if (!missing.empty()) return Outcome::Fail(MissingClientCapability(missing));
+  std::optional<std::string> state;
+  if (input.state) state = server_.request_state_seal().Seal(request, *input.state);
+  return Outcome::Of(InputRequiredResult(std::move(input.requests), state));
 }
 
 Connection::Outcome Connection::Complete(RequestScope&, const CompleteParams& params) {

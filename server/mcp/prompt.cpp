@@ -58,10 +58,11 @@ Result<PromptPage> PromptRegistry::List(const std::optional<std::string>& cursor
   return page;
 }
 
-Result<Json> PromptRegistry::Get(const std::string& name, const Json& arguments) const {
+Result<PromptAnswer> PromptRegistry::Get(const std::string& name, const PromptCall& call) const {
   auto it = by_name_.find(name);
   if (it == by_name_.end()) return MakeError(ErrorCode::kNotFound, "Unknown prompt: " + name);
   const Entry& entry = *it->second;
+  const Json& arguments = call.arguments;
   if (!arguments.is_object()) {
     return MakeError(ErrorCode::kInvalidArgument, "arguments must be an object");
   }
@@ -75,7 +76,7 @@ Result<Json> PromptRegistry::Get(const std::string& name, const Json& arguments)
       return MakeError(ErrorCode::kInvalidArgument, "missing required argument: " + a.name);
     }
   }
-  return entry.handler(arguments);
+  return entry.handler(call);
 }
 
 }  // namespace imgmcp::mcp

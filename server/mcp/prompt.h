@@ -7,10 +7,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/json.h"
 #include "common/result.h"
+#include "server/mcp/tool.h"
 
 namespace imgmcp::mcp {
 
@@ -27,9 +29,25 @@ struct PromptDefinition {
   std::vector<PromptArgument> arguments;
 };
 
-// Gets the prompt's arguments (string values, already checked for required ones) and returns the
-// prompts/get result: {description?, messages:[{role, content}]}. kInvalidArgument → -32602.
-using PromptHandler = std::function<Result<Json>(const Json& arguments)>;
+// What prompts/get hands a prompt's handler.
+struct PromptCall {
+  Json arguments = Json::object();  // string values, required ones already checked
+  InputResponses inputs;            // an MRTR retry's inputResponses and (verified) requestState
+  Json client_capabilities = Json::object();
+  bool modern = false;  // a 2026-07-28 request: it may be answered input_required
+};
+
+// A prompt's answer: the prompts/get result ({description?, messages:[{role, content}]}), or
+// (modern requests only) the input it needs first.
+struct PromptAnswer {
+  Json result = Json::object();
+  std::optional<InputRequest> input_required;
+  PromptAnswer() = default;
+  PromptAnswer(Json messages_result) : result(std::move(messages_result)) {}  // NOLINT: implicit
+};
+
+// kInvalidArgument → -32602.
+using PromptHandler = std::function<Result<PromptAnswer>(const PromptCall& call)>;
 
 // completion/complete: gets the request params ({ref, argument, context?}) and returns the
 // `completion` object {values:[...], total?, hasMore?}.
@@ -47,8 +65,8 @@ class PromptRegistry {
   bool empty() const { return order_.empty(); }
   Result<PromptPage> List(const std::optional<std::string>& cursor, size_t page_size) const;
   // prompts/get: kNotFound for an unknown name (→ -32602 "Unknown prompt"), kInvalidArgument for
-  // a missing required argument or a non-string value.
-  Result<Json> Get(const std::string& name, const Json& arguments) const;
+  // a missing required argument or a non-string value (call.arguments).
+  Result<PromptAnswer> Get(const std::string& name, const PromptCall& call) const;
 
  private:
   struct Entry {

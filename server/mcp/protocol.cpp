@@ -349,6 +349,21 @@ void DecorateModernResult(Json& result, const std::optional<CachePolicy>& cache,
   meta[kServerInfoKey] = ServerInfoJson(server);
 }
 
+std::string StateScope(std::string_view method, std::string_view name) {
+  std::string scope(method);
+  scope.push_back(' ');
+  scope.append(name);
+  return scope;
+}
+
+std::string ClientCapabilityFor(std::string_view method) {
+  const std::string_view capability = method.substr(0, method.find('/'));
+  for (std::string_view known : {"sampling", "elicitation", "roots"}) {
+    if (capability == known) return std::string(known);
+  }
+  return "";
+}
+
 Json InputRequiredResult(Json input_requests, const std::optional<std::string>& request_state) {
   Json result = Json::object();
   result["resultType"] = "input_required";

@@ -179,6 +179,11 @@ struct CachePolicy {
 // _meta (basic/index: servers SHOULD identify themselves on each result).
 void DecorateModernResult(Json& result, const std::optional<CachePolicy>& cache,
                           const ServerIdentity& server);
+// What an MRTR requestState is bound to: the method and the tool's or prompt's name.
+std::string StateScope(std::string_view method, std::string_view name);
+// The client capability a server→client request needs: "sampling" (sampling/createMessage),
+// "elicitation" (elicitation/create), "roots" (roots/list); "" for any other method.
+std::string ClientCapabilityFor(std::string_view method);
 // A result asking the client for more input (MRTR): resultType "input_required", the requests
 // (an object keyed by the server's names) and the opaque state to echo.
 Json InputRequiredResult(Json input_requests, const std::optional<std::string>& request_state);

@@ -12,7 +12,9 @@ constexpr char kResourceCursorKind[] = "resources";
 }  // namespace
 
 McpServer::McpServer(ServerOptions options)
-    : options_(std::move(options)), pool_(options_.max_concurrent_calls) {}
+    : options_(std::move(options)),
+      request_state_seal_(options_.request_state_key),
+      pool_(options_.max_concurrent_calls) {}
 
 McpServer::~McpServer() { pool_.Shutdown(); }
 

@@ -29,6 +29,7 @@
 #include "server/mcp/message_sink.h"
 #include "server/mcp/prompt.h"
 #include "server/mcp/protocol.h"
+#include "server/mcp/request_state.h"
 #include "server/mcp/resource.h"
 #include "server/mcp/tool.h"
 #include "server/mcp/tool_registry.h"
@@ -49,6 +50,9 @@ struct ServerOptions {
   std::chrono::milliseconds client_request_timeout{60000};
   // notifications/message threshold until the client sends logging/setLevel.
   LogLevel default_client_log_level = LogLevel::kInfo;
+  // MAC key of MRTR requestState (request_state.h). Servers that share clients behind a load
+  // balancer must share it; empty: a random key per process.
+  std::string request_state_key;
 };
 
 class McpServer {
@@ -91,6 +95,7 @@ class McpServer {
   const PromptRegistry& prompts() const { return prompts_; }
   const CompletionHandler& completion_handler() const { return completion_; }
   WorkerPool& pool() { return pool_; }
+  const RequestStateSeal& request_state_seal() const { return request_state_seal_; }
   // What initialize and server/discover declare.
   ServerCapabilities capabilities() const;
   ServerIdentity identity() const;
@@ -121,6 +126,7 @@ class McpServer {
   ToolRegistry tools_;
   PromptRegistry prompts_;
   CompletionHandler completion_;
+  const RequestStateSeal request_state_seal_;
   std::vector<std::shared_ptr<ResourceProvider>> providers_;
   Notifier notifier_{*this};
   std::mutex connections_mu_;  // guards connections_

@@ -3,8 +3,10 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
+#include <vector>
 
 namespace imgmcp::tools {
 
@@ -81,6 +83,226 @@ ToolResult Elicit(ToolCallContext& ctx, const std::string& message, Json schema,
   }
   return ToolResult::Text(done_prefix + "action=" + TextOf(answer->value("action", Json(""))) +
                           ", content=" + answer->value("content", Json::object()).dump());
+}
+
+// --- multi round-trip (MRTR) fixtures: the input_required flows of 2026-07-28 -------------------
+
+Json ElicitationRequest(const std::string& message, const std::string& field, const char* type) {
+  Json schema = {
+      {"type", "object"}, {"properties", {{field, {{"type", type}}}}}, {"required", {field}}};
+  return {{"method", "elicitation/create"},
+          {"params", {{"message", message}, {"requestedSchema", std::move(schema)}}}};
+}
+
+Json SamplingRequest(const std::string& text, int max_tokens) {
+  Json message = {{"role", "user"}, {"content", {{"type", "text"}, {"text", text}}}};
+  return {{"method", "sampling/createMessage"},
+          {"params", {{"messages", Json::array({std::move(message)})}, {"maxTokens", max_tokens}}}};
+}
+
+Json RootsRequest() { return {{"method", "roots/list"}, {"params", Json::object()}}; }
+
+ToolResult AskFor(Json requests, std::optional<std::string> state = std::nullopt) {
+  ToolResult r;
+  r.input_required = mcp::InputRequest{std::move(requests), std::move(state)};
+  return r;
+}
+
+// The client's answer under `key` of an MRTR retry, when it is an object.
+const Json* Answer(const mcp::InputResponses& inputs, const std::string& key) {
+  if (!inputs.responses || !inputs.responses->is_object()) return nullptr;
+  auto it = inputs.responses->find(key);
+  return it != inputs.responses->end() && it->is_object() ? &*it : nullptr;
+}
+
+// An accepted elicitation's `field` (of JSON type `is`), or nullptr.
+template <typename Pred>
+const Json* Accepted(const mcp::InputResponses& inputs, const std::string& key,
+                     const std::string& field, Pred is) {
+  const Json* answer = Answer(inputs, key);
+  if (answer == nullptr || answer->value("action", "") != "accept") return nullptr;
+  auto content = answer->find("content");
+  if (content == answer->end() || !content->is_object()) return nullptr;
+  auto value = content->find(field);
+  return value != content->end() && is(*value) ? &*value : nullptr;
+}
+
+const Json* AcceptedString(const mcp::InputResponses& inputs, const std::string& key,
+                           const std::string& field) {
+  return Accepted(inputs, key, field, [](const Json& v) { return v.is_string(); });
+}
+
+// A sampling answer's text, or nullptr.
+const Json* SampledText(const mcp::InputResponses& inputs, const std::string& key) {
+  const Json* answer = Answer(inputs, key);
+  if (answer == nullptr) return nullptr;
+  auto content = answer->find("content");
+  if (content == answer->end() || !content->is_object()) return nullptr;
+  auto text = content->find("text");
+  return text != content->end() && text->is_string() ? &*text : nullptr;
+}
+
+// A roots/list answer's roots, or nullptr.
+const Json* ListedRoots(const mcp::InputResponses& inputs, const std::string& key) {
+  const Json* answer = Answer(inputs, key);
+  if (answer == nullptr) return nullptr;
+  auto roots = answer->find("roots");
+  return roots != answer->end() && roots->is_array() ? &*roots : nullptr;
+}
+
+bool StateIs(const mcp::InputResponses& inputs, std::string_view expected) {
+  return inputs.request_state && *inputs.request_state == expected;
+}
+
+std::vector<std::pair<ToolDefinition, mcp::ToolHandler>> InputRequiredTools() {
+  return {
+      {Tool("test_input_required_result_elicitation",
+            "Asks for the user's name with an input_required elicitation (SEP-2322)"),
+       [](const Json&, ToolCallContext& ctx) {
+         const Json* name = AcceptedString(ctx.Inputs(), "user_name", "name");
+         if (name == nullptr) {
+           return AskFor(
+               {{"user_name", ElicitationRequest("What is your name?", "name", "string")}});
+         }
+         return ToolResult::Text("Hello, " + name->get<std::string>() + "!");
+       }},
+      {Tool("test_input_required_result_sampling",
+            "Asks the client's LLM a question with an input_required sampling request"),
+       [](const Json&, ToolCallContext& ctx) {
+         const Json* text = SampledText(ctx.Inputs(), "capital_question");
+         if (text == nullptr) {
+           return AskFor(
+               {{"capital_question", SamplingRequest("What is the capital of France?", 100)}});
+         }
+         return ToolResult::Text("LLM response: " + text->get<std::string>());
+       }},
+      {Tool("test_input_required_result_list_roots",
+            "Asks for the client's roots with an input_required roots/list request"),
+       [](const Json&, ToolCallContext& ctx) {
+         const Json* roots = ListedRoots(ctx.Inputs(), "client_roots");
+         if (roots == nullptr) return AskFor({{"client_roots", RootsRequest()}});
+         return ToolResult::Text("Found " + std::to_string(roots->size()) + " root(s)");
+       }},
+      {Tool("test_input_required_result_request_state",
+            "Asks for a confirmation and carries requestState to the retry"),
+       [](const Json&, ToolCallContext& ctx) {
+         constexpr char kState[] = "awaiting-confirmation";
+         const Json* ok =
+             Accepted(ctx.Inputs(), "confirm", "ok", [](const Json& v) { return v.is_boolean(); });
+         if (ok == nullptr || !StateIs(ctx.Inputs(), kState)) {
+           return AskFor({{"confirm", ElicitationRequest("Please confirm", "ok", "boolean")}},
+                         kState);
+         }
+         return ToolResult::Text(std::string("state-ok: confirmed=") +
+                                 (ok->get<bool>() ? "true" : "false"));
+       }},
+      {Tool("test_input_required_result_multiple_inputs",
+            "Asks for an elicitation, a sampling and the roots in one input_required result"),
+       [](const Json&, ToolCallContext& ctx) {
+         constexpr char kState[] = "awaiting-three-inputs";
+         const mcp::InputResponses& in = ctx.Inputs();
+         const Json* name = AcceptedString(in, "user_name", "name");
+         const Json* greeting = SampledText(in, "greeting");
+         const Json* roots = ListedRoots(in, "client_roots");
+         if (name == nullptr || greeting == nullptr || roots == nullptr || !StateIs(in, kState)) {
+           return AskFor({{"user_name", ElicitationRequest("What is your name?", "name", "string")},
+                          {"greeting", SamplingRequest("Generate a greeting", 50)},
+                          {"client_roots", RootsRequest()}},
+                         kState);
+         }
+         return ToolResult::Text(greeting->get<std::string>() + " " + name->get<std::string>() +
+                                 " (" + std::to_string(roots->size()) + " root(s))");
+       }},
+      {Tool("test_input_required_result_multi_round",
+            "Asks for a name, then a colour, in two input_required rounds"),
+       [](const Json&, ToolCallContext& ctx) {
+         // The state carries round 1's answer into round 3; the core seals it.
+         const mcp::InputResponses& in = ctx.Inputs();
+         constexpr std::string_view kRound2 = "round-2:";
+         if (StateIs(in, "round-1")) {
+           if (const Json* name = AcceptedString(in, "step1", "name")) {
+             return AskFor({{"step2", ElicitationRequest("Step 2: What is your favorite color?",
+                                                         "color", "string")}},
+                           std::string(kRound2) + name->get<std::string>());
+           }
+         } else if (in.request_state && in.request_state->rfind(kRound2, 0) == 0) {
+           if (const Json* color = AcceptedString(in, "step2", "color")) {
+             return ToolResult::Text(in.request_state->substr(kRound2.size()) + " likes " +
+                                     color->get<std::string>());
+           }
+         }
+         return AskFor(
+             {{"step1", ElicitationRequest("Step 1: What is your name?", "name", "string")}},
+             "round-1");
+       }},
+      {Tool("test_input_required_result_tampered_state",
+            "Carries requestState to the retry; an altered state is refused before the tool runs"),
+       [](const Json&, ToolCallContext& ctx) {
+         constexpr char kState[] = "approved-scope:read";
+         const Json* ok =
+             Accepted(ctx.Inputs(), "confirm", "ok", [](const Json& v) { return v.is_boolean(); });
+         if (ok == nullptr || !StateIs(ctx.Inputs(), kState)) {
+           return AskFor({{"confirm", ElicitationRequest("Please confirm", "ok", "boolean")}},
+                         kState);
+         }
+         return ToolResult::Text("state verified: " + std::string(kState));
+       }},
+      {Tool("test_input_required_result_capabilities",
+            "Asks only for the kinds of input the client declared it can give"),
+       [](const Json&, ToolCallContext& ctx) {
+         const mcp::InputResponses& in = ctx.Inputs();
+         const Json& caps = ctx.ClientCapabilities();
+         if (AcceptedString(in, "user_name", "name") || SampledText(in, "question") ||
+             ListedRoots(in, "client_roots")) {
+           return ToolResult::Text("Input received");
+         }
+         Json requests = Json::object();
+         if (caps.contains("elicitation")) {
+           requests["user_name"] = ElicitationRequest("What is your name?", "name", "string");
+         }
+         if (caps.contains("sampling")) requests["question"] = SamplingRequest("Say hello", 20);
+         if (caps.contains("roots")) requests["client_roots"] = RootsRequest();
+         if (requests.empty()) {
+           return ToolResult::Text("The client declared no capability to give input with");
+         }
+         return AskFor(std::move(requests));
+       }},
+  };
+}
+
+// --- diagnostic tools of the 2026-07-28 server-stateless scenario ------------------------------
+
+std::vector<std::pair<ToolDefinition, mcp::ToolHandler>> StatelessTools(mcp::McpServer& server) {
+  ToolDefinition needs_sampling =
+      Tool("test_missing_capability", "Needs the sampling client capability (-32021 without it)");
+  needs_sampling.required_client_capabilities = Json{{"sampling", Json::object()}};
+  return {
+      {std::move(needs_sampling),
+       [](const Json&, ToolCallContext&) { return ToolResult::Text("Success"); }},
+      {Tool("test_streaming_elicitation",
+            "Streams progress on its own response, never a request of its own"),
+       [](const Json&, ToolCallContext& ctx) {
+         ctx.ReportProgress(1, 1, "Streaming");
+         return ToolResult::Text("Streaming complete");
+       }},
+      {Tool("test_logging_tool", "Logs only when the request asked for logs (its logLevel)"),
+       [](const Json&, ToolCallContext& ctx) {
+         ctx.Log(LogLevel::kInfo, "", "test_logging_tool ran");
+         return ToolResult::Text("Logging evaluated");
+       }},
+      {Tool("test_trigger_tool_change",
+            "Tells subscriptions/listen streams that asked for it that the tool list changed"),
+       [&server](const Json&, ToolCallContext&) {
+         server.NotifyListChanged(mcp::ListKind::kTools);
+         return ToolResult::Text("Mutation triggered");
+       }},
+      {Tool("test_trigger_prompt_change",
+            "Tells subscriptions/listen streams that asked for it that the prompt list changed"),
+       [&server](const Json&, ToolCallContext&) {
+         server.NotifyListChanged(mcp::ListKind::kPrompts);
+         return ToolResult::Text("Mutation triggered");
+       }},
+  };
 }
 
 Status RegisterTools(mcp::McpServer& server) {
@@ -270,6 +492,12 @@ Status RegisterTools(mcp::McpServer& server) {
     Status s = server.RegisterTool(definition, handler);
     if (!s.ok()) return s;
   }
+  for (auto& group : {InputRequiredTools(), StatelessTools(server)}) {
+    for (const auto& [definition, handler] : group) {
+      Status s = server.RegisterTool(definition, handler);
+      if (!s.ok()) return s;
+    }
+  }
   return Status::Ok();
 }
 
@@ -344,7 +572,7 @@ Status RegisterPrompts(mcp::McpServer& server) {
   Status s = server.RegisterPrompt(
       PromptDefinition{
           "test_simple_prompt", "Simple Test Prompt", "A simple prompt without arguments", {}},
-      [](const Json&) -> Result<Json> {
+      [](const mcp::PromptCall&) -> mcp::PromptAnswer {
         return Json{
             {"messages",
              Json::array({UserMessage(TextContent("This is a simple prompt for testing."))})}};
@@ -356,7 +584,8 @@ Status RegisterPrompts(mcp::McpServer& server) {
           "Prompt With Arguments",
           "A prompt with required arguments",
           {{"arg1", "First test argument", true}, {"arg2", "Second test argument", true}}},
-      [](const Json& args) -> Result<Json> {
+      [](const mcp::PromptCall& call) -> mcp::PromptAnswer {
+        const Json& args = call.arguments;
         const std::string text = "Prompt with arguments: arg1='" + args.value("arg1", "") +
                                  "', arg2='" + args.value("arg2", "") + "'";
         return Json{{"messages", Json::array({UserMessage(TextContent(text))})}};
@@ -367,7 +596,8 @@ Status RegisterPrompts(mcp::McpServer& server) {
                        "Prompt With Embedded Resource",
                        "A prompt that includes an embedded resource",
                        {{"resourceUri", "URI of the resource to embed", true}}},
-      [](const Json& args) -> Result<Json> {
+      [](const mcp::PromptCall& call) -> mcp::PromptAnswer {
+        const Json& args = call.arguments;
         Json resource = {{"type", "resource"},
                          {"resource",
                           {{"uri", args.value("resourceUri", "")},
@@ -379,12 +609,31 @@ Status RegisterPrompts(mcp::McpServer& server) {
                                           "Please process the embedded resource above."))})}};
       });
   if (!s.ok()) return s;
+  s = server.RegisterPrompt(
+      PromptDefinition{"test_input_required_result_prompt",
+                       "Prompt Needing Input",
+                       "Asks for its context with an input_required elicitation (SEP-2322)",
+                       {}},
+      [](const mcp::PromptCall& call) -> Result<mcp::PromptAnswer> {
+        const Json* context = AcceptedString(call.inputs, "user_context", "context");
+        if (context == nullptr) {
+          mcp::PromptAnswer ask;
+          ask.input_required = mcp::InputRequest{
+              {{"user_context",
+                ElicitationRequest("What context should the prompt use?", "context", "string")}},
+              std::nullopt};
+          return ask;
+        }
+        const std::string text = "Use this context: " + context->get<std::string>();
+        return mcp::PromptAnswer(Json{{"messages", Json::array({UserMessage(TextContent(text))})}});
+      });
+  if (!s.ok()) return s;
   return server.RegisterPrompt(
       PromptDefinition{"test_prompt_with_image",
                        "Prompt With Image",
                        "A prompt that includes image content",
                        {}},
-      [](const Json&) -> Result<Json> {
+      [](const mcp::PromptCall&) -> mcp::PromptAnswer {
         return Json{{"messages",
                      Json::array({UserMessage(ImageBlock()),
                                   UserMessage(TextContent("Please analyze the image above."))})}};

@@ -715,7 +715,8 @@ TEST_F(CoreTest, PromptsAndCompletionWhenRegistered) {
   ASSERT_TRUE(server_
                   ->RegisterPrompt(
                       {"p", "P", "a prompt", {{"who", "name", true}}},
-                      [](const Json& args) -> Result<Json> {
+                      [](const PromptCall& call) -> PromptAnswer {
+                        const Json& args = call.arguments;
                         return Json{{"messages",
                                      {{{"role", "user"},
                                        {"content", {{"type", "text"}, {"text", args["who"]}}}}}}};

@@ -77,6 +77,24 @@ class ModernTest : public ::testing::Test {
                              return r;
                            })
             .ok());
+    // A prompt that asks for the roots first (MRTR), then answers with its state.
+    ASSERT_TRUE(
+        server_
+            ->RegisterPrompt(
+                {"needs", "Needs", "asks first", {}},
+                [](const PromptCall& call) -> Result<PromptAnswer> {
+                  if (!call.inputs.responses) {
+                    PromptAnswer ask;
+                    ask.input_required = InputRequest{
+                        {{"ctx", {{"method", "roots/list"}, {"params", {}}}}}, "p-state"};
+                    return ask;
+                  }
+                  return PromptAnswer(Json{
+                      {"messages",
+                       {{{"role", "user"},
+                         {"content", {{"type", "text"}, {"text", call.inputs.request_state.value_or("")}}}}}}});
+                })
+            .ok());
     server_->AddResourceProvider(std::make_shared<FixedResources>());
     connection_ = server_->Connect(sink_);
   }
@@ -211,17 +229,72 @@ TEST_F(ModernTest, ResourceNotFoundIsInvalidParamsWithTheUri) {
   EXPECT_EQ(modern["error"]["data"]["uri"], "a://missing");
 }
 
+Json Elicits() { return {{"io.modelcontextprotocol/clientCapabilities", {{"elicitation", {}}}}}; }
+
 TEST_F(ModernTest, InputRequiredResultsAndTheirRetries) {
-  Json first = Call("tools/call", {{"name", "ask"}});
+  Json first = Call("tools/call", {{"name", "ask"}}, Elicits());
   EXPECT_EQ(first["result"]["resultType"], "input_required");
-  EXPECT_EQ(first["result"]["requestState"], "state-1");
   EXPECT_EQ(first["result"]["inputRequests"]["name"]["method"], "elicitation/create");
-  Json retry = Call("tools/call", {{"name", "ask"},
-                                   {"inputResponses", {{"name", {{"action", "accept"}}}}},
-                                   {"requestState", "state-1"}});
+  // The client gets the state sealed; the tool sees its own plain state on the retry.
+  const Json sealed = first["result"]["requestState"];
+  ASSERT_TRUE(sealed.is_string());
+  EXPECT_NE(sealed, "state-1");
+  Json retry = Call("tools/call",
+                    {{"name", "ask"},
+                     {"inputResponses", {{"name", {{"action", "accept"}}}}},
+                     {"requestState", sealed}},
+                    Elicits());
   EXPECT_EQ(retry["result"]["resultType"], "complete");
-  EXPECT_NE(retry["result"]["content"][0]["text"].get<std::string>().find("state-1"),
+  EXPECT_NE(retry["result"]["content"][0]["text"].get<std::string>().find(" state-1"),
             std::string::npos);
+}
+
+TEST_F(ModernTest, AlteredOrTransplantedRequestStateIsRefusedBeforeTheToolRuns) {
+  Json first = Call("tools/call", {{"name", "ask"}}, Elicits());
+  const std::string sealed = first["result"]["requestState"].get<std::string>();
+  Json inputs = {{"name", {{"action", "accept"}}}};
+  for (const std::string& bad :
+       {sealed + "-TAMPERED", std::string("state-1"), std::string(""), std::string("1.2.3")}) {
+    Json refused =
+        Call("tools/call", {{"name", "ask"}, {"inputResponses", inputs}, {"requestState", bad}},
+             Elicits());
+    EXPECT_EQ(refused["error"]["code"], rpc_error::kInvalidParams) << bad;
+    EXPECT_NE(refused["error"]["message"].get<std::string>().find("requestState"),
+              std::string::npos);
+  }
+  // A state is bound to the request it was issued for: another tool cannot use it.
+  Json elsewhere =
+      Call("tools/call", {{"name", "talk"}, {"inputResponses", inputs}, {"requestState", sealed}});
+  EXPECT_EQ(elsewhere["error"]["code"], rpc_error::kInvalidParams);
+}
+
+TEST_F(ModernTest, InputIsAskedOnlyForCapabilitiesTheClientDeclared) {
+  // "ask" wants an elicitation; a client that cannot elicit gets -32021 naming it.
+  Json refused = Call("tools/call", {{"name", "ask"}});
+  EXPECT_EQ(refused["error"]["code"], rpc_error::kMissingClientCapability);
+  EXPECT_EQ(refused["error"]["data"]["requiredCapabilities"],
+            (Json{{"elicitation", Json::object()}}));
+}
+
+TEST_F(ModernTest, PromptsAskForInputToo) {
+  const Json roots = {{"io.modelcontextprotocol/clientCapabilities", {{"roots", {}}}}};
+  Json first = Call("prompts/get", {{"name", "needs"}}, roots);
+  EXPECT_EQ(first["result"]["resultType"], "input_required");
+  Json retry = Call("prompts/get",
+                    {{"name", "needs"},
+                     {"inputResponses", {{"ctx", {{"roots", Json::array()}}}}},
+                     {"requestState", first["result"]["requestState"]}},
+                    roots);
+  EXPECT_EQ(retry["result"]["resultType"], "complete");
+  EXPECT_EQ(retry["result"]["messages"][0]["content"]["text"], "p-state");
+  // A tool's state does not open a prompt.
+  Json tool_state = Call("tools/call", {{"name", "ask"}}, Elicits());
+  Json refused = Call("prompts/get",
+                      {{"name", "needs"},
+                       {"inputResponses", {{"ctx", {{"roots", Json::array()}}}}},
+                       {"requestState", tool_state["result"]["requestState"]}},
+                      roots);
+  EXPECT_EQ(refused["error"]["code"], rpc_error::kInvalidParams);
 }
 
 TEST_F(ModernTest, ListenAcknowledgesFirstTagsAndFiltersItsNotifications) {
