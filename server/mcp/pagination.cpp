@@ -1,5 +1,6 @@
 #include "server/mcp/pagination.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "common/base64.h"
@@ -50,6 +51,19 @@ Result<size_t> DecodeOffsetCursor(std::string_view kind, std::string_view cursor
     return BadCursor();
   }
   return offset;
+}
+
+Result<OffsetPage> PageOf(std::string_view kind, const std::optional<std::string>& cursor,
+                          size_t size, size_t page_size) {
+  OffsetPage page;
+  if (cursor) {
+    auto offset = DecodeOffsetCursor(kind, *cursor, size);
+    if (!offset.ok()) return offset.error();
+    page.begin = offset.value();
+  }
+  page.end = std::min(size, page.begin + std::max<size_t>(page_size, 1));
+  if (page.end < size) page.next_cursor = EncodeOffsetCursor(kind, page.end);
+  return page;
 }
 
 }  // namespace imgmcp::mcp

@@ -23,4 +23,14 @@ Result<std::optional<std::string>> CursorParam(const Json& params);
 std::string EncodeOffsetCursor(std::string_view kind, size_t offset);
 Result<size_t> DecodeOffsetCursor(std::string_view kind, std::string_view cursor, size_t size);
 
+// One page of an offset-paginated list of `size` items: items [begin, end), and the cursor of
+// the next page when there is one. page_size 0 counts as 1.
+struct OffsetPage {
+  size_t begin = 0;
+  size_t end = 0;
+  std::optional<std::string> next_cursor;
+};
+Result<OffsetPage> PageOf(std::string_view kind, const std::optional<std::string>& cursor,
+                          size_t size, size_t page_size);
+
 }  // namespace imgmcp::mcp

@@ -45,16 +45,13 @@ Status PromptRegistry::Register(PromptDefinition definition, PromptHandler handl
 
 Result<PromptPage> PromptRegistry::List(const std::optional<std::string>& cursor,
                                         size_t page_size) const {
-  size_t start = 0;
-  if (cursor) {
-    auto offset = DecodeOffsetCursor(kPromptCursorKind, *cursor, order_.size());
-    if (!offset.ok()) return offset.error();
-    start = offset.value();
-  }
+  auto window = PageOf(kPromptCursorKind, cursor, order_.size(), page_size);
+  if (!window.ok()) return window.error();
   PromptPage page;
-  const size_t end = std::min(order_.size(), start + std::max<size_t>(page_size, 1));
-  for (size_t i = start; i < end; ++i) page.prompts.push_back(PromptToJson(order_[i]->definition));
-  if (end < order_.size()) page.next_cursor = EncodeOffsetCursor(kPromptCursorKind, end);
+  for (size_t i = window->begin; i < window->end; ++i) {
+    page.prompts.push_back(PromptToJson(order_[i]->definition));
+  }
+  page.next_cursor = window->next_cursor;
   return page;
 }
 

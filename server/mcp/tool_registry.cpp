@@ -56,19 +56,13 @@ const ToolSpec* ToolRegistry::Find(const std::string& name) const {
 
 Result<ToolPage> ToolRegistry::List(const std::optional<std::string>& cursor,
                                     size_t page_size) const {
-  size_t start = 0;
-  if (cursor) {
-    auto offset = DecodeOffsetCursor(kToolCursorKind, *cursor, order_.size());
-    if (!offset.ok()) return offset.error();
-    start = offset.value();
-  }
-  page_size = std::max<size_t>(page_size, 1);
+  auto window = PageOf(kToolCursorKind, cursor, order_.size(), page_size);
+  if (!window.ok()) return window.error();
   ToolPage page;
-  const size_t end = std::min(order_.size(), start + page_size);
-  for (size_t i = start; i < end; ++i) {
+  for (size_t i = window->begin; i < window->end; ++i) {
     page.tools.push_back(ToolDefinitionToJson(order_[i]->definition));
   }
-  if (end < order_.size()) page.next_cursor = EncodeOffsetCursor(kToolCursorKind, end);
+  page.next_cursor = window->next_cursor;
   return page;
 }
 

@@ -57,6 +57,31 @@ TEST(ToolRegistry, PaginatesInRegistrationOrder) {
   EXPECT_FALSE(r.List(EncodeOffsetCursor("tools", 99), 2).ok());
 }
 
+TEST(Pagination, PageOfCutsWindowsAndNamesTheNextOne) {
+  auto first = PageOf("tools", std::nullopt, 5, 2);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->begin, 0u);
+  EXPECT_EQ(first->end, 2u);
+  ASSERT_TRUE(first->next_cursor);
+  auto last = PageOf("tools", EncodeOffsetCursor("tools", 4), 5, 2);
+  ASSERT_TRUE(last.ok());
+  EXPECT_EQ(last->begin, 4u);
+  EXPECT_EQ(last->end, 5u);
+  EXPECT_FALSE(last->next_cursor);  // the list ends here: no cursor
+  auto exact = PageOf("tools", std::nullopt, 4, 4);
+  ASSERT_TRUE(exact.ok());
+  EXPECT_FALSE(exact->next_cursor);
+  auto zero = PageOf("tools", std::nullopt, 3, 0);  // a page holds at least one item
+  ASSERT_TRUE(zero.ok());
+  EXPECT_EQ(zero->end, 1u);
+  auto empty = PageOf("tools", std::nullopt, 0, 10);
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(empty->end, 0u);
+  EXPECT_FALSE(empty->next_cursor);
+  EXPECT_FALSE(PageOf("tools", EncodeOffsetCursor("prompts", 1), 5, 2).ok());
+  EXPECT_FALSE(PageOf("tools", std::string("garbage"), 5, 2).ok());
+}
+
 TEST(ToolRegistry, SerialisesOnlyTheFieldsThatAreSet) {
   ToolDefinition d = Def("plain");
   Json plain = ToolDefinitionToJson(d);
