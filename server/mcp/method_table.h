@@ -24,7 +24,7 @@ struct MethodInfo {
   bool streams = false;
   // Stays open, sending notifications, until the client ends it (subscriptions/listen).
   bool long_lived = false;
-  std::optional<CachePolicy> cache;  // modern results carry ttlMs/cacheScope
+  std::optional<CachePolicy> cache = std::nullopt;  // modern results carry ttlMs/cacheScope
   // The params member the Mcp-Name header mirrors ("name", "uri"), or nullptr.
   const char* name_param = nullptr;
 
