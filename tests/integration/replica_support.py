@@ -359,14 +359,20 @@ def squares_drawn(png):
     return drawn
 
 
-def check_ordered_edits(test, ports, session_id, n, client=LegacyClient):
+def check_ordered_edits(test, ports, session_id, n, client=LegacyClient, image_size=None,
+                        min_queued=5):
     """R1: n edits of one session, edit i sent to ports[i % len(ports)] (with a client of its
     own: a legacy session, or stateless 2026-07-28 requests) once edit i-1 holds its ticket — it reported progress (queued, or running) or
     answered — so the ticket order is the send order. They must commit as versions 2..n+1 in
-    exactly that order, each made from the version before (parent, and pixels)."""
+    exactly that order, each made from the version before (parent, and pixels).
+    image_size makes every edit slower (a bigger image to decode and encode), so the line still
+    forms when each request has a longer way to the replicas (through a proxy); min_queued is how
+    many edits must have waited in it."""
     first = client(ports[0])
-    v1 = structured(first.call_tool("generate_image", {
-        "session_id": session_id, "prompt": "solid white", "inline": "none"}))
+    generate = {"session_id": session_id, "prompt": "solid white", "inline": "none"}
+    if image_size:
+        generate["image_size"] = image_size
+    v1 = structured(first.call_tool("generate_image", generate))
     test.assertEqual(v1["version"], 1)
     results = [None] * n
     has_ticket = [threading.Event() for _ in range(n)]
@@ -401,7 +407,8 @@ def check_ordered_edits(test, ports, session_id, n, client=LegacyClient):
         test.assertEqual(s.get("parent_version"), i + 1)
         test.assertEqual(s["prompt"], draw_prompt(i))
     # The edits overlapped: some waited in the line for the ones before.
-    test.assertGreaterEqual(sum(queued), 5, "the line never formed; the test lost its point")
+    test.assertGreaterEqual(sum(queued), min_queued,
+                            "the line never formed; the test lost its point")
     history = structured(client(ports[-1]).call_tool(
         "get_image", {"session_id": session_id, "inline": "none", "history_limit": 100}))["history"]
     test.assertEqual([h["version"] for h in history], list(range(1, n + 2)))

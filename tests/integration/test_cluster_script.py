@@ -98,7 +98,12 @@ class ClusterScriptTest(unittest.TestCase):
         self.assertIsNotNone(replicas, stderr.text())
         self.assertEqual(sorted(replicas), [1, 2, 3], stderr.text())
         # Clients that only know the one URL: HAProxy gives each new session a replica in turn.
-        check_ordered_edits(self, [port] * 3, "through-haproxy", 60)
+        # Each request's way through HAProxy is longer than a small local edit, so on an idle
+        # machine every edit would be done before the next arrived: a 2K image keeps each edit
+        # running long enough for some of the next ones to queue behind it (5 of 60 on an idle
+        # machine, more under load).
+        check_ordered_edits(self, [port] * 3, "through-haproxy", 60, image_size="2K",
+                            min_queued=1)
         for i in replicas:
             self.assertTrue(stderr.wait_for(lambda lines: len(sessions_started(lines, i)) > 5),
                             f"replica {i} served (almost) no sessions:\n{stderr.text(60)}")
