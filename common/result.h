@@ -79,3 +79,30 @@ inline Error MakeError(ErrorCode code, std::string message) {
 }
 
 }  // namespace imgmcp
+
+// Early return of an expected failure, the one piece of ceremony every layer repeats.
+//
+//   RETURN_IF_ERROR(WriteFile(path, bytes));             // a Status or any Result<T>
+//   ASSIGN_OR_RETURN(Statement st, db.Prepare(sql));     // declares st, or returns the error
+//   ASSIGN_OR_RETURN(existing, LoadRow(db, id));         // assigns to an existing variable
+//
+// The enclosing function returns a Status or a Result<U>: both are built from the Error. The
+// left-hand side of ASSIGN_OR_RETURN may not contain a top-level comma (use auto or an alias).
+#define IMGMCP_RESULT_CONCAT_INNER(a, b) a##b
+#define IMGMCP_RESULT_CONCAT(a, b) IMGMCP_RESULT_CONCAT_INNER(a, b)
+
+#define RETURN_IF_ERROR(...)                                    \
+  do {                                                          \
+    auto&& imgmcp_status_or_result_ = (__VA_ARGS__);            \
+    if (!imgmcp_status_or_result_.ok()) {                       \
+      return ::imgmcp::Error(imgmcp_status_or_result_.error()); \
+    }                                                           \
+  } while (false)
+
+#define ASSIGN_OR_RETURN(lhs, ...) \
+  IMGMCP_ASSIGN_OR_RETURN_IMPL(IMGMCP_RESULT_CONCAT(imgmcp_result_, __LINE__), lhs, __VA_ARGS__)
+
+#define IMGMCP_ASSIGN_OR_RETURN_IMPL(result, lhs, ...)            \
+  auto result = (__VA_ARGS__);                                    \
+  if (!result.ok()) return ::imgmcp::Error(result.error());       \
+  lhs = std::move(result).value()

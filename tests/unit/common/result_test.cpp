@@ -41,6 +41,44 @@ TEST(Status, DefaultsToOk) {
   EXPECT_STREQ(ErrorCodeName(e.error().code), "not_found");
 }
 
+Status CheckEven(int v) {
+  if (v % 2) return Error(ErrorCode::kInvalidArgument, "odd");
+  return Status::Ok();
+}
+
+Result<int> Quarter(int v) {
+  ASSIGN_OR_RETURN(int half, Half(v));
+  ASSIGN_OR_RETURN(half, Half(half));  // assigns to an existing variable
+  return half;
+}
+
+Status QuarterIsEven(int v, int* out) {
+  ASSIGN_OR_RETURN(*out, Quarter(v));
+  RETURN_IF_ERROR(CheckEven(*out));
+  RETURN_IF_ERROR(Half(*out));  // a Result works as well as a Status
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<int>> Boxed(int v) {
+  ASSIGN_OR_RETURN(auto box, Result<std::unique_ptr<int>>(std::make_unique<int>(v)));
+  RETURN_IF_ERROR(CheckEven(*box));
+  return box;
+}
+
+TEST(ResultMacros, ReturnTheFirstErrorAndOtherwiseCarryOn) {
+  EXPECT_EQ(*Quarter(8), 2);
+  EXPECT_EQ(Quarter(6).error().message, "odd");  // 6/2 = 3 fails the second step
+  int out = 0;
+  EXPECT_TRUE(QuarterIsEven(16, &out).ok());
+  EXPECT_EQ(out, 4);
+  Status odd = QuarterIsEven(12, &out);  // 12/4 = 3: CheckEven refuses
+  ASSERT_FALSE(odd.ok());
+  EXPECT_EQ(out, 3);
+  EXPECT_EQ(odd.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(**Boxed(4), 4);
+  EXPECT_FALSE(Boxed(5).ok());
+}
+
 TEST(Sha256, MatchesKnownDigest) {
   EXPECT_EQ(Sha256Hex("abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
