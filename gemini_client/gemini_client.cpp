@@ -45,7 +45,7 @@ Status ValidateOptions(const GeminiClientOptions& o) {
                        "GEMINI_API_KEY");
     }
   }
-  if (auto endpoint = ParseBaseUrl(o.base_url); !endpoint.ok()) return endpoint.error();
+  RETURN_IF_ERROR(ParseBaseUrl(o.base_url));
   for (char c : o.api_version) {
     if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) {
       return MakeError(ErrorCode::kInvalidArgument,
@@ -88,7 +88,7 @@ Result<std::unique_ptr<GeminiClient>> GeminiClient::Create(GeminiClientOptions o
   if (post == nullptr) {
     return MakeError(ErrorCode::kInternal, "the Gemini client needs an HTTP POST function");
   }
-  if (Status s = ValidateOptions(options); !s.ok()) return s.error();
+  RETURN_IF_ERROR(ValidateOptions(options));
   auto endpoint = ParseBaseUrl(options.base_url);
   if (!endpoint.ok()) return endpoint.error();
   if (options.ca_cert_path.empty()) {

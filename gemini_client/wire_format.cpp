@@ -340,7 +340,7 @@ Result<std::string> BuildBody(const imaging::ModelCapabilities& model,
             Base64EncodedSize(turn.image.bytes.size()) +
             (turn.user_image ? Base64EncodedSize(turn.user_image->bytes.size()) : 0);
   }
-  if (Status s = imaging::CheckGenerationOptions({model}, checked); !s.ok()) return s.error();
+  RETURN_IF_ERROR(imaging::CheckGenerationOptions({model}, checked));
   for (const Part& p : images) size += Base64EncodedSize(p.image->bytes.size()) + 64;
 
   // Built by concatenation around the base64 so each multi-megabyte image is encoded once, in
@@ -359,17 +359,17 @@ Result<std::string> BuildBody(const imaging::ModelCapabilities& model,
     body += '}';
     if (turn.user_image) {
       const Part p{&*turn.user_image, "the image sent in chain turn " + std::to_string(t + 1)};
-      if (Status s = AppendUserImage(p, false, body); !s.ok()) return s.error();
+      RETURN_IF_ERROR(AppendUserImage(p, false, body));
     }
     body += "]},";
-    if (Status s = AppendModelTurn(turn, t, body); !s.ok()) return s.error();
+    RETURN_IF_ERROR(AppendModelTurn(turn, t, body));
     body += ',';
   }
   body += R"({"role":"user","parts":[{"text":)";
   body += JsonQuote(prompt);
   body += '}';
   for (const Part& p : images) {
-    if (Status s = AppendUserImage(p, false, body); !s.ok()) return s.error();
+    RETURN_IF_ERROR(AppendUserImage(p, false, body));
   }
   body += R"(]}],"generationConfig":{"responseModalities":["TEXT","IMAGE"])";
   // Every value below was checked against the vocabulary above: no escaping needed.

@@ -22,10 +22,9 @@ Status CheckContext(const CallContext& ctx) {
 }
 
 Result<BackendImage> Finish(const Image& image, std::string text, int level) {
-  Result<std::string> png = EncodePng(image, PngOptions{level});
-  if (!png.ok()) return png.error();
+  ASSIGN_OR_RETURN(std::string png, EncodePng(image, PngOptions{level}));
   BackendImage out;
-  out.bytes = std::move(png.value());
+  out.bytes = std::move(png);
   out.mime_type = MimeTypeOf(SniffFormat(out.bytes));
   out.text = std::move(text);
   return out;
@@ -74,37 +73,31 @@ Result<BackendImage> LocalBackend::Generate(const GenerateRequest& request,
   if (Status s = CheckContext(ctx); !s) return s.error();
   const GenerationOptions& o = request.options;
   const std::string& ratio = o.aspect_ratio;
-  Result<ImageSize> size =
-      PixelSize(o.image_size.empty() ? "1K" : o.image_size, ratio.empty() ? "1:1" : ratio);
-  if (!size.ok()) return size.error();
-  if (static_cast<int64_t>(size->width) * size->height > options_.limits.max_pixels) {
+  ASSIGN_OR_RETURN(ImageSize size, PixelSize(o.image_size.empty() ? "1K" : o.image_size, ratio.empty() ? "1:1" : ratio));
+  if (static_cast<int64_t>(size.width) * size.height > options_.limits.max_pixels) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "image_size " + o.image_size + " at " + (ratio.empty() ? "1:1" : ratio) +
-                         " is " + std::to_string(size->width) + "x" + std::to_string(size->height) +
+                         " is " + std::to_string(size.width) + "x" + std::to_string(size.height) +
                          " pixels, more than the server allows (--max-pixels)");
   }
-  Result<std::vector<Rgb>> refs = ReferenceColors(request.references, options_.limits);
-  if (!refs.ok()) return refs.error();
-  Result<GeneratedImage> gen = GenerateImage(request.prompt, size->width, size->height, *refs);
-  if (!gen.ok()) return gen.error();
+  ASSIGN_OR_RETURN(std::vector<Rgb> refs, ReferenceColors(request.references, options_.limits));
+  ASSIGN_OR_RETURN(GeneratedImage gen, GenerateImage(request.prompt, size.width, size.height, refs));
   if (Status s = CheckContext(ctx); !s) return s.error();
-  return Finish(gen->image,
-                "local engine: " + std::to_string(size->width) + "x" +
-                    std::to_string(size->height) + ", " + gen->description,
+  return Finish(gen.image,
+                "local engine: " + std::to_string(size.width) + "x" +
+                    std::to_string(size.height) + ", " + gen.description,
                 options_.png_compression_level);
 }
 
 Status LocalBackend::CheckEditInstruction(const std::string& instruction) const {
-  Result<std::vector<EditClause>> clauses = ParseEditInstructions(instruction);
-  if (!clauses.ok()) return clauses.error();
+  ASSIGN_OR_RETURN(std::vector<EditClause> clauses, ParseEditInstructions(instruction));
   return Status::Ok();
 }
 
 Result<BackendImage> LocalBackend::Edit(const EditRequest& request, const CallContext& ctx) {
   if (Status s = CheckContext(ctx); !s) return s.error();
   // Parse first: an instruction we do not understand fails before any decoding work.
-  Result<std::vector<EditClause>> clauses = ParseEditInstructions(request.prompt);
-  if (!clauses.ok()) return clauses.error();
+  ASSIGN_OR_RETURN(std::vector<EditClause> clauses, ParseEditInstructions(request.prompt));
   Result<Image> image = Decode(request.base.bytes, options_.limits);
   if (!image.ok()) {
     return MakeError(image.error().code, "base image: " + image.error().message);
@@ -113,31 +106,28 @@ Result<BackendImage> LocalBackend::Edit(const EditRequest& request, const CallCo
   // can be 100 KB.
   constexpr size_t kEditsNamed = 8;
   std::string applied;
-  for (size_t i = 0; i < clauses->size(); ++i) {
-    const EditClause& clause = (*clauses)[i];
+  for (size_t i = 0; i < clauses.size(); ++i) {
+    const EditClause& clause = (clauses)[i];
     if (Status s = CheckContext(ctx); !s) return s.error();
     if (Status s = ApplyEdit(*image, clause.op, options_.limits); !s) {
       return MakeError(s.error().code, "\"" + clause.source + "\": " + s.error().message);
     }
     if (i < kEditsNamed) applied += (applied.empty() ? "" : "; ") + clause.source;
   }
-  if (clauses->size() > kEditsNamed) {
-    applied += "; … (" + std::to_string(clauses->size()) + " edits in all)";
+  if (clauses.size() > kEditsNamed) {
+    applied += "; … (" + std::to_string(clauses.size()) + " edits in all)";
   }
   if (!request.options.image_size.empty()) {
-    Result<ImageSize> size =
-        ScaleToImageSize(image->width, image->height, request.options.image_size);
-    if (!size.ok()) return size.error();
-    if (size->width != image->width || size->height != image->height) {
-      if (static_cast<int64_t>(size->width) * size->height > options_.limits.max_pixels) {
+    ASSIGN_OR_RETURN(ImageSize size, ScaleToImageSize(image->width, image->height, request.options.image_size));
+    if (size.width != image->width || size.height != image->height) {
+      if (static_cast<int64_t>(size.width) * size.height > options_.limits.max_pixels) {
         return MakeError(ErrorCode::kInvalidArgument,
                          "image_size " + request.options.image_size + " would make " +
-                             std::to_string(size->width) + "x" + std::to_string(size->height) +
+                             std::to_string(size.width) + "x" + std::to_string(size.height) +
                              " pixels, more than the server allows (--max-pixels)");
       }
-      Result<Image> scaled = Resize(*image, size->width, size->height);
-      if (!scaled.ok()) return scaled.error();
-      *image = std::move(*scaled);
+      ASSIGN_OR_RETURN(Image scaled, Resize(*image, size.width, size.height));
+      *image = std::move(scaled);
       applied += "; scaled to image_size " + request.options.image_size;
     }
   }

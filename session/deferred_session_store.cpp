@@ -59,14 +59,14 @@ Status CheckDataDirUsable(const std::filesystem::path& data_dir) {
   }
   const DataDirLayout layout(root);
   for (const auto& dir : {layout.root(), layout.ImagesDir(), layout.LocksDir()}) {
-    if (Status st = EnsureDir(dir); !st.ok()) return st;
+    RETURN_IF_ERROR(EnsureDir(dir));
   }
   struct stat st {};
   if (::lstat(layout.DatabasePath().c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
     return MakeError(ErrorCode::kFailedPrecondition,
                      layout.DatabasePath().string() + " exists and is not a regular file");
   }
-  if (Status s = ProbeWriteAndLock(layout.root()); !s.ok()) return s;
+  RETURN_IF_ERROR(ProbeWriteAndLock(layout.root()));
   return ProbeWriteAndLock(layout.LocksDir());
 }
 
@@ -253,7 +253,7 @@ void DeferredSessionStore::SetChangeListener(ChangeListener listener) {
 
 Result<std::unique_ptr<DeferredSessionStore>> OpenSessionStoreDeferred(
     const StoreOptions& options, const Clock& clock, std::chrono::milliseconds test_delay) {
-  if (Status s = CheckDataDirUsable(options.data_dir); !s.ok()) return s.error();
+  RETURN_IF_ERROR(CheckDataDirUsable(options.data_dir));
   return std::make_unique<DeferredSessionStore>(
       [options, &clock, test_delay]() -> Result<std::unique_ptr<SessionStore>> {
         if (test_delay.count() > 0) {

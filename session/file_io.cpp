@@ -54,8 +54,7 @@ Status EnsureDir(const std::filesystem::path& dir) {
                      dir.string() + " exists and is not a directory");
   }
   if (dir.has_parent_path() && dir.parent_path() != dir) {
-    Status parent = EnsureDir(dir.parent_path());
-    if (!parent.ok()) return parent;
+    RETURN_IF_ERROR(EnsureDir(dir.parent_path()));
   }
   if (::mkdir(dir.c_str(), 0700) != 0) {
     if (errno == EEXIST) return Status::Ok();  // made concurrently by another thread or process

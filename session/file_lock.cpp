@@ -52,9 +52,8 @@ void FileLock::Release() {
 Result<FileLock> FileLock::Acquire(const std::filesystem::path& path,
                                    const CancellationToken& cancel,
                                    const std::function<void()>& on_blocked) {
-  Result<int> fd = OpenLockFile(path);
-  if (!fd.ok()) return fd.error();
-  FileLock lock(*fd);
+  ASSIGN_OR_RETURN(int fd, OpenLockFile(path));
+  FileLock lock(fd);
   auto pause = std::chrono::microseconds(100);
   bool reported = false;
   while (true) {
@@ -76,9 +75,8 @@ Result<FileLock> FileLock::Acquire(const std::filesystem::path& path,
 }
 
 Result<std::optional<FileLock>> FileLock::TryAcquire(const std::filesystem::path& path) {
-  Result<int> fd = OpenLockFile(path);
-  if (!fd.ok()) return fd.error();
-  FileLock lock(*fd);
+  ASSIGN_OR_RETURN(int fd, OpenLockFile(path));
+  FileLock lock(fd);
   const int got = TryFlock(lock.fd_);
   if (got < 0) {
     return MakeError(ErrorCode::kInternal,

@@ -47,82 +47,68 @@ ALTER TABLE versions ADD COLUMN details TEXT NOT NULL DEFAULT '{}';
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 
 Result<bool> HasTable(SqliteDb& db, const char* name) {
-  Result<Statement> st = db.Prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?");
-  if (!st.ok()) return st.error();
-  st->Bind(1, name);
-  return st->Step();
+  ASSIGN_OR_RETURN(Statement st, db.Prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?"));
+  st.Bind(1, name);
+  return st.Step();
 }
 
 Result<int64_t> CountUserTables(SqliteDb& db) {
-  Result<Statement> st = db.Prepare(
-      "SELECT count(*) FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'");
-  if (!st.ok()) return st.error();
-  Result<bool> row = st->Step();
-  if (!row.ok()) return row.error();
-  return st->ColumnInt(0);
+  ASSIGN_OR_RETURN(Statement st, db.Prepare(
+      "SELECT count(*) FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"));
+  RETURN_IF_ERROR(st.Step());
+  return st.ColumnInt(0);
 }
 
 }  // namespace
 
 Result<int> ReadSchemaVersion(SqliteDb& db) {
-  Result<bool> has = HasTable(db, "schema_version");
-  if (!has.ok()) return has.error();
-  if (!*has) return 0;
-  Result<Statement> st = db.Prepare("SELECT coalesce(max(version), 0) FROM schema_version");
-  if (!st.ok()) return st.error();
-  Result<bool> row = st->Step();
-  if (!row.ok()) return row.error();
-  return static_cast<int>(st->ColumnInt(0));
+  ASSIGN_OR_RETURN(bool has, HasTable(db, "schema_version"));
+  if (!has) return 0;
+  ASSIGN_OR_RETURN(Statement st, db.Prepare("SELECT coalesce(max(version), 0) FROM schema_version"));
+  RETURN_IF_ERROR(st.Step());
+  return static_cast<int>(st.ColumnInt(0));
 }
 
 Status MigrateSchema(SqliteDb& db, int64_t now_ms) {
   // Checked outside the transaction first so the common case (up to date) takes no write lock.
-  Result<int> before = ReadSchemaVersion(db);
-  if (!before.ok()) return before.error();
-  if (*before == kSchemaVersion) return Status::Ok();
+  ASSIGN_OR_RETURN(int before, ReadSchemaVersion(db));
+  if (before == kSchemaVersion) return Status::Ok();
 
-  Result<std::unique_ptr<WriteTransaction>> tx = WriteTransaction::Begin(db);
-  if (!tx.ok()) return tx.error();
-  Result<int> current = ReadSchemaVersion(db);  // again, under the write lock
-  if (!current.ok()) return current.error();
-  if (*current > kSchemaVersion) {
+  ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> tx, WriteTransaction::Begin(db));
+  ASSIGN_OR_RETURN(int current, ReadSchemaVersion(db));  // again, under the write lock
+  if (current > kSchemaVersion) {
     return MakeError(ErrorCode::kFailedPrecondition,
                      "database " + db.path().string() + " has schema version " +
-                         std::to_string(*current) + ", newer than this imgmcp supports (" +
+                         std::to_string(current) + ", newer than this imgmcp supports (" +
                          std::to_string(kSchemaVersion) +
                          "); upgrade imgmcp or use another data dir");
   }
-  if (*current == 0) {
-    Result<int64_t> tables = CountUserTables(db);
-    if (!tables.ok()) return tables.error();
-    if (*tables != 0) {
+  if (current == 0) {
+    ASSIGN_OR_RETURN(int64_t tables, CountUserTables(db));
+    if (tables != 0) {
       return MakeError(ErrorCode::kFailedPrecondition,
                        "database " + db.path().string() +
                            " has tables but no schema_version table: not an imgmcp database");
     }
-    Status st = db.Exec(
+    RETURN_IF_ERROR(db.Exec(
         "CREATE TABLE schema_version (version INTEGER PRIMARY KEY NOT NULL, "
-        "applied_ms INTEGER NOT NULL)");
-    if (!st.ok()) return st;
+        "applied_ms INTEGER NOT NULL)"));
   }
-  for (int v = *current + 1; v <= kSchemaVersion; ++v) {
+  for (int v = current + 1; v <= kSchemaVersion; ++v) {
     Status st = db.Exec(kMigrations[v - 1]);
     if (!st.ok()) {
       return MakeError(st.error().code, "migrating the database to schema version " +
                                             std::to_string(v) + " failed: " + st.error().message);
     }
-    Result<Statement> ins =
-        db.Prepare("INSERT INTO schema_version(version, applied_ms) VALUES(?,?)");
-    if (!ins.ok()) return ins.error();
-    ins->Bind(1, static_cast<int64_t>(v)).Bind(2, now_ms);
-    st = ins->Run();
+    ASSIGN_OR_RETURN(Statement ins, db.Prepare("INSERT INTO schema_version(version, applied_ms) VALUES(?,?)"));
+    ins.Bind(1, static_cast<int64_t>(v)).Bind(2, now_ms);
+    st = ins.Run();
     if (!st.ok()) return st;
   }
-  Status st = (*tx)->Commit();
-  if (!st.ok()) return st;
-  if (*current != 0) {
+  RETURN_IF_ERROR(tx->Commit());
+  if (current != 0) {
     log::Info("session", "migrated " + db.path().string() + " from schema version " +
-                             std::to_string(*current) + " to " + std::to_string(kSchemaVersion));
+                             std::to_string(current) + " to " + std::to_string(kSchemaVersion));
   }
   return Status::Ok();
 }

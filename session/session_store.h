@@ -124,9 +124,8 @@ class EditTurn {
       const std::vector<NewVersion>& versions) = 0;
   // One version: CommitVersions({version}).
   Result<VersionInfo> Commit(const NewVersion& version) {
-    Result<std::vector<VersionInfo>> committed = CommitVersions({version});
-    if (!committed.ok()) return committed.error();
-    return std::move(committed->front());
+    ASSIGN_OR_RETURN(std::vector<VersionInfo> committed, CommitVersions({version}));
+    return std::move(committed.front());
   }
   // Clears the session's images (reset); the counter keeps counting.
   virtual Status Clear() = 0;
@@ -181,9 +180,8 @@ class SessionStore {
   // Oldest first. kNotFound for an unknown session; empty for a session without images.
   // (ReadSession's history.)
   Result<std::vector<VersionInfo>> History(const std::string& session_id) {
-    Result<SessionSnapshot> snapshot = ReadSession(session_id, std::nullopt, true);
-    if (!snapshot.ok()) return snapshot.error();
-    return std::move(snapshot->history);
+    ASSIGN_OR_RETURN(SessionSnapshot snapshot, ReadSession(session_id, std::nullopt, true));
+    return std::move(snapshot.history);
   }
   // GetVersion (+ History when include_history) in one read transaction, so a commit by another
   // thread or process lands either wholly before or wholly after it. kNotFound only for an

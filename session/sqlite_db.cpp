@@ -179,8 +179,7 @@ Error SqliteDb::MakeSqliteError(int rc, std::string_view what) const {
 }
 
 Result<std::unique_ptr<ReadTransaction>> ReadTransaction::Begin(SqliteDb& db) {
-  Status st = db.Exec("BEGIN");
-  if (!st.ok()) return st.error();
+  RETURN_IF_ERROR(db.Exec("BEGIN"));
   return std::unique_ptr<ReadTransaction>(new ReadTransaction(db));
 }
 
@@ -191,8 +190,7 @@ ReadTransaction::~ReadTransaction() {
 }
 
 Result<std::unique_ptr<WriteTransaction>> WriteTransaction::Begin(SqliteDb& db) {
-  Status st = db.Exec("BEGIN IMMEDIATE");
-  if (!st.ok()) return st.error();
+  RETURN_IF_ERROR(db.Exec("BEGIN IMMEDIATE"));
   return std::unique_ptr<WriteTransaction>(new WriteTransaction(db));
 }
 

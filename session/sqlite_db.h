@@ -96,13 +96,12 @@ class SqliteDb {
 template <typename Fn>
 Status Statement::ForEachRow(Fn&& fn) {
   while (true) {
-    Result<bool> row = Step();
-    if (!row.ok()) return row.error();
-    if (!*row) return Status::Ok();
+    ASSIGN_OR_RETURN(bool row, Step());
+    if (!row) return Status::Ok();
     if constexpr (std::is_void_v<std::invoke_result_t<Fn&, Statement&>>) {
       fn(*this);
     } else {
-      if (Status st = fn(*this); !st.ok()) return st;
+      RETURN_IF_ERROR(fn(*this));
     }
   }
 }

@@ -22,16 +22,14 @@ namespace {
 // Deletes every version row of a session (inside the caller's write transaction) and returns the
 // files those rows named, to unlink once the transaction has committed.
 Result<std::vector<std::string>> DeleteAllVersionRows(SqliteDb& db, const std::string& session_id) {
-  Result<Statement> sel = db.Prepare("SELECT file FROM versions WHERE session_id=?");
-  if (!sel.ok()) return sel.error();
-  sel->Bind(1, session_id);
+  ASSIGN_OR_RETURN(Statement sel, db.Prepare("SELECT file FROM versions WHERE session_id=?"));
+  sel.Bind(1, session_id);
   std::vector<std::string> files;
-  Status st = sel->ForEachRow([&](Statement& row) { files.push_back(row.ColumnText(0)); });
+  Status st = sel.ForEachRow([&](Statement& row) { files.push_back(row.ColumnText(0)); });
   if (!st.ok()) return st.error();
-  Result<Statement> del = db.Prepare("DELETE FROM versions WHERE session_id=?");
-  if (!del.ok()) return del.error();
-  del->Bind(1, session_id);
-  if (Status st = del->Run(); !st.ok()) return st.error();
+  ASSIGN_OR_RETURN(Statement del, db.Prepare("DELETE FROM versions WHERE session_id=?"));
+  del.Bind(1, session_id);
+  RETURN_IF_ERROR(del.Run());
   return files;
 }
 
@@ -52,36 +50,31 @@ bool IsPlainFileName(const std::string& name) {
 }
 
 Result<std::optional<SessionRow>> LoadSession(SqliteDb& db, const std::string& id) {
-  Result<Statement> st =
-      db.Prepare("SELECT last_version, updated_ms, expired FROM sessions WHERE session_id=?");
-  if (!st.ok()) return st.error();
-  st->Bind(1, id);
-  Result<bool> row = st->Step();
-  if (!row.ok()) return row.error();
-  if (!*row) return std::optional<SessionRow>();
+  ASSIGN_OR_RETURN(Statement st, db.Prepare("SELECT last_version, updated_ms, expired FROM sessions WHERE session_id=?"));
+  st.Bind(1, id);
+  ASSIGN_OR_RETURN(bool row, st.Step());
+  if (!row) return std::optional<SessionRow>();
   return std::optional<SessionRow>(
-      SessionRow{st->ColumnInt(0), st->ColumnInt(1), st->ColumnInt(2) != 0});
+      SessionRow{st.ColumnInt(0), st.ColumnInt(1), st.ColumnInt(2) != 0});
 }
 
 // Live = exists and not expired.
 Result<SessionRow> LoadLiveSession(SqliteDb& db, const std::string& id) {
-  Result<std::optional<SessionRow>> row = LoadSession(db, id);
-  if (!row.ok()) return row.error();
-  if (!row->has_value() || (*row)->expired) return UnknownSessionError(id);
-  return **row;
+  ASSIGN_OR_RETURN(std::optional<SessionRow> row, LoadSession(db, id));
+  if (!row.has_value() || row->expired) return UnknownSessionError(id);
+  return *row;
 }
 
 Result<std::vector<VersionInfo>> LoadVersions(SqliteDb& db, const DataDirLayout& layout,
                                               const std::string& where_and_order,
                                               const std::string& id,
                                               std::optional<int64_t> version) {
-  Result<Statement> st = db.Prepare(std::string("SELECT ") + kVersionColumns +
-                                    " FROM versions WHERE " + where_and_order);
-  if (!st.ok()) return st.error();
-  st->Bind(1, id);
-  if (version.has_value()) st->Bind(2, *version);
+  ASSIGN_OR_RETURN(Statement st, db.Prepare(std::string("SELECT ") + kVersionColumns +
+                                    " FROM versions WHERE " + where_and_order));
+  st.Bind(1, id);
+  if (version.has_value()) st.Bind(2, *version);
   std::vector<VersionInfo> out;
-  Status st_rows = st->ForEachRow([&](Statement& row) -> Status {
+  RETURN_IF_ERROR(st.ForEachRow([&](Statement& row) -> Status {
     VersionInfo v;
     v.session_id = row.ColumnText(0);
     v.version = row.ColumnInt(1);
@@ -106,20 +99,17 @@ Result<std::vector<VersionInfo>> LoadVersions(SqliteDb& db, const DataDirLayout&
     v.details = row.ColumnText(14);
     out.push_back(std::move(v));
     return Status::Ok();
-  });
-  if (!st_rows.ok()) return st_rows.error();
+  }));
   return out;
 }
 
 Result<std::optional<VersionInfo>> LoadOne(SqliteDb& db, const DataDirLayout& layout,
                                            const std::string& id, std::optional<int64_t> version) {
-  Result<std::vector<VersionInfo>> rows =
-      version.has_value() ? LoadVersions(db, layout, "session_id=?1 AND version=?2", id, version)
+  ASSIGN_OR_RETURN(std::vector<VersionInfo> rows, version.has_value() ? LoadVersions(db, layout, "session_id=?1 AND version=?2", id, version)
                           : LoadVersions(db, layout, "session_id=?1 ORDER BY version DESC LIMIT 1",
-                                         id, std::nullopt);
-  if (!rows.ok()) return rows.error();
-  if (rows->empty()) return std::optional<VersionInfo>();
-  return std::optional<VersionInfo>(std::move(rows->front()));
+                                         id, std::nullopt));
+  if (rows.empty()) return std::optional<VersionInfo>();
+  return std::optional<VersionInfo>(std::move(rows.front()));
 }
 
 // Lists regular files and directories of `dir` (names only, without "." and "..").
@@ -200,10 +190,8 @@ SqliteSessionStore::Lease::~Lease() {
 }
 
 Result<std::unique_ptr<SqliteDb>> SqliteSessionStore::OpenConnection() {
-  Result<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(layout_.DatabasePath(), kBusyTimeoutMs);
-  if (!db.ok()) return db.error();
-  Status st = (*db)->Exec("PRAGMA foreign_keys=ON; PRAGMA synchronous=FULL;");
-  if (!st.ok()) return st.error();
+  ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(layout_.DatabasePath(), kBusyTimeoutMs));
+  RETURN_IF_ERROR(db->Exec("PRAGMA foreign_keys=ON; PRAGMA synchronous=FULL;"));
   return db;
 }
 
@@ -216,9 +204,8 @@ Result<SqliteSessionStore::Lease> SqliteSessionStore::Connection() {
       return Lease(this, std::move(db));
     }
   }
-  Result<std::unique_ptr<SqliteDb>> db = OpenConnection();
-  if (!db.ok()) return db.error();
-  return Lease(this, std::move(*db));
+  ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, OpenConnection());
+  return Lease(this, std::move(db));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -251,54 +238,45 @@ Result<std::unique_ptr<SqliteSessionStore>> SqliteSessionStore::Open(const Store
                      "bad data directory " + options.data_dir.string() + ": " + ec.message());
   }
   std::unique_ptr<SqliteSessionStore> store(new SqliteSessionStore(resolved, clock));
-  Status st = store->Initialize();
-  if (!st.ok()) return st.error();
+  RETURN_IF_ERROR(store->Initialize());
   return store;
 }
 
 Status SqliteSessionStore::Initialize() {
   for (const auto& dir : {layout_.root(), layout_.ImagesDir(), layout_.LocksDir()}) {
-    Status st = EnsureDir(dir);
-    if (!st.ok()) return st;
+    RETURN_IF_ERROR(EnsureDir(dir));
   }
   // Processes opening one data dir at the same moment would race on the switch to WAL (SQLite
   // answers "database is locked" at once, not after the busy timeout) and on migrations: one at a
   // time. The name starts with '.', which no session id can, so it never meets a session's lock.
-  Result<FileLock> acquired =
-      FileLock::Acquire(layout_.LocksDir() / ".store-open.lock", CancellationToken());
-  if (!acquired.ok()) return acquired.error();
-  std::optional<FileLock> open_lock(std::move(acquired).value());
-  Result<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(layout_.DatabasePath(), kBusyTimeoutMs);
-  if (!db.ok()) return db.error();
+  ASSIGN_OR_RETURN(FileLock acquired, FileLock::Acquire(layout_.LocksDir() / ".store-open.lock", CancellationToken()));
+  std::optional<FileLock> open_lock(std::move(acquired));
+  ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(layout_.DatabasePath(), kBusyTimeoutMs));
   {
     // Persistent; the first statement that touches the file, so a corrupt file shows up here.
-    Result<Statement> wal = (*db)->Prepare("PRAGMA journal_mode=WAL");
-    if (!wal.ok()) return wal.error();
-    Result<bool> row = wal->Step();
-    if (!row.ok()) return row.error();
-    if (!*row || wal->ColumnText(0) != "wal") {
+    ASSIGN_OR_RETURN(Statement wal, db->Prepare("PRAGMA journal_mode=WAL"));
+    ASSIGN_OR_RETURN(bool row, wal.Step());
+    if (!row || wal.ColumnText(0) != "wal") {
       return MakeError(ErrorCode::kFailedPrecondition,
                        "cannot switch " + layout_.DatabasePath().string() + " to WAL mode");
     }
   }
   {
-    Result<Statement> check = (*db)->Prepare("PRAGMA quick_check");
-    if (!check.ok()) return check.error();
-    Result<bool> row = check->Step();
-    if (!row.ok()) return row.error();
-    if (!*row || check->ColumnText(0) != "ok") {
+    ASSIGN_OR_RETURN(Statement check, db->Prepare("PRAGMA quick_check"));
+    ASSIGN_OR_RETURN(bool row, check.Step());
+    if (!row || check.ColumnText(0) != "ok") {
       return MakeError(ErrorCode::kDataLoss,
                        "database " + layout_.DatabasePath().string() +
-                           " failed its integrity check: " + (*row ? check->ColumnText(0) : ""));
+                           " failed its integrity check: " + (row ? check.ColumnText(0) : ""));
     }
   }
-  Status st = MigrateSchema(**db, NowMs());
+  Status st = MigrateSchema(*db, NowMs());
   if (!st.ok()) return st;
-  st = (*db)->Exec("PRAGMA foreign_keys=ON; PRAGMA synchronous=FULL;");
+  st = db->Exec("PRAGMA foreign_keys=ON; PRAGMA synchronous=FULL;");
   if (!st.ok()) return st;
   {
     std::lock_guard lock(pool_mu_);
-    idle_connections_.push_back(std::move(*db));
+    idle_connections_.push_back(std::move(db));
   }
   open_lock.reset();  // the database is ready for everyone
   if (options_.idle_days > 0) {
@@ -312,39 +290,30 @@ Status SqliteSessionStore::Initialize() {
 // (expired=1) so the counter survives and a version number is never reused.
 Status SqliteSessionStore::ExpireIdleSessions() {
   const int64_t cutoff = NowMs() - static_cast<int64_t>(options_.idle_days) * 86'400'000;
-  Result<Lease> lease = Connection();
-  if (!lease.ok()) return lease.error();
-  SqliteDb& db = lease->db();
+  ASSIGN_OR_RETURN(Lease lease, Connection());
+  SqliteDb& db = lease.db();
   std::vector<std::string> idle;
   {
-    Result<Statement> st =
-        db.Prepare("SELECT session_id FROM sessions WHERE expired=0 AND updated_ms < ?");
-    if (!st.ok()) return st.error();
-    st->Bind(1, cutoff);
-    Status listed = st->ForEachRow([&](Statement& row) { idle.push_back(row.ColumnText(0)); });
-    if (!listed.ok()) return listed;
+    ASSIGN_OR_RETURN(Statement st, db.Prepare("SELECT session_id FROM sessions WHERE expired=0 AND updated_ms < ?"));
+    st.Bind(1, cutoff);
+    RETURN_IF_ERROR(st.ForEachRow([&](Statement& row) { idle.push_back(row.ColumnText(0)); }));
   }
   for (const std::string& id : idle) {
     if (!IsValidSessionId(id)) continue;
-    Result<std::optional<FileLock>> lock = FileLock::TryAcquire(layout_.SessionLockPath(id));
-    if (!lock.ok()) return lock.error();
-    if (!lock->has_value()) continue;  // in use by another process right now: not idle
+    ASSIGN_OR_RETURN(std::optional<FileLock> lock, FileLock::TryAcquire(layout_.SessionLockPath(id)));
+    if (!lock.has_value()) continue;  // in use by another process right now: not idle
     std::vector<std::string> files;
     {
       std::lock_guard write_lock(write_mu_);
-      Result<std::unique_ptr<WriteTransaction>> tx = WriteTransaction::Begin(db);
-      if (!tx.ok()) return tx.error();
-      Result<std::optional<SessionRow>> row = LoadSession(db, id);
-      if (!row.ok()) return row.error();
-      if (!row->has_value() || (*row)->expired || (*row)->updated_ms >= cutoff) continue;
-      Result<std::vector<std::string>> removed = DeleteAllVersionRows(db, id);
-      if (!removed.ok()) return removed.error();
-      files = std::move(*removed);
-      Result<Statement> upd = db.Prepare("UPDATE sessions SET expired=1 WHERE session_id=?");
-      if (!upd.ok()) return upd.error();
-      upd->Bind(1, id);
-      if (Status s = upd->Run(); !s.ok()) return s;
-      if (Status s = (*tx)->Commit(); !s.ok()) return s;
+      ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> tx, WriteTransaction::Begin(db));
+      ASSIGN_OR_RETURN(std::optional<SessionRow> row, LoadSession(db, id));
+      if (!row.has_value() || row->expired || row->updated_ms >= cutoff) continue;
+      ASSIGN_OR_RETURN(std::vector<std::string> removed, DeleteAllVersionRows(db, id));
+      files = std::move(removed);
+      ASSIGN_OR_RETURN(Statement upd, db.Prepare("UPDATE sessions SET expired=1 WHERE session_id=?"));
+      upd.Bind(1, id);
+      RETURN_IF_ERROR(upd.Run());
+      RETURN_IF_ERROR(tx->Commit());
     }
     for (const std::string& f : files) {
       if (IsPlainFileName(f)) RemoveFileQuietly(layout_.SessionImageDir(id) / f);
@@ -361,9 +330,8 @@ Status SqliteSessionStore::ExpireIdleSessions() {
 // row commit, or between row delete and unlink). A session is swept only while holding its flock,
 // so a commit in flight in another process is never mistaken for an orphan.
 Status SqliteSessionStore::SweepOrphans() {
-  Result<Lease> lease = Connection();
-  if (!lease.ok()) return lease.error();
-  SqliteDb& db = lease->db();
+  ASSIGN_OR_RETURN(Lease lease, Connection());
+  SqliteDb& db = lease.db();
   for (const auto& [name, is_dir] : ListDir(layout_.ImagesDir())) {
     if (!is_dir) {
       if (name.rfind(DataDirLayout::kTempPrefix, 0) == 0) {
@@ -376,15 +344,12 @@ Status SqliteSessionStore::SweepOrphans() {
                 "ignoring unexpected directory " + (layout_.ImagesDir() / name).string());
       continue;
     }
-    Result<std::optional<FileLock>> lock = FileLock::TryAcquire(layout_.SessionLockPath(name));
-    if (!lock.ok()) return lock.error();
-    if (!lock->has_value()) continue;  // a turn is running in another process
+    ASSIGN_OR_RETURN(std::optional<FileLock> lock, FileLock::TryAcquire(layout_.SessionLockPath(name)));
+    if (!lock.has_value()) continue;  // a turn is running in another process
     std::set<std::string> referenced;
-    Result<Statement> sel = db.Prepare("SELECT file FROM versions WHERE session_id=?");
-    if (!sel.ok()) return sel.error();
-    sel->Bind(1, name);
-    Status listed = sel->ForEachRow([&](Statement& row) { referenced.insert(row.ColumnText(0)); });
-    if (!listed.ok()) return listed;
+    ASSIGN_OR_RETURN(Statement sel, db.Prepare("SELECT file FROM versions WHERE session_id=?"));
+    sel.Bind(1, name);
+    RETURN_IF_ERROR(sel.ForEachRow([&](Statement& row) { referenced.insert(row.ColumnText(0)); }));
     const std::filesystem::path dir = layout_.SessionImageDir(name);
     int removed = 0;
     for (const auto& [file, file_is_dir] : ListDir(dir)) {
@@ -443,30 +408,26 @@ Result<std::unique_ptr<EditTurn>> SqliteSessionStore::AcquireReservedTurn(
     return waited.error();
   }
   Result<TurnQueue::Ticket> ticket = std::move(reserved->ticket);
-  Result<FileLock> lock = FileLock::Acquire(layout_.SessionLockPath(session_id), options.cancel,
-                                            options.on_other_process);
-  if (!lock.ok()) return lock.error();
+  ASSIGN_OR_RETURN(FileLock lock, FileLock::Acquire(layout_.SessionLockPath(session_id), options.cancel,
+                                            options.on_other_process));
 
   // Another process may have committed since we last looked: read the state afresh.
-  Result<Lease> lease = Connection();
-  if (!lease.ok()) return lease.error();
-  SqliteDb& db = lease->db();
+  ASSIGN_OR_RETURN(Lease lease, Connection());
+  SqliteDb& db = lease.db();
   // A new (or expired) session gets its row from its first commit, so a turn that commits
   // nothing — a failed generate — leaves no session behind. An expired row keeps its counter.
-  Result<std::optional<SessionRow>> row = LoadSession(db, session_id);
-  if (!row.ok()) return row.error();
-  const int64_t last_issued = row->has_value() ? (*row)->last_version : 0;
+  ASSIGN_OR_RETURN(std::optional<SessionRow> row, LoadSession(db, session_id));
+  const int64_t last_issued = row.has_value() ? row->last_version : 0;
   std::optional<VersionInfo> current;
-  if (row->has_value() && !(*row)->expired) {
-    Result<std::optional<VersionInfo>> loaded = LoadOne(db, layout_, session_id, std::nullopt);
-    if (!loaded.ok()) return loaded.error();
-    current = std::move(*loaded);
+  if (row.has_value() && !row->expired) {
+    ASSIGN_OR_RETURN(std::optional<VersionInfo> loaded, LoadOne(db, layout_, session_id, std::nullopt));
+    current = std::move(loaded);
   }
   if (options.cancel.IsCancelled()) {
     return MakeError(ErrorCode::kCancelled, "cancelled before the edit started");
   }
   return std::unique_ptr<EditTurn>(new SqliteEditTurn(
-      this, session_id, std::move(*ticket), std::move(*lock), std::move(current), last_issued));
+      this, session_id, std::move(*ticket), std::move(lock), std::move(current), last_issued));
 }
 
 // A commit, step by step: PlanCommit (validate, number, hash) → WriteVersionFiles (durable files
@@ -491,7 +452,7 @@ struct SqliteSessionStore::CommitPlan {
 
 Result<SqliteSessionStore::CommitPlan> SqliteSessionStore::PlanCommit(
     const std::string& session_id, int64_t last_issued, const std::vector<NewVersion>& versions) {
-  if (Status st = ValidateNewVersions(versions, last_issued); !st.ok()) return st.error();
+  RETURN_IF_ERROR(ValidateNewVersions(versions, last_issued));
   CommitPlan plan;
   plan.session_id = session_id;
   plan.last_issued = last_issued;
@@ -508,7 +469,7 @@ Result<SqliteSessionStore::CommitPlan> SqliteSessionStore::PlanCommit(
 }
 
 Status SqliteSessionStore::WriteVersionFiles(const CommitPlan& plan) {
-  if (Status st = EnsureDir(plan.dir); !st.ok()) return st;
+  RETURN_IF_ERROR(EnsureDir(plan.dir));
   for (size_t i = 0; i < plan.versions.size(); ++i) {
     const CommitPlan::Planned& v = plan.versions[i];
     Status st = WriteFileDurably(plan.dir, v.file, v.source->bytes, DataDirLayout::kTempPrefix);
@@ -525,9 +486,8 @@ void SqliteSessionStore::DiscardVersionFiles(const CommitPlan& plan) {
 }
 
 Status SqliteSessionStore::UpsertRows(SqliteDb& db, const CommitPlan& plan) {
-  Result<std::optional<SessionRow>> row = LoadSession(db, plan.session_id);
-  if (!row.ok()) return row.error();
-  if ((row->has_value() ? (*row)->last_version : 0) != plan.last_issued) {
+  ASSIGN_OR_RETURN(std::optional<SessionRow> row, LoadSession(db, plan.session_id));
+  if ((row.has_value() ? row->last_version : 0) != plan.last_issued) {
     return MakeError(ErrorCode::kInternal,
                      "session " + plan.session_id +
                          " changed outside its turn; is this data dir shared with a process "
@@ -535,21 +495,19 @@ Status SqliteSessionStore::UpsertRows(SqliteDb& db, const CommitPlan& plan) {
   }
   // The session row first (created, or revived after expiry, by its first commit): the version
   // rows refer to it.
-  Result<Statement> upd = db.Prepare(
+  ASSIGN_OR_RETURN(Statement upd, db.Prepare(
       "INSERT INTO sessions(session_id, last_version, created_ms, updated_ms) "
       "VALUES(?1,?2,?3,?3) "
-      "ON CONFLICT(session_id) DO UPDATE SET last_version=?2, updated_ms=?3, expired=0");
-  if (!upd.ok()) return upd.error();
-  upd->Bind(1, plan.session_id).Bind(2, plan.versions.back().number).Bind(3, plan.now_ms);
-  if (Status st = upd->Run(); !st.ok()) return st;
+      "ON CONFLICT(session_id) DO UPDATE SET last_version=?2, updated_ms=?3, expired=0"));
+  upd.Bind(1, plan.session_id).Bind(2, plan.versions.back().number).Bind(3, plan.now_ms);
+  RETURN_IF_ERROR(upd.Run());
   for (const CommitPlan::Planned& v : plan.versions) {
     const NewVersion& nv = *v.source;
-    Result<Statement> ins = db.Prepare(
+    ASSIGN_OR_RETURN(Statement ins, db.Prepare(
         "INSERT INTO versions(session_id, version, parent, operation, prompt, mime_type, bytes, "
         "sha256, file, created_at, width, height, backend, model, details) "
-        "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)");
-    if (!ins.ok()) return ins.error();
-    ins->Bind(1, plan.session_id)
+        "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)"));
+    ins.Bind(1, plan.session_id)
         .Bind(2, v.number)
         .Bind(3, nv.parent)
         .Bind(4, nv.operation)
@@ -564,7 +522,7 @@ Status SqliteSessionStore::UpsertRows(SqliteDb& db, const CommitPlan& plan) {
         .Bind(13, nv.backend)
         .Bind(14, nv.model)
         .Bind(15, nv.details);
-    if (Status st = ins->Run(); !st.ok()) return st;
+    RETURN_IF_ERROR(ins.Run());
   }
   return Status::Ok();
 }
@@ -573,19 +531,16 @@ Result<std::vector<std::pair<int64_t, std::string>>> SqliteSessionStore::PruneRo
     SqliteDb& db, const std::string& session_id) {
   std::vector<std::pair<int64_t, std::string>> pruned;
   if (options_.max_versions_per_session <= 0) return pruned;
-  Result<Statement> old = db.Prepare(
+  ASSIGN_OR_RETURN(Statement old, db.Prepare(
       "SELECT version, file FROM versions WHERE session_id=? ORDER BY version DESC "
-      "LIMIT -1 OFFSET ?");
-  if (!old.ok()) return old.error();
-  old->Bind(1, session_id).Bind(2, static_cast<int64_t>(options_.max_versions_per_session));
-  Status listed = old->ForEachRow(
-      [&](Statement& row) { pruned.emplace_back(row.ColumnInt(0), row.ColumnText(1)); });
-  if (!listed.ok()) return listed.error();
+      "LIMIT -1 OFFSET ?"));
+  old.Bind(1, session_id).Bind(2, static_cast<int64_t>(options_.max_versions_per_session));
+  RETURN_IF_ERROR(old.ForEachRow(
+      [&](Statement& row) { pruned.emplace_back(row.ColumnInt(0), row.ColumnText(1)); }));
   if (pruned.empty()) return pruned;
-  Result<Statement> del = db.Prepare("DELETE FROM versions WHERE session_id=? AND version<=?");
-  if (!del.ok()) return del.error();
-  del->Bind(1, session_id).Bind(2, pruned.front().first);  // the newest of the pruned
-  if (Status st = del->Run(); !st.ok()) return st.error();
+  ASSIGN_OR_RETURN(Statement del, db.Prepare("DELETE FROM versions WHERE session_id=? AND version<=?"));
+  del.Bind(1, session_id).Bind(2, pruned.front().first);  // the newest of the pruned
+  RETURN_IF_ERROR(del.Run());
   return pruned;
 }
 
@@ -632,57 +587,50 @@ std::vector<VersionInfo> SqliteSessionStore::CommittedVersions(const CommitPlan&
 
 Result<std::vector<VersionInfo>> SqliteSessionStore::CommitInTurn(
     const std::string& session_id, int64_t last_issued, const std::vector<NewVersion>& versions) {
-  Result<CommitPlan> plan = PlanCommit(session_id, last_issued, versions);
-  if (!plan.ok()) return plan.error();
-  if (Status st = WriteVersionFiles(*plan); !st.ok()) return st.error();
+  ASSIGN_OR_RETURN(CommitPlan plan, PlanCommit(session_id, last_issued, versions));
+  RETURN_IF_ERROR(WriteVersionFiles(plan));
   Result<Lease> lease = Connection();
   if (!lease.ok()) {
-    DiscardVersionFiles(*plan);
+    DiscardVersionFiles(plan);
     return lease.error();
   }
   SqliteDb& db = lease->db();
   std::vector<std::pair<int64_t, std::string>> pruned;
   Status result = [&]() -> Status {
     std::lock_guard write_lock(write_mu_);
-    Result<std::unique_ptr<WriteTransaction>> tx = WriteTransaction::Begin(db);
-    if (!tx.ok()) return tx.error();
-    if (Status st = UpsertRows(db, *plan); !st.ok()) return st;
-    Result<std::vector<std::pair<int64_t, std::string>>> pruned_rows = PruneRows(db, session_id);
-    if (!pruned_rows.ok()) return pruned_rows.error();
-    pruned = std::move(*pruned_rows);
-    return (*tx)->Commit();
+    ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> tx, WriteTransaction::Begin(db));
+    RETURN_IF_ERROR(UpsertRows(db, plan));
+    ASSIGN_OR_RETURN(auto pruned_rows, PruneRows(db, session_id));
+    pruned = std::move(pruned_rows);
+    return tx->Commit();
   }();
   if (!result.ok()) {
     // Keep the files only if the rows made it after all (a COMMIT error after the data hit disk).
-    const CommitPlan::Planned& last = plan->versions.back();
+    const CommitPlan::Planned& last = plan.versions.back();
     Result<std::optional<VersionInfo>> check = LoadOne(db, layout_, session_id, last.number);
     if (!check.ok() || !check->has_value() || (*check)->sha256 != last.sha256) {
-      if (check.ok() && !check->has_value()) DiscardVersionFiles(*plan);
+      if (check.ok() && !check->has_value()) DiscardVersionFiles(plan);
       return result.error();
     }
   }
   RemovePrunedFiles(session_id, pruned);
-  CacheCommitted(*plan);
-  return CommittedVersions(*plan);
+  CacheCommitted(plan);
+  return CommittedVersions(plan);
 }
 
 Status SqliteSessionStore::ClearInTurn(const std::string& session_id) {
-  Result<Lease> lease = Connection();
-  if (!lease.ok()) return lease.error();
-  SqliteDb& db = lease->db();
+  ASSIGN_OR_RETURN(Lease lease, Connection());
+  SqliteDb& db = lease.db();
   std::vector<std::string> files;
   {
     std::lock_guard write_lock(write_mu_);
-    Result<std::unique_ptr<WriteTransaction>> tx = WriteTransaction::Begin(db);
-    if (!tx.ok()) return tx.error();
-    Result<std::vector<std::string>> removed = DeleteAllVersionRows(db, session_id);
-    if (!removed.ok()) return removed.error();
-    files = std::move(*removed);
-    Result<Statement> upd = db.Prepare("UPDATE sessions SET updated_ms=? WHERE session_id=?");
-    if (!upd.ok()) return upd.error();
-    upd->Bind(1, NowMs()).Bind(2, session_id);
-    if (Status st = upd->Run(); !st.ok()) return st;
-    if (Status st = (*tx)->Commit(); !st.ok()) return st;
+    ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> tx, WriteTransaction::Begin(db));
+    ASSIGN_OR_RETURN(std::vector<std::string> removed, DeleteAllVersionRows(db, session_id));
+    files = std::move(removed);
+    ASSIGN_OR_RETURN(Statement upd, db.Prepare("UPDATE sessions SET updated_ms=? WHERE session_id=?"));
+    upd.Bind(1, NowMs()).Bind(2, session_id);
+    RETURN_IF_ERROR(upd.Run());
+    RETURN_IF_ERROR(tx->Commit());
   }
   cache_.EraseSession(session_id);
   const std::filesystem::path dir = layout_.SessionImageDir(session_id);
@@ -698,14 +646,11 @@ Status SqliteSessionStore::ClearInTurn(const std::string& session_id) {
 Result<VersionInfo> SqliteSessionStore::GetVersion(const std::string& session_id,
                                                    std::optional<int64_t> version) {
   if (!IsValidSessionId(session_id)) return InvalidSessionIdError(session_id);
-  Result<Lease> lease = Connection();
-  if (!lease.ok()) return lease.error();
-  Result<SessionRow> session = LoadLiveSession(lease->db(), session_id);
-  if (!session.ok()) return session.error();
-  Result<std::optional<VersionInfo>> v = LoadOne(lease->db(), layout_, session_id, version);
-  if (!v.ok()) return v.error();
-  if (!v->has_value()) return NoSuchVersionError(session_id, version, session->last_version);
-  return std::move(**v);
+  ASSIGN_OR_RETURN(Lease lease, Connection());
+  ASSIGN_OR_RETURN(SessionRow session, LoadLiveSession(lease.db(), session_id));
+  ASSIGN_OR_RETURN(std::optional<VersionInfo> v, LoadOne(lease.db(), layout_, session_id, version));
+  if (!v.has_value()) return NoSuchVersionError(session_id, version, session.last_version);
+  return std::move(*v);
 }
 
 Result<std::string> SqliteSessionStore::ReadImage(const VersionInfo& version) {
@@ -713,19 +658,17 @@ Result<std::string> SqliteSessionStore::ReadImage(const VersionInfo& version) {
   if (!IsValidSessionId(id)) return InvalidSessionIdError(id);
   // Cached bytes were hashed when they were committed or read, so a hit needs no rehash.
   if (auto hit = cache_.Get(id, version.version, version.sha256); hit != nullptr) return *hit;
-  Result<Lease> lease = Connection();
-  if (!lease.ok()) return lease.error();
-  Result<std::optional<VersionInfo>> row = LoadOne(lease->db(), layout_, id, version.version);
-  if (!row.ok()) return row.error();
+  ASSIGN_OR_RETURN(Lease lease, Connection());
+  ASSIGN_OR_RETURN(std::optional<VersionInfo> row, LoadOne(lease.db(), layout_, id, version.version));
   const std::string missing =
       "session " + id + " has no version " + std::to_string(version.version);
-  if (!row->has_value()) return MakeError(ErrorCode::kNotFound, missing);
-  const VersionInfo& stored = **row;
+  if (!row.has_value()) return MakeError(ErrorCode::kNotFound, missing);
+  const VersionInfo& stored = *row;
   Result<std::string> bytes = ReadWholeFile(stored.path);
   if (!bytes.ok()) {
     if (bytes.error().code == ErrorCode::kNotFound) {
       // Cleared or pruned between the row read and the file read?
-      Result<std::optional<VersionInfo>> again = LoadOne(lease->db(), layout_, id, version.version);
+      Result<std::optional<VersionInfo>> again = LoadOne(lease.db(), layout_, id, version.version);
       if (again.ok() && !again->has_value()) return MakeError(ErrorCode::kNotFound, missing);
       return MakeError(ErrorCode::kDataLoss, "the image file of session " + id + " version " +
                                                  std::to_string(version.version) +
@@ -749,26 +692,20 @@ Result<SessionSnapshot> SqliteSessionStore::ReadSession(const std::string& sessi
                                                         std::optional<int64_t> version,
                                                         bool include_history) {
   if (!IsValidSessionId(session_id)) return InvalidSessionIdError(session_id);
-  Result<Lease> lease = Connection();
-  if (!lease.ok()) return lease.error();
-  SqliteDb& db = lease->db();
-  Result<std::unique_ptr<ReadTransaction>> tx = ReadTransaction::Begin(db);  // one snapshot
-  if (!tx.ok()) return tx.error();
+  ASSIGN_OR_RETURN(Lease lease, Connection());
+  SqliteDb& db = lease.db();
+  ASSIGN_OR_RETURN(std::unique_ptr<ReadTransaction> tx, ReadTransaction::Begin(db));  // one snapshot
   auto read = [&]() -> Result<SessionSnapshot> {
-    Result<SessionRow> session = LoadLiveSession(db, session_id);
-    if (!session.ok()) return session.error();
+    ASSIGN_OR_RETURN(SessionRow session, LoadLiveSession(db, session_id));
     SessionSnapshot out;
-    out.last_issued_version = session->last_version;
+    out.last_issued_version = session.last_version;
     if (!include_history) {
-      Result<std::optional<VersionInfo>> one = LoadOne(db, layout_, session_id, version);
-      if (!one.ok()) return one.error();
-      out.version = std::move(*one);
+      ASSIGN_OR_RETURN(std::optional<VersionInfo> one, LoadOne(db, layout_, session_id, version));
+      out.version = std::move(one);
       return out;
     }
-    Result<std::vector<VersionInfo>> rows =
-        LoadVersions(db, layout_, "session_id=?1 ORDER BY version", session_id, std::nullopt);
-    if (!rows.ok()) return rows.error();
-    out.history = std::move(*rows);
+    ASSIGN_OR_RETURN(std::vector<VersionInfo> rows, LoadVersions(db, layout_, "session_id=?1 ORDER BY version", session_id, std::nullopt));
+    out.history = std::move(rows);
     if (!version.has_value()) {
       if (!out.history.empty()) out.version = out.history.back();
     } else {
@@ -789,34 +726,29 @@ Result<SessionPage> SqliteSessionStore::ListSessions(const std::optional<std::st
   if (cursor.has_value() && !DecodeSessionCursor(*cursor, &after_ms, &after_id)) {
     return MakeError(ErrorCode::kInvalidArgument, "invalid cursor");
   }
-  Result<Lease> lease = Connection();
-  if (!lease.ok()) return lease.error();
-  SqliteDb& db = lease->db();
-  Result<std::unique_ptr<ReadTransaction>> tx = ReadTransaction::Begin(db);
-  if (!tx.ok()) return tx.error();
-  Result<Statement> st = db.Prepare(
+  ASSIGN_OR_RETURN(Lease lease, Connection());
+  SqliteDb& db = lease.db();
+  ASSIGN_OR_RETURN(std::unique_ptr<ReadTransaction> tx, ReadTransaction::Begin(db));
+  ASSIGN_OR_RETURN(Statement st, db.Prepare(
       cursor.has_value() ? "SELECT session_id, updated_ms FROM sessions WHERE expired=0 AND "
                            "(updated_ms < ?1 OR (updated_ms = ?1 AND session_id < ?2)) "
                            "ORDER BY updated_ms DESC, session_id DESC LIMIT ?3"
                          : "SELECT session_id, updated_ms FROM sessions WHERE expired=0 "
-                           "ORDER BY updated_ms DESC, session_id DESC LIMIT ?3");
-  if (!st.ok()) return st.error();
-  if (cursor.has_value()) st->Bind(1, after_ms).Bind(2, after_id);
-  st->Bind(3, static_cast<int64_t>(limit) + 1);
+                           "ORDER BY updated_ms DESC, session_id DESC LIMIT ?3"));
+  if (cursor.has_value()) st.Bind(1, after_ms).Bind(2, after_id);
+  st.Bind(3, static_cast<int64_t>(limit) + 1);
   std::vector<std::pair<std::string, int64_t>> ids;
-  Status listed = st->ForEachRow(
-      [&](Statement& row) { ids.emplace_back(row.ColumnText(0), row.ColumnInt(1)); });
-  if (!listed.ok()) return listed.error();
+  RETURN_IF_ERROR(st.ForEachRow(
+      [&](Statement& row) { ids.emplace_back(row.ColumnText(0), row.ColumnInt(1)); }));
   SessionPage out;
   const bool more = ids.size() > static_cast<size_t>(limit);
   if (more) ids.resize(static_cast<size_t>(limit));
   for (const auto& [id, updated_ms] : ids) {
     if (!IsValidSessionId(id)) continue;
-    Result<std::optional<VersionInfo>> current = LoadOne(db, layout_, id, std::nullopt);
-    if (!current.ok()) return current.error();
+    ASSIGN_OR_RETURN(std::optional<VersionInfo> current, LoadOne(db, layout_, id, std::nullopt));
     SessionSummary s;
     s.session_id = id;
-    s.current = std::move(*current);
+    s.current = std::move(current);
     s.current_version = s.current.has_value() ? s.current->version : 0;
     s.updated_at =
         FormatRfc3339(std::chrono::system_clock::time_point(std::chrono::milliseconds(updated_ms)));
@@ -837,9 +769,8 @@ bool SqliteSessionStore::SessionExists(const std::string& session_id) {
 
 Result<std::unique_ptr<SessionStore>> OpenSessionStore(const StoreOptions& options,
                                                        const Clock& clock) {
-  Result<std::unique_ptr<SqliteSessionStore>> store = SqliteSessionStore::Open(options, clock);
-  if (!store.ok()) return store.error();
-  return std::unique_ptr<SessionStore>(std::move(*store));
+  ASSIGN_OR_RETURN(std::unique_ptr<SqliteSessionStore> store, SqliteSessionStore::Open(options, clock));
+  return std::unique_ptr<SessionStore>(std::move(store));
 }
 
 }  // namespace imgmcp::session

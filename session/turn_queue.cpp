@@ -21,7 +21,7 @@ Result<TurnQueue::Ticket> TurnQueue::Enter(const std::string& session_id,
                                            const CancellationToken& cancel,
                                            const std::function<void(int ahead)>& on_queued) {
   Ticket ticket = Draw(session_id);
-  if (Status waited = Wait(ticket, cancel, on_queued); !waited.ok()) return waited.error();
+  RETURN_IF_ERROR(Wait(ticket, cancel, on_queued));
   return ticket;
 }
 

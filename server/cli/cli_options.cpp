@@ -56,7 +56,7 @@ Result<CliOptions> ParseCliOptions(const std::vector<std::string>& args) {
     const std::string& a = args[i];
     if (a == "--") break;
     if (a.rfind("-", 0) != 0 && !o.tool.empty()) {
-      if (auto s = AddKeyValue(a, o.arguments); !s.ok()) return s.error();
+      RETURN_IF_ERROR(AddKeyValue(a, o.arguments));
       continue;
     }
     if (a == "--help" || a == "-h") {

@@ -79,7 +79,7 @@ Result<Json> AwaitResponse(ServerProcess& server, int id, ServerProcess::Deadlin
             {"jsonrpc", "2.0"},
             {"id", msg["id"]},
             {"error", {{"code", -32601}, {"message", "imgmcp-cli does not handle this"}}}};
-        if (auto s = server.WriteLine(reply.dump()); !s.ok()) return s.error();
+        RETURN_IF_ERROR(server.WriteLine(reply.dump()));
       } else if (!quiet && msg["method"] == "notifications/progress") {
         const Json& p = msg.value("params", Json::object());
         std::string text = p.value("message", "");

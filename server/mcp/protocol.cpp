@@ -85,7 +85,7 @@ class ParamReader {
 
 template <typename T>
 Result<T> Finished(const ParamReader& reader, T value) {
-  if (Status s = reader.Finish(); !s.ok()) return s.error();
+  RETURN_IF_ERROR(reader.Finish());
   return value;
 }
 
@@ -235,7 +235,7 @@ Result<ListenParams> ListenParams::FromJson(const Json& params, std::string_view
   ParamReader r(params, method);
   Json filter = Json::object();
   r.OptionalObject("notifications", &filter);
-  if (Status s = r.Finish(); !s.ok()) return s.error();
+  RETURN_IF_ERROR(r.Finish());
   ListenParams p;
   auto flag = [&](const char* key, bool* out) -> Status {
     auto it = filter.find(key);
@@ -250,7 +250,7 @@ Result<ListenParams> ListenParams::FromJson(const Json& params, std::string_view
   for (auto [key, out] : {std::pair{"toolsListChanged", &p.filter.tools_list_changed},
                           std::pair{"promptsListChanged", &p.filter.prompts_list_changed},
                           std::pair{"resourcesListChanged", &p.filter.resources_list_changed}}) {
-    if (Status s = flag(key, out); !s.ok()) return s.error();
+    RETURN_IF_ERROR(flag(key, out));
   }
   if (auto uris = filter.find("resourceSubscriptions"); uris != filter.end() && !uris->is_null()) {
     if (!uris->is_array()) {

@@ -21,7 +21,7 @@ Error ModuleError(const std::string& what) {
 
 Result<const NetModuleApi*> Load() {
   const std::filesystem::path path = NetModulePath();
-  if (Status s = CheckNetModuleInstalled(); !s.ok()) return s.error();
+  RETURN_IF_ERROR(CheckNetModuleInstalled());
   // RTLD_NOW: a module from another build fails here, with the missing symbol named, rather
   // than in the middle of a call.
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);

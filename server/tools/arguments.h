@@ -212,9 +212,9 @@ Result<Args> ParseArguments(const Json& arguments, const ArgumentOptions& option
   Args args{};
   ArgumentParser parser(arguments, options, where);
   args.Fields(parser);
-  if (Status s = parser.Finish(); !s.ok()) return s.error();
+  RETURN_IF_ERROR(parser.Finish());
   if constexpr (requires(const Args& a) { a.Check(where); }) {
-    if (Status s = args.Check(where); !s.ok()) return s.error();
+    RETURN_IF_ERROR(args.Check(where));
   }
   return args;
 }

@@ -42,7 +42,7 @@ Result<ChainPlan> PlanChain(const session::VersionInfo& base, const ChainLimits&
       return Status::Ok();
     };
     if (v.operation == "revert") {  // the same image as its parent: that version's turns led to it
-      if (Status s = parent("that " + V(v.version) + " reverts to"); !s.ok()) return s.error();
+      RETURN_IF_ERROR(parent("that " + V(v.version) + " reverts to"));
       continue;
     }
     if (v.operation == "import") {

@@ -502,13 +502,11 @@ Status RegisterTools(mcp::McpServer& server) {
        }},
   };
   for (const auto& [definition, handler] : tools) {
-    Status s = server.RegisterTool(definition, handler);
-    if (!s.ok()) return s;
+    RETURN_IF_ERROR(server.RegisterTool(definition, handler));
   }
   for (auto& group : {InputRequiredTools(), StatelessTools(server)}) {
     for (const auto& [definition, handler] : group) {
-      Status s = server.RegisterTool(definition, handler);
-      if (!s.ok()) return s;
+      RETURN_IF_ERROR(server.RegisterTool(definition, handler));
     }
   }
   return Status::Ok();

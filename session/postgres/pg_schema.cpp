@@ -62,29 +62,26 @@ CREATE SEQUENCE imgmcp.replica_ids MINVALUE 1 MAXVALUE 2147483647 CYCLE;
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kPgSchemaVersion);
 
 Result<int> ReadVersion(PgConnection& conn) {
-  Result<PgResult> has = conn.Exec("SELECT to_regclass('imgmcp.schema_version') IS NOT NULL", {},
-                                   "reading the schema version");
-  if (!has.ok()) return has.error();
-  if (!has->Bool(0, 0)) return 0;
-  Result<PgResult> v = conn.Exec("SELECT coalesce(max(version), 0) FROM imgmcp.schema_version", {},
-                                 "reading the schema version");
-  if (!v.ok()) return v.error();
-  return static_cast<int>(v->Int(0, 0));
+  ASSIGN_OR_RETURN(PgResult has, conn.Exec("SELECT to_regclass('imgmcp.schema_version') IS NOT NULL", {},
+                                   "reading the schema version"));
+  if (!has.Bool(0, 0)) return 0;
+  ASSIGN_OR_RETURN(PgResult v, conn.Exec("SELECT coalesce(max(version), 0) FROM imgmcp.schema_version", {},
+                                 "reading the schema version"));
+  return static_cast<int>(v.Int(0, 0));
 }
 
 Status Migrate(PgConnection& conn) {
-  Result<int> current = ReadVersion(conn);  // again, under the lock
-  if (!current.ok()) return current.error();
-  if (*current > kPgSchemaVersion) {
+  ASSIGN_OR_RETURN(int current, ReadVersion(conn));  // again, under the lock
+  if (current > kPgSchemaVersion) {
     return MakeError(ErrorCode::kFailedPrecondition,
                      "the PostgreSQL database at " + conn.label() + " has imgmcp schema version " +
-                         std::to_string(*current) + ", newer than this imgmcp supports (" +
+                         std::to_string(current) + ", newer than this imgmcp supports (" +
                          std::to_string(kPgSchemaVersion) + "); upgrade imgmcp");
   }
-  if (*current == kPgSchemaVersion) return Status::Ok();
-  if (Status st = conn.Run("BEGIN", "migrating the schema"); !st.ok()) return st;
+  if (current == kPgSchemaVersion) return Status::Ok();
+  RETURN_IF_ERROR(conn.Run("BEGIN", "migrating the schema"));
   auto rollback = [&] { (void)conn.Run("ROLLBACK", "rolling back a migration"); };
-  if (*current == 0) {
+  if (current == 0) {
     Status st = conn.Run(
         "CREATE SCHEMA IF NOT EXISTS imgmcp; "
         "CREATE TABLE imgmcp.schema_version (version integer PRIMARY KEY, "
@@ -95,7 +92,7 @@ Status Migrate(PgConnection& conn) {
       return st;
     }
   }
-  for (int v = *current + 1; v <= kPgSchemaVersion; ++v) {
+  for (int v = current + 1; v <= kPgSchemaVersion; ++v) {
     Status st = conn.Run(kMigrations[v - 1], "migrating to schema version " + std::to_string(v));
     if (st.ok()) {
       Result<PgResult> recorded =
@@ -108,10 +105,10 @@ Status Migrate(PgConnection& conn) {
       return st;
     }
   }
-  if (Status st = conn.Run("COMMIT", "committing the migration"); !st.ok()) return st;
-  if (*current != 0)
+  RETURN_IF_ERROR(conn.Run("COMMIT", "committing the migration"));
+  if (current != 0)
     log::Info("postgres", "migrated the database at " + conn.label() + " from schema version " +
-                              std::to_string(*current) + " to " + std::to_string(kPgSchemaVersion));
+                              std::to_string(current) + " to " + std::to_string(kPgSchemaVersion));
   return Status::Ok();
 }
 
@@ -127,14 +124,12 @@ Result<std::string> MigratePgSchema(PgConnection& conn) {
   Status migrated = Migrate(conn);
   (void)conn.Run("SELECT pg_advisory_unlock(" + lock_args + ")", "ending the migration");
   if (!migrated.ok()) return migrated.error();
-  Result<PgResult> id =
-      conn.Exec("SELECT store_id FROM imgmcp.meta LIMIT 1", {}, "reading the store id");
-  if (!id.ok()) return id.error();
-  if (id->Rows() != 1) {
+  ASSIGN_OR_RETURN(PgResult id, conn.Exec("SELECT store_id FROM imgmcp.meta LIMIT 1", {}, "reading the store id"));
+  if (id.Rows() != 1) {
     return MakeError(ErrorCode::kDataLoss,
                      "the PostgreSQL database at " + conn.label() + " has no imgmcp store id");
   }
-  return id->Text(0, 0);
+  return id.Text(0, 0);
 }
 
 }  // namespace imgmcp::session::postgres

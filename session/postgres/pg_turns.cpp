@@ -70,7 +70,7 @@ Result<std::unique_ptr<PgTurns>> PgTurns::Start(PgPool& pool, NotificationHandle
   if (::pipe2(turns->wake_fds_, O_CLOEXEC | O_NONBLOCK) != 0) {
     return MakeError(ErrorCode::kInternal, "cannot create a pipe for the PostgreSQL listener");
   }
-  if (Status st = turns->ConnectListener(); !st.ok()) return st.error();
+  RETURN_IF_ERROR(turns->ConnectListener());
   turns->listen_thread_ = std::thread([t = turns.get()] { t->ListenLoop(); });
   turns->draw_thread_ = std::thread([t = turns.get()] { t->DrawLoop(); });
   return turns;
@@ -121,23 +121,18 @@ int64_t PgTurns::replica_id() const {
 // --- The listener ---------------------------------------------------------------------------
 
 Status PgTurns::ConnectListener() {
-  Result<std::unique_ptr<PgConnection>> conn =
-      PgConnection::Connect(pool_.conninfo(), pool_.label());
-  if (!conn.ok()) return conn.error();
-  Status st = (*conn)->Run(std::string("LISTEN ") + kTurnsChannel + "; LISTEN " + kCommitsChannel,
-                           "listening for turns and commits");
-  if (!st.ok()) return st;
+  ASSIGN_OR_RETURN(std::unique_ptr<PgConnection> conn, PgConnection::Connect(pool_.conninfo(), pool_.label()));
+  RETURN_IF_ERROR(conn->Run(std::string("LISTEN ") + kTurnsChannel + "; LISTEN " + kCommitsChannel,
+                           "listening for turns and commits"));
   // The id and its liveness lock in one statement: no ticket can carry an id whose lock is not
   // held yet.
-  Result<PgResult> id =
-      (*conn)->Exec("SELECT id, pg_advisory_lock(" + kNamespace +
+  ASSIGN_OR_RETURN(PgResult id, conn->Exec("SELECT id, pg_advisory_lock(" + kNamespace +
                         ", id::int) FROM (SELECT nextval('imgmcp.replica_ids') AS id) s",
-                    {}, "registering this replica");
-  if (!id.ok()) return id.error();
-  const int64_t replica_id = id->Int(0, 0);
+                    {}, "registering this replica"));
+  const int64_t replica_id = id.Int(0, 0);
   {
     std::lock_guard lock(mu_);
-    listener_ = std::move(*conn);
+    listener_ = std::move(conn);
     replica_id_ = replica_id;
   }
   state_changed_.notify_all();
@@ -395,19 +390,17 @@ Result<PgTurns::HeldTurn> PgTurns::Wait(std::unique_ptr<TurnReservation> reserva
     }
     std::vector<std::pair<int64_t, int64_t>> ahead;  // (ticket, replica id)
     {
-      Result<PgPool::Lease> conn = pool_.Acquire();
-      if (!conn.ok()) return conn.error();
-      Result<PgResult> rows = (*conn)->Exec(
+      ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
+      ASSIGN_OR_RETURN(PgResult rows, conn->Exec(
           "SELECT ticket, replica_id FROM imgmcp.turn_tickets WHERE session_id = $1 AND "
           "ticket <= $2 ORDER BY ticket",
-          {PgParam::Text(session_id), PgParam::Int(ticket.ticket)}, "looking at a turn line");
-      if (!rows.ok()) return rows.error();
-      const int n = rows->Rows();
-      if (n == 0 || rows->Int(n - 1, 0) != ticket.ticket ||
-          rows->Int(n - 1, 1) != ticket.replica_id) {
+          {PgParam::Text(session_id), PgParam::Int(ticket.ticket)}, "looking at a turn line"));
+      const int n = rows.Rows();
+      if (n == 0 || rows.Int(n - 1, 0) != ticket.ticket ||
+          rows.Int(n - 1, 1) != ticket.replica_id) {
         return LostTurnError(session_id);  // our ticket was released as a dead replica's
       }
-      for (int i = 0; i + 1 < n; ++i) ahead.emplace_back(rows->Int(i, 0), rows->Int(i, 1));
+      for (int i = 0; i + 1 < n; ++i) ahead.emplace_back(rows.Int(i, 0), rows.Int(i, 1));
     }
     if (ahead.empty()) break;
     std::set<int64_t> others;

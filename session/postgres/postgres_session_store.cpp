@@ -116,8 +116,7 @@ Result<std::unique_ptr<PostgresSessionStore>> PostgresSessionStore::Open(
     return MakeError(ErrorCode::kInvalidArgument,
                      "the connection pool needs at least 1 connection");
   }
-  Result<std::string> label = DescribeConninfo(pg.url);
-  if (!label.ok()) return label.error();
+  ASSIGN_OR_RETURN(std::string label, DescribeConninfo(pg.url));
   StoreOptions resolved = options;
   std::error_code ec;
   resolved.data_dir = std::filesystem::absolute(options.data_dir, ec).lexically_normal();
@@ -126,32 +125,28 @@ Result<std::unique_ptr<PostgresSessionStore>> PostgresSessionStore::Open(
                      "bad data directory " + options.data_dir.string() + ": " + ec.message());
   }
   std::unique_ptr<PostgresSessionStore> store(
-      new PostgresSessionStore(resolved, pg, *label, clock));
-  if (Status st = store->Initialize(); !st.ok()) return st.error();
+      new PostgresSessionStore(resolved, pg, label, clock));
+  RETURN_IF_ERROR(store->Initialize());
   return store;
 }
 
 Status PostgresSessionStore::Initialize() {
   std::string store_id;
   {
-    Result<PgPool::Lease> conn = pool_.Acquire();
-    if (!conn.ok()) return conn.error();
-    Result<std::string> id = MigratePgSchema(**conn);
-    if (!id.ok()) return id.error();
-    store_id = *id;
+    ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
+    ASSIGN_OR_RETURN(std::string id, MigratePgSchema(*conn));
+    store_id = id;
   }
   if (store_id.empty() || store_id.find_first_not_of("0123456789abcdef") != std::string::npos) {
     return MakeError(ErrorCode::kDataLoss, "the PostgreSQL database at " + pool_.label() +
                                                " has an invalid imgmcp store id");
   }
   cache_dir_ = options_.data_dir / "pg-cache" / store_id;
-  if (Status st = EnsureDir(cache_dir_); !st.ok()) return st;
-  Result<std::unique_ptr<PgTurns>> turns =
-      PgTurns::Start(pool_, [this](const std::string& payload) { OnCommitNotification(payload); });
-  if (!turns.ok()) return turns.error();
-  turns_ = std::move(*turns);
+  RETURN_IF_ERROR(EnsureDir(cache_dir_));
+  ASSIGN_OR_RETURN(std::unique_ptr<PgTurns> turns, PgTurns::Start(pool_, [this](const std::string& payload) { OnCommitNotification(payload); }));
+  turns_ = std::move(turns);
   if (options_.idle_days > 0) {
-    if (Status st = ExpireIdleSessions(); !st.ok()) return st;
+    RETURN_IF_ERROR(ExpireIdleSessions());
   }
   return Status::Ok();
 }
@@ -160,19 +155,17 @@ Status PostgresSessionStore::Initialize() {
 // versions go, the row stays (expired) so the counter survives.
 Status PostgresSessionStore::ExpireIdleSessions() {
   const int64_t cutoff = NowMs() - static_cast<int64_t>(options_.idle_days) * 86'400'000;
-  Result<PgPool::Lease> conn = pool_.Acquire();
-  if (!conn.ok()) return conn.error();
-  Result<PgResult> r = (*conn)->Exec(
+  ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
+  ASSIGN_OR_RETURN(PgResult r, conn->Exec(
       "WITH idle AS (UPDATE imgmcp.sessions s SET expired = true WHERE NOT s.expired AND "
       "s.updated_ms < $1 AND NOT EXISTS (SELECT 1 FROM imgmcp.turn_tickets t WHERE "
       "t.session_id = s.session_id) RETURNING session_id), "
       "gone AS (DELETE FROM imgmcp.versions v USING idle WHERE v.session_id = idle.session_id "
       "RETURNING v.sha256) "
       "SELECT DISTINCT sha256 FROM gone",
-      {PgParam::Int(cutoff)}, "expiring idle sessions");
-  if (!r.ok()) return r.error();
+      {PgParam::Int(cutoff)}, "expiring idle sessions"));
   std::vector<std::string> digests;
-  for (int i = 0; i < r->Rows(); ++i) digests.push_back(r->Text(i, 0));
+  for (int i = 0; i < r.Rows(); ++i) digests.push_back(r.Text(i, 0));
   if (!digests.empty()) {
     log::Info(kLog, "expired idle sessions (" + std::to_string(digests.size()) + " image(s))");
   }
@@ -261,14 +254,13 @@ Result<std::unique_ptr<EditTurn>> PostgresSessionStore::AcquireReservedTurn(
     std::unique_ptr<TurnReservation> reservation, const TurnOptions& options) {
   if (reservation == nullptr) return MakeError(ErrorCode::kInternal, "no turn reservation");
   const std::string session_id = reservation->session_id();
-  Result<PgTurns::HeldTurn> held = turns_->Wait(std::move(reservation), options);
-  if (!held.ok()) return held.error();
+  ASSIGN_OR_RETURN(PgTurns::HeldTurn held, turns_->Wait(std::move(reservation), options));
   // The state as of now: another replica may have committed just before our turn.
   struct State {
     int64_t last_issued = 0;
     std::optional<VersionInfo> current;
   };
-  Result<State> state = WithReadConnection<State>([&](PgConnection& conn) -> Result<State> {
+  ASSIGN_OR_RETURN(State state, WithReadConnection<State>([&](PgConnection& conn) -> Result<State> {
     Result<PgResult> r = conn.Exec(
         std::string("SELECT s.last_version, ") + kVersionColumns +
             " FROM imgmcp.sessions s LEFT JOIN LATERAL (SELECT * FROM imgmcp.versions WHERE "
@@ -285,13 +277,12 @@ Result<std::unique_ptr<EditTurn>> PostgresSessionStore::AcquireReservedTurn(
       }
     }
     return out;
-  });
-  if (!state.ok()) return state.error();
+  }));
   if (options.cancel.IsCancelled()) {
     return MakeError(ErrorCode::kCancelled, "cancelled before the edit started");
   }
   return std::unique_ptr<EditTurn>(
-      new PgEditTurn(this, std::move(*held), std::move(state->current), state->last_issued));
+      new PgEditTurn(this, std::move(held), std::move(state.current), state.last_issued));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -317,7 +308,7 @@ struct PostgresSessionStore::CommitPlan {
 
 Result<PostgresSessionStore::CommitPlan> PostgresSessionStore::PlanCommit(
     const PgTicket& ticket, int64_t last_issued, const std::vector<NewVersion>& versions) {
-  if (Status st = ValidateNewVersions(versions, last_issued); !st.ok()) return st.error();
+  RETURN_IF_ERROR(ValidateNewVersions(versions, last_issued));
   CommitPlan plan;
   plan.ticket = ticket;
   plan.last_issued = last_issued;
@@ -335,14 +326,13 @@ namespace {
 // The turn's ticket still exists (and stays, FOR SHARE, until this transaction ends): a replica
 // whose place was released as a dead one's never commits over the next turn.
 Status CheckTicket(PgConnection& conn, const PgTicket& ticket) {
-  Result<PgResult> r = conn.Exec(
+  ASSIGN_OR_RETURN(PgResult r, conn.Exec(
       "SELECT 1 FROM imgmcp.turn_tickets WHERE session_id = $1 AND ticket = $2 AND "
       "replica_id = $3 FOR SHARE",
       {PgParam::Text(ticket.session_id), PgParam::Int(ticket.ticket),
        PgParam::Int(ticket.replica_id)},
-      "checking the turn");
-  if (!r.ok()) return r.error();
-  if (r->Rows() == 0) {
+      "checking the turn"));
+  if (r.Rows() == 0) {
     return MakeError(ErrorCode::kUnavailable,
                      "lost the turn on session " + ticket.session_id +
                          ": this replica's connection to PostgreSQL was lost and its place went "
@@ -356,17 +346,16 @@ Status CheckTicket(PgConnection& conn, const PgTicket& ticket) {
 Status PostgresSessionStore::WriteRows(PgConnection& conn, const CommitPlan& plan,
                                        std::vector<std::pair<int64_t, std::string>>* pruned) {
   const std::string& id = plan.ticket.session_id;
-  if (Status st = CheckTicket(conn, plan.ticket); !st.ok()) return st;
+  RETURN_IF_ERROR(CheckTicket(conn, plan.ticket));
   // The counter moves from the number this turn started with, or not at all.
-  Result<PgResult> cas = conn.Exec(
+  ASSIGN_OR_RETURN(PgResult cas, conn.Exec(
       "INSERT INTO imgmcp.sessions AS s (session_id, last_version, created_ms, updated_ms) "
       "VALUES ($1, $2, $3, $3) ON CONFLICT (session_id) DO UPDATE SET last_version = $2, "
       "updated_ms = $3, expired = false WHERE s.last_version = $4 RETURNING 1",
       {PgParam::Text(id), PgParam::Int(plan.versions.back().number), PgParam::Int(plan.now_ms),
        PgParam::Int(plan.last_issued)},
-      "advancing the version counter");
-  if (!cas.ok()) return cas.error();
-  if (cas->Rows() != 1) {
+      "advancing the version counter"));
+  if (cas.Rows() != 1) {
     return MakeError(ErrorCode::kConflict, "session " + id +
                                                " changed outside this edit's turn (version " +
                                                std::to_string(plan.last_issued) +
@@ -376,19 +365,17 @@ Status PostgresSessionStore::WriteRows(PgConnection& conn, const CommitPlan& pla
     const NewVersion& nv = *v.source;
     // A blob that exists is locked against deletion (by a prune elsewhere) until we commit; one
     // that does not is written.
-    Result<PgResult> have = conn.Exec("SELECT 1 FROM imgmcp.blobs WHERE sha256 = $1 FOR KEY SHARE",
-                                      {PgParam::Text(v.sha256)}, "looking up an image's bytes");
-    if (!have.ok()) return have.error();
-    if (have->Rows() == 0) {
-      Result<PgResult> put = conn.Exec(
+    ASSIGN_OR_RETURN(PgResult have, conn.Exec("SELECT 1 FROM imgmcp.blobs WHERE sha256 = $1 FOR KEY SHARE",
+                                      {PgParam::Text(v.sha256)}, "looking up an image's bytes"));
+    if (have.Rows() == 0) {
+      RETURN_IF_ERROR(conn.Exec(
           "INSERT INTO imgmcp.blobs(sha256, size, bytes) VALUES ($1, $2, $3) "
           "ON CONFLICT (sha256) DO NOTHING",
           {PgParam::Text(v.sha256), PgParam::Int(static_cast<int64_t>(nv.bytes.size())),
            PgParam::Bytes(nv.bytes)},
-          "storing an image's bytes");
-      if (!put.ok()) return put.error();
+          "storing an image's bytes"));
     }
-    Result<PgResult> row = conn.Exec(
+    RETURN_IF_ERROR(conn.Exec(
         "INSERT INTO imgmcp.versions(session_id, version, parent, operation, prompt, mime_type, "
         "bytes, sha256, file_extension, width, height, backend, model, created_at, details) "
         "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
@@ -398,26 +385,23 @@ Status PostgresSessionStore::WriteRows(PgConnection& conn, const CommitPlan& pla
          PgParam::Text(nv.file_extension), PgParam::Int(nv.width), PgParam::Int(nv.height),
          PgParam::Text(nv.backend), PgParam::Text(nv.model), PgParam::Text(plan.created_at),
          PgParam::Text(nv.details)},
-        "storing a version");
-    if (!row.ok()) return row.error();
+        "storing a version"));
   }
   if (options_.max_versions_per_session > 0) {
-    Result<PgResult> old = conn.Exec(
+    ASSIGN_OR_RETURN(PgResult old, conn.Exec(
         "DELETE FROM imgmcp.versions WHERE session_id = $1 AND version <= (SELECT version FROM "
         "imgmcp.versions WHERE session_id = $1 ORDER BY version DESC OFFSET $2 LIMIT 1) "
         "RETURNING version, sha256",
         {PgParam::Text(id), PgParam::Int(options_.max_versions_per_session)},
-        "pruning old versions");
-    if (!old.ok()) return old.error();
-    for (int i = 0; i < old->Rows(); ++i) pruned->emplace_back(old->Int(i, 0), old->Text(i, 1));
+        "pruning old versions"));
+    for (int i = 0; i < old.Rows(); ++i) pruned->emplace_back(old.Int(i, 0), old.Text(i, 1));
   }
   const bool new_session = plan.last_issued == 0;
-  Result<PgResult> notified = conn.Exec(
+  RETURN_IF_ERROR(conn.Exec(
       "SELECT pg_notify('imgmcp_commits', $1)",
       {PgParam::Text(origin_ + " " + id + " " + std::to_string(plan.versions.back().number) +
                      (new_session ? " 1" : " 0"))},
-      "announcing the commit");
-  if (!notified.ok()) return notified.error();
+      "announcing the commit"));
   return Status::Ok();
 }
 
@@ -443,31 +427,29 @@ Status PostgresSessionStore::CheckOutcome(const CommitPlan& plan, const Error& c
 
 Result<std::vector<VersionInfo>> PostgresSessionStore::CommitInTurn(
     const PgTicket& ticket, int64_t last_issued, const std::vector<NewVersion>& versions) {
-  Result<CommitPlan> plan = PlanCommit(ticket, last_issued, versions);
-  if (!plan.ok()) return plan.error();
+  ASSIGN_OR_RETURN(CommitPlan plan, PlanCommit(ticket, last_issued, versions));
   std::vector<std::pair<int64_t, std::string>> pruned;
   std::optional<Error> commit_error;  // COMMIT broke off: its outcome must be looked up
   {
-    Result<PgPool::Lease> conn = pool_.Acquire();
-    if (!conn.ok()) return conn.error();
-    if (Status st = (*conn)->Run("BEGIN", "starting a commit"); !st.ok()) return st.error();
-    Status written = WriteRows(**conn, *plan, &pruned);
+    ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
+    RETURN_IF_ERROR(conn->Run("BEGIN", "starting a commit"));
+    Status written = WriteRows(*conn, plan, &pruned);
     if (!written.ok()) {
-      if (!(*conn)->Broken()) (void)(*conn)->Run("ROLLBACK", "rolling back a failed commit");
+      if (!conn->Broken()) (void)(conn)->Run("ROLLBACK", "rolling back a failed commit");
       return written.error();
     }
-    Status committed = (*conn)->Run("COMMIT", "committing");
+    Status committed = conn->Run("COMMIT", "committing");
     if (!committed.ok()) {
-      if (!(*conn)->Broken()) return committed.error();  // refused: nothing was committed
+      if (!conn->Broken()) return committed.error();  // refused: nothing was committed
       commit_error = committed.error();
     }
   }  // the connection goes back (or, broken, away) before another is taken
   if (commit_error.has_value()) {
-    if (Status st = CheckOutcome(*plan, *commit_error); !st.ok()) return st.error();
+    RETURN_IF_ERROR(CheckOutcome(plan, *commit_error));
   }
   ForgetPruned(ticket.session_id, pruned);
-  CacheCommitted(*plan);
-  return CommittedVersions(*plan);
+  CacheCommitted(plan);
+  return CommittedVersions(plan);
 }
 
 void PostgresSessionStore::ForgetPruned(
@@ -529,26 +511,25 @@ std::vector<VersionInfo> PostgresSessionStore::CommittedVersions(const CommitPla
 Status PostgresSessionStore::ClearInTurn(const PgTicket& ticket) {
   std::vector<std::string> digests;
   {
-    Result<PgPool::Lease> conn = pool_.Acquire();
-    if (!conn.ok()) return conn.error();
-    if (Status st = (*conn)->Run("BEGIN", "starting a clear"); !st.ok()) return st;
+    ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
+    RETURN_IF_ERROR(conn->Run("BEGIN", "starting a clear"));
     auto fail = [&](const Error& e) -> Status {
-      if (!(*conn)->Broken()) (void)(*conn)->Run("ROLLBACK", "rolling back a failed clear");
+      if (!conn->Broken()) (void)(conn)->Run("ROLLBACK", "rolling back a failed clear");
       return e;
     };
-    if (Status st = CheckTicket(**conn, ticket); !st.ok()) return fail(st.error());
-    Result<PgResult> gone = (*conn)->Exec(
+    if (Status st = CheckTicket(*conn, ticket); !st.ok()) return fail(st.error());
+    Result<PgResult> gone = conn->Exec(
         "WITH d AS (DELETE FROM imgmcp.versions WHERE session_id = $1 RETURNING sha256), "
         "u AS (UPDATE imgmcp.sessions SET updated_ms = $2 WHERE session_id = $1) "
         "SELECT DISTINCT sha256 FROM d",
         {PgParam::Text(ticket.session_id), PgParam::Int(NowMs())}, "clearing a session");
     if (!gone.ok()) return fail(gone.error());
     for (int i = 0; i < gone->Rows(); ++i) digests.push_back(gone->Text(i, 0));
-    Result<PgResult> notified = (*conn)->Exec(
+    Result<PgResult> notified = conn->Exec(
         "SELECT pg_notify('imgmcp_commits', $1)",
         {PgParam::Text(origin_ + " " + ticket.session_id + " 0 0")}, "announcing the clear");
     if (!notified.ok()) return fail(notified.error());
-    if (Status st = (*conn)->Run("COMMIT", "committing the clear"); !st.ok()) return st;
+    RETURN_IF_ERROR(conn->Run("COMMIT", "committing the clear"));
   }
   cache_.EraseSession(ticket.session_id);
   std::error_code ec;
@@ -576,10 +557,9 @@ void PostgresSessionStore::CollectBlobs(const std::vector<std::string>& digests)
 template <typename T, typename Fn>
 Result<T> PostgresSessionStore::WithReadConnection(Fn&& fn) {
   for (int attempt = 0;; ++attempt) {
-    Result<PgPool::Lease> conn = pool_.Acquire();
-    if (!conn.ok()) return conn.error();
-    Result<T> out = fn(**conn);
-    if (out.ok() || attempt > 0 || !IsRetryableLoss(out.error()) || !(*conn)->Broken()) {
+    ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
+    Result<T> out = fn(*conn);
+    if (out.ok() || attempt > 0 || !IsRetryableLoss(out.error()) || !conn->Broken()) {
       return out;
     }
     pool_.DropIdle();  // they are as dead as this one
@@ -588,12 +568,11 @@ Result<T> PostgresSessionStore::WithReadConnection(Fn&& fn) {
 
 Result<VersionInfo> PostgresSessionStore::GetVersion(const std::string& session_id,
                                                      std::optional<int64_t> version) {
-  Result<SessionSnapshot> snapshot = ReadSession(session_id, version, false);
-  if (!snapshot.ok()) return snapshot.error();
-  if (!snapshot->version.has_value()) {
-    return NoSuchVersionError(session_id, version, snapshot->last_issued_version);
+  ASSIGN_OR_RETURN(SessionSnapshot snapshot, ReadSession(session_id, version, false));
+  if (!snapshot.version.has_value()) {
+    return NoSuchVersionError(session_id, version, snapshot.last_issued_version);
   }
-  return std::move(*snapshot->version);
+  return std::move(*snapshot.version);
 }
 
 Result<SessionSnapshot> PostgresSessionStore::ReadSession(const std::string& session_id,
@@ -612,8 +591,7 @@ Result<SessionSnapshot> PostgresSessionStore::ReadSession(const std::string& ses
                 "ORDER BY version DESC LIMIT 1) v ON true WHERE s.session_id = $1";
   std::vector<PgParam> params = {PgParam::Text(session_id)};
   if (!include_history) params.push_back(PgParam::OptionalInt(version));
-  Result<SessionSnapshot> snapshot =
-      WithReadConnection<SessionSnapshot>([&](PgConnection& conn) -> Result<SessionSnapshot> {
+  ASSIGN_OR_RETURN(SessionSnapshot snapshot, WithReadConnection<SessionSnapshot>([&](PgConnection& conn) -> Result<SessionSnapshot> {
         Result<PgResult> r = conn.Exec(sql, params, "reading a session");
         if (!r.ok()) return r.error();
         if (r->Rows() == 0 || r->Bool(0, 1)) return UnknownSessionError(session_id);
@@ -631,10 +609,9 @@ Result<SessionSnapshot> PostgresSessionStore::ReadSession(const std::string& ses
           }
         }
         return out;
-      });
-  if (!snapshot.ok()) return snapshot.error();
-  if (snapshot->version.has_value()) {
-    if (Status st = EnsureLocalCopy(*snapshot->version); !st.ok()) {
+      }));
+  if (snapshot.version.has_value()) {
+    if (Status st = EnsureLocalCopy(*snapshot.version); !st.ok()) {
       // Pruned or cleared between the two reads: the snapshot stands, without that version.
       if (st.error().code != ErrorCode::kNotFound) return st.error();
     }
@@ -645,11 +622,10 @@ Result<SessionSnapshot> PostgresSessionStore::ReadSession(const std::string& ses
 Status PostgresSessionStore::EnsureLocalCopy(const VersionInfo& version) {
   struct stat st {};
   if (::stat(version.path.c_str(), &st) == 0 && st.st_size == version.bytes) return Status::Ok();
-  Result<std::string> bytes = ReadImage(version);
-  if (!bytes.ok()) return bytes.error();
+  ASSIGN_OR_RETURN(std::string bytes, ReadImage(version));
   const std::filesystem::path dir = version.path.parent_path();
-  if (Status s = EnsureDir(dir); !s.ok()) return s;
-  return WriteFileAtomically(dir, version.path.filename().string(), *bytes, kCacheTempPrefix);
+  RETURN_IF_ERROR(EnsureDir(dir));
+  return WriteFileAtomically(dir, version.path.filename().string(), bytes, kCacheTempPrefix);
 }
 
 Result<std::string> PostgresSessionStore::ReadImage(const VersionInfo& version) {
@@ -662,22 +638,19 @@ Result<std::string> PostgresSessionStore::ReadImage(const VersionInfo& version) 
       WithReadConnection<std::string>([&](PgConnection& conn) -> Result<std::string> {
         if (cached != nullptr) {
           // Still a version? (Another replica may have cleared or pruned it.)
-          Result<PgResult> r =
-              conn.Exec("SELECT 1 FROM imgmcp.versions WHERE session_id = $1 AND version = $2",
-                        {PgParam::Text(id), PgParam::Int(version.version)}, "looking up a version");
-          if (!r.ok()) return r.error();
-          if (r->Rows() == 0) return MakeError(ErrorCode::kNotFound, missing);
+          ASSIGN_OR_RETURN(PgResult r, conn.Exec("SELECT 1 FROM imgmcp.versions WHERE session_id = $1 AND version = $2",
+                        {PgParam::Text(id), PgParam::Int(version.version)}, "looking up a version"));
+          if (r.Rows() == 0) return MakeError(ErrorCode::kNotFound, missing);
           return *cached;
         }
-        Result<PgResult> r = conn.Exec(
+        ASSIGN_OR_RETURN(PgResult r, conn.Exec(
             "SELECT v.sha256, b.bytes FROM imgmcp.versions v JOIN imgmcp.blobs b ON "
             "b.sha256 = v.sha256 WHERE v.session_id = $1 AND v.version = $2",
             {PgParam::Text(id), PgParam::Int(version.version)}, "reading an image",
-            /*binary_result=*/true);
-        if (!r.ok()) return r.error();
-        if (r->Rows() == 0) return MakeError(ErrorCode::kNotFound, missing);
-        const std::string recorded = r->Text(0, 0);
-        std::string bytes = r->Text(0, 1);
+            /*binary_result=*/true));
+        if (r.Rows() == 0) return MakeError(ErrorCode::kNotFound, missing);
+        const std::string recorded = r.Text(0, 0);
+        std::string bytes = r.Text(0, 1);
         const std::string sha = Sha256Hex(bytes);
         if (sha != recorded) {
           return MakeError(ErrorCode::kDataLoss, "the image bytes of session " + id + " version " +
@@ -713,23 +686,22 @@ Result<SessionPage> PostgresSessionStore::ListSessions(const std::optional<std::
     params.push_back(PgParam::Text(after_id));
   }
   return WithReadConnection<SessionPage>([&](PgConnection& conn) -> Result<SessionPage> {
-    Result<PgResult> r = conn.Exec(sql, params, "listing sessions");
-    if (!r.ok()) return r.error();
+    ASSIGN_OR_RETURN(PgResult r, conn.Exec(sql, params, "listing sessions"));
     SessionPage out;
-    const int rows = std::min(r->Rows(), limit);
+    const int rows = std::min(r.Rows(), limit);
     for (int i = 0; i < rows; ++i) {
       SessionSummary s;
-      s.session_id = r->Text(i, 0);
+      s.session_id = r.Text(i, 0);
       if (!IsValidSessionId(s.session_id)) continue;
-      s.current = VersionFromRow(*r, i, 2, s.session_id);
+      s.current = VersionFromRow(r, i, 2, s.session_id);
       if (s.current) s.current->path = LocalPath(s.session_id, s.current->version, s.current->path);
       s.current_version = s.current.has_value() ? s.current->version : 0;
       s.updated_at = FormatRfc3339(
-          std::chrono::system_clock::time_point(std::chrono::milliseconds(r->Int(i, 1))));
+          std::chrono::system_clock::time_point(std::chrono::milliseconds(r.Int(i, 1))));
       out.sessions.push_back(std::move(s));
     }
-    if (r->Rows() > limit && rows > 0) {
-      out.next_cursor = EncodeSessionCursor(r->Int(rows - 1, 1), r->Text(rows - 1, 0));
+    if (r.Rows() > limit && rows > 0) {
+      out.next_cursor = EncodeSessionCursor(r.Int(rows - 1, 1), r.Text(rows - 1, 0));
     }
     return out;
   });
@@ -738,11 +710,9 @@ Result<SessionPage> PostgresSessionStore::ListSessions(const std::optional<std::
 bool PostgresSessionStore::SessionExists(const std::string& session_id) {
   if (!IsValidSessionId(session_id)) return false;
   Result<bool> exists = WithReadConnection<bool>([&](PgConnection& conn) -> Result<bool> {
-    Result<PgResult> r =
-        conn.Exec("SELECT 1 FROM imgmcp.sessions WHERE session_id = $1 AND NOT expired",
-                  {PgParam::Text(session_id)}, "looking up a session");
-    if (!r.ok()) return r.error();
-    return r->Rows() == 1;
+    ASSIGN_OR_RETURN(PgResult r, conn.Exec("SELECT 1 FROM imgmcp.sessions WHERE session_id = $1 AND NOT expired",
+                  {PgParam::Text(session_id)}, "looking up a session"));
+    return r.Rows() == 1;
   });
   return exists.ok() && *exists;
 }

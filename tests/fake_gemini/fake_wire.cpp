@@ -196,7 +196,7 @@ Result<ParsedRequest> ParseRequest(std::string_view body, std::string_view model
   if (doc.is_discarded()) {
     return Invalid("Invalid JSON payload received. Unexpected token.");
   }
-  if (Status s = CheckKeys(doc, kTopKeys, ""); !s.ok()) return s.error();
+  RETURN_IF_ERROR(CheckKeys(doc, kTopKeys, ""));
   const ModelRules* rules = FindRules(model);
   ParsedRequest out;
 
@@ -208,7 +208,7 @@ Result<ParsedRequest> ParseRequest(std::string_view body, std::string_view model
   for (size_t c = 0; c < contents->size(); ++c) {
     const Json& content = (*contents)[c];
     const std::string where = "contents[" + std::to_string(c) + "]";
-    if (Status s = CheckKeys(content, kContentKeys, where); !s.ok()) return s.error();
+    RETURN_IF_ERROR(CheckKeys(content, kContentKeys, where));
     std::string role = "user";
     if (content.contains("role")) {
       if (!content["role"].is_string()) return Invalid("Invalid value at '" + where + ".role'");
@@ -232,7 +232,7 @@ Result<ParsedRequest> ParseRequest(std::string_view body, std::string_view model
     for (size_t p = 0; p < parts.size(); ++p) {
       const Json& part = parts[p];
       const std::string pwhere = where + ".parts[" + std::to_string(p) + "]";
-      if (Status s = CheckKeys(part, kPartKeys, pwhere); !s.ok()) return s.error();
+      RETURN_IF_ERROR(CheckKeys(part, kPartKeys, pwhere));
       const bool thought =
           part.contains("thought") && part["thought"].is_boolean() && part["thought"].get<bool>();
       const Json* signature = Get(part, "thoughtSignature", "thought_signature");
@@ -342,7 +342,7 @@ Result<ParsedRequest> ParseRequest(std::string_view body, std::string_view model
   }
 
   if (const Json* config = Get(doc, "generationConfig", "generation_config"); config != nullptr) {
-    if (Status s = CheckKeys(*config, kConfigKeys, "generation_config"); !s.ok()) return s.error();
+    RETURN_IF_ERROR(CheckKeys(*config, kConfigKeys, "generation_config"));
     if (const Json* n = Get(*config, "candidateCount", "candidate_count"); n != nullptr) {
       if (!n->is_number_integer())
         return Invalid("Invalid value at 'generation_config.candidate_count'");
