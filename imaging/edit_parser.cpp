@@ -36,102 +36,118 @@ Error Problem(std::string_view clause, const std::string& detail) {
                                                     "\": " + detail + ". " + EditVocabulary());
 }
 
-// Splits the prompt into words, quoted strings and separators, with their offsets.
-Result<std::vector<Token>> Tokenize(std::string_view s) {
-  static constexpr std::string_view kOpenQuote = "\xE2\x80\x9C", kCloseQuote = "\xE2\x80\x9D";
-  std::vector<Token> tokens;
-  size_t i = 0;
-  while (i < s.size()) {
-    const char c = s[i];
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      ++i;
-    } else if (c == ';' || c == ',') {
-      Token t;
-      t.text = std::string(1, c);
-      t.begin = i;
-      t.end = i + 1;
-      t.separator = c == ';';
-      t.comma = c == ',';
-      tokens.push_back(std::move(t));
-      ++i;
-    } else if (c == '"' || s.substr(i, 3) == kOpenQuote) {
-      const size_t open_len = c == '"' ? 1 : 3;
-      size_t close = std::string_view::npos, close_len = 1;
-      for (size_t j = i + open_len; j < s.size(); ++j) {
-        if (s[j] == '"') {
-          close = j;
-          break;
-        }
-        if (s.substr(j, 3) == kCloseQuote) {
-          close = j;
-          close_len = 3;
-          break;
-        }
-      }
-      if (close == std::string_view::npos) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         "unterminated quote in the edit instruction: " + std::string(s.substr(i)));
-      }
-      Token t;
-      t.text = std::string(s.substr(i + open_len, close - i - open_len));
-      t.begin = i;
-      t.end = close + close_len;
-      t.quoted = true;
-      tokens.push_back(std::move(t));
-      i = close + close_len;
-    } else {
-      size_t j = i;
-      while (j < s.size() && !std::isspace(static_cast<unsigned char>(s[j])) && s[j] != ',' &&
-             s[j] != ';' && s[j] != '"') {
-        ++j;
-      }
-      Token t;
-      t.begin = i;
-      t.end = j;
-      // "invert. rotate 90." — a word-final full stop ends a sentence, i.e. a clause.
-      bool full_stop = false;
-      if (j - i > 1 && s[j - 1] == '.' &&
-          (j == s.size() || std::isspace(static_cast<unsigned char>(s[j])))) {
-        full_stop = true;
-        --t.end;
-      }
-      t.text = Lower(s.substr(t.begin, t.end - t.begin));
-      tokens.push_back(std::move(t));
-      if (full_stop) {
-        Token sep;
-        sep.text = ".";
-        sep.begin = j - 1;
-        sep.end = j;
-        sep.separator = true;
-        tokens.push_back(std::move(sep));
-      }
-      i = j;
-    }
+bool IsSpace(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
+
+// A bare word runs up to the next space, comma, semicolon or straight quote.
+bool EndsWord(char c) { return IsSpace(c) || c == ',' || c == ';' || c == '"'; }
+
+Token Word(std::string text, size_t begin, size_t end) {
+  Token t;
+  t.text = std::move(text);
+  t.begin = begin;
+  t.end = end;
+  return t;
+}
+
+// ";" and "." separate clauses; whether a "," does is decided later (JoinCoordinateCommas).
+Token Punctuation(char c, size_t at) {
+  Token t = Word(std::string(1, c), at, at + 1);
+  t.separator = c == ';' || c == '.';
+  t.comma = c == ',';
+  return t;
+}
+
+// A quoted string opens with a straight quote or U+201C and closes with a straight quote or U+201D.
+constexpr std::string_view kOpenQuote = "\xE2\x80\x9C", kCloseQuote = "\xE2\x80\x9D";
+
+// The length of the opening quote at s[i], or 0 when none starts there.
+size_t OpeningQuoteAt(std::string_view s, size_t i) {
+  if (s[i] == '"') return 1;
+  return s.substr(i, kOpenQuote.size()) == kOpenQuote ? kOpenQuote.size() : 0;
+}
+
+// The length of the closing quote at s[i], or 0 when none starts there.
+size_t ClosingQuoteAt(std::string_view s, size_t i) {
+  if (s[i] == '"') return 1;
+  return s.substr(i, kCloseQuote.size()) == kCloseQuote ? kCloseQuote.size() : 0;
+}
+
+// The quoted string opening at s[begin], its words kept as written (not lowercased).
+Result<Token> ReadQuoted(std::string_view s, size_t begin) {
+  const size_t text_begin = begin + OpeningQuoteAt(s, begin);
+  for (size_t i = text_begin; i < s.size(); ++i) {
+    const size_t close_len = ClosingQuoteAt(s, i);
+    if (close_len == 0) continue;
+    Token t = Word(std::string(s.substr(text_begin, i - text_begin)), begin, i + close_len);
+    t.quoted = true;
+    return t;
   }
-  // A comma between two numbers ("crop 10, 20, 30, 40", "at 5,5") belongs to a coordinate list;
-  // any other comma separates clauses.
-  std::vector<Token> merged;
+  return MakeError(ErrorCode::kInvalidArgument,
+                   "unterminated quote in the edit instruction: " + std::string(s.substr(begin)));
+}
+
+// Appends the bare word starting at s[begin], lowercased, and returns where it ends. A word-final
+// full stop ends a sentence ("invert. rotate 90."), i.e. a clause, so it becomes a separator.
+size_t ReadWord(std::string_view s, size_t begin, std::vector<Token>& tokens) {
+  size_t end = begin;
+  while (end < s.size() && !EndsWord(s[end])) ++end;
+  const bool full_stop =
+      end - begin > 1 && s[end - 1] == '.' && (end == s.size() || IsSpace(s[end]));
+  const size_t word_end = full_stop ? end - 1 : end;
+  tokens.push_back(Word(Lower(s.substr(begin, word_end - begin)), begin, word_end));
+  if (full_stop) tokens.push_back(Punctuation('.', word_end));
+  return end;
+}
+
+bool EndsWithDigit(const Token& t) {
+  return !t.quoted && !t.separator && !t.text.empty() && IsDigit(t.text.back());
+}
+
+bool StartsNumber(const Token& t) {
+  return !t.quoted && !t.text.empty() &&
+         (IsDigit(t.text[0]) || (t.text.size() > 1 && t.text[0] == '-' && IsDigit(t.text[1])));
+}
+
+// A comma between two numbers ("crop 10, 20, 30, 40", "at 5,5") belongs to a coordinate list: the
+// comma and the number after it join the number before. Any other comma separates clauses.
+std::vector<Token> JoinCoordinateCommas(std::vector<Token> tokens) {
+  std::vector<Token> joined;
   for (size_t k = 0; k < tokens.size(); ++k) {
     Token& t = tokens[k];
     if (t.comma) {
-      const bool prev_num = !merged.empty() && !merged.back().quoted && !merged.back().separator &&
-                            !merged.back().text.empty() && IsDigit(merged.back().text.back());
-      const bool next_num = k + 1 < tokens.size() && !tokens[k + 1].quoted &&
-                            !tokens[k + 1].text.empty() &&
-                            (IsDigit(tokens[k + 1].text[0]) ||
-                             (tokens[k + 1].text.size() > 1 && tokens[k + 1].text[0] == '-' &&
-                              IsDigit(tokens[k + 1].text[1])));
-      if (prev_num && next_num) {
-        merged.back().text += "," + tokens[k + 1].text;
-        merged.back().end = tokens[k + 1].end;
+      if (!joined.empty() && EndsWithDigit(joined.back()) && k + 1 < tokens.size() &&
+          StartsNumber(tokens[k + 1])) {
+        joined.back().text += "," + tokens[k + 1].text;
+        joined.back().end = tokens[k + 1].end;
         ++k;
         continue;
       }
       t.separator = true;
     }
-    merged.push_back(std::move(t));
+    joined.push_back(std::move(t));
   }
-  return merged;
+  return joined;
+}
+
+// Splits the prompt into words, quoted strings and separators, with their offsets.
+Result<std::vector<Token>> Tokenize(std::string_view s) {
+  std::vector<Token> tokens;
+  size_t i = 0;
+  while (i < s.size()) {
+    if (IsSpace(s[i])) {
+      ++i;
+    } else if (s[i] == ';' || s[i] == ',') {
+      tokens.push_back(Punctuation(s[i], i));
+      ++i;
+    } else if (OpeningQuoteAt(s, i) > 0) {
+      ASSIGN_OR_RETURN(Token quoted, ReadQuoted(s, i));
+      i = quoted.end;
+      tokens.push_back(std::move(quoted));
+    } else {
+      i = ReadWord(s, i, tokens);
+    }
+  }
+  return JoinCoordinateCommas(std::move(tokens));
 }
 
 // Reads the clause's words one at a time.
