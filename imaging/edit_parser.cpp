@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdint>
 #include <cstdlib>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <utility>
@@ -29,11 +30,6 @@ std::string Lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
-}
-
-Error Problem(std::string_view clause, const std::string& detail) {
-  return MakeError(ErrorCode::kInvalidArgument, "could not apply \"" + std::string(clause) +
-                                                    "\": " + detail + ". " + EditVocabulary());
 }
 
 bool IsSpace(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
@@ -150,6 +146,22 @@ Result<std::vector<Token>> Tokenize(std::string_view s) {
   return JoinCoordinateCommas(std::move(tokens));
 }
 
+// Groups the tokens into clauses at separators and at the joining words "then" and "and". No
+// clause is empty.
+std::vector<std::vector<Token>> SplitClauses(std::vector<Token> tokens) {
+  std::vector<std::vector<Token>> clauses(1);
+  for (Token& t : tokens) {
+    const bool joiner = !t.quoted && (t.text == "then" || t.text == "and");
+    if (t.separator || joiner) {
+      if (!clauses.back().empty()) clauses.emplace_back();
+      continue;
+    }
+    clauses.back().push_back(std::move(t));
+  }
+  if (clauses.back().empty()) clauses.pop_back();
+  return clauses;
+}
+
 // Reads the clause's words one at a time.
 class Cursor {
  public:
@@ -164,6 +176,11 @@ class Cursor {
     if (!PeekIs(word)) return false;
     ++i_;
     return true;
+  }
+  // Accepts the first of `words` that comes next, if any.
+  bool AcceptAny(std::initializer_list<std::string_view> words) {
+    return std::any_of(words.begin(), words.end(),
+                       [this](std::string_view w) { return Accept(w); });
   }
 
  private:
@@ -245,290 +262,393 @@ std::optional<Rgb> ReadColor(Cursor& cur) {
 
 bool InRange(int v, int lo, int hi) { return v >= lo && v <= hi; }
 
-Result<EditOp> ParseClause(std::string_view clause, const std::vector<Token>& tokens) {
-  Cursor cur(tokens);
-  const std::string verb = cur.Peek()->quoted ? "" : cur.Next().text;
-  auto usage = [&](const std::string& detail) { return Problem(clause, detail); };
-  auto finish = [&](EditOp op, const std::string& usage_text) -> Result<EditOp> {
-    if (!cur.Done()) {
-      return usage("unexpected \"" + cur.Peek()->text + "\"; usage: " + usage_text);
-    }
-    return op;
-  };
+// What a verb's parser reports when the words after the verb do not fit: the detail only. The
+// clause, the verb's usage and the vocabulary are added by ParseClause.
+Error ArgumentError(std::string detail) {
+  return MakeError(ErrorCode::kInvalidArgument, std::move(detail));
+}
 
-  if (verb == "grayscale" || verb == "greyscale") return finish(GrayscaleOp{}, "grayscale");
-  if (verb == "invert") {
-    if (!cur.Accept("colors")) cur.Accept("colours");
-    return finish(InvertOp{}, "invert");
+struct Position {
+  int x = 0, y = 0;
+};
+
+// "at X,Y". `verb` names the clause in the error.
+Result<Position> ReadPosition(Cursor& args, std::string_view verb) {
+  std::optional<std::vector<int>> xy;
+  if (args.Accept("at")) xy = ReadNumberList(args, 2);
+  if (!xy) return ArgumentError(std::string(verb) + " needs a position \"at X,Y\"");
+  return Position{(*xy)[0], (*xy)[1]};
+}
+
+bool PositionInRange(const Position& p) {
+  return InRange(p.x, -kMaxCoordinate, kMaxCoordinate) &&
+         InRange(p.y, -kMaxCoordinate, kMaxCoordinate);
+}
+
+// Reads the words after the verb (`verb` is the verb as written: a name of its table entry).
+// Words it leaves unread make the clause an error.
+using ArgumentParser = Result<EditOp> (*)(std::string_view verb, Cursor& args);
+
+template <typename Op>
+Result<EditOp> ParseNoArguments(std::string_view, Cursor&) {
+  return EditOp{Op{}};
+}
+
+// "invert", "invert colours".
+Result<EditOp> ParseInvert(std::string_view, Cursor& args) {
+  args.AcceptAny({"colors", "colours"});
+  return EditOp{InvertOp{}};
+}
+
+// "rotate 90", "rotate 90° ccw", "rotate -90 degrees", "rotate left".
+Result<EditOp> ParseRotate(std::string_view, Cursor& args) {
+  if (args.Accept("left")) return EditOp{RotateOp{270}};
+  if (args.Accept("right")) return EditOp{RotateOp{90}};
+  std::optional<int> degrees;
+  if (!args.Done()) {
+    degrees = ParseInt(StripSuffix(StripSuffix(args.Next().text, "\xC2\xB0"), "deg"));
   }
-  if (verb == "rotate") {
-    const std::string kUsage =
-        "rotate 90|180|270 [clockwise|counterclockwise] or rotate left|right";
-    if (cur.Accept("left")) return finish(RotateOp{270}, kUsage);
-    if (cur.Accept("right")) return finish(RotateOp{90}, kUsage);
-    std::optional<int> deg;
-    if (!cur.Done()) deg = ParseInt(StripSuffix(StripSuffix(cur.Next().text, "\xC2\xB0"), "deg"));
-    if (!cur.Accept("degrees")) {
-      if (!cur.Accept("deg")) cur.Accept("\xC2\xB0");
-    }
-    if (!deg) return usage("rotate needs an angle; usage: " + kUsage);
-    int d = *deg;
-    if (cur.Accept("counterclockwise") || cur.Accept("anticlockwise") || cur.Accept("ccw")) {
-      d = -d;
-    } else if (!cur.Accept("clockwise")) {
-      cur.Accept("cw");
-    }
-    if (d % 90 != 0) {
-      return usage(
-          "rotate takes a multiple of 90 degrees (90, 180, 270; 0 and 360 leave the "
-          "image as it is); usage: " +
-          kUsage);
-    }
-    return finish(RotateOp{((d % 360) + 360) % 360}, kUsage);
+  args.AcceptAny({"degrees", "deg", "\xC2\xB0"});
+  if (!degrees) return ArgumentError("rotate needs an angle");
+  int d = *degrees;
+  if (args.AcceptAny({"counterclockwise", "anticlockwise", "ccw"})) {
+    d = -d;
+  } else {
+    args.AcceptAny({"clockwise", "cw"});
   }
-  if (verb == "flip" || verb == "mirror") {
-    const std::string kUsage = "flip horizontal|vertical (mirror = flip horizontal)";
-    if (verb == "mirror") return finish(FlipOp{true}, kUsage);
-    if (cur.Accept("horizontal") || cur.Accept("horizontally") || cur.Accept("h")) {
-      return finish(FlipOp{true}, kUsage);
-    }
-    if (cur.Accept("vertical") || cur.Accept("vertically") || cur.Accept("v")) {
-      return finish(FlipOp{false}, kUsage);
-    }
-    return usage("flip needs a direction; usage: " + kUsage);
+  if (d % 90 != 0) {
+    return ArgumentError(
+        "rotate takes a multiple of 90 degrees (90, 180, 270; 0 and 360 leave the image as it is)");
   }
-  if (verb == "blur") {
-    const std::string kUsage = "blur [radius 1-100, default 2]";
-    BlurOp op;
-    if (!cur.Done()) {
-      cur.Accept("radius");
-      std::optional<int> r = ReadPixels(cur);
-      if (!r || !InRange(*r, 1, 100)) return usage("blur radius must be 1-100; usage: " + kUsage);
-      op.radius = *r;
+  return EditOp{RotateOp{((d % 360) + 360) % 360}};
+}
+
+// "flip horizontal", "flip v", "mirror".
+Result<EditOp> ParseFlip(std::string_view verb, Cursor& args) {
+  if (verb == "mirror") return EditOp{FlipOp{true}};
+  if (args.AcceptAny({"horizontal", "horizontally", "h"})) return EditOp{FlipOp{true}};
+  if (args.AcceptAny({"vertical", "vertically", "v"})) return EditOp{FlipOp{false}};
+  return ArgumentError("flip needs a direction");
+}
+
+// "blur", "blur 5", "blur radius 5px".
+Result<EditOp> ParseBlur(std::string_view, Cursor& args) {
+  BlurOp op;
+  if (args.Done()) return EditOp{op};
+  args.Accept("radius");
+  std::optional<int> radius = ReadPixels(args);
+  if (!radius || !InRange(*radius, 1, 100)) return ArgumentError("blur radius must be 1-100");
+  op.radius = *radius;
+  return EditOp{op};
+}
+
+// "brightness +20%", "brighten 20%", "darken 20%" (= brightness -20%).
+Result<EditOp> ParseBrightness(std::string_view verb, Cursor& args) {
+  std::optional<int> percent = ReadPercent(args);
+  if (!percent) return ArgumentError("needs a percentage");
+  const int v = verb == "darken" ? -*percent : *percent;
+  if (!InRange(v, -100, 400)) return ArgumentError("brightness must be -100..400%");
+  return EditOp{BrightnessOp{v}};
+}
+
+// "contrast -15%".
+Result<EditOp> ParseContrast(std::string_view, Cursor& args) {
+  std::optional<int> percent = ReadPercent(args);
+  if (!percent || !InRange(*percent, -100, 400)) return ArgumentError("contrast needs -100..400%");
+  return EditOp{ContrastOp{*percent}};
+}
+
+// "tint orange", "tint #102030 55%".
+Result<EditOp> ParseTint(std::string_view, Cursor& args) {
+  TintOp op;
+  std::optional<Rgb> color = ReadColor(args);
+  if (!color) return ArgumentError("tint needs a colour (CSS name or #rrggbb)");
+  op.color = *color;
+  if (!args.Done()) {
+    std::optional<int> strength = ReadPercent(args);
+    if (!strength || !InRange(*strength, 0, 100)) {
+      return ArgumentError("tint strength must be 0-100%");
     }
-    return finish(op, kUsage);
+    op.strength = *strength;
   }
-  if (verb == "sharpen") return finish(SharpenOp{}, "sharpen");
-  if (verb == "brightness" || verb == "brighten" || verb == "darken") {
-    const std::string kUsage = "brightness ±N% (-100..400), brighten N%, darken N%";
-    std::optional<int> p = ReadPercent(cur);
-    if (!p) return usage("needs a percentage; usage: " + kUsage);
-    int v = verb == "darken" ? -*p : *p;
-    if (!InRange(v, -100, 400)) return usage("brightness must be -100..400%; usage: " + kUsage);
-    return finish(BrightnessOp{v}, kUsage);
+  return EditOp{op};
+}
+
+// "border navy", "border white 4px", "border 5px red".
+Result<EditOp> ParseBorder(std::string_view, Cursor& args) {
+  std::optional<Rgb> color = ReadColor(args);
+  std::optional<int> width;
+  if (!color && !args.Done()) {
+    width = ReadPixels(args);
+    color = ReadColor(args);
+  } else if (color && !args.Done()) {
+    width = ReadPixels(args);
+    if (!width) return ArgumentError("border width must be a number of pixels");
   }
-  if (verb == "contrast") {
-    const std::string kUsage = "contrast ±N% (-100..400)";
-    std::optional<int> p = ReadPercent(cur);
-    if (!p || !InRange(*p, -100, 400)) return usage("contrast needs -100..400%; usage: " + kUsage);
-    return finish(ContrastOp{*p}, kUsage);
+  if (!color) return ArgumentError("border needs a colour (CSS name or #rrggbb)");
+  BorderOp op;
+  op.color = *color;
+  if (width) {
+    if (!InRange(*width, 1, kMaxCoordinate)) {
+      return ArgumentError("border width must be 1-" + std::to_string(kMaxCoordinate) + " px");
+    }
+    op.width = *width;
   }
-  if (verb == "tint") {
-    const std::string kUsage = "tint <colour> [strength 0-100%, default 30%]";
-    TintOp op;
-    std::optional<Rgb> c = ReadColor(cur);
-    if (!c) return usage("tint needs a colour (CSS name or #rrggbb); usage: " + kUsage);
-    op.color = *c;
-    if (!cur.Done()) {
-      std::optional<int> s = ReadPercent(cur);
-      if (!s || !InRange(*s, 0, 100))
-        return usage("tint strength must be 0-100%; usage: " + kUsage);
-      op.strength = *s;
-    }
-    return finish(op, kUsage);
+  return EditOp{op};
+}
+
+// "crop 10,20,300,200", "crop 10 20 300 200".
+Result<EditOp> ParseCrop(std::string_view, Cursor& args) {
+  std::optional<std::vector<int>> n = ReadNumberList(args, 4);
+  if (!n) return ArgumentError("crop needs four numbers");
+  const CropOp op{(*n)[0], (*n)[1], (*n)[2], (*n)[3]};
+  if (op.width < 1 || op.height < 1) {
+    return ArgumentError("crop width and height must be at least 1");
   }
-  if (verb == "border") {
-    const std::string kUsage = "border <colour> [width in px, default 10]";
-    BorderOp op;
-    std::optional<Rgb> c = ReadColor(cur);
-    std::optional<int> w;
-    if (!c && !cur.Done()) {  // "border 5px red"
-      w = ReadPixels(cur);
-      c = ReadColor(cur);
-    } else if (c && !cur.Done()) {
-      w = ReadPixels(cur);
-      if (!w) return usage("border width must be a number of pixels; usage: " + kUsage);
-    }
-    if (!c) return usage("border needs a colour (CSS name or #rrggbb); usage: " + kUsage);
-    if (w) {
-      if (!InRange(*w, 1, kMaxCoordinate)) {
-        return usage("border width must be 1-" + std::to_string(kMaxCoordinate) + " px");
-      }
-      op.width = *w;
-    }
-    op.color = *c;
-    return finish(op, kUsage);
+  if (std::any_of(n->begin(), n->end(), [](int v) { return v > kMaxCoordinate; })) {
+    return ArgumentError("crop numbers are out of range (at most " +
+                         std::to_string(kMaxCoordinate) + ")");
   }
-  if (verb == "crop") {
-    const std::string kUsage = "crop X,Y,W,H (pixels; X,Y the top-left corner)";
-    std::optional<std::vector<int>> n = ReadNumberList(cur, 4);
-    if (!n) return usage("crop needs four numbers; usage: " + kUsage);
-    CropOp op{(*n)[0], (*n)[1], (*n)[2], (*n)[3]};
-    if (op.width < 1 || op.height < 1) return usage("crop width and height must be at least 1");
-    for (int v : *n) {
-      if (v > kMaxCoordinate) {
-        return usage("crop numbers are out of range (at most " + std::to_string(kMaxCoordinate) +
-                     "); usage: " + kUsage);
-      }
+  return EditOp{op};
+}
+
+// The rest of the clause as one word, with "×" (U+00D7) and "*" read as "x": "300 × 200" ->
+// "300x200".
+std::string ReadSizeSpec(Cursor& args) {
+  std::string spec;
+  while (!args.Done() && !args.Peek()->quoted) spec += args.Next().text;
+  for (size_t pos; (pos = spec.find("\xC3\x97")) != std::string::npos;) spec.replace(pos, 2, "x");
+  std::replace(spec.begin(), spec.end(), '*', 'x');
+  return spec;
+}
+
+// "resize 512x384", "resize to 300×200", "resize 50%", "scale 512 x 384 px".
+Result<EditOp> ParseResize(std::string_view, Cursor& args) {
+  args.Accept("to");
+  std::string spec = ReadSizeSpec(args);
+  ResizeOp op;
+  if (!spec.empty() && spec.back() == '%') {
+    std::optional<int> percent = ParseInt(spec.substr(0, spec.size() - 1));
+    if (!percent || !InRange(*percent, 1, 1000)) {
+      return ArgumentError("resize percentage must be 1-1000");
     }
-    return finish(op, kUsage);
+    op.percent = *percent;
+    return EditOp{op};
   }
-  if (verb == "resize" || verb == "scale") {
-    const std::string kUsage = "resize WxH (e.g. 512x384) or resize N% (1-1000)";
-    cur.Accept("to");
-    std::string spec;
-    while (!cur.Done() && !cur.Peek()->quoted) spec += cur.Next().text;
-    // "×" (U+00D7) and "*" mean x.
-    for (size_t pos; (pos = spec.find("\xC3\x97")) != std::string::npos;) spec.replace(pos, 2, "x");
-    for (char& ch : spec) {
-      if (ch == '*') ch = 'x';
-    }
-    ResizeOp op;
-    if (!spec.empty() && spec.back() == '%') {
-      std::optional<int> p = ParseInt(spec.substr(0, spec.size() - 1));
-      if (!p || !InRange(*p, 1, 1000))
-        return usage("resize percentage must be 1-1000; usage: " + kUsage);
-      op.percent = *p;
-      return finish(op, kUsage);
-    }
-    spec = std::string(StripSuffix(spec, "px"));
-    const size_t x = spec.find('x');
-    std::optional<int> w, h;
-    if (x != std::string::npos) {
-      w = ParseInt(StripSuffix(spec.substr(0, x), "px"));
-      h = ParseInt(spec.substr(x + 1));
-    }
-    if (!w || !h || *w < 1 || *h < 1)
-      return usage("resize needs a size like 512x384; usage: " + kUsage);
-    if (*w > kMaxCoordinate || *h > kMaxCoordinate) {
-      return usage("resize width and height must be 1-" + std::to_string(kMaxCoordinate) +
-                   "; usage: " + kUsage);
-    }
-    op.width = *w;
-    op.height = *h;
-    return finish(op, kUsage);
+  spec = std::string(StripSuffix(spec, "px"));
+  const size_t x = spec.find('x');
+  std::optional<int> w, h;
+  if (x != std::string::npos) {
+    w = ParseInt(StripSuffix(spec.substr(0, x), "px"));
+    h = ParseInt(spec.substr(x + 1));
   }
-  if (verb == "draw") {
-    const std::string kUsage =
-        "draw square|circle|dot <colour> at X,Y [size S] (X,Y the top-left of the shape's box; "
-        "default size 32, dot 8)";
-    if (!cur.Accept("a")) cur.Accept("an");
-    std::optional<DrawShape> shape;
-    std::optional<Rgb> color;
-    for (int k = 0; k < 2 && !cur.Done(); ++k) {
-      const std::string& w = cur.Peek()->text;
-      if (!shape && (w == "square" || w == "circle" || w == "dot")) {
-        shape = w == "square" ? DrawShape::kSquare
-                              : (w == "circle" ? DrawShape::kCircle : DrawShape::kDot);
-        cur.Next();
-      } else if (!color) {
-        color = ReadColor(cur);
-        if (!color) break;
-      }
+  if (!w || !h || *w < 1 || *h < 1) return ArgumentError("resize needs a size like 512x384");
+  if (*w > kMaxCoordinate || *h > kMaxCoordinate) {
+    return ArgumentError("resize width and height must be 1-" + std::to_string(kMaxCoordinate));
+  }
+  op.width = *w;
+  op.height = *h;
+  return EditOp{op};
+}
+
+std::optional<DrawShape> ShapeNamed(std::string_view word) {
+  if (word == "square") return DrawShape::kSquare;
+  if (word == "circle") return DrawShape::kCircle;
+  if (word == "dot") return DrawShape::kDot;
+  return std::nullopt;
+}
+
+struct ShapeAndColor {
+  std::optional<DrawShape> shape;
+  std::optional<Rgb> color;
+};
+
+// "circle red" or "red circle": the shape and the colour in either order. Stops at a word that is
+// neither, leaving it unread.
+ShapeAndColor ReadShapeAndColor(Cursor& args) {
+  ShapeAndColor out;
+  for (int k = 0; k < 2 && !args.Done(); ++k) {
+    const std::optional<DrawShape> shape = out.shape ? std::nullopt : ShapeNamed(args.Peek()->text);
+    if (shape) {
+      out.shape = shape;
+      args.Next();
+    } else if (!out.color) {
+      out.color = ReadColor(args);
+      if (!out.color) break;
     }
-    if (!shape) return usage("draw needs a shape (square, circle or dot); usage: " + kUsage);
-    if (!color) return usage("draw needs a colour (CSS name or #rrggbb); usage: " + kUsage);
-    if (!cur.Accept("at")) return usage("draw needs a position \"at X,Y\"; usage: " + kUsage);
-    std::optional<std::vector<int>> xy = ReadNumberList(cur, 2);
-    if (!xy) return usage("draw needs a position \"at X,Y\"; usage: " + kUsage);
-    DrawOp op;
-    op.shape = *shape;
+  }
+  return out;
+}
+
+std::string PositionOutOfRange() {
+  return "position is out of range: X and Y must be within -" + std::to_string(kMaxCoordinate) +
+         ".." + std::to_string(kMaxCoordinate);
+}
+
+// "draw circle red at 5,6 size 7", "draw a red dot at 1,2", "draw square red at 0,0 of size 9".
+Result<EditOp> ParseDraw(std::string_view, Cursor& args) {
+  args.AcceptAny({"a", "an"});
+  const ShapeAndColor what = ReadShapeAndColor(args);
+  if (!what.shape) return ArgumentError("draw needs a shape (square, circle or dot)");
+  if (!what.color) return ArgumentError("draw needs a colour (CSS name or #rrggbb)");
+  ASSIGN_OR_RETURN(const Position at, ReadPosition(args, "draw"));
+  DrawOp op;
+  op.shape = *what.shape;
+  op.color = *what.color;
+  op.x = at.x;
+  op.y = at.y;
+  op.size = op.shape == DrawShape::kDot ? 8 : 32;
+  if (args.Accept("size") || (args.Accept("of") && args.Accept("size"))) {
+    std::optional<int> size = ReadPixels(args);
+    if (!size || !InRange(*size, 1, kMaxCoordinate)) {
+      return ArgumentError("size must be 1-" + std::to_string(kMaxCoordinate) + " px");
+    }
+    op.size = *size;
+  }
+  if (!PositionInRange(at)) {
+    return ArgumentError(PositionOutOfRange() + " (shapes outside the image are clipped)");
+  }
+  return EditOp{op};
+}
+
+// After the position of a text: "[<colour>] [size S]" in any order; the colour may follow "in",
+// "colour" or "color". Stops at the first word that fits neither, leaving it unread.
+Status ReadTextStyle(Cursor& args, TextOp& op) {
+  while (!args.Done()) {
+    if (args.Accept("size")) {
+      std::optional<int> scale = ReadPixels(args);
+      if (!scale || !InRange(*scale, 1, 64)) return ArgumentError("text size must be 1-64");
+      op.scale = *scale;
+      continue;
+    }
+    args.AcceptAny({"in", "colour", "color"});
+    std::optional<Rgb> color = ReadColor(args);
+    if (!color) break;
     op.color = *color;
-    op.x = (*xy)[0];
-    op.y = (*xy)[1];
-    op.size = *shape == DrawShape::kDot ? 8 : 32;
-    if (cur.Accept("size") || (cur.Accept("of") && cur.Accept("size"))) {
-      std::optional<int> s = ReadPixels(cur);
-      if (!s || !InRange(*s, 1, kMaxCoordinate)) {
-        return usage("size must be 1-" + std::to_string(kMaxCoordinate) + " px; usage: " + kUsage);
-      }
-      op.size = *s;
-    }
-    if (!InRange(op.x, -kMaxCoordinate, kMaxCoordinate) ||
-        !InRange(op.y, -kMaxCoordinate, kMaxCoordinate)) {
-      return usage("position is out of range: X and Y must be within -" +
-                   std::to_string(kMaxCoordinate) + ".." + std::to_string(kMaxCoordinate) +
-                   " (shapes outside the image are clipped)");
-    }
-    return finish(op, kUsage);
   }
-  if (verb == "text" || verb == "write") {
-    const std::string kUsage =
-        "text \"<words>\" at X,Y [<colour>] [size S] (5x7 font scaled by S, default 2; default "
-        "colour black)";
-    if (cur.Done() || !cur.Peek()->quoted)
-      return usage("text needs quoted words; usage: " + kUsage);
-    TextOp op;
-    op.text = cur.Next().text;
-    if (op.text.empty() || op.text.size() > kMaxTextLength) {
-      return usage("text must be 1-200 characters");
-    }
-    if (!cur.Accept("at")) return usage("text needs a position \"at X,Y\"; usage: " + kUsage);
-    std::optional<std::vector<int>> xy = ReadNumberList(cur, 2);
-    if (!xy) return usage("text needs a position \"at X,Y\"; usage: " + kUsage);
-    if (!InRange((*xy)[0], -kMaxCoordinate, kMaxCoordinate) ||
-        !InRange((*xy)[1], -kMaxCoordinate, kMaxCoordinate)) {
-      return usage("position is out of range: X and Y must be within -" +
-                   std::to_string(kMaxCoordinate) + ".." + std::to_string(kMaxCoordinate));
-    }
-    op.x = (*xy)[0];
-    op.y = (*xy)[1];
-    while (!cur.Done()) {
-      if (cur.Accept("size")) {
-        std::optional<int> s = ReadPixels(cur);
-        if (!s || !InRange(*s, 1, 64)) return usage("text size must be 1-64; usage: " + kUsage);
-        op.scale = *s;
-        continue;
-      }
-      // Optional filler before the colour: "in red", "colour red", "color red".
-      if (!cur.Accept("in") && !cur.Accept("colour")) cur.Accept("color");
-      std::optional<Rgb> c = ReadColor(cur);
-      if (!c) break;
-      op.color = *c;
-    }
-    return finish(op, kUsage);
+  return Status::Ok();
+}
+
+// "text "Hello" at 4,5 white size 3", "write "Hi" at 0,0 in red".
+Result<EditOp> ParseText(std::string_view, Cursor& args) {
+  if (args.Done() || !args.Peek()->quoted) return ArgumentError("text needs quoted words");
+  TextOp op;
+  op.text = args.Next().text;
+  if (op.text.empty() || op.text.size() > kMaxTextLength) {
+    return ArgumentError("text must be 1-" + std::to_string(kMaxTextLength) + " characters");
   }
-  return MakeError(
-      ErrorCode::kInvalidArgument,
-      "the local backend does not understand \"" + std::string(clause) + "\". " + EditVocabulary());
+  ASSIGN_OR_RETURN(const Position at, ReadPosition(args, "text"));
+  if (!PositionInRange(at)) return ArgumentError(PositionOutOfRange());
+  op.x = at.x;
+  op.y = at.y;
+  RETURN_IF_ERROR(ReadTextStyle(args, op));
+  return EditOp{std::move(op)};
+}
+
+struct VerbEntry {
+  EditVerb verb;
+  ArgumentParser parse;
+};
+
+// The vocabulary, in the order EditVocabulary() lists it.
+const std::vector<VerbEntry>& VerbTable() {
+  static const std::vector<VerbEntry> kTable = {
+      {{{"grayscale", "greyscale"}, "grayscale", ""}, ParseNoArguments<GrayscaleOp>},
+      {{{"invert"}, "invert", ""}, ParseInvert},
+      {{{"rotate"}, "rotate 90|180|270 [clockwise|counterclockwise] or rotate left|right", ""},
+       ParseRotate},
+      {{{"flip", "mirror"}, "flip horizontal|vertical", "mirror = flip horizontal"}, ParseFlip},
+      {{{"blur"}, "blur [radius]", "radius 1-100, default 2"}, ParseBlur},
+      {{{"sharpen"}, "sharpen", ""}, ParseNoArguments<SharpenOp>},
+      {{{"brightness", "brighten", "darken"},
+        "brightness ±N%",
+        "-100..400; also brighten N%, darken N%"},
+       ParseBrightness},
+      {{{"contrast"}, "contrast ±N%", "-100..400"}, ParseContrast},
+      {{{"tint"}, "tint <colour> [N%]", "strength 0-100%, default 30%"}, ParseTint},
+      {{{"border"}, "border <colour> [px]", "width in px, default 10"}, ParseBorder},
+      {{{"crop"}, "crop X,Y,W,H", "pixels; X,Y the top-left corner"}, ParseCrop},
+      {{{"resize", "scale"}, "resize WxH or N%", "e.g. 512x384; N 1-1000"}, ParseResize},
+      {{{"draw"},
+        "draw square|circle|dot <colour> at X,Y [size S]",
+        "X,Y the top-left of the shape's box; default size 32, dot 8"},
+       ParseDraw},
+      {{{"text", "write"},
+        "text \"<words>\" at X,Y [<colour>] [size S]",
+        "5x7 font scaled by S, default 2; default colour black"},
+       ParseText},
+  };
+  return kTable;
+}
+
+const VerbEntry* FindVerb(const Token& word) {
+  if (word.quoted) return nullptr;
+  for (const VerbEntry& entry : VerbTable()) {
+    const std::vector<std::string_view>& names = entry.verb.names;
+    if (std::find(names.begin(), names.end(), word.text) != names.end()) return &entry;
+  }
+  return nullptr;
+}
+
+std::string UsageOf(const EditVerb& verb) {
+  std::string usage(verb.usage);
+  if (!verb.notes.empty()) usage += " (" + std::string(verb.notes) + ")";
+  return usage;
+}
+
+// One clause: its first word picks the verb and the verb's parser reads the rest, which it must
+// use up. An error quotes the clause and, for a known verb, gives that verb's usage.
+Result<EditOp> ParseClause(std::string_view clause, const std::vector<Token>& tokens) {
+  Cursor args(tokens);
+  const VerbEntry* entry = FindVerb(*args.Peek());
+  if (entry == nullptr) {
+    return MakeError(ErrorCode::kInvalidArgument, "the local backend does not understand \"" +
+                                                      std::string(clause) + "\". " +
+                                                      EditVocabulary());
+  }
+  const std::string& verb = args.Next().text;
+  Result<EditOp> op = entry->parse(verb, args);
+  if (op.ok() && !args.Done()) op = ArgumentError("unexpected \"" + args.Peek()->text + "\"");
+  if (!op.ok()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "could not apply \"" + std::string(clause) + "\": " + op.error().message +
+                         "; usage: " + UsageOf(entry->verb) + ". " + EditVocabulary());
+  }
+  return op;
 }
 
 }  // namespace
 
+const std::vector<EditVerb>& EditVerbs() {
+  static const std::vector<EditVerb> kVerbs = [] {
+    std::vector<EditVerb> verbs;
+    for (const VerbEntry& entry : VerbTable()) verbs.push_back(entry.verb);
+    return verbs;
+  }();
+  return kVerbs;
+}
+
 std::string EditVocabulary() {
-  return "The local backend understands these edits (case-insensitive; join several with \",\", "
-         "\";\", \"then\" or \"and\"; they apply in order): grayscale | invert | rotate "
-         "90|180|270 (clockwise; or left/right) | flip horizontal|vertical | blur [radius] | "
-         "sharpen | brightness ±N% | contrast ±N% | tint <colour> [N%] | border <colour> [px] | "
-         "crop X,Y,W,H | resize WxH or N% | draw square|circle|dot <colour> at X,Y [size S] | "
-         "text \"<words>\" at X,Y [<colour>] [size S]. Colours are CSS names (red, "
-         "cornflowerblue, ...) or #rrggbb.";
+  std::string text =
+      "The local backend understands these edits (case-insensitive; join several with \",\", "
+      "\";\", \"then\" or \"and\"; they apply in order): ";
+  std::string_view separator;
+  for (const EditVerb& verb : EditVerbs()) {
+    text.append(separator).append(verb.usage);
+    separator = " | ";
+  }
+  return text + ". Colours are CSS names (red, cornflowerblue, ...) or #rrggbb.";
 }
 
 Result<std::vector<EditClause>> ParseEditInstructions(std::string_view prompt) {
-  Result<std::vector<Token>> tokens = Tokenize(prompt);
-  if (!tokens.ok()) return tokens.error();
+  ASSIGN_OR_RETURN(std::vector<Token> tokens, Tokenize(prompt));
   std::vector<EditClause> clauses;
-  std::vector<Token> current;
-  auto flush = [&]() -> Status {
-    if (current.empty()) return Status::Ok();
+  for (const std::vector<Token>& words : SplitClauses(std::move(tokens))) {
     const std::string_view source =
-        prompt.substr(current.front().begin, current.back().end - current.front().begin);
-    Result<EditOp> op = ParseClause(source, current);
-    current.clear();
-    if (!op.ok()) return op.error();
-    clauses.push_back(EditClause{std::string(source), std::move(op.value())});
-    return Status::Ok();
-  };
-  for (Token& t : tokens.value()) {
-    const bool joiner = !t.quoted && (t.text == "then" || t.text == "and");
-    if (t.separator || joiner) {
-      if (Status s = flush(); !s) return s.error();
-      continue;
-    }
-    current.push_back(std::move(t));
+        prompt.substr(words.front().begin, words.back().end - words.front().begin);
+    ASSIGN_OR_RETURN(EditOp op, ParseClause(source, words));
+    clauses.push_back(EditClause{std::string(source), std::move(op)});
   }
-  if (Status s = flush(); !s) return s.error();
   if (clauses.empty()) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "the edit instruction is empty. " + EditVocabulary());

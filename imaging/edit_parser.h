@@ -73,7 +73,18 @@ struct EditClause {
 // (with that verb's usage when the verb is known) and listing the vocabulary.
 Result<std::vector<EditClause>> ParseEditInstructions(std::string_view prompt);
 
-// One-paragraph summary of the vocabulary, used in error messages.
+// One verb of the vocabulary, as the parser's table of verbs holds it. EditVocabulary() lists
+// every `usage`; an error about a clause with this verb gives "usage: <usage> (<notes>)".
+struct EditVerb {
+  std::vector<std::string_view> names;  // what the clause may start with; the usage shows the first
+  std::string_view usage;               // e.g. "crop X,Y,W,H"
+  std::string_view notes;               // ranges, defaults and synonyms; may be empty
+};
+
+// Every verb the parser understands, in the order EditVocabulary() lists them.
+const std::vector<EditVerb>& EditVerbs();
+
+// One-paragraph summary of the vocabulary, used in error messages: the usage of every verb.
 std::string EditVocabulary();
 
 }  // namespace imgmcp::imaging

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -92,6 +93,31 @@ TEST(EditParser, UnknownInstructionQuotesClauseAndListsVocabulary) {
                            "resize", "draw square|circle|dot", "text"}) {
     EXPECT_NE(m.find(word), std::string::npos) << word;
   }
+}
+
+// The vocabulary and the per-verb usage in errors both come from the parser's table of verbs.
+TEST(EditParser, VocabularyAndUsageComeFromTheVerbTable) {
+  const std::string vocabulary = EditVocabulary();
+  std::string usages;
+  for (const EditVerb& verb : EditVerbs()) {
+    ASSERT_FALSE(verb.names.empty());
+    EXPECT_EQ(verb.usage.substr(0, verb.names[0].size()), verb.names[0]) << verb.usage;
+    usages += (usages.empty() ? "" : " | ") + std::string(verb.usage);
+    std::string usage(verb.usage);
+    if (!verb.notes.empty()) usage += " (" + std::string(verb.notes) + ")";
+    for (std::string_view name : verb.names) {
+      // A word no verb takes: every name reaches this verb's parser, which quotes its usage.
+      const std::string clause = std::string(name) + " zzz";
+      Result<std::vector<EditClause>> r = ParseEditInstructions(clause);
+      ASSERT_FALSE(r.ok()) << clause;
+      EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument) << clause;
+      const std::string& m = r.error().message;
+      EXPECT_EQ(m.rfind("could not apply \"" + clause + "\": ", 0), 0u) << m;
+      EXPECT_NE(m.find("; usage: " + usage + ". " + vocabulary), std::string::npos) << m;
+    }
+  }
+  // The vocabulary lists every verb's usage, in table order, and nothing between them.
+  EXPECT_NE(vocabulary.find("): " + usages + ". "), std::string::npos) << vocabulary;
 }
 
 TEST(EditParser, BadArgumentsNameTheClause) {
