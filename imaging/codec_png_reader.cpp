@@ -222,26 +222,35 @@ Result<std::unique_ptr<RowSource>> OpenRows(std::vector<std::string_view> idat,
                                             size_t filtered_bytes, PngInflate inflate) {
 #if IMGMCP_HAVE_LIBDEFLATE
   if (inflate == PngInflate::kAuto && filtered_bytes <= kWholeInflateMaxBytes) {
-    auto whole = WholeInflater::Inflate(idat, filtered_bytes);
-    if (!whole.ok()) return whole.error();
-    return std::unique_ptr<RowSource>(std::move(*whole));
+    ASSIGN_OR_RETURN(std::unique_ptr<WholeInflater> whole,
+                     WholeInflater::Inflate(idat, filtered_bytes));
+    return std::unique_ptr<RowSource>(std::move(whole));
   }
 #else
   (void)kWholeInflateMaxBytes;
   (void)inflate;
 #endif
   auto inflater = std::make_unique<Inflater>(std::move(idat));
-  if (Status s = inflater->Init(); !s) return s.error();
+  RETURN_IF_ERROR(inflater->Init());
   return std::unique_ptr<RowSource>(std::move(inflater));
 }
 
-}  // namespace
+// What DecodePngRows needs from IHDR.
+struct PngLayout {
+  uint32_t width = 0;
+  uint32_t height = 0;
+  int channels = 0;  // 3 (RGB) or 4 (RGBA)
 
-Status DecodePngRows(std::string_view bytes, const ImageInfo& info, const PngRowSink& sink,
-                     PngInflate inflate) {
+  size_t stride() const { return static_cast<size_t>(width) * channels; }
+  // The inflated image data: a filter byte and one row, per row.
+  size_t filtered_bytes() const { return static_cast<size_t>(height) * (stride() + 1); }
+};
+
+// Checks the signature and IHDR against `info`; kUnsupported for any layout but 8-bit RGB/RGBA
+// without interlacing.
+Result<PngLayout> ReadLayout(std::string_view bytes, const ImageInfo& info) {
   const auto* b = reinterpret_cast<const uint8_t*>(bytes.data());
-  const size_t size = bytes.size();
-  if (size < 8 + 25 || std::memcmp(b, "\x89PNG\r\n\x1a\n", 8) != 0 || Be32(b + 8) != 13 ||
+  if (bytes.size() < 8 + 25 || std::memcmp(b, "\x89PNG\r\n\x1a\n", 8) != 0 || Be32(b + 8) != 13 ||
       std::memcmp(b + 12, "IHDR", 4) != 0) {
     return Corrupt("bad signature or IHDR");
   }
@@ -257,74 +266,96 @@ Status DecodePngRows(std::string_view bytes, const ImageInfo& info, const PngRow
       filter != 0 || w > kStbMaxDimension || h > kStbMaxDimension) {
     return Unsupported("not 8-bit RGB/RGBA non-interlaced");
   }
+  return PngLayout{w, h, color == 6 ? 4 : 3};
+}
 
-  // Chunks after IHDR: collect IDAT; anything that changes the pixels goes to stb.
+// The IDAT chunks' data, in order, from the chunks after IHDR up to IEND. A chunk that changes the
+// pixels (tRNS, PLTE, any other critical chunk) is kUnsupported: stb's to accept or refuse.
+Result<std::vector<std::string_view>> ImageDataChunks(std::string_view bytes) {
+  const auto* b = reinterpret_cast<const uint8_t*>(bytes.data());
+  const size_t size = bytes.size();
   std::vector<std::string_view> idat;
-  size_t pos = 8 + 25;
-  bool saw_iend = false;
-  while (!saw_iend) {
+  for (size_t pos = 8 + 25;;) {
     if (size - pos < 12) return Corrupt("the file ends before its IEND chunk");
     const uint32_t len = Be32(b + pos);
     const uint8_t* type = b + pos + 4;
     if (len > 0x7fffffffu || size - pos - 12 < len) {
       return Corrupt("a chunk runs past the end of the data");
     }
-    const std::string_view data(bytes.data() + pos + 8, len);
+    if (std::memcmp(type, "IEND", 4) == 0) break;
     if (std::memcmp(type, "IDAT", 4) == 0) {
-      idat.push_back(data);
-    } else if (std::memcmp(type, "IEND", 4) == 0) {
-      saw_iend = true;
+      idat.push_back(bytes.substr(pos + 8, len));
     } else if (std::memcmp(type, "tRNS", 4) == 0 || (type[0] & 0x20) == 0) {
-      // tRNS makes a colour key transparent; other critical chunks (PLTE, a second IHDR, unknown)
-      // are stb's to accept or refuse.
       return Unsupported(std::string("chunk ") +
                          std::string(reinterpret_cast<const char*>(type), 4));
     }
     pos += 12 + static_cast<size_t>(len);
   }
   if (idat.empty()) return Corrupt("no IDAT chunk");
-  // zlib header, checked as stb does: deflate, valid check bits, no preset dictionary. A header
-  // split across IDAT chunks is legal but never written in practice; stb takes those.
+  return idat;
+}
+
+// Checks and removes the 2-byte zlib header, as stb checks it: deflate, valid check bits, no
+// preset dictionary. A header split across IDAT chunks is legal but never written in practice;
+// stb takes those.
+Status StripZlibHeader(std::vector<std::string_view>& idat) {
   if (idat[0].size() < 2) return Unsupported("zlib header split across IDAT chunks");
   const uint8_t cmf = static_cast<uint8_t>(idat[0][0]), flg = static_cast<uint8_t>(idat[0][1]);
   if ((cmf & 15) != 8 || (cmf * 256 + flg) % 31 != 0 || (flg & 32) != 0) {
     return Corrupt("bad zlib header");
   }
   idat[0].remove_prefix(2);
+  return Status::Ok();
+}
 
-  // Allocation happens only here, after IHDR is validated; the caller has already checked
-  // width*height against DecodeLimits through ReadImageInfo.
-  const int channels = color == 6 ? 4 : 3;
-  const size_t stride = static_cast<size_t>(w) * channels;
+// RGB8 -> RGBA8 with alpha 255.
+inline void ExpandRgbToRgba(const uint8_t* s, uint8_t* d, uint32_t width) {
+  for (uint32_t x = 0; x < width; ++x, s += 3, d += 4) {
+    d[0] = s[0];
+    d[1] = s[1];
+    d[2] = s[2];
+    d[3] = 255;
+  }
+}
+
+// Reads, unfilters and hands each row to `sink` as RGBA, top to bottom. Allocates only two rows
+// (and an RGBA row for RGB images). `layout` is taken by value so that its fields can stay in
+// registers across the calls to `sink`.
+Status UnfilterRows(PngLayout layout, RowSource& source, const PngRowSink& sink) {
+  const size_t stride = layout.stride();
   std::vector<uint8_t> rows(2 * (stride + 1), 0);
-  std::vector<uint8_t> rgba(color == 6 ? 0 : static_cast<size_t>(w) * 4);
+  std::vector<uint8_t> rgba(layout.channels == 4 ? 0 : static_cast<size_t>(layout.width) * 4);
   uint8_t* cur = rows.data();
   uint8_t* prev = rows.data() + stride + 1;  // row "-1" is zeros
-
-  auto source = OpenRows(std::move(idat), static_cast<size_t>(h) * (stride + 1), inflate);
-  if (!source.ok()) return source.error();
-  RowSource& rows_in = **source;
-  for (uint32_t y = 0; y < h; ++y) {
-    if (Status s = rows_in.Read(cur, stride + 1); !s) return s;
-    const bool ok = channels == 4 ? Unfilter<4>(cur[0], cur + 1, prev + 1, stride)
-                                  : Unfilter<3>(cur[0], cur + 1, prev + 1, stride);
+  for (uint32_t y = 0; y < layout.height; ++y) {
+    RETURN_IF_ERROR(source.Read(cur, stride + 1));
+    const bool ok = layout.channels == 4 ? Unfilter<4>(cur[0], cur + 1, prev + 1, stride)
+                                         : Unfilter<3>(cur[0], cur + 1, prev + 1, stride);
     if (!ok) return Corrupt("invalid row filter " + std::to_string(cur[0]));
-    if (channels == 4) {
+    if (layout.channels == 4) {
       sink(cur + 1);
     } else {
-      const uint8_t* s = cur + 1;
-      uint8_t* d = rgba.data();
-      for (uint32_t x = 0; x < w; ++x, s += 3, d += 4) {
-        d[0] = s[0];
-        d[1] = s[1];
-        d[2] = s[2];
-        d[3] = 255;
-      }
+      ExpandRgbToRgba(cur + 1, rgba.data(), layout.width);
       sink(rgba.data());
     }
     std::swap(cur, prev);
   }
-  return rows_in.Finish();
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status DecodePngRows(std::string_view bytes, const ImageInfo& info, const PngRowSink& sink,
+                     PngInflate inflate) {
+  ASSIGN_OR_RETURN(const PngLayout layout, ReadLayout(bytes, info));
+  ASSIGN_OR_RETURN(std::vector<std::string_view> idat, ImageDataChunks(bytes));
+  RETURN_IF_ERROR(StripZlibHeader(idat));
+  // Allocation happens only from here, after IHDR is validated; the caller has already checked
+  // width*height against DecodeLimits through ReadImageInfo.
+  ASSIGN_OR_RETURN(std::unique_ptr<RowSource> source,
+                   OpenRows(std::move(idat), layout.filtered_bytes(), inflate));
+  RETURN_IF_ERROR(UnfilterRows(layout, *source, sink));
+  return source->Finish();
 }
 
 }  // namespace imgmcp::imaging::internal
