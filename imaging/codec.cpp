@@ -86,17 +86,15 @@ Result<PixelBuffer> DecodePixels(std::string_view bytes, const ImageInfo& info, 
 }  // namespace internal
 
 Result<Image> Decode(std::string_view bytes, const DecodeLimits& limits) {
-  Result<ImageInfo> info = ReadImageInfo(bytes, limits);
-  if (!info.ok()) return info.error();
-  Result<internal::PixelBuffer> pixels = internal::DecodePixels(bytes, *info, 0, 0);
-  if (!pixels.ok()) return pixels.error();
+  ASSIGN_OR_RETURN(const ImageInfo info, ReadImageInfo(bytes, limits));
+  ASSIGN_OR_RETURN(internal::PixelBuffer pixels, internal::DecodePixels(bytes, info, 0, 0));
   Image image;
-  image.width = pixels->width;
-  image.height = pixels->height;
-  if (pixels->malloced) {
-    image.rgba.assign(pixels->data(), pixels->data() + pixels->size());
+  image.width = pixels.width;
+  image.height = pixels.height;
+  if (pixels.malloced) {
+    image.rgba.assign(pixels.data(), pixels.data() + pixels.size());
   } else {
-    image.rgba = std::move(pixels->vec);
+    image.rgba = std::move(pixels.vec);
   }
   return image;
 }
@@ -118,13 +116,13 @@ Status CheckImage(const Image& image) {
 Result<std::string> EncodePng(const Image& image) { return EncodePng(image, PngOptions{}); }
 
 Result<std::string> EncodePng(const Image& image, const PngOptions& options) {
-  if (Status s = CheckImage(image); !s) return s.error();
+  RETURN_IF_ERROR(CheckImage(image));
   return internal::EncodePngPixels(image.rgba.data(), image.width, image.height,
                                    options.compression_level);
 }
 
 Result<std::string> EncodeJpeg(const Image& image, int quality) {
-  if (Status s = CheckImage(image); !s) return s.error();
+  RETURN_IF_ERROR(CheckImage(image));
   if (quality < 1 || quality > 100) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "JPEG quality must be 1-100, got " + std::to_string(quality));
@@ -133,7 +131,7 @@ Result<std::string> EncodeJpeg(const Image& image, int quality) {
 }
 
 Result<Image> Resize(const Image& image, int width, int height) {
-  if (Status s = CheckImage(image); !s) return s.error();
+  RETURN_IF_ERROR(CheckImage(image));
   if (width <= 0 || height <= 0) {
     return MakeError(ErrorCode::kInvalidArgument, "resize target must be at least 1x1, got " +
                                                       std::to_string(width) + "x" +
@@ -152,11 +150,8 @@ Result<Image> Resize(const Image& image, int width, int height) {
     return out;
   }
   out.rgba.resize(static_cast<size_t>(width) * height * 4);
-  if (Status s = internal::ResizePixels(image.rgba.data(), image.width, image.height,
-                                        out.rgba.data(), width, height);
-      !s) {
-    return s.error();
-  }
+  RETURN_IF_ERROR(internal::ResizePixels(image.rgba.data(), image.width, image.height,
+                                         out.rgba.data(), width, height));
   return out;
 }
 

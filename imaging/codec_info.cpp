@@ -102,6 +102,25 @@ Result<ImageInfo> WebpInfo(std::string_view b) {
   return MakeError(ErrorCode::kInvalidArgument, "corrupt WebP: unknown first chunk");
 }
 
+// The format and size from the header of whichever format the magic bytes name.
+Result<ImageInfo> HeaderInfo(std::string_view bytes) {
+  switch (SniffFormat(bytes)) {
+    case ImageFormat::kPng:
+      return PngInfo(bytes);
+    case ImageFormat::kJpeg:
+      return JpegInfo(bytes);
+    case ImageFormat::kGif:
+      return GifInfo(bytes);
+    case ImageFormat::kWebp:
+      return WebpInfo(bytes);
+    case ImageFormat::kUnknown:
+      break;
+  }
+  return MakeError(ErrorCode::kInvalidArgument,
+                   "not an image: the bytes are not PNG, JPEG, WebP or GIF (unrecognised magic "
+                   "bytes)");
+}
+
 }  // namespace
 
 ImageFormat SniffFormat(std::string_view b) {
@@ -155,35 +174,14 @@ const char* FileExtensionOf(ImageFormat format) {
 
 Result<ImageInfo> ReadImageInfo(std::string_view bytes, const DecodeLimits& limits) {
   if (bytes.empty()) return MakeError(ErrorCode::kInvalidArgument, "not an image: no bytes");
-  if (Status s = internal::CheckByteLimit(bytes.size(), limits); !s) return s.error();
-  Result<ImageInfo> info = MakeError(ErrorCode::kInternal, "unreached");
-  switch (SniffFormat(bytes)) {
-    case ImageFormat::kPng:
-      info = PngInfo(bytes);
-      break;
-    case ImageFormat::kJpeg:
-      info = JpegInfo(bytes);
-      break;
-    case ImageFormat::kGif:
-      info = GifInfo(bytes);
-      break;
-    case ImageFormat::kWebp:
-      info = WebpInfo(bytes);
-      break;
-    case ImageFormat::kUnknown:
-      return MakeError(ErrorCode::kInvalidArgument,
-                       "not an image: the bytes are not PNG, JPEG, WebP or GIF (unrecognised "
-                       "magic bytes)");
-  }
-  if (!info.ok()) return info;
-  if (info->width <= 0 || info->height <= 0) {
+  RETURN_IF_ERROR(internal::CheckByteLimit(bytes.size(), limits));
+  ASSIGN_OR_RETURN(const ImageInfo info, HeaderInfo(bytes));
+  if (info.width <= 0 || info.height <= 0) {
     return MakeError(ErrorCode::kInvalidArgument,
-                     std::string("invalid ") + MimeTypeOf(info->format) + " image: zero size (" +
-                         std::to_string(info->width) + "x" + std::to_string(info->height) + ")");
+                     std::string("invalid ") + MimeTypeOf(info.format) + " image: zero size (" +
+                         std::to_string(info.width) + "x" + std::to_string(info.height) + ")");
   }
-  if (Status s = internal::CheckPixelLimit(info->width, info->height, limits); !s) {
-    return s.error();
-  }
+  RETURN_IF_ERROR(internal::CheckPixelLimit(info.width, info.height, limits));
   return info;
 }
 

@@ -190,9 +190,7 @@ Status ResizeTo(Image& img, const ResizeOp& op, const DecodeLimits& limits) {
                                                std::to_string(limits.max_pixels));
   }
   if (w == img.width && h == img.height) return Status::Ok();
-  Result<Image> out = Resize(img, static_cast<int>(w), static_cast<int>(h));
-  if (!out.ok()) return out.error();
-  img = std::move(out.value());
+  ASSIGN_OR_RETURN(img, Resize(img, static_cast<int>(w), static_cast<int>(h)));
   return Status::Ok();
 }
 

@@ -52,10 +52,7 @@ Result<PixelBuffer> Shrink(const PixelBuffer& src, int w, int h) {
   out.width = w;
   out.height = h;
   out.vec.resize(static_cast<size_t>(w) * h * 4);
-  if (Status s = internal::ResizePixels(src.data(), src.width, src.height, out.vec.data(), w, h);
-      !s) {
-    return s.error();
-  }
+  RETURN_IF_ERROR(internal::ResizePixels(src.data(), src.width, src.height, out.vec.data(), w, h));
   return out;
 }
 
@@ -73,9 +70,8 @@ Result<PixelBuffer> DecodePngShrunk(std::string_view bytes, const ImageInfo& inf
       return out;
     }
   }
-  Result<PixelBuffer> full = internal::DecodeWithStb(bytes, info);
-  if (!full.ok()) return full.error();
-  return Shrink(*full, w, h);
+  ASSIGN_OR_RETURN(const PixelBuffer full, internal::DecodeWithStb(bytes, info));
+  return Shrink(full, w, h);
 }
 
 EncodedImage Encoded(std::string bytes) {
@@ -92,58 +88,48 @@ Result<EncodedImage> MakePreview(std::string_view bytes, const PreviewOptions& o
   if (options.max_edge < 1) {
     return MakeError(ErrorCode::kInvalidArgument, "preview max_edge must be at least 1");
   }
-  Result<ImageInfo> info = ReadImageInfo(bytes, limits);
-  if (!info.ok()) return info.error();
-  const int long_edge = std::max(info->width, info->height);
+  ASSIGN_OR_RETURN(const ImageInfo info, ReadImageInfo(bytes, limits));
+  const int long_edge = std::max(info.width, info.height);
   if (long_edge <= options.max_edge && bytes.size() <= options.max_bytes &&
-      (info->format == ImageFormat::kPng || info->format == ImageFormat::kJpeg)) {
+      (info.format == ImageFormat::kPng || info.format == ImageFormat::kJpeg)) {
     return Encoded(std::string(bytes));
   }
   // Target size: long edge <= max_edge, never upscaled, at least 1 px.
-  int tw = info->width, th = info->height;
+  int tw = info.width, th = info.height;
   if (long_edge > options.max_edge) {
     tw = std::max<int>(
-        1, static_cast<int>((static_cast<int64_t>(info->width) * options.max_edge + long_edge / 2) /
+        1, static_cast<int>((static_cast<int64_t>(info.width) * options.max_edge + long_edge / 2) /
                             long_edge));
-    th = std::max<int>(1, static_cast<int>((static_cast<int64_t>(info->height) * options.max_edge +
-                                            long_edge / 2) /
-                                           long_edge));
+    th = std::max<int>(
+        1, static_cast<int>((static_cast<int64_t>(info.height) * options.max_edge + long_edge / 2) /
+                            long_edge));
   }
-  Result<PixelBuffer> decoded =
-      info->format == ImageFormat::kPng && (tw < info->width || th < info->height)
-          ? DecodePngShrunk(bytes, *info, tw, th)
-          : internal::DecodePixels(bytes, *info, tw, th);
-  if (!decoded.ok()) return decoded.error();
-  PixelBuffer pixels = std::move(decoded.value());
+  ASSIGN_OR_RETURN(PixelBuffer pixels,
+                   info.format == ImageFormat::kPng && (tw < info.width || th < info.height)
+                       ? DecodePngShrunk(bytes, info, tw, th)
+                       : internal::DecodePixels(bytes, info, tw, th));
   if (pixels.width != tw || pixels.height != th) {
-    Result<PixelBuffer> shrunk = Shrink(pixels, tw, th);
-    if (!shrunk.ok()) return shrunk.error();
-    pixels = std::move(shrunk.value());
+    ASSIGN_OR_RETURN(pixels, Shrink(pixels, tw, th));
   }
 
   const bool opaque = IsOpaque(pixels.data(), static_cast<size_t>(tw) * th);
   if (!opaque || LooksFlat(pixels.data(), tw, th) || static_cast<int64_t>(tw) * th <= 128 * 128) {
-    Result<std::string> png =
-        internal::EncodePngPixels(pixels.data(), tw, th, PngOptions{}.compression_level);
-    if (!png.ok()) return png.error();
-    if (png->size() <= options.max_bytes) return Encoded(std::move(png.value()));
+    ASSIGN_OR_RETURN(std::string png, internal::EncodePngPixels(pixels.data(), tw, th,
+                                                                PngOptions{}.compression_level));
+    if (png.size() <= options.max_bytes) return Encoded(std::move(png));
   }
   if (!opaque) FlattenOnWhite(pixels.mutable_data(), static_cast<size_t>(tw) * th);
   for (int quality : {85, 75, 60, 45}) {
-    Result<std::string> jpeg = internal::EncodeJpegPixels(pixels.data(), tw, th, quality);
-    if (!jpeg.ok()) return jpeg.error();
-    if (jpeg->size() <= options.max_bytes) return Encoded(std::move(jpeg.value()));
+    ASSIGN_OR_RETURN(std::string jpeg, internal::EncodeJpegPixels(pixels.data(), tw, th, quality));
+    if (jpeg.size() <= options.max_bytes) return Encoded(std::move(jpeg));
   }
   // Still over budget: shrink by 3/4 per step at a middling quality.
   while (tw > 1 || th > 1) {
     tw = std::max(1, tw * 3 / 4);
     th = std::max(1, th * 3 / 4);
-    Result<PixelBuffer> shrunk = Shrink(pixels, tw, th);
-    if (!shrunk.ok()) return shrunk.error();
-    pixels = std::move(shrunk.value());
-    Result<std::string> jpeg = internal::EncodeJpegPixels(pixels.data(), tw, th, 60);
-    if (!jpeg.ok()) return jpeg.error();
-    if (jpeg->size() <= options.max_bytes) return Encoded(std::move(jpeg.value()));
+    ASSIGN_OR_RETURN(pixels, Shrink(pixels, tw, th));
+    ASSIGN_OR_RETURN(std::string jpeg, internal::EncodeJpegPixels(pixels.data(), tw, th, 60));
+    if (jpeg.size() <= options.max_bytes) return Encoded(std::move(jpeg));
   }
   return MakeError(ErrorCode::kInvalidArgument, "preview byte budget of " +
                                                     std::to_string(options.max_bytes) +
