@@ -1,4 +1,4 @@
-// Generation parameters (DESIGN.md §2): the vocabulary of output sizes, aspect ratios and thinking
+// Generation parameters: the vocabulary of output sizes, aspect ratios and thinking
 // levels, the pixel size of every (size, ratio) pair, and the per-model capability record with
 // the one check that every caller (tool validation, schemas, request builders) goes through.
 // Each backend owns the capability rows of its models (ImageBackend::Models()); this file owns
