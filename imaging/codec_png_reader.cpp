@@ -228,6 +228,7 @@ Result<std::unique_ptr<RowSource>> OpenRows(std::vector<std::string_view> idat,
   }
 #else
   (void)kWholeInflateMaxBytes;
+  (void)filtered_bytes;
   (void)inflate;
 #endif
   auto inflater = std::make_unique<Inflater>(std::move(idat));
