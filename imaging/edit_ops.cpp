@@ -194,84 +194,86 @@ Status ResizeTo(Image& img, const ResizeOp& op, const DecodeLimits& limits) {
   return Status::Ok();
 }
 
+// Applies one operation to `img`: std::visit picks the overload for the operation's type.
+struct OpApplier {
+  Image& img;
+  const DecodeLimits& limits;
+
+  Status operator()(const GrayscaleOp&) {
+    for (size_t i = 0; i < img.rgba.size(); i += 4) {
+      // Rec. 601 luma in 8.8 fixed point (77 + 150 + 29 = 256).
+      const uint8_t y = static_cast<uint8_t>(
+          (77 * img.rgba[i] + 150 * img.rgba[i + 1] + 29 * img.rgba[i + 2] + 128) >> 8);
+      img.rgba[i] = img.rgba[i + 1] = img.rgba[i + 2] = y;
+    }
+    return Status::Ok();
+  }
+  Status operator()(const InvertOp&) {
+    ForEachRgb(img, [](uint8_t v, int) { return static_cast<uint8_t>(255 - v); });
+    return Status::Ok();
+  }
+  Status operator()(const RotateOp& o) { return Rotate(img, o.degrees); }
+  Status operator()(const FlipOp& o) {
+    Flip(img, o.horizontal);
+    return Status::Ok();
+  }
+  Status operator()(const BlurOp& o) {
+    Blur(img, o.radius);
+    return Status::Ok();
+  }
+  Status operator()(const SharpenOp&) {
+    Sharpen(img);
+    return Status::Ok();
+  }
+  Status operator()(const BrightnessOp& o) {
+    const int f = 100 + o.percent;
+    ForEachRgb(img, [f](uint8_t v, int) { return Clamp8(RoundDiv(v * f, 100)); });
+    return Status::Ok();
+  }
+  Status operator()(const ContrastOp& o) {
+    const int f = 100 + o.percent;
+    ForEachRgb(img, [f](uint8_t v, int) { return Clamp8(RoundDiv((v - 128) * f, 100) + 128); });
+    return Status::Ok();
+  }
+  Status operator()(const TintOp& o) {
+    const int s = o.strength;
+    const uint8_t c[3] = {o.color.r, o.color.g, o.color.b};
+    ForEachRgb(img, [&](uint8_t v, int k) {
+      return static_cast<uint8_t>(RoundDiv(v * (100 - s) + c[k] * s, 100));
+    });
+    return Status::Ok();
+  }
+  Status operator()(const BorderOp& o) {
+    const int w = img.width, h = img.height, b = std::min({o.width, w, h});
+    Fill(img, 0, 0, w, b, o.color);
+    Fill(img, 0, h - b, w, h, o.color);
+    Fill(img, 0, 0, b, h, o.color);
+    Fill(img, w - b, 0, w, h, o.color);
+    return Status::Ok();
+  }
+  Status operator()(const CropOp& o) { return Crop(img, o); }
+  Status operator()(const ResizeOp& o) { return ResizeTo(img, o, limits); }
+  Status operator()(const DrawOp& o) {
+    if (o.shape == DrawShape::kSquare) {
+      Fill(img, o.x, o.y,
+           static_cast<int>(std::min<int64_t>(static_cast<int64_t>(o.x) + o.size, INT32_MAX)),
+           static_cast<int>(std::min<int64_t>(static_cast<int64_t>(o.y) + o.size, INT32_MAX)),
+           o.color);
+    } else {
+      Disc(img, o.x, o.y, o.size, o.color);
+    }
+    return Status::Ok();
+  }
+  Status operator()(const TextOp& o) {
+    DrawText(img, o.text, o.x, o.y, o.scale, o.color);
+    return Status::Ok();
+  }
+};
+
 }  // namespace
 
 Status ApplyEdit(Image& img, const EditOp& op, const DecodeLimits& limits) {
-  struct Visitor {
-    Image& img;
-    const DecodeLimits& limits;
-
-    Status operator()(const GrayscaleOp&) {
-      for (size_t i = 0; i < img.rgba.size(); i += 4) {
-        // Rec. 601 luma in 8.8 fixed point (77 + 150 + 29 = 256).
-        const uint8_t y = static_cast<uint8_t>(
-            (77 * img.rgba[i] + 150 * img.rgba[i + 1] + 29 * img.rgba[i + 2] + 128) >> 8);
-        img.rgba[i] = img.rgba[i + 1] = img.rgba[i + 2] = y;
-      }
-      return Status::Ok();
-    }
-    Status operator()(const InvertOp&) {
-      ForEachRgb(img, [](uint8_t v, int) { return static_cast<uint8_t>(255 - v); });
-      return Status::Ok();
-    }
-    Status operator()(const RotateOp& o) { return Rotate(img, o.degrees); }
-    Status operator()(const FlipOp& o) {
-      Flip(img, o.horizontal);
-      return Status::Ok();
-    }
-    Status operator()(const BlurOp& o) {
-      Blur(img, o.radius);
-      return Status::Ok();
-    }
-    Status operator()(const SharpenOp&) {
-      Sharpen(img);
-      return Status::Ok();
-    }
-    Status operator()(const BrightnessOp& o) {
-      const int f = 100 + o.percent;
-      ForEachRgb(img, [f](uint8_t v, int) { return Clamp8(RoundDiv(v * f, 100)); });
-      return Status::Ok();
-    }
-    Status operator()(const ContrastOp& o) {
-      const int f = 100 + o.percent;
-      ForEachRgb(img, [f](uint8_t v, int) { return Clamp8(RoundDiv((v - 128) * f, 100) + 128); });
-      return Status::Ok();
-    }
-    Status operator()(const TintOp& o) {
-      const int s = o.strength;
-      const uint8_t c[3] = {o.color.r, o.color.g, o.color.b};
-      ForEachRgb(img, [&](uint8_t v, int k) {
-        return static_cast<uint8_t>(RoundDiv(v * (100 - s) + c[k] * s, 100));
-      });
-      return Status::Ok();
-    }
-    Status operator()(const BorderOp& o) {
-      const int w = img.width, h = img.height, b = std::min({o.width, w, h});
-      Fill(img, 0, 0, w, b, o.color);
-      Fill(img, 0, h - b, w, h, o.color);
-      Fill(img, 0, 0, b, h, o.color);
-      Fill(img, w - b, 0, w, h, o.color);
-      return Status::Ok();
-    }
-    Status operator()(const CropOp& o) { return Crop(img, o); }
-    Status operator()(const ResizeOp& o) { return ResizeTo(img, o, limits); }
-    Status operator()(const DrawOp& o) {
-      if (o.shape == DrawShape::kSquare) {
-        Fill(img, o.x, o.y,
-             static_cast<int>(std::min<int64_t>(static_cast<int64_t>(o.x) + o.size, INT32_MAX)),
-             static_cast<int>(std::min<int64_t>(static_cast<int64_t>(o.y) + o.size, INT32_MAX)),
-             o.color);
-      } else {
-        Disc(img, o.x, o.y, o.size, o.color);
-      }
-      return Status::Ok();
-    }
-    Status operator()(const TextOp& o) {
-      DrawText(img, o.text, o.x, o.y, o.scale, o.color);
-      return Status::Ok();
-    }
-  };
-  return std::visit(Visitor{img, limits}, op);
+  return std::visit(OpApplier{img, limits}, op);
 }
 
 }  // namespace imgmcp::imaging
