@@ -1,31 +1,488 @@
 #include "server/app/config.h"
 
+#include <algorithm>
 #include <charconv>
+#include <string_view>
+#include <type_traits>
+#include <utility>
 
+#include "common/log.h"
 #include "gemini_client/models.h"
 
 namespace imgmcp::app {
 namespace {
 
-Error FlagError(const std::string& flag, const std::string& message) {
-  return Error(ErrorCode::kInvalidArgument, flag + ": " + message + " (see imgmcp --help)");
+Error FlagError(std::string_view source, const std::string& message) {
+  return Error(ErrorCode::kInvalidArgument,
+               std::string(source) + ": " + message + " (see imgmcp --help)");
 }
 
-Result<int64_t> ParseInt(const std::string& flag, const std::string& text, int64_t min,
+Result<int64_t> ParseInt(std::string_view source, const std::string& text, int64_t min,
                          int64_t max) {
   int64_t v = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || v < min || v > max) {
-    return FlagError(flag, "expected an integer from " + std::to_string(min) + " to " +
-                               std::to_string(max) + ", got \"" + text + "\"");
+    return FlagError(source, "expected an integer from " + std::to_string(min) + " to " +
+                                 std::to_string(max) + ", got \"" + text + "\"");
   }
   return v;
 }
 
+// "a, b,,c" → {"a", "b", "c"}: items trimmed of blanks, empty ones skipped.
+std::vector<std::string> SplitCommaList(std::string_view text) {
+  std::vector<std::string> items;
+  for (size_t start = 0; start <= text.size();) {
+    size_t comma = std::min(text.find(',', start), text.size());
+    std::string_view item = text.substr(start, comma - start);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (!item.empty()) items.emplace_back(item);
+    start = comma + 1;
+  }
+  return items;
+}
+
+// --- How a flag sets its field ----------------------------------------------------------------
+// `source` is the flag as written or the environment variable the value came from.
+
+using Setter = Status (*)(Config& config, std::string_view source, const std::string& value);
+// The default --help shows, read from a default Config (or said in words).
+using DefaultText = std::string (*)(const Config& defaults);
+
+template <auto kField>
+Status SetText(Config& c, std::string_view, const std::string& value) {
+  c.*kField = value;
+  return Status::Ok();
+}
+
+template <auto kField>
+Status SetTrue(Config& c, std::string_view, const std::string&) {
+  c.*kField = true;
+  return Status::Ok();
+}
+
+template <auto kField, int64_t kMin, int64_t kMax>
+Status SetInt(Config& c, std::string_view source, const std::string& value) {
+  ASSIGN_OR_RETURN(int64_t v, ParseInt(source, value, kMin, kMax));
+  c.*kField = static_cast<std::remove_reference_t<decltype(c.*kField)>>(v);
+  return Status::Ok();
+}
+
+template <auto kField>
+std::string ShowDefault(const Config& defaults) {
+  if constexpr (std::is_same_v<std::remove_cvref_t<decltype(defaults.*kField)>, std::string>) {
+    return defaults.*kField;
+  } else {
+    return std::to_string(defaults.*kField);
+  }
+}
+
+Status SetDataDir(Config& c, std::string_view source, const std::string& value) {
+  if (value.empty()) return FlagError(source, "must not be empty");
+  c.data_dir = value;
+  return Status::Ok();
+}
+
+constexpr std::pair<std::string_view, BackendChoice> kBackendNames[] = {
+    {"auto", BackendChoice::kAuto},
+    {"gemini", BackendChoice::kGemini},
+    {"local", BackendChoice::kLocal}};
+
+Status SetBackend(Config& c, std::string_view source, const std::string& value) {
+  for (const auto& [name, choice] : kBackendNames) {
+    if (value == name) {
+      c.backend = choice;
+      return Status::Ok();
+    }
+  }
+  return FlagError(source, "expected auto, gemini or local, got \"" + value + "\"");
+}
+
+std::string BackendDefault(const Config& defaults) {
+  for (const auto& [name, choice] : kBackendNames) {
+    if (choice == defaults.backend) return std::string(name);
+  }
+  return "";
+}
+
+Status SetModels(Config& c, std::string_view source, const std::string& value) {
+  c.gemini_models = gemini::SplitModelList(value);
+  if (c.gemini_models.empty())
+    return FlagError(source, "needs a comma-separated list of model ids");
+  return Status::Ok();
+}
+
+Status AddAllowRead(Config& c, std::string_view, const std::string& value) {
+  c.allow_read.emplace_back(value);
+  return Status::Ok();
+}
+
+Status SetStore(Config& c, std::string_view source, const std::string& value) {
+  if (value != "sqlite" && value.rfind("postgresql://", 0) != 0 &&
+      value.rfind("postgres://", 0) != 0) {
+    // The value is not repeated: it may be a URL with a password in it.
+    return FlagError(source, "expected sqlite or a postgresql:// URL");
+  }
+  c.store = value;
+  return Status::Ok();
+}
+
+Status SetHttp(Config& c, std::string_view source, const std::string& value) {
+  auto address = http::ParseListenAddress(value);
+  if (!address.ok()) return FlagError(source, address.error().message);
+  c.http_listen = *address;
+  return Status::Ok();
+}
+
+Status AddAllowHost(Config& c, std::string_view source, const std::string& value) {
+  if (value.empty() || value.find_first_of(" /\t") != std::string::npos) {
+    return FlagError(source,
+                     "expected a host name or address (e.g. myhost.lan, 192.168.1.5 or [fd00::5]), "
+                     "got \"" +
+                         value + "\"");
+  }
+  c.allow_hosts.push_back(value);
+  return Status::Ok();
+}
+
+Status SetLogLevel(Config& c, std::string_view source, const std::string& value) {
+  log::Level level;
+  if (!log::ParseLevel(value, &level)) {
+    return FlagError(source, "expected debug, info, warning, error or off");
+  }
+  c.log_level = value;
+  return Status::Ok();
+}
+
+std::string DataDirDefault(const Config&) {
+  return "$XDG_DATA_HOME/imgmcp, else $HOME/.local/share/imgmcp";
+}
+
+std::string ModelsDefault(const Config&) {
+  std::string ids;
+  for (const auto& model : gemini::KnownGeminiModels()) {
+    ids += (ids.empty() ? "" : ", ") + model.id;
+  }
+  return "every known model: " + ids;
+}
+
+// --- The table --------------------------------------------------------------------------------
+
+struct FlagSpec {
+  std::string_view heading = {};  // only in a row of its own: starts a section of --help
+  std::string_view name = {};     // "--model"; "" for an environment variable without a flag
+  std::string_view alias = {};    // another name for the flag, or ""
+  std::string_view env = {};      // its environment variable, or ""
+  std::string_view value = {};    // what the flag takes, e.g. "ID"; "" for a switch
+  std::string_view help = {};     // one paragraph, wrapped by HelpText; "" keeps it out of --help
+  Setter set = nullptr;
+  DefaultText default_text = nullptr;  // null: no default worth showing
+  bool repeatable = false;   // each use adds to a list; its variable adds to the same list
+  bool env_is_list = false;  // the variable holds comma-separated values, each set like a flag
+};
+
+// Every flag and environment variable imgmcp reads, in --help order. The environment is read
+// first; a flag given on the command line then wins (ParseConfig).
+constexpr FlagSpec kFlags[] = {
+    {.heading = "Sessions and storage"},
+    {.name = "--data-dir",
+     .env = "IMGMCP_DATA_DIR",
+     .value = "DIR",
+     .help = "where sessions live",
+     .set = SetDataDir,
+     .default_text = DataDirDefault},
+    {.name = "--store",
+     .env = "IMGMCP_STORE",
+     .value = "sqlite|postgresql://USER[:PASSWORD]@HOST[:PORT]/DB[?...]",
+     .help = "where versions are kept: sqlite in the data dir, or one PostgreSQL database shared "
+             "by every replica, the data dir holding this replica's local copies",
+     .set = SetStore,
+     .default_text = ShowDefault<&Config::store>},
+    {.name = "--store-pool",
+     .env = "IMGMCP_STORE_POOL",
+     .value = "N",
+     .help = "PostgreSQL connections at most, per replica",
+     .set = SetInt<&Config::store_pool, 1, 1000>,
+     .default_text = ShowDefault<&Config::store_pool>},
+    {.name = "--max-versions",
+     .value = "N",
+     .help = "versions kept per session, 0 = all",
+     .set = SetInt<&Config::max_versions, 0, 1'000'000>,
+     .default_text = ShowDefault<&Config::max_versions>},
+    {.name = "--idle-days",
+     .value = "N",
+     .help = "expire sessions idle this long, 0 = never",
+     .set = SetInt<&Config::idle_days, 0, 100'000>,
+     .default_text = ShowDefault<&Config::idle_days>},
+    {.name = "--cache-mb",
+     .value = "N",
+     .help = "in-memory cache of recent images",
+     .set = SetInt<&Config::cache_mb, 0, 1 << 20>,
+     .default_text = ShowDefault<&Config::cache_mb>},
+
+    {.heading = "Backend"},
+    {.name = "--backend",
+     .env = "IMGMCP_BACKEND",
+     .value = "auto|gemini|local",
+     .help = "auto: gemini when GEMINI_API_KEY is set, else the offline local engine",
+     .set = SetBackend,
+     .default_text = BackendDefault},
+    {.env = "GEMINI_API_KEY",
+     .help = "the Gemini API key, sent only to the Gemini endpoint; never logged or stored",
+     .set = SetText<&Config::gemini_api_key>},
+    {.name = "--model",
+     .alias = "--gemini-model",
+     .env = "IMGMCP_GEMINI_MODEL",
+     .value = "ID",
+     .help = "the default Gemini model",
+     .set = SetText<&Config::gemini_model>,
+     .default_text = ShowDefault<&Config::gemini_model>},
+    {.name = "--models",
+     .env = "IMGMCP_MODELS",
+     .value = "ID,ID,...",
+     .help = "the Gemini models callers may choose with `model`; the default model must be among "
+             "them",
+     .set = SetModels,
+     .default_text = ModelsDefault},
+    {.name = "--chain-turns",
+     .value = "N",
+     .help = "earlier turns an edit with context \"chain\" replays, 1-16",
+     .set = SetInt<&Config::chain_turns, 1, 16>,
+     .default_text = ShowDefault<&Config::chain_turns>},
+    {.name = "--gemini-base-url",
+     .env = "GEMINI_BASE_URL",
+     .value = "URL",
+     .help = "where Gemini calls go",
+     .set = SetText<&Config::gemini_base_url>,
+     .default_text = ShowDefault<&Config::gemini_base_url>},
+    {.name = "--gemini-timeout",
+     .value = "SECONDS",
+     .help = "overall limit of one Gemini call, retries included",
+     .set = SetInt<&Config::gemini_timeout_seconds, 1, 3600>,
+     .default_text = ShowDefault<&Config::gemini_timeout_seconds>},
+    {.name = "--max-backend-calls",
+     .value = "N",
+     .help = "concurrent backend calls across sessions",
+     .set = SetInt<&Config::max_backend_calls, 1, 1024>,
+     .default_text = ShowDefault<&Config::max_backend_calls>},
+
+    {.heading = "Images"},
+    {.name = "--allow-read",
+     .value = "DIR",
+     .help = "allow image {path} inputs from DIR; the working directory and the data dir are "
+             "always allowed",
+     .set = AddAllowRead,
+     .repeatable = true},
+    {.name = "--preview-max-edge",
+     .value = "PX",
+     .help = "long edge of inline previews",
+     .set = SetInt<&Config::preview_max_edge, 16, 8192>,
+     .default_text = ShowDefault<&Config::preview_max_edge>},
+    {.name = "--preview-max-bytes",
+     .value = "N",
+     .help = "byte budget of inline previews",
+     .set = SetInt<&Config::preview_max_bytes, 4096, 64LL << 20>,
+     .default_text = ShowDefault<&Config::preview_max_bytes>},
+    {.name = "--max-image-bytes",
+     .value = "N",
+     .help = "largest accepted image file or upload",
+     .set = SetInt<&Config::max_image_bytes, 1024, 1LL << 30>,
+     .default_text = ShowDefault<&Config::max_image_bytes>},
+    {.name = "--max-pixels",
+     .value = "N",
+     .help = "largest accepted width*height",
+     .set = SetInt<&Config::max_pixels, 1, 1LL << 31>,
+     .default_text = ShowDefault<&Config::max_pixels>},
+
+    {.heading = "HTTP"},
+    {.name = "--http",
+     .value = "[HOST:]PORT",
+     .help = "serve Streamable HTTP on /mcp instead of stdio (default host 127.0.0.1)",
+     .set = SetHttp},
+    {.name = "--auth-token",
+     .env = "IMGMCP_AUTH_TOKEN",
+     .value = "TOKEN",
+     .help = "require \"Authorization: Bearer TOKEN\" over HTTP",
+     .set = SetText<&Config::auth_token>},
+    {.name = "--allow-host",
+     .env = "IMGMCP_ALLOW_HOSTS",
+     .value = "NAME",
+     .help = "also accept NAME (a host name or address) in HTTP Host/Origin headers; loopback "
+             "names and an explicit bind address are always accepted",
+     .set = AddAllowHost,
+     .repeatable = true,
+     .env_is_list = true},
+    {.name = "--http-header-timeout",
+     .value = "S",
+     .help = "a request head must arrive whole within S seconds",
+     .set = SetInt<&Config::http_header_timeout_seconds, 1, 3600>,
+     .default_text = ShowDefault<&Config::http_header_timeout_seconds>},
+    {.name = "--http-max-sessions",
+     .value = "N",
+     .help = "HTTP sessions at once; when full, the longest idle one is ended",
+     .set = SetInt<&Config::http_max_sessions, 1, 1'000'000>,
+     .default_text = ShowDefault<&Config::http_max_sessions>},
+
+    {.heading = "Other"},
+    {.name = "--conformance-fixtures",
+     .help = "add the MCP conformance suite's test tools, resources and prompts",
+     .set = SetTrue<&Config::conformance_fixtures>},
+    {.name = "--log-level",
+     .value = "LEVEL",
+     .help = "debug, info, warning, error or off; logs go to stderr only",
+     .set = SetLogLevel,
+     .default_text = ShowDefault<&Config::log_level>},
+    {.name = "--self-check",
+     .help = "open the data dir and backend, report, and exit",
+     .set = SetTrue<&Config::self_check>},
+    {.name = "--version",
+     .help = "print the version and exit",
+     .set = SetTrue<&Config::show_version>},
+    {.name = "--help",
+     .alias = "-h",
+     .help = "print this help and exit",
+     .set = SetTrue<&Config::show_help>},
+
+    // A test hook: read from the environment only, and not in --help.
+    {.env = "IMGMCP_TEST_SLOW_STORE_OPEN_MS",
+     .set = SetInt<&Config::test_store_open_delay_ms, 0, 600'000>},
+};
+
+// --- Parsing ----------------------------------------------------------------------------------
+
+struct GivenFlag {
+  const FlagSpec* spec;
+  std::string written;  // as on the command line, for errors
+  std::string value;
+};
+
+const FlagSpec* FindFlag(std::string_view name) {
+  for (const FlagSpec& spec : kFlags) {
+    if (!spec.name.empty() && (spec.name == name || spec.alias == name)) return &spec;
+  }
+  return nullptr;
+}
+
+// Matches argv to the table: `--flag VALUE` or `--flag=VALUE`, switches alone. Sets nothing yet.
+Result<std::vector<GivenFlag>> ReadArgs(const std::vector<std::string>& args) {
+  std::vector<GivenFlag> given;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string written = args[i];
+    std::optional<std::string> inline_value;
+    if (const size_t eq = written.find('=');
+        written.rfind("--", 0) == 0 && eq != std::string::npos) {
+      inline_value = written.substr(eq + 1);
+      written.resize(eq);
+    }
+    const FlagSpec* spec = FindFlag(written);
+    if (spec == nullptr) return FlagError(written, "unknown flag");
+    if (spec->value.empty()) {
+      if (inline_value) return FlagError(written, "takes no value");
+      given.push_back({spec, written, ""});
+    } else if (inline_value) {
+      given.push_back({spec, written, *inline_value});
+    } else if (i + 1 < args.size()) {
+      given.push_back({spec, written, args[++i]});
+    } else {
+      return FlagError(written, "needs a value");
+    }
+  }
+  return given;
+}
+
+// Applies each variable that is set and not empty, unless its flag was given (a repeatable flag's
+// variable adds to the flag's values instead).
+Status ApplyEnvironment(Config& c, const std::vector<GivenFlag>& given, const EnvLookup& env) {
+  for (const FlagSpec& spec : kFlags) {
+    if (spec.env.empty()) continue;
+    const std::optional<std::string> value = env(std::string(spec.env));
+    if (!value || value->empty()) continue;
+    const bool flag_given = std::any_of(given.begin(), given.end(),
+                                        [&](const GivenFlag& g) { return g.spec == &spec; });
+    if (flag_given && !spec.repeatable) continue;
+    if (!spec.env_is_list) {
+      RETURN_IF_ERROR(spec.set(c, spec.env, *value));
+      continue;
+    }
+    for (const std::string& item : SplitCommaList(*value)) {
+      RETURN_IF_ERROR(spec.set(c, spec.env, item));
+    }
+  }
+  return Status::Ok();
+}
+
+// --- Help -------------------------------------------------------------------------------------
+
+constexpr size_t kHelpColumn = 28;  // where descriptions start
+constexpr size_t kHelpWidth = 100;
+
+// Appends `text` word-wrapped at kHelpWidth, continuing a line that is `column` wide so far;
+// further lines start at kHelpColumn.
+void AppendWrapped(std::string& out, size_t column, std::string_view text) {
+  bool first = true;
+  while (!text.empty()) {
+    const size_t space = std::min(text.find(' '), text.size());
+    const std::string_view word = text.substr(0, space);
+    text.remove_prefix(std::min(space + 1, text.size()));
+    if (word.empty()) continue;
+    if (!first && column + 1 + word.size() > kHelpWidth) {
+      out += '\n';
+      out.append(kHelpColumn, ' ');
+      column = kHelpColumn;
+    } else if (!first) {
+      out += ' ';
+      ++column;
+    }
+    out += word;
+    column += word.size();
+    first = false;
+  }
+  out += '\n';
+}
+
+// "  --model ID                the default Gemini model (also --gemini-model; default …; $VAR)"
+void AppendFlagHelp(std::string& out, const FlagSpec& spec, const Config& defaults) {
+  std::string left = "  ";
+  left += spec.name.empty() ? "$" + std::string(spec.env) : std::string(spec.name);
+  if (!spec.value.empty()) left += " " + std::string(spec.value);
+  std::vector<std::string> notes;
+  if (!spec.alias.empty()) notes.push_back("also " + std::string(spec.alias));
+  if (spec.default_text != nullptr) notes.push_back("default " + spec.default_text(defaults));
+  if (spec.repeatable) notes.push_back("repeatable");
+  if (!spec.name.empty() && !spec.env.empty()) {
+    notes.push_back("$" + std::string(spec.env) + (spec.env_is_list ? ", comma-separated" : ""));
+  }
+  std::string text(spec.help);
+  for (size_t i = 0; i < notes.size(); ++i) text += (i == 0 ? " (" : "; ") + notes[i];
+  if (!notes.empty()) text += ")";
+  out += left;
+  if (left.size() + 2 > kHelpColumn) {  // too long for the column: the text starts below
+    out += '\n';
+    out.append(kHelpColumn, ' ');
+  } else {
+    out.append(kHelpColumn - left.size(), ' ');
+  }
+  AppendWrapped(out, kHelpColumn, text);
+}
+
+constexpr std::string_view kHelpIntro =
+    R"(imgmcp — MCP server for stateful image generation and editing
+
+Usage: imgmcp [flags]                 serve MCP over stdio (the default)
+       imgmcp --http [HOST:]PORT      serve MCP over Streamable HTTP on /mcp
+
+Tools: generate_image, edit_image, get_image, reset_session. Every session is a durable chain
+of numbered versions; edits of one session apply in arrival order.
+)";
+
+constexpr std::string_view kHelpOutro =
+    R"(
+A flag wins over its environment variable ($NAME above); an empty variable counts as unset.
+)";
+
 }  // namespace
 
 std::filesystem::path DefaultDataDir(const EnvLookup& env) {
-  if (auto v = env("IMGMCP_DATA_DIR"); v && !v->empty()) return *v;
   if (auto v = env("XDG_DATA_HOME"); v && !v->empty()) return std::filesystem::path(*v) / "imgmcp";
   if (auto v = env("HOME"); v && !v->empty()) {
     return std::filesystem::path(*v) / ".local" / "share" / "imgmcp";
@@ -35,234 +492,30 @@ std::filesystem::path DefaultDataDir(const EnvLookup& env) {
 
 Result<Config> ParseConfig(const std::vector<std::string>& args, const EnvLookup& env) {
   Config c;
-  if (auto v = env("GEMINI_API_KEY")) c.gemini_api_key = *v;
-  if (auto v = env("GEMINI_BASE_URL"); v && !v->empty()) c.gemini_base_url = *v;
-  if (auto v = env("IMGMCP_GEMINI_MODEL"); v && !v->empty()) c.gemini_model = *v;
-  if (auto v = env("IMGMCP_MODELS"); v && !v->empty()) c.gemini_models = gemini::SplitModelList(*v);
-  if (auto v = env("IMGMCP_AUTH_TOKEN")) c.auth_token = *v;
-  if (auto v = env("IMGMCP_ALLOW_HOSTS")) {
-    for (size_t start = 0; start <= v->size();) {
-      size_t comma = v->find(',', start);
-      if (comma == std::string::npos) comma = v->size();
-      std::string host = v->substr(start, comma - start);
-      while (!host.empty() && host.front() == ' ') host.erase(0, 1);
-      while (!host.empty() && host.back() == ' ') host.pop_back();
-      if (!host.empty()) c.allow_hosts.push_back(host);
-      start = comma + 1;
-    }
-  }
-  if (auto v = env("IMGMCP_TEST_SLOW_STORE_OPEN_MS"); v && !v->empty()) {
-    auto ms = ParseInt("IMGMCP_TEST_SLOW_STORE_OPEN_MS", *v, 0, 600'000);
-    if (!ms.ok()) return ms.error();
-    c.test_store_open_delay_ms = static_cast<int>(*ms);
-  }
-  if (auto v = env("IMGMCP_STORE"); v && !v->empty()) c.store = *v;
-  if (auto v = env("IMGMCP_STORE_POOL"); v && !v->empty()) {
-    auto n = ParseInt("IMGMCP_STORE_POOL", *v, 1, 1000);
-    if (!n.ok()) return n.error();
-    c.store_pool = static_cast<int>(*n);
-  }
-  std::optional<std::string> backend_text = env("IMGMCP_BACKEND");
-  std::optional<std::filesystem::path> data_dir;
-
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string flag = args[i];
-    std::optional<std::string> inline_value;
-    if (flag.rfind("--", 0) == 0) {
-      if (auto eq = flag.find('='); eq != std::string::npos) {
-        inline_value = flag.substr(eq + 1);
-        flag = flag.substr(0, eq);
-      }
-    }
-    auto value = [&]() -> Result<std::string> {
-      if (inline_value) return *inline_value;
-      if (i + 1 >= args.size()) return FlagError(flag, "needs a value");
-      return args[++i];
-    };
-    auto int_value = [&](int64_t min, int64_t max) -> Result<int64_t> {
-      auto v = value();
-      if (!v.ok()) return v.error();
-      return ParseInt(flag, *v, min, max);
-    };
-#define IMGMCP_TAKE(expr, target)          \
-  do {                                     \
-    auto taken = (expr);                   \
-    if (!taken.ok()) return taken.error(); \
-    target = *taken;                       \
-  } while (0)
-    if (flag == "--help" || flag == "-h") {
-      c.show_help = true;
-    } else if (flag == "--version") {
-      c.show_version = true;
-    } else if (flag == "--self-check") {
-      c.self_check = true;
-    } else if (flag == "--conformance-fixtures") {
-      c.conformance_fixtures = true;
-    } else if (flag == "--data-dir") {
-      std::string v;
-      IMGMCP_TAKE(value(), v);
-      if (v.empty()) return FlagError(flag, "must not be empty");
-      data_dir = v;
-    } else if (flag == "--backend") {
-      std::string v;
-      IMGMCP_TAKE(value(), v);
-      backend_text = v;
-    } else if (flag == "--gemini-base-url") {
-      IMGMCP_TAKE(value(), c.gemini_base_url);
-    } else if (flag == "--model" || flag == "--gemini-model") {
-      IMGMCP_TAKE(value(), c.gemini_model);
-    } else if (flag == "--models") {
-      std::string v;
-      IMGMCP_TAKE(value(), v);
-      c.gemini_models = gemini::SplitModelList(v);
-      if (c.gemini_models.empty())
-        return FlagError(flag, "needs a comma-separated list of model ids");
-    } else if (flag == "--chain-turns") {
-      IMGMCP_TAKE(int_value(1, 16), c.chain_turns);
-    } else if (flag == "--gemini-timeout") {
-      IMGMCP_TAKE(int_value(1, 3600), c.gemini_timeout_seconds);
-    } else if (flag == "--allow-read") {
-      std::string v;
-      IMGMCP_TAKE(value(), v);
-      c.allow_read.emplace_back(v);
-    } else if (flag == "--preview-max-edge") {
-      IMGMCP_TAKE(int_value(16, 8192), c.preview_max_edge);
-    } else if (flag == "--preview-max-bytes") {
-      IMGMCP_TAKE(int_value(4096, 64LL << 20), c.preview_max_bytes);
-    } else if (flag == "--max-image-bytes") {
-      IMGMCP_TAKE(int_value(1024, 1LL << 30), c.max_image_bytes);
-    } else if (flag == "--max-pixels") {
-      IMGMCP_TAKE(int_value(1, 1LL << 31), c.max_pixels);
-    } else if (flag == "--max-versions") {
-      IMGMCP_TAKE(int_value(0, 1'000'000), c.max_versions);
-    } else if (flag == "--idle-days") {
-      IMGMCP_TAKE(int_value(0, 100'000), c.idle_days);
-    } else if (flag == "--max-backend-calls") {
-      IMGMCP_TAKE(int_value(1, 1024), c.max_backend_calls);
-    } else if (flag == "--cache-mb") {
-      IMGMCP_TAKE(int_value(0, 1 << 20), c.cache_mb);
-    } else if (flag == "--store") {
-      IMGMCP_TAKE(value(), c.store);
-    } else if (flag == "--store-pool") {
-      IMGMCP_TAKE(int_value(1, 1000), c.store_pool);
-    } else if (flag == "--http") {
-      std::string v;
-      IMGMCP_TAKE(value(), v);
-      auto address = http::ParseListenAddress(v);
-      if (!address.ok()) return FlagError(flag, address.error().message);
-      c.http_listen = *address;
-    } else if (flag == "--auth-token") {
-      IMGMCP_TAKE(value(), c.auth_token);
-    } else if (flag == "--allow-host") {
-      std::string v;
-      IMGMCP_TAKE(value(), v);
-      if (v.empty() || v.find_first_of(" /\t") != std::string::npos) {
-        return FlagError(flag,
-                         "expected a host name or address (e.g. myhost.lan, 192.168.1.5 "
-                         "or [fd00::5]), got \"" +
-                             v + "\"");
-      }
-      c.allow_hosts.push_back(v);
-    } else if (flag == "--http-header-timeout") {
-      IMGMCP_TAKE(int_value(1, 3600), c.http_header_timeout_seconds);
-    } else if (flag == "--http-max-sessions") {
-      IMGMCP_TAKE(int_value(1, 1'000'000), c.http_max_sessions);
-    } else if (flag == "--log-level") {
-      IMGMCP_TAKE(value(), c.log_level);
-      if (c.log_level != "debug" && c.log_level != "info" && c.log_level != "warning" &&
-          c.log_level != "error" && c.log_level != "off") {
-        return FlagError(flag, "expected debug, info, warning, error or off");
-      }
-    } else {
-      return FlagError(flag, "unknown flag");
-    }
-#undef IMGMCP_TAKE
-  }
-  if (backend_text) {
-    if (*backend_text == "auto") {
-      c.backend = BackendChoice::kAuto;
-    } else if (*backend_text == "gemini") {
-      c.backend = BackendChoice::kGemini;
-    } else if (*backend_text == "local") {
-      c.backend = BackendChoice::kLocal;
-    } else {
-      return FlagError("--backend",
-                       "expected auto, gemini or local, got \"" + *backend_text + "\"");
-    }
-  }
+  ASSIGN_OR_RETURN(const std::vector<GivenFlag> given, ReadArgs(args));
+  RETURN_IF_ERROR(ApplyEnvironment(c, given, env));
+  for (const GivenFlag& flag : given) RETURN_IF_ERROR(flag.spec->set(c, flag.written, flag.value));
   if (c.backend == BackendChoice::kGemini && c.gemini_api_key.empty()) {
     return FlagError("--backend gemini", "needs the GEMINI_API_KEY environment variable");
   }
-  if (c.store != "sqlite" && c.store.rfind("postgresql://", 0) != 0 &&
-      c.store.rfind("postgres://", 0) != 0) {
-    // The value is not repeated: it may be a URL with a password in it.
-    return FlagError("--store", "expected sqlite or a postgresql:// URL");
-  }
-  c.data_dir = data_dir ? *data_dir : DefaultDataDir(env);
+  if (c.data_dir.empty()) c.data_dir = DefaultDataDir(env);
   return c;
 }
 
 std::string VersionText() { return std::string("imgmcp ") + IMGMCP_VERSION; }
 
 std::string HelpText() {
-  return R"(imgmcp — MCP server for stateful image generation and editing
-
-Usage: imgmcp [flags]                 serve MCP over stdio (the default)
-       imgmcp --http [HOST:]PORT      serve MCP over Streamable HTTP on /mcp
-
-Tools: generate_image, edit_image, get_image, reset_session. Every session is a durable chain
-of numbered versions; edits of one session apply in arrival order.
-
-Flags:
-  --data-dir DIR            where sessions live (default: $IMGMCP_DATA_DIR, else
-                            $XDG_DATA_HOME/imgmcp, else ~/.local/share/imgmcp)
-  --backend auto|gemini|local
-                            auto (default): gemini when GEMINI_API_KEY is set, else the offline
-                            local engine ($IMGMCP_BACKEND)
-  --model ID                the default Gemini model (also --gemini-model; default
-                            gemini-3.1-flash-lite-image; $IMGMCP_GEMINI_MODEL)
-  --models ID,ID,...        the Gemini models callers may choose with `model` (default: all of
-                            gemini-3.1-flash-lite-image, gemini-3.1-flash-image(-preview),
-                            gemini-3-pro-image(-preview), gemini-2.5-flash-image;
-                            $IMGMCP_MODELS); the default model must be among them
-  --chain-turns N           earlier turns an edit with context "chain" replays, 1-16 (default )" +
-         std::to_string(tools::kDefaultChainTurns) + R"()
-  --gemini-base-url URL     default https://generativelanguage.googleapis.com ($GEMINI_BASE_URL)
-  --gemini-timeout SECONDS  overall limit of one Gemini call, retries included (default 300)
-  --allow-read DIR          allow image {path} inputs from DIR (repeatable; the working
-                            directory and the data dir are always allowed)
-  --preview-max-edge PX     long edge of inline previews (default 768)
-  --preview-max-bytes N     byte budget of inline previews (default 614400)
-  --max-image-bytes N       largest accepted image file or upload (default 67108864)
-  --max-pixels N            largest accepted width*height (default 50000000)
-  --max-versions N          versions kept per session, 0 = all (default 100)
-  --idle-days N             expire sessions idle this long, 0 = never (default 0)
-  --max-backend-calls N     concurrent backend calls across sessions (default )" +
-         std::to_string(tools::kDefaultMaxConcurrentBackendCalls) + R"()
-  --cache-mb N              in-memory cache of recent images (default 64)
-  --store sqlite|postgresql://USER[:PASSWORD]@HOST[:PORT]/DB[?...]
-                            where versions are kept: sqlite (default) in the data dir, or one
-                            PostgreSQL database shared by every replica, the data dir holding
-                            this replica's local copies ($IMGMCP_STORE)
-  --store-pool N            PostgreSQL connections at most, per replica (default 10;
-                            $IMGMCP_STORE_POOL)
-  --http [HOST:]PORT        Streamable HTTP instead of stdio (default host 127.0.0.1)
-  --auth-token TOKEN        require "Authorization: Bearer TOKEN" over HTTP ($IMGMCP_AUTH_TOKEN)
-  --allow-host NAME         also accept NAME (a host name or address) in HTTP Host/Origin
-                            headers (repeatable; $IMGMCP_ALLOW_HOSTS, comma-separated). Loopback
-                            names and an explicit bind address are always accepted
-  --http-header-timeout S   a request head must arrive whole within S seconds (default 10)
-  --http-max-sessions N     HTTP sessions at once; when full, the longest idle one is ended
-                            (default 4096)
-  --conformance-fixtures    add the MCP conformance suite's test tools, resources and prompts
-  --log-level LEVEL         debug, info, warning, error or off (stderr only; default info)
-  --self-check              open the data dir and backend, report, and exit
-  --version, --help
-
-Environment: GEMINI_API_KEY (never logged or stored), GEMINI_BASE_URL, IMGMCP_BACKEND,
-IMGMCP_GEMINI_MODEL, IMGMCP_MODELS, IMGMCP_DATA_DIR, IMGMCP_AUTH_TOKEN, IMGMCP_ALLOW_HOSTS,
-IMGMCP_STORE, IMGMCP_STORE_POOL, XDG_DATA_HOME, HOME.
-)";
+  const Config defaults;
+  std::string out(kHelpIntro);
+  for (const FlagSpec& spec : kFlags) {
+    if (!spec.heading.empty()) {
+      out += "\n" + std::string(spec.heading) + ":\n";
+    } else if (!spec.help.empty()) {
+      AppendFlagHelp(out, spec, defaults);
+    }
+  }
+  out += kHelpOutro;
+  return out;
 }
 
 }  // namespace imgmcp::app

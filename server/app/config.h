@@ -1,5 +1,6 @@
 // imgmcp's configuration: command-line flags and environment variables, parsed and checked in one
-// place. main.cpp turns a Config into wired objects; nothing else reads flags or the environment.
+// place, from one table of flags that also writes --help. main.cpp turns a Config into wired
+// objects; nothing else reads flags or the environment.
 #pragma once
 
 #include <cstdint>
@@ -49,23 +50,27 @@ struct Config {
   int http_header_timeout_seconds = 10;  // a request head must arrive whole within this
   int http_max_sessions = 4096;          // HTTP sessions at once (the longest idle is evicted)
   bool conformance_fixtures = false;
-  std::string log_level = "info";
+  std::string log_level = "info";  // a name log::ParseLevel accepts
   bool show_help = false;
   bool show_version = false;
   bool self_check = false;
-  // Test hook (IMGMCP_TEST_SLOW_STORE_OPEN_MS): delays the background open of the session store so
-  // tests can show that initialize does not wait for it. 0 in production.
+  // Test hook (IMGMCP_TEST_SLOW_STORE_OPEN_MS, kept out of --help): delays the background open of
+  // the session store so tests can show that initialize does not wait for it. 0 in production.
   int test_store_open_delay_ms = 0;
 };
 
 using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
 
-// Parses argv (without argv[0]) and the environment. Errors name the flag and what it takes.
+// Parses argv (without argv[0]) and the environment. A flag given on the command line wins over its
+// environment variable (a repeatable flag adds to it); an empty variable counts as unset. Errors
+// name the flag or variable and what it takes.
 Result<Config> ParseConfig(const std::vector<std::string>& args, const EnvLookup& env);
 
-// The data directory per DESIGN.md §3 when no flag is given.
+// The data directory when neither --data-dir nor IMGMCP_DATA_DIR is given: $XDG_DATA_HOME/imgmcp,
+// else ~/.local/share/imgmcp (README.md, "Configuration").
 std::filesystem::path DefaultDataDir(const EnvLookup& env);
 
+// The --help text, written from the same table ParseConfig reads.
 std::string HelpText();
 std::string VersionText();
 
