@@ -1,0 +1,24 @@
+// Running the wired server: process set-up, then stdio or Streamable HTTP until the end.
+#pragma once
+
+#include "common/result.h"
+#include "server/app/config.h"
+#include "server/mcp/server.h"
+
+namespace imgmcp::app {
+
+// Call first, before any thread exists: sets the log level, logs ConfigWarnings, ignores SIGPIPE
+// (a client that goes away must not kill us mid-write; the writer sees EPIPE instead) and, over
+// HTTP, blocks SIGINT and SIGTERM so that every thread started later inherits the block and only
+// ServeHttpUntilStopped's waiter receives them (a worker thread would otherwise die of them).
+void PrepareProcess(const Config& config);
+
+// Serves Streamable HTTP (config.http_listen must be set) until SIGINT or SIGTERM, or until the
+// listener fails. Errors start with "--http: " (e.g. the network module cannot be loaded).
+Status ServeHttpUntilStopped(const Config& config, mcp::McpServer& server);
+
+// Serves MCP over stdin/stdout until EOF. false: a call ignored cancellation and is still running;
+// the caller should then exit without waiting for it (the state on disk is crash-safe).
+bool ServeStdio(mcp::McpServer& server);
+
+}  // namespace imgmcp::app

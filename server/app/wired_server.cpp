@@ -1,0 +1,76 @@
+#include "server/app/wired_server.h"
+
+#include <utility>
+
+#include "common/log.h"
+#include "server/tools/conformance_fixtures.h"
+#include "server/tools/session_resources.h"
+#include "server/ui/ui_resources.h"
+
+namespace imgmcp::app {
+namespace {
+
+mcp::ServerOptions MakeServerOptions() {
+  mcp::ServerOptions options;
+  options.name = "imgmcp";
+  options.title = "imgmcp image generation and editing";
+  options.version = IMGMCP_VERSION;
+  options.instructions =
+      "Image sessions are chains of numbered versions. generate_image starts or extends a "
+      "session; edit_image applies an instruction to the current version (edits of one session "
+      "run in the order sent); get_image reads a version and the history; reset_session clears "
+      "or reverts. Results carry a small preview, the file path and a resource link.";
+  return options;
+}
+
+Error Prefixed(const std::string& prefix, const Error& error) {
+  return Error(error.code, prefix + ": " + error.message);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<WiredServer>> WiredServer::Build(const Config& config) {
+  std::unique_ptr<WiredServer> wired(new WiredServer());
+  auto backend = MakeBackend(config);
+  if (!backend.ok()) return Prefixed("backend", backend.error());
+  wired->backend_ = std::move(*backend);
+  const imaging::ImageBackend& chosen = *wired->backend_.backend;
+  if (!wired->backend_.note.empty()) log::Info("main", wired->backend_.note);
+  log::Info("main", "backend " + chosen.Name() + ", model " + chosen.Model() + ", " +
+                        DescribeStore(config));
+
+  // The data dir is checked now (cannot create, write or lock it → exit before answering
+  // anything); the store's open, migration and sweep run in the background, so initialize is
+  // answered at once and tool calls wait for the open.
+  auto store = OpenStore(config, wired->clock_);
+  if (!store.ok()) return Prefixed(DescribeStore(config), store.error());
+  wired->store_ = std::move(*store);
+
+  wired->server_ = std::make_unique<mcp::McpServer>(MakeServerOptions());
+  RETURN_IF_ERROR(wired->RegisterTools(config));
+  wired->server_->AddResourceProvider(std::make_shared<tools::SessionResources>(*wired->store_));
+  // After the sessions, so resources/list still starts with the newest session.
+  wired->server_->AddResourceProvider(std::make_shared<ui::UiResources>());
+  if (config.conformance_fixtures) {
+    if (Status s = tools::RegisterConformanceFixtures(*wired->server_); !s.ok()) {
+      return Prefixed("conformance fixtures", s.error());
+    }
+  }
+  return wired;
+}
+
+Status WiredServer::RegisterTools(const Config& config) {
+  input_resolver_ = std::make_unique<tools::ImageInputResolver>(MakeImageInputOptions(config));
+  image_tools_ = std::make_unique<tools::ImageTools>(*store_, *backend_.backend, *input_resolver_,
+                                                     &server_->resource_notifier(),
+                                                     MakeImageToolsOptions(config, backend_.note));
+  for (auto& tool : image_tools_->Tools()) {
+    tool.definition.meta = ui::ToolUiMeta();  // MCP Apps hosts show results in the viewer
+    if (Status s = server_->RegisterTool(std::move(tool)); !s.ok()) {
+      return Prefixed("tool registration", s.error());
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace imgmcp::app

@@ -1,0 +1,44 @@
+// The MCP server imgmcp runs: an McpServer with the four image tools, the session and viewer
+// resources (and the conformance fixtures when asked), plus what they run on — the backend and the
+// session store. Built from a Config in dependency order, destroyed in reverse.
+#pragma once
+
+#include <memory>
+
+#include "common/clock.h"
+#include "common/result.h"
+#include "server/app/config.h"
+#include "server/app/wiring.h"
+#include "server/mcp/server.h"
+#include "server/tools/image_input.h"
+#include "server/tools/image_tools.h"
+#include "session/deferred_session_store.h"
+
+namespace imgmcp::app {
+
+class WiredServer {
+ public:
+  // Chooses the backend, checks the data dir and starts the store's background open, then
+  // registers tools and resources. Errors say which step failed ("backend: …", "data dir …: …").
+  static Result<std::unique_ptr<WiredServer>> Build(const Config& config);
+
+  WiredServer(const WiredServer&) = delete;
+  WiredServer& operator=(const WiredServer&) = delete;
+
+  mcp::McpServer& server() { return *server_; }
+  const BackendSelection& backend() const { return backend_; }
+  session::DeferredSessionStore& store() { return *store_; }
+
+ private:
+  WiredServer() = default;
+  Status RegisterTools(const Config& config);
+
+  SystemClock clock_;  // the store's; outlives it
+  BackendSelection backend_;
+  std::unique_ptr<session::DeferredSessionStore> store_;
+  std::unique_ptr<mcp::McpServer> server_;
+  std::unique_ptr<tools::ImageInputResolver> input_resolver_;
+  std::unique_ptr<tools::ImageTools> image_tools_;  // uses everything above; destroyed first
+};
+
+}  // namespace imgmcp::app
