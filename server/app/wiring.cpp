@@ -29,6 +29,7 @@ Result<BackendSelection> MakeBackend(const Config& config) {
     auto client = gemini::GeminiClient::Create(std::move(options), &netmod::PostJsonViaNetModule);
     if (!client.ok()) return client.error();
     selection.backend = std::move(*client);
+    selection.endpoint = config.gemini_base_url;
     return selection;
   }
   imaging::LocalBackendOptions options;
@@ -73,12 +74,17 @@ Result<std::unique_ptr<session::DeferredSessionStore>> OpenStore(const Config& c
       });
 }
 
-std::string DescribeStore(const Config& config) {
-  if (!session::postgres::IsPostgresUrl(config.store))
-    return "data dir " + config.data_dir.string();
+std::string StoreName(const Config& config) {
+  if (!session::postgres::IsPostgresUrl(config.store)) return "sqlite";
   auto label = session::postgres::DescribeConninfo(config.store);
-  return "PostgreSQL at " + (label.ok() ? *label : std::string("(unparsable URL)")) +
-         ", local copies in " + config.data_dir.string();
+  return "PostgreSQL at " + (label.ok() ? *label : std::string("(unparsable URL)"));
+}
+
+std::string DescribeStore(const Config& config) {
+  if (!session::postgres::IsPostgresUrl(config.store)) {
+    return "data dir " + config.data_dir.string();
+  }
+  return StoreName(config) + ", local copies in " + config.data_dir.string();
 }
 
 tools::ImageInputOptions MakeImageInputOptions(const Config& config) {

@@ -21,6 +21,9 @@ namespace imgmcp::app {
 struct BackendSelection {
   std::unique_ptr<imaging::ImageBackend> backend;
   std::string note;  // shown in every result when the choice was implicit, e.g. no API key
+  // Where the backend's calls go over the network (gemini: the base URL, which carries no key);
+  // empty for the offline local backend.
+  std::string endpoint;
 };
 
 // --backend auto|gemini|local: auto picks gemini when GEMINI_API_KEY is set, else local.
@@ -35,6 +38,8 @@ Result<std::unique_ptr<session::DeferredSessionStore>> OpenStore(const Config& c
 // For the start-up log line: "data dir …" or "PostgreSQL at host:port/db, local copies in …"
 // (never the password).
 std::string DescribeStore(const Config& config);
+// "sqlite" or "PostgreSQL at host:port/db" (never the password).
+std::string StoreName(const Config& config);
 tools::ImageInputOptions MakeImageInputOptions(const Config& config);
 tools::ImageToolsOptions MakeImageToolsOptions(const Config& config, std::string backend_note);
 // The Streamable HTTP transport's options (config.http_listen must be set).

@@ -1,12 +1,16 @@
 """Command-line sharp edges against the real binary (issue 18): usage errors exit 2 before any
 start-up line, the HTTP Host/Origin allow-list can be extended (--allow-host, IMGMCP_ALLOW_HOSTS)
-and accepts an explicit bind address, a non-loopback bind without a token is warned about, and an
---allow-read directory that does not exist is warned about.
+and accepts an explicit bind address, a non-loopback bind without a token is warned about, an
+--allow-read directory that does not exist is warned about, and --self-check really opens the
+session store and the backend's network module, reporting what it opened or exiting 1.
 """
 import http.client
 import os
 import re
+import select
 import shutil
+import socket
+import sqlite3
 import subprocess
 import tempfile
 import unittest
@@ -16,16 +20,22 @@ from test_http import LATEST, HttpServer
 TIMEOUT = 30
 
 
-def run(*args, env=None):
-    binary = os.environ["IMGMCP_BIN"]
+def run_in(data, *args, env=None, binary=None):
+    """Runs imgmcp on the data dir `data` (in the temp dir holding it), without the caller's key,
+    token or allowed hosts."""
     full_env = {k: v for k, v in os.environ.items()
-                if k not in ("GEMINI_API_KEY", "IMGMCP_AUTH_TOKEN", "IMGMCP_ALLOW_HOSTS")}
+                if k not in ("GEMINI_API_KEY", "IMGMCP_AUTH_TOKEN", "IMGMCP_ALLOW_HOSTS",
+                             "IMGMCP_STORE", "IMGMCP_BACKEND")}
     full_env.update(env or {})
+    return subprocess.run([binary or os.environ["IMGMCP_BIN"], "--data-dir", data, *args],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=TIMEOUT, env=full_env, cwd=os.path.dirname(data))
+
+
+def run(*args, env=None):
     data = tempfile.mkdtemp(prefix="imgmcp-flags-")
     try:
-        return subprocess.run([binary, "--data-dir", data, "--backend", "local", *args],
-                              stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                              timeout=TIMEOUT, env=full_env, cwd=data)
+        return run_in(data, "--backend", "local", *args, env=env)
     finally:
         shutil.rmtree(data, ignore_errors=True)
 
@@ -121,6 +131,95 @@ class NonLoopbackWarning(unittest.TestCase):
                 self.assertNotIn("no --auth-token", server.stderr)
 
 
+class SelfCheck(unittest.TestCase):
+    """--self-check opens the store and the backend as serving would, reports them on one stderr
+    line and exits 0, or exits 1 saying what could not be opened."""
+
+    def setUp(self):
+        self.root = tempfile.mkdtemp(prefix="imgmcp-self-check-")
+        self.addCleanup(shutil.rmtree, self.root, True)
+        self.data = os.path.join(self.root, "data")
+        self.db = os.path.join(self.data, "imgmcp.db")
+
+    def summary(self, proc):
+        """The one "self-check ok:" line, after checking the exit and that stdout stayed empty."""
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout, "")
+        lines = [line for line in proc.stderr.splitlines() if "self-check ok: " in line]
+        self.assertEqual(len(lines), 1, proc.stderr)
+        return lines[0]
+
+    def assert_fails(self, proc, *expected):
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertEqual(proc.stdout, "")
+        self.assertNotIn("self-check ok", proc.stderr)
+        for text in expected:
+            self.assertIn(text, proc.stderr)
+
+    def test_a_good_data_dir_is_opened_as_the_store_and_reported(self):
+        line = self.summary(run_in(self.data, "--backend", "local", "--self-check"))
+        self.assertIn("backend local, model imgmcp-local-1", line)
+        self.assertIn("store sqlite, data dir " + self.data, line)
+        # The store was opened, not only its directory checked: the database has its schema.
+        with sqlite3.connect(f"file:{self.db}?mode=ro", uri=True) as db:
+            tables = [row[0] for row in db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")]
+        self.assertTrue(tables, "no tables in " + self.db)
+
+    def test_a_database_that_is_not_sqlite_fails_naming_it(self):
+        os.makedirs(self.data)
+        with open(self.db, "wb") as f:
+            f.write(b"this is not an SQLite database" * 10)
+        self.assert_fails(run_in(self.data, "--backend", "local", "--self-check"),
+                          "self-check FAILED: session store (data dir " + self.data + ")",
+                          self.db)
+
+    def test_a_directory_where_the_database_should_be_fails_naming_it(self):
+        os.makedirs(self.db)
+        self.assert_fails(run_in(self.data, "--backend", "local", "--self-check"),
+                          self.db, "not a regular file")
+
+    def test_an_unreachable_postgresql_store_fails_without_its_password(self):
+        url = "postgresql://imgmcp:s3cret-pw@127.0.0.1:1/nowhere?connect_timeout=2"
+        proc = run_in(self.data, "--backend", "local", "--store", url, "--self-check")
+        self.assert_fails(proc, "self-check FAILED: session store (PostgreSQL at 127.0.0.1:1/nowhere")
+        self.assertNotIn("s3cret-pw", proc.stderr)
+
+    def test_gemini_is_reported_with_its_endpoint_and_model_without_a_call_or_the_key(self):
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.addCleanup(listener.close)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        endpoint = "http://127.0.0.1:%d" % listener.getsockname()[1]
+        key = "AIzaSELFCHECK-not-a-real-key-0123456789"
+        proc = run_in(self.data, "--backend", "gemini", "--gemini-base-url", endpoint,
+                      "--model", "gemini-2.5-flash-image", "--self-check",
+                      env={"GEMINI_API_KEY": key})
+        line = self.summary(proc)
+        self.assertIn("backend gemini at " + endpoint, line)
+        self.assertIn("network module", line)
+        self.assertIn("model gemini-2.5-flash-image", line)
+        self.assertIn("store sqlite, data dir " + self.data, line)
+        self.assertNotIn(key, proc.stderr)
+        readable, _, _ = select.select([listener], [], [], 0)
+        self.assertEqual(readable, [], "--self-check called the backend")
+
+    def test_a_network_module_that_cannot_be_loaded_fails_naming_it(self):
+        # The module file is there (so start-up's check passes) but is not a library: only
+        # loading it, as --self-check does for gemini, finds that out.
+        binary = os.path.join(self.root, "bin", "imgmcp")
+        module = os.path.join(self.root, "lib", "imgmcp", "libimgmcp_net.so")
+        os.makedirs(os.path.dirname(binary))
+        os.makedirs(os.path.dirname(module))
+        shutil.copy2(os.environ["IMGMCP_BIN"], binary)
+        with open(module, "wb") as f:
+            f.write(b"not an ELF file\n")
+        proc = run_in(self.data, "--backend", "gemini", "--gemini-base-url", "http://127.0.0.1:9",
+                      "--self-check", binary=binary, env={"GEMINI_API_KEY": "k" * 39})
+        self.assert_fails(proc, "self-check FAILED: ", "could not be loaded from " + module)
+        self.assertNotIn("k" * 39, proc.stderr)
+
+
 def local_ipv4_addresses():
     """This machine's IPv4 interface addresses, read from /proc (no network involved)."""
     found = set()
@@ -146,7 +245,8 @@ class CatalogueDocs(unittest.TestCase):
                    for cls in (UsageErrors,
                                AllowReadWarning,
                                AllowedHosts,
-                               NonLoopbackWarning)
+                               NonLoopbackWarning,
+                               SelfCheck)
                    for name in dir(cls)
                    if name.startswith("test_") and f"{cls.__name__}.{name}" not in doc]
         self.assertEqual(missing, [], "add these tests to docs/bad-input.md")
