@@ -343,7 +343,8 @@ constexpr FlagSpec kFlags[] = {
      .help = "print this help and exit",
      .set = SetTrue<&Config::show_help>},
 
-    // A test hook: read from the environment only, and not in --help.
+    // Test hooks: read from the environment only, and not in --help.
+    {.env = "IMGMCP_TEST_STORE_OPEN_GATE", .set = SetText<&Config::test_store_open_gate>},
     {.env = "IMGMCP_TEST_SLOW_STORE_OPEN_MS",
      .set = SetInt<&Config::test_store_open_delay_ms, 0, 600'000>},
 };

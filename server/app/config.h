@@ -54,8 +54,11 @@ struct Config {
   bool show_help = false;
   bool show_version = false;
   bool self_check = false;
-  // Test hook (IMGMCP_TEST_SLOW_STORE_OPEN_MS, kept out of --help): delays the background open of
-  // the session store so tests can show that initialize does not wait for it. 0 in production.
+  // Test hooks, kept out of --help. IMGMCP_TEST_STORE_OPEN_GATE: the background open of the session
+  // store first waits until this file (a FIFO) has been opened for writing and closed again, so a
+  // test decides when the open may finish. IMGMCP_TEST_SLOW_STORE_OPEN_MS: it then sleeps this
+  // long. Empty and 0 in production.
+  std::filesystem::path test_store_open_gate;
   int test_store_open_delay_ms = 0;
 };
 

@@ -1,9 +1,15 @@
 #include "server/app/wiring.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 
+#include "common/log.h"
 #include "gemini_client/gemini_client.h"
 #include "imaging/local_backend.h"
 #include "server/netmod/net_module_loader.h"
@@ -11,6 +17,44 @@
 #include "session/postgres/postgres_session_store.h"
 
 namespace imgmcp::app {
+namespace {
+
+// Blocks until a writer has opened `gate` (a FIFO) and closed it again.
+Status WaitForGate(const std::filesystem::path& gate) {
+  int fd;
+  do {
+    fd = ::open(gate.c_str(), O_RDONLY | O_CLOEXEC);  // returns once a writer opens it
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "IMGMCP_TEST_STORE_OPEN_GATE " + gate.string() + ": " + std::strerror(errno));
+  }
+  char buffer[64];
+  ssize_t n;
+  do {
+    n = ::read(fd, buffer, sizeof buffer);  // 0: every writer has closed it
+  } while (n > 0 || (n < 0 && errno == EINTR));
+  ::close(fd);
+  return Status::Ok();
+}
+
+// Config's test hooks, run by the store's background open before the store opens (none in
+// production).
+Status RunStoreOpenTestHooks(const std::filesystem::path& gate, std::chrono::milliseconds delay) {
+  if (!gate.empty()) {
+    log::Warn("main", "IMGMCP_TEST_STORE_OPEN_GATE: the session store opens once " + gate.string() +
+                          " has been written and closed");
+    RETURN_IF_ERROR(WaitForGate(gate));
+  }
+  if (delay.count() > 0) {
+    log::Warn("main", "IMGMCP_TEST_SLOW_STORE_OPEN_MS: delaying the store open by " +
+                          std::to_string(delay.count()) + " ms");
+    std::this_thread::sleep_for(delay);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
 
 Result<BackendSelection> MakeBackend(const Config& config) {
   BackendSelection selection;
@@ -54,23 +98,27 @@ session::StoreOptions MakeStoreOptions(const Config& config) {
 Result<std::unique_ptr<session::DeferredSessionStore>> OpenStore(const Config& config,
                                                                  const Clock& clock) {
   const session::StoreOptions options = MakeStoreOptions(config);
-  const auto delay = std::chrono::milliseconds(config.test_store_open_delay_ms);
-  if (!session::postgres::IsPostgresUrl(config.store)) {
-    return session::OpenSessionStoreDeferred(options, clock, delay);
+  const bool postgres = session::postgres::IsPostgresUrl(config.store);
+  // What can be checked at once, before anything is answered.
+  if (postgres) {
+    RETURN_IF_ERROR(session::postgres::DescribeConninfo(config.store));
+    RETURN_IF_ERROR(session::EnsureDir(options.data_dir));
+  } else {
+    RETURN_IF_ERROR(session::CheckDataDirUsable(options.data_dir));
   }
-  if (auto label = session::postgres::DescribeConninfo(config.store); !label.ok()) {
-    return label.error();
-  }
-  if (Status st = session::EnsureDir(options.data_dir); !st.ok()) return st.error();
   session::postgres::PostgresStoreOptions pg;
   pg.url = config.store;
   pg.pool_size = config.store_pool;
+  const std::filesystem::path gate = config.test_store_open_gate;
+  const auto delay = std::chrono::milliseconds(config.test_store_open_delay_ms);
   return std::make_unique<session::DeferredSessionStore>(
-      [options, pg, &clock, delay]() -> Result<std::unique_ptr<session::SessionStore>> {
-        if (delay.count() > 0) std::this_thread::sleep_for(delay);
-        auto store = session::postgres::PostgresSessionStore::Open(options, pg, clock);
-        if (!store.ok()) return store.error();
-        return std::unique_ptr<session::SessionStore>(std::move(*store));
+      [options, postgres, pg, gate, delay,
+       &clock]() -> Result<std::unique_ptr<session::SessionStore>> {
+        RETURN_IF_ERROR(RunStoreOpenTestHooks(gate, delay));
+        if (!postgres) return session::OpenSessionStore(options, clock);
+        ASSIGN_OR_RETURN(auto store,
+                         session::postgres::PostgresSessionStore::Open(options, pg, clock));
+        return std::unique_ptr<session::SessionStore>(std::move(store));
       });
 }
 

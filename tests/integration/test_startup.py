@@ -2,7 +2,9 @@
 the session store opens in the background — while a tool call that arrives during the open waits
 for it and then sees the stored state, in arrival order.
 
-IMGMCP_TEST_SLOW_STORE_OPEN_MS delays the background open (a test hook read by the binary).
+The order is shown by events, not by a time budget: IMGMCP_TEST_STORE_OPEN_GATE (a test hook read
+by the binary) names a FIFO that the background open waits on until the test opens it for writing
+and closes it. Whatever is answered while the gate is shut was answered without the store.
 """
 import base64
 import os
@@ -10,15 +12,38 @@ import select
 import shutil
 import socket
 import tempfile
-import time
+import threading
 import unittest
 
 from mcp_harness import ServerProcess
 from tools_support import pngio
 
-SLOW_OPEN_MS = 3000
-# initialize must come back well before the open could have finished.
-INITIALIZE_BUDGET_S = 2.0
+GATE_TIMEOUT = 30  # seconds for the server to reach its end of the gate; a bound, not a measure
+
+
+class StoreOpenGate:
+    """A FIFO the server's background store open waits on until release()."""
+
+    def __init__(self, directory):
+        self.path = os.path.join(directory, "store-open-gate")
+        os.mkfifo(self.path)
+        self.released = False
+
+    def release(self):
+        """Lets the store open. Opening the write end waits for the server's read end, so it runs
+        on a thread: a server that never reaches the gate fails the test instead of hanging it."""
+        if self.released:
+            return
+        self.released = True
+        opened = threading.Event()
+
+        def open_and_close():
+            os.close(os.open(self.path, os.O_WRONLY))
+            opened.set()
+
+        threading.Thread(target=open_and_close, daemon=True).start()
+        if not opened.wait(GATE_TIMEOUT):
+            raise AssertionError("the server never opened " + self.path)
 
 
 def png_b64(rgb):
@@ -44,27 +69,35 @@ class SlowStoreOpen(unittest.TestCase):
             first.close_stdin()
             self.assertEqual(first.wait_exit(), 0)
 
-    def start_slow(self, **kwargs):
-        started = time.monotonic()
+    def start_gated(self):
+        """A server whose store cannot finish opening until the returned gate is released."""
+        gate_dir = tempfile.mkdtemp(prefix="imgmcp-gate-")
+        self.addCleanup(shutil.rmtree, gate_dir, True)
+        gate = StoreOpenGate(gate_dir)
         server = ServerProcess(args=["--backend", "local"], data_dir=self.data_dir,
-                               env={"IMGMCP_TEST_SLOW_STORE_OPEN_MS": str(SLOW_OPEN_MS)}, **kwargs)
+                               env={"IMGMCP_TEST_STORE_OPEN_GATE": gate.path})
         self.addCleanup(server.__exit__, None, None, None)
-        return server, started
+        # Runs first (cleanups are last in, first out): a shut gate would keep the server's exit
+        # waiting for the open.
+        self.addCleanup(lambda: server.proc.poll() is None and gate.release())
+        return server, gate
+
+    def assert_unanswered(self, server, ids):
+        """None of `ids` was answered before a ping sent after them was."""
+        self.assertEqual(server.request("ping")["result"], {})
+        answered = {m.get("id") for m in server.pending}
+        self.assertEqual(answered & set(ids), set(), "answered before the store had opened")
 
     def test_initialize_is_answered_while_the_store_opens_and_calls_wait_for_it(self):
-        server, started = self.start_slow()
+        server, gate = self.start_gated()
+        # The gate is shut, so the store has not opened: none of these waited for it.
         server.initialize()
-        init_elapsed = time.monotonic() - started
-        self.assertLess(init_elapsed, INITIALIZE_BUDGET_S, "initialize waited for the store")
-        # Cheap requests do not wait either.
         self.assertEqual(server.request("ping")["result"], {})
         tools = server.request("tools/list")["result"]["tools"]
         self.assertEqual(len(tools), 4)
-        self.assertLess(time.monotonic() - started, SLOW_OPEN_MS / 1000.0,
-                        "ping/tools/list waited for the store")
 
-        # Sent at once, while the store is still opening: they wait, then see the old state and
-        # keep their arrival order.
+        # Sent while the store is still opening: they wait, then see the old state and keep
+        # their arrival order.
         get_id, edit1_id, edit2_id, list_id = (server.next_id() for _ in range(4))
         server.send({"jsonrpc": "2.0", "id": get_id, "method": "tools/call", "params": {
             "name": "get_image", "arguments": {"session_id": "old", "inline": "none"}}})
@@ -75,10 +108,10 @@ class SlowStoreOpen(unittest.TestCase):
             "name": "edit_image", "arguments": {"session_id": "old", "prompt": "grayscale",
                                                 "expected_version": 3, "inline": "none"}}})
         server.send({"jsonrpc": "2.0", "id": list_id, "method": "resources/list"})
+        self.assert_unanswered(server, [get_id, edit1_id, edit2_id, list_id])
+        gate.release()
 
         got = structured(server.wait_for(lambda m: m.get("id") == get_id, timeout=60))
-        self.assertGreaterEqual(time.monotonic() - started, SLOW_OPEN_MS / 1000.0 - 0.05,
-                                "a tool call was answered before the store had opened")
         self.assertEqual((got["session_id"], got["version"]), ("old", 2))
         self.assertEqual([h["operation"] for h in got["history"]], ["import", "edit"])
 
@@ -96,9 +129,15 @@ class SlowStoreOpen(unittest.TestCase):
         for name in os.listdir(self.data_dir):
             if name.startswith("imgmcp.db-"):
                 os.remove(os.path.join(self.data_dir, name))
-        server, _ = self.start_slow()
+        server, gate = self.start_gated()
         server.initialize()
-        resp = server.call_tool("get_image", {"session_id": "old"}, timeout=60)
+        # Arrives while the store is still opening, and learns that the open failed.
+        get_id = server.next_id()
+        server.send({"jsonrpc": "2.0", "id": get_id, "method": "tools/call", "params": {
+            "name": "get_image", "arguments": {"session_id": "old"}}})
+        self.assert_unanswered(server, [get_id])
+        gate.release()
+        resp = server.wait_for(lambda m: m.get("id") == get_id, timeout=60)
         self.assertTrue(resp["result"].get("isError"), resp)
         self.assertIn("imgmcp.db", resp["result"]["content"][0]["text"])
         self.assertEqual(server.request("ping")["result"], {})

@@ -252,5 +252,14 @@ TEST(ConfigTest, AStoreUrlIsNeverRepeatedInAnError) {
   EXPECT_EQ(Parse({"--store", "postgres://u@h/db"})->store, "postgres://u@h/db");
 }
 
+TEST(ConfigTest, TestHooksComeFromTheEnvironment) {
+  auto c = Parse(
+      {}, {{"IMGMCP_TEST_STORE_OPEN_GATE", "/tmp/gate"}, {"IMGMCP_TEST_SLOW_STORE_OPEN_MS", "25"}});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->test_store_open_gate, "/tmp/gate");
+  EXPECT_EQ(c->test_store_open_delay_ms, 25);
+  EXPECT_EQ(Mentions(HelpText(), "IMGMCP_TEST_STORE_OPEN_GATE"), 0u);
+}
+
 }  // namespace
 }  // namespace imgmcp::app
