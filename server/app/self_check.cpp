@@ -32,20 +32,22 @@ Result<std::string> CheckStore(const Config& config, session::DeferredSessionSto
   return "store " + StoreName(config) + ", data dir " + config.data_dir.string();
 }
 
-Status Failed(const Error& error) {
-  return Error(error.code, "self-check FAILED: " + error.message);
+// "backend …; store …; protocol …", or the first thing that failed.
+Result<std::string> Check(const Config& config, WiredServer& wired) {
+  ASSIGN_OR_RETURN(const std::string backend, CheckBackend(wired.backend()));
+  ASSIGN_OR_RETURN(const std::string store, CheckStore(config, wired.store()));
+  ASSIGN_OR_RETURN(const std::string protocol, mcp::RunSelfCheck(wired.server()));
+  return backend + "; " + store + "; " + protocol;
 }
 
 }  // namespace
 
 Status RunSelfCheck(const Config& config, WiredServer& wired) {
-  auto backend = CheckBackend(wired.backend());
-  if (!backend.ok()) return Failed(backend.error());
-  auto store = CheckStore(config, wired.store());
-  if (!store.ok()) return Failed(store.error());
-  auto protocol = mcp::RunSelfCheck(wired.server());
-  if (!protocol.ok()) return Failed(protocol.error());
-  log::Info("main", "self-check ok: " + *backend + "; " + *store + "; " + *protocol);
+  auto summary = Check(config, wired);
+  if (!summary.ok()) {
+    return Error(summary.error().code, "self-check FAILED: " + summary.error().message);
+  }
+  log::Info("main", "self-check ok: " + *summary);
   return Status::Ok();
 }
 

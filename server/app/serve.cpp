@@ -26,7 +26,17 @@ sigset_t StopSignals() {
   return signals;
 }
 
-Error HttpError(const Error& error) { return Error(error.code, "--http: " + error.message); }
+// Loads the network module and starts listening; the port it listens on is logged.
+Result<std::unique_ptr<http::HttpListener>> StartListener(const Config& config,
+                                                          mcp::McpServer& server) {
+  http::HttpOptions options = MakeHttpOptions(config);
+  options.gallery_page = ui::SessionViewerHtml();
+  ASSIGN_OR_RETURN(const netmod::NetModuleApi* net_module, netmod::LoadNetModule());
+  std::unique_ptr<http::HttpListener> listener = net_module->new_http_listener(server, options);
+  ASSIGN_OR_RETURN(const int port, listener->Start());
+  log::Info("main", "listening on " + http::EndpointUrl(options.host, port));
+  return listener;
+}
 
 }  // namespace
 
@@ -43,15 +53,9 @@ void PrepareProcess(const Config& config) {
 }
 
 Status ServeHttpUntilStopped(const Config& config, mcp::McpServer& server) {
-  http::HttpOptions options = MakeHttpOptions(config);
-  options.gallery_page = ui::SessionViewerHtml();
-  auto net_module = netmod::LoadNetModule();
-  if (!net_module.ok()) return HttpError(net_module.error());
-  const std::unique_ptr<http::HttpListener> listener =
-      (*net_module)->new_http_listener(server, options);
-  auto port = listener->Start();
-  if (!port.ok()) return HttpError(port.error());
-  log::Info("main", "listening on " + http::EndpointUrl(options.host, port.value()));
+  auto started = StartListener(config, server);
+  if (!started.ok()) return Error(started.error().code, "--http: " + started.error().message);
+  const std::unique_ptr<http::HttpListener> listener = std::move(*started);
   std::thread stopper([&listener] {
     const sigset_t stop_signals = StopSignals();
     int signal_number = 0;

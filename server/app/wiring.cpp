@@ -69,10 +69,9 @@ Result<BackendSelection> MakeBackend(const Config& config) {
     options.models = config.gemini_models;
     options.call_timeout = std::chrono::seconds(config.gemini_timeout_seconds);
     // The HTTP code loads on the first call; that it is installed is checked now.
-    if (Status s = netmod::CheckNetModuleInstalled(); !s.ok()) return s.error();
-    auto client = gemini::GeminiClient::Create(std::move(options), &netmod::PostJsonViaNetModule);
-    if (!client.ok()) return client.error();
-    selection.backend = std::move(*client);
+    RETURN_IF_ERROR(netmod::CheckNetModuleInstalled());
+    ASSIGN_OR_RETURN(selection.backend, gemini::GeminiClient::Create(
+                                            std::move(options), &netmod::PostJsonViaNetModule));
     selection.endpoint = config.gemini_base_url;
     return selection;
   }

@@ -29,12 +29,11 @@ class Checker {
   }
 
   Result<Json> CallOk(const std::string& method, Json params) {
-    auto response = Call(method, std::move(params));
-    if (!response.ok()) return response.error();
-    if (!response->contains("result")) {
-      return MakeError(ErrorCode::kInternal, method + " failed: " + response->dump());
+    ASSIGN_OR_RETURN(Json response, Call(method, std::move(params)));
+    if (!response.contains("result")) {
+      return MakeError(ErrorCode::kInternal, method + " failed: " + response.dump());
     }
-    return (*response)["result"];
+    return response["result"];
   }
 
   Connection& connection() { return *connection_; }
@@ -47,63 +46,69 @@ class Checker {
 
 Error Fail(const std::string& what) { return MakeError(ErrorCode::kInternal, what); }
 
-}  // namespace
-
-Result<std::string> RunSelfCheck(McpServer& server) {
-  Checker check(server);
-
-  auto probe = check.Call("server/discover", Json::object());
-  if (!probe.ok()) return probe.error();
-  if (!probe->contains("error") || (*probe)["error"]["code"] != rpc_error::kMethodNotFound) {
-    return Fail("server/discover before initialize should be -32601, got " + probe->dump());
+// Before initialize a modern-only method is "method not found", and the server stays up.
+Status CheckProbeBeforeInitialize(Checker& check) {
+  ASSIGN_OR_RETURN(Json probe, check.Call("server/discover", Json::object()));
+  if (!probe.contains("error") || probe["error"]["code"] != rpc_error::kMethodNotFound) {
+    return Fail("server/discover before initialize should be -32601, got " + probe.dump());
   }
+  return Status::Ok();
+}
 
-  Json init_params = {{"protocolVersion", std::string(kLatestProtocolVersion)},
-                      {"capabilities", Json::object()},
-                      {"clientInfo", {{"name", "imgmcp-self-check"}, {"version", "0"}}}};
-  auto init = check.CallOk("initialize", init_params);
-  if (!init.ok()) return init.error();
-  if ((*init)["protocolVersion"] != kLatestProtocolVersion) {
-    return Fail("initialize negotiated " + (*init)["protocolVersion"].dump());
+Status Initialize(Checker& check) {
+  Json params = {{"protocolVersion", std::string(kLatestProtocolVersion)},
+                 {"capabilities", Json::object()},
+                 {"clientInfo", {{"name", "imgmcp-self-check"}, {"version", "0"}}}};
+  ASSIGN_OR_RETURN(Json init, check.CallOk("initialize", params));
+  if (init["protocolVersion"] != kLatestProtocolVersion) {
+    return Fail("initialize negotiated " + init["protocolVersion"].dump());
   }
   check.connection().HandleJson(MakeNotification("notifications/initialized", Json::object()));
+  return Status::Ok();
+}
 
-  auto ping = check.CallOk("ping", Json::object());
-  if (!ping.ok()) return ping.error();
+bool IsWellFormedTool(const Json& tool) {
+  return tool.is_object() && tool.contains("name") && tool["name"].is_string() &&
+         tool.contains("description") && tool["description"].is_string() &&
+         tool.contains("inputSchema") && tool["inputSchema"].is_object() &&
+         tool["inputSchema"].contains("type") && tool["inputSchema"]["type"] == "object";
+}
 
-  size_t tool_count = 0;
+// Every page of tools/list; the number of tools, each checked.
+Result<size_t> CountTools(Checker& check) {
+  size_t count = 0;
   Json cursor = nullptr;
   do {
     Json params = Json::object();
     if (!cursor.is_null()) params["cursor"] = cursor;
-    auto page = check.CallOk("tools/list", params);
-    if (!page.ok()) return page.error();
-    for (const Json& tool : (*page)["tools"]) {
-      if (!tool.is_object() || !tool.contains("name") || !tool["name"].is_string() ||
-          !tool.contains("description") || !tool["description"].is_string() ||
-          !tool.contains("inputSchema") || !tool["inputSchema"].is_object() ||
-          !tool["inputSchema"].contains("type") || tool["inputSchema"]["type"] != "object") {
-        return Fail("malformed tool in tools/list: " + tool.dump());
-      }
-      ++tool_count;
+    ASSIGN_OR_RETURN(Json page, check.CallOk("tools/list", params));
+    for (const Json& tool : page["tools"]) {
+      if (!IsWellFormedTool(tool)) return Fail("malformed tool in tools/list: " + tool.dump());
+      ++count;
     }
-    cursor = page->value("nextCursor", Json());
+    cursor = page.value("nextCursor", Json());
   } while (!cursor.is_null());
+  return count;
+}
 
-  auto resources = check.CallOk("resources/list", Json::object());
-  if (!resources.ok()) return resources.error();
-  auto templates = check.CallOk("resources/templates/list", Json::object());
-  if (!templates.ok()) return templates.error();
+}  // namespace
 
+Result<std::string> RunSelfCheck(McpServer& server) {
+  Checker check(server);
+  RETURN_IF_ERROR(CheckProbeBeforeInitialize(check));
+  RETURN_IF_ERROR(Initialize(check));
+  RETURN_IF_ERROR(check.CallOk("ping", Json::object()));
+  ASSIGN_OR_RETURN(const size_t tool_count, CountTools(check));
+  ASSIGN_OR_RETURN(Json resources, check.CallOk("resources/list", Json::object()));
+  ASSIGN_OR_RETURN(Json templates, check.CallOk("resources/templates/list", Json::object()));
   if (server.tools().Find("test_simple_text") != nullptr) {
-    auto call = check.CallOk("tools/call", {{"name", "test_simple_text"}, {"arguments", {}}});
-    if (!call.ok()) return call.error();
-    if ((*call)["isError"] != false) return Fail("test_simple_text failed: " + call->dump());
+    ASSIGN_OR_RETURN(Json call,
+                     check.CallOk("tools/call", {{"name", "test_simple_text"}, {"arguments", {}}}));
+    if (call["isError"] != false) return Fail("test_simple_text failed: " + call.dump());
   }
-
   return "protocol " + std::string(kLatestProtocolVersion) + ", " + std::to_string(tool_count) +
-         " tools, " + std::to_string((*resources)["resources"].size()) + " resources, " +
-         std::to_string((*templates)["resourceTemplates"].size()) + " resource templates";
+         " tools, " + std::to_string(resources["resources"].size()) + " resources, " +
+         std::to_string(templates["resourceTemplates"].size()) + " resource templates";
 }
 
 }  // namespace imgmcp::mcp

@@ -1,5 +1,5 @@
 // --self-check: drives a fully wired McpServer through the MCP lifecycle in memory (no stdio) and
-// checks its answers. Used by the README's first-run command and by CI smoke tests.
+// checks its answers: the protocol half of imgmcp --self-check (server/app/self_check.h).
 #pragma once
 
 #include <string>
