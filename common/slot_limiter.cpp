@@ -2,10 +2,11 @@
 
 namespace imgmcp {
 
-void SlotLimiter::Run(const std::function<void()>& fn) {
+bool SlotLimiter::Run(std::stop_token stop, const std::function<void()>& fn) {
   {
     std::unique_lock lock(mu_);
-    freed_.wait(lock, [&] { return limit_ <= 0 || in_use_ < limit_; });
+    if (!freed_.wait(lock, stop, [&] { return limit_ <= 0 || in_use_ < limit_; })) return false;
+    if (stop.stop_requested()) return false;
     ++in_use_;
   }
   struct Release {
@@ -19,6 +20,7 @@ void SlotLimiter::Run(const std::function<void()>& fn) {
     }
   } release{this};
   fn();
+  return true;
 }
 
 int SlotLimiter::InUse() const {

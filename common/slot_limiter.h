@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <stop_token>
 
 namespace imgmcp {
 
@@ -15,14 +16,16 @@ class SlotLimiter {
   SlotLimiter(const SlotLimiter&) = delete;
   SlotLimiter& operator=(const SlotLimiter&) = delete;
 
-  // Waits for a free slot, runs fn, frees the slot (also if fn throws).
-  void Run(const std::function<void()>& fn);
+  // Waits for a free slot, runs fn, frees the slot (also if fn throws). A stop of `stop` before a
+  // slot is free ends the wait without running fn: false then.
+  bool Run(std::stop_token stop, const std::function<void()>& fn);
+  void Run(const std::function<void()>& fn) { Run(std::stop_token(), fn); }
   int InUse() const;
 
  private:
   const int limit_;
   mutable std::mutex mu_;  // guards in_use_
-  std::condition_variable freed_;
+  std::condition_variable_any freed_;
   int in_use_ = 0;
 };
 

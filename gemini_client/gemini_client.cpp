@@ -192,7 +192,7 @@ Result<BackendImage> GeminiClient::CallUnscrubbed(const std::string& path, const
   };
 
   while (true) {
-    if (ctx.cancel.IsCancelled()) {
+    if (ctx.cancel.stop_requested()) {
       return MakeError(ErrorCode::kCancelled,
                        with_last("the Gemini call was cancelled after " +
                                  Plural(attempts, "attempt") + "; nothing was produced."));

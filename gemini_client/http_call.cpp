@@ -13,7 +13,6 @@ namespace {
 
 constexpr size_t kWriteChunk =
     1 << 20;  // request body is streamed from our buffer, 1 MiB at a time
-constexpr std::chrono::milliseconds kWatchInterval{5};
 
 std::string DescribeHttpError(httplib::Error error, const Endpoint& endpoint) {
   const std::string where = " (" + endpoint.scheme_host_port + ")";
@@ -41,12 +40,16 @@ std::string DescribeHttpError(httplib::Error error, const Endpoint& endpoint) {
   }
 }
 
-// Watches for cancellation and the deadline while a request runs and aborts the socket when
-// either fires: the only way to interrupt a blocked read in httplib. Joins on Finish or
-// destruction.
+// Aborts the request's socket when the call is cancelled or its deadline passes: the only way to
+// interrupt a blocked read in httplib. Its thread sleeps until one of the two (a stop of the
+// token wakes it) or until the request is done, and never polls. httplib's stop() does nothing
+// before the request has its socket, so the body writer also checks stop() before each chunk: a
+// stop that comes before the connection exists ends the request at its first write. (httplib
+// connects while holding the lock stop() takes, so a stop during a connect takes effect when the
+// connect finishes: at most the connect timeout.) Joins on Finish or destruction.
 class AbortWatcher {
  public:
-  AbortWatcher(httplib::Client& client, const CancellationToken& cancel,
+  AbortWatcher(httplib::Client& client, std::stop_token cancel,
                std::chrono::steady_clock::time_point deadline)
       : thread_([this, &client, cancel, deadline] { Run(client, cancel, deadline); }) {}
   ~AbortWatcher() { Finish(); }
@@ -64,28 +67,21 @@ class AbortWatcher {
   HttpStop stop() const { return stop_.load(); }
 
  private:
-  void Run(httplib::Client& client, const CancellationToken& cancel,
+  void Run(httplib::Client& client, std::stop_token cancel,
            std::chrono::steady_clock::time_point deadline) {
     std::unique_lock<std::mutex> lock(mutex_);
-    while (!done_) {
-      if (stop_.load() == HttpStop::kNone) {
-        if (cancel.IsCancelled()) {
-          stop_ = HttpStop::kCancelled;
-        } else if (std::chrono::steady_clock::now() >= deadline) {
-          stop_ = HttpStop::kDeadline;
-        }
-      }
-      if (stop_.load() != HttpStop::kNone) {
-        lock.unlock();
-        client.stop();  // repeated until the call returns: the socket may not exist yet
-        lock.lock();
-      }
-      cv_.wait_for(lock, kWatchInterval);
-    }
+    const auto done = [this] { return done_; };
+    const bool finished = deadline == std::chrono::steady_clock::time_point::max()
+                              ? cv_.wait(lock, cancel, done)
+                              : cv_.wait_until(lock, cancel, deadline, done);
+    if (finished) return;
+    stop_ = cancel.stop_requested() ? HttpStop::kCancelled : HttpStop::kDeadline;
+    lock.unlock();
+    client.stop();
   }
 
   std::mutex mutex_;  // guards done_
-  std::condition_variable cv_;
+  std::condition_variable_any cv_;
   bool done_ = false;
   std::atomic<HttpStop> stop_{HttpStop::kNone};  // atomic: read by the request thread
   std::thread thread_;                           // last: starts after the fields above exist
@@ -95,7 +91,7 @@ class AbortWatcher {
 
 Result<HttpAnswer> PostJson(const Endpoint& endpoint, const std::string& path,
                             const std::string& api_key, const std::string& body,
-                            const HttpCallOptions& options, const CancellationToken& cancel,
+                            const HttpCallOptions& options, std::stop_token cancel,
                             std::chrono::steady_clock::time_point deadline, HttpFailure* failure) {
   HttpFailure local_failure;
   if (failure == nullptr) failure = &local_failure;

@@ -5,10 +5,10 @@
 #pragma once
 
 #include <chrono>
+#include <stop_token>
 #include <string>
 #include <string_view>
 
-#include "common/cancellation.h"
 #include "common/result.h"
 
 namespace imgmcp::gemini {
@@ -51,14 +51,14 @@ struct HttpFailure {
 // the Error says what went wrong (never the key) and `failure` says why.
 Result<HttpAnswer> PostJson(const Endpoint& endpoint, const std::string& path,
                             const std::string& api_key, const std::string& body,
-                            const HttpCallOptions& options, const CancellationToken& cancel,
+                            const HttpCallOptions& options, std::stop_token cancel,
                             std::chrono::steady_clock::time_point deadline, HttpFailure* failure);
 
 // PostJson or a function with its contract.
 using PostJsonFunction = Result<HttpAnswer> (*)(const Endpoint& endpoint, const std::string& path,
                                                 const std::string& api_key, const std::string& body,
                                                 const HttpCallOptions& options,
-                                                const CancellationToken& cancel,
+                                                std::stop_token cancel,
                                                 std::chrono::steady_clock::time_point deadline,
                                                 HttpFailure* failure);
 

@@ -3,8 +3,7 @@
 #pragma once
 
 #include <chrono>
-
-#include "common/cancellation.h"
+#include <stop_token>
 
 namespace imgmcp::gemini {
 
@@ -13,16 +12,14 @@ class Sleeper {
   virtual ~Sleeper() = default;
   virtual std::chrono::steady_clock::time_point Now() const = 0;
   // Waits for `duration`, returning false as soon as `cancel` fires (true when the wait completed).
-  virtual bool SleepFor(std::chrono::milliseconds duration, const CancellationToken& cancel) = 0;
+  virtual bool SleepFor(std::chrono::milliseconds duration, std::stop_token cancel) = 0;
 };
 
-// Real time. CancellationToken has no wake-up hook, so the wait polls it every few milliseconds;
-// a cancel is noticed within kPollInterval.
+// Real time; a stop of the token wakes the wait at once.
 class RealSleeper final : public Sleeper {
  public:
-  static constexpr std::chrono::milliseconds kPollInterval{5};
   std::chrono::steady_clock::time_point Now() const override;
-  bool SleepFor(std::chrono::milliseconds duration, const CancellationToken& cancel) override;
+  bool SleepFor(std::chrono::milliseconds duration, std::stop_token cancel) override;
 };
 
 }  // namespace imgmcp::gemini

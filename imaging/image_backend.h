@@ -5,10 +5,10 @@
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
-#include "common/cancellation.h"
 #include "common/json.h"
 #include "common/result.h"
 #include "imaging/generation_params.h"
@@ -71,7 +71,7 @@ struct BackendImage {
 // Per-call context: cancellation, an overall deadline and a progress callback
 // (e.g. "retrying in 4 s (429)"). The callback may be empty.
 struct CallContext {
-  CancellationToken cancel;
+  std::stop_token cancel;
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   std::function<void(const std::string& message)> on_progress;
 };

@@ -14,7 +14,8 @@ namespace imgmcp::imaging {
 namespace {
 
 Status CheckContext(const CallContext& ctx) {
-  if (ctx.cancel.IsCancelled()) return MakeError(ErrorCode::kCancelled, "cancelled by the client");
+  if (ctx.cancel.stop_requested())
+    return MakeError(ErrorCode::kCancelled, "cancelled by the client");
   if (std::chrono::steady_clock::now() >= ctx.deadline) {
     return MakeError(ErrorCode::kDeadlineExceeded, "deadline passed before the image was made");
   }
@@ -73,7 +74,8 @@ Result<BackendImage> LocalBackend::Generate(const GenerateRequest& request,
   if (Status s = CheckContext(ctx); !s) return s.error();
   const GenerationOptions& o = request.options;
   const std::string& ratio = o.aspect_ratio;
-  ASSIGN_OR_RETURN(ImageSize size, PixelSize(o.image_size.empty() ? "1K" : o.image_size, ratio.empty() ? "1:1" : ratio));
+  ASSIGN_OR_RETURN(ImageSize size, PixelSize(o.image_size.empty() ? "1K" : o.image_size,
+                                             ratio.empty() ? "1:1" : ratio));
   if (static_cast<int64_t>(size.width) * size.height > options_.limits.max_pixels) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "image_size " + o.image_size + " at " + (ratio.empty() ? "1:1" : ratio) +
@@ -81,11 +83,12 @@ Result<BackendImage> LocalBackend::Generate(const GenerateRequest& request,
                          " pixels, more than the server allows (--max-pixels)");
   }
   ASSIGN_OR_RETURN(std::vector<Rgb> refs, ReferenceColors(request.references, options_.limits));
-  ASSIGN_OR_RETURN(GeneratedImage gen, GenerateImage(request.prompt, size.width, size.height, refs));
+  ASSIGN_OR_RETURN(GeneratedImage gen,
+                   GenerateImage(request.prompt, size.width, size.height, refs));
   if (Status s = CheckContext(ctx); !s) return s.error();
   return Finish(gen.image,
-                "local engine: " + std::to_string(size.width) + "x" +
-                    std::to_string(size.height) + ", " + gen.description,
+                "local engine: " + std::to_string(size.width) + "x" + std::to_string(size.height) +
+                    ", " + gen.description,
                 options_.png_compression_level);
 }
 
@@ -118,7 +121,8 @@ Result<BackendImage> LocalBackend::Edit(const EditRequest& request, const CallCo
     applied += "; … (" + std::to_string(clauses.size()) + " edits in all)";
   }
   if (!request.options.image_size.empty()) {
-    ASSIGN_OR_RETURN(ImageSize size, ScaleToImageSize(image->width, image->height, request.options.image_size));
+    ASSIGN_OR_RETURN(ImageSize size,
+                     ScaleToImageSize(image->width, image->height, request.options.image_size));
     if (size.width != image->width || size.height != image->height) {
       if (static_cast<int64_t>(size.width) * size.height > options_.limits.max_pixels) {
         return MakeError(ErrorCode::kInvalidArgument,

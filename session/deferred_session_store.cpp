@@ -153,9 +153,11 @@ bool DeferredSessionStore::OpenFinished() const {
   return done_;
 }
 
-Result<SessionStore*> DeferredSessionStore::Store() {
+Result<SessionStore*> DeferredSessionStore::Store(std::stop_token cancel) {
   std::unique_lock<std::mutex> lock(mu_);
-  opened_cv_.wait(lock, [this] { return done_; });
+  if (!opened_cv_.wait(lock, cancel, [this] { return done_; })) {
+    return MakeError(ErrorCode::kCancelled, "cancelled while the session store was opening");
+  }
   if (error_) return *error_;
   return store_.get();
 }
@@ -189,7 +191,7 @@ Result<std::unique_ptr<TurnReservation>> DeferredSessionStore::ReserveTurn(
 
 Result<std::unique_ptr<EditTurn>> DeferredSessionStore::AcquireReservedTurn(
     std::unique_ptr<TurnReservation> reservation, const TurnOptions& options) {
-  auto store = Store();
+  auto store = Store(options.cancel);
   if (!store.ok()) return store.error();
   if (auto* pending = dynamic_cast<PendingReservation*>(reservation.get()); pending != nullptr) {
     if (pending->error) return *pending->error;
@@ -205,7 +207,7 @@ Result<std::unique_ptr<EditTurn>> DeferredSessionStore::AcquireReservedTurn(
 
 Result<std::unique_ptr<EditTurn>> DeferredSessionStore::AcquireTurn(const std::string& session_id,
                                                                     const TurnOptions& options) {
-  auto store = Store();
+  auto store = Store(options.cancel);
   if (!store.ok()) return store.error();
   return (*store)->AcquireTurn(session_id, options);
 }

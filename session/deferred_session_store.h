@@ -28,6 +28,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <vector>
@@ -81,12 +82,14 @@ class DeferredSessionStore final : public SessionStore {
 
   void Open(Opener opener);
   // Waits for the open; the real store or the open error.
-  Result<SessionStore*> Store();
+  // The opened store, once the open finished (or its error); kCancelled when `cancel` stops the
+  // wait first.
+  Result<SessionStore*> Store(std::stop_token cancel = {});
   // Called by a PendingReservation's destructor while it is still waiting for the open.
   void Forget(PendingReservation* pending);
 
-  mutable std::mutex mu_;              // guards every field below up to thread_
-  std::condition_variable opened_cv_;  // signalled once, when done_ becomes true
+  mutable std::mutex mu_;                  // guards every field below up to thread_
+  std::condition_variable_any opened_cv_;  // signalled once, when done_ becomes true
   bool done_ = false;
   std::unique_ptr<SessionStore> store_;  // set (or error_) before done_; read-only afterwards
   std::optional<Error> error_;

@@ -4,10 +4,11 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
-#include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 namespace imgmcp::session {
@@ -31,6 +32,42 @@ int TryFlock(int fd) {
   }
 }
 
+// A blocking flock(LOCK_EX) on its own thread, which the waiter can leave at any time: flock has
+// no cancellable wait, so the waiter waits on `done` instead. Whoever is last decides who owns the
+// descriptor: the waiter takes it when the lock came in time; an abandoned lock is closed by the
+// thread (which gives the lock straight back).
+struct BlockingFlock {
+  std::mutex mu;  // guards every field below
+  std::condition_variable_any done_cv;
+  bool done = false;
+  bool abandoned = false;
+  int error = 0;  // errno of a failed flock
+  int fd = -1;
+
+  static std::shared_ptr<BlockingFlock> Start(int fd) {
+    auto state = std::make_shared<BlockingFlock>();
+    state->fd = fd;
+    std::thread([state] {
+      int err = 0;
+      while (::flock(state->fd, LOCK_EX) != 0) {
+        if (errno != EINTR) {
+          err = errno;
+          break;
+        }
+      }
+      std::lock_guard lock(state->mu);
+      if (state->abandoned) {
+        ::close(state->fd);  // nobody waits any more: the lock (if taken) goes straight back
+        return;
+      }
+      state->error = err;
+      state->done = true;
+      state->done_cv.notify_all();
+    }).detach();
+    return state;
+  }
+};
+
 }  // namespace
 
 FileLock& FileLock::operator=(FileLock&& other) noexcept {
@@ -49,29 +86,33 @@ void FileLock::Release() {
   }
 }
 
-Result<FileLock> FileLock::Acquire(const std::filesystem::path& path,
-                                   const CancellationToken& cancel,
+Result<FileLock> FileLock::Acquire(const std::filesystem::path& path, std::stop_token cancel,
                                    const std::function<void()>& on_blocked) {
   ASSIGN_OR_RETURN(int fd, OpenLockFile(path));
   FileLock lock(fd);
-  auto pause = std::chrono::microseconds(100);
-  bool reported = false;
-  while (true) {
-    const int got = TryFlock(lock.fd_);
-    if (got == 1) return lock;
-    if (got < 0) {
-      return MakeError(ErrorCode::kInternal,
-                       "cannot lock " + path.string() + ": " + std::strerror(errno));
-    }
-    if (!reported && on_blocked) on_blocked();
-    reported = true;
-    if (cancel.IsCancelled()) {
-      return MakeError(ErrorCode::kCancelled, "cancelled while waiting for the session lock");
-    }
-    // Another process holds the session; poll (flock has no timed or cancellable wait).
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::microseconds(5000));
+  const int got = TryFlock(lock.fd_);
+  if (got == 1) return lock;
+  if (got < 0) {
+    return MakeError(ErrorCode::kInternal,
+                     "cannot lock " + path.string() + ": " + std::strerror(errno));
   }
+  if (on_blocked) on_blocked();  // another process holds the session
+  if (cancel.stop_requested()) {
+    return MakeError(ErrorCode::kCancelled, "cancelled while waiting for the session lock");
+  }
+  std::shared_ptr<BlockingFlock> waiter = BlockingFlock::Start(lock.fd_);
+  lock.fd_ = -1;  // the waiting thread holds the descriptor until it hands it over
+  std::unique_lock guard(waiter->mu);
+  if (!waiter->done_cv.wait(guard, cancel, [&] { return waiter->done; })) {
+    waiter->abandoned = true;
+    return MakeError(ErrorCode::kCancelled, "cancelled while waiting for the session lock");
+  }
+  if (waiter->error != 0) {
+    ::close(waiter->fd);
+    return MakeError(ErrorCode::kInternal,
+                     "cannot lock " + path.string() + ": " + std::strerror(waiter->error));
+  }
+  return FileLock(waiter->fd);
 }
 
 Result<std::optional<FileLock>> FileLock::TryAcquire(const std::filesystem::path& path) {

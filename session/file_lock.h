@@ -5,19 +5,20 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <stop_token>
 
-#include "common/cancellation.h"
 #include "common/result.h"
 
 namespace imgmcp::session {
 
 class FileLock {
  public:
-  // Opens (creating, 0600) `path` and waits for LOCK_EX. Waiting polls with LOCK_NB and short,
-  // growing pauses (≤ 5 ms) so that `cancel` is observed: kCancelled when it fires. `on_blocked`
-  // (optional) runs once, on this thread, when the first attempt finds another holder.
-  static Result<FileLock> Acquire(const std::filesystem::path& path,
-                                  const CancellationToken& cancel,
+  // Opens (creating, 0600) `path` and waits for LOCK_EX. When another process holds it, a
+  // blocking flock runs on a thread of its own while the caller waits to be woken by it or by
+  // `cancel` (kCancelled at once; the thread then gives the lock back as soon as it gets it).
+  // `on_blocked` (optional) runs once, on this thread, when the first attempt finds another
+  // holder.
+  static Result<FileLock> Acquire(const std::filesystem::path& path, std::stop_token cancel,
                                   const std::function<void()>& on_blocked = nullptr);
   // One attempt: nullopt when another holder has it.
   static Result<std::optional<FileLock>> TryAcquire(const std::filesystem::path& path);

@@ -21,10 +21,10 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
-#include "common/cancellation.h"
 #include "common/clock.h"
 #include "common/result.h"
 #include "session/data_dir.h"  // IsValidSessionId
@@ -96,14 +96,14 @@ struct StoreOptions {
 };
 
 struct TurnOptions {
-  CancellationToken cancel;                  // leaving the queue on cancellation
+  std::stop_token cancel;                    // leaving the queue on cancellation
   std::function<void(int ahead)> on_queued;  // called when waiting, with edits ahead
   // Called once when, after this process's line, the session is held by another process (its
   // edits cannot be counted): the wait for that process's turn begins.
   std::function<void()> on_other_process;
   // on_queued runs on the waiting thread, outside any store lock: once as soon as the edit has to
-  // wait (ahead >= 1) and again whenever the number ahead changes. Cancellation is observed within
-  // ~10 ms while queued or while waiting for another process's lock; it returns kCancelled.
+  // wait (ahead >= 1) and again whenever the number ahead changes. A stop of `cancel` wakes the
+  // wait at once, queued or waiting for another process or replica; it returns kCancelled.
 };
 
 // Exclusive, ordered access to one session for the duration of an edit. Destroying it releases the

@@ -50,7 +50,9 @@ bool IsPlainFileName(const std::string& name) {
 }
 
 Result<std::optional<SessionRow>> LoadSession(SqliteDb& db, const std::string& id) {
-  ASSIGN_OR_RETURN(Statement st, db.Prepare("SELECT last_version, updated_ms, expired FROM sessions WHERE session_id=?"));
+  ASSIGN_OR_RETURN(
+      Statement st,
+      db.Prepare("SELECT last_version, updated_ms, expired FROM sessions WHERE session_id=?"));
   st.Bind(1, id);
   ASSIGN_OR_RETURN(bool row, st.Step());
   if (!row) return std::optional<SessionRow>();
@@ -70,7 +72,7 @@ Result<std::vector<VersionInfo>> LoadVersions(SqliteDb& db, const DataDirLayout&
                                               const std::string& id,
                                               std::optional<int64_t> version) {
   ASSIGN_OR_RETURN(Statement st, db.Prepare(std::string("SELECT ") + kVersionColumns +
-                                    " FROM versions WHERE " + where_and_order));
+                                            " FROM versions WHERE " + where_and_order));
   st.Bind(1, id);
   if (version.has_value()) st.Bind(2, *version);
   std::vector<VersionInfo> out;
@@ -105,9 +107,11 @@ Result<std::vector<VersionInfo>> LoadVersions(SqliteDb& db, const DataDirLayout&
 
 Result<std::optional<VersionInfo>> LoadOne(SqliteDb& db, const DataDirLayout& layout,
                                            const std::string& id, std::optional<int64_t> version) {
-  ASSIGN_OR_RETURN(std::vector<VersionInfo> rows, version.has_value() ? LoadVersions(db, layout, "session_id=?1 AND version=?2", id, version)
-                          : LoadVersions(db, layout, "session_id=?1 ORDER BY version DESC LIMIT 1",
-                                         id, std::nullopt));
+  ASSIGN_OR_RETURN(std::vector<VersionInfo> rows,
+                   version.has_value()
+                       ? LoadVersions(db, layout, "session_id=?1 AND version=?2", id, version)
+                       : LoadVersions(db, layout, "session_id=?1 ORDER BY version DESC LIMIT 1", id,
+                                      std::nullopt));
   if (rows.empty()) return std::optional<VersionInfo>();
   return std::optional<VersionInfo>(std::move(rows.front()));
 }
@@ -190,7 +194,8 @@ SqliteSessionStore::Lease::~Lease() {
 }
 
 Result<std::unique_ptr<SqliteDb>> SqliteSessionStore::OpenConnection() {
-  ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(layout_.DatabasePath(), kBusyTimeoutMs));
+  ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db,
+                   SqliteDb::Open(layout_.DatabasePath(), kBusyTimeoutMs));
   RETURN_IF_ERROR(db->Exec("PRAGMA foreign_keys=ON; PRAGMA synchronous=FULL;"));
   return db;
 }
@@ -249,9 +254,11 @@ Status SqliteSessionStore::Initialize() {
   // Processes opening one data dir at the same moment would race on the switch to WAL (SQLite
   // answers "database is locked" at once, not after the busy timeout) and on migrations: one at a
   // time. The name starts with '.', which no session id can, so it never meets a session's lock.
-  ASSIGN_OR_RETURN(FileLock acquired, FileLock::Acquire(layout_.LocksDir() / ".store-open.lock", CancellationToken()));
+  ASSIGN_OR_RETURN(FileLock acquired,
+                   FileLock::Acquire(layout_.LocksDir() / ".store-open.lock", std::stop_token()));
   std::optional<FileLock> open_lock(std::move(acquired));
-  ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(layout_.DatabasePath(), kBusyTimeoutMs));
+  ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db,
+                   SqliteDb::Open(layout_.DatabasePath(), kBusyTimeoutMs));
   {
     // Persistent; the first statement that touches the file, so a corrupt file shows up here.
     ASSIGN_OR_RETURN(Statement wal, db->Prepare("PRAGMA journal_mode=WAL"));
@@ -294,13 +301,16 @@ Status SqliteSessionStore::ExpireIdleSessions() {
   SqliteDb& db = lease.db();
   std::vector<std::string> idle;
   {
-    ASSIGN_OR_RETURN(Statement st, db.Prepare("SELECT session_id FROM sessions WHERE expired=0 AND updated_ms < ?"));
+    ASSIGN_OR_RETURN(
+        Statement st,
+        db.Prepare("SELECT session_id FROM sessions WHERE expired=0 AND updated_ms < ?"));
     st.Bind(1, cutoff);
     RETURN_IF_ERROR(st.ForEachRow([&](Statement& row) { idle.push_back(row.ColumnText(0)); }));
   }
   for (const std::string& id : idle) {
     if (!IsValidSessionId(id)) continue;
-    ASSIGN_OR_RETURN(std::optional<FileLock> lock, FileLock::TryAcquire(layout_.SessionLockPath(id)));
+    ASSIGN_OR_RETURN(std::optional<FileLock> lock,
+                     FileLock::TryAcquire(layout_.SessionLockPath(id)));
     if (!lock.has_value()) continue;  // in use by another process right now: not idle
     std::vector<std::string> files;
     {
@@ -310,7 +320,8 @@ Status SqliteSessionStore::ExpireIdleSessions() {
       if (!row.has_value() || row->expired || row->updated_ms >= cutoff) continue;
       ASSIGN_OR_RETURN(std::vector<std::string> removed, DeleteAllVersionRows(db, id));
       files = std::move(removed);
-      ASSIGN_OR_RETURN(Statement upd, db.Prepare("UPDATE sessions SET expired=1 WHERE session_id=?"));
+      ASSIGN_OR_RETURN(Statement upd,
+                       db.Prepare("UPDATE sessions SET expired=1 WHERE session_id=?"));
       upd.Bind(1, id);
       RETURN_IF_ERROR(upd.Run());
       RETURN_IF_ERROR(tx->Commit());
@@ -344,7 +355,8 @@ Status SqliteSessionStore::SweepOrphans() {
                 "ignoring unexpected directory " + (layout_.ImagesDir() / name).string());
       continue;
     }
-    ASSIGN_OR_RETURN(std::optional<FileLock> lock, FileLock::TryAcquire(layout_.SessionLockPath(name)));
+    ASSIGN_OR_RETURN(std::optional<FileLock> lock,
+                     FileLock::TryAcquire(layout_.SessionLockPath(name)));
     if (!lock.has_value()) continue;  // a turn is running in another process
     std::set<std::string> referenced;
     ASSIGN_OR_RETURN(Statement sel, db.Prepare("SELECT file FROM versions WHERE session_id=?"));
@@ -408,8 +420,8 @@ Result<std::unique_ptr<EditTurn>> SqliteSessionStore::AcquireReservedTurn(
     return waited.error();
   }
   Result<TurnQueue::Ticket> ticket = std::move(reserved->ticket);
-  ASSIGN_OR_RETURN(FileLock lock, FileLock::Acquire(layout_.SessionLockPath(session_id), options.cancel,
-                                            options.on_other_process));
+  ASSIGN_OR_RETURN(FileLock lock, FileLock::Acquire(layout_.SessionLockPath(session_id),
+                                                    options.cancel, options.on_other_process));
 
   // Another process may have committed since we last looked: read the state afresh.
   ASSIGN_OR_RETURN(Lease lease, Connection());
@@ -420,10 +432,11 @@ Result<std::unique_ptr<EditTurn>> SqliteSessionStore::AcquireReservedTurn(
   const int64_t last_issued = row.has_value() ? row->last_version : 0;
   std::optional<VersionInfo> current;
   if (row.has_value() && !row->expired) {
-    ASSIGN_OR_RETURN(std::optional<VersionInfo> loaded, LoadOne(db, layout_, session_id, std::nullopt));
+    ASSIGN_OR_RETURN(std::optional<VersionInfo> loaded,
+                     LoadOne(db, layout_, session_id, std::nullopt));
     current = std::move(loaded);
   }
-  if (options.cancel.IsCancelled()) {
+  if (options.cancel.stop_requested()) {
     return MakeError(ErrorCode::kCancelled, "cancelled before the edit started");
   }
   return std::unique_ptr<EditTurn>(new SqliteEditTurn(
@@ -495,18 +508,21 @@ Status SqliteSessionStore::UpsertRows(SqliteDb& db, const CommitPlan& plan) {
   }
   // The session row first (created, or revived after expiry, by its first commit): the version
   // rows refer to it.
-  ASSIGN_OR_RETURN(Statement upd, db.Prepare(
-      "INSERT INTO sessions(session_id, last_version, created_ms, updated_ms) "
-      "VALUES(?1,?2,?3,?3) "
-      "ON CONFLICT(session_id) DO UPDATE SET last_version=?2, updated_ms=?3, expired=0"));
+  ASSIGN_OR_RETURN(
+      Statement upd,
+      db.Prepare(
+          "INSERT INTO sessions(session_id, last_version, created_ms, updated_ms) "
+          "VALUES(?1,?2,?3,?3) "
+          "ON CONFLICT(session_id) DO UPDATE SET last_version=?2, updated_ms=?3, expired=0"));
   upd.Bind(1, plan.session_id).Bind(2, plan.versions.back().number).Bind(3, plan.now_ms);
   RETURN_IF_ERROR(upd.Run());
   for (const CommitPlan::Planned& v : plan.versions) {
     const NewVersion& nv = *v.source;
-    ASSIGN_OR_RETURN(Statement ins, db.Prepare(
-        "INSERT INTO versions(session_id, version, parent, operation, prompt, mime_type, bytes, "
-        "sha256, file, created_at, width, height, backend, model, details) "
-        "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)"));
+    ASSIGN_OR_RETURN(Statement ins,
+                     db.Prepare("INSERT INTO versions(session_id, version, parent, operation, "
+                                "prompt, mime_type, bytes, "
+                                "sha256, file, created_at, width, height, backend, model, details) "
+                                "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)"));
     ins.Bind(1, plan.session_id)
         .Bind(2, v.number)
         .Bind(3, nv.parent)
@@ -531,14 +547,16 @@ Result<std::vector<std::pair<int64_t, std::string>>> SqliteSessionStore::PruneRo
     SqliteDb& db, const std::string& session_id) {
   std::vector<std::pair<int64_t, std::string>> pruned;
   if (options_.max_versions_per_session <= 0) return pruned;
-  ASSIGN_OR_RETURN(Statement old, db.Prepare(
-      "SELECT version, file FROM versions WHERE session_id=? ORDER BY version DESC "
-      "LIMIT -1 OFFSET ?"));
+  ASSIGN_OR_RETURN(
+      Statement old,
+      db.Prepare("SELECT version, file FROM versions WHERE session_id=? ORDER BY version DESC "
+                 "LIMIT -1 OFFSET ?"));
   old.Bind(1, session_id).Bind(2, static_cast<int64_t>(options_.max_versions_per_session));
   RETURN_IF_ERROR(old.ForEachRow(
       [&](Statement& row) { pruned.emplace_back(row.ColumnInt(0), row.ColumnText(1)); }));
   if (pruned.empty()) return pruned;
-  ASSIGN_OR_RETURN(Statement del, db.Prepare("DELETE FROM versions WHERE session_id=? AND version<=?"));
+  ASSIGN_OR_RETURN(Statement del,
+                   db.Prepare("DELETE FROM versions WHERE session_id=? AND version<=?"));
   del.Bind(1, session_id).Bind(2, pruned.front().first);  // the newest of the pruned
   RETURN_IF_ERROR(del.Run());
   return pruned;
@@ -627,7 +645,8 @@ Status SqliteSessionStore::ClearInTurn(const std::string& session_id) {
     ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> tx, WriteTransaction::Begin(db));
     ASSIGN_OR_RETURN(std::vector<std::string> removed, DeleteAllVersionRows(db, session_id));
     files = std::move(removed);
-    ASSIGN_OR_RETURN(Statement upd, db.Prepare("UPDATE sessions SET updated_ms=? WHERE session_id=?"));
+    ASSIGN_OR_RETURN(Statement upd,
+                     db.Prepare("UPDATE sessions SET updated_ms=? WHERE session_id=?"));
     upd.Bind(1, NowMs()).Bind(2, session_id);
     RETURN_IF_ERROR(upd.Run());
     RETURN_IF_ERROR(tx->Commit());
@@ -659,7 +678,8 @@ Result<std::string> SqliteSessionStore::ReadImage(const VersionInfo& version) {
   // Cached bytes were hashed when they were committed or read, so a hit needs no rehash.
   if (auto hit = cache_.Get(id, version.version, version.sha256); hit != nullptr) return *hit;
   ASSIGN_OR_RETURN(Lease lease, Connection());
-  ASSIGN_OR_RETURN(std::optional<VersionInfo> row, LoadOne(lease.db(), layout_, id, version.version));
+  ASSIGN_OR_RETURN(std::optional<VersionInfo> row,
+                   LoadOne(lease.db(), layout_, id, version.version));
   const std::string missing =
       "session " + id + " has no version " + std::to_string(version.version);
   if (!row.has_value()) return MakeError(ErrorCode::kNotFound, missing);
@@ -694,7 +714,8 @@ Result<SessionSnapshot> SqliteSessionStore::ReadSession(const std::string& sessi
   if (!IsValidSessionId(session_id)) return InvalidSessionIdError(session_id);
   ASSIGN_OR_RETURN(Lease lease, Connection());
   SqliteDb& db = lease.db();
-  ASSIGN_OR_RETURN(std::unique_ptr<ReadTransaction> tx, ReadTransaction::Begin(db));  // one snapshot
+  ASSIGN_OR_RETURN(std::unique_ptr<ReadTransaction> tx,
+                   ReadTransaction::Begin(db));  // one snapshot
   auto read = [&]() -> Result<SessionSnapshot> {
     ASSIGN_OR_RETURN(SessionRow session, LoadLiveSession(db, session_id));
     SessionSnapshot out;
@@ -704,7 +725,9 @@ Result<SessionSnapshot> SqliteSessionStore::ReadSession(const std::string& sessi
       out.version = std::move(one);
       return out;
     }
-    ASSIGN_OR_RETURN(std::vector<VersionInfo> rows, LoadVersions(db, layout_, "session_id=?1 ORDER BY version", session_id, std::nullopt));
+    ASSIGN_OR_RETURN(
+        std::vector<VersionInfo> rows,
+        LoadVersions(db, layout_, "session_id=?1 ORDER BY version", session_id, std::nullopt));
     out.history = std::move(rows);
     if (!version.has_value()) {
       if (!out.history.empty()) out.version = out.history.back();
@@ -729,12 +752,14 @@ Result<SessionPage> SqliteSessionStore::ListSessions(const std::optional<std::st
   ASSIGN_OR_RETURN(Lease lease, Connection());
   SqliteDb& db = lease.db();
   ASSIGN_OR_RETURN(std::unique_ptr<ReadTransaction> tx, ReadTransaction::Begin(db));
-  ASSIGN_OR_RETURN(Statement st, db.Prepare(
-      cursor.has_value() ? "SELECT session_id, updated_ms FROM sessions WHERE expired=0 AND "
-                           "(updated_ms < ?1 OR (updated_ms = ?1 AND session_id < ?2)) "
-                           "ORDER BY updated_ms DESC, session_id DESC LIMIT ?3"
-                         : "SELECT session_id, updated_ms FROM sessions WHERE expired=0 "
-                           "ORDER BY updated_ms DESC, session_id DESC LIMIT ?3"));
+  ASSIGN_OR_RETURN(
+      Statement st,
+      db.Prepare(cursor.has_value()
+                     ? "SELECT session_id, updated_ms FROM sessions WHERE expired=0 AND "
+                       "(updated_ms < ?1 OR (updated_ms = ?1 AND session_id < ?2)) "
+                       "ORDER BY updated_ms DESC, session_id DESC LIMIT ?3"
+                     : "SELECT session_id, updated_ms FROM sessions WHERE expired=0 "
+                       "ORDER BY updated_ms DESC, session_id DESC LIMIT ?3"));
   if (cursor.has_value()) st.Bind(1, after_ms).Bind(2, after_id);
   st.Bind(3, static_cast<int64_t>(limit) + 1);
   std::vector<std::pair<std::string, int64_t>> ids;
@@ -769,7 +794,8 @@ bool SqliteSessionStore::SessionExists(const std::string& session_id) {
 
 Result<std::unique_ptr<SessionStore>> OpenSessionStore(const StoreOptions& options,
                                                        const Clock& clock) {
-  ASSIGN_OR_RETURN(std::unique_ptr<SqliteSessionStore> store, SqliteSessionStore::Open(options, clock));
+  ASSIGN_OR_RETURN(std::unique_ptr<SqliteSessionStore> store,
+                   SqliteSessionStore::Open(options, clock));
   return std::unique_ptr<SessionStore>(std::move(store));
 }
 

@@ -17,15 +17,14 @@ TurnQueue::Ticket TurnQueue::Draw(const std::string& session_id) {
   return Ticket(this, session_id, number);
 }
 
-Result<TurnQueue::Ticket> TurnQueue::Enter(const std::string& session_id,
-                                           const CancellationToken& cancel,
+Result<TurnQueue::Ticket> TurnQueue::Enter(const std::string& session_id, std::stop_token cancel,
                                            const std::function<void(int ahead)>& on_queued) {
   Ticket ticket = Draw(session_id);
   RETURN_IF_ERROR(Wait(ticket, cancel, on_queued));
   return ticket;
 }
 
-Status TurnQueue::Wait(const Ticket& ticket, const CancellationToken& cancel,
+Status TurnQueue::Wait(const Ticket& ticket, std::stop_token cancel,
                        const std::function<void(int ahead)>& on_queued) {
   const std::string& session_id = ticket.session_id_;
   const uint64_t number = ticket.number_;
@@ -36,7 +35,7 @@ Status TurnQueue::Wait(const Ticket& ticket, const CancellationToken& cancel,
     const auto it = std::find(line->tickets.begin(), line->tickets.end(), number);
     const int ahead = static_cast<int>(it - line->tickets.begin());
     if (ahead == 0) return Status::Ok();
-    if (cancel.IsCancelled()) {
+    if (cancel.stop_requested()) {
       // The caller's ticket leaves the line when it is destroyed.
       return MakeError(ErrorCode::kCancelled, "cancelled while queued behind " +
                                                   std::to_string(ahead) + " edit(s) of session " +
@@ -50,7 +49,8 @@ Status TurnQueue::Wait(const Ticket& ticket, const CancellationToken& cancel,
       continue;  // the line may have moved during the callback
     }
     reported = ahead;
-    line->changed.wait_for(lock, cancel_poll_);
+    const uint64_t seen = line->departures;
+    line->changed.wait(lock, cancel, [&] { return line->departures != seen; });
   }
 }
 
@@ -61,6 +61,7 @@ void TurnQueue::Leave(const std::string& session_id, uint64_t number) {
   Line& line = *found->second;
   const auto it = std::find(line.tickets.begin(), line.tickets.end(), number);
   if (it != line.tickets.end()) line.tickets.erase(it);
+  ++line.departures;
   if (line.tickets.empty()) {
     lines_.erase(found);  // nobody waits on it: every waiter has a ticket in it
   } else {

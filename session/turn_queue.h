@@ -11,10 +11,10 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <stop_token>
 #include <string>
 #include <unordered_map>
 
-#include "common/cancellation.h"
 #include "common/result.h"
 
 namespace imgmcp::session {
@@ -42,10 +42,8 @@ class TurnQueue {
     uint64_t number_;
   };
 
-  // `cancel_poll` bounds how long a cancelled waiter may go unnoticed (CancellationToken has no
-  // wake-up of its own). Releases wake waiters immediately.
-  explicit TurnQueue(std::chrono::milliseconds cancel_poll = std::chrono::milliseconds(10))
-      : cancel_poll_(cancel_poll) {}
+  // Waiters are woken at once by a release ahead of them and by a stop of their token.
+  TurnQueue() = default;
   TurnQueue(const TurnQueue&) = delete;
   TurnQueue& operator=(const TurnQueue&) = delete;
 
@@ -53,13 +51,13 @@ class TurnQueue {
   // the ticket (before or after its turn came) leaves the line.
   Ticket Draw(const std::string& session_id);
   // Waits until `ticket` is at the front of its line, with on_queued/cancellation as for Enter.
-  Status Wait(const Ticket& ticket, const CancellationToken& cancel,
+  Status Wait(const Ticket& ticket, std::stop_token cancel,
               const std::function<void(int ahead)>& on_queued);
 
   // Draws a ticket and waits for the turn. While waiting, calls on_queued(ahead) (outside any
   // lock) first and whenever the number of tickets ahead changes. kCancelled when `cancel` fires
   // before the turn comes.
-  Result<Ticket> Enter(const std::string& session_id, const CancellationToken& cancel,
+  Result<Ticket> Enter(const std::string& session_id, std::stop_token cancel,
                        const std::function<void(int ahead)>& on_queued);
 
   // Tickets (holder + waiters) currently in `session_id`'s line.
@@ -69,11 +67,11 @@ class TurnQueue {
   struct Line {
     uint64_t next_ticket = 0;
     std::deque<uint64_t> tickets;  // front = the holder of the turn
-    std::condition_variable changed;
+    uint64_t departures = 0;       // tickets that left; a waiter wakes when it moves
+    std::condition_variable_any changed;
   };
   void Leave(const std::string& session_id, uint64_t number);
 
-  const std::chrono::milliseconds cancel_poll_;
   mutable std::mutex mu_;  // guards lines_ and every Line in it
   std::unordered_map<std::string, std::unique_ptr<Line>> lines_;  // only non-empty lines
 };

@@ -20,7 +20,7 @@ constexpr char kLog[] = "mcp";
 class Connection::CallContext final : public ToolCallContext {
  public:
   CallContext(std::shared_ptr<Connection> connection, const RequestScope& scope,
-              CancellationToken token, std::unique_ptr<CallReservation> reservation,
+              std::stop_token token, std::unique_ptr<CallReservation> reservation,
               InputResponses inputs)
       : connection_(std::move(connection)),
         scope_(scope),
@@ -55,7 +55,7 @@ class Connection::CallContext final : public ToolCallContext {
   // Called only by the handler, on the worker thread that owns this context.
   std::unique_ptr<CallReservation> TakeReservation() override { return std::move(reservation_); }
   void CloseStream() override { connection_->CloseRequestStream(scope_.id); }
-  const CancellationToken& Cancellation() const override { return token_; }
+  std::stop_token Cancellation() const override { return token_; }
   std::string ProtocolVersion() const override { return scope_.protocol_version; }
   bool Modern() const override { return scope_.modern(); }
   const Json& ClientCapabilities() const override { return scope_.client_capabilities; }
@@ -79,7 +79,7 @@ class Connection::CallContext final : public ToolCallContext {
  private:
   const std::shared_ptr<Connection> connection_;
   const RequestScope scope_;
-  const CancellationToken token_;
+  const std::stop_token token_;
   std::mutex mu_;  // guards done_ and last_progress_, and orders this call's notifications
   bool done_ = false;
   std::optional<double> last_progress_;
@@ -99,7 +99,7 @@ struct Connection::Batch {
 // A server→client request waiting for the client's answer.
 struct Connection::PendingRequest {
   std::mutex mu;  // guards outcome
-  std::condition_variable cv;
+  std::condition_variable_any cv;
   std::optional<Result<Json>> outcome;
 
   void Fulfil(Result<Json> result) {
@@ -255,8 +255,8 @@ void Connection::HandleRequest(IncomingMessage& in, const std::shared_ptr<Batch>
     return;
   }
   // The rest may touch disk or user code: run them on the worker pool.
-  RunAsync(scope, [scope, handler, params = std::move(in.params)](
-                      Connection& self, const CancellationToken&) mutable {
+  RunAsync(scope, [scope, handler, params = std::move(in.params)](Connection& self,
+                                                                  std::stop_token) mutable {
     return (self.*handler)(scope, params);
   });
 }
@@ -300,7 +300,7 @@ void Connection::HandleCancelled(const Json& request_id) {
     auto it = in_flight_.find(IdKey(request_id));
     if (it == in_flight_.end()) return;  // unknown or already answered: ignore
     subscription = it->second.subscription;
-    if (!subscription) it->second.token.Cancel();
+    if (!subscription) it->second.stop.request_stop();
   }
   log::Debug(kLog, "request " + request_id.dump() + " cancelled by the client");
   if (subscription) EndSubscription(request_id, /*graceful=*/false);
@@ -308,7 +308,7 @@ void Connection::HandleCancelled(const Json& request_id) {
 
 Connection::Outcome Connection::RunTool(const RequestScope& scope, const ToolSpec& tool,
                                         AdmittedCall& call, const InputResponses& inputs,
-                                        const CancellationToken& token) {
+                                        std::stop_token token) {
   const std::string& name = tool.definition.name;
   CallContext context(shared_from_this(), scope, token, std::move(call.reservation), inputs);
   ToolResult result;
@@ -345,9 +345,9 @@ bool Connection::CallerAwaitsAnswers() {
 }
 
 void Connection::RunAsync(const RequestScope& scope,
-                          std::function<Outcome(Connection& self, const CancellationToken&)> work,
+                          std::function<Outcome(Connection& self, std::stop_token)> work,
                           bool quick) {
-  CancellationToken token;
+  std::stop_source stop;
   const std::string key = IdKey(scope.id);
   bool closed = false;
   bool duplicate = false;
@@ -355,7 +355,7 @@ void Connection::RunAsync(const RequestScope& scope,
     std::lock_guard<std::mutex> lock(mu_);
     closed = closed_;
     duplicate = in_flight_.count(key) > 0;
-    if (!closed && !duplicate) in_flight_.emplace(key, InFlight{scope.id, token, scope.batch});
+    if (!closed && !duplicate) in_flight_.emplace(key, InFlight{scope.id, stop, scope.batch});
   }
   if (closed) {  // nobody to answer
     if (scope.batch) BatchDone(scope.batch, std::nullopt);
@@ -368,11 +368,11 @@ void Connection::RunAsync(const RequestScope& scope,
     return;
   }
   std::weak_ptr<Connection> weak = weak_from_this();
-  auto task = [weak, scope, token, work = std::move(work)] {
+  auto task = [weak, scope, token = stop.get_token(), work = std::move(work)] {
     auto self = weak.lock();
     if (!self) return;
     std::optional<Outcome> outcome;
-    if (!token.IsCancelled()) {
+    if (!token.stop_requested()) {
       try {
         outcome = work(*self, token);
       } catch (const std::exception& e) {
@@ -404,7 +404,7 @@ void Connection::FinishAsync(const RequestScope& scope, std::optional<Outcome> o
     std::lock_guard<std::mutex> lock(mu_);
     auto it = in_flight_.find(key);
     if (it == in_flight_.end()) return;
-    if (it->second.token.IsCancelled()) outcome.reset();  // cancelled: no response at all
+    if (it->second.stop.stop_requested()) outcome.reset();  // cancelled: no response at all
   }
   // Sent before the request leaves in_flight_, so WaitIdle() also waits for the answer's write.
   if (outcome) {
@@ -597,7 +597,7 @@ void Connection::NotifyListChanged(ListKind list) {
 
 Result<Json> Connection::SendRequest(const std::string& method, const Json& params,
                                      const std::optional<Json>& related_request_id,
-                                     const CancellationToken& cancel) {
+                                     std::stop_token cancel) {
   const std::string capability = ClientCapabilityFor(method);
   auto pending = std::make_shared<PendingRequest>();
   Json id;
@@ -621,21 +621,14 @@ Result<Json> Connection::SendRequest(const std::string& method, const Json& para
   const auto deadline = std::chrono::steady_clock::now() + server_.options().client_request_timeout;
   std::optional<Error> gave_up;
   {
+    // Woken by the answer, by Close(), or by a stop of `cancel`.
     std::unique_lock<std::mutex> lock(pending->mu);
-    while (!pending->outcome) {
-      if (cancel.IsCancelled()) {
-        gave_up = MakeError(ErrorCode::kCancelled, "cancelled");
-        break;
-      }
-      const auto now = std::chrono::steady_clock::now();
-      if (now >= deadline) {
-        gave_up = MakeError(ErrorCode::kDeadlineExceeded,
-                            "the client did not answer " + method + " in time");
-        break;
-      }
-      // Wakes on the answer; the bounded wait re-checks the cancellation token.
-      pending->cv.wait_for(lock, std::min<std::chrono::steady_clock::duration>(
-                                     deadline - now, std::chrono::milliseconds(50)));
+    if (!pending->cv.wait_until(lock, cancel, deadline,
+                                [&] { return pending->outcome.has_value(); })) {
+      gave_up = cancel.stop_requested()
+                    ? MakeError(ErrorCode::kCancelled, "cancelled")
+                    : MakeError(ErrorCode::kDeadlineExceeded,
+                                "the client did not answer " + method + " in time");
     }
   }
   if (!gave_up) return std::move(*pending->outcome);
@@ -667,7 +660,7 @@ void Connection::CancelAll() {
       if (request.subscription) {
         streams.push_back(request.id);
       } else {
-        request.token.Cancel();
+        request.stop.request_stop();
       }
     }
   }
@@ -684,7 +677,7 @@ void Connection::Close() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     closed_ = true;
-    for (auto& [key, request] : in_flight_) request.token.Cancel();
+    for (auto& [key, request] : in_flight_) request.stop.request_stop();
     for (const auto& [key, listen] : listens_) in_flight_.erase(key);
     listens_.clear();
     if (in_flight_.empty()) idle_cv_.notify_all();

@@ -26,11 +26,11 @@
 #include <optional>
 #include <set>
 #include <shared_mutex>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "common/cancellation.h"
 #include "common/json.h"
 #include "common/result.h"
 #include "server/mcp/json_rpc.h"
@@ -144,7 +144,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   struct InFlight {
     Json id;
-    CancellationToken token;  // cancelled → the response is dropped
+    std::stop_source stop;  // requested → the work is cancelled and its response dropped
     std::shared_ptr<Batch> batch;
     bool subscription = false;  // a subscriptions/listen stream (no work behind it)
   };
@@ -181,7 +181,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Runs an admitted tools/call on this (worker) thread.
   Outcome RunTool(const RequestScope& scope, const ToolSpec& tool, AdmittedCall& call,
-                  const InputResponses& inputs, const CancellationToken& token);
+                  const InputResponses& inputs, std::stop_token token);
 
   // --- multi round-trip requests (MRTR), tools/call and prompts/get ---
   // Verifies a retry's sealed requestState for `request` (e.g. "tools/call name") and replaces
@@ -198,8 +198,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // `quick` and the sink's caller waits for the answer anyway (MessageSink::CallerAwaitsAnswers;
   // never inside a batch).
   void RunAsync(const RequestScope& scope,
-                std::function<Outcome(Connection& self, const CancellationToken&)> work,
-                bool quick = false);
+                std::function<Outcome(Connection& self, std::stop_token)> work, bool quick = false);
   bool CallerAwaitsAnswers();
   void FinishAsync(const RequestScope& scope, std::optional<Outcome> outcome);
   void Dropped(const Json& id);
@@ -221,8 +220,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // A legacy server→client request; blocks until the answer, an error, `cancel`, Close or the
   // timeout.
   Result<Json> SendRequest(const std::string& method, const Json& params,
-                           const std::optional<Json>& related_request_id,
-                           const CancellationToken& cancel);
+                           const std::optional<Json>& related_request_id, std::stop_token cancel);
 
   McpServer& server_;
   const ConnectionMode mode_;

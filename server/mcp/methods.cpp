@@ -190,7 +190,7 @@ Connection::Outcome Connection::Listen(RequestScope& scope, const ListenParams& 
       return Outcome::Fail(
           InvalidRequest("duplicate request id " + scope.id.dump() + " is still in progress"));
     }
-    in_flight_.emplace(key, InFlight{scope.id, CancellationToken(), nullptr, true});
+    in_flight_.emplace(key, InFlight{scope.id, std::stop_source(), nullptr, true});
   }
   // The acknowledgement names what will be honoured (URIs no provider serves are left out) and
   // goes first; only then does the stream get notifications.
@@ -232,8 +232,7 @@ Connection::Outcome Connection::CallTool(RequestScope& scope, const CallToolPara
   auto call = std::make_shared<AdmittedCall>(tool->admit(params.arguments));
   RunAsync(
       scope,
-      [scope, tool, call, inputs = std::move(inputs)](Connection& self,
-                                                      const CancellationToken& token) {
+      [scope, tool, call, inputs = std::move(inputs)](Connection& self, std::stop_token token) {
         return self.RunTool(scope, *tool, *call, inputs, token);
       },
       tool->definition.quick);

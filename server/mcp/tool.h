@@ -5,9 +5,9 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stop_token>
 #include <string>
 
-#include "common/cancellation.h"
 #include "common/json.h"
 #include "common/result.h"
 
@@ -98,7 +98,7 @@ class ToolCallContext {
   // Sends notifications/message when `level` is at or above the level set by logging/setLevel.
   virtual void Log(LogLevel level, const std::string& logger, const Json& data) = 0;
   // Cancelled by notifications/cancelled for this request (or by transport shutdown).
-  virtual const CancellationToken& Cancellation() const = 0;
+  virtual std::stop_token Cancellation() const = 0;
   // The negotiated protocol version of the connection this call came on.
   virtual std::string ProtocolVersion() const = 0;
   // Sends a server→client request (sampling/createMessage, elicitation/create, …) and waits for

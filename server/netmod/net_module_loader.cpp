@@ -67,13 +67,10 @@ Result<const NetModuleApi*> LoadNetModule() {
   return loaded;
 }
 
-Result<gemini::HttpAnswer> PostJsonViaNetModule(const gemini::Endpoint& endpoint,
-                                                const std::string& path, const std::string& api_key,
-                                                const std::string& body,
-                                                const gemini::HttpCallOptions& options,
-                                                const CancellationToken& cancel,
-                                                std::chrono::steady_clock::time_point deadline,
-                                                gemini::HttpFailure* failure) {
+Result<gemini::HttpAnswer> PostJsonViaNetModule(
+    const gemini::Endpoint& endpoint, const std::string& path, const std::string& api_key,
+    const std::string& body, const gemini::HttpCallOptions& options, std::stop_token cancel,
+    std::chrono::steady_clock::time_point deadline, gemini::HttpFailure* failure) {
   auto api = LoadNetModule();
   if (!api.ok()) {
     if (failure != nullptr) *failure = gemini::HttpFailure{};

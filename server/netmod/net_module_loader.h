@@ -5,9 +5,9 @@
 
 #include <chrono>
 #include <filesystem>
+#include <stop_token>
 #include <string>
 
-#include "common/cancellation.h"
 #include "common/result.h"
 #include "gemini_client/http_call.h"
 #include "server/netmod/net_module.h"
@@ -28,12 +28,9 @@ Result<const NetModuleApi*> LoadNetModule();
 
 // A gemini::PostJsonFunction: loads the module on first use, then forwards to its PostJson.
 // When the module cannot be loaded the error is not retryable (kFailedPrecondition).
-Result<gemini::HttpAnswer> PostJsonViaNetModule(const gemini::Endpoint& endpoint,
-                                                const std::string& path, const std::string& api_key,
-                                                const std::string& body,
-                                                const gemini::HttpCallOptions& options,
-                                                const CancellationToken& cancel,
-                                                std::chrono::steady_clock::time_point deadline,
-                                                gemini::HttpFailure* failure);
+Result<gemini::HttpAnswer> PostJsonViaNetModule(
+    const gemini::Endpoint& endpoint, const std::string& path, const std::string& api_key,
+    const std::string& body, const gemini::HttpCallOptions& options, std::stop_token cancel,
+    std::chrono::steady_clock::time_point deadline, gemini::HttpFailure* failure);
 
 }  // namespace imgmcp::netmod

@@ -4,9 +4,10 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <utility>
 #include <vector>
+
+#include "common/cancellation.h"
 
 namespace imgmcp::tools {
 
@@ -52,12 +53,7 @@ Json ImageBlock() {
 
 // The reference server's 50 ms pauses, cut short by cancellation. False when cancelled.
 bool PauseUnlessCancelled(ToolCallContext& ctx, std::chrono::milliseconds total) {
-  const auto end = std::chrono::steady_clock::now() + total;
-  while (std::chrono::steady_clock::now() < end) {
-    if (ctx.Cancellation().IsCancelled()) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return !ctx.Cancellation().IsCancelled();
+  return SleepUnlessStopped(total, ctx.Cancellation());
 }
 
 // Reads a required string argument; nullopt (and an isError text in *error) when missing.

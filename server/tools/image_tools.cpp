@@ -167,12 +167,11 @@ Result<imaging::BackendImage> ImageTools::RunBackend(const std::string& what,
   call_ctx.deadline = std::chrono::steady_clock::now() + options_.backend_deadline;
   call_ctx.on_progress = [&progress](const std::string& message) { progress.Report(message); };
   Result<imaging::BackendImage> out = Error(ErrorCode::kInternal, "the backend did not run");
-  backend_slots_.Run([&] {
-    if (ctx.Cancellation().IsCancelled()) return;
+  backend_slots_.Run(ctx.Cancellation(), [&] {
     ProgressHeartbeat heartbeat(progress, what, options_.heartbeat_interval);
     out = call(call_ctx);
   });
-  if (ctx.Cancellation().IsCancelled()) {
+  if (ctx.Cancellation().stop_requested()) {
     return Error(ErrorCode::kCancelled, "cancelled by the client; nothing was committed");
   }
   return out;

@@ -33,7 +33,6 @@ Result<const LibPq*> Load() {
   };
 #define IMGMCP_RESOLVE(name) resolve(api.name, #name)
   IMGMCP_RESOLVE(PQbackendPID);
-  IMGMCP_RESOLVE(PQcancel);
   IMGMCP_RESOLVE(PQclear);
   IMGMCP_RESOLVE(PQconnectdbParams);
   IMGMCP_RESOLVE(PQconninfoFree);
@@ -43,17 +42,18 @@ Result<const LibPq*> Load() {
   IMGMCP_RESOLVE(PQexec);
   IMGMCP_RESOLVE(PQexecParams);
   IMGMCP_RESOLVE(PQfinish);
-  IMGMCP_RESOLVE(PQfreeCancel);
   IMGMCP_RESOLVE(PQfreemem);
-  IMGMCP_RESOLVE(PQgetCancel);
   IMGMCP_RESOLVE(PQgetisnull);
   IMGMCP_RESOLVE(PQgetlength);
+  IMGMCP_RESOLVE(PQgetResult);
   IMGMCP_RESOLVE(PQgetvalue);
+  IMGMCP_RESOLVE(PQisBusy);
   IMGMCP_RESOLVE(PQnotifies);
   IMGMCP_RESOLVE(PQntuples);
   IMGMCP_RESOLVE(PQresultErrorField);
   IMGMCP_RESOLVE(PQresultErrorMessage);
   IMGMCP_RESOLVE(PQresultStatus);
+  IMGMCP_RESOLVE(PQsendQueryParams);
   IMGMCP_RESOLVE(PQsetNoticeProcessor);
   IMGMCP_RESOLVE(PQsocket);
   IMGMCP_RESOLVE(PQstatus);

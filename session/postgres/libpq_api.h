@@ -12,7 +12,6 @@ namespace imgmcp::session::postgres {
 // The libpq functions imgmcp calls, resolved from the shared library.
 struct LibPq {
   decltype(&::PQbackendPID) PQbackendPID;
-  decltype(&::PQcancel) PQcancel;
   decltype(&::PQclear) PQclear;
   decltype(&::PQconnectdbParams) PQconnectdbParams;
   decltype(&::PQconninfoFree) PQconninfoFree;
@@ -22,17 +21,18 @@ struct LibPq {
   decltype(&::PQexec) PQexec;
   decltype(&::PQexecParams) PQexecParams;
   decltype(&::PQfinish) PQfinish;
-  decltype(&::PQfreeCancel) PQfreeCancel;
   decltype(&::PQfreemem) PQfreemem;
-  decltype(&::PQgetCancel) PQgetCancel;
   decltype(&::PQgetisnull) PQgetisnull;
   decltype(&::PQgetlength) PQgetlength;
+  decltype(&::PQgetResult) PQgetResult;
   decltype(&::PQgetvalue) PQgetvalue;
+  decltype(&::PQisBusy) PQisBusy;
   decltype(&::PQnotifies) PQnotifies;
   decltype(&::PQntuples) PQntuples;
   decltype(&::PQresultErrorField) PQresultErrorField;
   decltype(&::PQresultErrorMessage) PQresultErrorMessage;
   decltype(&::PQresultStatus) PQresultStatus;
+  decltype(&::PQsendQueryParams) PQsendQueryParams;
   decltype(&::PQsetNoticeProcessor) PQsetNoticeProcessor;
   decltype(&::PQsocket) PQsocket;
   decltype(&::PQstatus) PQstatus;

@@ -1,6 +1,11 @@
 #include "session/postgres/pg_connection.h"
 
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
@@ -93,16 +98,9 @@ Result<std::string> DescribeConninfo(const std::string& conninfo) {
 }
 
 PgConnection::PgConnection(pg_conn* conn, std::string label)
-    : conn_(conn), label_(std::move(label)), cancel_(Pq().PQgetCancel(conn)) {}
+    : conn_(conn), label_(std::move(label)) {}
 
-PgConnection::~PgConnection() {
-  {
-    std::lock_guard lock(cancel_mu_);
-    if (cancel_ != nullptr) Pq().PQfreeCancel(cancel_);
-    cancel_ = nullptr;
-  }
-  Pq().PQfinish(conn_);
-}
+PgConnection::~PgConnection() { Pq().PQfinish(conn_); }
 
 Result<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& conninfo,
                                                             const std::string& label) {
@@ -163,11 +161,8 @@ Error PgConnection::ErrorFrom(pg_result* result, std::string_view what) {
                "PostgreSQL at " + label_ + ": " + message + " (while " + std::string(what) + ")");
 }
 
-Result<PgResult> PgConnection::Exec(std::string_view sql, const std::vector<PgParam>& params,
-                                    std::string_view what, bool binary_result) {
-  std::vector<const char*> values(params.size());
-  std::vector<int> lengths(params.size());
-  std::vector<int> formats(params.size());
+PgConnection::ParamArrays::ParamArrays(const std::vector<PgParam>& params)
+    : values(params.size()), lengths(params.size()), formats(params.size()) {
   for (size_t i = 0; i < params.size(); ++i) {
     const PgParam& p = params[i];
     if (p.is_null) {
@@ -180,10 +175,10 @@ Result<PgResult> PgConnection::Exec(std::string_view sql, const std::vector<PgPa
       values[i] = p.text.c_str();
     }
   }
-  const std::string text(sql);
-  pg_result* result =
-      Pq().PQexecParams(conn_, text.c_str(), static_cast<int>(params.size()), nullptr,
-                        values.data(), lengths.data(), formats.data(), binary_result ? 1 : 0);
+}
+
+Result<PgResult> PgConnection::Finish(pg_result* result, std::string_view what,
+                                      bool binary_result) {
   const ExecStatusType status = result != nullptr ? Pq().PQresultStatus(result) : PGRES_FATAL_ERROR;
   if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
     Error e = ErrorFrom(result, what);
@@ -192,6 +187,66 @@ Result<PgResult> PgConnection::Exec(std::string_view sql, const std::vector<PgPa
   }
   last_sqlstate_.clear();
   return PgResult(result, binary_result);
+}
+
+Result<PgResult> PgConnection::Exec(std::string_view sql, const std::vector<PgParam>& params,
+                                    std::string_view what, bool binary_result) {
+  const ParamArrays arrays(params);
+  const std::string text(sql);
+  pg_result* result = Pq().PQexecParams(conn_, text.c_str(), static_cast<int>(params.size()),
+                                        nullptr, arrays.values.data(), arrays.lengths.data(),
+                                        arrays.formats.data(), binary_result ? 1 : 0);
+  return Finish(result, what, binary_result);
+}
+
+Result<PgResult> PgConnection::ExecUntilStopped(std::string_view sql,
+                                                const std::vector<PgParam>& params,
+                                                std::string_view what, std::stop_token stop) {
+  const ParamArrays arrays(params);
+  const std::string text(sql);
+  if (Pq().PQsendQueryParams(conn_, text.c_str(), static_cast<int>(params.size()), nullptr,
+                             arrays.values.data(), arrays.lengths.data(), arrays.formats.data(),
+                             0) == 0) {
+    return ErrorFrom(nullptr, what);
+  }
+  // The answer or a stop, whichever comes first: the stop writes to an eventfd polled beside the
+  // socket.
+  struct WakeFd {  // outlives the stop callback that writes to it
+    const int fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    ~WakeFd() {
+      if (fd >= 0) ::close(fd);
+    }
+  } wake_fd;
+  const int wake = wake_fd.fd;
+  if (wake < 0) return Error(ErrorCode::kInternal, "cannot create an eventfd");
+  std::stop_callback on_stop(stop, [wake] {
+    const uint64_t one = 1;
+    (void)!::write(wake, &one, sizeof one);
+  });
+  Status waited = Status::Ok();
+  while (Pq().PQisBusy(conn_) != 0) {
+    pollfd fds[2] = {{Socket(), POLLIN, 0}, {wake, POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      waited = Error(ErrorCode::kInternal, std::string("poll failed: ") + std::strerror(errno));
+      break;
+    }
+    if (fds[1].revents != 0) {
+      waited = Error(ErrorCode::kCancelled, "stopped while " + std::string(what));
+      break;
+    }
+    if (Status st = ConsumeInput(); !st.ok()) {
+      waited = st;
+      break;
+    }
+  }
+  if (!waited.ok()) return waited.error();
+  pg_result* last = nullptr;
+  while (pg_result* next = Pq().PQgetResult(conn_)) {
+    if (last != nullptr) Pq().PQclear(last);
+    last = next;
+  }
+  return Finish(last, what, /*binary_result=*/false);
 }
 
 Status PgConnection::Run(std::string_view sql, std::string_view what) {
@@ -235,15 +290,6 @@ std::optional<PgNotification> PgConnection::NextNotification() {
   return out;
 }
 
-void PgConnection::Cancel() {
-  std::lock_guard lock(cancel_mu_);
-  if (cancel_ == nullptr) return;
-  char err[256];
-  if (Pq().PQcancel(cancel_, err, sizeof err) == 0) {
-    log::Debug(kLog, std::string("cancelling a statement failed: ") + err);
-  }
-}
-
 // --- PgPool ---------------------------------------------------------------------------------
 
 PgPool::PgPool(std::string conninfo, std::string label, int max_size)
@@ -255,10 +301,12 @@ PgPool::Lease::~Lease() {
   if (conn_ != nullptr) pool_->Return(std::move(conn_));
 }
 
-Result<PgPool::Lease> PgPool::Acquire() {
+Result<PgPool::Lease> PgPool::Acquire(std::stop_token stop) {
   {
     std::unique_lock lock(mu_);
-    returned_.wait(lock, [&] { return !idle_.empty() || out_ < max_size_; });
+    if (!returned_.wait(lock, stop, [&] { return !idle_.empty() || out_ < max_size_; })) {
+      return Error(ErrorCode::kCancelled, "cancelled while waiting for a connection to PostgreSQL");
+    }
     ++out_;
     if (!idle_.empty()) {
       std::unique_ptr<PgConnection> conn = std::move(idle_.back());

@@ -5,7 +5,7 @@
 // serialization failure are kUnavailable ("retrying may help"), a constraint violation kConflict,
 // anything else kInternal; the message names the server (host:port/database — never the password
 // or the full connection string) and what was being done. A PgConnection is not thread-safe (one
-// thread at a time: the pool hands it out), except Cancel().
+// thread at a time: the pool hands it out).
 #pragma once
 
 #include <chrono>
@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,7 +23,6 @@
 
 struct pg_conn;
 struct pg_result;
-struct pg_cancel;
 
 namespace imgmcp::session::postgres {
 
@@ -87,6 +87,11 @@ class PgConnection {
   // and text columns) when `binary_result`. `what` says what it is for, in errors.
   Result<PgResult> Exec(std::string_view sql, const std::vector<PgParam>& params,
                         std::string_view what, bool binary_result = false);
+  // As Exec, for a statement that may block for long (an advisory lock): the wait for its answer
+  // ends with kCancelled as soon as `stop` is requested, leaving the connection mid-statement
+  // (Unusable: drop it).
+  Result<PgResult> ExecUntilStopped(std::string_view sql, const std::vector<PgParam>& params,
+                                    std::string_view what, std::stop_token stop);
   // Statements without parameters or rows (may be several, separated by ';').
   Status Run(std::string_view sql, std::string_view what);
 
@@ -106,20 +111,25 @@ class PgConnection {
   Status ConsumeInput();
   std::optional<PgNotification> NextNotification();
 
-  // Asks the server to cancel the statement running on this connection. Thread-safe.
-  void Cancel();
-
   const std::string& label() const { return label_; }
 
  private:
+  // The parameters of one statement in libpq's arrays (pointing into `params`).
+  struct ParamArrays {
+    explicit ParamArrays(const std::vector<PgParam>& params);
+    std::vector<const char*> values;
+    std::vector<int> lengths;
+    std::vector<int> formats;
+  };
+
   PgConnection(pg_conn* conn, std::string label);
   Error ErrorFrom(pg_result* result, std::string_view what);
+  // The statement's result (PGRES_TUPLES_OK or PGRES_COMMAND_OK) or its error; takes `result`.
+  Result<PgResult> Finish(pg_result* result, std::string_view what, bool binary_result);
 
   pg_conn* conn_;
   const std::string label_;
   std::string last_sqlstate_;
-  std::mutex cancel_mu_;  // guards cancel_ (PQcancel may run on another thread)
-  pg_cancel* cancel_;
 };
 
 // "host:port/database" of a connection string, for messages (never the password). kInvalidArgument
@@ -150,8 +160,9 @@ class PgPool {
     std::unique_ptr<PgConnection> conn_;
   };
 
-  // An idle connection, or a new one; waits while max_size are out.
-  Result<Lease> Acquire();
+  // An idle connection, or a new one; waits while max_size are out — until `stop` is requested
+  // (kCancelled).
+  Result<Lease> Acquire(std::stop_token stop = {});
   void DropIdle();
   int max_size() const { return max_size_; }
   const std::string& label() const { return label_; }
@@ -164,7 +175,7 @@ class PgPool {
   const std::string label_;
   const int max_size_;
   std::mutex mu_;  // guards idle_ and out_
-  std::condition_variable returned_;
+  std::condition_variable_any returned_;
   std::vector<std::unique_ptr<PgConnection>> idle_;
   int out_ = 0;  // connections handed out (or being opened)
 };

@@ -18,8 +18,6 @@ namespace {
 constexpr char kLog[] = "postgres";
 constexpr char kTurnsChannel[] = "imgmcp_turns";
 constexpr char kCommitsChannel[] = "imgmcp_commits";
-// Cancellation has no wake-up of its own (CancellationToken): waiters look at it this often.
-constexpr auto kCancelPoll = std::chrono::milliseconds(10);
 constexpr auto kMaxReconnectPause = std::chrono::seconds(2);
 
 const std::string kNamespace = std::to_string(kAdvisoryNamespace);
@@ -85,24 +83,7 @@ PgTurns::~PgTurns() {
   state_changed_.notify_all();
   jobs_changed_.notify_all();
   if (wake_fds_[1] >= 0) (void)!::write(wake_fds_[1], "x", 1);
-  // Watchers block in PostgreSQL: cancel their statement until each has noticed (a cancel that
-  // arrives before the statement does is lost, hence the repeat).
-  while (true) {
-    std::vector<std::shared_ptr<PgConnection>> blocked;
-    {
-      std::unique_lock lock(mu_);
-      bool all_done = true;
-      for (auto& [id, w] : watchers_) {
-        if (w->done) continue;
-        all_done = false;
-        if (w->conn != nullptr) blocked.push_back(w->conn);
-      }
-      if (all_done) break;
-    }
-    for (auto& conn : blocked) conn->Cancel();
-    std::unique_lock lock(mu_);
-    state_changed_.wait_for(lock, std::chrono::milliseconds(50));
-  }
+  shutdown_.request_stop();  // watchers blocked in PostgreSQL return at once
   for (auto& [id, w] : watchers_) {
     if (w->thread.joinable()) w->thread.join();
   }
@@ -121,14 +102,16 @@ int64_t PgTurns::replica_id() const {
 // --- The listener ---------------------------------------------------------------------------
 
 Status PgTurns::ConnectListener() {
-  ASSIGN_OR_RETURN(std::unique_ptr<PgConnection> conn, PgConnection::Connect(pool_.conninfo(), pool_.label()));
+  ASSIGN_OR_RETURN(std::unique_ptr<PgConnection> conn,
+                   PgConnection::Connect(pool_.conninfo(), pool_.label()));
   RETURN_IF_ERROR(conn->Run(std::string("LISTEN ") + kTurnsChannel + "; LISTEN " + kCommitsChannel,
-                           "listening for turns and commits"));
+                            "listening for turns and commits"));
   // The id and its liveness lock in one statement: no ticket can carry an id whose lock is not
   // held yet.
-  ASSIGN_OR_RETURN(PgResult id, conn->Exec("SELECT id, pg_advisory_lock(" + kNamespace +
-                        ", id::int) FROM (SELECT nextval('imgmcp.replica_ids') AS id) s",
-                    {}, "registering this replica"));
+  ASSIGN_OR_RETURN(PgResult id,
+                   conn->Exec("SELECT id, pg_advisory_lock(" + kNamespace +
+                                  ", id::int) FROM (SELECT nextval('imgmcp.replica_ids') AS id) s",
+                              {}, "registering this replica"));
   const int64_t replica_id = id.Int(0, 0);
   {
     std::lock_guard lock(mu_);
@@ -344,12 +327,10 @@ Result<PgTurns::HeldTurn> PgTurns::Wait(std::unique_ptr<TurnReservation> reserva
   // 1. The ticket (drawn on the draw thread).
   {
     std::unique_lock lock(mu_);
-    while (!draw->drawn && !draw->error.has_value()) {
-      if (options.cancel.IsCancelled()) {
-        return MakeError(ErrorCode::kCancelled,
-                         "cancelled while waiting for session " + session_id + "'s line");
-      }
-      state_changed_.wait_for(lock, kCancelPoll);
+    if (!state_changed_.wait(lock, options.cancel,
+                             [&] { return draw->drawn || draw->error.has_value(); })) {
+      return MakeError(ErrorCode::kCancelled,
+                       "cancelled while waiting for session " + session_id + "'s line");
     }
     if (draw->error.has_value()) return *draw->error;
   }
@@ -384,17 +365,19 @@ Result<PgTurns::HeldTurn> PgTurns::Wait(std::unique_ptr<TurnReservation> reserva
       if (replica_id_ != ticket.replica_id) return LostTurnError(session_id);
       generation = line->generation;
     }
-    if (options.cancel.IsCancelled()) {
+    if (options.cancel.stop_requested()) {
       return MakeError(ErrorCode::kCancelled,
                        "cancelled while queued in session " + session_id + "'s line");
     }
     std::vector<std::pair<int64_t, int64_t>> ahead;  // (ticket, replica id)
     {
-      ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
-      ASSIGN_OR_RETURN(PgResult rows, conn->Exec(
-          "SELECT ticket, replica_id FROM imgmcp.turn_tickets WHERE session_id = $1 AND "
-          "ticket <= $2 ORDER BY ticket",
-          {PgParam::Text(session_id), PgParam::Int(ticket.ticket)}, "looking at a turn line"));
+      ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire(options.cancel));
+      ASSIGN_OR_RETURN(
+          PgResult rows,
+          conn->Exec("SELECT ticket, replica_id FROM imgmcp.turn_tickets WHERE session_id = $1 AND "
+                     "ticket <= $2 ORDER BY ticket",
+                     {PgParam::Text(session_id), PgParam::Int(ticket.ticket)},
+                     "looking at a turn line"));
       const int n = rows.Rows();
       if (n == 0 || rows.Int(n - 1, 0) != ticket.ticket ||
           rows.Int(n - 1, 1) != ticket.replica_id) {
@@ -419,12 +402,11 @@ Result<PgTurns::HeldTurn> PgTurns::Wait(std::unique_ptr<TurnReservation> reserva
     }
     reported_ahead = n_ahead;
     std::unique_lock lock(mu_);
-    while (line->generation == generation && !stopping_ && replica_id_ == ticket.replica_id &&
-           !options.cancel.IsCancelled()) {
-      line->changed.wait_for(lock, kCancelPoll);
-    }
+    line->changed.wait(lock, options.cancel, [&] {
+      return line->generation != generation || stopping_ || replica_id_ != ticket.replica_id;
+    });
   }
-  if (options.cancel.IsCancelled()) {
+  if (options.cancel.stop_requested()) {
     return MakeError(ErrorCode::kCancelled, "cancelled before the edit started");
   }
   give_back.draw.reset();  // the HeldTurn gives it back now
@@ -479,17 +461,11 @@ void PgTurns::Watch(int64_t replica_id) {
                          connected.error().message);
     return finish();
   }
-  std::shared_ptr<PgConnection> conn = std::move(*connected);
-  bool stopping = false;
-  {
-    std::lock_guard lock(mu_);
-    stopping = stopping_;
-    if (!stopping) watchers_.at(replica_id)->conn = conn;
-  }
-  if (stopping) return finish();
+  std::unique_ptr<PgConnection> conn = std::move(*connected);
   const std::vector<PgParam> key = {PgParam::Int(replica_id)};
-  Result<PgResult> locked = conn->Exec(
-      "SELECT pg_advisory_lock_shared(" + kNamespace + ", $1::int)", key, "watching a replica");
+  Result<PgResult> locked =
+      conn->ExecUntilStopped("SELECT pg_advisory_lock_shared(" + kNamespace + ", $1::int)", key,
+                             "watching a replica", shutdown_.get_token());
   bool stopped = false;
   {
     std::lock_guard lock(mu_);

@@ -21,6 +21,10 @@
 //
 // Reservations are drawn on a background thread, in the order Reserve was called, so Reserve never
 // blocks (the protocol core calls it on its reading thread).
+//
+// Every wait is woken: a waiter sleeps on its line's condition variable until a notification, a
+// reconnect, shutdown or its own stop token; a watcher's blocking statement ends when PostgreSQL
+// answers it or when shutdown requests a stop (ExecUntilStopped).
 #pragma once
 
 #include <atomic>
@@ -32,6 +36,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -82,9 +87,10 @@ class PgTurns {
     PgTicket ticket_;
   };
 
-  // Waits for the reservation's turn, in ticket order, honouring options (cancellation within
-  // ~10 ms, on_queued with the number of turns ahead, on_other_process once when one of them is
-  // another replica's). kInvalidArgument for a reservation of another store.
+  // Waits for the reservation's turn, in ticket order, honouring options (a stop of
+  // options.cancel ends the wait at once; on_queued with the number of turns ahead,
+  // on_other_process once when one of them is another replica's). kInternal for a reservation of
+  // another store.
   Result<HeldTurn> Wait(std::unique_ptr<TurnReservation> reservation, const TurnOptions& options);
 
   // This replica's id while connected (0 while the listener reconnects).
@@ -95,12 +101,11 @@ class PgTurns {
   class Reservation;
   struct Line {
     uint64_t generation = 0;
-    std::condition_variable changed;
+    std::condition_variable_any changed;
     int waiters = 0;
   };
   struct Watcher {
     std::thread thread;
-    std::shared_ptr<PgConnection> conn;  // set once connected (for Cancel at shutdown)
     bool done = false;
   };
   struct Job {
@@ -127,13 +132,15 @@ class PgTurns {
   const NotificationHandler on_commit_;
   int wake_fds_[2] = {-1, -1};  // a pipe that wakes the listener's poll (shutdown)
 
-  mutable std::mutex mu_;                  // guards every field below
-  std::condition_variable state_changed_;  // a draw finished, the epoch changed, stopping
+  std::stop_source shutdown_;  // requested by the destructor: ends the watchers' statements
+
+  mutable std::mutex mu_;                      // guards every field below
+  std::condition_variable_any state_changed_;  // a draw finished, the epoch changed, stopping
   bool stopping_ = false;
   int64_t replica_id_ = 0;                  // 0 while disconnected
   std::unique_ptr<PgConnection> listener_;  // used by the listener thread only, once started
-  std::deque<Job> jobs_;  // for the draw thread, in order
-  std::condition_variable jobs_changed_;
+  std::deque<Job> jobs_;                    // for the draw thread, in order
+  std::condition_variable_any jobs_changed_;
   std::unordered_map<std::string, std::unique_ptr<Line>> lines_;  // lines with waiters
   std::map<int64_t, std::unique_ptr<Watcher>> watchers_;          // by watched replica id
 

@@ -124,8 +124,7 @@ Result<std::unique_ptr<PostgresSessionStore>> PostgresSessionStore::Open(
     return MakeError(ErrorCode::kInvalidArgument,
                      "bad data directory " + options.data_dir.string() + ": " + ec.message());
   }
-  std::unique_ptr<PostgresSessionStore> store(
-      new PostgresSessionStore(resolved, pg, label, clock));
+  std::unique_ptr<PostgresSessionStore> store(new PostgresSessionStore(resolved, pg, label, clock));
   RETURN_IF_ERROR(store->Initialize());
   return store;
 }
@@ -143,7 +142,9 @@ Status PostgresSessionStore::Initialize() {
   }
   cache_dir_ = options_.data_dir / "pg-cache" / store_id;
   RETURN_IF_ERROR(EnsureDir(cache_dir_));
-  ASSIGN_OR_RETURN(std::unique_ptr<PgTurns> turns, PgTurns::Start(pool_, [this](const std::string& payload) { OnCommitNotification(payload); }));
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<PgTurns> turns,
+      PgTurns::Start(pool_, [this](const std::string& payload) { OnCommitNotification(payload); }));
   turns_ = std::move(turns);
   if (options_.idle_days > 0) {
     RETURN_IF_ERROR(ExpireIdleSessions());
@@ -156,14 +157,16 @@ Status PostgresSessionStore::Initialize() {
 Status PostgresSessionStore::ExpireIdleSessions() {
   const int64_t cutoff = NowMs() - static_cast<int64_t>(options_.idle_days) * 86'400'000;
   ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
-  ASSIGN_OR_RETURN(PgResult r, conn->Exec(
-      "WITH idle AS (UPDATE imgmcp.sessions s SET expired = true WHERE NOT s.expired AND "
-      "s.updated_ms < $1 AND NOT EXISTS (SELECT 1 FROM imgmcp.turn_tickets t WHERE "
-      "t.session_id = s.session_id) RETURNING session_id), "
-      "gone AS (DELETE FROM imgmcp.versions v USING idle WHERE v.session_id = idle.session_id "
-      "RETURNING v.sha256) "
-      "SELECT DISTINCT sha256 FROM gone",
-      {PgParam::Int(cutoff)}, "expiring idle sessions"));
+  ASSIGN_OR_RETURN(
+      PgResult r,
+      conn->Exec(
+          "WITH idle AS (UPDATE imgmcp.sessions s SET expired = true WHERE NOT s.expired AND "
+          "s.updated_ms < $1 AND NOT EXISTS (SELECT 1 FROM imgmcp.turn_tickets t WHERE "
+          "t.session_id = s.session_id) RETURNING session_id), "
+          "gone AS (DELETE FROM imgmcp.versions v USING idle WHERE v.session_id = idle.session_id "
+          "RETURNING v.sha256) "
+          "SELECT DISTINCT sha256 FROM gone",
+          {PgParam::Int(cutoff)}, "expiring idle sessions"));
   std::vector<std::string> digests;
   for (int i = 0; i < r.Rows(); ++i) digests.push_back(r.Text(i, 0));
   if (!digests.empty()) {
@@ -260,25 +263,26 @@ Result<std::unique_ptr<EditTurn>> PostgresSessionStore::AcquireReservedTurn(
     int64_t last_issued = 0;
     std::optional<VersionInfo> current;
   };
-  ASSIGN_OR_RETURN(State state, WithReadConnection<State>([&](PgConnection& conn) -> Result<State> {
-    Result<PgResult> r = conn.Exec(
-        std::string("SELECT s.last_version, ") + kVersionColumns +
-            " FROM imgmcp.sessions s LEFT JOIN LATERAL (SELECT * FROM imgmcp.versions WHERE "
-            "session_id = s.session_id ORDER BY version DESC LIMIT 1) v ON NOT s.expired "
-            "WHERE s.session_id = $1",
-        {PgParam::Text(session_id)}, "reading the session at the start of its turn");
-    if (!r.ok()) return r.error();
-    State out;
-    if (r->Rows() == 1) {
-      out.last_issued = r->Int(0, 0);
-      out.current = VersionFromRow(*r, 0, 1, session_id);
-      if (out.current) {
-        out.current->path = LocalPath(session_id, out.current->version, out.current->path);
-      }
-    }
-    return out;
-  }));
-  if (options.cancel.IsCancelled()) {
+  ASSIGN_OR_RETURN(
+      State state, WithReadConnection<State>([&](PgConnection& conn) -> Result<State> {
+        Result<PgResult> r = conn.Exec(
+            std::string("SELECT s.last_version, ") + kVersionColumns +
+                " FROM imgmcp.sessions s LEFT JOIN LATERAL (SELECT * FROM imgmcp.versions WHERE "
+                "session_id = s.session_id ORDER BY version DESC LIMIT 1) v ON NOT s.expired "
+                "WHERE s.session_id = $1",
+            {PgParam::Text(session_id)}, "reading the session at the start of its turn");
+        if (!r.ok()) return r.error();
+        State out;
+        if (r->Rows() == 1) {
+          out.last_issued = r->Int(0, 0);
+          out.current = VersionFromRow(*r, 0, 1, session_id);
+          if (out.current) {
+            out.current->path = LocalPath(session_id, out.current->version, out.current->path);
+          }
+        }
+        return out;
+      }));
+  if (options.cancel.stop_requested()) {
     return MakeError(ErrorCode::kCancelled, "cancelled before the edit started");
   }
   return std::unique_ptr<EditTurn>(
@@ -326,12 +330,13 @@ namespace {
 // The turn's ticket still exists (and stays, FOR SHARE, until this transaction ends): a replica
 // whose place was released as a dead one's never commits over the next turn.
 Status CheckTicket(PgConnection& conn, const PgTicket& ticket) {
-  ASSIGN_OR_RETURN(PgResult r, conn.Exec(
-      "SELECT 1 FROM imgmcp.turn_tickets WHERE session_id = $1 AND ticket = $2 AND "
-      "replica_id = $3 FOR SHARE",
-      {PgParam::Text(ticket.session_id), PgParam::Int(ticket.ticket),
-       PgParam::Int(ticket.replica_id)},
-      "checking the turn"));
+  ASSIGN_OR_RETURN(
+      PgResult r,
+      conn.Exec("SELECT 1 FROM imgmcp.turn_tickets WHERE session_id = $1 AND ticket = $2 AND "
+                "replica_id = $3 FOR SHARE",
+                {PgParam::Text(ticket.session_id), PgParam::Int(ticket.ticket),
+                 PgParam::Int(ticket.replica_id)},
+                "checking the turn"));
   if (r.Rows() == 0) {
     return MakeError(ErrorCode::kUnavailable,
                      "lost the turn on session " + ticket.session_id +
@@ -348,13 +353,15 @@ Status PostgresSessionStore::WriteRows(PgConnection& conn, const CommitPlan& pla
   const std::string& id = plan.ticket.session_id;
   RETURN_IF_ERROR(CheckTicket(conn, plan.ticket));
   // The counter moves from the number this turn started with, or not at all.
-  ASSIGN_OR_RETURN(PgResult cas, conn.Exec(
-      "INSERT INTO imgmcp.sessions AS s (session_id, last_version, created_ms, updated_ms) "
-      "VALUES ($1, $2, $3, $3) ON CONFLICT (session_id) DO UPDATE SET last_version = $2, "
-      "updated_ms = $3, expired = false WHERE s.last_version = $4 RETURNING 1",
-      {PgParam::Text(id), PgParam::Int(plan.versions.back().number), PgParam::Int(plan.now_ms),
-       PgParam::Int(plan.last_issued)},
-      "advancing the version counter"));
+  ASSIGN_OR_RETURN(
+      PgResult cas,
+      conn.Exec(
+          "INSERT INTO imgmcp.sessions AS s (session_id, last_version, created_ms, updated_ms) "
+          "VALUES ($1, $2, $3, $3) ON CONFLICT (session_id) DO UPDATE SET last_version = $2, "
+          "updated_ms = $3, expired = false WHERE s.last_version = $4 RETURNING 1",
+          {PgParam::Text(id), PgParam::Int(plan.versions.back().number), PgParam::Int(plan.now_ms),
+           PgParam::Int(plan.last_issued)},
+          "advancing the version counter"));
   if (cas.Rows() != 1) {
     return MakeError(ErrorCode::kConflict, "session " + id +
                                                " changed outside this edit's turn (version " +
@@ -365,15 +372,16 @@ Status PostgresSessionStore::WriteRows(PgConnection& conn, const CommitPlan& pla
     const NewVersion& nv = *v.source;
     // A blob that exists is locked against deletion (by a prune elsewhere) until we commit; one
     // that does not is written.
-    ASSIGN_OR_RETURN(PgResult have, conn.Exec("SELECT 1 FROM imgmcp.blobs WHERE sha256 = $1 FOR KEY SHARE",
-                                      {PgParam::Text(v.sha256)}, "looking up an image's bytes"));
+    ASSIGN_OR_RETURN(PgResult have,
+                     conn.Exec("SELECT 1 FROM imgmcp.blobs WHERE sha256 = $1 FOR KEY SHARE",
+                               {PgParam::Text(v.sha256)}, "looking up an image's bytes"));
     if (have.Rows() == 0) {
-      RETURN_IF_ERROR(conn.Exec(
-          "INSERT INTO imgmcp.blobs(sha256, size, bytes) VALUES ($1, $2, $3) "
-          "ON CONFLICT (sha256) DO NOTHING",
-          {PgParam::Text(v.sha256), PgParam::Int(static_cast<int64_t>(nv.bytes.size())),
-           PgParam::Bytes(nv.bytes)},
-          "storing an image's bytes"));
+      RETURN_IF_ERROR(
+          conn.Exec("INSERT INTO imgmcp.blobs(sha256, size, bytes) VALUES ($1, $2, $3) "
+                    "ON CONFLICT (sha256) DO NOTHING",
+                    {PgParam::Text(v.sha256), PgParam::Int(static_cast<int64_t>(nv.bytes.size())),
+                     PgParam::Bytes(nv.bytes)},
+                    "storing an image's bytes"));
     }
     RETURN_IF_ERROR(conn.Exec(
         "INSERT INTO imgmcp.versions(session_id, version, parent, operation, prompt, mime_type, "
@@ -388,12 +396,14 @@ Status PostgresSessionStore::WriteRows(PgConnection& conn, const CommitPlan& pla
         "storing a version"));
   }
   if (options_.max_versions_per_session > 0) {
-    ASSIGN_OR_RETURN(PgResult old, conn.Exec(
-        "DELETE FROM imgmcp.versions WHERE session_id = $1 AND version <= (SELECT version FROM "
-        "imgmcp.versions WHERE session_id = $1 ORDER BY version DESC OFFSET $2 LIMIT 1) "
-        "RETURNING version, sha256",
-        {PgParam::Text(id), PgParam::Int(options_.max_versions_per_session)},
-        "pruning old versions"));
+    ASSIGN_OR_RETURN(
+        PgResult old,
+        conn.Exec(
+            "DELETE FROM imgmcp.versions WHERE session_id = $1 AND version <= (SELECT version FROM "
+            "imgmcp.versions WHERE session_id = $1 ORDER BY version DESC OFFSET $2 LIMIT 1) "
+            "RETURNING version, sha256",
+            {PgParam::Text(id), PgParam::Int(options_.max_versions_per_session)},
+            "pruning old versions"));
     for (int i = 0; i < old.Rows(); ++i) pruned->emplace_back(old.Int(i, 0), old.Text(i, 1));
   }
   const bool new_session = plan.last_issued == 0;
@@ -416,10 +426,10 @@ Status PostgresSessionStore::CheckOutcome(const CommitPlan& plan, const Error& c
     return MakeError(ErrorCode::kUnavailable,
                      unknown + " until PostgreSQL is back (get_image will show it)");
   }
-  Result<PgResult> r = (*fresh)->Exec(
-      "SELECT sha256 FROM imgmcp.versions WHERE session_id = $1 AND version = $2",
-      {PgParam::Text(plan.ticket.session_id), PgParam::Int(last.number)},
-      "checking whether a commit happened");
+  Result<PgResult> r =
+      (*fresh)->Exec("SELECT sha256 FROM imgmcp.versions WHERE session_id = $1 AND version = $2",
+                     {PgParam::Text(plan.ticket.session_id), PgParam::Int(last.number)},
+                     "checking whether a commit happened");
   if (!r.ok()) return MakeError(ErrorCode::kUnavailable, unknown);
   if (r->Rows() == 1 && r->Text(0, 0) == last.sha256) return Status::Ok();
   return MakeError(commit_error.code, commit_error.message + "; nothing was committed");
@@ -591,7 +601,9 @@ Result<SessionSnapshot> PostgresSessionStore::ReadSession(const std::string& ses
                 "ORDER BY version DESC LIMIT 1) v ON true WHERE s.session_id = $1";
   std::vector<PgParam> params = {PgParam::Text(session_id)};
   if (!include_history) params.push_back(PgParam::OptionalInt(version));
-  ASSIGN_OR_RETURN(SessionSnapshot snapshot, WithReadConnection<SessionSnapshot>([&](PgConnection& conn) -> Result<SessionSnapshot> {
+  ASSIGN_OR_RETURN(
+      SessionSnapshot snapshot,
+      WithReadConnection<SessionSnapshot>([&](PgConnection& conn) -> Result<SessionSnapshot> {
         Result<PgResult> r = conn.Exec(sql, params, "reading a session");
         if (!r.ok()) return r.error();
         if (r->Rows() == 0 || r->Bool(0, 1)) return UnknownSessionError(session_id);
@@ -638,16 +650,20 @@ Result<std::string> PostgresSessionStore::ReadImage(const VersionInfo& version) 
       WithReadConnection<std::string>([&](PgConnection& conn) -> Result<std::string> {
         if (cached != nullptr) {
           // Still a version? (Another replica may have cleared or pruned it.)
-          ASSIGN_OR_RETURN(PgResult r, conn.Exec("SELECT 1 FROM imgmcp.versions WHERE session_id = $1 AND version = $2",
-                        {PgParam::Text(id), PgParam::Int(version.version)}, "looking up a version"));
+          ASSIGN_OR_RETURN(
+              PgResult r,
+              conn.Exec("SELECT 1 FROM imgmcp.versions WHERE session_id = $1 AND version = $2",
+                        {PgParam::Text(id), PgParam::Int(version.version)},
+                        "looking up a version"));
           if (r.Rows() == 0) return MakeError(ErrorCode::kNotFound, missing);
           return *cached;
         }
-        ASSIGN_OR_RETURN(PgResult r, conn.Exec(
-            "SELECT v.sha256, b.bytes FROM imgmcp.versions v JOIN imgmcp.blobs b ON "
-            "b.sha256 = v.sha256 WHERE v.session_id = $1 AND v.version = $2",
-            {PgParam::Text(id), PgParam::Int(version.version)}, "reading an image",
-            /*binary_result=*/true));
+        ASSIGN_OR_RETURN(
+            PgResult r,
+            conn.Exec("SELECT v.sha256, b.bytes FROM imgmcp.versions v JOIN imgmcp.blobs b ON "
+                      "b.sha256 = v.sha256 WHERE v.session_id = $1 AND v.version = $2",
+                      {PgParam::Text(id), PgParam::Int(version.version)}, "reading an image",
+                      /*binary_result=*/true));
         if (r.Rows() == 0) return MakeError(ErrorCode::kNotFound, missing);
         const std::string recorded = r.Text(0, 0);
         std::string bytes = r.Text(0, 1);
@@ -710,8 +726,9 @@ Result<SessionPage> PostgresSessionStore::ListSessions(const std::optional<std::
 bool PostgresSessionStore::SessionExists(const std::string& session_id) {
   if (!IsValidSessionId(session_id)) return false;
   Result<bool> exists = WithReadConnection<bool>([&](PgConnection& conn) -> Result<bool> {
-    ASSIGN_OR_RETURN(PgResult r, conn.Exec("SELECT 1 FROM imgmcp.sessions WHERE session_id = $1 AND NOT expired",
-                  {PgParam::Text(session_id)}, "looking up a session"));
+    ASSIGN_OR_RETURN(
+        PgResult r, conn.Exec("SELECT 1 FROM imgmcp.sessions WHERE session_id = $1 AND NOT expired",
+                              {PgParam::Text(session_id)}, "looking up a session"));
     return r.Rows() == 1;
   });
   return exists.ok() && *exists;

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -96,7 +97,7 @@ class FuzzContext final : public mcp::ToolCallContext {
   bool HasProgressToken() const override { return false; }
   void ReportProgress(double, std::optional<double>, const std::string&) override {}
   void Log(mcp::LogLevel, const std::string&, const Json&) override {}
-  const imgmcp::CancellationToken& Cancellation() const override { return token_; }
+  std::stop_token Cancellation() const override { return token_.get_token(); }
   std::string ProtocolVersion() const override { return "2025-11-25"; }
   imgmcp::Result<Json> SendRequest(const std::string&, const Json&) override {
     return imgmcp::MakeError(imgmcp::ErrorCode::kUnsupported, "no client");
@@ -106,7 +107,7 @@ class FuzzContext final : public mcp::ToolCallContext {
   }
 
  private:
-  imgmcp::CancellationToken token_;
+  std::stop_source token_;
   std::unique_ptr<mcp::CallReservation> reservation_;
 };
 

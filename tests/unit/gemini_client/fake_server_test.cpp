@@ -27,7 +27,7 @@ class FakeServerTest : public ::testing::Test {
   }
   HttpAnswer Post(const std::string& path, const std::string& body,
                   const std::string& key = "test-key") {
-    auto r = gemini::PostJson(endpoint_, path, key, body, {}, CancellationToken(),
+    auto r = gemini::PostJson(endpoint_, path, key, body, {}, std::stop_token(),
                               std::chrono::steady_clock::now() + std::chrono::seconds(30), nullptr);
     EXPECT_TRUE(r.ok()) << r.error().message;
     return r.ok() ? *r : HttpAnswer{};

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <stop_token>
 #include <string>
 
 #include "common/sha256.h"
@@ -216,7 +217,9 @@ TEST(LocalBackend, EditErrors) {
 TEST(LocalBackend, CancelledBeforeWork) {
   LocalBackend backend;
   CallContext ctx;
-  ctx.cancel.Cancel();
+  std::stop_source cancel;
+  ctx.cancel = cancel.get_token();
+  cancel.request_stop();
   GenerateRequest gen;
   gen.prompt = "solid red";
   EXPECT_EQ(backend.Generate(gen, ctx).error().code, ErrorCode::kCancelled);

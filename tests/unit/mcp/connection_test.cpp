@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include "common/cancellation.h"
 #include "server/mcp/json_rpc.h"
 #include "server/mcp/memory_sink.h"
 #include "server/mcp/server.h"
@@ -137,8 +138,7 @@ class CoreTest : public ::testing::Test {
                     ->RegisterTool(Def("block"),
                                    [this](const Json&, ToolCallContext& ctx) {
                                      started_.Notify();
-                                     while (!ctx.Cancellation().IsCancelled())
-                                       std::this_thread::sleep_for(milliseconds(1));
+                                     SleepUnlessStopped(std::chrono::hours(1), ctx.Cancellation());
                                      return ToolResult::Text("cancelled");
                                    })
                     .ok());

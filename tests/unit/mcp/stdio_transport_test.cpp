@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "common/cancellation.h"
 #include "server/mcp/server.h"
 
 namespace imgmcp::mcp {
@@ -30,8 +31,7 @@ class StdioTest : public ::testing::Test {
     ASSERT_TRUE(server_
                     .RegisterTool(block,
                                   [](const Json&, ToolCallContext& ctx) {
-                                    while (!ctx.Cancellation().IsCancelled())
-                                      std::this_thread::sleep_for(milliseconds(1));
+                                    SleepUnlessStopped(std::chrono::hours(1), ctx.Cancellation());
                                     return ToolResult::Text("stopped");
                                   })
                     .ok());

@@ -18,7 +18,9 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <stop_token>
 #include <thread>
+#include <utility>
 
 #include "store_backings.h"
 #include "test_util.h"
@@ -61,6 +63,43 @@ TYPED_TEST(StoreConcurrencyTest, DifferentSessionsRunInParallel) {
   EXPECT_TRUE(b.get());
 }
 
+// A stop of the token wakes a queued edit at once (no store looks at the flag on a timer): the
+// wait ends within kCancelLatency of the cancel, an upper bound generous for a loaded machine.
+TYPED_TEST(StoreConcurrencyTest, ACancelledQueuedTurnEndsWithinMillisecondsOfTheCancel) {
+  constexpr auto kCancelLatency = std::chrono::milliseconds(20);
+  SessionStore& store = *this->store_;
+  auto holder = store.AcquireTurn("s", {});
+  ASSERT_TRUE(holder.ok());
+  std::promise<void> queued;
+  bool reported = false;
+  TurnOptions opts;
+  std::stop_source cancel;
+  opts.cancel = cancel.get_token();
+  opts.on_queued = [&](int) {
+    if (!std::exchange(reported, true)) queued.set_value();
+  };
+  auto waiter = std::async(std::launch::async, [&] {
+    auto turn = store.AcquireTurn("s", opts);
+    return std::make_pair(std::chrono::steady_clock::now(),
+                          turn.ok() ? ErrorCode::kInternal : turn.error().code);
+  });
+  struct CancelOnExit {  // a failed assertion must not leave the waiter blocked forever
+    std::stop_source source;
+    ~CancelOnExit() { source.request_stop(); }
+  } cancel_on_exit{cancel};
+  ASSERT_EQ(queued.get_future().wait_for(kWait), std::future_status::ready);
+  // Settled in its wait: nothing will happen until the cancel.
+  EXPECT_EQ(waiter.wait_for(std::chrono::milliseconds(30)), std::future_status::timeout);
+  const auto cancelled_at = std::chrono::steady_clock::now();
+  cancel.request_stop();
+  ASSERT_EQ(waiter.wait_for(kWait), std::future_status::ready);
+  const auto [returned_at, code] = waiter.get();
+  EXPECT_EQ(code, ErrorCode::kCancelled);
+  EXPECT_LT(returned_at - cancelled_at, kCancelLatency)
+      << std::chrono::duration<double, std::milli>(returned_at - cancelled_at).count() << " ms";
+  EXPECT_EQ((*holder)->LastIssuedVersion(), 0);  // nothing committed
+}
+
 TYPED_TEST(StoreConcurrencyTest, CancelWhileQueuedCommitsNothingAndLeavesTheLine) {
   SessionStore& store = *this->store_;
   auto holder = store.AcquireTurn("s", {});
@@ -69,6 +108,8 @@ TYPED_TEST(StoreConcurrencyTest, CancelWhileQueuedCommitsNothingAndLeavesTheLine
   std::condition_variable cv;
   int queued = -1;
   TurnOptions opts;
+  std::stop_source opts_stop;
+  opts.cancel = opts_stop.get_token();
   opts.on_queued = [&](int ahead) {
     std::lock_guard lock(mu);
     queued = ahead;
@@ -79,14 +120,14 @@ TYPED_TEST(StoreConcurrencyTest, CancelWhileQueuedCommitsNothingAndLeavesTheLine
     return turn.ok() ? std::optional<ErrorCode>() : std::optional(turn.error().code);
   });
   struct CancelOnExit {  // a failed assertion must not leave the waiter blocked forever
-    CancellationToken token;
-    ~CancelOnExit() { token.Cancel(); }
-  } cancel_on_exit{opts.cancel};
+    std::stop_source source;
+    ~CancelOnExit() { source.request_stop(); }
+  } cancel_on_exit{opts_stop};
   {
     std::unique_lock lock(mu);
     ASSERT_TRUE(cv.wait_for(lock, kWait, [&] { return queued == 1; }));
   }
-  opts.cancel.Cancel();
+  opts_stop.request_stop();
   ASSERT_EQ(waiter.wait_for(kWait), std::future_status::ready);
   EXPECT_EQ(waiter.get(), ErrorCode::kCancelled);
   ASSERT_TRUE((*holder)->Commit(MakeVersion("x")).ok());
@@ -154,18 +195,20 @@ TYPED_TEST(StoreConcurrencyTest, WaitsForATurnHeldThroughAnotherStore) {
   std::atomic<int> reports{0};
   std::promise<void> first_report;
   TurnOptions cancelled;
+  std::stop_source cancelled_stop;
+  cancelled.cancel = cancelled_stop.get_token();
   cancelled.on_other_process = [&] {
     if (++reports == 1) first_report.set_value();
   };
   auto first =
       std::async(std::launch::async, [&] { return this->store_->AcquireTurn("s", cancelled); });
   struct CancelOnExit {  // a failed assertion must not leave the waiter blocked forever
-    CancellationToken token;
-    ~CancelOnExit() { token.Cancel(); }
-  } cancel_on_exit{cancelled.cancel};
+    std::stop_source source;
+    ~CancelOnExit() { source.request_stop(); }
+  } cancel_on_exit{cancelled_stop};
   ASSERT_EQ(first_report.get_future().wait_for(kWait), std::future_status::ready);
   EXPECT_EQ(first.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
-  cancelled.cancel.Cancel();
+  cancelled_stop.request_stop();
   ASSERT_EQ(first.wait_for(kWait), std::future_status::ready);
   auto r = first.get();
   ASSERT_FALSE(r.ok());
@@ -217,6 +260,8 @@ void RunEdit(SessionStore& store, const std::string& session_id, SessionLog& log
     log.arrivals.push_back(name);
   }
   TurnOptions opts;
+  std::stop_source opts_stop;
+  opts.cancel = opts_stop.get_token();
   opts.on_queued = [&](int ahead) {
     if (ahead < 1) fail("on_queued with ahead < 1");
     {

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <set>
+#include <stop_token>
 
 #include "common/sha256.h"
 #include "session/file_io.h"
@@ -303,7 +304,9 @@ TYPED_TEST(StoreContractTest, InvalidVersionsCommitNothing) {
 
 TYPED_TEST(StoreContractTest, AlreadyCancelledEditGetsNoTurn) {
   TurnOptions opts;
-  opts.cancel.Cancel();
+  std::stop_source cancel;
+  opts.cancel = cancel.get_token();
+  cancel.request_stop();
   auto turn = this->store_->AcquireTurn("s", opts);
   ASSERT_FALSE(turn.ok());
   EXPECT_EQ(turn.error().code, ErrorCode::kCancelled);

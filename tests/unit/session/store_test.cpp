@@ -3,6 +3,7 @@
 
 #include <fstream>
 #include <set>
+#include <stop_token>
 
 #include "common/sha256.h"
 #include "session/file_io.h"
@@ -132,7 +133,9 @@ TEST_F(StoreTest, InvalidVersionsLeaveNoFiles) {
 
 TEST_F(StoreTest, AlreadyCancelledEditLeavesTheLine) {
   TurnOptions opts;
-  opts.cancel.Cancel();
+  std::stop_source cancel;
+  opts.cancel = cancel.get_token();
+  cancel.request_stop();
   auto turn = store_->AcquireTurn("s", opts);
   ASSERT_FALSE(turn.ok());
   EXPECT_EQ(turn.error().code, ErrorCode::kCancelled);

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <thread>
 #include <vector>
 
@@ -42,9 +43,9 @@ class QueuedProbe {
 // A thread that enters the queue and keeps its ticket until told to leave.
 class Waiter {
  public:
-  Waiter(TurnQueue& q, const std::string& id, CancellationToken cancel = {})
-      : cancel_(cancel), thread_([this, &q, id, cancel] {
-          Result<TurnQueue::Ticket> t = q.Enter(id, cancel, probe.Callback());
+  Waiter(TurnQueue& q, const std::string& id, std::stop_source cancel = {})
+      : cancel_(cancel), thread_([this, &q, id, token = cancel.get_token()] {
+          Result<TurnQueue::Ticket> t = q.Enter(id, token, probe.Callback());
           std::unique_lock lock(mu_);
           got_ = t.ok();
           code_ = t.ok() ? std::nullopt : std::optional(t.error().code);
@@ -54,7 +55,7 @@ class Waiter {
         }) {}
   // Cancels a still-waiting Enter first, so a failed test cannot hang here.
   ~Waiter() {
-    cancel_.Cancel();
+    cancel_.request_stop();
     Release();
     thread_.join();
   }
@@ -86,7 +87,7 @@ class Waiter {
   bool got_ = false;
   std::optional<ErrorCode> code_;
   bool release_ = false;
-  CancellationToken cancel_;
+  std::stop_source cancel_;
   std::thread thread_;
 };
 
@@ -123,13 +124,13 @@ TEST(TurnQueueTest, WaitersGoInArrivalOrderAndHearHowManyAreAhead) {
 TEST(TurnQueueTest, CancelledWaiterLeavesWithoutDisturbingOthers) {
   TurnQueue q;
   std::optional<Result<TurnQueue::Ticket>> first(q.Enter("s", {}, nullptr));
-  CancellationToken cancel;
+  std::stop_source cancel;
   Waiter second(q, "s", cancel);
   ASSERT_TRUE(second.probe.WaitFor(1));
   Waiter third(q, "s");
   ASSERT_TRUE(third.probe.WaitFor(2));
 
-  cancel.Cancel();
+  cancel.request_stop();
   ASSERT_TRUE(second.WaitEntered());
   EXPECT_EQ(second.error(), ErrorCode::kCancelled);
   ASSERT_TRUE(third.probe.WaitFor(1));  // moved up, still waiting for the holder
@@ -145,9 +146,9 @@ TEST(TurnQueueTest, CancelledBeforeArrivingStillGetsAFreeTurn) {
   // Cancellation only matters while waiting: an uncontended caller is not refused here (the
   // store checks cancellation again before handing out the turn).
   TurnQueue q;
-  CancellationToken cancel;
-  cancel.Cancel();
-  EXPECT_TRUE(q.Enter("s", cancel, nullptr).ok());
+  std::stop_source cancel;
+  cancel.request_stop();
+  EXPECT_TRUE(q.Enter("s", cancel.get_token(), nullptr).ok());
 }
 
 TEST(TurnQueueTest, SessionsAreIndependent) {

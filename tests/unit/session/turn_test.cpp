@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <stop_token>
 #include <thread>
 
 #include "session/file_lock.h"
@@ -42,6 +43,8 @@ TEST_F(TurnTest, CancelWhileQueuedCommitsNothingAndLeavesTheLine) {
   std::condition_variable cv;
   int queued = -1;
   TurnOptions opts;
+  std::stop_source opts_stop;
+  opts.cancel = opts_stop.get_token();
   opts.on_queued = [&](int ahead) {
     std::lock_guard lock(mu);
     queued = ahead;
@@ -52,15 +55,15 @@ TEST_F(TurnTest, CancelWhileQueuedCommitsNothingAndLeavesTheLine) {
     return turn.ok() ? std::optional<ErrorCode>() : std::optional(turn.error().code);
   });
   struct CancelOnExit {  // a failed assertion must not leave the waiter blocked forever
-    CancellationToken token;
-    ~CancelOnExit() { token.Cancel(); }
-  } cancel_on_exit{opts.cancel};
+    std::stop_source source;
+    ~CancelOnExit() { source.request_stop(); }
+  } cancel_on_exit{opts_stop};
   {
     std::unique_lock lock(mu);
     ASSERT_TRUE(cv.wait_for(lock, kWait, [&] { return queued == 1; }));
   }
   EXPECT_EQ(store_->QueuedTurns("s"), 2);
-  opts.cancel.Cancel();
+  opts_stop.request_stop();
   ASSERT_EQ(waiter.wait_for(kWait), std::future_status::ready);
   EXPECT_EQ(waiter.get(), ErrorCode::kCancelled);
   EXPECT_EQ(store_->QueuedTurns("s"), 1);
@@ -75,10 +78,15 @@ TEST_F(TurnTest, WaitsForTheCrossProcessLockAndHonoursCancellation) {
   ASSERT_TRUE(other.ok() && other->has_value());
 
   TurnOptions cancelled;
+  std::stop_source cancelled_stop;
+  cancelled.cancel = cancelled_stop.get_token();
   auto first = std::async(std::launch::async, [&] { return store_->AcquireTurn("s", cancelled); });
   EXPECT_EQ(first.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
-  cancelled.cancel.Cancel();
+  const auto cancelled_at = std::chrono::steady_clock::now();
+  cancelled_stop.request_stop();
   ASSERT_EQ(first.wait_for(kWait), std::future_status::ready);
+  // Woken by the cancel, not found by a poll: well within 20 ms.
+  EXPECT_LT(std::chrono::steady_clock::now() - cancelled_at, std::chrono::milliseconds(20));
   auto r = first.get();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kCancelled);

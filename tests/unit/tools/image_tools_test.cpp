@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
+#include <stop_token>
 #include <thread>
 #include <vector>
 
@@ -88,14 +89,14 @@ class QuietContext final : public mcp::ToolCallContext {
   bool HasProgressToken() const override { return false; }
   void ReportProgress(double, std::optional<double>, const std::string&) override {}
   void Log(mcp::LogLevel, const std::string&, const Json&) override {}
-  const CancellationToken& Cancellation() const override { return cancel_; }
+  std::stop_token Cancellation() const override { return cancel_.get_token(); }
   std::string ProtocolVersion() const override { return "2025-11-25"; }
   Result<Json> SendRequest(const std::string&, const Json&) override {
     return Error(ErrorCode::kUnsupported, "no client");
   }
 
  private:
-  CancellationToken cancel_;
+  std::stop_source cancel_;
 };
 
 TEST(ImageToolsTest, BackendCallsAreCappedAcrossSessions) {
