@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "common/base64.h"
 #include "common/json.h"
 #include "gemini_client/models.h"
+#include "imaging/codec.h"
 #include "tests/unit/gemini_client/test_images.h"
 
 namespace imgmcp::gemini {
@@ -597,6 +599,179 @@ TEST(WireFormatFastPath, NulEscapesAndTruncationAreHandled) {
   const std::string body = Candidate(ImagePart(png, "image/png"));
   auto cut = ParseGenerateResponse(200, body.substr(0, body.size() / 2), nullptr);
   EXPECT_FALSE(cut.ok());
+}
+
+}  // namespace
+}  // namespace imgmcp::gemini
+
+namespace imgmcp::gemini {
+namespace {
+
+// ---- request bodies against a plain model of them ----------------------------------------------
+// The builder writes a body as text around each image's base64; these rebuild the same request
+// as a JSON value the obvious way (a DOM, and a bit-by-bit base64) and compare the two values.
+
+std::string PlainBase64(const std::string& bytes) {
+  static const char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  uint32_t bits = 0;
+  int count = 0;
+  for (unsigned char c : bytes) {
+    bits = (bits << 8) | c;
+    count += 8;
+    while (count >= 6) {
+      count -= 6;
+      out += kAlphabet[(bits >> count) & 63];
+    }
+  }
+  if (count > 0) out += kAlphabet[(bits << (6 - count)) & 63];
+  while (out.size() % 4 != 0) out += '=';
+  return out;
+}
+
+Json ImageValue(const std::string& bytes) {
+  const char* mime = imaging::MimeTypeOf(imaging::SniffFormat(bytes));
+  return {{"inlineData", {{"mimeType", mime}, {"data", PlainBase64(bytes)}}}};
+}
+
+Json ExpectedConfig(const imaging::GenerationOptions& options,
+                    const imaging::ModelCapabilities& model, bool generation) {
+  Json config = {{"responseModalities", {"TEXT", "IMAGE"}}};
+  if (generation) {
+    const std::string ratio = options.aspect_ratio.empty() ? "1:1" : options.aspect_ratio;
+    config["imageConfig"]["aspectRatio"] = ratio;
+  }
+  if (!options.image_size.empty()) config["imageConfig"]["imageSize"] = options.image_size;
+  if (!options.thinking.empty() && model.thinking == imaging::Support::kYes) {
+    config["thinkingConfig"] = {{"thinkingLevel", options.thinking == "high" ? "HIGH" : "MINIMAL"}};
+  }
+  return config;
+}
+
+Json ExpectedBody(Json contents, const imaging::GenerationOptions& options,
+                  const imaging::ModelCapabilities& model, bool generation) {
+  Json body = {{"contents", std::move(contents)},
+               {"generationConfig", ExpectedConfig(options, model, generation)}};
+  if (options.search && model.search == imaging::Support::kYes) {
+    body["tools"] = Json::parse(R"([{"google_search":{}}])");
+  }
+  return body;
+}
+
+Json ExpectedEdit(const imaging::EditRequest& req, const imaging::ModelCapabilities& model) {
+  Json contents = Json::array();
+  for (const imaging::ChainTurn& turn : req.chain) {
+    Json user = Json::array({{{"text", turn.user_text}}});
+    if (turn.user_image) user.push_back(ImageValue(turn.user_image->bytes));
+    contents.push_back({{"role", "user"}, {"parts", user}});
+    const Json replay = Json::parse(turn.replay);
+    Json parts = replay.at("parts");
+    parts.at(replay.at("image").get<size_t>())["inlineData"]["data"] =
+        PlainBase64(turn.image.bytes);
+    contents.push_back({{"role", "model"}, {"parts", parts}});
+  }
+  Json last = Json::array({{{"text", req.prompt}}});
+  if (req.chain.empty()) last.push_back(ImageValue(req.base.bytes));
+  for (const imaging::EncodedImage& ref : req.references) last.push_back(ImageValue(ref.bytes));
+  contents.push_back({{"role", "user"}, {"parts", last}});
+  return ExpectedBody(std::move(contents), req.options, model, /*generation=*/false);
+}
+
+Json ExpectedGenerate(const imaging::GenerateRequest& req,
+                      const imaging::ModelCapabilities& model) {
+  Json parts = Json::array({{{"text", req.prompt}}});
+  for (const imaging::EncodedImage& ref : req.references) parts.push_back(ImageValue(ref.bytes));
+  Json contents = Json::array({{{"role", "user"}, {"parts", parts}}});
+  return ExpectedBody(std::move(contents), req.options, model, /*generation=*/true);
+}
+
+// `image` grown with filler bytes until its length leaves `remainder` when divided by 3, so the
+// base64 ends in each of its three ways (no padding, "==", "=").
+std::string WithLengthMod3(std::string image, size_t remainder) {
+  while (image.size() % 3 != remainder) image.push_back(static_cast<char>(image.size() * 31));
+  return image;
+}
+
+// Replay data as ParseGenerateResponse keeps it, and hand-written shapes it could also hold: the
+// image part first with more keys after it, an inlineData holding nothing but its data, and an
+// image part with no other key.
+std::vector<std::string> Replays() {
+  std::vector<std::string> out;
+  auto parsed = ParseGenerateResponse(
+      200, SignedAnswer(SolidPng(300, 200, 1, 2, 3), "dGV4dA==", std::string(5000, 'S')));
+  if (!parsed.ok()) std::abort();
+  out.push_back(parsed->replay);
+  out.push_back(
+      R"({"parts":[{"inlineData":{"mimeType":"image/png","zeta":"z"},"thoughtSignature":"c2ln",)"
+      R"("alpha":[1,{"b":null}]},{"text":"after \"it\" ✓"}],"image":0})");
+  out.push_back(R"({"parts":[{"text":"one"},{"inlineData":{}}],"image":1})");
+  out.push_back(R"({"parts":[{"inlineData":{"mimeType":"image/jpeg"}}],"image":0})");
+  return out;
+}
+
+imaging::EditRequest ChainEdit(int turns, size_t remainder) {
+  const std::vector<std::string> replays = Replays();
+  imaging::EditRequest req;
+  req.prompt = "now \"night\"\n with ünïcode \\ and a tab\t";
+  for (int t = 0; t < turns; ++t) {
+    imaging::ChainTurn turn;
+    turn.user_text = "edit " + std::to_string(t + 1) + " — \"quoted\"";
+    if (t % 2 == 0) {
+      turn.user_image = imaging::EncodedImage{
+          WithLengthMod3(SolidJpeg(16, 16, 0, 0, t * 40), (remainder + t) % 3), "image/jpeg"};
+    }
+    turn.replay = replays[t % replays.size()];
+    const int size = 20 + 7 * t;
+    turn.image = {WithLengthMod3(SolidPng(size, size, t, 2, 3), (remainder + 2 * t) % 3), ""};
+    req.chain.push_back(std::move(turn));
+  }
+  req.base = req.chain.empty()
+                 ? imaging::EncodedImage{WithLengthMod3(SolidPng(9, 9, 4, 4, 4), remainder), ""}
+                 : req.chain.back().image;
+  req.references.push_back({WithLengthMod3(SolidPng(3, 5, 7, 7, 7), (remainder + 1) % 3), ""});
+  return req;
+}
+
+TEST(WireFormatRequest, ChainBodiesEqualThePlainModelForEveryTurnCountAndLength) {
+  for (int turns : {0, 1, 2, 4}) {
+    for (size_t remainder : {0, 1, 2}) {
+      imaging::EditRequest req = ChainEdit(turns, remainder);
+      for (int variant = 0; variant < 3; ++variant) {
+        req.options = {};
+        if (variant >= 1) req.options.image_size = "2K";
+        if (variant == 2) {
+          req.options.thinking = "high";
+          req.options.search = true;
+        }
+        SCOPED_TRACE("turns " + std::to_string(turns) + ", length mod 3 " +
+                     std::to_string(remainder) + ", variant " + std::to_string(variant));
+        auto body = BuildEditRequest(req, Flash());
+        ASSERT_TRUE(body.ok()) << body.error().message;
+        EXPECT_EQ(Json::parse(*body), ExpectedEdit(req, Flash()));
+      }
+    }
+  }
+}
+
+TEST(WireFormatRequest, GenerateBodiesEqualThePlainModel) {
+  for (size_t remainder : {0, 1, 2}) {
+    imaging::GenerateRequest req;
+    req.prompt = "a \"poster\"";
+    for (int r = 0; r < static_cast<int>(remainder) + 1; ++r) {
+      req.references.push_back({WithLengthMod3(SolidPng(5, 3, r, r, r), (remainder + r) % 3), ""});
+    }
+    auto plain = BuildGenerateRequest(req, Lite());
+    ASSERT_TRUE(plain.ok()) << plain.error().message;
+    EXPECT_EQ(Json::parse(*plain), ExpectedGenerate(req, Lite()));
+    req.options.aspect_ratio = "4:1";
+    req.options.image_size = "512";
+    req.options.thinking = "minimal";
+    req.options.search = true;
+    auto full = BuildGenerateRequest(req, Flash());
+    ASSERT_TRUE(full.ok()) << full.error().message;
+    EXPECT_EQ(Json::parse(*full), ExpectedGenerate(req, Flash()));
+  }
 }
 
 }  // namespace
