@@ -10,7 +10,8 @@
 namespace imgmcp {
 
 std::string Base64Encode(std::string_view bytes);
-// Appends the encoding of `bytes` to `out` (avoids a copy for multi-megabyte images).
+// Appends the encoding of `bytes` to `out` (avoids a copy for multi-megabyte images). Reserves
+// the room it needs; into storage already reserved, each character is written exactly once.
 void Base64EncodeAppend(std::string_view bytes, std::string& out);
 size_t Base64EncodedSize(size_t raw_size);
 Result<std::string> Base64Decode(std::string_view text);
