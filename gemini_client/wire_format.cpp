@@ -255,26 +255,68 @@ struct Part {
 
 std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
-// Appends `,{"inlineData":{"mimeType":…,"data":…}}` (without the comma when `first`); the base64
-// is encoded once, in place.
-Status AppendUserImage(const Part& p, bool first, std::string& body) {
-  auto mime = DeclaredMimeType(*p.image, p.what);
-  if (!mime.ok()) return mime.error();
-  if (!first) body += ',';
-  body += R"({"inlineData":{"mimeType":")";
-  body += *mime;
+// A request body written in two passes, so that its tens of megabytes are allocated once, at
+// their exact size (no estimate to keep in step with what is written, no reallocation when one
+// falls short), and each image's base64 is written straight into place: the JSON around the
+// images (a few kilobytes) is collected with a mark where each image goes, then Finish() writes
+// text and base64 in order.
+class BodyWriter {
+ public:
+  BodyWriter& operator+=(std::string_view text) {
+    text_ += text;
+    return *this;
+  }
+  BodyWriter& operator+=(char c) {
+    text_ += c;
+    return *this;
+  }
+  // The base64 of `bytes` goes here; `bytes` must outlive Finish().
+  void AppendBase64(std::string_view bytes) { images_.push_back({text_.size(), bytes}); }
+
+  std::string Finish() const {
+    size_t size = text_.size();
+    for (const Image& image : images_) size += Base64EncodedSize(image.bytes.size());
+    std::string body;
+    body.reserve(size);
+    size_t from = 0;
+    for (const Image& image : images_) {
+      body.append(text_, from, image.at - from);
+      Base64EncodeAppend(image.bytes, body);
+      from = image.at;
+    }
+    body.append(text_, from);
+    return body;
+  }
+
+ private:
+  struct Image {
+    size_t at;  // where in text_ its base64 goes
+    std::string_view bytes;
+  };
+  std::string text_;
+  std::vector<Image> images_;
+};
+
+// Appends `,{"inlineData":{"mimeType":…,"data":…}}` with the type sniffed from the bytes.
+Status AppendUserImage(const Part& p, BodyWriter& body) {
+  ASSIGN_OR_RETURN(const char* mime, DeclaredMimeType(*p.image, p.what));
+  body += R"(,{"inlineData":{"mimeType":")";
+  body += mime;
   body += R"(","data":")";
-  Base64EncodeAppend(p.image->bytes, body);
+  body.AppendBase64(p.image->bytes);
   body += R"("}})";
   return Status::Ok();
 }
 
-// The model content of one replayed turn: the parts exactly as Gemini sent them (kept in
-// ChainTurn::replay), the image part's data being `image`'s bytes.
-Status AppendModelTurn(const imaging::ChainTurn& turn, size_t index, std::string& body) {
-  const std::string what = "the stored answer of chain turn " + std::to_string(index + 1);
-  const Json replay = ParseJsonBody(turn.replay);
-  const Json* parts = Field(replay, "parts");
+// What ReplayData stored for one answer: its parts, and which of them is the final image.
+struct Replay {
+  Json parts;
+  size_t image = 0;
+};
+
+Result<Replay> ReadReplay(const imaging::ChainTurn& turn, const std::string& what) {
+  Json replay = ParseJsonBody(turn.replay);
+  Json* parts = replay.is_object() && replay.contains("parts") ? &replay["parts"] : nullptr;
   const Json* image_index = Field(replay, "image");
   if (parts == nullptr || !parts->is_array() || parts->empty() || image_index == nullptr ||
       !image_index->is_number_unsigned() || image_index->get<size_t>() >= parts->size() ||
@@ -284,43 +326,78 @@ Status AppendModelTurn(const imaging::ChainTurn& turn, size_t index, std::string
                                                "stores); edit with context \"image\" instead");
   }
   if (turn.image.bytes.empty()) return MakeError(ErrorCode::kDataLoss, what + " has no image");
-  const size_t at = image_index->get<size_t>();
+  return Replay{std::move(*parts), image_index->get<size_t>()};
+}
+
+// The final image's part of a replayed answer, its data being `bytes`: inlineData first (its
+// other keys as Gemini sent them, then data), then the part's other keys (thoughtSignature, …).
+Status AppendReplayedImage(Json part, std::string_view bytes, const std::string& what,
+                           BodyWriter& body) {
+  Json inline_data = part["inlineData"];
+  part.erase("inlineData");
+  if (!inline_data.is_object()) return MakeError(ErrorCode::kDataLoss, what + " is damaged");
+  inline_data.erase("data");
+  std::string head = Dump(inline_data);  // {"mimeType":"image/png"} as Gemini labelled it
+  head.pop_back();
+  body += R"({"inlineData":)";
+  body += head;
+  body += head.size() > 1 ? R"(,"data":")" : R"("data":")";
+  body.AppendBase64(bytes);
+  body += "\"}";
+  const std::string rest = Dump(part);  // thoughtSignature and anything else, as sent
+  if (rest.size() > 2) {
+    body += ',';
+    body += std::string_view(rest).substr(1);
+  } else {
+    body += '}';
+  }
+  return Status::Ok();
+}
+
+// The model content of one replayed turn: the parts exactly as Gemini sent them (kept in
+// ChainTurn::replay), the image part's data being the turn's stored bytes.
+Status AppendModelTurn(const imaging::ChainTurn& turn, size_t index, BodyWriter& body) {
+  const std::string what = "the stored answer of chain turn " + std::to_string(index + 1);
+  ASSIGN_OR_RETURN(Replay replay, ReadReplay(turn, what));
   body += R"({"role":"model","parts":[)";
-  for (size_t i = 0; i < parts->size(); ++i) {
+  for (size_t i = 0; i < replay.parts.size(); ++i) {
     if (i > 0) body += ',';
-    if (i != at) {
-      body += Dump((*parts)[i]);
-      continue;
-    }
-    Json part = (*parts)[i];
-    Json inline_data = part["inlineData"];
-    part.erase("inlineData");
-    if (!inline_data.is_object()) return MakeError(ErrorCode::kDataLoss, what + " is damaged");
-    inline_data.erase("data");
-    std::string head = Dump(inline_data);  // {"mimeType":"image/png"} as Gemini labelled it
-    head.pop_back();
-    body += R"({"inlineData":)";
-    body += head;
-    body += head.size() > 1 ? R"(,"data":")" : R"("data":")";
-    Base64EncodeAppend(turn.image.bytes, body);
-    body += "\"}";
-    const std::string rest = Dump(part);  // thoughtSignature and anything else, as sent
-    if (rest.size() > 2) {
-      body += ',';
-      body.append(rest, 1, std::string::npos);
+    if (i == replay.image) {
+      RETURN_IF_ERROR(AppendReplayedImage(replay.parts[i], turn.image.bytes, what, body));
     } else {
-      body += '}';
+      body += Dump(replay.parts[i]);
     }
   }
   body += "]}";
   return Status::Ok();
 }
 
-// Builds a generateContent body. `aspect_ratio` is sent for generations only (1:1 by default).
-Result<std::string> BuildBody(const imaging::ModelCapabilities& model,
-                              const imaging::GenerationOptions& options, bool generation,
-                              std::string_view prompt, const std::vector<Part>& images,
-                              const std::vector<imaging::ChainTurn>& chain) {
+// One earlier turn of a chain, followed by a comma: the user content [its text, its image if it
+// sent one], then the model content as Gemini sent it.
+Status AppendChainTurn(const imaging::ChainTurn& turn, size_t index, BodyWriter& body) {
+  const std::string number = std::to_string(index + 1);
+  if (turn.user_text.empty()) {
+    return MakeError(ErrorCode::kDataLoss, "chain turn " + number + " has no instruction text");
+  }
+  body += R"({"role":"user","parts":[{"text":)";
+  body += JsonQuote(turn.user_text);
+  body += '}';
+  if (turn.user_image) {
+    RETURN_IF_ERROR(
+        AppendUserImage({&*turn.user_image, "the image sent in chain turn " + number}, body));
+  }
+  body += "]},";
+  RETURN_IF_ERROR(AppendModelTurn(turn, index, body));
+  body += ',';
+  return Status::Ok();
+}
+
+// What every request is checked for before a byte is written: a prompt, no aspect ratio on an
+// edit, and the options and the number of input images against the model's row.
+Status CheckRequest(const imaging::ModelCapabilities& model,
+                    const imaging::GenerationOptions& options, bool generation,
+                    std::string_view prompt, size_t images,
+                    const std::vector<imaging::ChainTurn>& chain) {
   if (prompt.empty()) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "the prompt is empty; say what to draw or change");
@@ -332,47 +409,18 @@ Result<std::string> BuildBody(const imaging::ModelCapabilities& model,
   imaging::GenerationOptions checked = options;
   checked.model = model.id;
   checked.chain = !chain.empty();
-  checked.input_images = static_cast<int>(images.size());
-  size_t size = 512 + prompt.size() * 2;
+  checked.input_images = static_cast<int>(images);
   for (const imaging::ChainTurn& turn : chain) {
     checked.input_images += 1 + (turn.user_image ? 1 : 0);
-    size += 256 + turn.user_text.size() * 2 + turn.replay.size() +
-            Base64EncodedSize(turn.image.bytes.size()) +
-            (turn.user_image ? Base64EncodedSize(turn.user_image->bytes.size()) : 0);
   }
-  RETURN_IF_ERROR(imaging::CheckGenerationOptions({model}, checked));
-  for (const Part& p : images) size += Base64EncodedSize(p.image->bytes.size()) + 64;
+  return imaging::CheckGenerationOptions({model}, checked);
+}
 
-  // Built by concatenation around the base64 so each multi-megabyte image is encoded once, in
-  // place.
-  std::string body;
-  body.reserve(size);
-  body += R"({"contents":[)";
-  for (size_t t = 0; t < chain.size(); ++t) {
-    const imaging::ChainTurn& turn = chain[t];
-    if (turn.user_text.empty()) {
-      return MakeError(ErrorCode::kDataLoss,
-                       "chain turn " + std::to_string(t + 1) + " has no instruction text");
-    }
-    body += R"({"role":"user","parts":[{"text":)";
-    body += JsonQuote(turn.user_text);
-    body += '}';
-    if (turn.user_image) {
-      const Part p{&*turn.user_image, "the image sent in chain turn " + std::to_string(t + 1)};
-      RETURN_IF_ERROR(AppendUserImage(p, false, body));
-    }
-    body += "]},";
-    RETURN_IF_ERROR(AppendModelTurn(turn, t, body));
-    body += ',';
-  }
-  body += R"({"role":"user","parts":[{"text":)";
-  body += JsonQuote(prompt);
-  body += '}';
-  for (const Part& p : images) {
-    RETURN_IF_ERROR(AppendUserImage(p, false, body));
-  }
-  body += R"(]}],"generationConfig":{"responseModalities":["TEXT","IMAGE"])";
-  // Every value below was checked against the vocabulary above: no escaping needed.
+// `"generationConfig":{…}`, and `,"tools":[…]` when search is on. Every value was checked against
+// the model's vocabulary (CheckRequest): no escaping needed.
+void AppendConfig(const imaging::ModelCapabilities& model,
+                  const imaging::GenerationOptions& options, bool generation, BodyWriter& body) {
+  body += R"("generationConfig":{"responseModalities":["TEXT","IMAGE"])";
   if (generation || !options.image_size.empty()) {
     body += R"(,"imageConfig":{)";
     if (generation) {
@@ -396,8 +444,30 @@ Result<std::string> BuildBody(const imaging::ModelCapabilities& model,
   if (options.search && model.search == imaging::Support::kYes) {
     body += R"(,"tools":[{"google_search":{}}])";
   }
+}
+
+// Builds a generateContent body: the chain's turns, then the user turn [prompt, images…], then
+// the configuration. `aspect_ratio` is sent for generations only (1:1 by default).
+Result<std::string> BuildBody(const imaging::ModelCapabilities& model,
+                              const imaging::GenerationOptions& options, bool generation,
+                              std::string_view prompt, const std::vector<Part>& images,
+                              const std::vector<imaging::ChainTurn>& chain) {
+  RETURN_IF_ERROR(CheckRequest(model, options, generation, prompt, images.size(), chain));
+  BodyWriter body;
+  body += R"({"contents":[)";
+  for (size_t t = 0; t < chain.size(); ++t) {
+    RETURN_IF_ERROR(AppendChainTurn(chain[t], t, body));
+  }
+  body += R"({"role":"user","parts":[{"text":)";
+  body += JsonQuote(prompt);
   body += '}';
-  return body;
+  for (const Part& p : images) {
+    RETURN_IF_ERROR(AppendUserImage(p, body));
+  }
+  body += "]}],";
+  AppendConfig(model, options, generation, body);
+  body += '}';
+  return body.Finish();
 }
 
 std::vector<Part> ReferenceParts(const std::vector<EncodedImage>& references) {
