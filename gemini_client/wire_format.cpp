@@ -3,11 +3,15 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 #include <utility>
@@ -255,6 +259,22 @@ struct Part {
 
 std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
+// Asks Linux to back the whole 2 MiB blocks of [data, data + size) with transparent huge pages.
+// A chain edit's body is tens of megabytes of fresh memory each time (from 32 MiB, glibc's
+// largest mmap threshold, always a new mapping), and with 4 KiB pages writing it costs a page
+// fault per page (a trap, a zeroed page, a memory-cgroup charge): about 10,000 for four replayed
+// 2K turns, most of the time the request took to build. Only blocks inside the buffer are
+// advised; it is a hint, and where huge pages are off nothing changes.
+void AdviseHugePages(const char* data, size_t size) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
+  if (size < 2 * kHugePage) return;
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + kHugePage - 1) & ~(kHugePage - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + size) & ~(kHugePage - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#endif
+}
+
 // A request body written in two passes, so that its tens of megabytes are allocated once, at
 // their exact size (no estimate to keep in step with what is written, no reallocation when one
 // falls short), and each image's base64 is written straight into place: the JSON around the
@@ -278,6 +298,7 @@ class BodyWriter {
     for (const Image& image : images_) size += Base64EncodedSize(image.bytes.size());
     std::string body;
     body.reserve(size);
+    AdviseHugePages(body.data(), size);
     size_t from = 0;
     for (const Image& image : images_) {
       body.append(text_, from, image.at - from);
