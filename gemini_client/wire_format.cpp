@@ -509,71 +509,81 @@ void SetFailure(ResponseInfo* info, FailureKind kind) {
   if (info != nullptr) info->failure.kind = kind;
 }
 
-Error HttpError(int http_status, std::string_view body, ResponseInfo* info) {
-  const Json doc = ParseJsonBody(body);
-  const Json* error = Field(doc, "error");
-  std::string api_status;
-  std::string message;
-  std::string reason;  // ErrorInfo.reason
-  std::optional<std::chrono::milliseconds> retry_delay;
-  bool daily = false;
-  if (error != nullptr && error->is_object()) {
-    api_status = StringField(*error, "status");
-    message = StringField(*error, "message");
-    const Json* details = Field(*error, "details");
-    if (details != nullptr && details->is_array()) {
-      for (const Json& d : *details) {
-        const std::string type = StringField(d, "@type");
-        if (Contains(type, "google.rpc.RetryInfo")) {
-          retry_delay = ParseProtoDuration(StringField(d, "retryDelay", "retry_delay"));
-        } else if (Contains(type, "google.rpc.ErrorInfo")) {
-          reason = StringField(d, "reason");
-        } else if (Contains(type, "google.rpc.QuotaFailure")) {
-          const Json* violations = Field(d, "violations");
-          if (violations != nullptr && violations->is_array()) {
-            for (const Json& v : *violations) {
-              if (Contains(StringField(v, "quotaId", "quota_id"), "PerDay")) daily = true;
-            }
-          }
-        }
+// What a non-200 body said: google.rpc.Status {code, message, status, details} when it is JSON.
+struct ApiError {
+  std::string status;   // error.status, e.g. "RESOURCE_EXHAUSTED"; "" if none
+  std::string message;  // one tidy line, never empty
+  std::string reason;   // ErrorInfo.reason
+  std::optional<std::chrono::milliseconds> retry_delay;  // RetryInfo.retryDelay
+  bool daily = false;  // a QuotaFailure violation of a per-day quota
+};
+
+// Reads RetryInfo, ErrorInfo and QuotaFailure from error.details; other details are ignored.
+void ReadErrorDetails(const Json& details, ApiError& out) {
+  if (!details.is_array()) return;
+  for (const Json& d : details) {
+    const std::string type = StringField(d, "@type");
+    if (Contains(type, "google.rpc.RetryInfo")) {
+      out.retry_delay = ParseProtoDuration(StringField(d, "retryDelay", "retry_delay"));
+    } else if (Contains(type, "google.rpc.ErrorInfo")) {
+      out.reason = StringField(d, "reason");
+    } else if (Contains(type, "google.rpc.QuotaFailure")) {
+      const Json* violations = Field(d, "violations");
+      if (violations == nullptr || !violations->is_array()) continue;
+      for (const Json& v : *violations) {
+        if (Contains(StringField(v, "quotaId", "quota_id"), "PerDay")) out.daily = true;
       }
     }
+  }
+}
+
+// The error object of a body, or the head of a body that is not one.
+ApiError ReadErrorBody(std::string_view body) {
+  ApiError out;
+  const Json doc = ParseJsonBody(body);
+  const Json* error = Field(doc, "error");
+  if (error != nullptr && error->is_object()) {
+    out.status = StringField(*error, "status");
+    out.message = StringField(*error, "message");
+    if (const Json* details = Field(*error, "details")) ReadErrorDetails(*details, out);
   } else {
     std::string_view head = body.substr(0, 200);
-    message = head.empty() ? "(empty body)" : "non-JSON body: " + std::string(head);
+    out.message = head.empty() ? "(empty body)" : "non-JSON body: " + std::string(head);
   }
-  message = Tidy(message);
-  while (!message.empty() && (message.back() == '.' || message.back() == ' ')) message.pop_back();
-  if (message.empty()) message = "(no message)";
-  const std::string tag =
-      std::to_string(http_status) + (api_status.empty() ? "" : " " + api_status);
-
-  if (info != nullptr) {
-    info->api_status = api_status;
-    info->failure.http_status = http_status;
-    info->failure.retry_delay = retry_delay;
-    info->failure.daily_quota = daily;
-    info->failure.kind =
-        IsRetryableHttpStatus(http_status) ? FailureKind::kTransient : FailureKind::kTerminal;
+  out.message = Tidy(out.message);
+  while (!out.message.empty() && (out.message.back() == '.' || out.message.back() == ' ')) {
+    out.message.pop_back();
   }
+  if (out.message.empty()) out.message = "(no message)";
+  return out;
+}
 
+// A 400: a rejected key, a refused precondition (billing, region) or an invalid request.
+Error BadRequestError(const ApiError& e, const std::string& tag) {
+  if (e.reason == "API_KEY_INVALID" || Contains(e.message, "API key not valid")) {
+    return Error(ErrorCode::kPermissionDenied,
+                 "the Gemini API key was rejected (API_KEY_INVALID); check GEMINI_API_KEY. "
+                 "Retrying will not help.");
+  }
+  if (e.status == "FAILED_PRECONDITION") {
+    return Error(ErrorCode::kFailedPrecondition,
+                 "Gemini refused the request (" + tag + "): " + e.message +
+                     ". This usually means billing must be enabled for the project or the "
+                     "model is not available in your region; retrying will not help.");
+  }
+  return Error(ErrorCode::kInvalidArgument,
+               "Gemini rejected the request as invalid (" + tag + "): " + e.message +
+                   ". Change the request (prompt, images, aspect ratio or model); retrying "
+                   "the same request will not help.");
+}
+
+// The error for an HTTP status other than 200, saying whether retrying can help.
+Error HttpStatusError(int http_status, const ApiError& e) {
+  const std::string tag = std::to_string(http_status) + (e.status.empty() ? "" : " " + e.status);
+  const std::string& message = e.message;
   switch (http_status) {
     case 400:
-      if (reason == "API_KEY_INVALID" || Contains(message, "API key not valid")) {
-        return Error(ErrorCode::kPermissionDenied,
-                     "the Gemini API key was rejected (API_KEY_INVALID); check GEMINI_API_KEY. "
-                     "Retrying will not help.");
-      }
-      if (api_status == "FAILED_PRECONDITION") {
-        return Error(ErrorCode::kFailedPrecondition,
-                     "Gemini refused the request (" + tag + "): " + message +
-                         ". This usually means billing must be enabled for the project or the "
-                         "model is not available in your region; retrying will not help.");
-      }
-      return Error(ErrorCode::kInvalidArgument,
-                   "Gemini rejected the request as invalid (" + tag + "): " + message +
-                       ". Change the request (prompt, images, aspect ratio or model); retrying "
-                       "the same request will not help.");
+      return BadRequestError(e, tag);
     case 401:
     case 403:
       return Error(ErrorCode::kPermissionDenied,
@@ -594,8 +604,8 @@ Error HttpError(int http_status, std::string_view body, ResponseInfo* info) {
                                                 "): " + message + ". Retrying may help.");
     case 429: {
       std::string text = "Gemini quota or rate limit exhausted (" + tag + "): " + message + ".";
-      if (retry_delay) text += " Gemini asked to retry in " + FormatDelay(*retry_delay) + ".";
-      if (daily) text += " The daily quota is used up; retrying today will not help.";
+      if (e.retry_delay) text += " Gemini asked to retry in " + FormatDelay(*e.retry_delay) + ".";
+      if (e.daily) text += " The daily quota is used up; retrying today will not help.";
       return Error(ErrorCode::kResourceExhausted, text);
     }
     default:
@@ -607,6 +617,19 @@ Error HttpError(int http_status, std::string_view body, ResponseInfo* info) {
   }
   return Error(ErrorCode::kInternal,
                "Gemini answered with unexpected HTTP status " + tag + ": " + message + ".");
+}
+
+Error HttpError(int http_status, std::string_view body, ResponseInfo* info) {
+  const ApiError e = ReadErrorBody(body);
+  if (info != nullptr) {
+    info->api_status = e.status;
+    info->failure.http_status = http_status;
+    info->failure.retry_delay = e.retry_delay;
+    info->failure.daily_quota = e.daily;
+    info->failure.kind =
+        IsRetryableHttpStatus(http_status) ? FailureKind::kTransient : FailureKind::kTerminal;
+  }
+  return HttpStatusError(http_status, e);
 }
 
 constexpr std::array<std::string_view, 8> kRefusalReasons = {
@@ -661,6 +684,138 @@ std::string ReplayData(const LiftedJson& parsed, const Json& parts, size_t image
   return Dump(replay);
 }
 
+// A 200 answer without candidates: a blocked prompt (promptFeedback.blockReason) or nothing.
+Error NoCandidatesError(const LiftedJson& parsed, ResponseInfo* info) {
+  const Json* feedback = Field(parsed.doc(), "promptFeedback", "prompt_feedback");
+  const std::string block =
+      feedback ? parsed.StringField(*feedback, "blockReason", "block_reason") : "";
+  if (!block.empty()) {
+    SetFailure(info, FailureKind::kTerminal);
+    std::string detail =
+        Tidy(parsed.StringField(*feedback, "blockReasonMessage", "block_reason_message"));
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "prompt blocked by Gemini (" + Tidy(block) + ")" +
+                         (detail.empty() ? "" : ": " + detail) +
+                         ". Rephrase the prompt or use different input images; retrying the "
+                         "same request will not help.");
+  }
+  SetFailure(info, FailureKind::kRetryOnce);
+  return MakeError(ErrorCode::kUnavailable,
+                   "Gemini returned no candidates and no block reason. Retrying may help.");
+}
+
+// What a candidate's parts hold once thought parts (interim reasoning: text or draft images,
+// never the answer) are skipped.
+struct AnswerParts {
+  const Json* parts = nullptr;  // content.parts, when it is an array
+  std::string text;             // the text parts, one per line
+  const Json* image = nullptr;  // the last inlineData
+  size_t image_index = 0;       // of its part in parts
+};
+
+AnswerParts ReadAnswerParts(const LiftedJson& parsed, const Json& candidate) {
+  AnswerParts out;
+  const Json* content = Field(candidate, "content");
+  const Json* parts = content ? Field(*content, "parts") : nullptr;
+  if (parts == nullptr || !parts->is_array()) return out;
+  out.parts = parts;
+  for (size_t i = 0; i < parts->size(); ++i) {
+    const Json& part = (*parts)[i];
+    const Json* thought = Field(part, "thought");
+    if (thought != nullptr && thought->is_boolean() && thought->get<bool>()) continue;
+    if (auto t = parsed.String(Field(part, "text"))) {
+      if (!out.text.empty()) out.text += '\n';
+      out.text += *t;
+    }
+    const Json* inline_data = Field(part, "inlineData", "inline_data");
+    if (inline_data != nullptr && inline_data->is_object()) {
+      out.image = inline_data;
+      out.image_index = i;
+    }
+  }
+  return out;
+}
+
+// The error when the candidate has no image to return, from its finishReason first (a refusal,
+// the token limit, a reason worth one retry), else from what it has instead (text, or nothing);
+// nullopt when there is an image to read.
+std::optional<Error> NoImageError(const LiftedJson& parsed, const Json& candidate,
+                                  const std::string& finish, const AnswerParts& answer,
+                                  ResponseInfo* info) {
+  const std::string finish_message =
+      Tidy(parsed.StringField(candidate, "finishMessage", "finish_message"));
+  const std::string said =
+      answer.text.empty() ? "" : " The model said: \"" + Tidy(answer.text) + "\".";
+  if (OneOf(finish, kRefusalReasons)) {
+    SetFailure(info, FailureKind::kTerminal);
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "Gemini refused to produce the image (" + finish + ")" +
+                         (finish_message.empty() ? "" : ": " + finish_message) +
+                         ". Rephrase the prompt or use different input images; retrying the "
+                         "same request will not help.");
+  }
+  if (finish == "MAX_TOKENS") {
+    SetFailure(info, FailureKind::kTerminal);
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "Gemini stopped at its output token limit (MAX_TOKENS) before finishing the "
+                     "image. Ask for something simpler or shorten the prompt; retrying the same "
+                     "request is unlikely to help.");
+  }
+  if (answer.image != nullptr) return std::nullopt;
+  if (OneOf(finish, kRetryOnceReasons)) {
+    SetFailure(info, FailureKind::kRetryOnce);
+    return MakeError(ErrorCode::kUnavailable,
+                     "Gemini finished without an image (" + finish + ")" +
+                         (finish_message.empty() ? "" : ": " + finish_message) + "." + said +
+                         " One retry may help; if it keeps happening, rephrase the prompt.");
+  }
+  const std::string reason = finish.empty() ? std::string("none") : finish;
+  if (!answer.text.empty()) {
+    SetFailure(info, FailureKind::kTerminal);
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "Gemini answered with text but no image (finishReason " + reason + ")." +
+                         said +
+                         " It may have refused or asked a question; rephrase the prompt "
+                         "(retrying the same request rarely helps).");
+  }
+  SetFailure(info, FailureKind::kRetryOnce);
+  return MakeError(ErrorCode::kUnavailable, "Gemini returned an empty answer (finishReason " +
+                                                reason +
+                                                ", no image, no text). Retrying may help.");
+}
+
+// The image of the chosen inlineData: its base64 decoded, its type read from its magic bytes
+// (never from the label).
+Result<BackendImage> DecodeImage(const LiftedJson& parsed, const Json& image_part,
+                                 ResponseInfo* info) {
+  const std::optional<std::string_view> data = parsed.String(Field(image_part, "data"));
+  if (!data || data->empty()) {
+    SetFailure(info, FailureKind::kRetryOnce);
+    return MakeError(ErrorCode::kUnavailable,
+                     "Gemini returned an image part without data. Retrying may help.");
+  }
+  auto bytes = Base64Decode(*data);
+  if (!bytes.ok()) {
+    SetFailure(info, FailureKind::kRetryOnce);
+    return MakeError(ErrorCode::kUnavailable,
+                     "Gemini returned image data that is not valid base64 (" +
+                         Tidy(bytes.error().message) + "). Retrying may help.");
+  }
+  const imaging::ImageFormat format = imaging::SniffFormat(*bytes);
+  if (format == imaging::ImageFormat::kUnknown) {
+    const std::string label = Tidy(parsed.StringField(image_part, "mimeType", "mime_type"));
+    SetFailure(info, FailureKind::kRetryOnce);
+    return MakeError(ErrorCode::kUnavailable,
+                     "Gemini returned data labelled \"" + label + "\" (" +
+                         std::to_string(bytes->size()) +
+                         " bytes) that is not a recognised image. Retrying may help.");
+  }
+  BackendImage image;
+  image.bytes = std::move(bytes).value();
+  image.mime_type = imaging::MimeTypeOf(format);
+  return image;
+}
+
 }  // namespace
 
 Result<std::string> BuildGenerateRequest(const imaging::GenerateRequest& request,
@@ -695,130 +850,27 @@ Result<BackendImage> ParseGenerateResponse(int http_status, std::string_view bod
                          " bytes); it was probably truncated or corrupted on the way. Retrying "
                          "may help.");
   }
-
   const Json* candidates = Field(doc, "candidates");
-  const bool has_candidates =
-      candidates != nullptr && candidates->is_array() && !candidates->empty();
-  if (!has_candidates) {
-    const Json* feedback = Field(doc, "promptFeedback", "prompt_feedback");
-    const std::string block =
-        feedback ? parsed.StringField(*feedback, "blockReason", "block_reason") : "";
-    if (!block.empty()) {
-      SetFailure(info, FailureKind::kTerminal);
-      std::string detail =
-          Tidy(parsed.StringField(*feedback, "blockReasonMessage", "block_reason_message"));
-      return MakeError(ErrorCode::kFailedPrecondition,
-                       "prompt blocked by Gemini (" + Tidy(block) + ")" +
-                           (detail.empty() ? "" : ": " + detail) +
-                           ". Rephrase the prompt or use different input images; retrying the "
-                           "same request will not help.");
-    }
-    SetFailure(info, FailureKind::kRetryOnce);
-    return MakeError(ErrorCode::kUnavailable,
-                     "Gemini returned no candidates and no block reason. Retrying may help.");
+  if (candidates == nullptr || !candidates->is_array() || candidates->empty()) {
+    return NoCandidatesError(parsed, info);
   }
 
   const Json& candidate = (*candidates)[0];
   const std::string finish = parsed.StringField(candidate, "finishReason", "finish_reason");
-  const std::string finish_message =
-      Tidy(parsed.StringField(candidate, "finishMessage", "finish_message"));
   if (info != nullptr) info->finish_reason = finish;
-
-  // Walk every part: thought parts are interim reasoning (text or draft images), never the answer.
-  std::string text;
-  const Json* image_part = nullptr;
-  size_t image_index = 0;  // of image_part in parts
-  const Json* content = Field(candidate, "content");
-  const Json* parts = content ? Field(*content, "parts") : nullptr;
-  if (parts != nullptr && parts->is_array()) {
-    for (size_t i = 0; i < parts->size(); ++i) {
-      const Json& part = (*parts)[i];
-      const Json* thought = Field(part, "thought");
-      if (thought != nullptr && thought->is_boolean() && thought->get<bool>()) continue;
-      if (auto t = parsed.String(Field(part, "text"))) {
-        if (!text.empty()) text += '\n';
-        text += *t;
-      }
-      const Json* inline_data = Field(part, "inlineData", "inline_data");
-      if (inline_data != nullptr && inline_data->is_object()) {
-        image_part = inline_data;
-        image_index = i;
-      }
-    }
+  AnswerParts answer = ReadAnswerParts(parsed, candidate);
+  if (std::optional<Error> error = NoImageError(parsed, candidate, finish, answer, info)) {
+    return *std::move(error);
   }
-  const std::string said = text.empty() ? "" : " The model said: \"" + Tidy(text) + "\".";
-
-  if (OneOf(finish, kRefusalReasons)) {
-    SetFailure(info, FailureKind::kTerminal);
-    return MakeError(ErrorCode::kFailedPrecondition,
-                     "Gemini refused to produce the image (" + finish + ")" +
-                         (finish_message.empty() ? "" : ": " + finish_message) +
-                         ". Rephrase the prompt or use different input images; retrying the "
-                         "same request will not help.");
-  }
-  if (finish == "MAX_TOKENS") {
-    SetFailure(info, FailureKind::kTerminal);
-    return MakeError(ErrorCode::kFailedPrecondition,
-                     "Gemini stopped at its output token limit (MAX_TOKENS) before finishing the "
-                     "image. Ask for something simpler or shorten the prompt; retrying the same "
-                     "request is unlikely to help.");
-  }
-  if (OneOf(finish, kRetryOnceReasons) && image_part == nullptr) {
-    SetFailure(info, FailureKind::kRetryOnce);
-    return MakeError(ErrorCode::kUnavailable,
-                     "Gemini finished without an image (" + finish + ")" +
-                         (finish_message.empty() ? "" : ": " + finish_message) + "." + said +
-                         " One retry may help; if it keeps happening, rephrase the prompt.");
-  }
-
-  if (image_part == nullptr) {
-    if (!text.empty()) {
-      SetFailure(info, FailureKind::kTerminal);
-      return MakeError(ErrorCode::kFailedPrecondition,
-                       "Gemini answered with text but no image (finishReason " +
-                           (finish.empty() ? std::string("none") : finish) + ")." + said +
-                           " It may have refused or asked a question; rephrase the prompt "
-                           "(retrying the same request rarely helps).");
-    }
-    SetFailure(info, FailureKind::kRetryOnce);
-    return MakeError(ErrorCode::kUnavailable, "Gemini returned an empty answer (finishReason " +
-                                                  (finish.empty() ? std::string("none") : finish) +
-                                                  ", no image, no text). Retrying may help.");
-  }
-
-  const std::optional<std::string_view> data = parsed.String(Field(*image_part, "data"));
-  const std::string label = Tidy(parsed.StringField(*image_part, "mimeType", "mime_type"));
-  if (!data || data->empty()) {
-    SetFailure(info, FailureKind::kRetryOnce);
-    return MakeError(ErrorCode::kUnavailable,
-                     "Gemini returned an image part without data. Retrying may help.");
-  }
-  auto bytes = Base64Decode(*data);
-  if (!bytes.ok()) {
-    SetFailure(info, FailureKind::kRetryOnce);
-    return MakeError(ErrorCode::kUnavailable,
-                     "Gemini returned image data that is not valid base64 (" +
-                         Tidy(bytes.error().message) + "). Retrying may help.");
-  }
-  const imaging::ImageFormat format = imaging::SniffFormat(*bytes);
-  if (format == imaging::ImageFormat::kUnknown) {
-    SetFailure(info, FailureKind::kRetryOnce);
-    return MakeError(ErrorCode::kUnavailable,
-                     "Gemini returned data labelled \"" + label + "\" (" +
-                         std::to_string(bytes->size()) +
-                         " bytes) that is not a recognised image. Retrying may help.");
-  }
-  BackendImage image;
-  image.bytes = std::move(bytes).value();
-  image.mime_type = imaging::MimeTypeOf(format);  // from the magic bytes, never the label
-  image.text = std::move(text);
+  ASSIGN_OR_RETURN(BackendImage image, DecodeImage(parsed, *answer.image, info));
+  image.text = std::move(answer.text);
   image.finish_reason = finish;
   if (const Json* usage = Field(doc, "usageMetadata", "usage_metadata");
       usage != nullptr && usage->is_object()) {
     image.usage = parsed.Restore(*usage);
   }
   image.sources = GroundingSources(parsed, candidate);
-  image.replay = ReplayData(parsed, *parts, image_index);
+  image.replay = ReplayData(parsed, *answer.parts, answer.image_index);
   SetFailure(info, FailureKind::kNone);
   return image;
 }
