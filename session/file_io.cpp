@@ -132,8 +132,8 @@ bool WriteDirect(int fd, std::string_view bytes, int* err) {
 
 }  // namespace
 
-Status WriteFileDurably(const std::filesystem::path& dir, std::string_view name,
-                        std::string_view bytes, std::string_view temp_prefix) {
+Status WriteFileAtomically(const std::filesystem::path& dir, std::string_view name,
+                           std::string_view bytes, std::string_view temp_prefix, Sync sync) {
   const std::filesystem::path temp = dir / (std::string(temp_prefix) + RandomHex(8));
   const std::filesystem::path final_path = dir / std::string(name);
   Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
@@ -142,36 +142,18 @@ Status WriteFileDurably(const std::filesystem::path& dir, std::string_view name,
     ::unlink(temp.c_str());
     return ErrnoError(what, p, err);
   };
+  const bool durable = sync == Sync::kDurable;
   int err = 0;
-  const bool direct = bytes.size() >= kDirectWriteMin && WriteDirect(fd.get(), bytes, &err);
+  const bool direct =
+      durable && bytes.size() >= kDirectWriteMin && WriteDirect(fd.get(), bytes, &err);
   if (!direct) err = WriteAll(fd.get(), bytes.data(), bytes.size());
   if (err != 0) return fail("cannot write", temp, err);
-  if (::fsync(fd.get()) != 0) return fail("cannot fsync", temp, errno);
+  if (durable && ::fsync(fd.get()) != 0) return fail("cannot fsync", temp, errno);
   if (::close(fd.Release()) != 0) return fail("cannot close", temp, errno);
   if (::rename(temp.c_str(), final_path.c_str()) != 0) {
     return fail("cannot rename to", final_path, errno);
   }
-  return SyncDir(dir);
-}
-
-Status WriteFileAtomically(const std::filesystem::path& dir, std::string_view name,
-                           std::string_view bytes, std::string_view temp_prefix) {
-  const std::filesystem::path temp = dir / (std::string(temp_prefix) + RandomHex(8));
-  const std::filesystem::path final_path = dir / std::string(name);
-  Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-  if (fd.get() < 0) return ErrnoError("cannot create", temp, errno);
-  auto fail = [&](std::string_view what, const std::filesystem::path& p, int err) -> Status {
-    ::unlink(temp.c_str());
-    return ErrnoError(what, p, err);
-  };
-  if (int err = WriteAll(fd.get(), bytes.data(), bytes.size()); err != 0) {
-    return fail("cannot write", temp, err);
-  }
-  if (::close(fd.Release()) != 0) return fail("cannot close", temp, errno);
-  if (::rename(temp.c_str(), final_path.c_str()) != 0) {
-    return fail("cannot rename to", final_path, errno);
-  }
-  return Status::Ok();
+  return durable ? SyncDir(dir) : Status::Ok();
 }
 
 Result<std::string> ReadWholeFile(const std::filesystem::path& path) {

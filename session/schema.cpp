@@ -47,14 +47,17 @@ ALTER TABLE versions ADD COLUMN details TEXT NOT NULL DEFAULT '{}';
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 
 Result<bool> HasTable(SqliteDb& db, const char* name) {
-  ASSIGN_OR_RETURN(Statement st, db.Prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?"));
+  ASSIGN_OR_RETURN(Statement st,
+                   db.Prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?"));
   st.Bind(1, name);
   return st.Step();
 }
 
 Result<int64_t> CountUserTables(SqliteDb& db) {
-  ASSIGN_OR_RETURN(Statement st, db.Prepare(
-      "SELECT count(*) FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"));
+  ASSIGN_OR_RETURN(
+      Statement st,
+      db.Prepare(
+          "SELECT count(*) FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"));
   RETURN_IF_ERROR(st.Step());
   return st.ColumnInt(0);
 }
@@ -64,7 +67,8 @@ Result<int64_t> CountUserTables(SqliteDb& db) {
 Result<int> ReadSchemaVersion(SqliteDb& db) {
   ASSIGN_OR_RETURN(bool has, HasTable(db, "schema_version"));
   if (!has) return 0;
-  ASSIGN_OR_RETURN(Statement st, db.Prepare("SELECT coalesce(max(version), 0) FROM schema_version"));
+  ASSIGN_OR_RETURN(Statement st,
+                   db.Prepare("SELECT coalesce(max(version), 0) FROM schema_version"));
   RETURN_IF_ERROR(st.Step());
   return static_cast<int>(st.ColumnInt(0));
 }
@@ -90,9 +94,9 @@ Status MigrateSchema(SqliteDb& db, int64_t now_ms) {
                        "database " + db.path().string() +
                            " has tables but no schema_version table: not an imgmcp database");
     }
-    RETURN_IF_ERROR(db.Exec(
-        "CREATE TABLE schema_version (version INTEGER PRIMARY KEY NOT NULL, "
-        "applied_ms INTEGER NOT NULL)"));
+    RETURN_IF_ERROR(
+        db.Exec("CREATE TABLE schema_version (version INTEGER PRIMARY KEY NOT NULL, "
+                "applied_ms INTEGER NOT NULL)"));
   }
   for (int v = current + 1; v <= kSchemaVersion; ++v) {
     Status st = db.Exec(kMigrations[v - 1]);
@@ -100,7 +104,8 @@ Status MigrateSchema(SqliteDb& db, int64_t now_ms) {
       return MakeError(st.error().code, "migrating the database to schema version " +
                                             std::to_string(v) + " failed: " + st.error().message);
     }
-    ASSIGN_OR_RETURN(Statement ins, db.Prepare("INSERT INTO schema_version(version, applied_ms) VALUES(?,?)"));
+    ASSIGN_OR_RETURN(Statement ins,
+                     db.Prepare("INSERT INTO schema_version(version, applied_ms) VALUES(?,?)"));
     ins.Bind(1, static_cast<int64_t>(v)).Bind(2, now_ms);
     st = ins.Run();
     if (!st.ok()) return st;

@@ -1,5 +1,6 @@
 // The embedded SessionStore: SQLite (WAL, synchronous=FULL) for metadata, one file per version,
-// an in-process FIFO TurnQueue plus a flock per session for ordering, an LRU ImageCache for reads.
+// an in-process FIFO TurnQueue plus a flock per session for ordering. The commit path, reads and
+// listing are ChainStore's; this class supplies the SQLite and file operations.
 //
 // Data directory layout (directories 0700, files 0600):
 //   <data>/imgmcp.db (+ -wal, -shm)   SQLite, WAL, synchronous=FULL, busy_timeout, foreign keys;
@@ -14,52 +15,37 @@
 // are never reused — not after a clear, nor after idle expiry (the session row stays, expired).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "session/chain_store.h"
 #include "session/data_dir.h"
-#include "session/image_cache.h"
-#include "session/session_store.h"
 #include "session/sqlite_db.h"
 #include "session/turn_queue.h"
 
 namespace imgmcp::session {
 
-class SqliteSessionStore final : public SessionStore {
+class SqliteSessionStore final : public ChainStore {
  public:
   // What OpenSessionStore does; also exposes the concrete type to tests.
   static Result<std::unique_ptr<SqliteSessionStore>> Open(const StoreOptions& options,
                                                           const Clock& clock);
   ~SqliteSessionStore() override;
 
-  Result<std::unique_ptr<EditTurn>> AcquireTurn(const std::string& session_id,
-                                                const TurnOptions& options) override;
   Result<std::unique_ptr<TurnReservation>> ReserveTurn(const std::string& session_id) override;
-  Result<std::unique_ptr<EditTurn>> AcquireReservedTurn(
-      std::unique_ptr<TurnReservation> reservation, const TurnOptions& options) override;
-  Result<VersionInfo> GetVersion(const std::string& session_id,
-                                 std::optional<int64_t> version) override;
-  Result<std::string> ReadImage(const VersionInfo& version) override;
-  Result<SessionSnapshot> ReadSession(const std::string& session_id, std::optional<int64_t> version,
-                                      bool include_history) override;
-  Result<SessionPage> ListSessions(const std::optional<std::string>& cursor, int limit) override;
-  bool SessionExists(const std::string& session_id) override;
 
   // Diagnostics and tests.
   const DataDirLayout& layout() const { return layout_; }
-  const ImageCache& cache() const { return cache_; }
   // Edits holding or waiting for a turn of `session_id` in this process.
   int QueuedTurns(const std::string& session_id) const { return turns_.LineLength(session_id); }
 
  private:
-  friend class SqliteEditTurn;
-
   // A pooled connection, handed back to the pool when the lease ends.
   class Lease {
    public:
@@ -74,40 +60,43 @@ class SqliteSessionStore final : public SessionStore {
     SqliteSessionStore* store_;
     std::unique_ptr<SqliteDb> db_;
   };
+  class SqliteTurnHold;
 
   SqliteSessionStore(const StoreOptions& options, const Clock& clock);
   Status Initialize();
+  Result<std::unique_ptr<SqliteDb>> PrepareDatabase();
   Result<Lease> Connection();
   Result<std::unique_ptr<SqliteDb>> OpenConnection();
   Status ExpireIdleSessions();
+  Status ExpireIfIdle(SqliteDb& db, const std::string& session_id, int64_t cutoff_ms);
   Status SweepOrphans();
-  int64_t NowMs() const;
+  Status SweepSession(SqliteDb& db, const std::string& session_id);
+  // Runs `write` inside one IMMEDIATE transaction on `db`, in this process's write order.
+  Status InWriteTransaction(SqliteDb& db, const std::function<Status()>& write);
+  Status WriteVersionFiles(const CommitPlan& plan, const std::vector<std::string>& files);
+  void DiscardVersionFiles(const CommitPlan& plan, const std::vector<std::string>& files);
 
-  // Called by SqliteEditTurn while it holds the session's turn and flock.
-  Result<std::vector<VersionInfo>> CommitInTurn(const std::string& session_id, int64_t last_issued,
-                                                const std::vector<NewVersion>& versions);
-  Status ClearInTurn(const std::string& session_id);
+  // ChainStore's storage operations.
+  Result<std::unique_ptr<TurnHold>> WaitForTurn(std::unique_ptr<TurnReservation> reservation,
+                                                const TurnOptions& options) override;
+  Result<TurnStart> ReadTurnStart(const std::string& session_id) override;
+  Result<std::vector<RemovedVersion>> WriteCommit(TurnHold& turn, const CommitPlan& plan) override;
+  Result<std::vector<RemovedVersion>> WriteClear(TurnHold& turn,
+                                                 const std::string& session_id) override;
+  void DeleteRemoved(const std::string& session_id, const std::vector<RemovedVersion>& removed,
+                     bool whole_session) override;
+  std::filesystem::path VersionPath(const std::string& session_id, int64_t version,
+                                    const std::string& extension) const override;
+  Result<SessionSnapshot> LoadSession(const std::string& session_id, std::optional<int64_t> version,
+                                      bool include_history) override;
+  Result<StoredBytes> LoadBytes(const VersionInfo& version) override;
+  Result<bool> VersionExists(const std::string& session_id, int64_t version) override;
+  Result<std::vector<ListedSession>> ListSessionRows(const std::optional<ListAfter>& after,
+                                                     int limit) override;
+  Result<bool> SessionIsLive(const std::string& session_id) override;
 
-  // The steps of CommitInTurn, in order (see there).
-  struct CommitPlan;
-  Result<CommitPlan> PlanCommit(const std::string& session_id, int64_t last_issued,
-                                const std::vector<NewVersion>& versions);
-  Status WriteVersionFiles(const CommitPlan& plan);
-  void DiscardVersionFiles(const CommitPlan& plan);
-  Status UpsertRows(SqliteDb& db, const CommitPlan& plan);
-  // Deletes the rows beyond retention; their (version, file) pairs, newest first.
-  Result<std::vector<std::pair<int64_t, std::string>>> PruneRows(SqliteDb& db,
-                                                                 const std::string& session_id);
-  void RemovePrunedFiles(const std::string& session_id,
-                         const std::vector<std::pair<int64_t, std::string>>& pruned);
-  void CacheCommitted(const CommitPlan& plan);
-  static std::vector<VersionInfo> CommittedVersions(const CommitPlan& plan);
-
-  const StoreOptions options_;
-  const Clock& clock_;
   const DataDirLayout layout_;
   TurnQueue turns_;
-  ImageCache cache_;
 
   // Serialises this process's SQLite write transactions: in-process writers wait here and are
   // woken at once, instead of polling in SQLite's busy handler (which sleeps in growing steps).

@@ -62,11 +62,13 @@ CREATE SEQUENCE imgmcp.replica_ids MINVALUE 1 MAXVALUE 2147483647 CYCLE;
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kPgSchemaVersion);
 
 Result<int> ReadVersion(PgConnection& conn) {
-  ASSIGN_OR_RETURN(PgResult has, conn.Exec("SELECT to_regclass('imgmcp.schema_version') IS NOT NULL", {},
-                                   "reading the schema version"));
+  ASSIGN_OR_RETURN(PgResult has,
+                   conn.Exec("SELECT to_regclass('imgmcp.schema_version') IS NOT NULL", {},
+                             "reading the schema version"));
   if (!has.Bool(0, 0)) return 0;
-  ASSIGN_OR_RETURN(PgResult v, conn.Exec("SELECT coalesce(max(version), 0) FROM imgmcp.schema_version", {},
-                                 "reading the schema version"));
+  ASSIGN_OR_RETURN(PgResult v,
+                   conn.Exec("SELECT coalesce(max(version), 0) FROM imgmcp.schema_version", {},
+                             "reading the schema version"));
   return static_cast<int>(v.Int(0, 0));
 }
 
@@ -124,7 +126,8 @@ Result<std::string> MigratePgSchema(PgConnection& conn) {
   Status migrated = Migrate(conn);
   (void)conn.Run("SELECT pg_advisory_unlock(" + lock_args + ")", "ending the migration");
   if (!migrated.ok()) return migrated.error();
-  ASSIGN_OR_RETURN(PgResult id, conn.Exec("SELECT store_id FROM imgmcp.meta LIMIT 1", {}, "reading the store id"));
+  ASSIGN_OR_RETURN(PgResult id, conn.Exec("SELECT store_id FROM imgmcp.meta LIMIT 1", {},
+                                          "reading the store id"));
   if (id.Rows() != 1) {
     return MakeError(ErrorCode::kDataLoss,
                      "the PostgreSQL database at " + conn.label() + " has no imgmcp store id");

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <set>
+#include <utility>
 
 #include "common/log.h"
 #include "session/data_dir.h"
@@ -306,13 +307,106 @@ void PgTurns::RunRelease(PgConnection& conn, const PgTicket& ticket) {
 
 // --- Waiting --------------------------------------------------------------------------------
 
+// The ticket of `draw`, once the draw thread has drawn it.
+Result<PgTicket> PgTurns::AwaitDraw(const std::shared_ptr<Draw>& draw, std::stop_token cancel) {
+  std::unique_lock lock(mu_);
+  if (!state_changed_.wait(lock, cancel, [&] { return draw->drawn || draw->error.has_value(); })) {
+    return MakeError(ErrorCode::kCancelled,
+                     "cancelled while waiting for session " + draw->session_id + "'s line");
+  }
+  if (draw->error.has_value()) return *draw->error;
+  return draw->ticket;  // immutable once drawn
+}
+
+// The tickets ahead of `ticket` in its line, as (ticket, replica id), oldest first.
+Result<std::vector<std::pair<int64_t, int64_t>>> PgTurns::TicketsAhead(const PgTicket& ticket,
+                                                                       std::stop_token cancel) {
+  ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire(cancel));
+  ASSIGN_OR_RETURN(
+      PgResult rows,
+      conn->Exec("SELECT ticket, replica_id FROM imgmcp.turn_tickets WHERE session_id = $1 AND "
+                 "ticket <= $2 ORDER BY ticket",
+                 {PgParam::Text(ticket.session_id), PgParam::Int(ticket.ticket)},
+                 "looking at a turn line"));
+  const int n = rows.Rows();
+  if (n == 0 || rows.Int(n - 1, 0) != ticket.ticket || rows.Int(n - 1, 1) != ticket.replica_id) {
+    return LostTurnError(ticket.session_id);  // our ticket was released as a dead replica's
+  }
+  std::vector<std::pair<int64_t, int64_t>> ahead;
+  for (int i = 0; i + 1 < n; ++i) ahead.emplace_back(rows.Int(i, 0), rows.Int(i, 1));
+  return ahead;
+}
+
+// One waiter in a session's line of this process: the line exists while it has waiters.
+class PgTurns::LineMembership {
+ public:
+  LineMembership(PgTurns* turns, std::string session_id)
+      : turns_(turns), session_id_(std::move(session_id)) {
+    std::lock_guard lock(turns_->mu_);
+    std::unique_ptr<Line>& slot = turns_->lines_[session_id_];
+    if (!slot) slot = std::make_unique<Line>();
+    line_ = slot.get();
+    ++line_->waiters;
+  }
+  ~LineMembership() {
+    std::lock_guard lock(turns_->mu_);
+    auto it = turns_->lines_.find(session_id_);
+    if (it != turns_->lines_.end() && --it->second->waiters == 0) turns_->lines_.erase(it);
+  }
+  Line& line() { return *line_; }
+
+ private:
+  PgTurns* const turns_;
+  const std::string session_id_;
+  Line* line_ = nullptr;  // guarded by turns_->mu_; alive while this membership is
+};
+
+// Waits until no ticket is ahead of `ticket`: looks at the line, reports what the caller asked
+// for, then sleeps until the line changes (a release, a reconnect, shutdown) or the cancel.
+Status PgTurns::AwaitFront(const PgTicket& ticket, const TurnOptions& options) {
+  LineMembership membership(this, ticket.session_id);
+  Line& line = membership.line();
+  int reported_ahead = -1;
+  bool reported_other = false;
+  while (true) {
+    uint64_t generation = 0;
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) return MakeError(ErrorCode::kUnavailable, "the session store is closing");
+      if (replica_id_ != ticket.replica_id) return LostTurnError(ticket.session_id);
+      generation = line.generation;
+    }
+    if (options.cancel.stop_requested()) {
+      return MakeError(ErrorCode::kCancelled,
+                       "cancelled while queued in session " + ticket.session_id + "'s line");
+    }
+    ASSIGN_OR_RETURN(auto ahead, TicketsAhead(ticket, options.cancel));
+    if (ahead.empty()) return Status::Ok();
+    std::set<int64_t> others;
+    for (const auto& [t, replica] : ahead) {
+      if (replica != ticket.replica_id) others.insert(replica);
+    }
+    for (int64_t other : others) EnsureWatcher(other);
+    if (!others.empty() && !std::exchange(reported_other, true) && options.on_other_process) {
+      options.on_other_process();
+    }
+    const int n_ahead = static_cast<int>(ahead.size());
+    if (n_ahead != std::exchange(reported_ahead, n_ahead) && options.on_queued) {
+      options.on_queued(n_ahead);
+    }
+    std::unique_lock lock(mu_);
+    line.changed.wait(lock, options.cancel, [&] {
+      return line.generation != generation || stopping_ || replica_id_ != ticket.replica_id;
+    });
+  }
+}
+
 Result<PgTurns::HeldTurn> PgTurns::Wait(std::unique_ptr<TurnReservation> reservation,
                                         const TurnOptions& options) {
   auto* mine = dynamic_cast<Reservation*>(reservation.get());
   if (mine == nullptr || mine->owner() != this) {
     return MakeError(ErrorCode::kInternal, "a turn reservation from another store was used");
   }
-  const std::string session_id = mine->session_id();
   std::shared_ptr<Draw> draw = mine->Take();
   // From here the place is ours: give it back on every way out but success.
   struct GiveBack {
@@ -324,88 +418,8 @@ Result<PgTurns::HeldTurn> PgTurns::Wait(std::unique_ptr<TurnReservation> reserva
   } give_back{this, draw};
   reservation.reset();
 
-  // 1. The ticket (drawn on the draw thread).
-  {
-    std::unique_lock lock(mu_);
-    if (!state_changed_.wait(lock, options.cancel,
-                             [&] { return draw->drawn || draw->error.has_value(); })) {
-      return MakeError(ErrorCode::kCancelled,
-                       "cancelled while waiting for session " + session_id + "'s line");
-    }
-    if (draw->error.has_value()) return *draw->error;
-  }
-  const PgTicket ticket = draw->ticket;  // immutable once drawn
-
-  // 2. Our turn: no ticket ahead of ours.
-  Line* line = nullptr;
-  {
-    std::lock_guard lock(mu_);
-    std::unique_ptr<Line>& slot = lines_[session_id];
-    if (!slot) slot = std::make_unique<Line>();
-    line = slot.get();
-    ++line->waiters;
-  }
-  struct LeaveLine {
-    PgTurns* self;
-    std::string id;
-    ~LeaveLine() {
-      std::lock_guard lock(self->mu_);
-      auto it = self->lines_.find(id);
-      if (it != self->lines_.end() && --it->second->waiters == 0) self->lines_.erase(it);
-    }
-  } leave_line{this, session_id};
-
-  int reported_ahead = -1;
-  bool reported_other = false;
-  while (true) {
-    uint64_t generation = 0;
-    {
-      std::lock_guard lock(mu_);
-      if (stopping_) return MakeError(ErrorCode::kUnavailable, "the session store is closing");
-      if (replica_id_ != ticket.replica_id) return LostTurnError(session_id);
-      generation = line->generation;
-    }
-    if (options.cancel.stop_requested()) {
-      return MakeError(ErrorCode::kCancelled,
-                       "cancelled while queued in session " + session_id + "'s line");
-    }
-    std::vector<std::pair<int64_t, int64_t>> ahead;  // (ticket, replica id)
-    {
-      ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire(options.cancel));
-      ASSIGN_OR_RETURN(
-          PgResult rows,
-          conn->Exec("SELECT ticket, replica_id FROM imgmcp.turn_tickets WHERE session_id = $1 AND "
-                     "ticket <= $2 ORDER BY ticket",
-                     {PgParam::Text(session_id), PgParam::Int(ticket.ticket)},
-                     "looking at a turn line"));
-      const int n = rows.Rows();
-      if (n == 0 || rows.Int(n - 1, 0) != ticket.ticket ||
-          rows.Int(n - 1, 1) != ticket.replica_id) {
-        return LostTurnError(session_id);  // our ticket was released as a dead replica's
-      }
-      for (int i = 0; i + 1 < n; ++i) ahead.emplace_back(rows.Int(i, 0), rows.Int(i, 1));
-    }
-    if (ahead.empty()) break;
-    std::set<int64_t> others;
-    for (const auto& [t, replica] : ahead) {
-      if (replica != ticket.replica_id) others.insert(replica);
-    }
-    for (int64_t other : others) EnsureWatcher(other);
-    if (!others.empty() && !reported_other && options.on_other_process) {
-      reported_other = true;
-      options.on_other_process();
-    }
-    const int n_ahead = static_cast<int>(ahead.size());
-    if (n_ahead != reported_ahead && options.on_queued) {
-      reported_ahead = n_ahead;
-      options.on_queued(n_ahead);
-    }
-    reported_ahead = n_ahead;
-    std::unique_lock lock(mu_);
-    line->changed.wait(lock, options.cancel, [&] {
-      return line->generation != generation || stopping_ || replica_id_ != ticket.replica_id;
-    });
-  }
+  ASSIGN_OR_RETURN(PgTicket ticket, AwaitDraw(draw, options.cancel));
+  RETURN_IF_ERROR(AwaitFront(ticket, options));
   if (options.cancel.stop_requested()) {
     return MakeError(ErrorCode::kCancelled, "cancelled before the edit started");
   }

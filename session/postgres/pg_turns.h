@@ -99,6 +99,7 @@ class PgTurns {
  private:
   struct Draw;  // one reservation's state
   class Reservation;
+  class LineMembership;
   struct Line {
     uint64_t generation = 0;
     std::condition_variable_any changed;
@@ -122,6 +123,11 @@ class PgTurns {
   void Enqueue(Job job);
   void Release(const PgTicket& ticket);
   void Abandon(const std::shared_ptr<Draw>& draw);
+  // The steps of Wait.
+  Result<PgTicket> AwaitDraw(const std::shared_ptr<Draw>& draw, std::stop_token cancel);
+  Status AwaitFront(const PgTicket& ticket, const TurnOptions& options);
+  Result<std::vector<std::pair<int64_t, int64_t>>> TicketsAhead(const PgTicket& ticket,
+                                                                std::stop_token cancel);
   void Wake(const std::string& session_id);
   void WakeAll();
   void EnsureWatcher(int64_t replica_id);

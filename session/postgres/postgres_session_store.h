@@ -1,5 +1,6 @@
 // PostgresSessionStore: the SessionStore for many replicas on one PostgreSQL database
-// (--store postgresql://…, DESIGN.md §3).
+// (--store postgresql://…; see README.md "Many replicas, one PostgreSQL"). The commit path, reads
+// and listing are ChainStore's; this class supplies the PostgreSQL operations.
 //
 // Data: rows in the schema imgmcp (pg_schema.h). A version's image bytes live in imgmcp.blobs,
 // keyed by their sha256, so a revert (or any repeat of the same bytes) stores no second copy;
@@ -38,10 +39,9 @@
 
 #include "common/clock.h"
 #include "common/result.h"
-#include "session/image_cache.h"
+#include "session/chain_store.h"
 #include "session/postgres/pg_connection.h"
 #include "session/postgres/pg_turns.h"
-#include "session/session_store.h"
 
 namespace imgmcp::session::postgres {
 
@@ -53,7 +53,7 @@ struct PostgresStoreOptions {
 // True for what --store / IMGMCP_STORE take as a PostgreSQL connection URL.
 bool IsPostgresUrl(const std::string& store);
 
-class PostgresSessionStore final : public SessionStore {
+class PostgresSessionStore final : public ChainStore {
  public:
   // Connects, migrates (pg_schema.h), starts listening, expires idle sessions (idle_days).
   // options.data_dir holds the local cache. Errors name the server, never the password.
@@ -63,17 +63,6 @@ class PostgresSessionStore final : public SessionStore {
   ~PostgresSessionStore() override;
 
   Result<std::unique_ptr<TurnReservation>> ReserveTurn(const std::string& session_id) override;
-  Result<std::unique_ptr<EditTurn>> AcquireReservedTurn(
-      std::unique_ptr<TurnReservation> reservation, const TurnOptions& options) override;
-  Result<std::unique_ptr<EditTurn>> AcquireTurn(const std::string& session_id,
-                                                const TurnOptions& options) override;
-  Result<VersionInfo> GetVersion(const std::string& session_id,
-                                 std::optional<int64_t> version) override;
-  Result<std::string> ReadImage(const VersionInfo& version) override;
-  Result<SessionSnapshot> ReadSession(const std::string& session_id, std::optional<int64_t> version,
-                                      bool include_history) override;
-  Result<SessionPage> ListSessions(const std::optional<std::string>& cursor, int limit) override;
-  bool SessionExists(const std::string& session_id) override;
   void SetChangeListener(ChangeListener listener) override;
 
   // Diagnostics and tests.
@@ -82,50 +71,53 @@ class PostgresSessionStore final : public SessionStore {
   const std::string& label() const { return pool_.label(); }
 
  private:
-  friend class PgEditTurn;
-  struct CommitPlan;
+  class PgTurnHold;
 
   PostgresSessionStore(const StoreOptions& options, const PostgresStoreOptions& pg,
                        std::string label, const Clock& clock);
   Status Initialize();
   Status ExpireIdleSessions();
   void OnCommitNotification(const std::string& payload);
-  int64_t NowMs() const;
 
   // A read on a pooled connection, tried once more on a fresh one when the first connection
   // turns out to be dead (PostgreSQL restarted since it was last used).
   template <typename T, typename Fn>
   Result<T> WithReadConnection(Fn&& fn);
 
-  // Called by PgEditTurn while it holds the turn.
-  Result<std::vector<VersionInfo>> CommitInTurn(const PgTicket& ticket, int64_t last_issued,
-                                                const std::vector<NewVersion>& versions);
-  Status ClearInTurn(const PgTicket& ticket);
-  // The steps of CommitInTurn (see there).
-  Result<CommitPlan> PlanCommit(const PgTicket& ticket, int64_t last_issued,
-                                const std::vector<NewVersion>& versions);
-  Status WriteRows(PgConnection& conn, const CommitPlan& plan,
-                   std::vector<std::pair<int64_t, std::string>>* pruned);
+  // The steps of WriteCommit.
+  Status WriteRows(PgConnection& conn, const CommitPlan& plan, const PgTicket& ticket,
+                   std::vector<RemovedVersion>* pruned);
   // After COMMIT failed on a broken connection: Ok if the commit happened after all.
   Status CheckOutcome(const CommitPlan& plan, const Error& commit_error);
-  void ForgetPruned(const std::string& session_id,
-                    const std::vector<std::pair<int64_t, std::string>>& pruned);
-  void CacheCommitted(const CommitPlan& plan);
-  std::vector<VersionInfo> CommittedVersions(const CommitPlan& plan) const;
-
   // Deletes the blobs among `digests` that no version refers to any more (best effort).
   void CollectBlobs(const std::vector<std::string>& digests);
-  // The local copy of `version` exists at version.path (written from the bytes if not).
-  Status EnsureLocalCopy(const VersionInfo& version);
-  std::filesystem::path LocalPath(const std::string& session_id, int64_t version,
-                                  const std::string& extension) const;
 
-  const StoreOptions options_;
-  const Clock& clock_;
+  // ChainStore's storage operations: the turn,
+  Result<std::unique_ptr<TurnHold>> WaitForTurn(std::unique_ptr<TurnReservation> reservation,
+                                                const TurnOptions& options) override;
+  Result<TurnStart> ReadTurnStart(const std::string& session_id) override;
+  // reads (postgres_store_reads.cpp),
+  Result<SessionSnapshot> LoadSession(const std::string& session_id, std::optional<int64_t> version,
+                                      bool include_history) override;
+  Status Materialize(const VersionInfo& version) override;  // the local copy
+  std::filesystem::path VersionPath(const std::string& session_id, int64_t version,
+                                    const std::string& extension) const override;
+  Result<StoredBytes> LoadBytes(const VersionInfo& version) override;
+  Result<bool> SessionIsLive(const std::string& session_id) override;
+  Result<bool> VersionExists(const std::string& session_id, int64_t version) override;
+  Result<std::vector<ListedSession>> ListSessionRows(const std::optional<ListAfter>& after,
+                                                     int limit) override;
+  // and writes, with what they leave behind (blobs, local copies).
+  Result<std::vector<RemovedVersion>> WriteCommit(TurnHold& turn, const CommitPlan& plan) override;
+  void AfterCommit(const CommitPlan& plan) override;
+  Result<std::vector<RemovedVersion>> WriteClear(TurnHold& turn,
+                                                 const std::string& session_id) override;
+  void DeleteRemoved(const std::string& session_id, const std::vector<RemovedVersion>& removed,
+                     bool whole_session) override;
+
   const std::string origin_;  // this store's token in imgmcp_commits payloads
   PgPool pool_;
   std::filesystem::path cache_dir_;  // set by Initialize
-  ImageCache cache_;
   std::unique_ptr<PgTurns> turns_;
 
   std::mutex listener_mu_;  // guards listener_; held while it runs

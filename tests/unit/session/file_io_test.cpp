@@ -25,16 +25,16 @@ TEST(FileIoTest, EnsureDirCreatesPrivateNestedDirectories) {
 
 TEST(FileIoTest, EnsureDirRefusesAFileInTheWay) {
   TempDir tmp;
-  ASSERT_TRUE(WriteFileDurably(tmp.path(), "f", "x", ".tmp-").ok());
+  ASSERT_TRUE(WriteFileAtomically(tmp.path(), "f", "x", ".tmp-").ok());
   Status st = EnsureDir(tmp.path() / "f");
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code, ErrorCode::kFailedPrecondition);
 }
 
-TEST(FileIoTest, WriteFileDurablyWritesPrivateFileAndLeavesNoTemp) {
+TEST(FileIoTest, WriteFileAtomicallyWritesPrivateFileAndLeavesNoTemp) {
   TempDir tmp;
   const std::string bytes(300000, '\x7f');
-  ASSERT_TRUE(WriteFileDurably(tmp.path(), "v1.png", bytes, ".tmp-").ok());
+  ASSERT_TRUE(WriteFileAtomically(tmp.path(), "v1.png", bytes, ".tmp-").ok());
   Result<std::string> back = ReadWholeFile(tmp.path() / "v1.png");
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(*back, bytes);
@@ -66,7 +66,7 @@ void ExpectRoundTrips(const std::filesystem::path& dir) {
                       size_t{4096 * 700 + 123}, size_t{2'800'000}}) {
     SCOPED_TRACE("size " + std::to_string(size));
     const std::string bytes = Pattern(size);
-    ASSERT_TRUE(WriteFileDurably(dir, "big.png", bytes, ".tmp-").ok());
+    ASSERT_TRUE(WriteFileAtomically(dir, "big.png", bytes, ".tmp-").ok());
     EXPECT_EQ(std::filesystem::file_size(dir / "big.png"), size);
     Result<std::string> back = ReadWholeFile(dir / "big.png");
     ASSERT_TRUE(back.ok());
@@ -98,16 +98,16 @@ TEST(FileIoTest, BigFilesRoundTripOnTmpfs) {
   std::filesystem::remove_all(dir, ec);
 }
 
-TEST(FileIoTest, WriteFileDurablyReplacesAtomically) {
+TEST(FileIoTest, WriteFileAtomicallyReplacesAtomically) {
   TempDir tmp;
-  ASSERT_TRUE(WriteFileDurably(tmp.path(), "f", "old", ".tmp-").ok());
-  ASSERT_TRUE(WriteFileDurably(tmp.path(), "f", "new", ".tmp-").ok());
+  ASSERT_TRUE(WriteFileAtomically(tmp.path(), "f", "old", ".tmp-").ok());
+  ASSERT_TRUE(WriteFileAtomically(tmp.path(), "f", "new", ".tmp-").ok());
   EXPECT_EQ(*ReadWholeFile(tmp.path() / "f"), "new");
 }
 
 TEST(FileIoTest, WriteIntoMissingDirectoryFails) {
   TempDir tmp;
-  Status st = WriteFileDurably(tmp.path() / "missing", "f", "x", ".tmp-");
+  Status st = WriteFileAtomically(tmp.path() / "missing", "f", "x", ".tmp-");
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code, ErrorCode::kNotFound);
 }
@@ -123,7 +123,7 @@ TEST(FileIoTest, ReadMissingFileIsNotFound) {
 TEST(FileIoTest, RemoveFileQuietlyToleratesMissingFiles) {
   TempDir tmp;
   EXPECT_TRUE(RemoveFileQuietly(tmp.path() / "nope"));
-  ASSERT_TRUE(WriteFileDurably(tmp.path(), "f", "x", ".tmp-").ok());
+  ASSERT_TRUE(WriteFileAtomically(tmp.path(), "f", "x", ".tmp-").ok());
   EXPECT_TRUE(RemoveFileQuietly(tmp.path() / "f"));
   EXPECT_FALSE(std::filesystem::exists(tmp.path() / "f"));
 }

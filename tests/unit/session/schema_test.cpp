@@ -81,7 +81,7 @@ TEST(SchemaTest, MigratesAVersion1DataDir) {
                        R"sql(', 'v2.png', '2027-01-15T08:00:00.000Z');
   )sql");
   ASSERT_TRUE(EnsureDir(tmp.path() / "images" / "old").ok());
-  ASSERT_TRUE(WriteFileDurably(tmp.path() / "images" / "old", "v2.png", bytes, ".tmp-").ok());
+  ASSERT_TRUE(WriteFileAtomically(tmp.path() / "images" / "old", "v2.png", bytes, ".tmp-").ok());
 
   auto store = OpenAt(tmp.path(), clock);
   ASSERT_TRUE(store.ok()) << store.error().message;

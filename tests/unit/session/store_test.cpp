@@ -210,10 +210,10 @@ TEST_F(StoreTest, ReadImageUsesTheCacheWithinItsBudget) {
 TEST_F(StoreTest, StartupSweepRemovesOrphansAndTempFiles) {
   const VersionInfo v1 = CommitOne("s", "keep");
   const auto dir = tmp_.path() / "images" / "s";
-  ASSERT_TRUE(WriteFileDurably(dir, ".tmp-deadbeef", "half", "x").ok());
-  ASSERT_TRUE(WriteFileDurably(dir, "v2.png", "renamed-but-no-row", ".tmp-").ok());
+  ASSERT_TRUE(WriteFileAtomically(dir, ".tmp-deadbeef", "half", "x").ok());
+  ASSERT_TRUE(WriteFileAtomically(dir, "v2.png", "renamed-but-no-row", ".tmp-").ok());
   ASSERT_TRUE(EnsureDir(tmp_.path() / "images" / "ghost").ok());
-  ASSERT_TRUE(WriteFileDurably(tmp_.path() / "images" / "ghost", "v1.png", "x", ".tmp-").ok());
+  ASSERT_TRUE(WriteFileAtomically(tmp_.path() / "images" / "ghost", "v1.png", "x", ".tmp-").ok());
   Reopen();
   EXPECT_EQ(FilesOf("s"), (std::set<std::string>{"v1.png"}));
   EXPECT_FALSE(std::filesystem::exists(tmp_.path() / "images" / "ghost"));
@@ -226,7 +226,7 @@ TEST_F(StoreTest, StartupSweepRemovesOrphansAndTempFiles) {
 TEST_F(StoreTest, StartupSweepLeavesLockedSessionsAlone) {
   CommitOne("s", "keep");
   const auto dir = tmp_.path() / "images" / "s";
-  ASSERT_TRUE(WriteFileDurably(dir, "v2.png", "in-flight", ".tmp-").ok());
+  ASSERT_TRUE(WriteFileAtomically(dir, "v2.png", "in-flight", ".tmp-").ok());
   {
     auto held = FileLock::TryAcquire(tmp_.path() / "locks" / "s.lock");
     ASSERT_TRUE(held.ok() && held->has_value());
