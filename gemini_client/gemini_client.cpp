@@ -1,6 +1,8 @@
 #include "gemini_client/gemini_client.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <utility>
 
@@ -139,20 +141,16 @@ Result<const imaging::ModelCapabilities*> GeminiClient::Choose(const std::string
 
 Result<BackendImage> GeminiClient::Generate(const imaging::GenerateRequest& request,
                                             const CallContext& ctx) {
-  auto model = Choose(request.options.model);
-  if (!model.ok()) return model.error();
-  auto body = BuildGenerateRequest(request, **model);
-  if (!body.ok()) return body.error();
-  return Call((*model)->id, *body, ctx);
+  ASSIGN_OR_RETURN(const imaging::ModelCapabilities* model, Choose(request.options.model));
+  ASSIGN_OR_RETURN(std::string body, BuildGenerateRequest(request, *model));
+  return Call(model->id, body, ctx);
 }
 
 Result<BackendImage> GeminiClient::Edit(const imaging::EditRequest& request,
                                         const CallContext& ctx) {
-  auto model = Choose(request.options.model);
-  if (!model.ok()) return model.error();
-  auto body = BuildEditRequest(request, **model);
-  if (!body.ok()) return body.error();
-  return Call((*model)->id, *body, ctx);
+  ASSIGN_OR_RETURN(const imaging::ModelCapabilities* model, Choose(request.options.model));
+  ASSIGN_OR_RETURN(std::string body, BuildEditRequest(request, *model));
+  return Call(model->id, body, ctx);
 }
 
 Error GeminiClient::Scrub(Error error) const {
@@ -174,120 +172,168 @@ Result<BackendImage> GeminiClient::Call(const std::string& model, const std::str
   return result;
 }
 
-Result<BackendImage> GeminiClient::CallUnscrubbed(const std::string& path, const std::string& body,
-                                                  const CallContext& ctx) {
-  const int max_attempts = options_.retry.max_attempts;
-  const auto start = sleeper_->Now();
-  auto deadline = start + options_.call_timeout;
-  if (ctx.deadline < deadline) deadline = ctx.deadline;
-
-  std::mt19937_64 rng(std::random_device{}());
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
+// One call's attempts so far: when it started, its deadline, the count and what went wrong last.
+struct GeminiClient::CallState {
+  std::chrono::steady_clock::time_point start;
+  std::chrono::steady_clock::time_point deadline;
   int attempts = 0;
   bool retry_once_used = false;
   std::string last_error;
-  auto with_last = [&](std::string message) {
+  std::mt19937_64 rng{std::random_device{}()};
+
+  std::string WithLast(std::string message) const {
     if (!last_error.empty()) message += " Last error: " + last_error;
     return message;
-  };
+  }
+};
 
+// What one attempt came to: an image, or an error with its kind and a progress line's start.
+struct GeminiClient::AttemptOutcome {
+  std::optional<BackendImage> image;
+  Error error;
+  AttemptFailure failure;
+  std::string what;
+};
+
+Result<BackendImage> GeminiClient::CallUnscrubbed(const std::string& path, const std::string& body,
+                                                  const CallContext& ctx) {
+  CallState call;
+  call.start = sleeper_->Now();
+  call.deadline = std::min(call.start + options_.call_timeout, ctx.deadline);
   while (true) {
-    if (ctx.cancel.stop_requested()) {
-      return MakeError(ErrorCode::kCancelled,
-                       with_last("the Gemini call was cancelled after " +
-                                 Plural(attempts, "attempt") + "; nothing was produced."));
+    RETURN_IF_ERROR(CheckAttemptAllowed(call, ctx));
+    ++call.attempts;
+    ASSIGN_OR_RETURN(AttemptOutcome outcome, Attempt(call, path, body, ctx));
+    if (outcome.image.has_value()) {
+      if (call.attempts > 1) {
+        log::Info(kLog, "Gemini answered on attempt " + std::to_string(call.attempts));
+      }
+      return std::move(*outcome.image);
     }
-    const auto now = sleeper_->Now();
-    if (now >= deadline) {
-      return MakeError(ErrorCode::kDeadlineExceeded,
-                       with_last("the Gemini call ran out of time (" + SecondsText(now - start) +
-                                 ") after " + Plural(attempts, "attempt") + "."));
-    }
-    ++attempts;
-    // The watcher in PostJson measures real time; carry the remaining budget over to it.
-    const auto real_deadline = deadline == std::chrono::steady_clock::time_point::max()
-                                   ? deadline
-                                   : std::chrono::steady_clock::now() + (deadline - now);
-    HttpFailure http_failure;
-    auto answer = post_(endpoint_, path, options_.api_key, body, http_options_, ctx.cancel,
-                        real_deadline, &http_failure);
+    RETURN_IF_ERROR(WaitToRetry(call, std::move(outcome), ctx));
+  }
+}
 
-    AttemptFailure failure;
-    Error error;
-    std::string what;  // the start of a progress line: what went wrong on this attempt
-    if (!answer.ok()) {
-      if (http_failure.stop == HttpStop::kCancelled) {
-        return MakeError(
-            ErrorCode::kCancelled,
-            with_last("the Gemini call was cancelled during attempt " + std::to_string(attempts) +
-                      " of " + std::to_string(max_attempts) + "; nothing was produced."));
-      }
-      if (http_failure.stop == HttpStop::kDeadline) {
-        return MakeError(
-            ErrorCode::kDeadlineExceeded,
-            with_last("Gemini did not answer before the call deadline (" +
-                      SecondsText(sleeper_->Now() - start) + ", attempt " +
-                      std::to_string(attempts) + " of " + std::to_string(max_attempts) +
-                      "). Try again later or allow more time."));
-      }
-      error = answer.error();
-      failure.kind = (error.code == ErrorCode::kUnavailable && !http_failure.tls_verification)
+// Before each attempt: not cancelled, time left.
+Status GeminiClient::CheckAttemptAllowed(const CallState& call, const CallContext& ctx) const {
+  if (ctx.cancel.stop_requested()) {
+    return MakeError(ErrorCode::kCancelled,
+                     call.WithLast("the Gemini call was cancelled after " +
+                                   Plural(call.attempts, "attempt") + "; nothing was produced."));
+  }
+  const auto now = sleeper_->Now();
+  if (now >= call.deadline) {
+    return MakeError(
+        ErrorCode::kDeadlineExceeded,
+        call.WithLast("the Gemini call ran out of time (" + SecondsText(now - call.start) +
+                      ") after " + Plural(call.attempts, "attempt") + "."));
+  }
+  return Status::Ok();
+}
+
+// One POST and its classification. An error return ends the call (cancelled, out of time); an
+// outcome without an image may be retried.
+Result<GeminiClient::AttemptOutcome> GeminiClient::Attempt(const CallState& call,
+                                                           const std::string& path,
+                                                           const std::string& body,
+                                                           const CallContext& ctx) {
+  const int max_attempts = options_.retry.max_attempts;
+  // The watcher in PostJson measures real time; carry the remaining budget over to it.
+  const auto now = sleeper_->Now();
+  const auto real_deadline = call.deadline == std::chrono::steady_clock::time_point::max()
+                                 ? call.deadline
+                                 : std::chrono::steady_clock::now() + (call.deadline - now);
+  HttpFailure http_failure;
+  auto answer = post_(endpoint_, path, options_.api_key, body, http_options_, ctx.cancel,
+                      real_deadline, &http_failure);
+  const std::string attempt_of =
+      std::to_string(call.attempts) + " of " + std::to_string(max_attempts);
+  if (!answer.ok()) {
+    if (http_failure.stop == HttpStop::kCancelled) {
+      return MakeError(ErrorCode::kCancelled,
+                       call.WithLast("the Gemini call was cancelled during attempt " + attempt_of +
+                                     "; nothing was produced."));
+    }
+    if (http_failure.stop == HttpStop::kDeadline) {
+      return MakeError(ErrorCode::kDeadlineExceeded,
+                       call.WithLast("Gemini did not answer before the call deadline (" +
+                                     SecondsText(sleeper_->Now() - call.start) + ", attempt " +
+                                     attempt_of + "). Try again later or allow more time."));
+    }
+    return TransportFailure(answer.error(), http_failure);
+  }
+  return ClassifyAnswer(*answer);
+}
+
+// A request that got no answer: worth retrying unless the TLS certificate failed to verify.
+GeminiClient::AttemptOutcome GeminiClient::TransportFailure(Error error,
+                                                            const HttpFailure& http_failure) {
+  AttemptOutcome out;
+  out.failure.kind = (error.code == ErrorCode::kUnavailable && !http_failure.tls_verification)
                          ? FailureKind::kTransient
                          : FailureKind::kTerminal;
-      what = error.message;
-      if (failure.kind == FailureKind::kTransient) error.message += ". Retrying later may help.";
-    } else {
-      ResponseInfo info;
-      auto image = ParseGenerateResponse(answer->status, answer->body, &info);
-      if (image.ok()) {
-        if (attempts > 1) {
-          log::Info(kLog, "Gemini answered on attempt " + std::to_string(attempts));
-        }
-        return image;
-      }
-      error = image.error();
-      failure = info.failure;
-      if (answer->status != 200) {
-        what = "Gemini returned " + std::to_string(answer->status) +
-               (info.api_status.empty() ? "" : " (" + info.api_status + ")");
-      } else if (!info.finish_reason.empty() && info.finish_reason != "STOP") {
-        what = "Gemini finished without an image (" + info.finish_reason + ")";
-      } else {
-        what = "Gemini returned an unusable answer";
-      }
-    }
+  out.what = error.message;
+  if (out.failure.kind == FailureKind::kTransient) error.message += ". Retrying later may help.";
+  out.error = std::move(error);
+  return out;
+}
 
-    const RetryDecision decision =
-        DecideRetry(failure, attempts, retry_once_used, options_.retry, unit(rng));
-    if (!decision.retry) {
-      if (!decision.why_not.empty() && error.message.find("daily quota") == std::string::npos) {
-        error.message += " Not retrying: " + decision.why_not + ".";
-      }
-      log::Warn(kLog, Scrub(error).message);
-      return error;
-    }
-    if (failure.kind == FailureKind::kRetryOnce) retry_once_used = true;
-    last_error = error.message;
-
-    const auto wake = sleeper_->Now() + decision.delay;
-    if (wake >= deadline) {
-      return MakeError(ErrorCode::kDeadlineExceeded,
-                       with_last("gave up on Gemini after " + Plural(attempts, "attempt") +
-                                 ": the next retry (in " + FormatDelay(decision.delay) +
-                                 ") would pass the call deadline."));
-    }
-    const std::string progress = what + "; retrying in " + FormatDelay(decision.delay) +
-                                 " (attempt " + std::to_string(attempts + 1) + " of " +
-                                 std::to_string(max_attempts) + ")";
-    const std::string scrubbed = Scrub(Error(ErrorCode::kUnavailable, progress)).message;
-    log::Info(kLog, scrubbed);
-    if (ctx.on_progress) ctx.on_progress(scrubbed);
-    if (!sleeper_->SleepFor(decision.delay, ctx.cancel)) {
-      return MakeError(ErrorCode::kCancelled,
-                       with_last("the Gemini call was cancelled while waiting to retry (after " +
-                                 Plural(attempts, "attempt") + "); nothing was produced."));
-    }
+// An answer: the image, or why not (the retry policy reads the failure kind).
+GeminiClient::AttemptOutcome GeminiClient::ClassifyAnswer(const HttpAnswer& answer) {
+  AttemptOutcome out;
+  ResponseInfo info;
+  Result<BackendImage> image = ParseGenerateResponse(answer.status, answer.body, &info);
+  if (image.ok()) {
+    out.image = std::move(*image);
+    return out;
   }
+  out.error = image.error();
+  out.failure = info.failure;
+  if (answer.status != 200) {
+    out.what = "Gemini returned " + std::to_string(answer.status) +
+               (info.api_status.empty() ? "" : " (" + info.api_status + ")");
+  } else if (!info.finish_reason.empty() && info.finish_reason != "STOP") {
+    out.what = "Gemini finished without an image (" + info.finish_reason + ")";
+  } else {
+    out.what = "Gemini returned an unusable answer";
+  }
+  return out;
+}
+
+// After a failed attempt: the error when the policy says not to retry (or the next attempt
+// would pass the deadline); else a progress line and the backoff, cut short by a cancel.
+Status GeminiClient::WaitToRetry(CallState& call, AttemptOutcome outcome, const CallContext& ctx) {
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  const RetryDecision decision = DecideRetry(outcome.failure, call.attempts, call.retry_once_used,
+                                             options_.retry, unit(call.rng));
+  Error& error = outcome.error;
+  if (!decision.retry) {
+    if (!decision.why_not.empty() && error.message.find("daily quota") == std::string::npos) {
+      error.message += " Not retrying: " + decision.why_not + ".";
+    }
+    log::Warn(kLog, Scrub(error).message);
+    return error;
+  }
+  if (outcome.failure.kind == FailureKind::kRetryOnce) call.retry_once_used = true;
+  call.last_error = error.message;
+  if (sleeper_->Now() + decision.delay >= call.deadline) {
+    return MakeError(ErrorCode::kDeadlineExceeded,
+                     call.WithLast("gave up on Gemini after " + Plural(call.attempts, "attempt") +
+                                   ": the next retry (in " + FormatDelay(decision.delay) +
+                                   ") would pass the call deadline."));
+  }
+  const std::string progress = outcome.what + "; retrying in " + FormatDelay(decision.delay) +
+                               " (attempt " + std::to_string(call.attempts + 1) + " of " +
+                               std::to_string(options_.retry.max_attempts) + ")";
+  const std::string scrubbed = Scrub(Error(ErrorCode::kUnavailable, progress)).message;
+  log::Info(kLog, scrubbed);
+  if (ctx.on_progress) ctx.on_progress(scrubbed);
+  if (!sleeper_->SleepFor(decision.delay, ctx.cancel)) {
+    return MakeError(ErrorCode::kCancelled,
+                     call.WithLast("the Gemini call was cancelled while waiting to retry (after " +
+                                   Plural(call.attempts, "attempt") + "); nothing was produced."));
+  }
+  return Status::Ok();
 }
 
 }  // namespace imgmcp::gemini

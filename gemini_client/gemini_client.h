@@ -69,8 +69,17 @@ class GeminiClient final : public imaging::ImageBackend {
   // Sends `body` to `model`, retrying per the policy; every error message is scrubbed of the key.
   Result<imaging::BackendImage> Call(const std::string& model, const std::string& body,
                                      const imaging::CallContext& ctx);
+  // The retry loop of Call and its steps.
+  struct CallState;
+  struct AttemptOutcome;
   Result<imaging::BackendImage> CallUnscrubbed(const std::string& path, const std::string& body,
                                                const imaging::CallContext& ctx);
+  Status CheckAttemptAllowed(const CallState& call, const imaging::CallContext& ctx) const;
+  Result<AttemptOutcome> Attempt(const CallState& call, const std::string& path,
+                                 const std::string& body, const imaging::CallContext& ctx);
+  static AttemptOutcome TransportFailure(Error error, const HttpFailure& http_failure);
+  static AttemptOutcome ClassifyAnswer(const HttpAnswer& answer);
+  Status WaitToRetry(CallState& call, AttemptOutcome outcome, const imaging::CallContext& ctx);
   Error Scrub(Error error) const;
 
   const GeminiClientOptions options_;
