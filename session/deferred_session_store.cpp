@@ -5,11 +5,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <exception>
 #include <utility>
 
+#include "common/cancellation.h"
 #include "common/log.h"
 #include "common/random.h"
 #include "session/data_dir.h"
@@ -94,10 +96,11 @@ DeferredSessionStore::DeferredSessionStore(Opener opener)
     : thread_([this, opener = std::move(opener)]() mutable { Open(std::move(opener)); }) {}
 
 DeferredSessionStore::~DeferredSessionStore() {
+  stop_.request_stop();
   if (thread_.joinable()) thread_.join();
 }
 
-void DeferredSessionStore::Open(Opener opener) {
+Result<std::unique_ptr<SessionStore>> DeferredSessionStore::Attempt(const Opener& opener) {
   Result<std::unique_ptr<SessionStore>> opened =
       MakeError(ErrorCode::kInternal, "the session store opener did not run");
   try {
@@ -109,12 +112,52 @@ void DeferredSessionStore::Open(Opener opener) {
   if (opened.ok() && *opened == nullptr) {
     opened = MakeError(ErrorCode::kInternal, "the session store opener returned no store");
   }
+  return opened;
+}
+
+void DeferredSessionStore::Open(Opener opener) {
+  std::chrono::milliseconds pause = kFirstRetryPause;
+  for (int attempt = 1;; ++attempt) {
+    Result<std::unique_ptr<SessionStore>> opened = Attempt(opener);
+    if (opened.ok() && attempt > 1) {
+      log::Info(kLog, "the session store is open (attempt " + std::to_string(attempt) + ")");
+    }
+    if (opened.ok() || opened.error().code != ErrorCode::kUnavailable) {
+      return Finish(std::move(opened));
+    }
+    ReportRetry(opened.error(), pause, attempt);
+    if (!SleepUnlessStopped(pause, stop_.get_token())) return Finish(opened.error());
+    pause = std::min(pause * 2, kMaxRetryPause);
+  }
+}
+
+void DeferredSessionStore::ReportRetry(const Error& problem, std::chrono::milliseconds pause,
+                                       int attempt) {
+  const std::string message = "cannot open the session store yet: " + problem.message +
+                              "; retrying (attempt " + std::to_string(attempt + 1) + " in " +
+                              std::to_string(pause.count()) + " ms)";
+  if (attempt == 1) {
+    log::Warn(kLog, message + "; tool calls report this until it opens");
+  } else {
+    log::Debug(kLog, message);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    retrying_ =
+        Error(ErrorCode::kUnavailable, "the session store is not open yet: " + problem.message +
+                                           " (imgmcp keeps retrying; try again shortly)");
+  }
+  opened_cv_.notify_all();
+}
+
+void DeferredSessionStore::Finish(Result<std::unique_ptr<SessionStore>> opened) {
   if (!opened.ok()) {
     log::Error(kLog, "cannot open the session store: " + opened.error().message +
                          "; every tool call will report this");
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
+    retrying_.reset();
     if (opened.ok()) {
       store_ = std::move(*opened);
       if (listener_) store_->SetChangeListener(listener_);
@@ -148,6 +191,16 @@ Status DeferredSessionStore::WaitUntilOpen() {
   return Status::Ok();
 }
 
+Status DeferredSessionStore::WaitForOpen(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!opened_cv_.wait_for(lock, timeout, [this] { return done_; })) {
+    if (retrying_.has_value()) return *retrying_;
+    return MakeError(ErrorCode::kDeadlineExceeded, "the session store is still opening");
+  }
+  if (error_) return *error_;
+  return Status::Ok();
+}
+
 bool DeferredSessionStore::OpenFinished() const {
   std::lock_guard<std::mutex> lock(mu_);
   return done_;
@@ -155,9 +208,10 @@ bool DeferredSessionStore::OpenFinished() const {
 
 Result<SessionStore*> DeferredSessionStore::Store(std::stop_token cancel) {
   std::unique_lock<std::mutex> lock(mu_);
-  if (!opened_cv_.wait(lock, cancel, [this] { return done_; })) {
+  if (!opened_cv_.wait(lock, cancel, [this] { return done_ || retrying_.has_value(); })) {
     return MakeError(ErrorCode::kCancelled, "cancelled while the session store was opening");
   }
+  if (!done_) return *retrying_;
   if (error_) return *error_;
   return store_.get();
 }
@@ -251,20 +305,6 @@ void DeferredSessionStore::SetChangeListener(ChangeListener listener) {
   listener_ = listener;
   // Under mu_, so that Open cannot hand over an older listener after this one.
   if (store_ != nullptr) store_->SetChangeListener(std::move(listener));
-}
-
-Result<std::unique_ptr<DeferredSessionStore>> OpenSessionStoreDeferred(
-    const StoreOptions& options, const Clock& clock, std::chrono::milliseconds test_delay) {
-  RETURN_IF_ERROR(CheckDataDirUsable(options.data_dir));
-  return std::make_unique<DeferredSessionStore>(
-      [options, &clock, test_delay]() -> Result<std::unique_ptr<SessionStore>> {
-        if (test_delay.count() > 0) {
-          log::Warn(kLog, "IMGMCP_TEST_SLOW_STORE_OPEN_MS: delaying the store open by " +
-                              std::to_string(test_delay.count()) + " ms");
-          std::this_thread::sleep_for(test_delay);
-        }
-        return OpenSessionStore(options, clock);
-      });
 }
 
 }  // namespace imgmcp::session

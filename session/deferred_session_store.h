@@ -14,6 +14,11 @@
 // turns follow arrival order across the open exactly as they do afterwards. A placeholder given
 // up before the open finishes (cancelled call) is simply dropped.
 //
+// An open that fails with kUnavailable (PostgreSQL not reachable yet, say) is retried with a
+// growing pause (kFirstRetryPause doubling to kMaxRetryPause) until it succeeds or the store is
+// destroyed; meanwhile calls do not wait but fail at once with that error, saying that the open
+// is being retried. Any other failure is final: every call reports it.
+//
 // What cannot wait for the background thread is checked synchronously first: CheckDataDirUsable
 // (can the directory be created, written and locked?) runs before the server answers anything, so
 // a server that could never work refuses to start with a clear message and a non-zero exit.
@@ -49,15 +54,22 @@ class DeferredSessionStore final : public SessionStore {
  public:
   using Opener = std::function<Result<std::unique_ptr<SessionStore>>()>;
 
+  static constexpr std::chrono::milliseconds kFirstRetryPause{200};
+  static constexpr std::chrono::milliseconds kMaxRetryPause{5000};
+
   // Starts `opener` on a background thread at once.
   explicit DeferredSessionStore(Opener opener);
-  // Waits for the open to finish (it cannot be interrupted), then destroys the real store.
+  // Stops retrying, waits for an attempt in progress to end, then destroys the real store.
   ~DeferredSessionStore() override;
   DeferredSessionStore(const DeferredSessionStore&) = delete;
   DeferredSessionStore& operator=(const DeferredSessionStore&) = delete;
 
-  // Blocks until the open has finished; its outcome.
+  // Blocks until the open has finished; its outcome (while it is being retried: the error that
+  // made it retry).
   Status WaitUntilOpen();
+  // Blocks until the open has finished, retries included, for at most `timeout`; its outcome, or
+  // (on timeout) why it is still being retried.
+  Status WaitForOpen(std::chrono::milliseconds timeout);
   // Non-blocking: has the open finished (successfully or not)?
   bool OpenFinished() const;
 
@@ -81,9 +93,14 @@ class DeferredSessionStore final : public SessionStore {
   class PendingReservation;
 
   void Open(Opener opener);
-  // Waits for the open; the real store or the open error.
-  // The opened store, once the open finished (or its error); kCancelled when `cancel` stops the
-  // wait first.
+  // One attempt of `opener`, its exceptions and a null store turned into errors.
+  static Result<std::unique_ptr<SessionStore>> Attempt(const Opener& opener);
+  // Hands the real store (or the final error) to everyone waiting for it.
+  void Finish(Result<std::unique_ptr<SessionStore>> opened);
+  // Calls from now on fail with `problem` until an attempt succeeds.
+  void ReportRetry(const Error& problem, std::chrono::milliseconds pause, int attempt);
+  // The opened store, once the open finished (or its error; or, while the open is retried, the
+  // problem); kCancelled when `cancel` stops the wait first.
   Result<SessionStore*> Store(std::stop_token cancel = {});
   // Called by a PendingReservation's destructor while it is still waiting for the open.
   void Forget(PendingReservation* pending);
@@ -93,17 +110,11 @@ class DeferredSessionStore final : public SessionStore {
   bool done_ = false;
   std::unique_ptr<SessionStore> store_;  // set (or error_) before done_; read-only afterwards
   std::optional<Error> error_;
+  std::optional<Error> retrying_;           // why the open is being retried, until it ends
   std::list<PendingReservation*> pending_;  // placeholders in arrival order, until the open ends
   ChangeListener listener_;                 // for the real store once it is open
+  std::stop_source stop_;                   // the destructor's: ends the retries
   std::thread thread_;                      // runs Open; joined by the destructor
 };
-
-// Opens `options.data_dir` the way the server does at start-up: CheckDataDirUsable now
-// (synchronously; its error is returned), then OpenSessionStore on a background thread, after
-// `test_delay` (0 in production; IMGMCP_TEST_SLOW_STORE_OPEN_MS in tests). `clock` must outlive
-// the returned store.
-Result<std::unique_ptr<DeferredSessionStore>> OpenSessionStoreDeferred(
-    const StoreOptions& options, const Clock& clock,
-    std::chrono::milliseconds test_delay = std::chrono::milliseconds(0));
 
 }  // namespace imgmcp::session

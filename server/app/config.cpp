@@ -124,6 +124,7 @@ Status SetStore(Config& c, std::string_view source, const std::string& value) {
     return FlagError(source, "expected sqlite or a postgresql:// URL");
   }
   c.store = value;
+  c.store_on_command_line = source.rfind("--", 0) == 0;
   return Status::Ok();
 }
 
@@ -345,8 +346,6 @@ constexpr FlagSpec kFlags[] = {
 
     // Test hooks: read from the environment only, and not in --help.
     {.env = "IMGMCP_TEST_STORE_OPEN_GATE", .set = SetText<&Config::test_store_open_gate>},
-    {.env = "IMGMCP_TEST_SLOW_STORE_OPEN_MS",
-     .set = SetInt<&Config::test_store_open_delay_ms, 0, 600'000>},
 };
 
 // --- Parsing ----------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ struct Config {
   // (shared by replicas; may carry a password, so it is never logged). store_pool: the most
   // connections to PostgreSQL at once (--store-pool / IMGMCP_STORE_POOL).
   std::string store = "sqlite";
+  bool store_on_command_line = false;  // from --store (visible in /proc/PID/cmdline), not the env
   int store_pool = 10;
   std::optional<http::ListenAddress> http_listen;  // --http [HOST:]PORT, checked when parsed
   std::string auth_token;                          // --auth-token or IMGMCP_AUTH_TOKEN
@@ -56,10 +57,8 @@ struct Config {
   bool self_check = false;
   // Test hooks, kept out of --help. IMGMCP_TEST_STORE_OPEN_GATE: the background open of the session
   // store first waits until this file (a FIFO) has been opened for writing and closed again, so a
-  // test decides when the open may finish. IMGMCP_TEST_SLOW_STORE_OPEN_MS: it then sleeps this
-  // long. Empty and 0 in production.
+  // test decides when the open may finish. Empty in production.
   std::filesystem::path test_store_open_gate;
-  int test_store_open_delay_ms = 0;
 };
 
 using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;

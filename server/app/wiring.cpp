@@ -40,18 +40,11 @@ Status WaitForGate(const std::filesystem::path& gate) {
 
 // Config's test hooks, run by the store's background open before the store opens (none in
 // production).
-Status RunStoreOpenTestHooks(const std::filesystem::path& gate, std::chrono::milliseconds delay) {
-  if (!gate.empty()) {
-    log::Warn("main", "IMGMCP_TEST_STORE_OPEN_GATE: the session store opens once " + gate.string() +
-                          " has been written and closed");
-    RETURN_IF_ERROR(WaitForGate(gate));
-  }
-  if (delay.count() > 0) {
-    log::Warn("main", "IMGMCP_TEST_SLOW_STORE_OPEN_MS: delaying the store open by " +
-                          std::to_string(delay.count()) + " ms");
-    std::this_thread::sleep_for(delay);
-  }
-  return Status::Ok();
+Status RunStoreOpenTestHooks(const std::filesystem::path& gate) {
+  if (gate.empty()) return Status::Ok();
+  log::Warn("main", "IMGMCP_TEST_STORE_OPEN_GATE: the session store opens once " + gate.string() +
+                        " has been written and closed");
+  return WaitForGate(gate);
 }
 
 }  // namespace
@@ -102,6 +95,12 @@ Result<std::unique_ptr<session::DeferredSessionStore>> OpenStore(const Config& c
   if (postgres) {
     RETURN_IF_ERROR(session::postgres::DescribeConninfo(config.store));
     RETURN_IF_ERROR(session::EnsureDir(options.data_dir));
+    // What no retry heals (authentication, a bad option) stops start-up; an unreachable server
+    // is waited for by the store's open, which retries.
+    if (Status reached = session::postgres::ProbePostgres(config.store); !reached.ok()) {
+      if (reached.error().code != ErrorCode::kUnavailable) return reached.error();
+      log::Warn("main", reached.error().message + "; the session store opens once it is reachable");
+    }
   } else {
     RETURN_IF_ERROR(session::CheckDataDirUsable(options.data_dir));
   }
@@ -109,11 +108,9 @@ Result<std::unique_ptr<session::DeferredSessionStore>> OpenStore(const Config& c
   pg.url = config.store;
   pg.pool_size = config.store_pool;
   const std::filesystem::path gate = config.test_store_open_gate;
-  const auto delay = std::chrono::milliseconds(config.test_store_open_delay_ms);
   return std::make_unique<session::DeferredSessionStore>(
-      [options, postgres, pg, gate, delay,
-       &clock]() -> Result<std::unique_ptr<session::SessionStore>> {
-        RETURN_IF_ERROR(RunStoreOpenTestHooks(gate, delay));
+      [options, postgres, pg, gate, &clock]() -> Result<std::unique_ptr<session::SessionStore>> {
+        RETURN_IF_ERROR(RunStoreOpenTestHooks(gate));
         if (!postgres) return session::OpenSessionStore(options, clock);
         ASSIGN_OR_RETURN(auto store,
                          session::postgres::PostgresSessionStore::Open(options, pg, clock));
@@ -186,6 +183,12 @@ http::HttpOptions MakeHttpOptions(const Config& config) {
 
 std::vector<std::string> ConfigWarnings(const Config& config) {
   std::vector<std::string> warnings;
+  if (config.store_on_command_line && session::postgres::ConninfoHasPassword(config.store)) {
+    warnings.push_back(
+        "--store carries a password, which any local user can read in this process's command "
+        "line (/proc/PID/cmdline); give the URL in IMGMCP_STORE instead, or keep the password "
+        "in ~/.pgpass, PGPASSFILE or a service file (passfile=, service=)");
+  }
   for (const auto& dir : config.allow_read) {
     std::error_code ec;
     const auto status = std::filesystem::status(dir, ec);

@@ -34,6 +34,23 @@ const LibPq& Pq() {
   return *api;
 }
 
+// Why a connection attempt failed, from libpq's message. Only kUnavailable is worth retrying: the
+// server is down, unreachable or not accepting connections yet, or the database does not exist
+// yet. Authentication (a wrong password, an unknown role, no pg_hba.conf entry) and bad option
+// values (sslmode=…) stay wrong until the configuration changes.
+ErrorCode ClassifyConnectFailure(const std::string& message) {
+  const auto says = [&](const char* text) { return message.find(text) != std::string::npos; };
+  if (says("password authentication failed") || says("no password supplied") ||
+      says("authentication failed") || says("role \"") || says("pg_hba.conf")) {
+    return ErrorCode::kPermissionDenied;
+  }
+  if (says("invalid sslmode") || says("invalid connection option") || says("invalid value") ||
+      says("invalid integer value") || says("SSL is not enabled") || says("sslmode value")) {
+    return ErrorCode::kInvalidArgument;
+  }
+  return ErrorCode::kUnavailable;
+}
+
 std::string Trimmed(const char* text) {
   std::string s = text != nullptr ? text : "";
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
@@ -97,6 +114,20 @@ Result<std::string> DescribeConninfo(const std::string& conninfo) {
   return host + (port.empty() ? "" : ":" + port) + "/" + dbname;
 }
 
+bool ConninfoHasPassword(const std::string& conninfo) {
+  if (!LoadLibPq().ok()) return false;
+  char* err = nullptr;
+  PQconninfoOption* options = Pq().PQconninfoParse(conninfo.c_str(), &err);
+  if (err != nullptr) Pq().PQfreemem(err);
+  if (options == nullptr) return false;
+  bool has = false;
+  for (PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+    has = has || (std::strcmp(o->keyword, "password") == 0 && o->val != nullptr && o->val[0]);
+  }
+  Pq().PQconninfoFree(options);
+  return has;
+}
+
 PgConnection::PgConnection(pg_conn* conn, std::string label)
     : conn_(conn), label_(std::move(label)) {}
 
@@ -122,8 +153,12 @@ Result<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& c
   if (Pq().PQstatus(conn) != CONNECTION_OK) {
     const std::string message = Trimmed(Pq().PQerrorMessage(conn));
     Pq().PQfinish(conn);
-    return MakeError(ErrorCode::kUnavailable,
-                     "cannot connect to PostgreSQL at " + label + ": " + message);
+    const ErrorCode code = ClassifyConnectFailure(message);
+    const char* hint = code == ErrorCode::kPermissionDenied
+                           ? " (check the user and password: the URL, PGPASSWORD or ~/.pgpass)"
+                       : code == ErrorCode::kInvalidArgument ? " (check the connection URL)"
+                                                             : "";
+    return MakeError(code, "cannot connect to PostgreSQL at " + label + ": " + message + hint);
   }
   // Server notices (and the notice of a terminated connection) go to the log, not to stderr raw.
   Pq().PQsetNoticeProcessor(

@@ -135,6 +135,8 @@ class PgConnection {
 // "host:port/database" of a connection string, for messages (never the password). kInvalidArgument
 // when libpq cannot parse it.
 Result<std::string> DescribeConninfo(const std::string& conninfo);
+// The connection string carries a password (false when libpq cannot parse it).
+bool ConninfoHasPassword(const std::string& conninfo);
 
 // At most `max_size` connections at once; callers beyond that wait for one to come back. Idle
 // connections are reused; a connection that became unusable is dropped when it comes back, and

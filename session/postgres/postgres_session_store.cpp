@@ -64,6 +64,12 @@ bool IsPostgresUrl(const std::string& store) {
   return store.rfind("postgresql://", 0) == 0 || store.rfind("postgres://", 0) == 0;
 }
 
+Status ProbePostgres(const std::string& url) {
+  ASSIGN_OR_RETURN(std::string label, DescribeConninfo(url));
+  RETURN_IF_ERROR(PgConnection::Connect(url, label));
+  return Status::Ok();
+}
+
 // The turn: the ticket PgTurns granted, given back when the edit ends.
 class PostgresSessionStore::PgTurnHold final : public TurnHold {
  public:

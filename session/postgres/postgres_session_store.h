@@ -53,6 +53,12 @@ struct PostgresStoreOptions {
 // True for what --store / IMGMCP_STORE take as a PostgreSQL connection URL.
 bool IsPostgresUrl(const std::string& store);
 
+// One connection attempt, at start-up: Ok when PostgreSQL at `url` accepts it; kUnavailable when it
+// cannot be reached yet (down, unreachable, the database not created yet: the store's open keeps
+// retrying); any other code for what no retry heals — authentication, a bad option value. The
+// message names the server, never the password.
+Status ProbePostgres(const std::string& url);
+
 class PostgresSessionStore final : public ChainStore {
  public:
   // Connects, migrates (pg_schema.h), starts listening, expires idle sessions (idle_days).

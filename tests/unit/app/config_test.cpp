@@ -106,7 +106,7 @@ TEST(ConfigTest, EveryVariableIsInTheHelp) {
   for (const std::string& name : kEveryVariable) {
     EXPECT_GE(Mentions(help, name), 1u) << name << "\n" << help;
   }
-  EXPECT_EQ(Mentions(help, "IMGMCP_TEST_SLOW_STORE_OPEN_MS"), 0u) << "test hooks stay out";
+  EXPECT_EQ(Mentions(help, "IMGMCP_TEST_STORE_OPEN_GATE"), 0u) << "test hooks stay out";
 }
 
 TEST(ConfigTest, EveryFlagSetsItsField) {
@@ -235,9 +235,6 @@ TEST(ConfigTest, VariableErrorsNameTheVariable) {
             std::string::npos);
   EXPECT_NE(ErrorOf({}, {{"IMGMCP_BACKEND", "cloud"}}).find("IMGMCP_BACKEND: expected auto"),
             std::string::npos);
-  EXPECT_NE(ErrorOf({}, {{"IMGMCP_TEST_SLOW_STORE_OPEN_MS", "x"}})
-                .find("IMGMCP_TEST_SLOW_STORE_OPEN_MS: expected an integer"),
-            std::string::npos);
 }
 
 TEST(ConfigTest, AStoreUrlIsNeverRepeatedInAnError) {
@@ -253,11 +250,9 @@ TEST(ConfigTest, AStoreUrlIsNeverRepeatedInAnError) {
 }
 
 TEST(ConfigTest, TestHooksComeFromTheEnvironment) {
-  auto c = Parse(
-      {}, {{"IMGMCP_TEST_STORE_OPEN_GATE", "/tmp/gate"}, {"IMGMCP_TEST_SLOW_STORE_OPEN_MS", "25"}});
+  auto c = Parse({}, {{"IMGMCP_TEST_STORE_OPEN_GATE", "/tmp/gate"}});
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_EQ(c->test_store_open_gate, "/tmp/gate");
-  EXPECT_EQ(c->test_store_open_delay_ms, 25);
   EXPECT_EQ(Mentions(HelpText(), "IMGMCP_TEST_STORE_OPEN_GATE"), 0u);
 }
 

@@ -2,8 +2,11 @@
 // open, open errors reach every call; CheckDataDirUsable's start-up checks.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <thread>
 
 #include "session/deferred_session_store.h"
@@ -206,13 +209,71 @@ TEST_F(DeferredStoreTest, AThrowingOpenerBecomesAnError) {
   EXPECT_NE(st.error().message.find("sqlite exploded"), std::string::npos);
 }
 
-TEST_F(DeferredStoreTest, OpenSessionStoreDeferredSeesEarlierSessions) {
+TEST_F(DeferredStoreTest, TheRealStoreSeesEarlierSessions) {
   ASSERT_NO_FATAL_FAILURE(Precommit("kept", "p1"));
-  auto store = OpenSessionStoreDeferred(options_, clock_);
-  ASSERT_TRUE(store.ok()) << store.error().message;
-  auto v = (*store)->GetVersion("kept", {});
-  ASSERT_TRUE(v.ok());
+  DeferredSessionStore store([this] { return OpenSessionStore(options_, clock_); });
+  auto v = store.GetVersion("kept", {});
+  ASSERT_TRUE(v.ok()) << v.error().message;
   EXPECT_EQ(v->prompt, "p1");
+}
+
+// An open that fails with kUnavailable (a database not up yet) is retried: calls meanwhile fail at
+// once with that error, saying so, and work once an attempt succeeds. Other failures are final.
+TEST_F(DeferredStoreTest, AnUnavailableStoreIsRetriedAndCallsSayWhyMeanwhile) {
+  std::mutex mu;  // guards reachable and attempts
+  std::condition_variable_any attempted;
+  bool reachable = false;
+  int attempts = 0;
+  DeferredSessionStore store([&]() -> Result<std::unique_ptr<SessionStore>> {
+    std::lock_guard lock(mu);
+    ++attempts;
+    attempted.notify_all();
+    if (!reachable) return Error(ErrorCode::kUnavailable, "connection refused");
+    return OpenSessionStore(options_, clock_);
+  });
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(attempted.wait_for(lock, kWait, [&] { return attempts >= 2; }));
+  }
+  auto early = store.GetVersion("s", {});
+  ASSERT_FALSE(early.ok());
+  EXPECT_EQ(early.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(early.error().message.find("connection refused"), std::string::npos);
+  EXPECT_NE(early.error().message.find("retrying"), std::string::npos) << early.error().message;
+  EXPECT_FALSE(store.AcquireTurn("s", {}).ok());  // no wait, no turn
+  {
+    std::lock_guard lock(mu);
+    reachable = true;
+  }
+  ASSERT_TRUE(store.WaitForOpen(kWait).ok());
+  auto turn = store.AcquireTurn("s", {});
+  ASSERT_TRUE(turn.ok()) << turn.error().message;
+  ASSERT_TRUE((*turn)->Commit(MakeVersion("after")).ok());
+}
+
+TEST_F(DeferredStoreTest, AFinalOpenErrorIsNotRetried) {
+  std::atomic<int> attempts{0};
+  DeferredSessionStore store([&]() -> Result<std::unique_ptr<SessionStore>> {
+    ++attempts;
+    return Error(ErrorCode::kPermissionDenied, "password authentication failed");
+  });
+  Status st = store.WaitUntilOpen();
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, ErrorCode::kPermissionDenied);
+  EXPECT_TRUE(store.OpenFinished());
+  EXPECT_EQ(attempts.load(), 1);
+}
+
+TEST_F(DeferredStoreTest, DestroyingAStoreThatIsRetryingReturnsAtOnce) {
+  std::promise<void> tried;
+  std::atomic<bool> told{false};
+  auto store =
+      std::make_unique<DeferredSessionStore>([&]() -> Result<std::unique_ptr<SessionStore>> {
+        if (!told.exchange(true)) tried.set_value();
+        return Error(ErrorCode::kUnavailable, "connection refused");
+      });
+  ASSERT_EQ(tried.get_future().wait_for(kWait), std::future_status::ready);
+  store.reset();  // ends the pause between attempts; a hang here fails the test's timeout
 }
 
 // --- CheckDataDirUsable -------------------------------------------------------------------------
