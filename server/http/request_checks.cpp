@@ -132,7 +132,8 @@ EraChoice ChooseEra(const mcp::RequestFacts& facts, const McpHeaders& headers) {
   const bool header_modern =
       headers.protocol_version && mcp::IsModernVersionName(*headers.protocol_version);
   if (facts.kind != Kind::kRequest && facts.kind != Kind::kNotification) return choice;
-  if (facts.kind == Kind::kRequest && facts.method == "initialize" && !facts.envelope_claim) {
+  if (facts.kind == Kind::kRequest && facts.method == mcp::methods::kInitialize &&
+      !facts.envelope_claim) {
     if (header_modern) {
       choice.refusal = mcp::HeaderMismatch(
           "an initialize request (the legacy handshake) came with MCP-Protocol-Version " +

@@ -1,11 +1,11 @@
 #include "server/mcp/json_rpc.h"
 
+#include <array>
 #include <cstring>
 #include <utility>
 #include <vector>
 
 #include "server/mcp/json_writer.h"
-#include "server/mcp/protocol_version.h"
 
 namespace imgmcp::mcp {
 
@@ -200,19 +200,35 @@ RpcError HeaderMismatch(std::string detail) {
   return {rpc_error::kHeaderMismatch, "Header mismatch: " + std::move(detail), std::nullopt, true};
 }
 
+namespace {
+// "a, b, c"
+template <size_t N>
+std::string VersionList(const std::array<std::string_view, N>& versions) {
+  std::string list;
+  for (std::string_view v : versions) list.append(list.empty() ? "" : ", ").append(v);
+  return list;
+}
+}  // namespace
+
+std::string UnsupportedVersionText(std::string_view requested, Era era) {
+  return "Unsupported protocol version: " + std::string(requested) + " (supported: " +
+         (era == Era::kModern ? VersionList(kAllProtocolVersions)
+                              : VersionList(kSupportedProtocolVersions)) +
+         ")";
+}
+
 RpcError UnsupportedProtocolVersion(std::string_view requested) {
   Json supported = Json::array();
-  std::string list;
-  for (std::string_view v : kAllProtocolVersions) {
-    supported.push_back(v);
-    list += (list.empty() ? "" : ", ") + std::string(v);
-  }
+  for (std::string_view v : kAllProtocolVersions) supported.push_back(v);
   Json data = Json::object();
   data["supported"] = std::move(supported);
   data["requested"] = requested;
-  return {rpc_error::kUnsupportedProtocolVersion,
-          "Unsupported protocol version: " + std::string(requested) + " (supported: " + list + ")",
+  return {rpc_error::kUnsupportedProtocolVersion, UnsupportedVersionText(requested, Era::kModern),
           std::move(data), true};
+}
+
+RpcError DuplicateRequestIdError(const Json& id) {
+  return InvalidRequest("duplicate request id " + IdKey(id) + " is still in progress");
 }
 
 RpcError MissingClientCapability(const Json& required) {

@@ -10,10 +10,12 @@
 
 #include "common/json.h"
 #include "common/result.h"
+#include "server/mcp/protocol_version.h"
 
 namespace imgmcp::mcp {
 
-// Standard JSON-RPC codes plus the MCP-specific ones (reference doc §2).
+// Standard JSON-RPC codes plus the MCP-specific ones (2025-11-25 basic/index and 2026-07-28
+// basic/versioning).
 namespace rpc_error {
 inline constexpr int kParseError = -32700;
 inline constexpr int kInvalidRequest = -32600;
@@ -43,7 +45,14 @@ RpcError MethodNotFound(std::string_view method);
 RpcError InvalidParams(std::string message);
 RpcError InternalError(std::string message);
 RpcError HeaderMismatch(std::string detail);
-RpcError UnsupportedProtocolVersion(std::string_view requested);
+// "Unsupported protocol version: <requested> (supported: …)", the one wording of that refusal:
+// the versions `era` admits are listed — every version imgmcp speaks for a modern request's _meta
+// (the -32022 error below), the versions initialize negotiates for a legacy session's
+// MCP-Protocol-Version header (which the HTTP transport refuses with its own status and code).
+std::string UnsupportedVersionText(std::string_view requested, Era era);
+RpcError UnsupportedProtocolVersion(std::string_view requested);  // -32022, data.supported
+// A request whose id belongs to a request of the same connection still in progress (-32600).
+RpcError DuplicateRequestIdError(const Json& id);
 RpcError MissingClientCapability(const Json& required);  // {"sampling":{}, …}
 // resources/read of a URI nobody serves: -32002 in the legacy era, -32602 in the modern one;
 // both carry data.uri.

@@ -1,6 +1,7 @@
 // What the core's one method table says about each method it knows, for anyone routing messages:
-// the eras a method exists in, how it is answered, its caching hints and which param the HTTP
-// Mcp-Name header mirrors. The table itself (with the handlers) is in methods.cpp.
+// the eras a method exists in, how it is answered, its caching hints, which param the HTTP
+// Mcp-Name header mirrors and which server capability it depends on. The table itself (with the
+// handlers) is in methods.cpp.
 #pragma once
 
 #include <optional>
@@ -27,6 +28,9 @@ struct MethodInfo {
   std::optional<CachePolicy> cache = std::nullopt;  // modern results carry ttlMs/cacheScope
   // The params member the Mcp-Name header mirrors ("name", "uri"), or nullptr.
   const char* name_param = nullptr;
+  // The capability the server must declare for the method to exist (prompts/* only with
+  // prompts registered, completion/complete only with a completion handler), or nullptr.
+  bool ServerCapabilities::*capability = nullptr;
 
   bool ExistsIn(Era era) const { return era == Era::kModern ? modern : legacy; }
 };

@@ -73,15 +73,24 @@ const std::vector<Connection::MethodSpec>& Connection::Table() {
         .cache = kSessionData,
         .name_param = "uri"},
        &C::Typed<UriParams, &C::ReadResource>},
-      {{.name = methods::kPromptsList, .legacy = true, .modern = true, .cache = kStableList},
+      {{.name = methods::kPromptsList,
+        .legacy = true,
+        .modern = true,
+        .cache = kStableList,
+        .capability = &ServerCapabilities::prompts},
        &C::Typed<ListParams, &C::ListPrompts>},
       {{.name = methods::kPromptsGet,
         .legacy = true,
         .modern = true,
         .inline_answer = false,
-        .name_param = "name"},
+        .name_param = "name",
+        .capability = &ServerCapabilities::prompts},
        &C::Typed<GetPromptParams, &C::GetPrompt>},
-      {{.name = methods::kComplete, .legacy = true, .modern = true, .inline_answer = false},
+      {{.name = methods::kComplete,
+        .legacy = true,
+        .modern = true,
+        .inline_answer = false,
+        .capability = &ServerCapabilities::completions},
        &C::Typed<CompleteParams, &C::Complete>},
       // Notifications.
       {{.name = methods::kCancelled, .legacy = true, .modern = true, .notification = true},
@@ -105,12 +114,7 @@ const MethodInfo* FindMethod(std::string_view name) {
 }
 
 bool Connection::Available(const MethodSpec& spec) const {
-  const std::string_view name = spec.info.name;
-  if (name == methods::kPromptsList || name == methods::kPromptsGet) {
-    return !server_.prompts().empty();
-  }
-  if (name == methods::kComplete) return static_cast<bool>(server_.completion_handler());
-  return true;
+  return spec.info.capability == nullptr || server_.capabilities().*spec.info.capability;
 }
 
 // --- legacy lifecycle and session state ---------------------------------------------------------
@@ -187,8 +191,7 @@ Connection::Outcome Connection::Listen(RequestScope& scope, const ListenParams& 
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_) return Outcome::Later();
     if (in_flight_.count(key) > 0) {
-      return Outcome::Fail(
-          InvalidRequest("duplicate request id " + scope.id.dump() + " is still in progress"));
+      return Outcome::Fail(DuplicateRequestIdError(scope.id));
     }
     in_flight_.emplace(key, InFlight{scope.id, std::stop_source(), nullptr, true});
   }
