@@ -285,7 +285,8 @@ Result<int> GatedServer::Bind(const std::string& host, int port) {
   return MakeError(ErrorCode::kUnavailable, failure);
 }
 
-bool GatedServer::Serve(GateOptions options, size_t workers) {
+bool GatedServer::Serve(GateOptions options, size_t workers,
+                        const std::function<void()>& on_serving) {
   if (listen_fd_ < 0) return false;
   options.keep_alive_timeout = std::chrono::seconds(keep_alive_timeout_sec_);
   options.max_body_bytes = payload_max_length_;
@@ -305,11 +306,13 @@ bool GatedServer::Serve(GateOptions options, size_t workers) {
   for (size_t i = 0; i < std::max<size_t>(workers, 1); ++i) {
     workers_.emplace_back([this] { WorkerLoop(); });
   }
+  bool serving = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    serving_ = !shutting_down_;
+    serving = !shutting_down_;
     if (shutting_down_) gate_->Stop();
   }
+  if (serving && on_serving) on_serving();
   gate_->Run();
   const bool stopped_on_request = [this] {
     std::lock_guard<std::mutex> lock(mu_);
@@ -322,7 +325,6 @@ bool GatedServer::Serve(GateOptions options, size_t workers) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     left.swap(queue_);
-    serving_ = false;
   }
   for (auto& connection : left) ::close(connection->fd);
   // No worker runs any more: nothing else touches the gate.
@@ -347,11 +349,6 @@ void GatedServer::Shutdown() {
     [[maybe_unused]] ssize_t n = ::write(stop_fd_, &one, sizeof one);
   }
   cv_.notify_all();
-}
-
-bool GatedServer::serving() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return serving_;
 }
 
 GateStats GatedServer::gate_stats() const {

@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -36,15 +37,13 @@ class GatedServer : public httplib::Server {
   // Binds host:port (port 0 = OS-chosen) and listens. Returns the bound port; an error naming
   // the cause (e.g. "Address already in use") otherwise.
   Result<int> Bind(const std::string& host, int port);
-  // Serves on the calling thread (the gate) and `workers` threads until Shutdown(). The
-  // keep-alive timeout and body limit come from this server's httplib settings. False when it
-  // could not start or the gate failed.
-  bool Serve(GateOptions options, size_t workers);
+  // Serves on the calling thread (the gate) and `workers` threads until Shutdown(), calling
+  // `on_serving` (when given) once it accepts connections. The keep-alive timeout and body limit
+  // come from this server's httplib settings. False when it could not start or the gate failed.
+  bool Serve(GateOptions options, size_t workers, const std::function<void()>& on_serving = {});
   // Stops accepting, ends waiting reads and writes and streaming responses, and makes Serve()
   // return once the workers finished. Thread-safe, idempotent, also before Serve().
   void Shutdown();
-  // True from when Serve() accepts connections until it stops.
-  bool serving() const;
   GateStats gate_stats() const;
 
  private:
@@ -55,11 +54,10 @@ class GatedServer : public httplib::Server {
   int listen_fd_ = -1;
   int stop_fd_ = -1;  // an eventfd that becomes readable at Shutdown(): wakes every waiting stream
 
-  mutable std::mutex mu_;  // guards queue_, shutting_down_, serving_, gate_ (the pointer)
+  mutable std::mutex mu_;  // guards queue_, shutting_down_, gate_ (the pointer)
   std::condition_variable cv_;
   std::deque<std::unique_ptr<GateConnection>> queue_;  // complete heads waiting for a worker
   bool shutting_down_ = false;
-  bool serving_ = false;
   std::unique_ptr<ConnectionGate> gate_;  // set and reset by Serve(); workers run only meanwhile
   std::vector<std::thread> workers_;      // touched by Serve() only
 };

@@ -34,13 +34,15 @@ void HttpSession::Attach(std::shared_ptr<mcp::Connection> connection) {
 // --- POST ---------------------------------------------------------------------------------------
 
 std::shared_ptr<HttpSession::Exchange> HttpSession::BeginExchange(
-    const std::vector<Json>& request_ids, bool batch) {
+    const std::vector<Json>& request_ids, bool batch, Json* duplicate) {
   auto exchange = std::make_shared<Exchange>();
   exchange->batch = batch;
   for (const Json& id : request_ids) exchange->keys.push_back(mcp::IdKey(id));
   std::lock_guard<std::mutex> lock(mu_);
-  for (const std::string& key : exchange->keys) {
-    if (by_request_.count(key) > 0) return nullptr;
+  for (size_t i = 0; i < exchange->keys.size(); ++i) {
+    if (by_request_.count(exchange->keys[i]) == 0) continue;
+    if (duplicate != nullptr) *duplicate = request_ids[i];
+    return nullptr;
   }
   for (const std::string& key : exchange->keys) by_request_[key] = exchange;
   return exchange;

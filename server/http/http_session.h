@@ -1,6 +1,7 @@
 // One Streamable HTTP session (one Mcp-Session-Id), or one modern (2026-07-28) request, which
 // has no session: the MessageSink of its mcp::Connection. It routes every outgoing message to
-// the HTTP response it belongs to (reference doc §4), by the message's kind and related request:
+// the HTTP response it belongs to (Streamable HTTP, 2025-11-25 basic/transports), by the message's
+// kind and related request:
 // - a message related to a request goes to the answer of the POST that carried that request —
 //   as that POST's JSON body when it is the only message, else as an event of its SSE stream;
 // - messages related to no request go to the session's standalone GET stream.
@@ -67,8 +68,10 @@ class HttpSession final : public mcp::MessageSink {
 
   // --- POST ---------------------------------------------------------------------------------
   // Registers the requests of one POST body (their ids) before the body goes to the connection.
-  // nullptr when one of the ids belongs to a request still in progress in this session.
-  std::shared_ptr<Exchange> BeginExchange(const std::vector<Json>& request_ids, bool batch);
+  // nullptr when one of the ids belongs to a request still in progress in this session (that id
+  // goes to *duplicate, when given).
+  std::shared_ptr<Exchange> BeginExchange(const std::vector<Json>& request_ids, bool batch,
+                                          Json* duplicate = nullptr);
   // Blocks until the POST can be answered: the final answer alone → JSON; anything before it
   // (progress, logs, a server→client request) → SSE. With `stream_after` it waits at most that
   // long and then answers as SSE (priming event first), so a slow call's client learns at once

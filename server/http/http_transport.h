@@ -1,10 +1,6 @@
-// The Streamable HTTP transport (DESIGN.md §5, reference doc §4) on cpp-httplib: one endpoint,
-// /mcp — POST (JSON-RPC in; JSON or SSE out), GET (a legacy session's standalone SSE stream,
-// resumable with Last-Event-ID), DELETE (ends a legacy session) — plus /healthz and the /gallery
-// page (gallery_route.h). Both eras (2026-07-28 basic/versioning), chosen per POST: a legacy
-// client's Mcp-Session-Id = one mcp::Connection of the shared McpServer; a modern request
-// (2026-07-28, no session, headers checked against the body) gets a connection of its own for
-// as long as its answer takes, so any replica can serve it. The same core and tools as stdio.
+// The Streamable HTTP transport (`--http`) on cpp-httplib: the listener, its threads and its
+// lifecycle. What each request gets — /mcp (POST, GET, DELETE) in both protocol eras, /healthz,
+// /gallery — is in mcp_routes.h. The same core and tools as stdio.
 //
 // Limits: connections wait for their request head in the connection gate (connection_gate.h),
 // with a total deadline and without a thread; each request being answered (a streaming POST, a
@@ -16,17 +12,14 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
-#include <vector>
 
 #include "common/clock.h"
 #include "common/result.h"
 #include "server/http/http_listener.h"
-#include "server/http/request_checks.h"
 #include "server/http/session_table.h"
 
 namespace imgmcp::mcp {
@@ -36,6 +29,8 @@ class McpServer;
 namespace imgmcp::http {
 
 class HttpSession;
+class LiveAnswers;
+class McpRoutes;
 
 class HttpTransport final : public HttpListener {
  public:
@@ -58,29 +53,29 @@ class HttpTransport final : public HttpListener {
  private:
   class Server;  // httplib::Server, kept out of this header
 
-  void InstallRoutes();
+  void Configure();
+  // Binds host:port; on failure the listener counts as done (Wait() returns).
+  Result<int> Bind();
+  // The listener, on listen_thread_: serves until Stop() or a failure.
+  void Listen();
   void SweepLoop();
-  // Modern requests being answered (each an HttpSession of its own), so Stop() can end them.
-  // False once stopping.
-  bool RememberModernRequest(const std::shared_ptr<HttpSession>& session);
-  void ForgetModernRequest(const std::shared_ptr<HttpSession>& session);
-  void EndModernRequests();
 
   mcp::McpServer& server_;
   const HttpOptions options_;
-  const OriginPolicy policy_;
   SystemClock system_clock_;
   SessionTable<HttpSession> sessions_;
+  std::unique_ptr<LiveAnswers> live_;  // modern requests and streams, for Stop()
+  std::unique_ptr<McpRoutes> routes_;
   std::unique_ptr<Server> http_;
   std::thread listen_thread_;
   std::thread sweep_thread_;
 
-  std::mutex state_mu_;  // guards started_, stopping_, listener_done_, modern_requests_
+  std::mutex state_mu_;  // guards started_, stopping_, listening_, listener_done_
   std::condition_variable state_cv_;
   bool started_ = false;
   bool stopping_ = false;
+  bool listening_ = false;  // the listener serves (it may have ended since)
   bool listener_done_ = false;
-  std::map<const HttpSession*, std::weak_ptr<HttpSession>> modern_requests_;
 };
 
 }  // namespace imgmcp::http

@@ -1,5 +1,5 @@
 // Server-Sent Events for the Streamable HTTP transport: event ids, frame formatting and the
-// per-response queue a connection thread drains (reference doc §4: a priming event first, then
+// per-response queue a connection thread drains (a priming event first, then
 // `event: message` / `id:` / `data:` frames).
 #pragma once
 

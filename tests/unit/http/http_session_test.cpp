@@ -219,6 +219,17 @@ TEST_F(HttpSessionTest, DuplicateIdsInProgressAreRefused) {
   EXPECT_NE(session_->BeginExchange({Json("77")}, false), nullptr);  // "77" is another id
 }
 
+TEST_F(HttpSessionTest, ARefusedBatchNamesTheIdInProgress) {
+  ASSERT_NE(session_->BeginExchange({Json("b")}, false), nullptr);
+  Json duplicate;
+  EXPECT_EQ(session_->BeginExchange({Json("a"), Json("b"), Json("c")}, true, &duplicate), nullptr);
+  EXPECT_EQ(duplicate, Json("b"));
+  EXPECT_EQ(mcp::DuplicateRequestIdError(duplicate).message,
+            "Invalid Request: duplicate request id \"b\" is still in progress");
+  // Nothing of the refused batch was registered: its other ids are still free.
+  EXPECT_NE(session_->BeginExchange({Json("a")}, false), nullptr);
+}
+
 TEST_F(HttpSessionTest, EndWakesAWaitingPost) {
   auto exchange = session_->BeginExchange({Json(88)}, false);
   auto waiting =

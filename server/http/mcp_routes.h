@@ -1,0 +1,105 @@
+// The routes of the Streamable HTTP transport (HttpTransport owns the listener and its
+// lifecycle): /mcp — POST (JSON-RPC in; JSON or SSE out), GET (a legacy session's standalone SSE
+// stream, resumable with Last-Event-ID), DELETE (ends a legacy session) — plus /healthz, the
+// /gallery page (gallery_route.h) and the checks every request to /mcp or /gallery passes first
+// (Host/Origin allow-list, bearer token).
+//
+// Each handler reads as its steps. A POST: read the body → check Accept and Content-Type → parse
+// → choose the era (2026-07-28 basic/versioning) → serve it modern or legacy → reply. A legacy
+// client's Mcp-Session-Id is one mcp::Connection of the shared McpServer; a modern request
+// (2026-07-28, no session, headers checked against the body) gets a connection of its own for as
+// long as its answer takes, so any replica can serve it.
+#pragma once
+
+#include <httplib.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/json.h"
+#include "server/http/http_listener.h"
+#include "server/http/http_session.h"
+#include "server/http/request_checks.h"
+#include "server/http/session_table.h"
+#include "server/http/sse.h"
+
+namespace imgmcp::mcp {
+class McpServer;
+}  // namespace imgmcp::mcp
+
+namespace imgmcp::http {
+
+// The answers that outlive their handler — modern requests (each a connection of its own) and
+// SSE streams — so that a stopping server can end them. Thread-safe.
+class LiveAnswers {
+ public:
+  // False once closed (the server is stopping): the caller refuses or ends the answer itself.
+  bool AddRequest(const std::shared_ptr<HttpSession>& request);
+  void RemoveRequest(const HttpSession* request);
+  bool AddStream(const std::shared_ptr<SseChannel>& channel);
+  void RemoveStream(const SseChannel* channel);
+  // Ends every modern request (a listen stream gets its closing result first) and finishes every
+  // stream, which wakes the connection thread waiting on it; later Add* return false. Idempotent.
+  void CloseAll();
+
+ private:
+  std::mutex mu_;  // guards closed_, requests_, streams_
+  bool closed_ = false;
+  std::map<const HttpSession*, std::weak_ptr<HttpSession>> requests_;
+  std::map<const SseChannel*, std::weak_ptr<SseChannel>> streams_;
+};
+
+struct PostedMessage;  // one parsed POST body and the routing facts of its messages
+
+class McpRoutes {
+ public:
+  // Every argument must outlive the server the routes are installed on.
+  McpRoutes(mcp::McpServer& server, const HttpOptions& options, SessionTable<HttpSession>& sessions,
+            LiveAnswers& live);
+
+  // Installs every route, and the pre-routing, error and exception handlers, on `http`.
+  void Install(httplib::Server& http);
+  // The JSON-RPC error body of a refusal the connection gate sends itself (408, 413, 431).
+  std::string GateRefusalBody(int status) const;
+
+ private:
+  // --- before routing, and errors ---
+  bool AllowRequest(const httplib::Request& req, httplib::Response& res) const;
+  bool RewriteError(httplib::Response& res) const;
+
+  // --- POST ---
+  void Post(const httplib::Request& req, httplib::Response& res,
+            const httplib::ContentReader& reader);
+  bool ReadBody(const httplib::Request& req, const httplib::ContentReader& reader,
+                httplib::Response& res, std::string* body) const;
+  void ServeModern(const McpHeaders& headers, httplib::Response& res, PostedMessage posted);
+  void ServeLegacy(const httplib::Request& req, httplib::Response& res, PostedMessage posted);
+  std::shared_ptr<HttpSession> OpenSession();
+  bool KeepNewSession(httplib::Response& res, const std::shared_ptr<HttpSession>& session);
+  void ReplyLegacy(httplib::Response& res, const std::shared_ptr<HttpSession>& session,
+                   HttpSession::Answer answer);
+
+  // --- GET and DELETE ---
+  void Get(const httplib::Request& req, httplib::Response& res);
+  void Delete(const httplib::Request& req, httplib::Response& res);
+
+  // --- shared steps ---
+  // The session named by Mcp-Session-Id; answers 400 (no header) or 404 (unknown) itself.
+  std::shared_ptr<HttpSession> FindSession(const httplib::Request& req, httplib::Response& res);
+  // Streams `channel` as this response's text/event-stream body.
+  void Stream(httplib::Response& res, const std::shared_ptr<HttpSession>& session,
+              std::shared_ptr<SseChannel> channel, bool modern);
+  std::string PayloadTooLarge() const;
+
+  mcp::McpServer& server_;
+  const HttpOptions& options_;
+  const OriginPolicy policy_;
+  SessionTable<HttpSession>& sessions_;
+  LiveAnswers& live_;
+};
+
+}  // namespace imgmcp::http
