@@ -6,14 +6,18 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <string_view>
 
 #include "common/log.h"
 
@@ -26,6 +30,11 @@ constexpr char kLog[] = "http";
 // chunks of a few bytes pays for it with a smaller body).
 constexpr uint64_t kFramingAllowance = uint64_t{1} << 20;
 constexpr size_t kMaxResponseHeadSniff = 16 << 10;
+// After an answer on a keep-alive connection its worker waits this long for the next request
+// head itself: a client that waits for each answer sends the next request at once, and serving
+// it on the same thread saves two thread hand-offs and the gate's bookkeeping. A head that has
+// not arrived whole by then goes back to the gate with what was read.
+constexpr auto kNextHeadWait = std::chrono::milliseconds(5);
 
 uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
   return a > std::numeric_limits<uint64_t>::max() - b ? std::numeric_limits<uint64_t>::max()
@@ -43,8 +52,9 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
          });
 }
 
-// True when a response head carries "Connection: close".
-bool SaysConnectionClose(std::string_view head) {
+// The value of header `name` in a response head (the first such line), without surrounding
+// spaces; nullopt when absent.
+std::optional<std::string_view> HeaderValue(std::string_view head, std::string_view name) {
   size_t pos = head.find("\r\n");
   while (pos != std::string_view::npos && pos + 2 < head.size()) {
     const size_t start = pos + 2;
@@ -52,15 +62,28 @@ bool SaysConnectionClose(std::string_view head) {
     const std::string_view line =
         head.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
     const size_t colon = line.find(':');
-    if (colon != std::string_view::npos && EqualsIgnoreCase(line.substr(0, colon), "Connection")) {
+    if (colon != std::string_view::npos && EqualsIgnoreCase(line.substr(0, colon), name)) {
       std::string_view value = line.substr(colon + 1);
       while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
       while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
-      if (EqualsIgnoreCase(value, "close")) return true;
+      return value;
     }
     pos = end;
   }
-  return false;
+  return std::nullopt;
+}
+
+// True when a response head carries "Connection: close".
+bool SaysConnectionClose(std::string_view head) {
+  auto value = HeaderValue(head, "Connection");
+  return value && EqualsIgnoreCase(*value, "close");
+}
+
+// True when a response head declares a body of known, non-zero length.
+bool DeclaresBody(std::string_view head) {
+  auto length = HeaderValue(head, "Content-Length");
+  return length && !length->empty() && *length != "0" &&
+         !HeaderValue(head, "Transfer-Encoding").has_value();
 }
 
 void AddressOf(const sockaddr_storage& addr, std::string& ip, int& port) {
@@ -128,22 +151,20 @@ class GateStream final : public httplib::Stream {
 
   ssize_t write(const char* ptr, size_t size) override {
     if (write_failed_) return -1;
-    SniffResponseHead(ptr, size);
-    size_t done = 0;
-    while (done < size) {
-      const ssize_t n = ::send(c_.fd, ptr + done, size - done, MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (n > 0) {
-        done += static_cast<size_t>(n);
-        continue;
+    if (!head_seen_) {
+      SniffResponseHead(ptr, size);
+      if (hold_head_) {  // leaves with the body's first bytes, in one segment
+        held_.assign(ptr, size);
+        hold_head_ = false;
+        return static_cast<ssize_t>(size);
       }
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && Wait(POLLOUT, write_timeout_)) {
-        continue;
-      }
-      write_failed_ = true;
-      return done > 0 ? static_cast<ssize_t>(done) : -1;
     }
-    return static_cast<ssize_t>(size);
+    return Send(ptr, size);
+  }
+
+  // Sends a response head still held back (a response whose body never came: HEAD).
+  void Flush() {
+    if (!held_.empty() && !write_failed_) Send(nullptr, 0);
   }
 
   void get_remote_ip_and_port(std::string& ip, int& port) const override {
@@ -177,6 +198,38 @@ class GateStream final : public httplib::Stream {
   bool must_close() const { return says_close_ || over_limit_ || read_done_ || write_failed_; }
 
  private:
+  // Sends the held head (if any), then `size` bytes at `ptr`, in as few segments as the socket
+  // takes. Returns how many of `size` left, or -1 when none did.
+  ssize_t Send(const char* ptr, size_t size) {
+    const size_t total = held_.size() + size;
+    size_t done = 0;
+    while (done < total) {
+      iovec parts[2];
+      size_t count = 0;
+      if (done < held_.size()) parts[count++] = {held_.data() + done, held_.size() - done};
+      const size_t body_done = done > held_.size() ? done - held_.size() : 0;
+      if (size > body_done) parts[count++] = {const_cast<char*>(ptr) + body_done, size - body_done};
+      msghdr message{};
+      message.msg_iov = parts;
+      message.msg_iovlen = count;
+      const ssize_t n = ::sendmsg(c_.fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n > 0) {
+        done += static_cast<size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && Wait(POLLOUT, write_timeout_)) {
+        continue;
+      }
+      write_failed_ = true;
+      const size_t sent = done > held_.size() ? done - held_.size() : 0;
+      held_.clear();
+      return sent > 0 ? static_cast<ssize_t>(sent) : -1;
+    }
+    held_.clear();
+    return static_cast<ssize_t>(size);
+  }
+
   // True when `events` is ready on the socket within `timeout`; false on timeout or Shutdown().
   bool Wait(short events, std::chrono::milliseconds timeout) const {
     pollfd fds[2] = {{c_.fd, events, 0}, {stop_fd_, POLLIN, 0}};
@@ -209,6 +262,9 @@ class GateStream final : public httplib::Stream {
       return;
     }
     says_close_ = SaysConnectionClose(response_head_);
+    // httplib writes a head in one piece and the body of a fixed-length answer right after it.
+    hold_head_ = end != std::string::npos && end + 4 == size && response_head_.size() == size &&
+                 DeclaresBody(response_head_);
     head_seen_ = true;
     response_head_.clear();
     response_head_.shrink_to_fit();
@@ -226,7 +282,9 @@ class GateStream final : public httplib::Stream {
   bool write_failed_ = false;
   bool says_close_ = false;
   bool head_seen_ = false;
+  bool hold_head_ = false;  // the head just sniffed waits for its body (write() holds it)
   std::string response_head_;
+  std::string held_;  // a response head not sent yet
 };
 
 }  // namespace
@@ -290,6 +348,7 @@ bool GatedServer::Serve(GateOptions options, size_t workers,
   if (listen_fd_ < 0) return false;
   options.keep_alive_timeout = std::chrono::seconds(keep_alive_timeout_sec_);
   options.max_body_bytes = payload_max_length_;
+  max_head_bytes_ = options.max_head_bytes;
   auto gate = ConnectionGate::Create(listen_fd_, std::move(options),
                                      [this](auto connection) { Enqueue(std::move(connection)); });
   if (!gate.ok()) {
@@ -376,7 +435,9 @@ void GatedServer::WorkerLoop() {
     std::unique_ptr<GateConnection> connection;
     {
       std::unique_lock<std::mutex> lock(mu_);
+      ++idle_workers_;
       cv_.wait(lock, [this] { return shutting_down_ || !queue_.empty(); });
+      --idle_workers_;
       if (shutting_down_) return;
       connection = std::move(queue_.front());
       queue_.pop_front();
@@ -386,42 +447,97 @@ void GatedServer::WorkerLoop() {
 }
 
 void GatedServer::ServeConnection(std::unique_ptr<GateConnection> connection) {
-  connection->requests += 1;
-  const bool last = connection->requests >= keep_alive_max_count_;
+  // gate_ outlives every worker (Serve() joins them before resetting it).
+  while (ServeRequest(*connection)) {
+    if (!AwaitNextHead(*connection)) return gate_->Return(std::move(connection));
+  }
+  gate_->Finish(std::move(connection));
+}
+
+bool GatedServer::ServeRequest(GateConnection& connection) {
+  connection.requests += 1;
+  const bool last = connection.requests >= keep_alive_max_count_;
   bool closed_by_client = false;
   bool must_close = false;
   bool ok = false;
   uint64_t body_read = 0;
   {
-    GateStream stream(*connection, stop_fd_, ToMs(read_timeout_sec_, read_timeout_usec_),
+    GateStream stream(connection, stop_fd_, ToMs(read_timeout_sec_, read_timeout_usec_),
                       ToMs(write_timeout_sec_, write_timeout_usec_),
-                      SaturatingAdd(SaturatingAdd(connection->head_bytes, payload_max_length_),
+                      SaturatingAdd(SaturatingAdd(connection.head_bytes, payload_max_length_),
                                     kFramingAllowance));
     ok = process_request(stream, last, closed_by_client, nullptr);
+    stream.Flush();
     stream.Release();
     must_close = stream.must_close();
     body_read = stream.body_consumed();
   }
   // A handler that answered without reading the body (401, 403, 406…) leaves it on the
   // connection: a declared length is skipped by the gate, an unread chunked body ends it.
-  if (connection->chunked && body_read == 0) must_close = true;
-  connection->skip =
-      connection->content_length > body_read ? connection->content_length - body_read : 0;
-  // gate_ outlives every worker (Serve() joins them before resetting it).
-  if (!ok || last || closed_by_client || must_close || svr_sock_ == INVALID_SOCKET) {
-    gate_->Finish(std::move(connection));
-  } else {
-    gate_->Return(std::move(connection));
+  if (connection.chunked && body_read == 0) must_close = true;
+  connection.skip =
+      connection.content_length > body_read ? connection.content_length - body_read : 0;
+  connection.head_bytes = 0;
+  return ok && !last && !closed_by_client && !must_close && svr_sock_ != INVALID_SOCKET;
+}
+
+bool GatedServer::AwaitNextHead(GateConnection& connection) {
+  if (connection.skip > 0) return false;  // the gate discards the unread body first
+  {
+    // Never while a connection waits for a worker, nor as the last idle worker.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shutting_down_ || !queue_.empty() || idle_workers_ == 0) return false;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + kNextHeadWait;
+  for (;;) {
+    const HeadScan scan = ScanRequestHead(connection.buffer, max_head_bytes_);
+    if (scan.state == HeadScan::State::kComplete) {
+      // The gate refuses a body it would never read (413) itself.
+      if (!scan.chunked && scan.content_length.value_or(0) > payload_max_length_) return false;
+      connection.head_bytes = scan.head_bytes;
+      connection.content_length = scan.chunked ? 0 : scan.content_length.value_or(0);
+      connection.chunked = scan.chunked;
+      return true;
+    }
+    if (scan.state == HeadScan::State::kTooLarge) return false;  // the gate answers 431
+    if (!ReadMore(connection, deadline)) return false;
+  }
+}
+
+bool GatedServer::ReadMore(GateConnection& connection,
+                           std::chrono::steady_clock::time_point deadline) {
+  char chunk[4096];
+  for (;;) {
+    // Wait first: after an answer the next request is hardly ever here yet.
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pollfd fds[2] = {{connection.fd, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+    const int ready = ::poll(fds, 2, static_cast<int>(std::max<int64_t>(left.count(), 0)));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0 || fds[1].revents != 0) return false;
+    const ssize_t n = ::recv(connection.fd, chunk, sizeof chunk, MSG_DONTWAIT);
+    if (n > 0) {
+      connection.buffer.append(chunk, static_cast<size_t>(n));
+      return true;
+    }
+    if (n == 0 || (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)) return false;
   }
 }
 
 BodyRead ReadCappedBody(const httplib::Request& req, const httplib::ContentReader& reader,
                         size_t max_bytes, std::string* body) {
   body->clear();
-  const bool has_length = req.has_header("Content-Length") &&
-                          !EqualsIgnoreCase(req.get_header_value("Transfer-Encoding"), "chunked");
+  const auto length = req.headers.find("Content-Length");
+  const auto encoding = req.headers.find("Transfer-Encoding");
+  const bool has_length =
+      length != req.headers.end() &&
+      (encoding == req.headers.end() || !EqualsIgnoreCase(encoding->second, "chunked"));
   if (has_length) {
-    const uint64_t declared = req.get_header_value<uint64_t>("Content-Length");
+    // Leading digits, as httplib reads them (0 when there are none; too many saturate).
+    uint64_t declared = 0;
+    const auto [end, error] = std::from_chars(
+        length->second.data(), length->second.data() + length->second.size(), declared);
+    if (error == std::errc::result_out_of_range) declared = std::numeric_limits<uint64_t>::max();
     if (declared > max_bytes) return BodyRead::kTooLarge;
     body->reserve(static_cast<size_t>(declared));
   } else {

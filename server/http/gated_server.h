@@ -12,6 +12,7 @@
 
 #include <httplib.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -48,16 +49,30 @@ class GatedServer : public httplib::Server {
 
  private:
   void WorkerLoop();
+  // Serves the connection's requests while the next head comes promptly; then hands it back to
+  // the gate (to wait for its next request, or to linger and close).
   void ServeConnection(std::unique_ptr<GateConnection> connection);
+  // Serves the request whose head is at the front of connection.buffer. True when the
+  // connection may carry another request.
+  bool ServeRequest(GateConnection& connection);
+  // Waits up to kNextHeadWait for the connection's next request head, woken by its bytes (or by
+  // Shutdown()): true when a whole head the gate would hand over is in connection.buffer; false
+  // leaves the connection, with what was read, to the gate.
+  bool AwaitNextHead(GateConnection& connection);
+  // Appends the bytes that arrive by `deadline`; false at its end, end of input or an error.
+  bool ReadMore(GateConnection& connection, std::chrono::steady_clock::time_point deadline);
   void Enqueue(std::unique_ptr<GateConnection> connection);
 
   int listen_fd_ = -1;
   int stop_fd_ = -1;  // an eventfd that becomes readable at Shutdown(): wakes every waiting stream
 
-  mutable std::mutex mu_;  // guards queue_, shutting_down_, gate_ (the pointer)
+  size_t max_head_bytes_ = 0;  // the gate's limit, set by Serve() before the workers start
+
+  mutable std::mutex mu_;  // guards queue_, shutting_down_, idle_workers_, gate_ (the pointer)
   std::condition_variable cv_;
   std::deque<std::unique_ptr<GateConnection>> queue_;  // complete heads waiting for a worker
   bool shutting_down_ = false;
+  size_t idle_workers_ = 0;               // workers waiting for a connection
   std::unique_ptr<ConnectionGate> gate_;  // set and reset by Serve(); workers run only meanwhile
   std::vector<std::thread> workers_;      // touched by Serve() only
 };
