@@ -60,6 +60,13 @@ struct GateConnection {
   // without reading, e.g. 401), which the gate discards before looking for the next head.
   uint64_t skip = 0;
   size_t requests = 0;  // requests served on this connection so far
+  // The two ends' addresses, looked up for the connection's first request (httplib asks for
+  // them on every request).
+  struct Address {
+    std::string ip;
+    int port = -1;  // -1: not looked up yet
+  };
+  Address remote, local;
 };
 
 // Where a request head ends and what it declares, from the bytes received so far.

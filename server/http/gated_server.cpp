@@ -119,6 +119,13 @@ class GateStream final : public httplib::Stream {
   bool is_writable() const override { return Wait(POLLOUT, write_timeout_) && PeerAlive(); }
 
   ssize_t read(char* ptr, size_t size) override {
+    // cpp-httplib reads the request line and headers one byte per call: those come from the
+    // buffer the gate (or AwaitNextHead) filled, as cheaply as possible.
+    if (size == 1 && offset_ < c_.buffer.size() && consumed_ < byte_limit_ && !read_done_) {
+      *ptr = c_.buffer[offset_++];
+      ++consumed_;
+      return 1;
+    }
     if (read_done_) return -1;
     if (consumed_ >= byte_limit_) {
       over_limit_ = read_done_ = true;  // the answer can still be written
@@ -168,19 +175,15 @@ class GateStream final : public httplib::Stream {
   }
 
   void get_remote_ip_and_port(std::string& ip, int& port) const override {
-    sockaddr_storage addr{};
-    socklen_t len = sizeof addr;
-    if (::getpeername(c_.fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-      AddressOf(addr, ip, port);
-    }
+    if (c_.remote.port < 0) c_.remote = LookUp(::getpeername);
+    ip = c_.remote.ip;
+    port = c_.remote.port;
   }
 
   void get_local_ip_and_port(std::string& ip, int& port) const override {
-    sockaddr_storage addr{};
-    socklen_t len = sizeof addr;
-    if (::getsockname(c_.fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-      AddressOf(addr, ip, port);
-    }
+    if (c_.local.port < 0) c_.local = LookUp(::getsockname);
+    ip = c_.local.ip;
+    port = c_.local.port;
   }
 
   int socket() const override { return c_.fd; }
@@ -228,6 +231,18 @@ class GateStream final : public httplib::Stream {
     }
     held_.clear();
     return static_cast<ssize_t>(size);
+  }
+
+  // One end's address through getpeername or getsockname (port 0 when it cannot be had).
+  GateConnection::Address LookUp(int (*get_name)(int, sockaddr*, socklen_t*)) const {
+    GateConnection::Address address;
+    address.port = 0;
+    sockaddr_storage addr{};
+    socklen_t len = sizeof addr;
+    if (get_name(c_.fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+      AddressOf(addr, address.ip, address.port);
+    }
+    return address;
   }
 
   // True when `events` is ready on the socket within `timeout`; false on timeout or Shutdown().

@@ -47,12 +47,19 @@ mcp::RpcError TransportError(int code, std::string message) {
   return mcp::RpcError{code, std::move(message), std::nullopt, true};
 }
 
+// A JSON answer's body, moved in: httplib's set_content copies its argument.
+void SetJsonBody(Response& res, std::string body) {
+  res.body = std::move(body);
+  res.headers.erase("Content-Type");
+  res.set_header("Content-Type", kJson);
+}
+
 // Answers with a JSON-RPC error body. In the modern era an id that could not be read is left out
 // (its schema has no null ids).
 void Refuse(Response& res, int status, const mcp::RpcError& error, const Json& id = nullptr,
             bool modern = false) {
   res.status = status;
-  res.set_content(mcp::ErrorResponseText(id, error, modern), kJson);
+  SetJsonBody(res, mcp::ErrorResponseText(id, error, modern));
 }
 
 void ReplyError(Response& res, int status, int code, std::string message) {
@@ -429,7 +436,7 @@ void McpRoutes::ServeModern(const McpHeaders& headers, Response& res, PostedMess
   res.status = answer.error_code
                    ? ModernErrorStatus(*answer.error_code, answer.rejected_before_dispatch)
                    : 200;
-  res.set_content(std::move(*answer.json), kJson);
+  SetJsonBody(res, std::move(*answer.json));
 }
 
 // A legacy message or batch: served by the session it names, or by a new one for initialize.
@@ -500,7 +507,7 @@ void McpRoutes::ReplyLegacy(Response& res, const std::shared_ptr<HttpSession>& s
   if (!answer.json) return Stream(res, session, std::move(answer.sse), /*modern=*/false);
   res.status = 200;
   if (session->connection().initialized()) res.set_header(kSessionHeader, session->id());
-  res.set_content(std::move(*answer.json), kJson);
+  SetJsonBody(res, std::move(*answer.json));
 }
 
 // --- GET and DELETE -----------------------------------------------------------------------------
