@@ -103,7 +103,11 @@ bool IsValidId(const Json& id) {
   return id.is_string() || id.is_number_integer();  // number_integer covers unsigned too
 }
 
-std::string IdKey(const Json& id) { return id.dump(); }
+std::string IdKey(const Json& id) {
+  std::string key;  // an integer id fits the string's inline buffer: no allocation
+  AppendCompactJson(id, key);
+  return key;
+}
 
 bool TextNestsDeeperThan(std::string_view text, size_t limit) {
   size_t depth = 0;

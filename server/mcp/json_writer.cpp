@@ -1,5 +1,6 @@
 #include "server/mcp/json_writer.h"
 
+#include <array>
 #include <charconv>
 #include <cstring>
 #include <string_view>
@@ -23,53 +24,60 @@ bool NeedsNoEscaping(const std::string& s) {
   return bad == 0;
 }
 
-bool IsAscii(std::string_view s) {
-  unsigned high = 0;
-  for (unsigned char c : s) high |= c;  // vectorised, like NeedsNoEscaping
-  return high < 0x80;
-}
+// How dump() writes each ASCII byte inside a string: 0 = as it is (DEL included), 2 = a
+// two-character escape (\" \\ \b \f \n \r \t), 6 = \u00xx.
+constexpr std::array<unsigned char, 128> kEscapeWidth = [] {
+  std::array<unsigned char, 128> width{};
+  for (int c = 0; c < 0x20; ++c) width[c] = 6;
+  for (char c : {'"', '\\', '\b', '\f', '\n', '\r', '\t'}) width[static_cast<unsigned char>(c)] = 2;
+  return width;
+}();
 
-// Appends an ASCII string as dump() writes it: '"' and '\' escaped, the control characters as
-// \b \f \n \r \t or \u00xx, everything else (DEL included) as it is.
-void AppendAsciiString(std::string_view s, std::string& out) {
-  out += '"';
-  size_t run = 0;  // start of the bytes not yet copied
-  for (size_t i = 0; i < s.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    out.append(s.data() + run, i - run);
-    run = i + 1;
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default: {
-        static constexpr char kHex[] = "0123456789abcdef";
-        const char escape[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xf]};
-        out.append(escape, sizeof escape);
+// Appends an ASCII string as dump() writes it (false, appending nothing, for any other string): '"'
+// and '\' escaped, the control characters as \b \f \n \r \t or \u00xx, everything else as it is.
+// Measures first, then writes into room made once (the text block of a tool result escapes a quote
+// or a newline every few bytes).
+bool AppendAsciiString(std::string_view s, std::string& out) {
+  size_t extra = 0;
+  unsigned high = 0;
+  for (unsigned char c : s) {
+    high |= c;
+    extra += kEscapeWidth[c & 0x7f] == 0 ? 0 : kEscapeWidth[c & 0x7f] - 1;
+  }
+  if (high >= 0x80) return false;
+  const size_t at = out.size();
+  out.resize(at + s.size() + extra + 2);
+  char* p = out.data() + at;
+  *p++ = '"';
+  if (extra == 0) {
+    std::memcpy(p, s.data(), s.size());
+    p += s.size();
+  } else {
+    static constexpr char kHex[] = "0123456789abcdef";
+    for (unsigned char c : s) {
+      switch (kEscapeWidth[c]) {
+        case 0:
+          *p++ = static_cast<char>(c);
+          break;
+        case 2:
+          *p++ = '\\';
+          *p++ = c == '\b'   ? 'b'
+                 : c == '\f' ? 'f'
+                 : c == '\n' ? 'n'
+                 : c == '\r' ? 'r'
+                 : c == '\t' ? 't'
+                             : static_cast<char>(c);  // '"' and '\\' stand for themselves
+          break;
+        default:
+          std::memcpy(p, "\\u00", 4);
+          p[4] = kHex[c >> 4];
+          p[5] = kHex[c & 0xf];
+          p += 6;
       }
     }
   }
-  out.append(s.data() + run, s.size() - run);
-  out += '"';
+  *p = '"';
+  return true;
 }
 
 // A string as dump() writes it. Non-ASCII text goes through nlohmann, which checks its UTF-8 and
@@ -80,9 +88,7 @@ void AppendString(const std::string& s, std::string& out) {
     out += '"';
     out += s;
     out += '"';
-  } else if (IsAscii(s)) {
-    AppendAsciiString(s, out);
-  } else {
+  } else if (!AppendAsciiString(s, out)) {
     out += Json(s).dump(-1, ' ', false, Json::error_handler_t::replace);
   }
 }
