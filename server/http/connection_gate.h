@@ -82,7 +82,7 @@ HeadScan ScanRequestHead(std::string_view bytes, size_t max_head_bytes, size_t s
 
 struct GateStats {
   uint64_t accepted = 0;
-  uint64_t handed_off = 0;  // requests given to workers
+  uint64_t handed_off = 0;  // requests the gate gave to workers (not those a worker read itself)
   uint64_t timed_out = 0;   // heads not complete by the deadline (408)
   uint64_t evicted = 0;     // closed because too many connections waited
   uint64_t refused = 0;     // 413 and 431 from the gate

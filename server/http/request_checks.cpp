@@ -17,6 +17,14 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
+// ASCII case-insensitive equality, without building lower-cased copies (runs on every POST).
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](unsigned char x, unsigned char y) {
+           return (x >= 'A' && x <= 'Z' ? x + 32 : x) == (y >= 'A' && y <= 'Z' ? y + 32 : y);
+         });
+}
+
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
@@ -86,23 +94,24 @@ bool OriginPolicy::OriginAllowed(std::string_view origin_header) const {
 }
 
 bool AcceptsMediaType(std::string_view accept_header, std::string_view media_type) {
-  const std::string wanted = Lower(media_type);
-  const std::string family_wildcard = wanted.substr(0, wanted.find('/')) + "/*";
+  const std::string_view family = media_type.substr(0, media_type.find('/'));
   std::string_view rest = accept_header;
   while (!rest.empty()) {
     const size_t comma = rest.find(',');
     std::string_view item = rest.substr(0, comma);
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     item = Trim(item.substr(0, item.find(';')));
-    const std::string type = Lower(item);
-    if (type == wanted || type == "*/*" || type == family_wildcard) return true;
+    if (EqualsIgnoreCase(item, media_type) || item == "*/*") return true;
+    if (item.size() == family.size() + 2 && item.substr(family.size()) == "/*" &&
+        EqualsIgnoreCase(item.substr(0, family.size()), family)) {
+      return true;
+    }
   }
   return false;
 }
 
 bool IsJsonContentType(std::string_view content_type) {
-  std::string_view type = Trim(content_type.substr(0, content_type.find(';')));
-  return Lower(type) == "application/json";
+  return EqualsIgnoreCase(Trim(content_type.substr(0, content_type.find(';'))), "application/json");
 }
 
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {

@@ -59,6 +59,11 @@ TEST(AcceptsMediaType, ListsParametersAndWildcards) {
   EXPECT_FALSE(AcceptsMediaType("application/json", "text/event-stream"));
   EXPECT_FALSE(AcceptsMediaType("", "application/json"));
   EXPECT_FALSE(AcceptsMediaType("text/html", "text/event-stream"));
+  // Media types compare without regard to case.
+  EXPECT_TRUE(AcceptsMediaType("Application/JSON", "application/json"));
+  EXPECT_TRUE(AcceptsMediaType("TEXT/*", "text/event-stream"));
+  EXPECT_FALSE(AcceptsMediaType("text/", "text/event-stream"));
+  EXPECT_FALSE(AcceptsMediaType("texts/*", "text/event-stream"));
 }
 
 TEST(IsJsonContentType, WithAndWithoutParameters) {
