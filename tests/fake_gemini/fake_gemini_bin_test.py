@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""The fake_gemini binary as a process: readiness line, --port-file, serving, control API, and a
-clean exit on SIGTERM and on stdin EOF. Usage: fake_gemini_bin_test.py /path/to/fake_gemini"""
+"""The fake_gemini binary as a process: readiness line, --port-file, serving, control API (with
+its gate: a held call, /_fake/wait and /_fake/release), and a clean exit on SIGTERM and on stdin
+EOF. Usage: fake_gemini_bin_test.py /path/to/fake_gemini"""
 import json
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import urllib.error
 import urllib.request
 
@@ -22,6 +24,51 @@ def post(url, body, headers=None):
             return res.status, json.loads(res.read())
     except urllib.error.HTTPError as e:
         return e.code, json.loads(e.read())
+
+
+def get(url):
+    try:
+        with urllib.request.urlopen(url, timeout=30) as res:
+            return res.status, json.loads(res.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def check_gate(base, url, body):
+    """A call scripted to hold waits until its gate is released; /_fake/wait sees it held."""
+    key = {"x-goog-api-key": "k"}
+    assert post(f"{base}/_fake/script", [{"hold": ""}])[0] == 400
+    assert post(f"{base}/_fake/release", {"gate": 1})[0] == 400
+    status, _ = post(f"{base}/_fake/script", [{"hold": "g"}])
+    assert status == 200
+    answers = []
+    caller = threading.Thread(target=lambda: answers.append(post(url, body, key)))
+    caller.start()
+    status, state = get(f"{base}/_fake/wait?requests=1&held=1&timeout_ms=20000")
+    assert (status, state) == (200, {"requests": 1, "held": 1}), (status, state)
+    assert answers == [], "a held call was answered"
+    status, state = get(f"{base}/_fake/wait?held=2&timeout_ms=1")  # not reached: 408 at once
+    assert (status, state) == (408, {"requests": 1, "held": 1}), (status, state)
+    assert get(f"{base}/_fake/wait?held=x")[0] == 400
+    assert post(f"{base}/_fake/release", {"gate": "g"}) == (200, {"ok": True})
+    caller.join(timeout=30)
+    assert [a[0] for a in answers] == [200], answers
+    assert get(f"{base}/_fake/wait?timeout_ms=1") == (200, {"requests": 1, "held": 0})
+    # An open gate lets later calls through; a reset closes it again.
+    assert post(f"{base}/_fake/script", [{"hold": "g"}])[0] == 200
+    assert post(url, body, key)[0] == 200
+    assert post(f"{base}/_fake/reset", {})[0] == 200
+    with urllib.request.urlopen(f"{base}/_fake/requests", timeout=30) as r:
+        assert json.loads(r.read()) == []
+    # A reset also lets go of a call held at a gate that is still closed.
+    assert post(f"{base}/_fake/script", [{"hold": "g"}])[0] == 200
+    answers.clear()
+    caller = threading.Thread(target=lambda: answers.append(post(url, body, key)))
+    caller.start()
+    assert get(f"{base}/_fake/wait?requests=1&held=1")[0] == 200
+    assert post(f"{base}/_fake/reset", {})[0] == 200
+    caller.join(timeout=30)
+    assert [a[0] for a in answers] == [200], answers
 
 
 def start(tmp):
@@ -55,6 +102,8 @@ def main():
             with urllib.request.urlopen(f"{base}/_fake/requests", timeout=30) as r:
                 log = json.loads(r.read())
             assert [e["response_status"] for e in log] == [403, 503, 200], log
+            post(f"{base}/_fake/reset", {})
+            check_gate(base, url, body)
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(timeout=20) == 0
         finally:

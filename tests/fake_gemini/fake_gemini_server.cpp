@@ -101,8 +101,11 @@ Result<int> FakeGeminiServer::Start(const std::string& host, int port) {
   auto control = [this](const httplib::Request& req, httplib::Response& res) {
     HandleControl(req, res);
   };
-  server_->Post("/_fake/(script|reset|config)", control);
-  server_->Get("/_fake/requests", control);
+  server_->Post("/_fake/(script|reset|config|release)", control);
+  server_->Get("/_fake/(requests|wait)", control);
+  // A held call or a waiting test keeps its worker thread; cpp-httplib's default pool (8 on a
+  // small machine) would let a few of them stall every other request.
+  server_->new_task_queue = [] { return new httplib::ThreadPool(64); };
 
   int bound =
       port == 0 ? server_->bind_to_any_port(host) : (server_->bind_to_port(host, port) ? port : -1);
@@ -146,11 +149,23 @@ Status FakeGeminiServer::PushScript(const Json& actions) {
 }
 
 void FakeGeminiServer::Reset() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  script_.clear();
-  log_.clear();
-  ++log_epoch_;
-  options_ = initial_options_;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    script_.clear();
+    log_.clear();
+    ++log_epoch_;  // lets go of the calls held before the reset
+    open_gates_.clear();
+    options_ = initial_options_;
+  }
+  changed_.notify_all();
+}
+
+void FakeGeminiServer::Release(const std::string& gate) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    open_gates_.insert(gate);
+  }
+  changed_.notify_all();
 }
 
 Status FakeGeminiServer::Configure(const Json& config) {
@@ -196,10 +211,30 @@ size_t FakeGeminiServer::PendingActions() const {
   return script_.size();
 }
 
+size_t FakeGeminiServer::HeldCount() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return held_;
+}
+
 bool FakeGeminiServer::WaitForRequests(size_t count, std::chrono::milliseconds timeout) const {
+  return WaitFor(count, 0, timeout);
+}
+
+bool FakeGeminiServer::WaitFor(size_t requests, size_t held,
+                               std::chrono::milliseconds timeout) const {
   std::unique_lock<std::mutex> lock(mutex_);
-  return changed_.wait_for(lock, timeout, [&] { return log_.size() >= count || stopping_; }) &&
-         log_.size() >= count;
+  auto reached = [&] { return log_.size() >= requests && held_ >= held; };
+  changed_.wait_for(lock, timeout, [&] { return reached() || stopping_; });
+  return reached();
+}
+
+void FakeGeminiServer::Hold(const std::string& gate, uint64_t epoch) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  ++held_;
+  changed_.notify_all();
+  changed_.wait(lock, [&] { return open_gates_.count(gate) > 0 || log_epoch_ != epoch || stopping_; });
+  --held_;
+  changed_.notify_all();
 }
 
 void FakeGeminiServer::Pause(std::chrono::milliseconds d) {
@@ -228,14 +263,42 @@ void FakeGeminiServer::HandleControl(const httplib::Request& req, httplib::Respo
     res.status = status;
     res.set_content(body.dump(), kJson);
   };
-  if (req.method == "GET") return reply(200, Requests());
   const std::string& what = req.matches[1];
+  if (what == "requests") return reply(200, Requests());
+  if (what == "wait") {
+    size_t counts[3] = {0, 0, 20000};  // requests, held, timeout_ms
+    const char* names[3] = {"requests", "held", "timeout_ms"};
+    for (int i = 0; i < 3; ++i) {
+      if (!req.has_param(names[i])) continue;
+      const std::string v = req.get_param_value(names[i]);
+      if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos) {
+        return reply(400, {{"error", std::string(names[i]) + " must be a non-negative integer"}});
+      }
+      counts[i] = std::stoul(v);
+    }
+    const bool reached =
+        WaitFor(counts[0], counts[1], std::chrono::milliseconds(counts[2]));
+    Json state;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      state = {{"requests", log_.size()}, {"held", held_}};
+    }
+    return reply(reached ? 200 : 408, state);
+  }
   if (what == "reset") {
     Reset();
     return reply(200, {{"ok", true}});
   }
   Json body = Json::parse(req.body, nullptr, false);
   if (body.is_discarded()) return reply(400, {{"error", "body is not valid JSON"}});
+  if (what == "release") {
+    if (!body.is_object() || !body.contains("gate") || !body["gate"].is_string() ||
+        body["gate"].get<std::string>().empty() || body.size() != 1) {
+      return reply(400, {{"error", "release takes {\"gate\": NAME}, NAME a non-empty string"}});
+    }
+    Release(body["gate"].get<std::string>());
+    return reply(200, {{"ok", true}});
+  }
   Status s = what == "script" ? PushScript(body) : Configure(body);
   if (!s.ok()) return reply(400, {{"error", s.error().message}});
   return reply(200, {{"ok", true}, {"pending", PendingActions()}});
@@ -339,6 +402,7 @@ void FakeGeminiServer::HandleGenerate(const httplib::Request& req, httplib::Resp
       AnnotateLocked(index, {{"action", ActionToJson(action)}});
     }
   }
+  if (!action.hold.empty()) Hold(action.hold, index.epoch);
   Pause(options.latency + std::chrono::milliseconds(action.delay_ms));
   {
     std::lock_guard<std::mutex> lock(mutex_);

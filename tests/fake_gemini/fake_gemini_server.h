@@ -11,6 +11,13 @@
 //   GET  /_fake/requests  JSON array: the request log (see Requests())
 //   POST /_fake/reset     clears the queue and the log, restores the start-up settings
 //   POST /_fake/config    {"latency_ms":N, "fixed_image_file":PATH, "invalid_key":K}
+//   POST /_fake/release   {"gate":NAME}: opens a gate; the calls held at it (script action
+//                         "hold") go on, and later ones pass. A reset closes every gate.
+//   GET  /_fake/wait?requests=N&held=M&timeout_ms=T
+//                         answers once at least N generateContent calls are logged and at least
+//                         M are held at a gate: 200 {"requests":R,"held":H}, or 408 with the same
+//                         body when T ms (default 20000) pass first. A test waits on it, woken by
+//                         the fake, instead of polling the log.
 #pragma once
 
 #include <chrono>
@@ -19,6 +26,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -69,9 +77,15 @@ class FakeGeminiServer {
   // null), response_status.
   Json Requests() const;
   size_t RequestCount() const;
+  // Same as POST /_fake/release: opens `gate` for the calls held at it and for later ones.
+  void Release(const std::string& gate);
   // Blocks until at least `count` generateContent requests have arrived (or `timeout`).
   bool WaitForRequests(size_t count, std::chrono::milliseconds timeout) const;
+  // Blocks until at least `requests` calls are logged and at least `held` are held at a gate (or
+  // `timeout`, or Stop()). True when both counts were reached.
+  bool WaitFor(size_t requests, size_t held, std::chrono::milliseconds timeout) const;
   size_t PendingActions() const;
+  size_t HeldCount() const;  // calls held at a gate now
 
  private:
   void HandleGenerate(const httplib::Request& req, httplib::Response& res);
@@ -83,6 +97,8 @@ class FakeGeminiServer {
   };
   // Waits `d` unless Stop() is called first.
   void Pause(std::chrono::milliseconds d);
+  // Waits until `gate` opens, a reset ends the log epoch `epoch`, or Stop() is called.
+  void Hold(const std::string& gate, uint64_t epoch);
   void SetStatus(LogSlot slot, int status);
   // Sets `fields` on the slot's entry; nothing when a reset has cleared it since.
   void Annotate(LogSlot slot, const Json& fields);
@@ -94,12 +110,16 @@ class FakeGeminiServer {
   int port_ = 0;
   std::string host_;
 
-  mutable std::mutex mutex_;  // guards options_, script_, log_, log_epoch_, stopping_
-  mutable std::condition_variable changed_;  // signalled on new log entries and on Stop()
+  // guards options_, script_, log_, log_epoch_, open_gates_, held_, stopping_
+  mutable std::mutex mutex_;
+  // signalled on new log entries, on a call held or let go, on Release, Reset and Stop()
+  mutable std::condition_variable changed_;
   FakeGeminiOptions options_;
   std::deque<Action> script_;
   std::vector<Json> log_;
   uint64_t log_epoch_ = 0;  // incremented by Reset
+  std::set<std::string> open_gates_;  // cleared by Reset
+  size_t held_ = 0;                   // calls waiting in Hold
   bool stopping_ = false;
 };
 

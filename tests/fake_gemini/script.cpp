@@ -77,6 +77,9 @@ Result<Action> ParseAction(const Json& json) {
       s = want_bool(&a.drop_connection);
     } else if (key == "fixed_image_file") {
       s = want_string(&a.fixed_image_file);
+    } else if (key == "hold") {
+      s = want_string(&a.hold);
+      if (s.ok() && a.hold.empty()) s = Bad(key, "a gate name (a non-empty string)");
     } else {
       return MakeError(ErrorCode::kInvalidArgument, "unknown script action field \"" + key + "\"");
     }
@@ -126,6 +129,7 @@ Json ActionToJson(const Action& a) {
   if (a.malformed_json) j["malformed_json"] = true;
   if (a.drop_connection) j["drop_connection"] = true;
   if (!a.fixed_image_file.empty()) j["fixed_image_file"] = a.fixed_image_file;
+  if (!a.hold.empty()) j["hold"] = a.hold;
   return j;
 }
 

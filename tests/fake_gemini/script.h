@@ -30,6 +30,9 @@ struct Action {
   bool malformed_json = false;     // 200 with a body that is not valid JSON
   bool drop_connection = false;    // send the status line and headers, then close
   std::string fixed_image_file;    // answer with these bytes instead of the engine's output
+  // Hold the call (before any delay) until POST /_fake/release opens the gate of this name, a
+  // reset clears the log, or the server stops: a latch a test opens when it is ready.
+  std::string hold;
 };
 
 // Parses one action object strictly: unknown keys and wrong types are errors naming the key.
