@@ -9,19 +9,16 @@ import queue
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from imgmcp_process import binary_path, clean_env  # noqa: E402,F401  (tests/support)
+
 DEFAULT_TIMEOUT = 20.0
 LATEST_PROTOCOL = "2025-11-25"
-
-
-def binary_path():
-    path = os.environ.get("IMGMCP_BIN")
-    if not path or not os.path.exists(path):
-        raise RuntimeError("IMGMCP_BIN must point at the built imgmcp binary")
-    return path
 
 
 class ServerProcess:
@@ -31,18 +28,19 @@ class ServerProcess:
         self._own_dir = data_dir is None
         self.data_dir = data_dir or tempfile.mkdtemp(prefix="imgmcp-test-")
         self.args = [binary_path(), "--data-dir", self.data_dir, *args]
-        full_env = {k: v for k, v in os.environ.items() if k != "GEMINI_API_KEY"}
-        full_env.update(env or {})
         self.proc = subprocess.Popen(self.args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env=full_env, cwd=cwd or self.data_dir)
+                                     stderr=subprocess.PIPE, env=clean_env(env),
+                                     cwd=cwd or self.data_dir)
         self.lines = queue.Queue()
         self.raw_stdout = []  # every stdout line as bytes, for "only JSON on stdout" checks
         self.stderr_chunks = []
         self.pending = []  # messages read while waiting for something else
         self._next_id = 1
         self._lock = threading.Lock()  # guards writes to stdin
-        threading.Thread(target=self._read_stdout, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self._readers = [threading.Thread(target=self._read_stdout, daemon=True),
+                         threading.Thread(target=self._read_stderr, daemon=True)]
+        for reader in self._readers:
+            reader.start()
 
     # --- plumbing -------------------------------------------------------------------------
     def _read_stdout(self):
@@ -209,6 +207,10 @@ class ServerProcess:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             self.kill()
+        # The process is gone: its readers reach EOF now. Closing a stream under a reader would
+        # end it with an error instead.
+        for reader in self._readers:
+            reader.join(timeout=5)
         for stream in (self.proc.stdout, self.proc.stderr):
             try:
                 stream.close()

@@ -2,8 +2,8 @@
 
 - pg_cluster(): a throwaway cluster (tests/pg/pg_cluster.py), removed on every path.
 - Replica: `imgmcp --http 127.0.0.1:0 --store <url> --backend local` with its own data dir (its
-  local copies), port read from the "listening on" stderr line; stop() (SIGTERM) or kill()
-  (SIGKILL, like a crashed machine). Context manager.
+  local copies): tests/support/imgmcp_process.py's HttpProcess, so stop() (SIGTERM), kill()
+  (SIGKILL, like a crashed machine), close(); a context manager.
 - LegacyClient: one Mcp-Session-Id on one replica; call() streams the answer (SSE or JSON) and
   hands progress notifications to a callback; listen() opens the GET stream for
   notifications (resource subscriptions). Standard library only.
@@ -17,130 +17,29 @@ import http.client
 import itertools
 import json
 import os
-import re
-import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "pg"))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "demo"))
-import pg_cluster  # noqa: E402  (tests/pg/pg_cluster.py)
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "pg"))
+sys.path.insert(0, os.path.join(HERE, "..", "support"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "demo"))
+import pg_cluster  # noqa: E402,F401  (tests/pg/pg_cluster.py)
 import pngio  # noqa: E402  (demo/pngio.py)
+from imgmcp_process import HttpProcess, SseReader, binary_path  # noqa: E402,F401  (tests/support)
 
 TIMEOUT = 60.0
 LATEST = "2025-11-25"
 MODERN = "2026-07-28"
-LISTENING = re.compile(rb"listening on http://([^\s/]+):(\d+)/mcp")
 
 
-def binary_path():
-    path = os.environ.get("IMGMCP_BIN")
-    if not path or not os.path.exists(path):
-        raise RuntimeError("IMGMCP_BIN must point at the built imgmcp binary")
-    return path
-
-
-class Replica:
+class Replica(HttpProcess):
     """One imgmcp process serving HTTP, on the shared store `store_url`."""
 
     def __init__(self, store_url, *extra_args, env=None, name="replica", backend="local"):
-        self.name = name
-        self.data_dir = tempfile.mkdtemp(prefix="imgmcp-replica-")
-        full_env = {k: v for k, v in os.environ.items()
-                    if k not in ("GEMINI_API_KEY", "IMGMCP_AUTH_TOKEN", "IMGMCP_STORE")}
-        full_env.update(env or {})
-        self.proc = subprocess.Popen(
-            [binary_path(), "--http", "127.0.0.1:0", "--backend", backend, "--store", store_url,
-             "--data-dir", self.data_dir, *extra_args],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            env=full_env, cwd=self.data_dir)
-        self.stderr_lines = []
-        self._found = threading.Event()
-        self.port = None
-        threading.Thread(target=self._pump, daemon=True).start()
-        if not self._found.wait(TIMEOUT) or self.port is None:
-            self.kill()
-            raise RuntimeError(f"{name} did not report its port:\n{self.stderr}")
-
-    def _pump(self):
-        for line in iter(self.proc.stderr.readline, b""):
-            self.stderr_lines.append(line)
-            m = LISTENING.search(line)
-            if m and self.port is None:
-                self.port = int(m.group(2))
-                self._found.set()
-        self._found.set()
-
-    @property
-    def stderr(self):
-        return b"".join(self.stderr_lines).decode("utf-8", "replace")
-
-    def alive(self):
-        return self.proc.poll() is None
-
-    def kill(self):
-        """SIGKILL: the process dies mid-whatever, as on a crashed machine."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(timeout=30)
-
-    def stop(self, timeout=20.0):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.kill()
-                raise AssertionError(f"{self.name} did not exit within {timeout} s of SIGTERM")
-        return self.proc.returncode
-
-    def close(self):
-        try:
-            if self.proc.poll() is None:
-                self.stop()
-        finally:
-            self.kill()
-            if self.proc.stderr:
-                self.proc.stderr.close()
-            shutil.rmtree(self.data_dir, ignore_errors=True)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
-
-
-class SseReader:
-    """text/event-stream from an http.client response, event by event."""
-
-    def __init__(self, resp):
-        self.resp = resp
-        self.buffer = b""
-
-    def next_event(self):
-        while True:
-            sep = self.buffer.find(b"\n\n")
-            if sep >= 0:
-                block, self.buffer = self.buffer[:sep], self.buffer[sep + 2:]
-                event = {}
-                for line in block.decode().split("\n"):
-                    if line.startswith(":"):
-                        continue
-                    key, _, value = line.partition(":")
-                    event[key] = value[1:] if value.startswith(" ") else value
-                if event:
-                    return event
-                continue
-            chunk = self.resp.read1(65536)
-            if not chunk:
-                return None
-            self.buffer += chunk
+        super().__init__("--backend", backend, "--store", store_url, *extra_args, env=env,
+                         name=name, start_timeout=TIMEOUT)
 
 
 class CallFailed(Exception):

@@ -6,13 +6,16 @@ Which libraries a process has mapped is read from /proc/PID/maps of the real bin
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 from unittest import mock
 
-from fake_gemini_support import FakeGeminiTestCase, progress_of
-from mcp_harness import ServerProcess, binary_path
-from tools_support import error_text, structured
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from fake_gemini_support import FakeGeminiTestCase, progress_of  # noqa: E402
+from imgmcp_process import HttpProcess  # noqa: E402  (tests/support)
+from mcp_harness import ServerProcess, binary_path  # noqa: E402
+from tools_support import error_text, structured  # noqa: E402
 
 NETWORK_LIBRARIES = ("libcpp-httplib", "libimgmcp_net.so", "libssl")  # sorted
 
@@ -54,26 +57,12 @@ class InstalledLayout(unittest.TestCase):
                         "--prefix", prefix], check=True, capture_output=True, timeout=120)
         self.assertTrue(os.path.isfile(os.path.join(prefix, "lib", "imgmcp", "libimgmcp_net.so")))
         data_dir = os.path.join(prefix, "data")
-        proc = subprocess.Popen([os.path.join(prefix, "bin", "imgmcp"), "--http", "127.0.0.1:0",
-                                 "--data-dir", data_dir], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        try:
-            seen = b""
-            for line in proc.stderr:  # ends when the process exits
-                seen += line
-                if b"listening on http://127.0.0.1:" in line:
-                    break
-            self.assertIn(b"listening on http://127.0.0.1:", seen, seen.decode())
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()  # never leave it running, then report the hang
-                proc.wait()
-                raise AssertionError("the installed imgmcp did not exit within 10 s of SIGTERM")
-            finally:
-                proc.stderr.close()
+        os.makedirs(data_dir)
+        # Serving HTTP needs the module: the "listening on" line says it was found and loaded.
+        with HttpProcess(binary=os.path.join(prefix, "bin", "imgmcp"), data_dir=data_dir,
+                         name="the installed imgmcp") as server:
+            self.assertEqual(server.host, "127.0.0.1", server.stderr)
+            self.assertEqual(server.close(), 0, server.stderr)  # SIGTERM: a clean exit
 
 
 class MissingOrBrokenModule(unittest.TestCase):
