@@ -2,7 +2,7 @@
 // No LLM and no network: the ADK tool objects are called directly, as an agent's runner would.
 // ADK opens a new MCP client — and so a new imgmcp process — for every call, so the session's
 // versions must carry over between processes through the shared --data-dir.
-import { imgmcpBin } from './support/common.mjs';
+import { imgmcpBin } from '../support/imgmcp_process.mjs';
 import { adkToolsetSuite } from './support/adk_suite.mjs';
 
 const bin = imgmcpBin();

@@ -2,16 +2,15 @@
 // format (and so that what GeminiClient is tested against is the real shape).
 import {test, before, after, beforeEach} from 'node:test';
 import assert from 'node:assert/strict';
-import {spawn} from 'node:child_process';
-import {createInterface} from 'node:readline';
 import {inflateSync} from 'node:zlib';
 import {GoogleGenAI, ApiError} from '@google/genai';
+import {startFakeGemini} from '../support/fake_gemini_process.mjs';
 
-const BIN = process.env.FAKE_GEMINI_BIN;
 const MODEL = 'gemini-3.1-flash-lite-image';
 const PNG_MAGIC = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-let proc;
+let fake;
 let baseUrl;
+let control;
 
 function pngSize(buf) {
   assert.ok(buf.subarray(0, 8).equals(PNG_MAGIC), 'not a PNG');
@@ -35,16 +34,6 @@ function firstPixel(buf) {
   return [raw[1], raw[2], raw[3]];
 }
 
-async function control(path, body) {
-  const res = await fetch(`${baseUrl}/_fake/${path}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: {'content-type': 'application/json'},
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  assert.equal(res.status, 200, await res.clone().text());
-  return res.json();
-}
-
 function client(apiVersion = 'v1beta', extra = {}) {
   return new GoogleGenAI({apiKey: 'test', httpOptions: {baseUrl, apiVersion, ...extra}});
 }
@@ -57,23 +46,12 @@ function imageOf(response) {
 }
 
 before(async () => {
-  assert.ok(BIN, 'FAKE_GEMINI_BIN must point at the fake_gemini binary');
-  proc = spawn(BIN, ['--port', '0', '--host', '127.0.0.1'], {stdio: ['pipe', 'pipe', 'inherit']});
-  const lines = createInterface({input: proc.stdout});
-  const line = await new Promise((resolve, reject) => {
-    proc.once('exit', (code) => reject(new Error(`fake_gemini exited early (${code})`)));
-    lines.once('line', resolve);
-  });
-  const m = /^fake_gemini listening on (\S+):(\d+)$/.exec(line);
-  assert.ok(m, `unexpected readiness line: ${line}`);
-  baseUrl = `http://${m[1]}:${m[2]}`;
+  fake = await startFakeGemini();
+  ({baseUrl, control} = fake);
 });
 
 after(async () => {
-  if (!proc) return;
-  const exited = new Promise((resolve) => proc.once('exit', resolve));
-  proc.stdin.end();  // EOF on stdin stops the fake
-  await exited;
+  await fake?.stop();
 });
 
 beforeEach(async () => {

@@ -2,7 +2,7 @@
 // tool and reads its resources over stdio, one inspector (and one imgmcp process) per command,
 // as a user would from a shell. The server gets its settings through -e (environment) or an
 // .mcp.json-style --config file.
-import { imgmcpBin } from './support/common.mjs';
+import { imgmcpBin } from '../support/imgmcp_process.mjs';
 import { inspectorSuite } from './support/inspector_suite.mjs';
 
 const bin = imgmcpBin();

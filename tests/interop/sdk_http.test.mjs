@@ -2,10 +2,6 @@
 // the real imgmcp binary (`--http 127.0.0.1:0 --conformance-fixtures`, a temp --data-dir).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
@@ -13,32 +9,10 @@ import {
   ElicitRequestSchema,
   LoggingMessageNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { startHttpServer } from '../support/imgmcp_process.mjs';
 
-const bin = process.env.IMGMCP_BIN;
-assert.ok(bin, 'IMGMCP_BIN must point at the imgmcp binary');
-
-let dataDir;
 let server;
 let url;
-
-// Starts imgmcp and resolves with its /mcp URL from the "listening on" stderr line.
-function startServer() {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, ['--http', '127.0.0.1:0', '--conformance-fixtures',
-      '--data-dir', dataDir], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    const timer = setTimeout(() => reject(new Error(`no listening line:\n${stderr}`)), 20000);
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-      const m = /listening on (http:\/\/\S+\/mcp)/.exec(stderr);
-      if (m && !url) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1] });
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`imgmcp exited (${code}):\n${stderr}`)));
-  });
-}
 
 async function connect(capabilities = {}) {
   const client = new Client({ name: 'imgmcp-http-interop', version: '0.0.0' }, { capabilities });
@@ -48,17 +22,12 @@ async function connect(capabilities = {}) {
 }
 
 before(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'imgmcp-http-interop-'));
-  ({ child: server, url } = await startServer());
+  server = await startHttpServer({ args: ['--conformance-fixtures'] });
+  ({ url } = server);
 });
 
 after(async () => {
-  if (server && server.exitCode === null) {
-    const exited = new Promise((resolve) => server.once('exit', resolve));
-    server.kill('SIGTERM');
-    await exited;
-  }
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  await server?.stop();
 });
 
 test('connect, list tools and call them over Streamable HTTP', async () => {

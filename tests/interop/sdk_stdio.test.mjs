@@ -2,26 +2,21 @@
 // (--conformance-fixtures for the suite's test tools, a temp --data-dir).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { imgmcpBin, tempDir } from '../support/imgmcp_process.mjs';
 
-const bin = process.env.IMGMCP_BIN;
-assert.ok(bin, 'IMGMCP_BIN must point at the imgmcp binary');
-
-let dataDir;
+let data;
 let client;
 let transport;
 const logs = [];
 
 before(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'imgmcp-interop-'));
+  data = tempDir('interop');
   transport = new StdioClientTransport({
-    command: bin,
-    args: ['--conformance-fixtures', '--data-dir', dataDir],
+    command: imgmcpBin(),
+    args: ['--conformance-fixtures', '--data-dir', data.dir],
     stderr: 'pipe',
   });
   client = new Client({ name: 'imgmcp-interop', version: '0.0.0' });
@@ -31,7 +26,7 @@ before(async () => {
 
 after(async () => {
   await client?.close();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  data?.remove();
 });
 
 test('initialize negotiates the SDK latest version and advertises capabilities', () => {

@@ -69,7 +69,7 @@ async function listAndCheck(name, extraEnv, era, version) {
 before(async () => {
   work = tempDir('claude');
   mkdirSync(join(work.dir, 'http-data'));
-  http = await startHttpServer(join(work.dir, 'http-data'), ['--backend', 'local']);
+  http = await startHttpServer({ dataDir: join(work.dir, 'http-data'), args: ['--backend', 'local'] });
 });
 
 after(async () => {

@@ -85,7 +85,7 @@ describe('over stdio', () => {
 
 describe('over HTTP', () => {
   inspectorSuite(' over HTTP', async (dataDir) => {
-    const server = await startHttpServer(dataDir, ['--backend', 'local']);
+    const server = await startHttpServer({ dataDir, args: ['--backend', 'local'] });
     return { target: [server.url], stop: server.stop };
   });
 });

@@ -89,7 +89,7 @@ describe('over stdio', () => {
 
 describe('over HTTP', () => {
   cancelSuite(' over HTTP', async (dataDir, args, env) => {
-    const server = await startHttpServer(dataDir, args, env);
+    const server = await startHttpServer({ dataDir, args, env });
     return { transport: () => httpTransport(server.url), stop: server.stop };
   });
 });

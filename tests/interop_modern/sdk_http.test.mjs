@@ -13,7 +13,7 @@ import { ok } from './support/results.mjs';
 sdkSuite({
   over: ' over HTTP',
   open: async (dataDir) => {
-    const server = await startHttpServer(dataDir, ['--backend', 'local']);
+    const server = await startHttpServer({ dataDir, args: ['--backend', 'local'] });
     return { transport: () => httpTransport(server.url), stop: server.stop };
   },
 });
@@ -48,7 +48,7 @@ test('two replicas behind a round-robin proxy serve one modern client', { timeou
   let proxy;
   const client = modernClient('imgmcp-interop-replicas', 'pin');
   try {
-    for (let i = 0; i < 2; ++i) replicas.push(await startHttpServer(data.dir, ['--backend', 'local']));
+    for (let i = 0; i < 2; ++i) replicas.push(await startHttpServer({ dataDir: data.dir, args: ['--backend', 'local'] }));
     proxy = await roundRobinProxy(replicas.map((r) => r.url));
     await client.connect(httpTransport(proxy.url));
     assert.equal(client.getProtocolEra(), 'modern');

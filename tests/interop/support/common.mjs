@@ -1,13 +1,7 @@
-// Shared by the interop tests: the imgmcp binary under test and checks on MCP tool results.
+// Shared by the interop tests: checks on MCP tool results. (The imgmcp binary and the Gemini fake
+// as processes: tests/support/, shared with every test folder.)
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-
-// The imgmcp binary from IMGMCP_BIN (set by ctest); fails the test file when it is missing.
-export function imgmcpBin() {
-  const bin = process.env.IMGMCP_BIN;
-  assert.ok(bin, 'IMGMCP_BIN must point at the imgmcp binary');
-  return bin;
-}
 
 // Asserts a tools/call result succeeded and returns its structuredContent.
 export function ok(result) {

@@ -1,11 +1,11 @@
 // Shared by inspector_stdio.test.mjs and inspector_http.test.mjs: running
 // @modelcontextprotocol/inspector-cli (`mcp-inspector-cli --cli`) one process per command.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { run as runCommand } from '../../support/imgmcp_process.mjs';
 
 export { ok, sha256 } from './common.mjs';
 
@@ -33,22 +33,8 @@ export function makeWorkDir() {
 export function inspectorClient(serverArgs, getRunDir) {
   // Runs mcp-inspector-cli --cli ARGS; resolves {code, stdout, stderr}. The inspector runs in its
   // own process group so a hung run is killed with everything it started.
-  function inspect(args) {
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [inspectorCli, '--cli', ...args],
-        { cwd: getRunDir(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (c) => { stdout += c; });
-      child.stderr.on('data', (c) => { stderr += c; });
-      const timer = setTimeout(() => {
-        try { process.kill(-child.pid, 'SIGKILL'); } catch { /* already gone */ }
-        reject(new Error(`inspector timed out: ${args.join(' ')}\n${stderr}`));
-      }, RUN_TIMEOUT_MS);
-      child.on('error', (err) => { clearTimeout(timer); reject(err); });
-      child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
-    });
-  }
+  const inspect = (args) => runCommand(process.execPath, [inspectorCli, '--cli', ...args],
+    { cwd: getRunDir(), timeoutMs: RUN_TIMEOUT_MS });
 
   async function run(method, extra = []) {
     const r = await inspect([...serverArgs(), '--method', method, ...extra]);
