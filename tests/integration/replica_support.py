@@ -10,6 +10,8 @@
 - ModernClient: the same calls as MCP 2026-07-28 stateless requests — no initialize, no
   session; every POST carries its protocol version, client info and capabilities in `_meta`
   and the MCP-Protocol-Version / Mcp-Method / Mcp-Name headers, so any replica can answer it.
+- check_ordered_edits(): R1, edits of one session in a known ticket order across replicas whose
+  backend is the Gemini fake; the first edit is held at the fake until every edit has its ticket.
 """
 import concurrent.futures
 import hashlib
@@ -258,21 +260,23 @@ def squares_drawn(png):
     return drawn
 
 
-def check_ordered_edits(test, ports, session_id, n, client=LegacyClient, image_size=None,
-                        min_queued=5):
+def check_ordered_edits(test, ports, session_id, n, fake, client=LegacyClient):
     """R1: n edits of one session, edit i sent to ports[i % len(ports)] (with a client of its
-    own: a legacy session, or stateless 2026-07-28 requests) once edit i-1 holds its ticket — it reported progress (queued, or running) or
-    answered — so the ticket order is the send order. They must commit as versions 2..n+1 in
-    exactly that order, each made from the version before (parent, and pixels).
-    image_size makes every edit slower (a bigger image to decode and encode), so the line still
-    forms when each request has a longer way to the replicas (through a proxy); min_queued is how
-    many edits must have waited in it."""
+    own: a legacy session, or stateless 2026-07-28 requests) once edit i-1 holds its ticket — it
+    reported progress (queued, or running) or answered — so the ticket order is the send order.
+    They must commit as versions 2..n+1 in exactly that order, each made from the version before
+    (parent, and pixels).
+
+    The replicas' backend is the Gemini fake `fake` (FakeGemini): the first edit's call is held
+    at a gate of the fake until every edit holds its ticket, so the line forms whatever the
+    machine's speed — each later edit must say it waited (behind edits of its own process, or
+    another imgmcp process) — and then drains in order."""
     first = client(ports[0])
-    generate = {"session_id": session_id, "prompt": "solid white", "inline": "none"}
-    if image_size:
-        generate["image_size"] = image_size
-    v1 = structured(first.call_tool("generate_image", generate))
+    v1 = structured(first.call_tool("generate_image", {
+        "session_id": session_id, "prompt": "solid white", "inline": "none"}))
     test.assertEqual(v1["version"], 1)
+    gate = f"first edit of {session_id}"
+    fake.script({"hold": gate})  # the next Gemini call, the first edit's, waits for release()
     results = [None] * n
     has_ticket = [threading.Event() for _ in range(n)]
     queued = [False] * n
@@ -295,9 +299,15 @@ def check_ordered_edits(test, ports, session_id, n, client=LegacyClient, image_s
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=n) as pool:
         futures = []
-        for i in range(n):
-            futures.append(pool.submit(edit, i))
-            test.assertTrue(has_ticket[i].wait(TIMEOUT), f"edit {i} got no ticket")
+        try:
+            for i in range(n):
+                futures.append(pool.submit(edit, i))
+                test.assertTrue(has_ticket[i].wait(TIMEOUT), f"edit {i} got no ticket")
+            # Every edit holds its ticket and the first one's call is at the fake: let it go.
+            test.assertEqual(fake.wait(requests=1, held=1, timeout=TIMEOUT)["held"], 1)
+            test.assertEqual(results, [None] * n, "an edit answered while the first was held")
+        finally:
+            fake.release(gate)  # on every path, so no call is left waiting at the fake
         for f in futures:
             f.result(timeout=2 * TIMEOUT)
     for i, response in enumerate(results):
@@ -305,9 +315,10 @@ def check_ordered_edits(test, ports, session_id, n, client=LegacyClient, image_s
         test.assertEqual(s["version"], i + 2, f"edit {i} (ticket order) became v{s['version']}")
         test.assertEqual(s.get("parent_version"), i + 1)
         test.assertEqual(s["prompt"], draw_prompt(i))
-    # The edits overlapped: some waited in the line for the ones before.
-    test.assertGreaterEqual(sum(queued), min_queued,
-                            "the line never formed; the test lost its point")
+    # The line formed: every edit after the first waited for the ones before it.
+    test.assertEqual([i for i in range(1, n) if not queued[i]], [],
+                     "edits that never said they waited in line")
+    test.assertEqual(len(fake.requests()), n + 1, "one Gemini call per generate and edit")
     history = structured(client(ports[-1]).call_tool(
         "get_image", {"session_id": session_id, "inline": "none", "history_limit": 100}))["history"]
     test.assertEqual([h["version"] for h in history], list(range(1, n + 2)))

@@ -4,10 +4,11 @@ every path; each test has its own database. Replicas speak legacy Streamable HTT
 per replica per client.
 
 R1  60 edits of one session sent round-robin to three replicas, each sent once the previous one
-    holds its ticket (a progress notification or its answer), so the ticket order is known: the
-    edits commit as versions 2..61 in exactly that order, each made from the one before, and the
-    pixels of each version show exactly the squares drawn up to it. Then 20 sessions x 10 edits in
-    parallel across the replicas.
+    holds its ticket (a progress notification or its answer), so the ticket order is known; the
+    first edit's backend call (the Gemini fake) is held until all 60 are in line. The edits commit
+    as versions 2..61 in exactly that order, each made from the one before, and the pixels of each
+    version show exactly the squares drawn up to it. Then 20 sessions x 10 edits in parallel
+    across the replicas.
 R2  A replica is killed (SIGKILL) while it holds a session's turn (its backend, a fake Gemini,
     takes a minute), three times during a stream of edits on the others: the edit queued behind
     it goes on within seconds, and every version a client was told about is readable afterwards
@@ -17,17 +18,16 @@ R3  PostgreSQL restarts (immediate mode, like a crash) during a stream of edits:
 R4  A commit on replica A reaches a resource subscriber connected to replica B.
 """
 import concurrent.futures
-import subprocess
 import itertools
-import os
-import sys
+import subprocess
 import threading
 import time
 import unittest
 
-import replica_support  # noqa: E402
-from mcp_harness import ServerProcess  # noqa: E402
-from replica_support import (GRID, CallFailed, LegacyClient, ModernClient, Replica,  # noqa: E402
+import replica_support
+from fake_gemini_support import TEST_KEY, FakeGemini
+from mcp_harness import ServerProcess
+from replica_support import (GRID, CallFailed, LegacyClient, ModernClient, Replica,
                              check_ordered_edits, draw_prompt, pg_cluster, read_version_file,
                              squares_drawn, structured)
 
@@ -66,12 +66,24 @@ class Cluster:
         return r
 
 
+def start_fake(test):
+    """A Gemini fake for this test, closed after the replicas that call it."""
+    fake = FakeGemini()
+    test.addCleanup(fake.close)
+    return fake
+
+
+def gemini_env(fake):
+    return {"GEMINI_API_KEY": TEST_KEY, "GEMINI_BASE_URL": fake.base_url}
+
+
 class OrderedEditsTest(unittest.TestCase):
     def test_r1_sixty_edits_over_three_replicas_commit_once_each_in_ticket_order(self):
         # Stateless 2026-07-28 requests, round-robin over the replicas: no session ties a client
         # to one of them. (Legacy sessions: the parallel test below, R2 and R3.)
-        cluster = Cluster(self, 3)
-        check_ordered_edits(self, [r.port for r in cluster.replicas], "r1", 60,
+        fake = start_fake(self)
+        cluster = Cluster(self, 3, backend="gemini", env=gemini_env(fake))
+        check_ordered_edits(self, [r.port for r in cluster.replicas], "r1", 60, fake,
                             client=ModernClient)
 
     def test_r1_twenty_sessions_ten_edits_each_in_parallel_across_replicas(self):
@@ -173,10 +185,7 @@ def check_readable(test, replicas, session_id, acked):
 
 class CrashTest(unittest.TestCase):
     def test_r2_a_killed_replica_releases_its_turn_and_loses_nothing_told(self):
-        sys.path.insert(0, os.path.dirname(__file__))
-        from fake_gemini_support import TEST_KEY, FakeGemini
-        fake = FakeGemini()
-        self.addCleanup(fake.close)
+        fake = start_fake(self)
         fake.configure(latency_ms=60_000)  # a victim's backend call holds its turn a minute
         cluster = Cluster(self, 2)
         a, b = cluster.replicas
@@ -185,8 +194,8 @@ class CrashTest(unittest.TestCase):
         stream = Stream([LegacyClient(a.port), LegacyClient(b.port)], "r2")
         try:
             for round_ in range(3):
-                victim = cluster.add(self, name=f"victim{round_}", backend="gemini", env={
-                    "GEMINI_API_KEY": TEST_KEY, "GEMINI_BASE_URL": fake.base_url})
+                victim = cluster.add(self, name=f"victim{round_}", backend="gemini",
+                                     env=gemini_env(fake))
                 vclient = LegacyClient(victim.port)
                 outcome = []
                 t = threading.Thread(target=lambda: outcome.append(self._edit_or_fail(vclient)),
