@@ -9,10 +9,11 @@ R1  60 edits of one session sent round-robin to three replicas, each sent once t
     as versions 2..61 in exactly that order, each made from the one before, and the pixels of each
     version show exactly the squares drawn up to it. Then 20 sessions x 10 edits in parallel
     across the replicas.
-R2  A replica is killed (SIGKILL) while it holds a session's turn (its backend, a fake Gemini,
-    takes a minute), three times during a stream of edits on the others: the edit queued behind
-    it goes on within seconds, and every version a client was told about is readable afterwards
-    with its sha256, on every replica.
+R2  A replica is killed (SIGKILL) while it holds a session's turn (its backend call is held at the
+    Gemini fake's gate, never released), three times during a stream of edits on the others:
+    nothing commits while it holds the turn, the edits queued behind it go on within seconds of
+    the kill, and every version a client was told about is readable afterwards with its sha256,
+    on every replica.
 R3  PostgreSQL restarts (immediate mode, like a crash) during a stream of edits: calls fail with a
     clear error or succeed, nothing acknowledged is lost, the service comes back by itself.
 R4  A commit on replica A reaches a resource subscriber connected to replica B.
@@ -111,12 +112,12 @@ class OrderedEditsTest(unittest.TestCase):
 
 class Stream:
     """Edits of one session sent one after another by each of `clients` (a thread each) until
-    stopped; records every acknowledged version and every failure."""
+    stopped; records every acknowledged version and every failure, in the order they came."""
 
     def __init__(self, clients, session_id):
-        self.lock = threading.Lock()
+        self.changed = threading.Condition()  # guards everything below; notified on each answer
         self.acked = {}         # version -> sha256
-        self.acked_at = []      # (monotonic time, version)
+        self.acked_at = []      # (monotonic time, version), in the order the answers came
         self.errors = []        # isError texts
         self.failed_calls = []  # no answer at all
         self.stop = threading.Event()
@@ -134,11 +135,12 @@ class Stream:
                     "session_id": session_id, "prompt": draw_prompt((i * 7 + n) % GRID),
                     "inline": "none"})
             except CallFailed as e:
-                with self.lock:
+                with self.changed:
                     self.failed_calls.append(str(e))
+                    self.changed.notify_all()
                 continue
             result = response.get("result", {})
-            with self.lock:
+            with self.changed:
                 if result.get("isError"):
                     self.errors.append(result["content"][0]["text"])
                 else:
@@ -146,18 +148,21 @@ class Stream:
                     assert s["version"] not in self.acked, f"version {s['version']} told twice"
                     self.acked[s["version"]] = s["sha256"]
                     self.acked_at.append((time.monotonic(), s["version"]))
+                self.changed.notify_all()
 
     def acks_after(self, t):
-        with self.lock:
+        with self.changed:
             return [v for when, v in self.acked_at if when > t]
 
     def wait_acks_after(self, t, count, timeout):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if len(self.acks_after(t)) >= count:
-                return True
-            time.sleep(0.05)
-        return False
+        """True once `count` answers came after monotonic time t; False after `timeout` s."""
+        with self.changed:
+            return self.changed.wait_for(lambda: len(self.acks_after(t)) >= count, timeout)
+
+    def wait_version_above(self, version, timeout):
+        """True once a version above `version` was acknowledged; False after `timeout` s."""
+        with self.changed:
+            return self.changed.wait_for(lambda: any(v > version for v in self.acked), timeout)
 
     def finish(self):
         self.stop.set()
@@ -186,7 +191,6 @@ def check_readable(test, replicas, session_id, acked):
 class CrashTest(unittest.TestCase):
     def test_r2_a_killed_replica_releases_its_turn_and_loses_nothing_told(self):
         fake = start_fake(self)
-        fake.configure(latency_ms=60_000)  # a victim's backend call holds its turn a minute
         cluster = Cluster(self, 2)
         a, b = cluster.replicas
         structured(LegacyClient(a.port).call_tool("generate_image", {
@@ -197,15 +201,20 @@ class CrashTest(unittest.TestCase):
                 victim = cluster.add(self, name=f"victim{round_}", backend="gemini",
                                      env=gemini_env(fake))
                 vclient = LegacyClient(victim.port)
+                # The victim's backend call waits at a gate that is never opened: it holds the
+                # session's turn until it dies.
+                fake.script({"hold": f"victim {round_}"})
                 outcome = []
                 t = threading.Thread(target=lambda: outcome.append(self._edit_or_fail(vclient)),
                                      daemon=True)
                 t.start()
-                fake.wait_for_requests(round_ + 1, timeout=60)  # the victim holds the turn now
-                # Answers already on their way may still arrive; then nothing commits while the
-                # victim holds the turn (a second's look).
-                held_at = time.monotonic() + 0.5
-                self.assertFalse(stream.wait_acks_after(held_at, 1, timeout=1.5),
+                fake.wait(requests=round_ + 1, held=1, timeout=60)  # the victim holds the turn
+                # Every commit so far is at most this version (answers of earlier commits may
+                # still be on their way); nothing commits past it while the victim lives — a
+                # second's look, in which the stream's edits wait behind the victim.
+                held = structured(LegacyClient(a.port).call_tool("get_image", {
+                    "session_id": "r2", "inline": "none", "include_history": False}))["version"]
+                self.assertFalse(stream.wait_version_above(held, timeout=1.0),
                                  "edits committed while another replica held the turn")
                 victim.kill()
                 killed_at = time.monotonic()
@@ -215,6 +224,7 @@ class CrashTest(unittest.TestCase):
                 self.assertLess(resumed - killed_at, 10.0, "the turn was not released promptly")
                 t.join(timeout=30)
                 self.assertEqual(outcome, ["no answer"], "the killed replica answered")
+                fake.release(f"victim {round_}")  # frees the fake's worker; the caller is gone
         finally:
             stream.finish()
         self.assertEqual(stream.errors, [])
