@@ -34,6 +34,8 @@ class ServerProcess:
         self.lines = queue.Queue()
         self.raw_stdout = []  # every stdout line as bytes, for "only JSON on stdout" checks
         self.stderr_chunks = []
+        self._stderr_changed = threading.Condition()  # notified on each stderr chunk and at EOF
+        self._stderr_done = False
         self.pending = []  # messages read while waiting for something else
         self._next_id = 1
         self._lock = threading.Lock()  # guards writes to stdin
@@ -54,11 +56,24 @@ class ServerProcess:
 
     def _read_stderr(self):
         for chunk in iter(lambda: self.proc.stderr.read1(65536), b""):
-            self.stderr_chunks.append(chunk)
+            with self._stderr_changed:
+                self.stderr_chunks.append(chunk)
+                self._stderr_changed.notify_all()
+        with self._stderr_changed:
+            self._stderr_done = True
+            self._stderr_changed.notify_all()
 
     @property
     def stderr(self):
         return b"".join(self.stderr_chunks).decode("utf-8", "replace")
+
+    def wait_for_stderr(self, needle, timeout=DEFAULT_TIMEOUT):
+        """stderr so far, once it contains `needle` (or the process closed it, or `timeout`
+        seconds passed: the caller's assertion then shows what was there)."""
+        with self._stderr_changed:
+            self._stderr_changed.wait_for(lambda: needle in self.stderr or self._stderr_done,
+                                          timeout)
+            return self.stderr
 
     def send_raw(self, data: bytes):
         with self._lock:

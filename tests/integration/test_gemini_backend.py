@@ -367,7 +367,7 @@ class AutoBackend(FakeGeminiTestCase):
 
     def test_auto_without_a_key_uses_local_and_every_result_says_so(self):
         server = self.start_imgmcp(backend="auto", env={"GEMINI_BASE_URL": self.fake.base_url})
-        self.assertIn(OFFLINE, self._stderr_eventually(server, OFFLINE))
+        self.assertIn(OFFLINE, server.wait_for_stderr(OFFLINE))
         results = [
             server.call_tool("generate_image", {"session_id": "l", "prompt": "solid red",
                                                 "inline": "none"}),
@@ -393,13 +393,6 @@ class AutoBackend(FakeGeminiTestCase):
         text = error_text(server.call_tool("edit_image", {
             "session_id": "le", "prompt": "make the sky a stormy purple"}))
         self.assertIn(OFFLINE, text)
-
-    @staticmethod
-    def _stderr_eventually(server, needle, timeout=10.0):
-        deadline = time.monotonic() + timeout
-        while needle not in server.stderr and time.monotonic() < deadline:
-            time.sleep(0.02)
-        return server.stderr
 
 
 class TwoProcesses(FakeGeminiTestCase):
