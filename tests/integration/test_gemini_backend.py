@@ -289,13 +289,13 @@ class FaultsAreClearAndChangeNothing(FakeGeminiTestCase):
         server = self.start_imgmcp(extra_args=["--gemini-timeout", "1"])
         generate(server, "d")
         self.fake.reset()
-        self.fake.script({"delay_ms": 5000})
-        started = time.monotonic()
+        self.fake.script({"hold": "past the deadline"})  # answered only when the test says so
         text = error_text(server.call_tool("edit_image", {"session_id": "d", "prompt": "invert"},
                                            timeout=30))
-        elapsed = time.monotonic() - started
         self.assertIn("deadline", text)
-        self.assertLess(elapsed, 4.5)  # gave up at the 1 s budget, not after the fake answered
+        # It gave up at its 1 s budget, not after the fake answered: the fake still holds it.
+        self.assertEqual(self.fake.wait(requests=1, held=1)["held"], 1)
+        self.fake.release("past the deadline")
         self.assertEqual(current_version(server, "d"), 1)
         self.assertEqual(server.request("ping")["result"], {})
 
@@ -403,21 +403,30 @@ class TwoProcesses(FakeGeminiTestCase):
         generate(first, "shared")
         second = self.start_imgmcp(data_dir=data_dir)
         self.fake.reset()
-        self.fake.script({"delay_ms": 1500})  # the first process's edit holds the session
+        # The first process's edit holds the session while its Gemini call is held at the fake.
+        self.fake.script({"hold": "first process"})
         slow_id = first.next_id()
         first.send({"jsonrpc": "2.0", "id": slow_id, "method": "tools/call", "params": {
             "name": "edit_image",
             "arguments": {"session_id": "shared", "prompt": "invert", "inline": "none"}}})
-        self.fake.wait_for_requests(1)
-        waited = structured(second.call_tool(
-            "edit_image", {"session_id": "shared", "prompt": "grayscale", "inline": "none"},
-            meta={"progressToken": "w"}, timeout=30))
+        self.fake.wait(requests=1, held=1)
+        waited_id = second.next_id()
+        second.send({"jsonrpc": "2.0", "id": waited_id, "method": "tools/call", "params": {
+            "name": "edit_image",
+            "arguments": {"session_id": "shared", "prompt": "grayscale", "inline": "none"},
+            "_meta": {"progressToken": "w"}}})
+        try:
+            waiting = second.wait_for(
+                lambda m: m.get("method") == "notifications/progress"
+                and m["params"]["progressToken"] == "w"
+                and "waiting for another imgmcp process" in m["params"].get("message", ""),
+                timeout=30)
+            self.assertIn("'shared'", waiting["params"]["message"])
+        finally:
+            self.fake.release("first process")
+        waited = structured(second.wait_for(lambda m: m.get("id") == waited_id, timeout=30))
         slow = structured(first.wait_for(lambda m: m.get("id") == slow_id, timeout=30))
         self.assertEqual((slow["version"], waited["version"], waited["parent_version"]), (2, 3, 2))
-        messages = [p.get("message", "") for p in progress_of(second, "w")]
-        self.assertTrue([m for m in messages
-                         if "waiting for another imgmcp process" in m and "'shared'" in m],
-                        messages)
 
 
 class Cancellation(FakeGeminiTestCase):
@@ -436,21 +445,26 @@ class Cancellation(FakeGeminiTestCase):
         return rid
 
     def test_cancel_during_a_slow_gemini_edit_commits_nothing(self):
-        self.fake.script({"delay_ms": 3000})
+        self.fake.script({"hold": "slow"})
         rid = self.send_edit("slow")
-        heartbeat = self.server.wait_for(
-            lambda m: m.get("method") == "notifications/progress"
-            and m["params"]["progressToken"] == "slow", timeout=10)
-        self.assertIn("gemini", heartbeat["params"].get("message", ""))
-        self.fake.wait_for_requests(1)  # the backend call is in flight
-        self.server.notify("notifications/cancelled", {"requestId": rid, "reason": "user"})
-        self.assertEqual(current_version(self.server, "c"), 1)
-        # The next edit queues behind the cancelled one (FIFO per session): it becomes version 2,
-        # so the cancelled edit committed nothing.
-        sc = structured(self.server.call_tool("edit_image", {"session_id": "c",
-                                                             "prompt": "grayscale",
-                                                             "inline": "none"}, timeout=30))
-        self.assertEqual((sc["version"], sc["parent_version"]), (2, 1))
+        try:
+            heartbeat = self.server.wait_for(
+                lambda m: m.get("method") == "notifications/progress"
+                and m["params"]["progressToken"] == "slow", timeout=10)
+            self.assertIn("gemini", heartbeat["params"].get("message", ""))
+            self.fake.wait(requests=1, held=1)  # the backend call is in flight, and held
+            self.server.notify("notifications/cancelled", {"requestId": rid, "reason": "user"})
+            self.assertEqual(current_version(self.server, "c"), 1)
+            # The next edit queues behind the cancelled one (FIFO per session). The cancelled
+            # edit's Gemini call is never answered, so the turn passes only because imgmcp gave
+            # the call up; the next edit becomes version 2: the cancelled one committed nothing.
+            sc = structured(self.server.call_tool("edit_image", {"session_id": "c",
+                                                                 "prompt": "grayscale",
+                                                                 "inline": "none"}, timeout=30))
+            self.assertEqual((sc["version"], sc["parent_version"]), (2, 1))
+            self.assertEqual(self.fake.wait()["held"], 1, "the cancelled call was answered")
+        finally:
+            self.fake.release("slow")  # frees the fake's worker; imgmcp dropped the call
         self.assertEqual(self.server.request("ping")["result"], {})
         hist = structured(self.server.call_tool("get_image", {"session_id": "c"}))["history"]
         self.assertEqual([(h["version"], h["prompt"]) for h in hist],
@@ -459,15 +473,20 @@ class Cancellation(FakeGeminiTestCase):
                          "the cancelled request got a response")
 
     def test_cancel_while_queued_behind_a_slow_edit(self):
-        self.fake.script({"delay_ms": 2000})
+        self.fake.script({"hold": "first"})
         first = self.send_edit("first")
-        self.fake.wait_for_requests(1)
-        second = self.send_edit("second", prompt="grayscale")
-        queued = self.server.wait_for(
-            lambda m: m.get("method") == "notifications/progress"
-            and m["params"]["progressToken"] == "second", timeout=10)
-        self.assertIn("queued", queued["params"].get("message", ""))
-        self.server.notify("notifications/cancelled", {"requestId": second})
+        try:
+            self.fake.wait(requests=1, held=1)  # the first edit holds the turn
+            second = self.send_edit("second", prompt="grayscale")
+            queued = self.server.wait_for(
+                lambda m: m.get("method") == "notifications/progress"
+                and m["params"]["progressToken"] == "second", timeout=10)
+            self.assertIn("queued", queued["params"].get("message", ""))
+            self.server.notify("notifications/cancelled", {"requestId": second})
+            # The cancel is handled before the ping sent after it is answered.
+            self.assertEqual(self.server.request("ping")["result"], {})
+        finally:
+            self.fake.release("first")
         resp = self.server.wait_for(lambda m: m.get("id") == first, timeout=30)
         self.assertEqual(structured(resp)["version"], 2)
         self.assertEqual(self.server.request("ping")["result"], {})

@@ -1,7 +1,7 @@
 // Interop: the official @modelcontextprotocol/sdk Client over stdio drives the real imgmcp binary
-// with --backend gemini pointed at tests/fake_gemini. A slow fake edit streams progress to the
-// SDK's onprogress; an AbortController cancel (the SDK sends notifications/cancelled) rejects the
-// call and commits nothing.
+// with --backend gemini pointed at tests/fake_gemini. An edit whose Gemini call the fake holds at
+// a gate streams progress to the SDK's onprogress; an AbortController cancel (the SDK sends
+// notifications/cancelled) rejects the call and commits nothing.
 import {test, before, after, beforeEach} from 'node:test';
 import assert from 'node:assert/strict';
 import {Client} from '@modelcontextprotocol/sdk/client/index.js';
@@ -60,16 +60,26 @@ beforeEach(async () => {
 
 test('callTool onprogress sees heartbeats during a slow Gemini edit', async () => {
   const before = await currentVersion();
-  await fake.control('script', [{delay_ms: 3000}]);
+  await fake.script({hold: 'slow'});
   const seen = [];
-  const result = await edit('invert', {onprogress: (p) => seen.push(p)});
+  let heartbeat;
+  const heard = new Promise((resolve) => { heartbeat = resolve; });
+  const call = edit('invert', {onprogress: (p) => {
+    seen.push(p);
+    if (/gemini/.test(p.message ?? '')) heartbeat();
+  }});
+  try {
+    await fake.wait({requests: 1, held: 1});  // the Gemini call is in flight, and held
+    await heard;  // a heartbeat naming Gemini while the call is held
+  } finally {
+    await fake.release('slow');
+  }
+  const result = await call;
   assert.notEqual(result.isError, true, JSON.stringify(result.content));
   assert.equal(result.structuredContent.version, before + 1);
   assert.equal(result.structuredContent.backend, 'gemini');
-  assert.ok(seen.length >= 1, 'no progress notification during a 3 s edit');
-  assert.ok(seen.some((p) => /gemini/.test(p.message ?? '')), JSON.stringify(seen));
   for (let i = 1; i < seen.length; ++i) assert.ok(seen[i].progress > seen[i - 1].progress);
-  const log = await fake.control('requests');
+  const log = await fake.requests();
   assert.equal(log.length, 1);
   assert.equal(log[0].headers['x-goog-api-key'], TEST_KEY);
   assert.equal(log[0].images.length, 1);
@@ -77,7 +87,7 @@ test('callTool onprogress sees heartbeats during a slow Gemini edit', async () =
 
 test('aborting a slow edit sends notifications/cancelled and commits nothing', async () => {
   const before = await currentVersion();
-  await fake.control('script', [{delay_ms: 5000}]);
+  await fake.script({hold: 'cancelled'});
   const abort = new AbortController();
   let firstProgress;
   const progressed = new Promise((resolve) => { firstProgress = resolve; });
@@ -87,20 +97,25 @@ test('aborting a slow edit sends notifications/cancelled and commits nothing', a
     onprogress: (p) => { seen.push(p); firstProgress(); },
   });
   const outcome = call.then(() => 'resolved', (err) => err);
-  await progressed;
-  await fake.waitForRequests(1);  // the Gemini call is in flight
-  abort.abort('user pressed stop');
-  const err = await outcome;
-  assert.notEqual(err, 'resolved', 'the aborted call resolved');
-  assert.ok(seen.length >= 1);
-
-  assert.equal(await currentVersion(), before);
-  // A later edit queues behind the cancelled one (FIFO per session) and becomes the next
-  // version, so the cancelled edit committed nothing.
-  const next = await edit('invert', {});
-  assert.notEqual(next.isError, true, JSON.stringify(next.content));
-  assert.equal(next.structuredContent.version, before + 1);
-  assert.equal(next.structuredContent.parent_version, before);
+  try {
+    await progressed;
+    await fake.wait({requests: 1, held: 1});  // the Gemini call is in flight, and held
+    abort.abort('user pressed stop');
+    const err = await outcome;
+    assert.notEqual(err, 'resolved', 'the aborted call resolved');
+    assert.ok(seen.length >= 1);
+    assert.equal(await currentVersion(), before);
+    // A later edit queues behind the cancelled one (FIFO per session). The cancelled edit's
+    // Gemini call is never answered, so the turn passes only because imgmcp gave the call up; the
+    // later edit becomes the next version, so the cancelled edit committed nothing.
+    const next = await edit('invert', {});
+    assert.notEqual(next.isError, true, JSON.stringify(next.content));
+    assert.equal(next.structuredContent.version, before + 1);
+    assert.equal(next.structuredContent.parent_version, before);
+    assert.equal((await fake.wait()).held, 1, 'the cancelled call was answered');
+  } finally {
+    await fake.release('cancelled');  // frees the fake's worker; imgmcp dropped the call
+  }
   const got = await client.callTool({name: 'get_image', arguments: {session_id: SESSION}});
   assert.equal(got.structuredContent.history.at(-1).prompt, 'invert');
   assert.ok(!got.structuredContent.history.some((h) => h.prompt === 'grayscale'));

@@ -1,8 +1,8 @@
 // Interop, modern era: the v2 MCP SDK client pinned to 2026-07-28 cancels a slow edit, over stdio
 // (notifications/cancelled) and over Streamable HTTP (the client closes the request's response
 // stream; the 2026-07-28 transport sends nothing else). imgmcp runs with --backend gemini against
-// tests/fake_gemini, whose scripted delay keeps the edit in flight; progress arrives meanwhile,
-// and the cancelled edit commits nothing.
+// tests/fake_gemini, which holds the edit's Gemini call at a gate until the test releases it;
+// progress arrives meanwhile, and the cancelled edit commits nothing.
 import { describe, test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { startFakeGemini, startHttpServer, tempDir } from './support/processes.mjs';
@@ -44,36 +44,48 @@ function cancelSuite(over, open) {
     data?.remove();
   });
 
-  beforeEach(async () => { await fake.control('reset', {}); });
+  beforeEach(async () => { await fake.reset(); });
 
   test(`progress arrives during a slow edit${over}`, TIMEOUT, async () => {
     const before = await currentVersion();
-    await fake.control('script', [{ delay_ms: 2500 }]);
+    await fake.script({ hold: 'slow' });
     const seen = [];
-    const result = await edit('invert', { onprogress: (p) => seen.push(p) });
-    assert.equal(ok(result).version, before + 1);
-    assert.ok(seen.length >= 1, 'no progress notification during a 2.5 s edit');
+    let progressed;
+    const firstProgress = new Promise((resolve) => { progressed = resolve; });
+    const result = edit('invert', { onprogress: (p) => { seen.push(p); progressed(); } });
+    try {
+      await fake.wait({ requests: 1, held: 1 });  // the Gemini call is in flight, and held
+      await firstProgress;  // progress while the call is held
+    } finally {
+      await fake.release('slow');
+    }
+    assert.equal(ok(await result).version, before + 1);
     for (let i = 1; i < seen.length; ++i) assert.ok(seen[i].progress > seen[i - 1].progress);
   });
 
   test(`cancelling a slow edit commits nothing${over}`, TIMEOUT, async () => {
     const before = await currentVersion();
-    await fake.control('script', [{ delay_ms: 5000 }]);
+    await fake.script({ hold: 'cancelled' });
     const abort = new AbortController();
     let firstProgress;
     const progressed = new Promise((resolve) => { firstProgress = resolve; });
     const call = edit('grayscale', { signal: abort.signal, onprogress: () => firstProgress() });
     const outcome = call.then(() => 'resolved', (err) => err);
-    await progressed;
-    await fake.waitForRequests(1);  // the Gemini call is in flight
-    abort.abort('user pressed stop');
-    assert.notEqual(await outcome, 'resolved', 'the aborted call resolved');
-
-    assert.equal(await currentVersion(), before);
-    // A later edit waits its turn behind the cancelled one (FIFO per session) and becomes the
-    // next version: the cancelled edit committed nothing.
-    const next = ok(await edit('invert', {}));
-    assert.deepEqual([next.version, next.parent_version], [before + 1, before]);
+    try {
+      await progressed;
+      await fake.wait({ requests: 1, held: 1 });  // the Gemini call is in flight, and held
+      abort.abort('user pressed stop');
+      assert.notEqual(await outcome, 'resolved', 'the aborted call resolved');
+      assert.equal(await currentVersion(), before);
+      // A later edit waits its turn behind the cancelled one (FIFO per session). The cancelled
+      // edit's Gemini call is never answered, so the turn passes only because imgmcp gave the
+      // call up; the later edit becomes the next version: the cancelled edit committed nothing.
+      const next = ok(await edit('invert', {}));
+      assert.deepEqual([next.version, next.parent_version], [before + 1, before]);
+      assert.equal((await fake.wait()).held, 1, 'the cancelled call was answered');
+    } finally {
+      await fake.release('cancelled');  // frees the fake's worker; imgmcp dropped the call
+    }
     const got = ok(await client.callTool({ name: 'get_image', arguments: { session_id: SESSION, inline: 'none' } }));
     assert.equal(got.history.at(-1).prompt, 'invert');
     assert.ok(!got.history.some((h) => h.prompt === 'grayscale'), JSON.stringify(got.history));
