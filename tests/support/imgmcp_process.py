@@ -93,28 +93,25 @@ class HttpProcess:
     def stop(self, timeout=20.0):
         """SIGTERM; returns the exit status. A process still running `timeout` seconds later is
         killed and the test fails: a stop that hangs is a bug."""
+        return self._terminate(timeout, check=True)
+
+    def _terminate(self, timeout, check):
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
                 self.proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 self.kill()
-                raise AssertionError(f"{self.name} did not exit within {timeout} s of SIGTERM")
+                if check:
+                    raise AssertionError(f"{self.name} did not exit within {timeout} s of "
+                                         "SIGTERM")
         return self.proc.returncode
 
     def close(self, timeout=20.0, check=True):
         """Stops the process (see stop(); check=False: no failure when it hangs, it is killed)
         and removes its data dir if this object made it. Returns the exit status."""
         try:
-            if check:
-                return self.stop(timeout)
-            if self.proc.poll() is None:
-                self.proc.send_signal(signal.SIGTERM)
-                try:
-                    self.proc.wait(timeout=timeout)
-                except subprocess.TimeoutExpired:
-                    pass
-            return self.proc.returncode
+            return self._terminate(timeout, check)
         finally:
             self.kill()
             self._reader.join(timeout=5)  # at EOF now; closing stderr under it would be an error
