@@ -1,0 +1,155 @@
+// The tools' output schemas, pinned whole: clients and agents read these, so a change to how the
+// schema is written must not change the JSON it produces.
+#include <gtest/gtest.h>
+
+#include "server/tools/image_tools.h"
+
+namespace imgmcp::tools {
+namespace {
+
+// get_image's outputSchema as clients receive it.
+constexpr char kGetImageOutputSchema[] = R"json(
+{
+  "properties": {
+    "backend": {"enum": ["gemini", "local"], "type": "string"},
+    "bytes": {"type": "integer"},
+    "cleared": {"type": "boolean"},
+    "created_at": {"type": "string"},
+    "finish_reason": {"description": "Why the model stopped, e.g. STOP", "type": "string"},
+    "height": {"type": "integer"},
+    "history": {
+      "description": "A page of the versions the session keeps, oldest first: the newest history_limit (default 20) below history_before",
+      "items": {
+        "properties": {
+          "bytes": {"type": "integer"},
+          "created_at": {"type": "string"},
+          "mime_type": {"type": "string"},
+          "operation": {"type": "string"},
+          "params": {
+            "description": "The generation parameters this version was made with: model, and image_size, aspect_ratio, thinking, search, context when given; replayed_versions for a chain edit",
+            "properties": {
+              "aspect_ratio": {"type": "string"},
+              "context": {"type": "string"},
+              "image_size": {"type": "string"},
+              "model": {"type": "string"},
+              "replayed_versions": {"items": {"type": "integer"}, "type": "array"},
+              "search": {"type": "boolean"},
+              "thinking": {"type": "string"}
+            },
+            "type": "object"
+          },
+          "parent_version": {
+            "description": "An edit's base version, a revert's source version",
+            "type": "integer"
+          },
+          "prompt": {"description": "Cut to 120 bytes", "type": "string"},
+          "prompt_bytes": {"type": "integer"},
+          "prompt_truncated": {"type": "boolean"},
+          "sha256": {"type": "string"},
+          "version": {"type": "integer"}
+        },
+        "required": ["version", "operation", "prompt", "created_at", "mime_type", "bytes", "sha256"],
+        "type": "object"
+      },
+      "type": "array"
+    },
+    "history_more_before": {
+      "description": "Present when older versions exist: pass it as history_before",
+      "type": "integer"
+    },
+    "history_total": {"description": "How many versions the session keeps", "type": "integer"},
+    "mime_type": {"type": "string"},
+    "model": {"type": "string"},
+    "model_text": {
+      "description": "The model's own text returned with the image (thoughts left out)",
+      "type": "string"
+    },
+    "next_version": {"type": "integer"},
+    "operation": {"type": "string"},
+    "params": {
+      "description": "The generation parameters this version was made with: model, and image_size, aspect_ratio, thinking, search, context when given; replayed_versions for a chain edit",
+      "properties": {
+        "aspect_ratio": {"type": "string"},
+        "context": {"type": "string"},
+        "image_size": {"type": "string"},
+        "model": {"type": "string"},
+        "replayed_versions": {"items": {"type": "integer"}, "type": "array"},
+        "search": {"type": "boolean"},
+        "thinking": {"type": "string"}
+      },
+      "type": "object"
+    },
+    "parent_version": {
+      "description": "The version this one was made from (an edit's base, a revert's source)",
+      "type": "integer"
+    },
+    "path": {"description": "Absolute path of this version's file", "type": "string"},
+    "prompt": {
+      "description": "The version's prompt, cut to 300 bytes (the session's manifest resource has it whole)",
+      "type": "string"
+    },
+    "prompt_bytes": {"description": "Length of the whole prompt", "type": "integer"},
+    "prompt_truncated": {"type": "boolean"},
+    "session_id": {"type": "string"},
+    "sha256": {"type": "string"},
+    "sources": {
+      "description": "With search: the web sources the image was grounded in",
+      "items": {
+        "properties": {"title": {"type": "string"}, "uri": {"type": "string"}},
+        "required": ["title", "uri"],
+        "type": "object"
+      },
+      "type": "array"
+    },
+    "text": {
+      "description": "Text the model returned with the image (older name of model_text)",
+      "type": "string"
+    },
+    "uri": {"description": "Resource URI of this version's image", "type": "string"},
+    "usage": {
+      "description": "Token counts as the backend reported them (Gemini's usageMetadata: promptTokenCount, candidatesTokenCount, thoughtsTokenCount, totalTokenCount, …)",
+      "type": "object"
+    },
+    "version": {"description": "0 when the session has no image", "type": "integer"},
+    "width": {"type": "integer"}
+  },
+  "required": [
+    "session_id",
+    "version",
+    "width",
+    "height",
+    "mime_type",
+    "bytes",
+    "sha256",
+    "path",
+    "uri",
+    "backend",
+    "model"
+  ],
+  "type": "object"
+}
+)json";
+
+Json GetImageOutputSchema() { return Json::parse(kGetImageOutputSchema); }
+
+TEST(ToolDefinitions, GetImageOutputSchemaIsPinned) {
+  const Json actual = GetImageDefinition(ArgumentOptions()).output_schema.value_or(Json());
+  EXPECT_EQ(actual, GetImageOutputSchema()) << actual.dump(2);
+}
+
+// The other three tools have no history: the same schema without its three history fields.
+TEST(ToolDefinitions, OtherOutputSchemasAreGetImagesWithoutHistory) {
+  Json expected = GetImageOutputSchema();
+  for (const char* field : {"history", "history_total", "history_more_before"}) {
+    ASSERT_EQ(expected["properties"].erase(field), 1u) << field;
+  }
+  const ArgumentOptions options;
+  for (const mcp::ToolDefinition& d :
+       {GenerateImageDefinition(options), EditImageDefinition(options),
+        ResetSessionDefinition(options)}) {
+    EXPECT_EQ(d.output_schema.value_or(Json()), expected) << d.name;
+  }
+}
+
+}  // namespace
+}  // namespace imgmcp::tools
