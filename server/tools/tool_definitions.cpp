@@ -23,8 +23,9 @@ Json ParamsSchema() {
             {"replayed_versions", {{"type", "array"}, {"items", {{"type", "integer"}}}}}}}};
 }
 
-Json VersionOutputSchema(bool with_history) {
-  Json props = {
+// What every version result has: the version and where its image is.
+Json VersionFields() {
+  return {
       {"session_id", {{"type", "string"}}},
       {"version", {{"type", "integer"}, {"description", "0 when the session has no image"}}},
       {"width", {{"type", "integer"}}},
@@ -48,6 +49,12 @@ Json VersionOutputSchema(bool with_history) {
       {"parent_version",
        {{"type", "integer"},
         {"description", "The version this one was made from (an edit's base, a revert's source)"}}},
+  };
+}
+
+// What a backend call answered besides the image, and what it was asked with.
+Json GenerationFields() {
+  return {
       {"text",
        {{"type", "string"},
         {"description", "Text the model returned with the image (older name of model_text)"}}},
@@ -68,17 +75,20 @@ Json VersionOutputSchema(bool with_history) {
           {"properties", {{"title", {{"type", "string"}}}, {"uri", {{"type", "string"}}}}},
           {"required", {"title", "uri"}}}}}},
       {"params", ParamsSchema()},
+  };
+}
+
+// reset_session without to_version: the session was cleared.
+Json ClearFields() {
+  return {
       {"cleared", {{"type", "boolean"}}},
       {"next_version", {{"type", "integer"}}},
   };
-  if (with_history) {
-    props["history"] = {
-        {"type", "array"},
-        {"description",
-         "A page of the versions the session keeps, oldest first: the newest history_limit "
-         "(default 20) below history_before"},
-        {"items",
-         {{"type", "object"},
+}
+
+// One version in get_image's history.
+Json HistoryEntrySchema() {
+  return {{"type", "object"},
           {"properties",
            {{"version", {{"type", "integer"}}},
             {"operation", {{"type", "string"}}},
@@ -94,13 +104,31 @@ Json VersionOutputSchema(bool with_history) {
               {"description", "An edit's base version, a revert's source version"}}},
             {"params", ParamsSchema()}}},
           {"required",
-           {"version", "operation", "prompt", "created_at", "mime_type", "bytes", "sha256"}}}}};
-    props["history_total"] = {{"type", "integer"},
-                              {"description", "How many versions the session keeps"}};
-    props["history_more_before"] = {
-        {"type", "integer"},
-        {"description", "Present when older versions exist: pass it as history_before"}};
-  }
+           {"version", "operation", "prompt", "created_at", "mime_type", "bytes", "sha256"}}};
+}
+
+// get_image's page of the history and how to page further.
+Json HistoryFields() {
+  return {
+      {"history",
+       {{"type", "array"},
+        {"description",
+         "A page of the versions the session keeps, oldest first: the newest history_limit "
+         "(default 20) below history_before"},
+        {"items", HistoryEntrySchema()}}},
+      {"history_total",
+       {{"type", "integer"}, {"description", "How many versions the session keeps"}}},
+      {"history_more_before",
+       {{"type", "integer"},
+        {"description", "Present when older versions exist: pass it as history_before"}}},
+  };
+}
+
+Json VersionOutputSchema(bool with_history) {
+  Json props = VersionFields();
+  props.update(GenerationFields());
+  props.update(ClearFields());
+  if (with_history) props.update(HistoryFields());
   return {{"type", "object"},
           {"properties", props},
           {"required",
