@@ -39,6 +39,18 @@ mcp::ToolResult Fail(const std::string& tool, const Error& error) {
   return mcp::ToolResult::ErrorText(tool + " failed: " + error.message);
 }
 
+// A tool's result, or its failure logged and told to the caller as an isError result.
+mcp::ToolResult Answer(const std::string& tool, Result<mcp::ToolResult> result) {
+  if (!result.ok()) return Fail(tool, result.error());
+  return std::move(result).value();
+}
+
+// `error` with `more` said after its message.
+Error Appended(Error error, const std::string& more) {
+  error.message += more;
+  return error;
+}
+
 // Clients of 2025-06-18 and later read structuredContent; older ones only the text.
 bool ReadsStructuredContent(const mcp::ToolCallContext& ctx) {
   return ctx.ProtocolVersion() >= "2025-06-18";
@@ -47,6 +59,14 @@ bool ReadsStructuredContent(const mcp::ToolCallContext& ctx) {
 std::string Describe(const session::VersionInfo& v) {
   return std::to_string(v.width) + "x" + std::to_string(v.height) + " " + v.mime_type + ", " +
          HumanBytes(v.bytes);
+}
+
+// The structuredContent fields of a backend's answer, with the parameters it was asked with.
+Json AnswerExtra(const imaging::BackendImage& image, bool search, const Json& params) {
+  Json extra = AnswerFields(image, search);
+  if (!image.text.empty()) extra["text"] = image.text;  // the older name of model_text
+  extra["params"] = params;
+  return extra;
 }
 
 }  // namespace
@@ -180,10 +200,7 @@ Result<imaging::BackendImage> ImageTools::RunBackend(const std::string& what,
 Result<const imaging::ModelCapabilities*> ImageTools::ChooseModel(
     const imaging::GenerationOptions& options, std::vector<std::string>* ignored) const {
   const imaging::ModelCapabilities* model = nullptr;
-  if (Status s = imaging::CheckGenerationOptions(backend_.Models(), options, &model, ignored);
-      !s.ok()) {
-    return s.error();
-  }
+  RETURN_IF_ERROR(imaging::CheckGenerationOptions(backend_.Models(), options, &model, ignored));
   return model;
 }
 
@@ -193,6 +210,23 @@ std::string ImageTools::IgnoredNote(const std::vector<std::string>& ignored) con
          backend_.Name() + " backend" +
          (backend_.Name() == "local" ? ", which works offline" : "") + ").";
 }
+
+namespace {
+
+// What a chain edit says it replayed (`turns` turns, of `versions`), or why it replayed nothing.
+std::string ChainNote(size_t turns, const std::vector<int64_t>& versions,
+                      const std::string& stopped) {
+  if (turns == 0) {
+    return "\nContext: chain found no earlier turn to replay (" + stopped +
+           "); the image was sent with the instruction instead.";
+  }
+  std::string list;
+  for (int64_t v : versions) list += (list.empty() ? "" : ", ") + std::to_string(v);
+  return "\nContext: chain replayed the turn" + std::string(turns == 1 ? "" : "s") + " of version" +
+         (turns == 1 ? " " : "s ") + list + " (nothing older: " + stopped + ").";
+}
+
+}  // namespace
 
 Result<std::vector<imaging::ChainTurn>> ImageTools::LoadChain(
     const session::VersionInfo& base, const imaging::EncodedImage& base_image,
@@ -204,41 +238,28 @@ Result<std::vector<imaging::ChainTurn>> ImageTools::LoadChain(
   limits.backend = backend_.Name();
   limits.prompt_bytes = prompt.size();
   limits.reference_images = reference_images;
-  auto plan = PlanChain(
-      base, limits, [&](int64_t version) { return store_.GetVersion(base.session_id, version); });
-  if (!plan.ok()) return plan.error();
+  const VersionLookup lookup = [&](int64_t version) {
+    return store_.GetVersion(base.session_id, version);
+  };
+  ASSIGN_OR_RETURN(ChainPlan plan, PlanChain(base, limits, lookup));
   auto read = [&](const session::VersionInfo& v) -> Result<imaging::EncodedImage> {
     if (v.sha256 == base.sha256) return base_image;  // the edited image: read already
-    auto bytes = store_.ReadImage(v);
-    if (!bytes.ok()) return bytes.error();
-    return imaging::EncodedImage{std::move(*bytes), v.mime_type};
+    ASSIGN_OR_RETURN(std::string bytes, store_.ReadImage(v));
+    return imaging::EncodedImage{std::move(bytes), v.mime_type};
   };
   std::vector<imaging::ChainTurn> turns;
-  for (const PlannedTurn& planned : plan->turns) {
+  for (const PlannedTurn& planned : plan.turns) {
     imaging::ChainTurn turn;
     turn.user_text = planned.version.prompt;
     turn.replay = planned.record.replay;
-    auto image = read(planned.version);
-    if (!image.ok()) return image.error();
-    turn.image = std::move(*image);
+    ASSIGN_OR_RETURN(turn.image, read(planned.version));
     if (planned.user_image) {
-      auto sent = read(*planned.user_image);
-      if (!sent.ok()) return sent.error();
-      turn.user_image = std::move(*sent);
+      ASSIGN_OR_RETURN(turn.user_image, read(*planned.user_image));
     }
     versions->push_back(planned.version.version);
     turns.push_back(std::move(turn));
   }
-  std::string list;
-  for (int64_t v : *versions) list += (list.empty() ? "" : ", ") + std::to_string(v);
-  if (turns.empty()) {
-    *note = "\nContext: chain found no earlier turn to replay (" + plan->stopped +
-            "); the image was sent with the instruction instead.";
-  } else {
-    *note = "\nContext: chain replayed the turn" + std::string(turns.size() == 1 ? "" : "s") +
-            " of version" + (turns.size() == 1 ? " " : "s ") + list +
-            " (nothing older: " + plan->stopped + ").";
-  }
+  *note = ChainNote(turns.size(), *versions, plan.stopped);
   return turns;
 }
 
@@ -282,14 +303,13 @@ Result<std::vector<session::VersionInfo>> ImageTools::CommitWhilePreparing(
 }
 
 Result<session::NewVersion> ImageTools::ImportVersion(const imaging::EncodedImage& image) const {
-  auto info = imaging::ReadImageInfo(image.bytes, options_.limits);
-  if (!info.ok()) return info.error();
+  ASSIGN_OR_RETURN(imaging::ImageInfo info, imaging::ReadImageInfo(image.bytes, options_.limits));
   session::NewVersion nv;
   nv.bytes = image.bytes;
-  nv.mime_type = imaging::MimeTypeOf(info->format);
-  nv.file_extension = imaging::FileExtensionOf(info->format);
-  nv.width = info->width;
-  nv.height = info->height;
+  nv.mime_type = imaging::MimeTypeOf(info.format);
+  nv.file_extension = imaging::FileExtensionOf(info.format);
+  nv.width = info.width;
+  nv.height = info.height;
   nv.operation = "import";
   nv.prompt = "";
   nv.backend = backend_.Name();
@@ -318,6 +338,15 @@ std::string ImageTools::MissingVersionText(const std::string& session_id, int64_
   }
   return "version " + std::to_string(version) + " of session '" + session_id +
          "' no longer exists: " + why + "; " + kept;
+}
+
+Result<session::VersionInfo> ImageTools::StoredVersion(const std::string& session_id,
+                                                       int64_t version) {
+  auto info = store_.GetVersion(session_id, version);
+  if (!info.ok() && info.error().code == ErrorCode::kNotFound) {
+    return Error(ErrorCode::kNotFound, MissingVersionText(session_id, version));
+  }
+  return info;
 }
 
 void ImageTools::AnnounceChange(const std::string& session_id, bool new_session) {
@@ -354,314 +383,393 @@ mcp::ToolResult ImageTools::VersionResult(const std::string& summary,
   return BuildToolResult(std::move(parts), options_.preview, options_.limits);
 }
 
+ResultParts ImageTools::EmptySessionParts(const std::string& session_id,
+                                          const std::string& summary) const {
+  ResultParts parts;
+  parts.summary = summary + Note();
+  parts.structured = EmptySessionStructuredContent(session_id, backend_.Name(), backend_.Model());
+  parts.link_uri = ManifestUri(session_id);
+  parts.link_name = session_id;
+  parts.link_mime_type = "application/json";
+  return parts;
+}
+
+// --- generate_image ------------------------------------------------------------------------------
+
 mcp::ToolResult ImageTools::GenerateImage(const GenerateImageArgs& args,
                                           mcp::ToolCallContext& ctx) {
-  const std::string tool = "generate_image";
+  return Answer("generate_image", Generate(args, ctx));
+}
+
+Result<mcp::ToolResult> ImageTools::Generate(const GenerateImageArgs& args,
+                                             mcp::ToolCallContext& ctx) {
   imaging::GenerationOptions options = args.generation.Options();
   options.aspect_ratio = args.aspect_ratio.value_or("");
   options.input_images = static_cast<int>(args.reference_images.size());
   std::vector<std::string> ignored;
-  auto model = ChooseModel(options, &ignored);  // before anything else: nothing is sent otherwise
-  if (!model.ok()) return Fail(tool, model.error());
-  options.model = (*model)->id;
+  // Before anything else: nothing is sent otherwise.
+  ASSIGN_OR_RETURN(const imaging::ModelCapabilities* model, ChooseModel(options, &ignored));
+  options.model = model->id;
   const std::string id = args.session_id.value_or("img-" + RandomHex(6));
-  auto references = inputs_.ResolveList(args.reference_images, "reference_images");
-  if (!references.ok()) return Fail(tool, references.error());
+  ASSIGN_OR_RETURN(std::vector<imaging::EncodedImage> references,
+                   inputs_.ResolveList(args.reference_images, "reference_images"));
 
   CallProgress progress(ctx);
-  auto turn = TakeTurn(store_, id, ctx, progress);
-  if (!turn.ok()) return Fail(tool, turn.error());
-  const bool new_session = !(*turn)->Current().has_value() && (*turn)->LastIssuedVersion() == 0;
+  ASSIGN_OR_RETURN(std::unique_ptr<session::EditTurn> turn, TakeTurn(store_, id, ctx, progress));
+  const bool new_session = !turn->Current().has_value() && turn->LastIssuedVersion() == 0;
 
   imaging::GenerateRequest request;
   request.prompt = args.prompt;
   request.options = options;
-  request.references = std::move(*references);
+  request.references = std::move(references);
   auto image =
       RunBackend("generating with " + backend_.Name() + " (" + options.model + ")", ctx,
                  [&](const imaging::CallContext& c) { return backend_.Generate(request, c); });
-  if (!image.ok()) return Fail(tool, Error(image.error().code, image.error().message + Note()));
+  if (!image.ok()) return Appended(image.error(), Note());
   const Json params = ParamsJson(options, options.model);
-  Json extra = AnswerFields(*image, options.search);
-  if (!image->text.empty()) extra["text"] = image->text;  // the older name of model_text
-  extra["params"] = params;
+  Json extra = AnswerExtra(*image, options.search, params);
   const std::string lines = AnswerLines(*image, options.search) + IgnoredNote(ignored);
   std::string details = MakeVersionDetails(params, *image, TurnRecord{false, image->replay});
-  auto nv = BackendVersion(std::move(*image), "generate", args.prompt, std::nullopt, options.model,
-                           std::move(details));
-  if (!nv.ok()) return Fail(tool, nv.error());
-  const InlineMode mode = args.inline_mode;
+  ASSIGN_OR_RETURN(session::NewVersion nv,
+                   BackendVersion(std::move(*image), "generate", args.prompt, std::nullopt,
+                                  options.model, std::move(details)));
   std::optional<PreparedImage> prepared;
-  auto committed = CommitWhilePreparing(*turn, {std::move(*nv)}, mode, &prepared);
-  if (!committed.ok()) return Fail(tool, committed.error());
-  const session::VersionInfo* version = &committed->back();
-  AnnounceChange(version->session_id, new_session);
-  return VersionResult("Generated version " + std::to_string(version->version) + " of session '" +
-                           id + "' (" + Describe(*version) + ") with the " + version->backend +
-                           " backend (" + version->model + ")." + lines,
-                       *version, mode, std::move(extra), std::move(prepared));
+  ASSIGN_OR_RETURN(std::vector<session::VersionInfo> committed,
+                   CommitWhilePreparing(turn, {std::move(nv)}, args.inline_mode, &prepared));
+  const session::VersionInfo& version = committed.back();
+  AnnounceChange(version.session_id, new_session);
+  return VersionResult("Generated version " + std::to_string(version.version) + " of session '" +
+                           id + "' (" + Describe(version) + ") with the " + version.backend +
+                           " backend (" + version.model + ")." + lines,
+                       version, args.inline_mode, std::move(extra), std::move(prepared));
 }
 
+// --- edit_image: checks, then in the session's turn resolve the base, run the edit, commit -------
+
+// What an edit checked before it waits for its turn.
+struct ImageTools::CheckedEdit {
+  imaging::GenerationOptions options;  // with the model chosen
+  const imaging::ModelCapabilities* model = nullptr;
+  std::vector<std::string> ignored;               // parameters the model has no use for
+  std::optional<imaging::EncodedImage> outside;   // the `image` argument, decoded whole
+  std::vector<imaging::EncodedImage> references;  // `reference_images`, decoded whole
+};
+
+// The version an edit is made from, read in the session's turn.
+struct ImageTools::EditBase {
+  // For an outside image: the version its import will be (a chain stops at it, an import).
+  session::VersionInfo info;
+  imaging::EncodedImage image;
+  // An outside image's version. It and the edit made from it are one operation: the image
+  // becomes version N+1 and the edit N+2, committed together once the backend has answered, or
+  // neither.
+  std::optional<session::NewVersion> import;
+  bool new_session = false;  // no version was ever issued in the session
+
+  // Said after an error once the backend has been asked.
+  std::string NothingSaved() const {
+    return import ? "; nothing was saved, not even the given image" : "";
+  }
+};
+
+// What the backend answered to an edit, and the earlier turns it was sent with.
+struct ImageTools::EditAnswer {
+  imaging::BackendImage image;
+  bool chained = false;           // the request replayed earlier turns
+  std::vector<int64_t> replayed;  // their versions
+  std::string chain_note;         // for context "chain": what was replayed, or why nothing was
+};
+
+namespace {
+
+// An outside image, as the version its import will be in `session_id`.
+session::VersionInfo ImportedBase(const std::string& session_id, int64_t version,
+                                  const session::NewVersion& import) {
+  session::VersionInfo base;
+  base.session_id = session_id;
+  base.version = version;
+  base.operation = import.operation;
+  base.mime_type = import.mime_type;
+  base.width = import.width;
+  base.height = import.height;
+  base.backend = import.backend;
+  base.model = import.model;
+  return base;
+}
+
+}  // namespace
+
 mcp::ToolResult ImageTools::EditImage(const EditImageArgs& args, mcp::ToolCallContext& ctx) {
-  const std::string tool = "edit_image";
-  const std::string& session_id = args.session_id;
-  imaging::GenerationOptions options = args.generation.Options();
-  options.chain = args.chain();
-  options.input_images = 1 + static_cast<int>(args.reference_images.size());
-  std::vector<std::string> ignored;
-  auto model = ChooseModel(options, &ignored);  // before anything else: nothing is sent otherwise
-  if (!model.ok()) return Fail(tool, model.error());
-  options.model = (*model)->id;
+  return Answer("edit_image", Edit(args, ctx));
+}
+
+Result<mcp::ToolResult> ImageTools::Edit(const EditImageArgs& args, mcp::ToolCallContext& ctx) {
+  ASSIGN_OR_RETURN(CheckedEdit checked, CheckEdit(args));
+  CallProgress progress(ctx);
+  ASSIGN_OR_RETURN(std::unique_ptr<session::EditTurn> turn,
+                   TakeTurn(store_, args.session_id, ctx, progress));
+  ASSIGN_OR_RETURN(EditBase base, ResolveEditBase(args, *turn, std::move(checked.outside)));
+  imaging::EditRequest request;
+  request.prompt = args.prompt;
+  request.options = checked.options;
+  request.options.chain = false;  // the backend sees the turns themselves (request.chain)
+  request.base = std::move(base.image);
+  request.references = std::move(checked.references);
+  ASSIGN_OR_RETURN(EditAnswer answer, RunEdit(args, *checked.model, base, std::move(request), ctx));
+  return CommitEdit(args, checked, std::move(base), std::move(answer), turn);
+}
+
+Result<ImageTools::CheckedEdit> ImageTools::CheckEdit(const EditImageArgs& args) const {
+  CheckedEdit checked;
+  checked.options = args.generation.Options();
+  checked.options.chain = args.chain();
+  checked.options.input_images = 1 + static_cast<int>(args.reference_images.size());
+  // Before anything else: nothing is sent otherwise.
+  ASSIGN_OR_RETURN(checked.model, ChooseModel(checked.options, &checked.ignored));
+  checked.options.model = checked.model->id;
   // Everything that can be checked is checked before the call waits for its turn, commits or
   // calls the backend: the model and its options, the instruction (the local backend knows its
   // vocabulary), then the images, decoded whole.
   if (Status s = backend_.CheckEditInstruction(args.prompt); !s.ok()) {
-    return Fail(tool, Error(s.error().code, s.error().message + Note()));
+    return Appended(s.error(), Note());
   }
-  std::optional<imaging::EncodedImage> outside;
   if (args.image) {
-    auto resolved = inputs_.Resolve(*args.image, "image");
-    if (!resolved.ok()) return Fail(tool, resolved.error());
-    outside = std::move(*resolved);
+    ASSIGN_OR_RETURN(checked.outside, inputs_.Resolve(*args.image, "image"));
   }
-  auto references = inputs_.ResolveList(args.reference_images, "reference_images");
-  if (!references.ok()) return Fail(tool, references.error());
+  ASSIGN_OR_RETURN(checked.references,
+                   inputs_.ResolveList(args.reference_images, "reference_images"));
+  return checked;
+}
 
-  CallProgress progress(ctx);
-  auto turn = TakeTurn(store_, session_id, ctx, progress);
-  if (!turn.ok()) return Fail(tool, turn.error());
-  const auto current = (*turn)->Current();
+Result<ImageTools::EditBase> ImageTools::ResolveEditBase(
+    const EditImageArgs& args, const session::EditTurn& turn,
+    std::optional<imaging::EncodedImage> outside) {
+  const std::string& session_id = args.session_id;
+  const auto current = turn.Current();
   const int64_t current_version = current ? current->version : 0;
-  const bool new_session = !current && (*turn)->LastIssuedVersion() == 0;
   if (args.expected_version && *args.expected_version != current_version) {
-    return Fail(tool, Error(ErrorCode::kConflict,
-                            "version conflict: session '" + session_id + "' is at version " +
-                                std::to_string(current_version) + ", but expected_version is " +
-                                std::to_string(*args.expected_version) +
-                                "; nothing changed. Call get_image to see the current image, then "
-                                "retry with expected_version " +
-                                std::to_string(current_version) + "."));
+    return Error(ErrorCode::kConflict,
+                 "version conflict: session '" + session_id + "' is at version " +
+                     std::to_string(current_version) + ", but expected_version is " +
+                     std::to_string(*args.expected_version) +
+                     "; nothing changed. Call get_image to see the current image, then retry "
+                     "with expected_version " +
+                     std::to_string(current_version) + ".");
   }
-
-  session::VersionInfo base_info;
-  imaging::EditRequest request;
-  request.prompt = args.prompt;
-  request.options = options;
-  request.options.chain = false;  // the backend sees the turns themselves (request.chain)
-  request.references = std::move(*references);
-  std::string imported_note;
-  // An outside image and the edit made from it are one operation: the image becomes version N+1
-  // and the edit N+2, committed together once the backend has answered, or neither.
-  std::vector<session::NewVersion> to_commit;
+  EditBase base;
+  base.new_session = !current && turn.LastIssuedVersion() == 0;
   if (outside) {
-    auto import = ImportVersion(*outside);
-    if (!import.ok()) return Fail(tool, import.error());
-    // The base is the version the import will be; a chain stops at it (an imported image).
-    base_info.session_id = session_id;
-    base_info.version = (*turn)->LastIssuedVersion() + 1;
-    base_info.operation = import->operation;
-    base_info.mime_type = import->mime_type;
-    base_info.width = import->width;
-    base_info.height = import->height;
-    base_info.backend = import->backend;
-    base_info.model = import->model;
-    to_commit.push_back(std::move(*import));
-    request.base = std::move(*outside);
-    imported_note =
-        " (the given image was saved as version " + std::to_string(base_info.version) + ")";
+    ASSIGN_OR_RETURN(base.import, ImportVersion(*outside));
+    base.info = ImportedBase(session_id, turn.LastIssuedVersion() + 1, *base.import);
+    base.image = std::move(*outside);
+    return base;
+  }
+  if (args.from_version) {
+    ASSIGN_OR_RETURN(base.info, StoredVersion(session_id, *args.from_version));
+  } else if (current) {
+    base.info = *current;
   } else {
-    if (args.from_version) {
-      auto info = store_.GetVersion(session_id, *args.from_version);
-      if (!info.ok()) {
-        if (info.error().code != ErrorCode::kNotFound) return Fail(tool, info.error());
-        return Fail(
-            tool, Error(ErrorCode::kNotFound, MissingVersionText(session_id, *args.from_version)));
-      }
-      base_info = *info;
-    } else if (current) {
-      base_info = *current;
-    } else {
-      return Fail(tool, Error(ErrorCode::kFailedPrecondition,
-                              "session '" + session_id +
-                                  "' has no image yet: call generate_image with this session_id "
-                                  "first, or pass 'image' to edit an outside image"));
-    }
-    auto bytes = store_.ReadImage(base_info);
-    if (!bytes.ok()) return Fail(tool, bytes.error());
-    request.base.bytes = std::move(*bytes);
-    request.base.mime_type = base_info.mime_type;
+    return Error(ErrorCode::kFailedPrecondition,
+                 "session '" + session_id +
+                     "' has no image yet: call generate_image with this session_id first, or "
+                     "pass 'image' to edit an outside image");
   }
-  const char* nothing_saved = outside ? "; nothing was saved, not even the given image" : "";
+  ASSIGN_OR_RETURN(base.image.bytes, store_.ReadImage(base.info));
+  base.image.mime_type = base.info.mime_type;
+  return base;
+}
 
+Result<ImageTools::EditAnswer> ImageTools::RunEdit(const EditImageArgs& args,
+                                                   const imaging::ModelCapabilities& model,
+                                                   const EditBase& base,
+                                                   imaging::EditRequest request,
+                                                   mcp::ToolCallContext& ctx) {
+  EditAnswer answer;
   // Context "chain": the turns that led to the base version, replayed before the instruction.
-  std::vector<int64_t> replayed;
-  std::string chain_note;
-  if (args.chain() && (*model)->chain == imaging::Support::kYes) {
-    auto chain = LoadChain(base_info, request.base, **model, args.prompt,
-                           static_cast<int>(request.references.size()), &replayed, &chain_note);
-    if (!chain.ok()) return Fail(tool, chain.error());
-    request.chain = std::move(*chain);
+  if (args.chain() && model.chain == imaging::Support::kYes) {
+    ASSIGN_OR_RETURN(request.chain, LoadChain(base.info, request.base, model, args.prompt,
+                                              static_cast<int>(request.references.size()),
+                                              &answer.replayed, &answer.chain_note));
   }
-
+  answer.chained = !request.chain.empty();
   auto image =
-      RunBackend("editing version " + std::to_string(base_info.version) + " with " +
-                     backend_.Name() + " (" + options.model + ")",
+      RunBackend("editing version " + std::to_string(base.info.version) + " with " +
+                     backend_.Name() + " (" + request.options.model + ")",
                  ctx, [&](const imaging::CallContext& c) { return backend_.Edit(request, c); });
-  if (!image.ok()) {
-    return Fail(tool, Error(image.error().code, image.error().message + nothing_saved + Note()));
-  }
+  if (!image.ok()) return Appended(image.error(), base.NothingSaved() + Note());
+  answer.image = std::move(*image);
+  return answer;
+}
+
+Result<mcp::ToolResult> ImageTools::CommitEdit(const EditImageArgs& args,
+                                               const CheckedEdit& checked, EditBase base,
+                                               EditAnswer answer,
+                                               std::unique_ptr<session::EditTurn>& turn) {
+  const imaging::GenerationOptions& options = checked.options;
+  const std::string nothing_saved = base.NothingSaved();
+  const std::string imported_note = base.import ? " (the given image was saved as version " +
+                                                      std::to_string(base.info.version) + ")"
+                                                : "";
   Json params = ParamsJson(options, options.model);
   if (args.context) params["context"] = *args.context;
-  if (!replayed.empty()) params["replayed_versions"] = replayed;
-  Json extra = AnswerFields(*image, options.search);
-  if (!image->text.empty()) extra["text"] = image->text;  // the older name of model_text
-  extra["params"] = params;
-  const std::string lines = AnswerLines(*image, options.search) + chain_note + IgnoredNote(ignored);
+  if (!answer.replayed.empty()) params["replayed_versions"] = answer.replayed;
+  imaging::BackendImage& image = answer.image;
+  Json extra = AnswerExtra(image, options.search, params);
+  const std::string lines =
+      AnswerLines(image, options.search) + answer.chain_note + IgnoredNote(checked.ignored);
   // With a chain the instruction went alone (the image was the previous answer); otherwise the
   // base version's image went with it.
   std::string details =
-      MakeVersionDetails(params, *image, TurnRecord{request.chain.empty(), image->replay});
-  auto nv = BackendVersion(std::move(*image), "edit", args.prompt, base_info.version, options.model,
+      MakeVersionDetails(params, image, TurnRecord{!answer.chained, image.replay});
+  auto nv = BackendVersion(std::move(image), "edit", args.prompt, base.info.version, options.model,
                            std::move(details));
-  if (!nv.ok()) return Fail(tool, Error(nv.error().code, nv.error().message + nothing_saved));
+  if (!nv.ok()) return Appended(nv.error(), nothing_saved);
+  std::vector<session::NewVersion> to_commit;
+  if (base.import) to_commit.push_back(std::move(*base.import));
   to_commit.push_back(std::move(*nv));
-  const InlineMode mode = args.inline_mode;
   std::optional<PreparedImage> prepared;
-  auto committed = CommitWhilePreparing(*turn, to_commit, mode, &prepared);
-  if (!committed.ok()) {
-    return Fail(tool, Error(committed.error().code, committed.error().message + nothing_saved));
-  }
-  const session::VersionInfo* version = &committed->back();
-  AnnounceChange(version->session_id, new_session);  // once: the import and the edit together
-  return VersionResult("Edited session '" + session_id + "': version " +
-                           std::to_string(version->version) + " made from version " +
-                           std::to_string(base_info.version) + imported_note + " (" +
-                           Describe(*version) + ") with the " + version->backend + " backend (" +
-                           version->model + ")." + lines,
-                       *version, mode, std::move(extra), std::move(prepared));
+  auto committed = CommitWhilePreparing(turn, to_commit, args.inline_mode, &prepared);
+  if (!committed.ok()) return Appended(committed.error(), nothing_saved);
+  const session::VersionInfo& version = committed->back();
+  AnnounceChange(version.session_id, base.new_session);  // once: the import and the edit together
+  return VersionResult("Edited session '" + args.session_id + "': version " +
+                           std::to_string(version.version) + " made from version " +
+                           std::to_string(base.info.version) + imported_note + " (" +
+                           Describe(version) + ") with the " + version.backend + " backend (" +
+                           version.model + ")." + lines,
+                       version, args.inline_mode, std::move(extra), std::move(prepared));
 }
 
-mcp::ToolResult ImageTools::GetImage(const GetImageArgs& args, mcp::ToolCallContext& ctx) {
-  const std::string tool = "get_image";
-  const std::string& session_id = args.session_id;
-  const std::optional<int64_t>& version_arg = args.version;
+// --- get_image -----------------------------------------------------------------------------------
 
+namespace {
+
+// A page of the history: the newest `history_limit` entries below `history_before`, oldest
+// first, and where the next older page starts. A result stays small however long the session is.
+Json HistoryPage(const std::vector<session::VersionInfo>& all, const GetImageArgs& args) {
+  const int64_t limit = args.history_limit.value_or(kDefaultHistoryLimit);
+  size_t end = all.size();
+  if (args.history_before) {
+    end = 0;
+    while (end < all.size() && all[end].version < *args.history_before) ++end;
+  }
+  const size_t begin = end > static_cast<size_t>(limit) ? end - static_cast<size_t>(limit) : 0;
+  Json history = Json::array();
+  for (size_t i = begin; i < end; ++i) {
+    history.push_back(HistoryEntryJson(all[i], kHistoryPromptBytes));
+  }
+  Json fields = Json::object();
+  fields["history"] = std::move(history);
+  fields["history_total"] = all.size();
+  if (begin > 0) fields["history_more_before"] = all[begin].version;
+  return fields;
+}
+
+// How to read older versions, when the page left some out; "" otherwise.
+std::string PagingNote(const Json& history_fields, size_t total) {
+  if (!history_fields.contains("history_more_before")) return "";
+  return " History: the newest " + std::to_string(history_fields["history"].size()) + " of " +
+         std::to_string(total) + " versions; pass history_before=" +
+         std::to_string(history_fields["history_more_before"].get<int64_t>()) + " for older ones.";
+}
+
+}  // namespace
+
+mcp::ToolResult ImageTools::GetImage(const GetImageArgs& args, mcp::ToolCallContext& ctx) {
+  return Answer("get_image", Get(args, ctx));
+}
+
+Result<mcp::ToolResult> ImageTools::Get(const GetImageArgs& args, mcp::ToolCallContext& ctx) {
+  const std::string& session_id = args.session_id;
   // One snapshot: a commit by another call or process lands wholly before or after this read.
   const bool with_history = args.include_history.value_or(true);
-  auto snapshot = store_.ReadSession(session_id, version_arg, with_history);
-  const bool history_in_text = !ReadsStructuredContent(ctx);
+  auto snapshot = store_.ReadSession(session_id, args.version, with_history);
   if (!snapshot.ok()) {
-    if (snapshot.error().code != ErrorCode::kNotFound) return Fail(tool, snapshot.error());
-    return Fail(tool, Error(ErrorCode::kNotFound,
-                            "unknown session '" + session_id +
-                                "'; sessions are created by generate_image (or edit_image with "
-                                "an image)"));
+    if (snapshot.error().code != ErrorCode::kNotFound) return snapshot.error();
+    return Error(ErrorCode::kNotFound, "unknown session '" + session_id +
+                                           "'; sessions are created by generate_image (or "
+                                           "edit_image with an image)");
   }
-  // A page of the history: the newest `limit` entries below `history_before`, oldest first, and
-  // where the next older page starts. A result stays small however long the session is.
-  Json history_fields = Json::object();
-  if (with_history) {
-    const auto& all = snapshot->history;  // oldest first
-    const int64_t limit = args.history_limit.value_or(kDefaultHistoryLimit);
-    size_t end = all.size();
-    if (args.history_before) {
-      end = 0;
-      while (end < all.size() && all[end].version < *args.history_before) ++end;
-    }
-    const size_t begin = end > static_cast<size_t>(limit) ? end - static_cast<size_t>(limit) : 0;
-    Json history = Json::array();
-    for (size_t i = begin; i < end; ++i) {
-      history.push_back(HistoryEntryJson(all[i], kHistoryPromptBytes));
-    }
-    history_fields["history"] = std::move(history);
-    history_fields["history_total"] = all.size();
-    if (begin > 0) history_fields["history_more_before"] = all[begin].version;
-  }
+  const bool history_in_text = !ReadsStructuredContent(ctx);
+  Json history_fields = with_history ? HistoryPage(snapshot->history, args) : Json::object();
   if (!snapshot->version.has_value()) {
-    if (version_arg.has_value()) {
-      return Fail(tool, Error(ErrorCode::kNotFound, MissingVersionText(session_id, *version_arg)));
+    if (args.version.has_value()) {
+      return Error(ErrorCode::kNotFound, MissingVersionText(session_id, *args.version));
     }
-    ResultParts parts;
-    parts.summary = "Session '" + session_id + "' has no image (it was reset)." + Note();
-    parts.structured = EmptySessionStructuredContent(session_id, backend_.Name(), backend_.Model());
+    ResultParts parts =
+        EmptySessionParts(session_id, "Session '" + session_id + "' has no image (it was reset).");
     for (auto& [key, value] : history_fields.items()) parts.structured[key] = value;
     parts.history_in_text = history_in_text;
-    parts.link_uri = ManifestUri(session_id);
-    parts.link_name = session_id;
-    parts.link_mime_type = "application/json";
     return BuildToolResult(std::move(parts), options_.preview, options_.limits);
   }
   const session::VersionInfo& version = *snapshot->version;
-  std::string paging;
-  if (history_fields.contains("history_more_before")) {
-    paging = " History: the newest " + std::to_string(history_fields["history"].size()) + " of " +
-             std::to_string(snapshot->history.size()) + " versions; pass history_before=" +
-             std::to_string(history_fields["history_more_before"].get<int64_t>()) +
-             " for older ones.";
-  }
+  const std::string paging = PagingNote(history_fields, snapshot->history.size());
   return VersionResult("Session '" + session_id + "' version " + std::to_string(version.version) +
                            " (" + Describe(version) + ", " + version.operation + ")." + paging,
                        version, args.inline_mode, std::move(history_fields), std::nullopt,
                        history_in_text);
 }
 
+// --- reset_session -------------------------------------------------------------------------------
+
 mcp::ToolResult ImageTools::ResetSession(const ResetSessionArgs& args, mcp::ToolCallContext& ctx) {
-  const std::string tool = "reset_session";
+  return Answer("reset_session", Reset(args, ctx));
+}
+
+Result<mcp::ToolResult> ImageTools::Reset(const ResetSessionArgs& args, mcp::ToolCallContext& ctx) {
   const std::string& session_id = args.session_id;
   CallProgress progress(ctx);
-  auto turn = TakeTurn(store_, session_id, ctx, progress);
-  if (!turn.ok()) return Fail(tool, turn.error());
+  ASSIGN_OR_RETURN(std::unique_ptr<session::EditTurn> turn,
+                   TakeTurn(store_, session_id, ctx, progress));
   // Checked in the turn: a generate sent just before this reset has committed by now.
   if (!store_.SessionExists(session_id)) {
-    return Fail(tool, Error(ErrorCode::kNotFound, "unknown session '" + session_id + "'"));
+    return Error(ErrorCode::kNotFound, "unknown session '" + session_id + "'");
   }
+  if (args.to_version.has_value()) return RevertTo(session_id, *args.to_version, turn);
+  return ClearImages(session_id, turn);
+}
 
-  if (args.to_version.has_value()) {
-    auto old = store_.GetVersion(session_id, *args.to_version);
-    if (!old.ok()) {
-      if (old.error().code != ErrorCode::kNotFound) return Fail(tool, old.error());
-      return Fail(tool, Error(ErrorCode::kNotFound,
-                              "cannot revert: " + MissingVersionText(session_id, *args.to_version) +
-                                  "; nothing changed"));
-    }
-    auto bytes = store_.ReadImage(*old);
-    if (!bytes.ok()) return Fail(tool, bytes.error());
-    session::NewVersion nv;
-    nv.bytes = std::move(*bytes);
-    nv.mime_type = old->mime_type;
-    nv.file_extension = old->path.extension().string();
-    nv.width = old->width;
-    nv.height = old->height;
-    nv.operation = "revert";
-    nv.prompt = "revert to version " + std::to_string(old->version);
-    nv.parent = old->version;
-    nv.backend = old->backend;
-    nv.model = old->model;
-    auto version = (*turn)->Commit(nv);
-    turn->reset();
-    if (!version.ok()) return Fail(tool, version.error());
-    AnnounceChange(version->session_id, false);
-    return VersionResult("Reverted session '" + session_id + "' to version " +
-                             std::to_string(old->version) + ", saved as new version " +
-                             std::to_string(version->version) + ".",
-                         *version, InlineMode::kPreview);
+Result<mcp::ToolResult> ImageTools::RevertTo(const std::string& session_id, int64_t to_version,
+                                             std::unique_ptr<session::EditTurn>& turn) {
+  Result<session::VersionInfo> old = StoredVersion(session_id, to_version);
+  if (!old.ok() && old.error().code == ErrorCode::kNotFound) {
+    return Error(ErrorCode::kNotFound,
+                 "cannot revert: " + old.error().message + "; nothing changed");
   }
+  RETURN_IF_ERROR(old);
+  session::NewVersion nv;
+  ASSIGN_OR_RETURN(nv.bytes, store_.ReadImage(*old));
+  nv.mime_type = old->mime_type;
+  nv.file_extension = old->path.extension().string();
+  nv.width = old->width;
+  nv.height = old->height;
+  nv.operation = "revert";
+  nv.prompt = "revert to version " + std::to_string(old->version);
+  nv.parent = old->version;
+  nv.backend = old->backend;
+  nv.model = old->model;
+  Result<session::VersionInfo> committed = turn->Commit(nv);
+  turn.reset();
+  ASSIGN_OR_RETURN(session::VersionInfo version, std::move(committed));
+  AnnounceChange(version.session_id, false);
+  return VersionResult("Reverted session '" + session_id + "' to version " +
+                           std::to_string(old->version) + ", saved as new version " +
+                           std::to_string(version.version) + ".",
+                       version, InlineMode::kPreview);
+}
 
-  const int64_t next = (*turn)->LastIssuedVersion() + 1;
-  if (Status s = (*turn)->Clear(); !s.ok()) return Fail(tool, s.error());
-  turn->reset();
+Result<mcp::ToolResult> ImageTools::ClearImages(const std::string& session_id,
+                                                std::unique_ptr<session::EditTurn>& turn) {
+  const int64_t next = turn->LastIssuedVersion() + 1;
+  RETURN_IF_ERROR(turn->Clear());
+  turn.reset();
   AnnounceChange(session_id, false);
-  ResultParts parts;
-  parts.summary = "Cleared session '" + session_id +
-                  "': it has no image now; the next version "
-                  "will be " +
-                  std::to_string(next) + " (numbers are never reused)." + Note();
-  parts.structured = EmptySessionStructuredContent(session_id, backend_.Name(), backend_.Model());
+  ResultParts parts =
+      EmptySessionParts(session_id, "Cleared session '" + session_id +
+                                        "': it has no image now; the next version will be " +
+                                        std::to_string(next) + " (numbers are never reused).");
   parts.structured["cleared"] = true;
   parts.structured["next_version"] = next;
-  parts.link_uri = ManifestUri(session_id);
-  parts.link_name = session_id;
-  parts.link_mime_type = "application/json";
   return BuildToolResult(std::move(parts), options_.preview, options_.limits);
 }
 

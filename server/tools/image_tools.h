@@ -62,12 +62,46 @@ class ImageTools {
   // What the arguments are parsed with (limits from the options and the input resolver).
   const ArgumentOptions& argument_options() const { return argument_options_; }
 
+  // The tool handlers. A failure is logged and answered as an isError result naming the tool.
   mcp::ToolResult GenerateImage(const GenerateImageArgs& args, mcp::ToolCallContext& ctx);
   mcp::ToolResult EditImage(const EditImageArgs& args, mcp::ToolCallContext& ctx);
   mcp::ToolResult GetImage(const GetImageArgs& args, mcp::ToolCallContext& ctx);
   mcp::ToolResult ResetSession(const ResetSessionArgs& args, mcp::ToolCallContext& ctx);
 
  private:
+  // What the handlers run: the tool's result, or the Error it failed with.
+  Result<mcp::ToolResult> Generate(const GenerateImageArgs& args, mcp::ToolCallContext& ctx);
+  Result<mcp::ToolResult> Edit(const EditImageArgs& args, mcp::ToolCallContext& ctx);
+  Result<mcp::ToolResult> Get(const GetImageArgs& args, mcp::ToolCallContext& ctx);
+  Result<mcp::ToolResult> Reset(const ResetSessionArgs& args, mcp::ToolCallContext& ctx);
+
+  // edit_image in steps: checks before the session's turn, then in the turn resolve the base
+  // version, run the backend, commit.
+  struct CheckedEdit;
+  struct EditBase;
+  struct EditAnswer;
+  // The model and its options, the instruction (the local backend knows its vocabulary), then
+  // the images, decoded whole: all before the call waits for its turn.
+  Result<CheckedEdit> CheckEdit(const EditImageArgs& args) const;
+  // The version edited: the outside image (as the import it will be), from_version, or the
+  // current one; after the expected_version check.
+  Result<EditBase> ResolveEditBase(const EditImageArgs& args, const session::EditTurn& turn,
+                                   std::optional<imaging::EncodedImage> outside);
+  // The backend call for `request` (with the earlier turns for context "chain"), in a backend
+  // slot with its progress.
+  Result<EditAnswer> RunEdit(const EditImageArgs& args, const imaging::ModelCapabilities& model,
+                             const EditBase& base, imaging::EditRequest request,
+                             mcp::ToolCallContext& ctx);
+  // Commits the import, if any, and the edit together; releases the turn; makes the result.
+  Result<mcp::ToolResult> CommitEdit(const EditImageArgs& args, const CheckedEdit& checked,
+                                     EditBase base, EditAnswer answer,
+                                     std::unique_ptr<session::EditTurn>& turn);
+  // reset_session's two forms, in the session's turn, which they release.
+  Result<mcp::ToolResult> RevertTo(const std::string& session_id, int64_t to_version,
+                                   std::unique_ptr<session::EditTurn>& turn);
+  Result<mcp::ToolResult> ClearImages(const std::string& session_id,
+                                      std::unique_ptr<session::EditTurn>& turn);
+
   template <typename Args>
   mcp::TypedTool<Args> Bind(mcp::ToolDefinition definition,
                             mcp::ToolResult (ImageTools::*handler)(const Args&,
@@ -112,12 +146,17 @@ class ImageTools {
   // Why `version` of `session_id` cannot be read (it was never issued, or was deleted by a reset
   // or by retention), for a tool's error.
   std::string MissingVersionText(const std::string& session_id, int64_t version);
+  // `version` of `session_id`; kNotFound says why it cannot be read (MissingVersionText).
+  Result<session::VersionInfo> StoredVersion(const std::string& session_id, int64_t version);
   // `prepared`, when given, is the image block already built from the version's bytes.
   // `history_in_text`: see ResultParts.
   mcp::ToolResult VersionResult(const std::string& summary, const session::VersionInfo& version,
                                 InlineMode mode, Json extra_structured = Json::object(),
                                 std::optional<PreparedImage> prepared = std::nullopt,
                                 bool history_in_text = true);
+  // The result parts of a session without an image (`summary` and the note): its manifest is
+  // the link.
+  ResultParts EmptySessionParts(const std::string& session_id, const std::string& summary) const;
   // Tells subscribers that a session changed (here or on another replica): its manifest, and the
   // resource list when the session is new.
   void AnnounceChange(const std::string& session_id, bool new_session);
