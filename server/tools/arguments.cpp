@@ -55,9 +55,8 @@ Result<std::string> ArgumentReader::RequiredString(const std::string& field, siz
   if (!ok()) return *error_;
   const Json* v = OptionalValue(field);
   if (v == nullptr) return InvalidArgument("missing required field '" + FieldName(field) + "'");
-  auto s = OptionalString(field, max_length);
-  if (!s.ok()) return s.error();
-  return std::move(**s);
+  ASSIGN_OR_RETURN(std::optional<std::string> s, OptionalString(field, max_length));
+  return std::move(*s);
 }
 
 Result<std::optional<std::string>> ArgumentReader::OptionalString(const std::string& field,

@@ -165,9 +165,8 @@ Result<imaging::EncodedImage> ImageInputResolver::CheckImage(std::string bytes,
 Result<imaging::EncodedImage> ImageInputResolver::Resolve(const ImageInputArg& input,
                                                           const std::string& field) const {
   if (input.path.has_value()) {
-    auto bytes = ReadAllowedFile(*input.path, field);
-    if (!bytes.ok()) return bytes.error();
-    return CheckImage(std::move(*bytes), field);
+    ASSIGN_OR_RETURN(std::string bytes, ReadAllowedFile(*input.path, field));
+    return CheckImage(std::move(bytes), field);
   }
   if (!input.data.has_value()) {  // ImageInputArg::Check refuses this; kept for direct callers
     return Invalid("'" + field + "' has neither 'path' nor 'data'");
@@ -205,9 +204,9 @@ Result<std::vector<imaging::EncodedImage>> ImageInputResolver::ResolveList(
     const std::vector<ImageInputArg>& inputs, const std::string& field) const {
   std::vector<imaging::EncodedImage> images;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    auto image = Resolve(inputs[i], field + "[" + std::to_string(i) + "]");
-    if (!image.ok()) return image.error();
-    images.push_back(std::move(*image));
+    ASSIGN_OR_RETURN(imaging::EncodedImage image,
+                     Resolve(inputs[i], field + "[" + std::to_string(i) + "]"));
+    images.push_back(std::move(image));
   }
   return images;
 }

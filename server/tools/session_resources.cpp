@@ -8,10 +8,9 @@
 namespace imgmcp::tools {
 
 Result<mcp::ResourcePage> SessionResources::List(const std::optional<std::string>& cursor) {
-  auto page = store_.ListSessions(cursor, page_size_);
-  if (!page.ok()) return page.error();
+  ASSIGN_OR_RETURN(session::SessionPage page, store_.ListSessions(cursor, page_size_));
   mcp::ResourcePage out;
-  for (const auto& s : page->sessions) {
+  for (const auto& s : page.sessions) {
     if (s.current) {
       out.resources.push_back({{"uri", VersionUri(s.session_id, s.current->version)},
                                {"name", s.session_id + " v" + std::to_string(s.current->version)},
@@ -23,7 +22,7 @@ Result<mcp::ResourcePage> SessionResources::List(const std::optional<std::string
                              {"title", "Session " + s.session_id + " (manifest)"},
                              {"mimeType", "application/json"}});
   }
-  out.next_cursor = page->next_cursor;
+  out.next_cursor = page.next_cursor;
   return out;
 }
 
@@ -51,10 +50,10 @@ bool SessionResources::Handles(const std::string& uri) const {
 
 Result<Json> SessionResources::ReadManifest(const std::string& uri, const std::string& session_id) {
   // One snapshot: the versions and the current one are the same moment of the session.
-  auto snapshot = store_.ReadSession(session_id, std::nullopt, /*include_history=*/true);
-  if (!snapshot.ok()) return snapshot.error();
+  ASSIGN_OR_RETURN(session::SessionSnapshot snapshot,
+                   store_.ReadSession(session_id, std::nullopt, /*include_history=*/true));
   Json versions = Json::array();
-  for (const auto& v : snapshot->history) {
+  for (const auto& v : snapshot.history) {
     Json entry = HistoryEntryJson(v);
     entry["uri"] = VersionUri(session_id, v.version);
     entry["preview_uri"] = PreviewUri(session_id, v.version);
@@ -67,9 +66,9 @@ Result<Json> SessionResources::ReadManifest(const std::string& uri, const std::s
     versions.push_back(std::move(entry));
   }
   Json manifest = {{"session_id", session_id}, {"versions", versions}};
-  if (snapshot->version.has_value()) {
-    manifest["current"] = VersionStructuredContent(*snapshot->version);
-    manifest["current_version"] = snapshot->version->version;
+  if (snapshot.version.has_value()) {
+    manifest["current"] = VersionStructuredContent(*snapshot.version);
+    manifest["current_version"] = snapshot.version->version;
   } else {
     manifest["current_version"] = 0;
   }
@@ -86,17 +85,16 @@ Result<Json> SessionResources::Read(const std::string& uri) {
   if (!parsed->version) return ReadManifest(uri, parsed->session_id);
   auto version = store_.GetVersion(parsed->session_id, parsed->version);
   if (!version.ok()) return Error(ErrorCode::kNotFound, "Resource not found: " + uri);
-  auto bytes = store_.ReadImage(*version);
-  if (!bytes.ok()) return bytes.error();
+  ASSIGN_OR_RETURN(std::string bytes, store_.ReadImage(*version));
   std::string mime_type = version->mime_type;
   if (parsed->preview) {
-    auto preview = imaging::MakePreview(*bytes, {kPreviewEdge, kPreviewBytes});
-    if (!preview.ok()) return preview.error();
-    *bytes = std::move(preview->bytes);
-    mime_type = preview->mime_type;
+    ASSIGN_OR_RETURN(imaging::EncodedImage preview,
+                     imaging::MakePreview(bytes, {kPreviewEdge, kPreviewBytes}));
+    bytes = std::move(preview.bytes);
+    mime_type = preview.mime_type;
   }
   std::string blob;
-  Base64EncodeAppend(*bytes, blob);
+  Base64EncodeAppend(bytes, blob);
   return Json{{"contents",
                Json::array({{{"uri", uri}, {"mimeType", mime_type}, {"blob", std::move(blob)}}})}};
 }
