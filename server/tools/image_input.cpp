@@ -81,8 +81,11 @@ ImageInputResolver::ImageInputResolver(ImageInputOptions options) : options_(std
   options_.allowed_roots = std::move(canonical);
 }
 
-Result<std::string> ImageInputResolver::ReadAllowedFile(const std::string& path,
-                                                        const std::string& field) const {
+namespace {
+
+// The real path of `path` (`field` in errors), when it is inside one of `roots`.
+Result<fs::path> AllowedRealPath(const std::string& path, const std::string& field,
+                                 const std::vector<fs::path>& roots) {
   if (path.empty()) return Invalid("'" + field + ".path' is empty");
   if (path.find('\0') != std::string::npos) {
     return Invalid("'" + field + ".path' contains a NUL byte");
@@ -95,22 +98,28 @@ Result<std::string> ImageInputResolver::ReadAllowedFile(const std::string& path,
     }
     return Invalid("'" + field + ".path': cannot resolve " + path + ": " + std::strerror(err));
   }
-  const fs::path real(resolved);
+  fs::path real(resolved);
   bool allowed = false;
-  for (const auto& root : options_.allowed_roots) allowed = allowed || IsInside(real, root);
+  for (const auto& root : roots) allowed = allowed || IsInside(real, root);
   if (!allowed) {
-    std::string roots;
-    for (const auto& root : options_.allowed_roots)
-      roots += (roots.empty() ? "" : ", ") + root.string();
+    std::string list;
+    for (const auto& root : roots) list += (list.empty() ? "" : ", ") + root.string();
     return Error(ErrorCode::kPermissionDenied,
                  "'" + field + ".path' " + path + " resolves to " + real.string() +
-                     ", which is outside the allowed directories (" + roots +
+                     ", which is outside the allowed directories (" + list +
                      "); start imgmcp with --allow-read DIR to allow another directory, or pass "
                      "the image as {data, mime_type}");
   }
+  return real;
+}
+
+// The bytes of `real`, a regular file of at most `limits.max_bytes`; `path` is what the caller
+// gave, for errors.
+Result<std::string> ReadRegularFile(const fs::path& real, const std::string& path,
+                                    const std::string& field, const imaging::DecodeLimits& limits) {
   // O_NONBLOCK: opening a FIFO (or a device) must not wait for a writer; anything but a regular
   // file is refused right after, by fstat on what was actually opened.
-  const int fd = ::open(resolved, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  const int fd = ::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     return Invalid("'" + field + ".path': cannot open " + path + ": " + std::strerror(errno));
   }
@@ -121,10 +130,10 @@ Result<std::string> ImageInputResolver::ReadAllowedFile(const std::string& path,
     status = Invalid("'" + field + ".path' " + path +
                      " is not a regular file (only image files "
                      "are read, never FIFOs, devices or directories)");
-  } else if (st.st_size > options_.limits.max_bytes) {
+  } else if (st.st_size > limits.max_bytes) {
     status = Error(ErrorCode::kTooLarge, "'" + field + ".path' " + path + " is " +
                                              std::to_string(st.st_size) + " bytes; the limit is " +
-                                             std::to_string(options_.limits.max_bytes));
+                                             std::to_string(limits.max_bytes));
   } else {
     bytes.resize(static_cast<size_t>(st.st_size));
     size_t got = 0;
@@ -137,8 +146,16 @@ Result<std::string> ImageInputResolver::ReadAllowedFile(const std::string& path,
     bytes.resize(got);
   }
   ::close(fd);
-  if (!status.ok()) return status.error();
+  RETURN_IF_ERROR(status);
   return bytes;
+}
+
+}  // namespace
+
+Result<std::string> ImageInputResolver::ReadAllowedFile(const std::string& path,
+                                                        const std::string& field) const {
+  ASSIGN_OR_RETURN(fs::path real, AllowedRealPath(path, field, options_.allowed_roots));
+  return ReadRegularFile(real, path, field, options_.limits);
 }
 
 Result<imaging::EncodedImage> ImageInputResolver::CheckImage(std::string bytes,
