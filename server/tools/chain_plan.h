@@ -1,4 +1,5 @@
-// Which earlier turns a `context: "chain"` edit replays (DESIGN.md §2, issue 16).
+// Which earlier turns a `context: "chain"` edit replays (docs/generation.md, "Conversational
+// edits").
 //
 // From the version being edited, the walk follows parent links back: each version that a backend
 // call made, with replay data (version_details.h), by the same backend and model, is one turn.

@@ -1,4 +1,4 @@
-// The four image tools (DESIGN.md §2): generate_image, edit_image, get_image, reset_session.
+// The four image tools (README.md, "Tools"): generate_image, edit_image, get_image, reset_session.
 // They sit on the SessionStore (ordering, durability) and an ImageBackend (pixels); they know
 // nothing about stdio or HTTP.
 #pragma once

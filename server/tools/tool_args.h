@@ -1,5 +1,5 @@
-// The typed arguments of the four image tools (DESIGN.md §2), each listed once: the member, how
-// it is parsed and checked, and its description in the inputSchema (see arguments.h). To add an
+// The typed arguments of the four image tools (README.md, "Tools"), each listed once: the member,
+// how it is parsed and checked, and its description in the inputSchema (see arguments.h). To add an
 // optional field to a tool: add the member and one line in its Fields(); the parser, the schema
 // and the error messages follow from that line.
 #pragma once
@@ -38,9 +38,9 @@ extern const char kThinkingDescription[];
 extern const char kSearchDescription[];
 extern const char kContextDescription[];
 
-// The generation parameters of generate_image and edit_image (DESIGN.md §2). Which values a model
-// takes is its capability row's business: parsing only checks the vocabulary, the handlers check
-// the row (imaging::CheckGenerationOptions) before any backend call.
+// The generation parameters of generate_image and edit_image (docs/generation.md). Which values a
+// model takes is its capability row's business: parsing only checks the vocabulary, the handlers
+// check the row (imaging::CheckGenerationOptions) before any backend call.
 struct GenerationArgs {
   std::optional<std::string> model;       // default: the backend's default model
   std::optional<std::string> image_size;  // default: the model's (1K), nothing sent
