@@ -26,7 +26,7 @@ ModelCapabilities Row(std::string id, std::vector<std::string> sizes,
 
 }  // namespace
 
-// Sources: ../shared/reference/gemini.md §3 and the Vertex model pages. 3.1 Flash-Lite takes the
+// Sources: Google's Gemini API and Vertex model pages (summarised in docs/generation.md). 3.1 Flash-Lite takes the
 // 10 ratios ai.google.dev lists (the Vertex page's 14 are not promised for the Gemini API).
 // Input image tokens are what one input image costs (1120 for 3.x at the default media
 // resolution; 2.5 Flash counts tiles, 1290 bounds a 1K image); they only bound a chain's window.

@@ -1,4 +1,4 @@
-// The Gemini image models imgmcp knows and what each supports (../shared/reference/gemini.md §3):
+// The Gemini image models imgmcp knows and what each supports (the per-model table of docs/generation.md):
 // the capability table that the tools' schemas and validation (through
 // ImageBackend::Models()) and the request builder (wire_format) read.
 #pragma once

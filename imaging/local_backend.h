@@ -1,4 +1,4 @@
-// LocalBackend: the deterministic offline engine (DESIGN.md §4). Generation draws a picture from
+// LocalBackend: the deterministic offline engine (docs/local-backend.md). Generation draws a picture from
 // the prompt; edits follow a small documented vocabulary (docs/local-backend.md). Output is PNG.
 // Same request -> same bytes. Stateless and safe to call from several threads at once.
 // Generation makes PixelSize(image_size, aspect_ratio) pixels (1K and 1:1 by default); an edit

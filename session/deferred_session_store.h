@@ -1,6 +1,6 @@
 // DeferredSessionStore: a SessionStore whose real store opens on a background thread, so the
 // server can answer `initialize` (and ping, tools/list) at once while SQLite migrates, checks and
-// sweeps a possibly large data directory (issue 9, "startup order").
+// sweeps a possibly large data directory (docs/design.md §3, "Start-up order").
 //
 // Every method waits for the open to finish, then delegates — or, when the open failed, returns
 // the open error. So a call that arrives while the store is still opening waits for it; it never

@@ -1,4 +1,4 @@
-// SessionStore: durable, strictly ordered chains of image versions (DESIGN.md §3).
+// SessionStore: durable, strictly ordered chains of image versions (docs/design.md §3).
 //
 // The contract the tools rely on, whatever keeps the data (tests/unit/session/store_contract_test
 // is the typed suite every implementation passes). Everything here is thread-safe. One session's

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""imgmcp vs the npm peers vs the physical floor, in one run on one machine (issue 8).
+"""imgmcp vs the npm peers vs the physical floor, in one run on one machine.
 
 One MCP client (this file, Python stdlib, newline-delimited JSON-RPC over stdio) drives every
 server. All Gemini traffic goes to tests/fake_gemini, which answers with a fixed image generated
@@ -691,7 +691,7 @@ def imgmcp_http_wired(binary, workdir):
 
 
 def measure_half_open(binary, workdir, counts, calls, token="bench-token"):
-    """R1 (reliability, issue 18): N connections that send part of a request head and then
+    """R1 (reliability): N connections that send part of a request head and then
     nothing, held open while one client with the right token keeps calling (a fresh connection
     per call, so each call also has to get through the accept side). Per N: the client's p50 and
     slowest call, its errors, and how many of the N the server still held at the end."""
@@ -839,7 +839,7 @@ def ratio(a, b):
     return f"{r:.2f}" if r >= 0.1 else f"1/{1 / r:.0f}"
 
 
-# ---- PostgreSQL store: replicas (issue 15) ----------------------------------------------------
+# ---- PostgreSQL store: replicas ----------------------------------------------------------------
 # P7-P9 run imgmcp over HTTP (legacy sessions, a connection per call, as HTTP clients do) with the
 # embedded SQLite store in one process, and with the PostgreSQL store in 1 and in 3 replica
 # processes on one throwaway PostgreSQL (tests/pg/pg_cluster.py, fsync on).
@@ -1351,7 +1351,7 @@ def main():
 
     elapsed = time.time() - started
     lines = [
-        "# imgmcp benchmarks (issue 8)",
+        "# imgmcp benchmarks",
         "",
         f"One run of `scripts/bench` on {platform.node() or 'this machine'} "
         f"({os.cpu_count()} CPUs, {platform.machine()}, Node {node_version()}, "
@@ -1370,7 +1370,7 @@ def main():
     for r in rows:
         lines.append("| " + " | ".join(str(x).replace("|", "/").replace("\n", " ") for x in r)
                      + " |")
-    lines += ["", "Targets from issue 8, as measured in this run:", ""]
+    lines += ["", "Targets, as measured in this run:", ""]
     lines += ["- " + t for t in targets(results)]
     text = "\n".join(lines) + "\n"
     print(text)
@@ -1470,7 +1470,7 @@ def targets(results):
         got = [(label, r[key]) for label, r in got if r]
         if len(got) > 1:
             base = got[0][1]
-            out.append(f"(issue 15, not a target) {row} {what}: " + "; ".join(
+            out.append(f"(not a target) {row} {what}: " + "; ".join(
                 f"{label} {fmt.format(v)}" + ("" if i == 0 else f" ({v / base:.2f}×)")
                 for i, (label, v) in enumerate(got)))
     return out

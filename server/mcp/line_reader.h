@@ -1,4 +1,4 @@
-// Splits a byte stream into newline-delimited messages (stdio framing, reference doc §3).
+// Splits a byte stream into newline-delimited messages (stdio framing, docs/design.md §2).
 //
 // Chunks may split a message anywhere; one chunk may hold many messages. "\r\n" is accepted, blank
 // lines are skipped. A line longer than `max_line_bytes` is refused as soon as it is known to be

@@ -1,4 +1,4 @@
-// The stdio transport: newline-delimited JSON-RPC on stdin/stdout (reference doc §3).
+// The stdio transport: newline-delimited JSON-RPC on stdin/stdout (docs/design.md §2).
 //
 // Run() is the reader: it reads the input fd in chunks on the calling thread and hands each line
 // to the Connection (tool calls go to the worker pool, so ping and notifications/cancelled are

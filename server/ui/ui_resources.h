@@ -1,4 +1,4 @@
-// The session viewer as an MCP App (DESIGN.md §7; the MCP Apps extension,
+// The session viewer as an MCP App (README.md, "See the chain"; the MCP Apps extension,
 // @modelcontextprotocol/ext-apps): the resource ui://imgmcp/session-viewer.html
 // (text/html;profile=mcp-app) and the `_meta.ui` that links the image tools to it. Hosts without
 // MCP Apps see one more resource and ignore the tools' `_meta`; results do not change.

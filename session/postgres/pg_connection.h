@@ -1,5 +1,5 @@
 // A thin RAII layer over libpq: one connection, its results, a bounded pool. The only code (with
-// the rest of session/postgres) that includes libpq (DESIGN.md §1).
+// the rest of session/postgres) that includes libpq (docs/design.md §1).
 //
 // Errors are Result/Status: a lost or refused connection, a server shutting down, a deadlock or a
 // serialization failure are kUnavailable ("retrying may help"), a constraint violation kConflict,

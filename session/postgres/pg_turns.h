@@ -1,4 +1,4 @@
-// Turns on sessions shared by every replica on one PostgreSQL database (DESIGN.md §3).
+// Turns on sessions shared by every replica on one PostgreSQL database (docs/design.md §3).
 //
 // A turn is a ticket: a row (session_id, ticket, replica_id) in imgmcp.turn_tickets. Tickets of a
 // session are numbered in the order they are drawn (the draw locks the session's turn_lines row,

@@ -14,7 +14,7 @@
 namespace imgmcp::fake_gemini {
 namespace {
 
-// What the real API accepts per model (../shared/reference/gemini.md §3), written here
+// What the real API accepts per model (docs/generation.md), written here
 // independently of imgmcp's own table (gemini_client/models.cpp) so that tests against this fake
 // check imgmcp's rules against the API's, not against themselves.
 struct ModelRules {

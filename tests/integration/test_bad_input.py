@@ -1,7 +1,7 @@
 """A catalogue of bad input over the real binary (stdio): malformed JSON, wrong JSON-RPC shapes,
 wrong types for every tool field, huge strings, deep nesting, NUL bytes, invalid UTF-8, invalid
 base64, lying MIME types, decompression bombs, paths outside the allowed roots, bad session ids
-and version numbers (issue 9).
+and version numbers.
 
 Every case must get a spec-correct answer — a JSON-RPC error with the right code, or an isError
 tool result whose text names the field — the server must answer a ping right after it, every

@@ -1,4 +1,4 @@
-"""Chain edits in flight (issue 16), with the real imgmcp binary against tests/fake_gemini.
+"""Chain edits in flight, with the real imgmcp binary against tests/fake_gemini.
 
 Many `context: "chain"` edits are sent without waiting, on one session and across sessions. Each
 one must replay exactly the turns committed before it in its own session (the walk reads the

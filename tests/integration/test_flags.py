@@ -1,4 +1,4 @@
-"""Command-line sharp edges against the real binary (issue 18): usage errors exit 2 before any
+"""Command-line sharp edges against the real binary: usage errors exit 2 before any
 start-up line, the HTTP Host/Origin allow-list can be extended (--allow-host, IMGMCP_ALLOW_HOSTS)
 and accepts an explicit bind address, a non-loopback bind without a token is warned about, an
 --allow-read directory that does not exist is warned about, and --self-check really opens the

@@ -1,4 +1,4 @@
-"""Generation parameters and conversational edits (issue 16) with the real imgmcp binary.
+"""Generation parameters and conversational edits with the real imgmcp binary.
 
 Against tests/fake_gemini: every (model, image_size, aspect_ratio) the API allows reaches the fake
 exactly as the API expects and every one it forbids never leaves imgmcp; thinking and search go
@@ -8,7 +8,7 @@ version with the model's own parts and signatures (the fake verifies each one an
 alteration), across a process restart, a revert, a fork, an import and a reset. The local backend
 honours image_size and the extreme ratios and says what it ignores.
 
-The API's rules are written out below from ../shared/reference/gemini.md §3, apart from imgmcp's
+The API's rules are written out below from Google's per-model documentation (docs/generation.md), apart from imgmcp's
 own table (gemini_client/models.cpp) and the fake's (tests/fake_gemini/fake_wire.cpp)."""
 import json
 import os

@@ -1,4 +1,4 @@
-"""Resource limits of the Streamable HTTP transport against the real binary (issue 18): half-open
+"""Resource limits of the Streamable HTTP transport against the real binary: half-open
 and idle connections cannot starve real clients (token or not), a request head has a total
 deadline, the body cap holds for chunked and length-less bodies and refuses an oversized
 Content-Length before reading the body, a port in use is an error, and a full session table

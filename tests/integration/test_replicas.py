@@ -1,4 +1,4 @@
-"""Several real imgmcp replicas on one real PostgreSQL (issue 15): ordering, crashes, restarts,
+"""Several real imgmcp replicas on one real PostgreSQL: ordering, crashes, restarts,
 notifications. The cluster (tests/pg/pg_cluster.py) is made once for the module and removed on
 every path; each test has its own database. Replicas speak legacy Streamable HTTP sessions, one
 per replica per client.

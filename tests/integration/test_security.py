@@ -1,4 +1,4 @@
-"""Security checks over the real binary (issue 9): the API key never leaks (stdout, stderr, result
+"""Security checks over the real binary: the API key never leaks (stdout, stderr, result
 texts, files), no shell or other program is ever executed, files and directories are private
 (0600/0700 even with umask 000), and the server refuses to start, before answering anything, with a
 data dir it cannot create, write or lock. (HTTP Host/Origin/token checks live in test_http.py.)

@@ -1,4 +1,4 @@
-"""What agents get back from sessions, against the real binary (issue 18): an `image` import and
+"""What agents get back from sessions, against the real binary: an `image` import and
 the edit made from it are one operation (a failed edit saves neither); retention is stated where
 agents read it and a revert to a deleted version is a clear error; results stay small however
 long the session and its prompts are (history in pages, prompts cut, nothing large sent twice);

@@ -1,4 +1,4 @@
-"""Start-up order (issue 9): the server answers initialize before any slow work — no network, and
+"""Start-up order (docs/design.md §3): the server answers initialize before any slow work — no network, and
 the session store opens in the background — while a tool call that arrives during the open waits
 for it and then sees the stored state, in arrival order.
 

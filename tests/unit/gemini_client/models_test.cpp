@@ -24,7 +24,7 @@ std::vector<std::string> Ids(const std::vector<ModelCapabilities>& rows) {
   return out;
 }
 
-// The reference table (../shared/reference/gemini.md §3), row by row.
+// The reference table (docs/generation.md), row by row.
 TEST(GeminiModels, TheTableIsTheReferenceTable) {
   EXPECT_EQ(Ids(KnownGeminiModels()),
             (std::vector<std::string>{"gemini-3.1-flash-lite-image", "gemini-3.1-flash-image",
