@@ -16,10 +16,12 @@ constexpr std::string_view kCursorPrefix = "c1:";
 
 }  // namespace
 
-Error InvalidSessionIdError(const std::string& id) {
+Error InvalidSessionIdError(const std::string& id, const std::string& field) {
+  const std::string shown = id.size() > 80 ? id.substr(0, 80) + "…" : id;
   return MakeError(ErrorCode::kInvalidArgument,
-                   "invalid session_id \"" + id.substr(0, 80) +
-                       "\": must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$");
+                   "'" + field + "' \"" + shown +
+                       "\" is not valid: use 1 to 64 characters from A-Z a-z 0-9 . _ -, starting "
+                       "with a letter or digit");
 }
 
 Error UnknownSessionError(const std::string& id) {

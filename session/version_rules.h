@@ -13,7 +13,9 @@
 
 namespace imgmcp::session {
 
-Error InvalidSessionIdError(const std::string& id);
+// The one session-id refusal, for tool arguments and stores alike: names `field` and what a
+// session id may be (IsValidSessionId, session/data_dir.h).
+Error InvalidSessionIdError(const std::string& id, const std::string& field = "session_id");
 Error UnknownSessionError(const std::string& id);
 // GetVersion's kNotFound for a session whose last issued number is `last_issued`.
 Error NoSuchVersionError(const std::string& session_id, std::optional<int64_t> version,

@@ -174,15 +174,15 @@ std::optional<mcp::RpcError> CheckModernHeaders(const mcp::RequestFacts& facts,
     return mcp::HeaderMismatch("the MCP-Protocol-Version header is required");
   }
   if (facts.claimed_version && *headers.protocol_version != *facts.claimed_version) {
-    return mcp::HeaderMismatch("MCP-Protocol-Version header value '" + *headers.protocol_version +
-                               "' does not match the body's _meta version '" +
-                               *facts.claimed_version + "'");
+    return mcp::HeaderMismatch(
+        "MCP-Protocol-Version header value '" + mcp::Quoted(*headers.protocol_version) +
+        "' does not match the body's _meta version '" + mcp::Quoted(*facts.claimed_version) + "'");
   }
   if (facts.kind != mcp::IncomingMessage::Kind::kRequest) return std::nullopt;
   if (!headers.method) return mcp::HeaderMismatch("the Mcp-Method header is required");
   if (*headers.method != facts.method) {
-    return mcp::HeaderMismatch("Mcp-Method header value '" + *headers.method +
-                               "' does not match body value '" + facts.method + "'");
+    return mcp::HeaderMismatch("Mcp-Method header value '" + mcp::Quoted(*headers.method) +
+                               "' does not match body value '" + mcp::Quoted(facts.method) + "'");
   }
   if (!facts.name) return std::nullopt;  // the method has no Mcp-Name, or the body no value
   if (!headers.name) {
@@ -191,8 +191,8 @@ std::optional<mcp::RpcError> CheckModernHeaders(const mcp::RequestFacts& facts,
   std::optional<std::string> name = DecodeHeaderValue(*headers.name);
   if (!name) return mcp::HeaderMismatch("the Mcp-Name header has an invalid Base64 value");
   if (*name != *facts.name) {
-    return mcp::HeaderMismatch("Mcp-Name header value '" + *name + "' does not match body value '" +
-                               *facts.name + "'");
+    return mcp::HeaderMismatch("Mcp-Name header value '" + mcp::Quoted(*name) +
+                               "' does not match body value '" + mcp::Quoted(*facts.name) + "'");
   }
   return std::nullopt;
 }

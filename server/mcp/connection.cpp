@@ -362,9 +362,7 @@ void Connection::RunAsync(const RequestScope& scope,
     return;
   }
   if (duplicate) {
-    ReplyError(scope.id,
-               InvalidRequest("duplicate request id " + scope.id.dump() + " is still in progress"),
-               scope.batch);
+    ReplyError(scope.id, DuplicateRequestIdError(scope.id), scope.batch);
     return;
   }
   std::weak_ptr<Connection> weak = weak_from_this();

@@ -247,11 +247,18 @@ RpcError MissingClientCapability(const Json& required) {
           std::move(data), false};
 }
 
+std::string Quoted(std::string_view text) {
+  if (text.size() <= kMaxQuoted) return std::string(text);
+  size_t end = kMaxQuoted;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return std::string(text.substr(0, end)) + "…";
+}
+
 RpcError ResourceNotFound(const std::string& uri, bool modern) {
   Json data = Json::object();
-  data["uri"] = uri;
+  data["uri"] = Quoted(uri);
   return {modern ? rpc_error::kInvalidParams : rpc_error::kResourceNotFound,
-          "Resource not found: " + uri, std::move(data), false};
+          "Resource not found: " + Quoted(uri), std::move(data), false};
 }
 
 RpcError ToRpcError(const Error& error) {

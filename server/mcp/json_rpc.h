@@ -56,7 +56,13 @@ RpcError DuplicateRequestIdError(const Json& id);
 RpcError MissingClientCapability(const Json& required);  // {"sampling":{}, …}
 // resources/read of a URI nobody serves: -32002 in the legacy era, -32602 in the modern one;
 // both carry data.uri.
+// The wire error for a resource no provider has (from ResourceNotFoundError or any kNotFound of
+// resources/read): -32002 in the legacy era, -32602 in the modern one, with data.uri.
 RpcError ResourceNotFound(const std::string& uri, bool modern);
+// A client-sent text quoted in an error message: at most kMaxQuoted bytes (cut at a UTF-8
+// character boundary, "…" added), so an error never echoes a huge value back.
+inline constexpr size_t kMaxQuoted = 200;
+std::string Quoted(std::string_view text);
 
 // Maps an imgmcp Error (from a handler, a registry or a provider) to the JSON-RPC error a request
 // is answered with: invalid arguments and unknown names are the caller's (-32602), everything

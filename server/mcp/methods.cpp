@@ -152,9 +152,7 @@ Connection::Outcome Connection::SetLogLevel(RequestScope&, const SetLevelParams&
 Connection::Outcome Connection::Subscribe(RequestScope&, const UriParams& params) {
   // A URI no provider could ever serve is refused, not silently watched forever.
   if (!server_.HandlesResource(params.uri)) {
-    std::string shown = params.uri;
-    if (shown.size() > 200) shown = shown.substr(0, 200) + "…";
-    return Outcome::Fail(InvalidParams("Unknown resource URI: " + Json(shown).dump() +
+    return Outcome::Fail(InvalidParams("Unknown resource URI: " + Json(Quoted(params.uri)).dump() +
                                        " (see resources/templates/list)"));
   }
   std::lock_guard<std::mutex> lock(mu_);

@@ -12,7 +12,7 @@
 namespace imgmcp::mcp {
 
 struct ResourcePage {
-  Json resources = Json::array();         // [{uri, name, title?, mimeType?, size?}]
+  Json resources = Json::array();          // [{uri, name, title?, mimeType?, size?}]
   std::optional<std::string> next_cursor;  // opaque to the client
 };
 
@@ -28,6 +28,10 @@ class ResourceProvider {
   // The resources/read result: {"contents":[{uri, mimeType, text|blob}]}. kNotFound → -32002.
   virtual Result<Json> Read(const std::string& uri) = 0;
 };
+
+// What a ResourceProvider's Read (or the core, for a URI nobody serves) returns for a resource that
+// does not exist; resources/read answers it with ResourceNotFound (json_rpc.h).
+Error ResourceNotFoundError(const std::string& uri);
 
 // Lets a layer above the core tell subscribed clients that a resource changed
 // (notifications/resources/updated) and that the list changed. Implemented by the core.

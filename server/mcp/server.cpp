@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "server/mcp/connection.h"
+#include "server/mcp/json_rpc.h"
 #include "server/mcp/pagination.h"
 
 namespace imgmcp::mcp {
@@ -117,7 +118,11 @@ Result<Json> McpServer::ReadResource(const std::string& uri) {
   for (const auto& provider : providers_) {
     if (provider->Handles(uri)) return provider->Read(uri);
   }
-  return MakeError(ErrorCode::kNotFound, "Resource not found: " + uri);
+  return ResourceNotFoundError(uri);
+}
+
+Error ResourceNotFoundError(const std::string& uri) {
+  return MakeError(ErrorCode::kNotFound, "Resource not found: " + Quoted(uri));
 }
 
 bool McpServer::HandlesResource(const std::string& uri) const {

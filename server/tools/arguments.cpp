@@ -1,5 +1,8 @@
 #include "server/tools/arguments.h"
 
+#include "session/data_dir.h"
+#include "session/version_rules.h"
+
 namespace imgmcp::tools {
 namespace {
 
@@ -290,25 +293,9 @@ Json SchemaWriter::Take(const std::string& description) {
   return schema;
 }
 
-bool IsValidSessionId(const std::string& id) {
-  if (id.empty() || id.size() > 64) return false;
-  auto alnum = [](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-  };
-  if (!alnum(id[0])) return false;
-  for (char c : id) {
-    if (!alnum(c) && c != '.' && c != '_' && c != '-') return false;
-  }
-  return true;
-}
-
 Status ValidateSessionId(const std::string& id, const std::string& field) {
-  if (IsValidSessionId(id)) return Status::Ok();
-  std::string shown = id.size() > 80 ? id.substr(0, 80) + "…" : id;
-  return Error(ErrorCode::kInvalidArgument,
-               "'" + field + "' \"" + shown +
-                   "\" is not valid: use 1 to 64 characters from A-Z a-z 0-9 . _ -, starting with "
-                   "a letter or digit");
+  if (session::IsValidSessionId(id)) return Status::Ok();
+  return session::InvalidSessionIdError(id, field);
 }
 
 }  // namespace imgmcp::tools

@@ -64,8 +64,7 @@ class ArgumentReader {
   std::optional<Error> error_;
 };
 
-// session_id: ^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$
-bool IsValidSessionId(const std::string& id);
+// session_id: session::IsValidSessionId, refused with session::InvalidSessionIdError.
 Status ValidateSessionId(const std::string& id, const std::string& field = "session_id");
 
 std::string JsonTypeName(const Json& value);
@@ -113,7 +112,7 @@ class ArgumentParser {
               const std::string& description);
   // A required, non-blank string of at most options().max_prompt_bytes.
   void Prompt(const char* name, std::string& out, const std::string& description);
-  // A session_id (see IsValidSessionId), required or optional.
+  // A session_id (see ValidateSessionId), required or optional.
   void SessionId(const char* name, std::string& out, const std::string& description);
   void SessionId(const char* name, std::optional<std::string>& out, const std::string& description);
   void Integer(const char* name, std::optional<int64_t>& out, int64_t min, int64_t max,

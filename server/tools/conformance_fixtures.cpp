@@ -603,7 +603,7 @@ class TestResources final : public mcp::ResourceProvider {
         return Contents(uri, "application/json", "text", data.dump());
       }
     }
-    return MakeError(ErrorCode::kNotFound, "Resource not found: " + uri);
+    return mcp::ResourceNotFoundError(uri);
   }
 
  private:

@@ -80,11 +80,11 @@ Result<Json> SessionResources::ReadManifest(const std::string& uri, const std::s
 Result<Json> SessionResources::Read(const std::string& uri) {
   auto parsed = ParseSessionUri(uri);
   if (!parsed || !store_.SessionExists(parsed->session_id)) {
-    return Error(ErrorCode::kNotFound, "Resource not found: " + uri);
+    return mcp::ResourceNotFoundError(uri);
   }
   if (!parsed->version) return ReadManifest(uri, parsed->session_id);
   auto version = store_.GetVersion(parsed->session_id, parsed->version);
-  if (!version.ok()) return Error(ErrorCode::kNotFound, "Resource not found: " + uri);
+  if (!version.ok()) return mcp::ResourceNotFoundError(uri);
   ASSIGN_OR_RETURN(std::string bytes, store_.ReadImage(*version));
   std::string mime_type = version->mime_type;
   if (parsed->preview) {

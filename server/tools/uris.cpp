@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "server/tools/arguments.h"
+#include "session/data_dir.h"
 
 namespace imgmcp::tools {
 namespace {
@@ -47,7 +48,7 @@ std::optional<ParsedUri> ParseSessionUri(const std::string& uri) {
     }
     parsed.version = v;
   }
-  if (!IsValidSessionId(parsed.session_id)) return std::nullopt;
+  if (!session::IsValidSessionId(parsed.session_id)) return std::nullopt;
   return parsed;
 }
 

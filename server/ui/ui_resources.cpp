@@ -36,8 +36,7 @@ Json UiResources::Templates() { return Json::array(); }
 bool UiResources::Handles(const std::string& uri) const { return uri == kSessionViewerUri; }
 
 Result<Json> UiResources::Read(const std::string& uri) {
-  if (uri != kSessionViewerUri)
-    return MakeError(ErrorCode::kNotFound, "Resource not found: " + uri);
+  if (uri != kSessionViewerUri) return mcp::ResourceNotFoundError(uri);
   return Json{{"contents", Json::array({{{"uri", kSessionViewerUri},
                                          {"mimeType", kMcpAppMimeType},
                                          {"text", std::string(SessionViewerHtml())},

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "server/tools/uris.h"
+#include "session/version_rules.h"
 
 namespace imgmcp::tools {
 namespace {
@@ -70,14 +73,17 @@ TEST(ArgumentReader, RejectsNonObjects) {
   EXPECT_FALSE(r.Finish().ok());
 }
 
-TEST(SessionId, FollowsTheDesignPattern) {
-  EXPECT_TRUE(IsValidSessionId("a"));
-  EXPECT_TRUE(IsValidSessionId("A-b_c.9"));
-  EXPECT_TRUE(IsValidSessionId(std::string(64, 'x')));
-  for (const char* bad : {"", ".a", "-a", "a b", "a/b", "..", "a\\b", "é"}) {
-    EXPECT_FALSE(IsValidSessionId(bad)) << bad;
+// The rule itself is session::IsValidSessionId's (tests/unit/session/data_dir_test.cpp); tools
+// refuse with the store's own message, naming the field.
+TEST(SessionId, ToolsRefuseWithTheStoresRuleAndMessage) {
+  EXPECT_TRUE(ValidateSessionId("A-b_c.9").ok());
+  EXPECT_TRUE(ValidateSessionId(std::string(64, 'x')).ok());
+  for (const std::string& bad : std::vector<std::string>{"", ".a", "-a", "a b", "a/b", "..", "a\\b",
+                                                         "é", std::string(65, 'x')}) {
+    Status st = ValidateSessionId(bad, "from_session");
+    ASSERT_FALSE(st.ok()) << bad;
+    EXPECT_EQ(st.error().message, session::InvalidSessionIdError(bad, "from_session").message);
   }
-  EXPECT_FALSE(IsValidSessionId(std::string(65, 'x')));
 }
 
 TEST(Uris, BuildAndParse) {
