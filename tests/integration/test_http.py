@@ -2,85 +2,34 @@
 
 Each test class starts `imgmcp --http 127.0.0.1:0 --conformance-fixtures` with a temp data dir,
 reads the bound port from the "listening on http://HOST:PORT/mcp" stderr line, and stops it with
-SIGTERM (the process must exit promptly, even with streams open). Tests that need the image
-tools skip when the binary has none.
+SIGTERM (the process must exit promptly, even with streams open). The process and SSE helpers
+are tests/support/imgmcp_process.py's.
 """
 import concurrent.futures
 import http.client
 import json
 import os
-import re
-import shutil
-import signal
 import socket
-import subprocess
-import tempfile
+import sys
 import threading
 import time
 import unittest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from imgmcp_process import HttpProcess, SseReader  # noqa: E402,F401  (tests/support)
+
 TIMEOUT = 20.0
 LATEST = "2025-11-25"
 ACCEPT_BOTH = "application/json, text/event-stream"
-LISTENING = re.compile(rb"listening on http://([^\s/]+):(\d+)/mcp")
-
-
-class HttpServer:
-    """One imgmcp process serving HTTP on an OS-chosen loopback port."""
+class HttpServer(HttpProcess):
+    """One imgmcp process serving HTTP with the conformance fixtures on an OS-chosen port."""
 
     def __init__(self, *extra_args, env=None):
-        binary = os.environ.get("IMGMCP_BIN")
-        if not binary or not os.path.exists(binary):
-            raise RuntimeError("IMGMCP_BIN must point at the built imgmcp binary")
-        self.data_dir = tempfile.mkdtemp(prefix="imgmcp-http-test-")
-        full_env = {k: v for k, v in os.environ.items()
-                    if k not in ("GEMINI_API_KEY", "IMGMCP_AUTH_TOKEN")}
-        full_env.update(env or {})
-        self.proc = subprocess.Popen(
-            [binary, "--http", "127.0.0.1:0", "--conformance-fixtures", "--data-dir",
-             self.data_dir, *extra_args],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            env=full_env, cwd=self.data_dir)
-        self.stderr_lines = []
-        self._found = threading.Event()
-        self.port = None
-        threading.Thread(target=self._pump, daemon=True).start()
-        if not self._found.wait(TIMEOUT) or self.port is None:
-            self.stop()
-            raise RuntimeError("imgmcp did not report its port:\n" + self.stderr)
-
-    def _pump(self):
-        for line in iter(self.proc.stderr.readline, b""):
-            self.stderr_lines.append(line)
-            m = LISTENING.search(line)
-            if m and self.port is None:
-                self.port = int(m.group(2))
-                self._found.set()
-        self._found.set()
-
-    @property
-    def stderr(self):
-        return b"".join(self.stderr_lines).decode("utf-8", "replace")
-
-    def connection(self):
-        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=TIMEOUT)
+        super().__init__("--conformance-fixtures", *extra_args, env=env)
 
     def stop(self, timeout=10.0):
         """SIGTERM; returns the exit status (fails loudly if the process hangs)."""
-        try:
-            if self.proc.poll() is None:
-                self.proc.send_signal(signal.SIGTERM)
-                try:
-                    self.proc.wait(timeout=timeout)
-                except subprocess.TimeoutExpired:
-                    self.proc.kill()
-                    self.proc.wait()
-                    raise AssertionError("imgmcp did not exit within %.0f s of SIGTERM" % timeout)
-            return self.proc.returncode
-        finally:
-            if self.proc.stderr:
-                self.proc.stderr.close()
-            shutil.rmtree(self.data_dir, ignore_errors=True)
+        return self.close(timeout=timeout)
 
     # --- requests ---------------------------------------------------------------------------
     def request(self, method, body=None, session=None, headers=None, conn=None):
@@ -149,41 +98,6 @@ class HttpServer:
             return messages
         finally:
             conn.close()
-
-
-class SseReader:
-    """Parses text/event-stream from an http.client response, event by event."""
-
-    def __init__(self, resp):
-        self.resp = resp
-        self.buffer = b""
-
-    def next_event(self):
-        """The next event as a dict (id, data, retry, event), or None at end of stream."""
-        while True:
-            sep = self.buffer.find(b"\n\n")
-            if sep >= 0:
-                block, self.buffer = self.buffer[:sep], self.buffer[sep + 2:]
-                event = {}
-                for line in block.decode().split("\n"):
-                    if line.startswith(":"):
-                        continue
-                    key, _, value = line.partition(":")
-                    event[key] = value[1:] if value.startswith(" ") else value
-                if event:
-                    return event
-                continue
-            chunk = self.resp.read1(65536)
-            if not chunk:
-                return None
-            self.buffer += chunk
-
-    def events(self):
-        while True:
-            event = self.next_event()
-            if event is None:
-                return
-            yield event
 
 
 def error_of(body):
