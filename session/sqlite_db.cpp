@@ -144,6 +144,11 @@ Status SqliteDb::Exec(std::string_view sql) {
   return Status::Ok();
 }
 
+Status SqliteDb::Run(std::string_view sql) {
+  ASSIGN_OR_RETURN(Statement st, Prepare(sql));
+  return st.Run();
+}
+
 Result<Statement> SqliteDb::Prepare(std::string_view sql) {
   std::string key(sql);
   if (auto it = idle_statements_.find(key); it != idle_statements_.end()) {
@@ -179,30 +184,30 @@ Error SqliteDb::MakeSqliteError(int rc, std::string_view what) const {
 }
 
 Result<std::unique_ptr<ReadTransaction>> ReadTransaction::Begin(SqliteDb& db) {
-  RETURN_IF_ERROR(db.Exec("BEGIN"));
+  RETURN_IF_ERROR(db.Run("BEGIN"));
   return std::unique_ptr<ReadTransaction>(new ReadTransaction(db));
 }
 
 ReadTransaction::~ReadTransaction() {
   if (!db_.InTransaction()) return;
-  Status st = db_.Exec("COMMIT");
+  Status st = db_.Run("COMMIT");
   if (!st.ok()) log::Warn("session", "ending a read transaction failed: " + st.error().message);
 }
 
 Result<std::unique_ptr<WriteTransaction>> WriteTransaction::Begin(SqliteDb& db) {
-  RETURN_IF_ERROR(db.Exec("BEGIN IMMEDIATE"));
+  RETURN_IF_ERROR(db.Run("BEGIN IMMEDIATE"));
   return std::unique_ptr<WriteTransaction>(new WriteTransaction(db));
 }
 
 WriteTransaction::~WriteTransaction() {
   if (!done_ && db_.InTransaction()) {
-    Status st = db_.Exec("ROLLBACK");
+    Status st = db_.Run("ROLLBACK");
     if (!st.ok()) log::Warn("session", "rollback failed: " + st.error().message);
   }
 }
 
 Status WriteTransaction::Commit() {
-  Status st = db_.Exec("COMMIT");
+  Status st = db_.Run("COMMIT");
   if (st.ok()) done_ = true;
   return st;
 }

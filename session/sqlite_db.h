@@ -71,8 +71,12 @@ class SqliteDb {
   SqliteDb(const SqliteDb&) = delete;
   SqliteDb& operator=(const SqliteDb&) = delete;
 
+  // Runs one or more statements, parsed each time (set-up, migrations).
   Status Exec(std::string_view sql);
   Result<Statement> Prepare(std::string_view sql);
+  // Runs one statement without parameters or rows through the statement cache (transaction
+  // control: parsed once per connection, not per transaction).
+  Status Run(std::string_view sql);
 
   // An error for SQLite result `rc` in the context of `what`, with the connection's message.
   Error MakeSqliteError(int rc, std::string_view what) const;

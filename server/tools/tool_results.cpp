@@ -6,6 +6,7 @@
 
 #include "common/base64.h"
 #include "common/log.h"
+#include "server/mcp/json_writer.h"
 #include "server/tools/uris.h"
 #include "server/tools/version_details.h"
 
@@ -51,21 +52,21 @@ void PutPrompt(Json& j, const std::string& prompt, size_t max_bytes) {
 }  // namespace
 
 Json VersionStructuredContent(const session::VersionInfo& v, size_t max_prompt_bytes) {
-  Json j = {
-      {"session_id", v.session_id},
-      {"version", v.version},
-      {"width", v.width},
-      {"height", v.height},
-      {"mime_type", v.mime_type},
-      {"bytes", v.bytes},
-      {"sha256", v.sha256},
-      {"path", v.path.string()},
-      {"uri", VersionUri(v.session_id, v.version)},
-      {"backend", v.backend},
-      {"model", v.model},
-      {"operation", v.operation},
-      {"created_at", v.created_at},
-  };
+  // Member by member: an initializer list would build and copy a Json per entry.
+  Json j = Json::object();
+  j["session_id"] = v.session_id;
+  j["version"] = v.version;
+  j["width"] = v.width;
+  j["height"] = v.height;
+  j["mime_type"] = v.mime_type;
+  j["bytes"] = v.bytes;
+  j["sha256"] = v.sha256;
+  j["path"] = v.path.string();
+  j["uri"] = VersionUri(v.session_id, v.version);
+  j["backend"] = v.backend;
+  j["model"] = v.model;
+  j["operation"] = v.operation;
+  j["created_at"] = v.created_at;
   PutPrompt(j, v.prompt, max_prompt_bytes);
   if (v.parent) j["parent_version"] = *v.parent;
   if (Json params = ParamsOf(v.details); !params.empty()) j["params"] = std::move(params);
@@ -161,10 +162,10 @@ mcp::ToolResult BuildToolResult(ResultParts parts, const imaging::PreviewOptions
     Json without = parts.structured;
     const size_t entries = without["history"].size();
     without.erase("history");
-    copy = without.dump(2) + "\n(history: " + std::to_string(entries) +
+    copy = mcp::DumpCompactJson(without) + "\n(history: " + std::to_string(entries) +
            (entries == 1 ? " entry" : " entries") + " in structuredContent)";
   } else {
-    copy = parts.structured.dump(2);
+    copy = mcp::DumpCompactJson(parts.structured);
   }
   result.content.push_back({{"type", "text"}, {"text", text + "\n" + copy}});
   if (!image.block.is_null()) result.content.push_back(std::move(image.block));

@@ -286,7 +286,12 @@ class OlderClientsGetTheHistoryInText(unittest.TestCase):
         structured(server.call_tool("generate_image", {"session_id": "old", "prompt": "solid red",
                                                        "inline": "none"}))
         _, resp = history(server, "old")
-        self.assertIn('"history": [', resp["result"]["content"][0]["text"])
+        # The text block: a summary line, then the structured content as JSON, history included.
+        summary, _, copy = resp["result"]["content"][0]["text"].partition("\n")
+        self.assertIn("Session 'old' version 1", summary)
+        in_text = json.loads(copy)
+        self.assertEqual([h["version"] for h in in_text["history"]], [1])
+        self.assertEqual(in_text["history"][0]["prompt"], "solid red")
 
 
 class FailuresAreLogged(unittest.TestCase):
