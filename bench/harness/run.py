@@ -1274,6 +1274,8 @@ def main():
                                  f"{modern['calls']} calls, {modern['errors']} errors, load from "
                                  f"{modern['client']}; modern ÷ legacy throughput in this run: "
                                  + ("—" if "error" in me else ratio(modern["rps"], me["rps"]))
+                                 + (f"; CPU per call: server {modern['server_cpu_us']:.0f} µs"
+                                    if modern.get("server_cpu_us") is not None else "")
                                  + (f" (first: {modern['first_error'][:200]})"
                                     if modern.get("first_error") else "")))
             else:
