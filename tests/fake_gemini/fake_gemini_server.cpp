@@ -15,7 +15,6 @@ namespace imgmcp::fake_gemini {
 namespace {
 
 constexpr char kJson[] = "application/json; charset=UTF-8";
-constexpr char kLog[] = "fake_gemini";
 constexpr size_t kMaxBody = 256u * 1024 * 1024;
 
 Result<std::string> ReadFile(const std::string& path) {

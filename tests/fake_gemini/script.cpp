@@ -16,7 +16,10 @@ Result<Action> ParseAction(const Json& json) {
     return MakeError(ErrorCode::kInvalidArgument, "each script action must be a JSON object");
   }
   Action a;
-  for (const auto& [key, value] : json.items()) {
+  for (const auto& item : json.items()) {
+    // Named copies: lambdas cannot capture structured bindings before clang 16.
+    const std::string& key = item.key();
+    const Json& value = item.value();
     auto want_int = [&](int* out) -> Status {
       if (!value.is_number_integer() || value.get<int64_t>() < 0 || value.get<int64_t>() > 1e9) {
         return Bad(key, "a non-negative integer");
