@@ -46,12 +46,16 @@ enum class Support {
   kIgnored,  // accepted but without meaning for this model (the local engine); the result says so
 };
 
+// The most input images any model takes in one request (base image, references and replayed
+// turns together); --chain-turns cannot exceed it.
+inline constexpr int kMostInputImages = 14;
+
 // What one model supports. Backends list theirs (ImageBackend::Models()).
 struct ModelCapabilities {
   std::string id;
   std::vector<std::string> image_sizes;    // subset of ImageSizeNames(), in that order
   std::vector<std::string> aspect_ratios;  // subset of AspectRatioNames(), in that order
-  int max_input_images = 14;               // per request: base image + references (+ replays)
+  int max_input_images = kMostInputImages;  // per request: base image + references (+ replays)
   Support thinking = Support::kNo;         // thinking level minimal/high
   Support search = Support::kNo;           // Google Search grounding
   Support chain = Support::kNo;            // conversational edits replaying earlier turns

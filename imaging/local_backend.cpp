@@ -60,7 +60,7 @@ const std::vector<ModelCapabilities>& LocalBackend::Models() const {
     m.id = kModel;
     m.image_sizes = ImageSizeNames();
     m.aspect_ratios = AspectRatioNames();
-    m.max_input_images = 14;
+    m.max_input_images = kMostInputImages;
     m.thinking = Support::kIgnored;
     m.search = Support::kIgnored;
     m.chain = Support::kIgnored;

@@ -8,6 +8,7 @@
 
 #include "common/log.h"
 #include "gemini_client/models.h"
+#include "imaging/generation_params.h"
 
 namespace imgmcp::app {
 namespace {
@@ -247,8 +248,9 @@ constexpr FlagSpec kFlags[] = {
      .default_text = ModelsDefault},
     {.name = "--chain-turns",
      .value = "N",
-     .help = "earlier turns an edit with context \"chain\" replays, 1-16",
-     .set = SetInt<&Config::chain_turns, 1, 16>,
+     .help = "earlier turns an edit with context \"chain\" replays, 1-14 (no model takes more "
+             "than 14 images in one request)",
+     .set = SetInt<&Config::chain_turns, 1, imaging::kMostInputImages>,
      .default_text = ShowDefault<&Config::chain_turns>},
     {.name = "--gemini-base-url",
      .env = "GEMINI_BASE_URL",

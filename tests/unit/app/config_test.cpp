@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include "gemini_client/models.h"
+#include "imaging/generation_params.h"
+
 #include <map>
 #include <regex>
 #include <string>
@@ -173,6 +176,15 @@ TEST(ConfigTest, DefaultsAreTheConfigDefaultsAndTheHelpShowsThem) {
   EXPECT_NE(help.find("default gemini-3.1-flash-lite-image"), std::string::npos);
 }
 
+TEST(ConfigTest, ChainTurnsStopAtTheMostImagesAnyModelTakes) {
+  EXPECT_EQ(Parse({"--chain-turns", std::to_string(imaging::kMostInputImages)})->chain_turns, 14);
+  EXPECT_FALSE(Parse({"--chain-turns", "15"}).ok());
+  EXPECT_FALSE(Parse({"--chain-turns", "16"}).ok());
+  for (const auto& model : gemini::KnownGeminiModels()) {
+    EXPECT_LE(model.max_input_images, imaging::kMostInputImages) << model.id;
+  }
+}
+
 TEST(ConfigTest, DataDirComesFromTheFlagThenTheVariablesThenHome) {
   const Env env = {{"IMGMCP_DATA_DIR", "/env"}, {"XDG_DATA_HOME", "/xdg"}, {"HOME", "/home/u"}};
   EXPECT_EQ(Parse({"--data-dir", "/flag"}, env)->data_dir, "/flag");
@@ -212,7 +224,7 @@ TEST(ConfigTest, ErrorsNameTheFlagOrVariableAndWhatItTakes) {
       {{"--nope=1"}, "--nope: unknown flag"},
       {{"stray"}, "stray: unknown flag"},
       {{"--chain-turns"}, "--chain-turns: needs a value"},
-      {{"--chain-turns", "17"}, "--chain-turns: expected an integer from 1 to 16, got \"17\""},
+      {{"--chain-turns", "15"}, "--chain-turns: expected an integer from 1 to 14, got \"15\""},
       {{"--http-max-sessions", "x"}, "--http-max-sessions: expected an integer from 1 to"},
       {{"--http", "abc"}, "--http: "},
       {{"--data-dir", ""}, "--data-dir: must not be empty"},
