@@ -53,14 +53,14 @@ inline constexpr int kMostInputImages = 14;
 // What one model supports. Backends list theirs (ImageBackend::Models()).
 struct ModelCapabilities {
   std::string id;
-  std::vector<std::string> image_sizes;    // subset of ImageSizeNames(), in that order
-  std::vector<std::string> aspect_ratios;  // subset of AspectRatioNames(), in that order
+  std::vector<std::string> image_sizes;     // subset of ImageSizeNames(), in that order
+  std::vector<std::string> aspect_ratios;   // subset of AspectRatioNames(), in that order
   int max_input_images = kMostInputImages;  // per request: base image + references (+ replays)
-  Support thinking = Support::kNo;         // thinking level minimal/high
-  Support search = Support::kNo;           // Google Search grounding
-  Support chain = Support::kNo;            // conversational edits replaying earlier turns
-  int64_t input_token_limit = 0;           // per request; 0 = not limited here
-  int input_image_tokens = 0;              // what one input image costs (estimate)
+  Support thinking = Support::kNo;          // thinking level minimal/high
+  Support search = Support::kNo;            // Google Search grounding
+  Support chain = Support::kNo;             // conversational edits replaying earlier turns
+  int64_t input_token_limit = 0;            // per request; 0 = not limited here
+  int input_image_tokens = 0;               // what one input image costs (estimate)
   bool listed = true;  // false: an id outside the backend's table, given the minimal row
 };
 

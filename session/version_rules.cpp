@@ -61,6 +61,14 @@ Status ValidateNewVersions(const std::vector<NewVersion>& versions, int64_t last
       return MakeError(ErrorCode::kInvalidArgument,
                        "a version needs a mime_type and an operation" + which);
     }
+    for (const std::string* text :
+         {&nv.prompt, &nv.operation, &nv.mime_type, &nv.backend, &nv.model, &nv.details}) {
+      if (text->find('\0') != std::string::npos) {
+        // PostgreSQL cannot store a NUL in text and C strings end at one: refused, never cut.
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "a version's text contains a NUL character" + which);
+      }
+    }
     if (nv.parent.has_value() && (*nv.parent < 1 || *nv.parent >= number)) {
       return MakeError(ErrorCode::kInvalidArgument, "parent version " + std::to_string(*nv.parent) +
                                                         " is not an earlier version" + which);

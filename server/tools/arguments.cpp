@@ -75,6 +75,12 @@ Result<std::optional<std::string>> ArgumentReader::OptionalString(const std::str
     return InvalidArgument("'" + FieldName(field) + "' is " + std::to_string(s.size()) +
                            " bytes; at most " + std::to_string(max_length) + " are allowed");
   }
+  // A NUL cannot be stored as text (PostgreSQL refuses it, C APIs cut at it): refused, never cut.
+  if (const size_t nul = s.find('\0'); nul != std::string::npos) {
+    return InvalidArgument("'" + FieldName(field) +
+                           "' contains a NUL character (\\u0000) at byte " + std::to_string(nul) +
+                           "; remove it");
+  }
   return std::optional<std::string>(s);
 }
 

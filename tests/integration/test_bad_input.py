@@ -221,6 +221,8 @@ def make_catalogue(sandbox):
     add(tool_case("generate: prompt is a number", gen, {"prompt": 5}, "prompt", "string"))
     add(tool_case("generate: prompt is blank", gen, {"prompt": " \t\n"}, "prompt"))
     add(tool_case("generate: prompt is an object", gen, {"prompt": {"text": "x"}}, "prompt"))
+    add(tool_case("generate: prompt with a NUL", gen, {"prompt": "keep\u0000 this"}, "prompt",
+                  "NUL"))
     add(tool_case("generate: 5 MB prompt", gen, {"prompt": huge_prompt}, "prompt",
                   str(len(huge_prompt)), "102400"))
     add(tool_case("generate: session_id is a number", gen, {"prompt": "x", "session_id": 1},
@@ -245,6 +247,8 @@ def make_catalogue(sandbox):
     add(tool_case("edit: session_id is an array", edit, {"session_id": ["s1"], "prompt": "invert"},
                   "session_id"))
     add(tool_case("edit: prompt is null", edit, {"session_id": "s1", "prompt": None}, "prompt"))
+    add(tool_case("edit: prompt with a NUL", edit, {"session_id": "s1", "prompt": "a\u0000b"},
+                  "prompt", "NUL"))
     add(tool_case("edit: expected_version is a string", edit,
                   {"session_id": "s1", "prompt": "invert", "expected_version": "2"},
                   "expected_version", "integer"))

@@ -5,13 +5,13 @@
 
 #include <gtest/gtest.h>
 
-#include "gemini_client/models.h"
-#include "imaging/generation_params.h"
-
 #include <map>
 #include <regex>
 #include <string>
 #include <vector>
+
+#include "gemini_client/models.h"
+#include "imaging/generation_params.h"
 
 namespace imgmcp::app {
 namespace {

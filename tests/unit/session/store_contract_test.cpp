@@ -290,8 +290,9 @@ TYPED_TEST(StoreContractTest, InvalidVersionsCommitNothing) {
   no_mime.mime_type.clear();
   NewVersion no_operation = MakeVersion("x");
   no_operation.operation.clear();
+  NewVersion nul_prompt = MakeVersion("x", {}, std::string("keep\0 this", 10));
   for (const NewVersion* nv :
-       {&empty, &bad_ext, &bad_parent, &zero_parent, &no_mime, &no_operation}) {
+       {&empty, &bad_ext, &bad_parent, &zero_parent, &no_mime, &no_operation, &nul_prompt}) {
     Result<VersionInfo> r = (*turn)->Commit(*nv);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);

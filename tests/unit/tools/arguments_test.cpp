@@ -45,6 +45,17 @@ TEST(ArgumentReader, NamesTheFieldAndWhatIsAllowed) {
   EXPECT_FALSE(r.RequiredString("missing", 3).ok());
 }
 
+TEST(ArgumentReader, ANulInTextIsRefusedNamingTheFieldNeverCut) {
+  Json args = {{"prompt", std::string("keep\0 this", 10)}, {"other", "fine"}};
+  ArgumentReader r(args, "image");
+  auto p = r.RequiredString("prompt", 100);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(p.error().message,
+            "'image.prompt' contains a NUL character (\\u0000) at byte 4; remove it");
+  EXPECT_EQ(*r.RequiredString("other", 100), "fine");
+}
+
 TEST(ArgumentReader, AcceptsWholeFloatsAsIntegersAndNullAsAbsent) {
   Json args = {{"n", 4.0}, {"gone", nullptr}};
   ArgumentReader r(args);
