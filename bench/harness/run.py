@@ -581,6 +581,63 @@ def measure_sessions(server, workdir, fake, small_file, sessions, edits, tag):
         proxy.close()
 
 
+def proc_status_kb(pid, field):
+    """A VmRSS/VmHWM-style field of /proc/PID/status, in kB."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def measure_memory_budget(server, workdir, fake, small_file, budget_mb, tag, calls=3, refs=14):
+    """`calls` concurrent generate_image calls, each with `refs` references of a 12.6 MB noisy PNG
+    (by path), against --max-inflight-mb `budget_mb` (0: no budget). Peak resident memory
+    (VmHWM) over the run, resident memory after it, and how many calls were refused as busy."""
+    fake.configure(fixed_image_file=small_file, latency_ms=400)
+    cwd = os.path.join(workdir, "cwd-" + tag)
+    os.makedirs(cwd, exist_ok=True)
+    with open(os.path.join(cwd, "ref.png"), "wb") as f:
+        f.write(noisy_png(2048, 2048, seed=11))
+    ref_mb = os.path.getsize(os.path.join(cwd, "ref.png")) / 1e6
+    budgeted = Server(server.name, server.argv + ["--max-inflight-mb", str(budget_mb)],
+                      server.env, server.generate)
+    client = start(budgeted, workdir, tag)
+    try:
+        client.initialize()
+        for i in range(calls):
+            client.call("generate_image", {"session_id": f"m{i}", "prompt": "a lighthouse",
+                                           "inline": "none"})
+        idle = proc_status_kb(client.proc.pid, "VmHWM")
+        outcomes = [None] * calls
+
+        def one(i):
+            try:
+                client.call("generate_image", {"session_id": f"m{i}",
+                                               "prompt": "in the style of the references",
+                                           "inline": "none",
+                                           "reference_images": [{"path": "ref.png"}] * refs},
+                            timeout=300)
+                outcomes[i] = "ok"
+            except McpError as e:
+                outcomes[i] = "busy" if "busy" in str(e) else str(e)
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(calls)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        other = [o for o in outcomes if o not in ("ok", "busy")]
+        if other:
+            return {"error": "; ".join(other)[:300]}
+        return {"peak": proc_status_kb(client.proc.pid, "VmHWM"), "idle_peak": idle,
+                "after": proc_status_kb(client.proc.pid, "VmRSS"), "ref_mb": ref_mb,
+                "ok": outcomes.count("ok"), "busy": outcomes.count("busy")}
+    except Exception as e:  # noqa: BLE001
+        return {"error": f"{e}; stderr: {client.stderr_tail(client.err_path)}"}
+    finally:
+        client.close()
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -1073,7 +1130,7 @@ def main():
     ap.add_argument("--calls", type=int, default=15)
     ap.add_argument("--versions", type=int, default=1000)
     ap.add_argument("--quick", action="store_true", help="fewer calls; for trying the harness")
-    ap.add_argument("--only", default="", help="comma list of P1,P2,P3,P4,P5,P6,P7,P8,P9,R1,C1")
+    ap.add_argument("--only", default="", help="comma list of P1,P2,P3,P4,P5,P6,P7,P8,P9,R1,C1,M1")
     ap.add_argument("--chain-bench", default="",
                     help="bench_chain_request binary for C1 (default: beside imgmcp's build tree)")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir")
@@ -1322,6 +1379,26 @@ def main():
                              f"half-open connections still open at the end (the server keeps "
                              f"512 waiting, closing the longest waiting beyond that)"))
 
+        # ---- M1 ----
+        if want("M1"):
+            what = "3 concurrent generate_image calls, 14 references of a 12.6 MB PNG each"
+            for budget in (512, 0):
+                log(f"bench: M1 --max-inflight-mb {budget}")
+                r = measure_memory_budget(imgmcp, workdir, fake, small, budget,
+                                          f"imgmcp-m1-{budget}")
+                label = f"--max-inflight-mb {budget}" if budget else "no budget (0)"
+                if "error" in r:
+                    rows.append(("M1", what, "imgmcp", "FAILED", "—", "—",
+                                 f"{label}: {r['error']}"))
+                    continue
+                results[("M1", budget)] = r
+                rows.append(("M1", what, "imgmcp",
+                             f"peak {r['peak'] / 1024:.0f} MB, after {r['after'] / 1024:.0f} MB",
+                             "—", "—",
+                             f"{label}: {r['ok']} applied, {r['busy']} refused as busy; peak "
+                             f"before the edits {r['idle_peak'] / 1024:.0f} MB; references by "
+                             f"path, {r['ref_mb']:.1f} MB each"))
+
         # ---- C1 ----
         if want("C1"):
             log("bench: C1")
@@ -1475,6 +1552,13 @@ def targets(results):
             out.append(f"(not a target) {row} {what}: " + "; ".join(
                 f"{label} {fmt.format(v)}" + ("" if i == 0 else f" ({v / base:.2f}×)")
                 for i, (label, v) in enumerate(got)))
+    r = results.get(("M1", 512))
+    if r:
+        margin = 64
+        peak = r["peak"] / 1024
+        out.append(f"M1 peak ≤ --max-inflight-mb 512 + {margin} MB margin (idle, one decoded "
+                   f"frame, the call's JSON): {peak:.0f} MB — {ok(peak <= 512 + margin)}; after "
+                   f"{r['after'] / 1024:.0f} MB")
     return out
 
 

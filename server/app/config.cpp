@@ -268,6 +268,13 @@ constexpr FlagSpec kFlags[] = {
      .help = "concurrent backend calls across sessions",
      .set = SetInt<&Config::max_backend_calls, 1, 1024>,
      .default_text = ShowDefault<&Config::max_backend_calls>},
+    {.name = "--max-inflight-mb",
+     .env = "IMGMCP_MAX_INFLIGHT_MB",
+     .value = "MB",
+     .help = "memory the image calls in flight may hold together (the images they read and the "
+             "requests they build); a call that does not fit is refused, 0 = no limit",
+     .set = SetInt<&Config::max_inflight_mb, 0, 1 << 20>,
+     .default_text = ShowDefault<&Config::max_inflight_mb>},
 
     {.heading = "Images"},
     {.name = "--allow-read",

@@ -36,6 +36,7 @@ struct Config {
   int max_versions = 100;
   int idle_days = 0;
   int max_backend_calls = tools::kDefaultMaxConcurrentBackendCalls;
+  int max_inflight_mb = tools::kDefaultMaxInflightMb;  // --max-inflight-mb (0 = no limit)
   int64_t cache_mb = 64;
   // --store / IMGMCP_STORE: "sqlite" (the embedded store in data_dir) or a postgresql:// URL
   // (shared by replicas; may carry a password, so it is never logged). store_pool: the most

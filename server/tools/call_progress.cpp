@@ -29,9 +29,9 @@ void ProgressHeartbeat::Run() {
   const auto start = std::chrono::steady_clock::now();
   std::unique_lock<std::mutex> lock(mu_);
   while (!cv_.wait_for(lock, interval_, [this] { return stop_; })) {
-    const auto secs = std::chrono::duration_cast<std::chrono::seconds>(
-                          std::chrono::steady_clock::now() - start)
-                          .count();
+    const auto secs =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start)
+            .count();
     lock.unlock();
     progress_.Report(what_ + " (" + std::to_string(secs) + " s)");
     lock.lock();

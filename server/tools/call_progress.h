@@ -20,7 +20,7 @@ class CallProgress {
 
  private:
   mcp::ToolCallContext& ctx_;
-  std::mutex mu_;    // guards step_ so concurrent reports stay strictly increasing
+  std::mutex mu_;  // guards step_ so concurrent reports stay strictly increasing
   double step_ = 0;
 };
 

@@ -158,6 +158,16 @@ Result<std::string> ImageInputResolver::ReadAllowedFile(const std::string& path,
   return ReadRegularFile(real, path, field, options_.limits);
 }
 
+size_t ImageInputResolver::EncodedSize(const ImageInputArg& input) const {
+  if (input.data) return input.data->size() / 4 * 3;
+  if (!input.path) return 0;
+  auto real = AllowedRealPath(*input.path, "path", options_.allowed_roots);
+  if (!real.ok()) return 0;
+  std::error_code error;
+  const auto size = fs::file_size(*real, error);
+  return error ? 0 : static_cast<size_t>(size);
+}
+
 Result<imaging::EncodedImage> ImageInputResolver::CheckImage(std::string bytes,
                                                              const std::string& field) const {
   auto info = imaging::ReadImageInfo(bytes, options_.limits);

@@ -55,6 +55,9 @@ class ImageInputResolver {
   Result<std::vector<imaging::EncodedImage>> ResolveList(const std::vector<ImageInputArg>& inputs,
                                                          const std::string& field) const;
 
+  // About what `input` weighs once read: its base64 data decoded, or the size of its file when
+  // the path is allowed (0 otherwise, and when it cannot be read: Resolve reports why).
+  size_t EncodedSize(const ImageInputArg& input) const;
   // The parsing limits these options imply (inline data size, number of reference images).
   void ApplyLimits(ArgumentOptions& options) const;
 

@@ -79,7 +79,8 @@ ImageTools::ImageTools(session::SessionStore& store, imaging::ImageBackend& back
       inputs_(inputs),
       notifier_(notifier),
       options_(std::move(options)),
-      backend_slots_(options_.max_concurrent_backend_calls) {
+      backend_slots_(options_.max_concurrent_backend_calls),
+      inflight_(options_.max_inflight_bytes, "--max-inflight-mb") {
   argument_options_.max_prompt_bytes = options_.max_prompt_bytes;
   argument_options_.max_versions = options_.max_versions;
   argument_options_.idle_days = options_.idle_days;
@@ -209,6 +210,22 @@ std::string ImageTools::IgnoredNote(const std::vector<std::string>& ignored) con
   return "\nIgnored: " + imaging::JoinList(ignored, " and ") + " (no meaning for the " +
          backend_.Name() + " backend" +
          (backend_.Name() == "local" ? ", which works offline" : "") + ").";
+}
+
+namespace {
+
+// An answer's bytes are not known before it comes; this much is set aside for one.
+constexpr size_t kAnswerAllowance = 2u << 20;
+
+}  // namespace
+
+Result<ByteBudget::Lease> ImageTools::LeaseMemory(const std::string& tool,
+                                                  const std::vector<const ImageInputArg*>& inputs) {
+  size_t encoded = 0;
+  for (const ImageInputArg* input : inputs) encoded += inputs_.EncodedSize(*input);
+  if (encoded == 0) return ByteBudget::Lease();
+  // The bytes themselves, and their base64 in the request body (4/3 of them).
+  return inflight_.Acquire(encoded + encoded / 3 * 4, "this " + tool + " call");
 }
 
 namespace {
@@ -411,6 +428,9 @@ Result<mcp::ToolResult> ImageTools::Generate(const GenerateImageArgs& args,
   ASSIGN_OR_RETURN(const imaging::ModelCapabilities* model, ChooseModel(options, &ignored));
   options.model = model->id;
   const std::string id = args.session_id.value_or("img-" + RandomHex(6));
+  std::vector<const ImageInputArg*> inputs;
+  for (const ImageInputArg& reference : args.reference_images) inputs.push_back(&reference);
+  ASSIGN_OR_RETURN(const ByteBudget::Lease memory, LeaseMemory("generate_image", inputs));
   ASSIGN_OR_RETURN(std::vector<imaging::EncodedImage> references,
                    inputs_.ResolveList(args.reference_images, "reference_images"));
 
@@ -453,6 +473,7 @@ struct ImageTools::CheckedEdit {
   std::vector<std::string> ignored;               // parameters the model has no use for
   std::optional<imaging::EncodedImage> outside;   // the `image` argument, decoded whole
   std::vector<imaging::EncodedImage> references;  // `reference_images`, decoded whole
+  ByteBudget::Lease memory;  // held until the call ends: its images and request are in memory
 };
 
 // The version an edit is made from, read in the session's turn.
@@ -519,7 +540,7 @@ Result<mcp::ToolResult> ImageTools::Edit(const EditImageArgs& args, mcp::ToolCal
   return CommitEdit(args, checked, std::move(base), std::move(answer), turn);
 }
 
-Result<ImageTools::CheckedEdit> ImageTools::CheckEdit(const EditImageArgs& args) const {
+Result<ImageTools::CheckedEdit> ImageTools::CheckEdit(const EditImageArgs& args) {
   CheckedEdit checked;
   checked.options = args.generation.Options();
   checked.options.chain = args.chain();
@@ -533,6 +554,10 @@ Result<ImageTools::CheckedEdit> ImageTools::CheckEdit(const EditImageArgs& args)
   if (Status s = backend_.CheckEditInstruction(args.prompt); !s.ok()) {
     return Appended(s.error(), Note());
   }
+  std::vector<const ImageInputArg*> inputs;
+  if (args.image) inputs.push_back(&*args.image);
+  for (const ImageInputArg& reference : args.reference_images) inputs.push_back(&reference);
+  ASSIGN_OR_RETURN(checked.memory, LeaseMemory("edit_image", inputs));
   if (args.image) {
     ASSIGN_OR_RETURN(checked.outside, inputs_.Resolve(*args.image, "image"));
   }
@@ -579,12 +604,24 @@ Result<ImageTools::EditBase> ImageTools::ResolveEditBase(
   return base;
 }
 
+Result<ByteBudget::Lease> ImageTools::LeaseEditBase(const EditBase& base, bool chain) {
+  // An outside image was leased with the references, before the turn.
+  const size_t bytes = base.import ? 0 : base.image.bytes.size();
+  const size_t turns = chain ? static_cast<size_t>(options_.chain_turns) : 0;
+  // A replayed turn sends its answer and, for an import, the image the user gave: each about
+  // the size of the base.
+  const size_t stored = bytes * (1 + 2 * turns) + kAnswerAllowance;
+  return inflight_.Acquire(stored + stored / 3 * 4, "this edit_image call");
+}
+
 Result<ImageTools::EditAnswer> ImageTools::RunEdit(const EditImageArgs& args,
                                                    const imaging::ModelCapabilities& model,
                                                    const EditBase& base,
                                                    imaging::EditRequest request,
                                                    mcp::ToolCallContext& ctx) {
   EditAnswer answer;
+  // In the turn: the base is read, and the chain's size follows from it.
+  ASSIGN_OR_RETURN(const ByteBudget::Lease memory, LeaseEditBase(base, args.chain()));
   // Context "chain": the turns that led to the base version, replayed before the instruction.
   if (args.chain() && model.chain == imaging::Support::kYes) {
     ASSIGN_OR_RETURN(request.chain, LoadChain(base.info, request.base, model, args.prompt,

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/byte_budget.h"
 #include "common/slot_limiter.h"
 #include "imaging/codec.h"
 #include "imaging/image_backend.h"
@@ -22,6 +23,9 @@ namespace imgmcp::tools {
 
 // The one default for --max-backend-calls.
 inline constexpr int kDefaultMaxConcurrentBackendCalls = 32;
+// The one default for --max-inflight-mb: room for one call with fourteen 12 MB references.
+inline constexpr int kDefaultMaxInflightMb = 512;
+
 // The one default for --chain-turns.
 inline constexpr int kDefaultChainTurns = 4;
 
@@ -35,6 +39,9 @@ struct ImageToolsOptions {
   size_t max_prompt_bytes = 100 * 1024;
   // Backend calls running at once across all sessions (<= 0: no cap); the others wait for a slot.
   int max_concurrent_backend_calls = kDefaultMaxConcurrentBackendCalls;
+  // Memory the image calls in flight may hold together (--max-inflight-mb; 0 = no limit): the
+  // images they read and the requests they build. A call that does not fit is refused.
+  size_t max_inflight_bytes = size_t{kDefaultMaxInflightMb} << 20;
   // Earlier turns a `context: "chain"` edit replays at most (--chain-turns).
   int chain_turns = kDefaultChainTurns;
   // The store's retention (StoreOptions), stated in tool descriptions and in errors about
@@ -82,7 +89,14 @@ class ImageTools {
   struct EditAnswer;
   // The model and its options, the instruction (the local backend knows its vocabulary), then
   // the images, decoded whole: all before the call waits for its turn.
-  Result<CheckedEdit> CheckEdit(const EditImageArgs& args) const;
+  Result<CheckedEdit> CheckEdit(const EditImageArgs& args);
+  // A lease on the memory budget for the images a call reads before its turn (`inputs`) and
+  // their base64 in its request; taken before they are read. None when there are none.
+  Result<ByteBudget::Lease> LeaseMemory(const std::string& tool,
+                                        const std::vector<const ImageInputArg*>& inputs);
+  // In the turn, for an edit's stored base (and, for context "chain", up to --chain-turns
+  // earlier turns of about its size) in the request, and the answer to come.
+  Result<ByteBudget::Lease> LeaseEditBase(const EditBase& base, bool chain);
   // The version edited: the outside image (as the import it will be), from_version, or the
   // current one; after the expected_version check.
   Result<EditBase> ResolveEditBase(const EditImageArgs& args, const session::EditTurn& turn,
@@ -169,6 +183,7 @@ class ImageTools {
   ImageToolsOptions options_;
   ArgumentOptions argument_options_;
   SlotLimiter backend_slots_;  // caps concurrent backend calls (max_concurrent_backend_calls)
+  ByteBudget inflight_;        // caps the bytes image calls hold (max_inflight_bytes)
 };
 
 // Tool definitions (names, titles, descriptions written for a model, schemas, annotations).

@@ -50,6 +50,7 @@ const std::vector<std::pair<std::string, std::string>> kEveryFlag = {
     {"--max-versions", "0"},
     {"--idle-days", "3"},
     {"--max-backend-calls", "2"},
+    {"--max-inflight-mb", "64"},
     {"--cache-mb", "0"},
     {"--store", "sqlite"},
     {"--store-pool", "3"},
@@ -67,9 +68,10 @@ const std::vector<std::pair<std::string, std::string>> kEveryFlag = {
 };
 
 const std::vector<std::string> kEveryVariable = {
-    "GEMINI_API_KEY", "GEMINI_BASE_URL",   "IMGMCP_BACKEND",    "IMGMCP_GEMINI_MODEL",
-    "IMGMCP_MODELS",  "IMGMCP_DATA_DIR",   "IMGMCP_AUTH_TOKEN", "IMGMCP_ALLOW_HOSTS",
-    "IMGMCP_STORE",   "IMGMCP_STORE_POOL", "XDG_DATA_HOME",     "HOME",
+    "GEMINI_API_KEY",         "GEMINI_BASE_URL",   "IMGMCP_BACKEND",    "IMGMCP_GEMINI_MODEL",
+    "IMGMCP_MODELS",          "IMGMCP_DATA_DIR",   "IMGMCP_AUTH_TOKEN", "IMGMCP_ALLOW_HOSTS",
+    "IMGMCP_STORE",           "IMGMCP_STORE_POOL", "XDG_DATA_HOME",     "HOME",
+    "IMGMCP_MAX_INFLIGHT_MB",
 };
 
 size_t Count(const std::string& text, const std::regex& pattern) {
