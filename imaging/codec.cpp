@@ -130,6 +130,17 @@ Result<std::string> EncodeJpeg(const Image& image, int quality) {
   return internal::EncodeJpegPixels(image.rgba.data(), image.width, image.height, quality);
 }
 
+Result<std::string> EncodeWebp(const Image& image, int quality) {
+  RETURN_IF_ERROR(CheckImage(image));
+  if (quality < 1 || quality > 100) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "WebP quality must be 1-100, got " + std::to_string(quality));
+  }
+  return internal::EncodeWebpPixels(image.rgba.data(), image.width, image.height, quality);
+}
+
+bool CanEncodeWebp() { return internal::HaveWebpEncoder(); }
+
 Result<Image> Resize(const Image& image, int width, int height) {
   RETURN_IF_ERROR(CheckImage(image));
   if (width <= 0 || height <= 0) {

@@ -27,7 +27,7 @@ struct ImageInfo {
 };
 
 struct DecodeLimits {
-  int64_t max_pixels = 50'000'000;        // width*height refused above this, before allocating
+  int64_t max_pixels = 50'000'000;         // width*height refused above this, before allocating
   int64_t max_bytes = 64LL * 1024 * 1024;  // encoded size refused above this
 };
 
@@ -59,6 +59,10 @@ struct PngOptions {
 };
 Result<std::string> EncodePng(const Image& image, const PngOptions& options);
 Result<std::string> EncodeJpeg(const Image& image, int quality = 85);  // alpha dropped
+// Lossy WebP at `quality` (1-100), alpha kept. kUnsupported when this build lacks libwebp
+// (CanEncodeWebp() says so up front).
+Result<std::string> EncodeWebp(const Image& image, int quality = 90);
+bool CanEncodeWebp();
 
 // Resamples to exactly width x height.
 Result<Image> Resize(const Image& image, int width, int height);

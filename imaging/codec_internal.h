@@ -83,6 +83,9 @@ class AreaDownscaler {
 Result<std::string> EncodePngPixels(const uint8_t* rgba, int width, int height, int level);
 // JPEG at `quality` (1-100); alpha is ignored.
 Result<std::string> EncodeJpegPixels(const uint8_t* rgba, int width, int height, int quality);
+// Lossy WebP at `quality` (1-100) through libwebp; kUnsupported without it.
+Result<std::string> EncodeWebpPixels(const uint8_t* rgba, int width, int height, int quality);
+bool HaveWebpEncoder();
 // Resamples RGBA8 `in` (w x h) into `out` (ow x oh, preallocated).
 Status ResizePixels(const uint8_t* in, int w, int h, uint8_t* out, int ow, int oh);
 
