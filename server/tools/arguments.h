@@ -84,6 +84,9 @@ struct ArgumentOptions {
   // The store's retention (--max-versions, --idle-days), which tool descriptions state.
   int max_versions = 100;  // versions kept per session; 0 = all
   int idle_days = 0;       // sessions idle longer are deleted; 0 = never
+  // Where save_to may write on this server (SaveTargets::DescribeRoots), said after its
+  // description; empty says nothing.
+  std::string save_roots_description;
 };
 
 // What a JSON null given for an optional field means: absent (the default), or an error where

@@ -61,6 +61,21 @@ std::string Describe(const session::VersionInfo& v) {
          HumanBytes(v.bytes);
 }
 
+// What a saved copy adds to a result: structuredContent fields and a line of text.
+Json SavedFields(const SavedCopy& saved) {
+  Json fields = Json::object();
+  fields["saved_to"] = saved.path.string();
+  fields["saved_bytes"] = saved.bytes;
+  fields["saved_format"] = SaveFormatName(saved.format);
+  return fields;
+}
+
+std::string SavedLine(const SavedCopy& saved) {
+  return "\nSaved a copy to " + saved.path.string() + " (" + SaveFormatName(saved.format) + ", " +
+         HumanBytes(saved.bytes) + (saved.replaced ? ", replacing the file that was there" : "") +
+         ").";
+}
+
 // The structuredContent fields of a backend's answer, with the parameters it was asked with.
 Json AnswerExtra(const imaging::BackendImage& image, bool search, const Json& params) {
   Json extra = AnswerFields(image, search);
@@ -80,8 +95,10 @@ ImageTools::ImageTools(session::SessionStore& store, imaging::ImageBackend& back
       notifier_(notifier),
       options_(std::move(options)),
       backend_slots_(options_.max_concurrent_backend_calls),
-      inflight_(options_.max_inflight_bytes, "--max-inflight-mb") {
+      inflight_(options_.max_inflight_bytes, "--max-inflight-mb"),
+      saves_(options_.save) {
   argument_options_.max_prompt_bytes = options_.max_prompt_bytes;
+  argument_options_.save_roots_description = saves_.DescribeRoots();
   argument_options_.max_versions = options_.max_versions;
   argument_options_.idle_days = options_.idle_days;
   inputs_.ApplyLimits(argument_options_);
@@ -366,6 +383,38 @@ Result<session::VersionInfo> ImageTools::StoredVersion(const std::string& sessio
   return info;
 }
 
+ImageTools::SaveReport ImageTools::SaveCopy(const std::optional<SavePlan>& plan,
+                                            const session::VersionInfo& version,
+                                            std::string_view bytes) const {
+  SaveReport report;
+  if (!plan) return report;
+  auto saved = saves_.Save(*plan, version.session_id, version.version, bytes);
+  if (saved.ok()) {
+    report.fields = SavedFields(*saved);
+    report.line = SavedLine(*saved);
+    return report;
+  }
+  const std::string number = std::to_string(version.version);
+  LogFailure("saving a copy of " + VersionUri(version.session_id, version.version), saved.error());
+  report.fields["save_error"] = saved.error().message;
+  report.line = "\nThe copy was NOT saved: " + saved.error().message + ". Version " + number +
+                " is committed all the same (path above); to try again, call get_image with "
+                "version " +
+                number + " and save_to.";
+  return report;
+}
+
+Result<SavedCopy> ImageTools::SaveStored(const SavePlan& plan,
+                                         const session::VersionInfo& version) const {
+  ASSIGN_OR_RETURN(std::string bytes, store_.ReadImage(version));
+  auto saved = saves_.Save(plan, version.session_id, version.version, bytes);
+  if (!saved.ok()) {
+    return Error(saved.error().code, "the copy of version " + std::to_string(version.version) +
+                                         " was not saved: " + saved.error().message);
+  }
+  return saved;
+}
+
 void ImageTools::AnnounceChange(const std::string& session_id, bool new_session) {
   if (notifier_ == nullptr) return;
   notifier_->ResourceUpdated(ManifestUri(session_id));
@@ -420,6 +469,8 @@ mcp::ToolResult ImageTools::GenerateImage(const GenerateImageArgs& args,
 
 Result<mcp::ToolResult> ImageTools::Generate(const GenerateImageArgs& args,
                                              mcp::ToolCallContext& ctx) {
+  // Where a copy goes is checked before anything else: a bad save_to generates nothing.
+  ASSIGN_OR_RETURN(const std::optional<SavePlan> save, saves_.Plan(args.save));
   imaging::GenerationOptions options = args.generation.Options();
   options.aspect_ratio = args.aspect_ratio.value_or("");
   options.input_images = static_cast<int>(args.reference_images.size());
@@ -453,14 +504,18 @@ Result<mcp::ToolResult> ImageTools::Generate(const GenerateImageArgs& args,
   ASSIGN_OR_RETURN(session::NewVersion nv,
                    BackendVersion(std::move(*image), "generate", args.prompt, std::nullopt,
                                   options.model, std::move(details)));
+  std::vector<session::NewVersion> to_commit;
+  to_commit.push_back(std::move(nv));
   std::optional<PreparedImage> prepared;
   ASSIGN_OR_RETURN(std::vector<session::VersionInfo> committed,
-                   CommitWhilePreparing(turn, {std::move(nv)}, args.inline_mode, &prepared));
+                   CommitWhilePreparing(turn, to_commit, args.inline_mode, &prepared));
   const session::VersionInfo& version = committed.back();
   AnnounceChange(version.session_id, new_session);
+  SaveReport saved = SaveCopy(save, version, to_commit.back().bytes);
+  extra.update(saved.fields);
   return VersionResult("Generated version " + std::to_string(version.version) + " of session '" +
                            id + "' (" + Describe(version) + ") with the " + version.backend +
-                           " backend (" + version.model + ")." + lines,
+                           " backend (" + version.model + ")." + lines + saved.line,
                        version, args.inline_mode, std::move(extra), std::move(prepared));
 }
 
@@ -473,6 +528,7 @@ struct ImageTools::CheckedEdit {
   std::vector<std::string> ignored;               // parameters the model has no use for
   std::optional<imaging::EncodedImage> outside;   // the `image` argument, decoded whole
   std::vector<imaging::EncodedImage> references;  // `reference_images`, decoded whole
+  std::optional<SavePlan> save;                   // where a copy goes (`save_to`)
   ByteBudget::Lease memory;  // held until the call ends: its images and request are in memory
 };
 
@@ -549,8 +605,9 @@ Result<ImageTools::CheckedEdit> ImageTools::CheckEdit(const EditImageArgs& args)
   ASSIGN_OR_RETURN(checked.model, ChooseModel(checked.options, &checked.ignored));
   checked.options.model = checked.model->id;
   // Everything that can be checked is checked before the call waits for its turn, commits or
-  // calls the backend: the model and its options, the instruction (the local backend knows its
-  // vocabulary), then the images, decoded whole.
+  // calls the backend: the model and its options, where a copy goes, the instruction (the local
+  // backend knows its vocabulary), then the images, decoded whole.
+  ASSIGN_OR_RETURN(checked.save, saves_.Plan(args.save));
   if (Status s = backend_.CheckEditInstruction(args.prompt); !s.ok()) {
     return Appended(s.error(), Note());
   }
@@ -669,11 +726,13 @@ Result<mcp::ToolResult> ImageTools::CommitEdit(const EditImageArgs& args,
   if (!committed.ok()) return Appended(committed.error(), nothing_saved);
   const session::VersionInfo& version = committed->back();
   AnnounceChange(version.session_id, base.new_session);  // once: the import and the edit together
+  SaveReport saved = SaveCopy(checked.save, version, to_commit.back().bytes);
+  extra.update(saved.fields);
   return VersionResult("Edited session '" + args.session_id + "': version " +
                            std::to_string(version.version) + " made from version " +
                            std::to_string(base.info.version) + imported_note + " (" +
                            Describe(version) + ") with the " + version.backend + " backend (" +
-                           version.model + ")." + lines,
+                           version.model + ")." + lines + saved.line,
                        version, args.inline_mode, std::move(extra), std::move(prepared));
 }
 
@@ -718,6 +777,7 @@ mcp::ToolResult ImageTools::GetImage(const GetImageArgs& args, mcp::ToolCallCont
 
 Result<mcp::ToolResult> ImageTools::Get(const GetImageArgs& args, mcp::ToolCallContext& ctx) {
   const std::string& session_id = args.session_id;
+  ASSIGN_OR_RETURN(const std::optional<SavePlan> save, saves_.Plan(args.save));
   // One snapshot: a commit by another call or process lands wholly before or after this read.
   const bool with_history = args.include_history.value_or(true);
   auto snapshot = store_.ReadSession(session_id, args.version, with_history);
@@ -733,6 +793,10 @@ Result<mcp::ToolResult> ImageTools::Get(const GetImageArgs& args, mcp::ToolCallC
     if (args.version.has_value()) {
       return Error(ErrorCode::kNotFound, MissingVersionText(session_id, *args.version));
     }
+    if (save) {
+      return Error(ErrorCode::kFailedPrecondition,
+                   "session '" + session_id + "' has no image (it was reset): nothing to save");
+    }
     ResultParts parts =
         EmptySessionParts(session_id, "Session '" + session_id + "' has no image (it was reset).");
     for (auto& [key, value] : history_fields.items()) parts.structured[key] = value;
@@ -741,10 +805,16 @@ Result<mcp::ToolResult> ImageTools::Get(const GetImageArgs& args, mcp::ToolCallC
   }
   const session::VersionInfo& version = *snapshot->version;
   const std::string paging = PagingNote(history_fields, snapshot->history.size());
-  return VersionResult("Session '" + session_id + "' version " + std::to_string(version.version) +
-                           " (" + Describe(version) + ", " + version.operation + ")." + paging,
-                       version, args.inline_mode, std::move(history_fields), std::nullopt,
-                       history_in_text);
+  std::string saved_line;
+  if (save) {
+    ASSIGN_OR_RETURN(SavedCopy saved, SaveStored(*save, version));
+    history_fields.update(SavedFields(saved));
+    saved_line = SavedLine(saved);
+  }
+  return VersionResult(
+      "Session '" + session_id + "' version " + std::to_string(version.version) + " (" +
+          Describe(version) + ", " + version.operation + ")." + paging + saved_line,
+      version, args.inline_mode, std::move(history_fields), std::nullopt, history_in_text);
 }
 
 // --- reset_session -------------------------------------------------------------------------------

@@ -15,6 +15,7 @@
 #include "server/mcp/resource.h"
 #include "server/mcp/tool.h"
 #include "server/tools/image_input.h"
+#include "server/tools/save_target.h"
 #include "server/tools/tool_args.h"
 #include "server/tools/tool_results.h"
 #include "session/session_store.h"
@@ -48,6 +49,9 @@ struct ImageToolsOptions {
   // versions it deleted.
   int max_versions = 100;  // 0 = all
   int idle_days = 0;       // 0 = never
+  // Where save_to may write (wiring: the working directory and --allow-write roots, never the
+  // data dir). By default nowhere.
+  SaveOptions save;
 };
 
 class ImageTools {
@@ -171,6 +175,18 @@ class ImageTools {
   // The result parts of a session without an image (`summary` and the note): its manifest is
   // the link.
   ResultParts EmptySessionParts(const std::string& session_id, const std::string& summary) const;
+  // After a commit: the copy `plan` asks for (nothing without a plan), and how it went as
+  // structuredContent fields (saved_to, saved_bytes, saved_format, or save_error) and a line of
+  // text. A failure is told, never returned: the version stays committed.
+  struct SaveReport {
+    Json fields = Json::object();
+    std::string line;
+  };
+  SaveReport SaveCopy(const std::optional<SavePlan>& plan, const session::VersionInfo& version,
+                      std::string_view bytes) const;
+  // get_image's copy of a stored version: nothing else happens in that call, so a failure is its
+  // error.
+  Result<SavedCopy> SaveStored(const SavePlan& plan, const session::VersionInfo& version) const;
   // Tells subscribers that a session changed (here or on another replica): its manifest, and the
   // resource list when the session is new.
   void AnnounceChange(const std::string& session_id, bool new_session);
@@ -184,6 +200,7 @@ class ImageTools {
   ArgumentOptions argument_options_;
   SlotLimiter backend_slots_;  // caps concurrent backend calls (max_concurrent_backend_calls)
   ByteBudget inflight_;        // caps the bytes image calls hold (max_inflight_bytes)
+  SaveTargets saves_;          // where save_to may write (options_.save)
 };
 
 // Tool definitions (names, titles, descriptions written for a model, schemas, annotations).

@@ -92,13 +92,13 @@ const EnumChoices<InlineMode>& InlineModeChoices() {
   return kChoices;
 }
 
-Status EditImageArgs::Check(const std::string&) const {
+Status EditImageArgs::Check(const std::string& where) const {
   if (image.has_value() && from_version.has_value()) {
     return Error(ErrorCode::kInvalidArgument,
                  "'image' and 'from_version' cannot be used together: 'image' edits an outside "
                  "image, 'from_version' an earlier version of the session");
   }
-  return Status::Ok();
+  return save.Check(where);
 }
 
 }  // namespace imgmcp::tools

@@ -12,6 +12,7 @@
 #include "common/result.h"
 #include "server/tools/arguments.h"
 #include "server/tools/image_input.h"
+#include "server/tools/save_target.h"
 #include "server/tools/tool_results.h"
 
 namespace imgmcp::tools {
@@ -65,6 +66,7 @@ struct GenerateImageArgs {
   std::vector<ImageInputArg> reference_images;
   InlineMode inline_mode = InlineMode::kPreview;
   GenerationArgs generation;
+  SaveArgs save;  // a copy where the caller wants it (save_target.h)
 
   template <typename V>
   void Fields(V& v) {
@@ -79,7 +81,9 @@ struct GenerateImageArgs {
               kReferenceImageDescription, kReferenceImagesDescription);
     v.Enum("inline", inline_mode, InlineModeChoices(), kInlineDescription);
     generation.Fields(v);
+    save.Fields(v);
   }
+  Status Check(const std::string& where) const { return save.Check(where); }
 };
 
 struct EditImageArgs {
@@ -92,6 +96,7 @@ struct EditImageArgs {
   InlineMode inline_mode = InlineMode::kPreview;
   GenerationArgs generation;
   std::optional<std::string> context;  // "image" (default) | "chain"
+  SaveArgs save;
 
   template <typename V>
   void Fields(V& v) {
@@ -110,9 +115,10 @@ struct EditImageArgs {
     v.Enum("inline", inline_mode, InlineModeChoices(), kInlineDescription);
     generation.Fields(v);
     v.Enum("context", context, ContextNames(), kContextDescription);
+    save.Fields(v);
   }
   bool chain() const { return context == "chain"; }
-  // 'image' and 'from_version' exclude each other.
+  // 'image' and 'from_version' exclude each other; the save arguments agree.
   Status Check(const std::string& where) const;
 };
 
@@ -127,6 +133,7 @@ struct GetImageArgs {
   std::optional<bool> include_history;    // default true
   std::optional<int64_t> history_limit;   // default kDefaultHistoryLimit
   std::optional<int64_t> history_before;  // page back: only versions below this number
+  SaveArgs save;
 
   template <typename V>
   void Fields(V& v) {
@@ -142,7 +149,9 @@ struct GetImageArgs {
     v.Integer("history_before", history_before, 1, kMaxVersionNumber,
               "Optional. Only versions below this number: pass the previous result's "
               "history_more_before to read older entries.");
+    save.Fields(v);
   }
+  Status Check(const std::string& where) const { return save.Check(where); }
 };
 
 struct ResetSessionArgs {

@@ -78,6 +78,25 @@ Json GenerationFields() {
   };
 }
 
+// With save_to: where the copy went, or why it was not written (the version stands either way).
+Json SaveFields() {
+  return {
+      {"saved_to",
+       {{"type", "string"},
+        {"description", "With save_to: the absolute path of the copy written"}}},
+      {"saved_bytes", {{"type", "integer"}, {"description", "Size of the copy written"}}},
+      {"saved_format",
+       {{"type", "string"},
+        {"enum", {"png", "jpeg", "webp", "gif"}},
+        {"description", "Format of the copy written"}}},
+      {"save_error",
+       {{"type", "string"},
+        {"description",
+         "With save_to: why the copy was not written. The version was committed all the same; "
+         "get_image with its version and save_to tries again"}}},
+  };
+}
+
 // reset_session without to_version: the session was cleared.
 Json ClearFields() {
   return {
@@ -128,6 +147,7 @@ Json VersionOutputSchema(bool with_history) {
   Json props = VersionFields();
   props.update(GenerationFields());
   props.update(ClearFields());
+  props.update(SaveFields());
   if (with_history) props.update(HistoryFields());
   return {{"type", "object"},
           {"properties", props},
@@ -171,7 +191,7 @@ mcp::ToolDefinition GenerateImageDefinition(const ArgumentOptions& options) {
       "search (Google Search grounding) choose how it is made; each model's options are listed "
       "under 'model'. Returns the version number, size, file path and a resource link, the "
       "model's text, token usage and (with search) its sources; by default also a small preview "
-      "image. " +
+      "image. save_to also writes a copy where the user wants it (e.g. \"assets/hero.png\"). " +
       Retention(options);
   d.input_schema = ArgumentsSchema<GenerateImageArgs>(options);
   d.output_schema = VersionOutputSchema(false);
@@ -194,7 +214,7 @@ mcp::ToolDefinition EditImageDefinition(const ArgumentOptions& options) {
       "of its own, together with the edit: if the edit fails, neither is saved). context "
       "\"chain\" makes the edit a conversation that replays the model's earlier answers, so it "
       "keeps its reasoning across edits; model, image_size, thinking and search as for "
-      "generate_image. " +
+      "generate_image. save_to also writes a copy of the result where the user wants it. " +
       Retention(options);
   d.input_schema = ArgumentsSchema<EditImageArgs>(options);
   d.output_schema = VersionOutputSchema(false);
@@ -212,7 +232,8 @@ mcp::ToolDefinition GetImageDefinition(const ArgumentOptions& options) {
       "versions (number, operation, prompt, time, parent): the newest 20 by default; "
       "history_limit and history_before page through older ones. Prompts are cut short in "
       "results; the session's manifest resource imgmcp://sessions/{session_id} has them whole. "
-      "Changes nothing. " +
+      "Changes no session; save_to writes a copy of the version to a file (save_format converts "
+      "it). " +
       Retention(options);
   d.input_schema = ArgumentsSchema<GetImageArgs>(options);
   d.output_schema = VersionOutputSchema(true);

@@ -62,7 +62,8 @@ TEST(ToolArgs, ErrorsNameTheFieldAndWhatIsAllowed) {
             "\"4:5\", \"5:4\", \"9:16\", \"16:9\", \"21:9\", \"1:4\", \"4:1\", \"1:8\", \"8:1\"");
   EXPECT_EQ(ErrorOf<GenerateImageArgs>({{"prompt", "x"}, {"colour", "red"}}),
             "unknown field 'colour'; allowed fields: aspect_ratio, image_size, inline, model, "
-            "prompt, reference_images, search, session_id, thinking");
+            "overwrite, prompt, reference_images, save_format, save_quality, save_to, search, "
+            "session_id, thinking");
   EXPECT_NE(ErrorOf<GetImageArgs>({{"session_id", "../etc"}})
                 .find("'session_id' \"../etc\" is not valid"),
             std::string::npos);
@@ -91,10 +92,9 @@ TEST(ToolArgs, NestedImageErrorsNameThePath) {
             "image/gif), unless 'data' is a data: URL");
   // A data URL carries its type: no mime_type needed.
   EXPECT_TRUE(
-      ParseArguments<EditImageArgs>(Json{{"session_id", "s"},
-                                         {"prompt", "x"},
-                                         {"image", {{"data", "data:;base64,AA"}}}},
-                                    Options())
+      ParseArguments<EditImageArgs>(
+          Json{{"session_id", "s"}, {"prompt", "x"}, {"image", {{"data", "data:;base64,AA"}}}},
+          Options())
           .ok());
   EXPECT_EQ(edit({{"image", {{"data", std::string(17, 'A')}, {"mime_type", "image/png"}}}}),
             "'image.data' is 17 bytes; at most 16 are allowed");
@@ -176,10 +176,10 @@ TEST(ToolArgs, TheSchemaComesFromTheSameFields) {
   EXPECT_EQ(schema["required"], Json({"session_id", "prompt"}));
   std::vector<std::string> names;
   for (const auto& [name, property] : schema["properties"].items()) names.push_back(name);
-  EXPECT_EQ(names,
-            (std::vector<std::string>{"context", "expected_version", "from_version", "image",
-                                      "image_size", "inline", "model", "prompt", "reference_images",
-                                      "search", "session_id", "thinking"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"context", "expected_version", "from_version", "image",
+                                             "image_size", "inline", "model", "overwrite", "prompt",
+                                             "reference_images", "save_format", "save_quality",
+                                             "save_to", "search", "session_id", "thinking"}));
   EXPECT_EQ(schema["properties"]["inline"]["enum"], Json({"preview", "full", "none"}));
   EXPECT_EQ(schema["properties"]["expected_version"]["type"], "integer");
   const Json& image = schema["properties"]["image"];
@@ -193,7 +193,8 @@ TEST(ToolArgs, TheSchemaComesFromTheSameFields) {
   EXPECT_EQ(ArgumentsSchema<GetImageArgs>(Options())["properties"]["include_history"]["type"],
             "boolean");
   // Gemini's function-declaration subset: no composition keywords or references anywhere.
-  for (const Json& s : {schema, ArgumentsSchema<GenerateImageArgs>(Options())}) {
+  for (const Json& s : {schema, ArgumentsSchema<GenerateImageArgs>(Options()),
+                        ArgumentsSchema<GetImageArgs>(Options())}) {
     const std::string text = s.dump();
     for (const char* banned : {"oneOf", "anyOf", "allOf", "$ref"}) {
       EXPECT_EQ(text.find(banned), std::string::npos) << banned;

@@ -90,6 +90,20 @@ constexpr char kGetImageOutputSchema[] = R"json(
     },
     "prompt_bytes": {"description": "Length of the whole prompt", "type": "integer"},
     "prompt_truncated": {"type": "boolean"},
+    "save_error": {
+      "description": "With save_to: why the copy was not written. The version was committed all the same; get_image with its version and save_to tries again",
+      "type": "string"
+    },
+    "saved_bytes": {"description": "Size of the copy written", "type": "integer"},
+    "saved_format": {
+      "description": "Format of the copy written",
+      "enum": ["png", "jpeg", "webp", "gif"],
+      "type": "string"
+    },
+    "saved_to": {
+      "description": "With save_to: the absolute path of the copy written",
+      "type": "string"
+    },
     "session_id": {"type": "string"},
     "sha256": {"type": "string"},
     "sources": {

@@ -1,0 +1,219 @@
+#include "server/tools/rooted_write.h"
+
+#include <fcntl.h>
+#include <stdio.h>  // renameat2, RENAME_NOREPLACE
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/random.h"
+
+namespace imgmcp::tools {
+
+namespace fs = std::filesystem;
+
+UniqueFd::~UniqueFd() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.Release();
+  }
+  return *this;
+}
+
+int UniqueFd::Release() {
+  const int fd = fd_;
+  fd_ = -1;
+  return fd;
+}
+
+namespace {
+
+Error ErrnoError(const std::string& what, const fs::path& path, int err) {
+  ErrorCode code = ErrorCode::kInternal;
+  if (err == ENOENT) code = ErrorCode::kNotFound;
+  if (err == EACCES || err == EPERM || err == EROFS) code = ErrorCode::kPermissionDenied;
+  if (err == ENOSPC || err == EDQUOT) code = ErrorCode::kResourceExhausted;
+  if (err == EEXIST) code = ErrorCode::kConflict;
+  return Error(code, what + " " + path.string() + ": " + std::strerror(err));
+}
+
+DirIdentity IdentityOfFd(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return {};
+  return DirIdentity{st.st_dev, st.st_ino, true};
+}
+
+Error ForbiddenDir(const fs::path& shown) {
+  return Error(ErrorCode::kPermissionDenied,
+               shown.string() +
+                   " is imgmcp's data directory, which only imgmcp writes; choose a path "
+                   "outside it");
+}
+
+// Why `name` in `dir` could not be opened as a directory without following it.
+Error NotADirectory(int dir, const std::string& name, const fs::path& shown, int err) {
+  struct stat st {};
+  if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    if (S_ISLNK(st.st_mode)) {
+      return Error(ErrorCode::kPermissionDenied,
+                   shown.string() +
+                       " is a symbolic link; saving never follows symlinks (name the real "
+                       "directory instead)");
+    }
+    if (!S_ISDIR(st.st_mode)) {
+      return Error(ErrorCode::kFailedPrecondition, shown.string() + " is not a directory");
+    }
+  }
+  return ErrnoError("cannot open directory", shown, err);
+}
+
+// Opens directory `name` below `parent` without following a symlink; creates it first when
+// `mode` says so and it is missing. An invalid fd with no error: missing in kCheck mode.
+Result<UniqueFd> OpenChild(int parent, const std::string& name, const fs::path& shown,
+                           WalkMode mode) {
+  constexpr int kFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+  UniqueFd fd(::openat(parent, name.c_str(), kFlags));
+  if (fd.valid()) return fd;
+  if (errno != ENOENT) return NotADirectory(parent, name, shown, errno);
+  if (mode == WalkMode::kCheck) return UniqueFd();
+  if (::mkdirat(parent, name.c_str(), 0777) != 0 && errno != EEXIST) {
+    return ErrnoError("cannot create directory", shown, errno);
+  }
+  // The new entry is durable before anything is written below it.
+  if (::fsync(parent) != 0) return ErrnoError("cannot fsync the directory above", shown, errno);
+  // Opened again without following: whatever is there now (made by us or by someone else in
+  // the meantime) must be a real directory.
+  fd = UniqueFd(::openat(parent, name.c_str(), kFlags));
+  if (!fd.valid()) return NotADirectory(parent, name, shown, errno);
+  return fd;
+}
+
+}  // namespace
+
+DirIdentity IdentityOf(const fs::path& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return {};
+  return DirIdentity{st.st_dev, st.st_ino, true};
+}
+
+Result<Walk> WalkBelowRoot(const fs::path& root, const std::vector<std::string>& dirs,
+                           WalkMode mode, const DirIdentity& forbidden) {
+  Walk walk;
+  walk.dir = UniqueFd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!walk.dir.valid()) return ErrnoError("cannot open the allowed directory", root, errno);
+  if (IdentityOfFd(walk.dir.get()) == forbidden) return ForbiddenDir(root);
+  fs::path shown = root;
+  for (const std::string& name : dirs) {
+    shown /= name;
+    ASSIGN_OR_RETURN(UniqueFd child, OpenChild(walk.dir.get(), name, shown, mode));
+    if (!child.valid()) return walk;  // kCheck: the rest does not exist yet
+    if (IdentityOfFd(child.get()) == forbidden) return ForbiddenDir(shown);
+    walk.dir = std::move(child);
+  }
+  walk.complete = true;
+  return walk;
+}
+
+Result<EntryKind> EntryAt(int dir, const std::string& name, const fs::path& shown) {
+  struct stat st {};
+  if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno == ENOENT) return EntryKind::kMissing;
+    return ErrnoError("cannot look at", shown, errno);
+  }
+  if (S_ISREG(st.st_mode)) return EntryKind::kRegular;
+  if (S_ISDIR(st.st_mode)) return EntryKind::kDirectory;
+  if (S_ISLNK(st.st_mode)) return EntryKind::kSymlink;
+  return EntryKind::kOther;
+}
+
+std::string DescribeNonRegular(int dir, const std::string& name) {
+  struct stat st {};
+  if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return "not a regular file";
+  if (S_ISFIFO(st.st_mode)) return "a FIFO";
+  if (S_ISCHR(st.st_mode)) return "a character device";
+  if (S_ISBLK(st.st_mode)) return "a block device";
+  if (S_ISSOCK(st.st_mode)) return "a socket";
+  if (S_ISLNK(st.st_mode)) return "a symbolic link";
+  if (S_ISDIR(st.st_mode)) return "a directory";
+  return "not a regular file";
+}
+
+int MoveWithoutReplacing(int dir, const std::string& from, const std::string& to,
+                         NoReplaceMethod method) {
+  if (method == NoReplaceMethod::kRenameNoReplace) {
+    if (::renameat2(dir, from.c_str(), dir, to.c_str(), RENAME_NOREPLACE) == 0) return 0;
+    return errno;
+  }
+  // A hard link fails with EEXIST when `to` exists, atomically; the temp name then goes.
+  if (::linkat(dir, from.c_str(), dir, to.c_str(), 0) != 0) return errno;
+  ::unlinkat(dir, from.c_str(), 0);
+  return 0;
+}
+
+namespace {
+
+// Writes all of `bytes` to `fd`, retrying short writes and EINTR. 0 or the errno.
+int WriteAll(int fd, std::string_view bytes, int fail_with) {
+  if (fail_with != 0) return fail_with;
+  const char* p = bytes.data();
+  size_t left = bytes.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  return 0;
+}
+
+// Moves the temp file onto `name`: replacing, or never replacing (renameat2 RENAME_NOREPLACE,
+// else a hard link where the file system does not offer it). 0 or the errno.
+int MoveIntoPlace(int dir, const std::string& temp, const std::string& name, bool replace) {
+  if (replace) return ::renameat(dir, temp.c_str(), dir, name.c_str()) == 0 ? 0 : errno;
+  const int err = MoveWithoutReplacing(dir, temp, name, NoReplaceMethod::kRenameNoReplace);
+  if (err != EINVAL && err != ENOSYS && err != ENOTSUP) return err;
+  return MoveWithoutReplacing(dir, temp, name, NoReplaceMethod::kLink);
+}
+
+}  // namespace
+
+Status WriteFileBelow(int dir, const std::string& name, std::string_view bytes,
+                      const fs::path& shown, const WriteOptions& options) {
+  const std::string temp = ".imgmcp-save-" + RandomHex(8) + ".tmp";
+  const fs::path shown_temp = shown.parent_path() / temp;
+  UniqueFd fd(
+      ::openat(dir, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666));
+  if (!fd.valid()) return ErrnoError("cannot create", shown_temp, errno);
+  auto fail = [&](const std::string& what, const fs::path& path, int err) -> Status {
+    ::unlinkat(dir, temp.c_str(), 0);
+    return ErrnoError(what, path, err);
+  };
+  if (const int err = WriteAll(fd.get(), bytes, options.fail_writes_with); err != 0) {
+    return fail("cannot write", shown_temp, err);
+  }
+  if (::fsync(fd.get()) != 0) return fail("cannot fsync", shown_temp, errno);
+  if (::close(fd.Release()) != 0) return fail("cannot close", shown_temp, errno);
+  if (const int err = MoveIntoPlace(dir, temp, name, options.replace); err != 0) {
+    if (err == EEXIST && !options.replace) {
+      ::unlinkat(dir, temp.c_str(), 0);
+      return Error(ErrorCode::kConflict,
+                   shown.string() +
+                       " already exists (it appeared while the copy was written); pass "
+                       "overwrite: true to replace it");
+    }
+    return fail("cannot move the copy to", shown, err);
+  }
+  if (::fsync(dir) != 0) return ErrnoError("cannot fsync the directory of", shown, errno);
+  return Status::Ok();
+}
+
+}  // namespace imgmcp::tools

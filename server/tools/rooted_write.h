@@ -1,0 +1,96 @@
+// File system steps for writing below a directory root that a path cannot escape: the root is
+// opened with O_DIRECTORY|O_NOFOLLOW and each directory below it with
+// openat(O_DIRECTORY|O_NOFOLLOW) from its parent's descriptor, so `..`, a symlink (to anywhere) or
+// a directory swapped for a symlink mid-walk is refused instead of followed, and everything after
+// the walk happens relative to the descriptor actually opened. The file itself is written to a
+// temp name in that directory, fsynced, and moved into place with renameat (or renameat2
+// RENAME_NOREPLACE / linkat when an existing file must not be replaced), then the directory is
+// fsynced. Used by save_target.h; knows nothing about tools or images.
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+
+namespace imgmcp::tools {
+
+// An open file descriptor, closed when it goes out of scope.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  ~UniqueFd();
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.Release()) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept;
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int Release();
+
+ private:
+  int fd_ = -1;
+};
+
+// A directory as the kernel knows it, to recognise one however it was reached.
+struct DirIdentity {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  bool known = false;
+  bool operator==(const DirIdentity& o) const {
+    return known && o.known && dev == o.dev && ino == o.ino;
+  }
+};
+DirIdentity IdentityOf(const std::filesystem::path& dir);
+
+enum class WalkMode {
+  kCheck,   // read only: stops at the first directory that does not exist yet
+  kCreate,  // creates missing directories (mode 0777 less the umask; each new entry fsynced)
+};
+
+// How far a walk got.
+struct Walk {
+  UniqueFd dir;           // the deepest directory opened
+  bool complete = false;  // every directory of the walk exists (kCreate: always, on success)
+};
+
+// Opens `root` and then `dirs` below it, one component at a time, never following a symlink.
+// Refuses (kPermissionDenied) a symlink anywhere and any directory that is `forbidden` (the data
+// dir, however it is reached); kFailedPrecondition for a component that is not a directory.
+// Errors name the path as root/dirs… so far.
+Result<Walk> WalkBelowRoot(const std::filesystem::path& root, const std::vector<std::string>& dirs,
+                           WalkMode mode, const DirIdentity& forbidden);
+
+// What is at `name` in the directory `dir` (lstat: a symlink is reported as one).
+enum class EntryKind { kMissing, kRegular, kDirectory, kSymlink, kOther };
+Result<EntryKind> EntryAt(int dir, const std::string& name, const std::filesystem::path& shown);
+// "a FIFO", "a character device", … for a kOther entry's mode; used in refusals.
+std::string DescribeNonRegular(int dir, const std::string& name);
+
+struct WriteOptions {
+  bool replace = false;  // replace an existing file (never a directory); otherwise fail kConflict
+  int fail_writes_with = 0;  // tests: every write fails with this errno (a full disk)
+};
+
+// Writes `bytes` as `name` in `dir` (shown as `shown` in errors): a temp file ".imgmcp-save-…"
+// written, fsynced and closed, then moved into place, then `dir` fsynced. Without `replace`
+// the move never replaces anything (renameat2 RENAME_NOREPLACE, or linkat + unlink where the file
+// system lacks it), so a file that appeared meanwhile is kept and the call fails. The temp file is
+// removed on every failure. The file gets mode 0666 less the umask.
+Status WriteFileBelow(int dir, const std::string& name, std::string_view bytes,
+                      const std::filesystem::path& shown, const WriteOptions& options);
+
+// How WriteFileBelow moves the temp file when it must not replace: the first that works.
+enum class NoReplaceMethod { kRenameNoReplace, kLink };
+// Moves `from` to `to` in `dir` without replacing an existing `to` (EEXIST then); for tests of
+// both methods. Returns 0 or an errno.
+int MoveWithoutReplacing(int dir, const std::string& from, const std::string& to,
+                         NoReplaceMethod method);
+
+}  // namespace imgmcp::tools
