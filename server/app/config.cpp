@@ -29,11 +29,11 @@ Result<int64_t> ParseInt(std::string_view source, const std::string& text, int64
   return v;
 }
 
-// "a, b,,c" → {"a", "b", "c"}: items trimmed of blanks, empty ones skipped.
-std::vector<std::string> SplitCommaList(std::string_view text) {
+// "a, b,,c" → {"a", "b", "c"} (with `separator` ','): items trimmed of blanks, empty ones skipped.
+std::vector<std::string> SplitList(std::string_view text, char separator) {
   std::vector<std::string> items;
   for (size_t start = 0; start <= text.size();) {
-    size_t comma = std::min(text.find(',', start), text.size());
+    size_t comma = std::min(text.find(separator, start), text.size());
     std::string_view item = text.substr(start, comma - start);
     while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
     while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
@@ -118,6 +118,12 @@ Status AddAllowRead(Config& c, std::string_view, const std::string& value) {
   return Status::Ok();
 }
 
+Status AddAllowWrite(Config& c, std::string_view source, const std::string& value) {
+  if (value.empty()) return FlagError(source, "needs a directory");
+  c.allow_write.emplace_back(value);
+  return Status::Ok();
+}
+
 Status SetStore(Config& c, std::string_view source, const std::string& value) {
   if (value != "sqlite" && value.rfind("postgresql://", 0) != 0 &&
       value.rfind("postgres://", 0) != 0) {
@@ -179,8 +185,10 @@ struct FlagSpec {
   std::string_view help = {};     // one paragraph, wrapped by HelpText; "" keeps it out of --help
   Setter set = nullptr;
   DefaultText default_text = nullptr;  // null: no default worth showing
-  bool repeatable = false;   // each use adds to a list; its variable adds to the same list
-  bool env_is_list = false;  // the variable holds comma-separated values, each set like a flag
+  bool repeatable = false;  // each use adds to a list; its variable adds to the same list
+  // The variable holds a list of values separated by this character (',' or ':'), each set like
+  // a flag; 0 for one value.
+  char env_list = 0;
 };
 
 // Every flag and environment variable imgmcp reads, in --help order. The environment is read
@@ -283,6 +291,14 @@ constexpr FlagSpec kFlags[] = {
              "always allowed",
      .set = AddAllowRead,
      .repeatable = true},
+    {.name = "--allow-write",
+     .env = "IMGMCP_ALLOW_WRITE",
+     .value = "DIR",
+     .help = "let save_to write copies below DIR too; the working directory is always allowed "
+             "(unless it is /), the data dir never",
+     .set = AddAllowWrite,
+     .repeatable = true,
+     .env_list = ':'},
     {.name = "--preview-max-edge",
      .value = "PX",
      .help = "long edge of inline previews",
@@ -321,7 +337,7 @@ constexpr FlagSpec kFlags[] = {
              "names and an explicit bind address are always accepted",
      .set = AddAllowHost,
      .repeatable = true,
-     .env_is_list = true},
+     .env_list = ','},
     {.name = "--http-header-timeout",
      .value = "S",
      .help = "a request head must arrive whole within S seconds",
@@ -355,6 +371,8 @@ constexpr FlagSpec kFlags[] = {
 
     // Test hooks: read from the environment only, and not in --help.
     {.env = "IMGMCP_TEST_STORE_OPEN_GATE", .set = SetText<&Config::test_store_open_gate>},
+    {.env = "IMGMCP_TEST_SAVE_GATES", .set = SetText<&Config::test_save_gates>},
+    {.env = "IMGMCP_TEST_SAVE_DISK_FULL", .set = SetTrue<&Config::test_save_disk_full>},
 };
 
 // --- Parsing ----------------------------------------------------------------------------------
@@ -409,11 +427,11 @@ Status ApplyEnvironment(Config& c, const std::vector<GivenFlag>& given, const En
     const bool flag_given = std::any_of(given.begin(), given.end(),
                                         [&](const GivenFlag& g) { return g.spec == &spec; });
     if (flag_given && !spec.repeatable) continue;
-    if (!spec.env_is_list) {
+    if (spec.env_list == 0) {
       RETURN_IF_ERROR(spec.set(c, spec.env, *value));
       continue;
     }
-    for (const std::string& item : SplitCommaList(*value)) {
+    for (const std::string& item : SplitList(*value, spec.env_list)) {
       RETURN_IF_ERROR(spec.set(c, spec.env, item));
     }
   }
@@ -459,7 +477,10 @@ void AppendFlagHelp(std::string& out, const FlagSpec& spec, const Config& defaul
   if (spec.default_text != nullptr) notes.push_back("default " + spec.default_text(defaults));
   if (spec.repeatable) notes.push_back("repeatable");
   if (!spec.name.empty() && !spec.env.empty()) {
-    notes.push_back("$" + std::string(spec.env) + (spec.env_is_list ? ", comma-separated" : ""));
+    std::string list;
+    if (spec.env_list == ',') list = ", comma-separated";
+    if (spec.env_list == ':') list = ", separated by ':'";
+    notes.push_back("$" + std::string(spec.env) + list);
   }
   std::string text(spec.help);
   for (size_t i = 0; i < notes.size(); ++i) text += (i == 0 ? " (" : "; ") + notes[i];

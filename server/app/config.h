@@ -29,6 +29,9 @@ struct Config {
   int chain_turns = tools::kDefaultChainTurns;  // --chain-turns
   int gemini_timeout_seconds = 300;
   std::vector<std::filesystem::path> allow_read;  // extra roots for {path} inputs
+  // Extra roots save_to may write below (--allow-write, repeatable; IMGMCP_ALLOW_WRITE, separated
+  // by ':'), besides the working directory.
+  std::vector<std::filesystem::path> allow_write;
   int preview_max_edge = 768;
   int64_t preview_max_bytes = 600 * 1024;
   int64_t max_image_bytes = 64LL << 20;
@@ -60,6 +63,12 @@ struct Config {
   // store first waits until this file (a FIFO) has been opened for writing and closed again, so a
   // test decides when the open may finish. Empty in production.
   std::filesystem::path test_store_open_gate;
+  // IMGMCP_TEST_SAVE_GATES: a directory; every save_to copy waits at "before-walk" (before it
+  // opens the target's directories) and at "before-write" (after, before writing the file) until
+  // the FIFO of that name in it, when there is one, has been opened for writing and closed.
+  std::filesystem::path test_save_gates;
+  // IMGMCP_TEST_SAVE_DISK_FULL: every write of a save_to copy fails with ENOSPC.
+  bool test_save_disk_full = false;
 };
 
 using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;

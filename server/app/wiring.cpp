@@ -1,6 +1,7 @@
 #include "server/app/wiring.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,6 +46,65 @@ Status RunStoreOpenTestHooks(const std::filesystem::path& gate) {
   log::Warn("main", "IMGMCP_TEST_STORE_OPEN_GATE: the session store opens once " + gate.string() +
                         " has been written and closed");
   return WaitForGate(gate);
+}
+
+// IMGMCP_TEST_SAVE_GATES: at each point of a save, waits on the FIFO of that name in `gates`
+// when there is one.
+std::function<void(std::string_view)> SaveGates(const std::filesystem::path& gates) {
+  if (gates.empty()) return nullptr;
+  log::Warn("main",
+            "IMGMCP_TEST_SAVE_GATES: save_to copies wait at the FIFOs in " + gates.string());
+  return [gates](std::string_view point) {
+    const std::filesystem::path fifo = gates / std::string(point);
+    struct stat st {};
+    if (::lstat(fifo.c_str(), &st) != 0 || !S_ISFIFO(st.st_mode)) return;
+    if (Status s = WaitForGate(fifo); !s.ok()) log::Warn("main", s.error().message);
+  };
+}
+
+// A warning about `dir` given with `flag` when it does not exist (`missing` said after) or is
+// not a directory (`not_dir` said after); "" when it is one.
+std::string DirectoryWarning(std::string_view flag, const std::filesystem::path& dir,
+                             std::string_view missing, std::string_view not_dir) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(dir, ec);
+  if (ec || !std::filesystem::exists(status)) {
+    return std::string(flag) + " " + dir.string() + ": no such directory" +
+           (ec && ec != std::errc::no_such_file_or_directory ? " (" + ec.message() + ")"
+                                                             : std::string()) +
+           "; " + std::string(missing);
+  }
+  if (!std::filesystem::is_directory(status)) {
+    return std::string(flag) + " " + dir.string() + " is not a directory; " + std::string(not_dir);
+  }
+  return "";
+}
+
+// Warnings about where save_to may write: --allow-write directories that are missing or inside
+// the data dir, and a working directory of / (never a write root) with no other.
+void AddWriteWarnings(const Config& config, std::vector<std::string>& warnings) {
+  std::error_code ec;
+  const auto data = std::filesystem::weakly_canonical(config.data_dir, ec);
+  for (const auto& dir : config.allow_write) {
+    if (std::string w =
+            DirectoryWarning("--allow-write", dir, "nothing is written below it until it exists",
+                             "copies are written only below directories");
+        !w.empty()) {
+      warnings.push_back(std::move(w));
+      continue;
+    }
+    const auto canonical = std::filesystem::weakly_canonical(dir, ec);
+    const auto rel = canonical.lexically_relative(data);
+    if (!rel.empty() && *rel.begin() != "..") {
+      warnings.push_back("--allow-write " + dir.string() + " is inside the data dir " +
+                         data.string() + "; save_to never writes there");
+    }
+  }
+  if (std::filesystem::current_path(ec) == "/" && config.allow_write.empty()) {
+    warnings.push_back(
+        "the working directory is /, which save_to never writes below, and no --allow-write "
+        "directory is given: save_to can write nowhere");
+  }
 }
 
 }  // namespace
@@ -155,6 +215,26 @@ tools::ImageToolsOptions MakeImageToolsOptions(const Config& config, std::string
   options.chain_turns = config.chain_turns;
   options.max_versions = config.max_versions;  // the store's (MakeStoreOptions), told to agents
   options.idle_days = config.idle_days;
+  options.save = MakeSaveOptions(config);
+  return options;
+}
+
+tools::SaveOptions MakeSaveOptions(const Config& config) {
+  tools::SaveOptions options;
+  std::error_code ec;
+  options.working_dir = std::filesystem::current_path(ec);
+  // A server started in / (as some clients start them) would otherwise let save_to write
+  // anywhere outside the data dir.
+  if (!ec && options.working_dir != "/") options.roots.push_back(options.working_dir);
+  for (const auto& dir : config.allow_write) options.roots.push_back(dir);
+  options.data_dir = config.data_dir;
+  options.limits.max_bytes = config.max_image_bytes;
+  options.limits.max_pixels = config.max_pixels;
+  options.pause = SaveGates(config.test_save_gates);
+  if (config.test_save_disk_full) {
+    log::Warn("main", "IMGMCP_TEST_SAVE_DISK_FULL: every save_to copy fails as on a full disk");
+    options.fail_writes_with = ENOSPC;
+  }
   return options;
 }
 
@@ -191,19 +271,14 @@ std::vector<std::string> ConfigWarnings(const Config& config) {
         "in ~/.pgpass, PGPASSFILE or a service file (passfile=, service=)");
   }
   for (const auto& dir : config.allow_read) {
-    std::error_code ec;
-    const auto status = std::filesystem::status(dir, ec);
-    if (ec || !std::filesystem::exists(status)) {
-      warnings.push_back("--allow-read " + dir.string() + ": no such directory" +
-                         (ec && ec != std::errc::no_such_file_or_directory
-                              ? " (" + ec.message() + ")"
-                              : std::string()) +
-                         "; nothing is allowed from it until it exists");
-    } else if (!std::filesystem::is_directory(status)) {
-      warnings.push_back("--allow-read " + dir.string() +
-                         " is not a directory; images are allowed only from directories");
+    if (std::string w =
+            DirectoryWarning("--allow-read", dir, "nothing is allowed from it until it exists",
+                             "images are allowed only from directories");
+        !w.empty()) {
+      warnings.push_back(std::move(w));
     }
   }
+  AddWriteWarnings(config, warnings);
   if (config.http_listen && !http::IsLoopbackHost(config.http_listen->host) &&
       config.auth_token.empty()) {
     warnings.push_back("--http " + config.http_listen->host +

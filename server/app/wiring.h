@@ -42,11 +42,15 @@ std::string DescribeStore(const Config& config);
 std::string StoreName(const Config& config);
 tools::ImageInputOptions MakeImageInputOptions(const Config& config);
 tools::ImageToolsOptions MakeImageToolsOptions(const Config& config, std::string backend_note);
+// Where save_to may write: the working directory (unless it is /) and --allow-write directories,
+// never the data dir; with Config's IMGMCP_TEST_SAVE_* hooks.
+tools::SaveOptions MakeSaveOptions(const Config& config);
 // The Streamable HTTP transport's options (config.http_listen must be set).
 http::HttpOptions MakeHttpOptions(const Config& config);
 
 // Things in a valid Config that an operator should hear about at start-up, one line each: an
-// --allow-read directory that does not exist, HTTP on a non-loopback address without a token.
+// --allow-read or --allow-write directory that does not exist, an --allow-write inside the data
+// dir, save_to with nowhere to write, HTTP on a non-loopback address without a token.
 std::vector<std::string> ConfigWarnings(const Config& config);
 
 }  // namespace imgmcp::app
