@@ -447,6 +447,44 @@ def make_catalogue(sandbox):
     cases[-1].send["image"]["mime_type"] = "image/png"
     path_case("4 kB path", "a/" * 3000, "image.path")
 
+    # save_to: refused before anything is generated, committed or written.
+    def save_case(label, tool, save, *names):
+        args = {"generate": {"prompt": "x"}, "edit": {"session_id": "s1", "prompt": "invert"},
+                "get": {"session_id": "s1"}}[tool]
+        add(tool_case(f"{tool}: save_to {label}", {"generate": gen, "edit": edit, "get": get}[tool],
+                      dict(args, **save), *names))
+
+    save_case("with ../", "generate", {"save_to": "../outside/x.png"}, "'save_to'", "'..'")
+    save_case("outside every root", "generate", {"save_to": outside}, "'save_to'",
+              "outside the directories")
+    save_case("into the data dir", "generate",
+              {"save_to": os.path.join(sandbox, "data", "x.png")}, "'save_to'", "data directory")
+    save_case("through a symlinked dir", "edit", {"save_to": "linkdir/x.png"}, "'save_to'",
+              "symbolic link")
+    save_case("a symlink to outside", "edit", {"save_to": "link-out.png", "overwrite": True},
+              "'save_to'", "symbolic link")
+    save_case("an existing file", "edit", {"save_to": "in.png"}, "'save_to'", "already exists")
+    save_case("a FIFO", "edit", {"save_to": "fifo.png", "overwrite": True}, "'save_to'",
+              "a FIFO")
+    save_case("below a file", "get", {"save_to": "in.png/x.png"}, "'save_to'",
+              "not a directory")
+    save_case("empty", "get", {"save_to": ""}, "'save_to'", "empty")
+    save_case("is a number", "get", {"save_to": 3}, "save_to", "string")
+    save_case("NUL byte", "get", {"save_to": "x\u0000.png"}, "save_to", "NUL")
+    save_case("an unknown extension", "get", {"save_to": "x.bmp"}, "'save_to'", ".bmp")
+    save_case("extension against save_format", "get", {"save_to": "x.png", "save_format": "webp"},
+              "'save_to' ends in .png", "'save_format' is \"webp\"")
+    save_case("save_format not allowed", "get", {"save_to": "x.png", "save_format": "tiff"},
+              "save_format", "\"png\"")
+    save_case("save_quality 0", "get", {"save_to": "x.jpg", "save_quality": 0}, "save_quality",
+              "1 to 100")
+    save_case("save_quality for a png", "get", {"save_to": "x.png", "save_quality": 80},
+              "save_quality", "jpeg and webp")
+    save_case("save_format without save_to", "get", {"save_format": "png"}, "save_format",
+              "save_to")
+    save_case("overwrite is a string", "get", {"save_to": "y.png", "overwrite": "yes"},
+              "overwrite")
+
     assert len({c.name for c in cases}) == len(cases), "case names must be unique"
     assert os.path.isdir(work)
     return cases

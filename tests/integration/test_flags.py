@@ -85,6 +85,26 @@ class AllowReadWarning(unittest.TestCase):
         self.assertNotIn("--allow-read", proc.stderr)
 
 
+class AllowWriteWarning(unittest.TestCase):
+    def test_a_missing_or_data_dir_allow_write_directory_is_warned_about(self):
+        data = tempfile.mkdtemp(prefix="imgmcp-flags-")
+        self.addCleanup(shutil.rmtree, data, True)
+        missing = os.path.join(data, "no-such-dir")
+        inside = os.path.join(data, "inside")
+        os.mkdir(inside)
+        proc = run_in(data, "--backend", "local", "--allow-write", missing, "--allow-write", inside,
+                      "--self-check")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertRegex(proc.stderr, "--allow-write " + re.escape(missing) + r".*no such directory")
+        self.assertRegex(proc.stderr,
+                         "--allow-write " + re.escape(inside) + r" is inside the data dir")
+
+    def test_an_empty_allow_write_exits_2(self):
+        proc = run("--allow-write", "")
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("--allow-write", proc.stderr)
+
+
 class AllowedHosts(unittest.TestCase):
     def test_allow_host_flag_and_environment(self):
         server = HttpServer("--allow-host", "imgmcp.test", "--allow-host", "fd00::5",
@@ -244,6 +264,7 @@ class CatalogueDocs(unittest.TestCase):
         missing = [f"{cls.__name__}.{name}"
                    for cls in (UsageErrors,
                                AllowReadWarning,
+                               AllowWriteWarning,
                                AllowedHosts,
                                NonLoopbackWarning,
                                SelfCheck)
