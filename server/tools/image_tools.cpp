@@ -470,7 +470,8 @@ mcp::ToolResult ImageTools::GenerateImage(const GenerateImageArgs& args,
 Result<mcp::ToolResult> ImageTools::Generate(const GenerateImageArgs& args,
                                              mcp::ToolCallContext& ctx) {
   // Where a copy goes is checked before anything else: a bad save_to generates nothing.
-  ASSIGN_OR_RETURN(const std::optional<SavePlan> save, saves_.Plan(args.save));
+  ASSIGN_OR_RETURN(const std::optional<SavePlan> save,
+                   saves_.Plan(args.save, SaveSource::kNewVersion));
   imaging::GenerationOptions options = args.generation.Options();
   options.aspect_ratio = args.aspect_ratio.value_or("");
   options.input_images = static_cast<int>(args.reference_images.size());
@@ -607,7 +608,7 @@ Result<ImageTools::CheckedEdit> ImageTools::CheckEdit(const EditImageArgs& args)
   // Everything that can be checked is checked before the call waits for its turn, commits or
   // calls the backend: the model and its options, where a copy goes, the instruction (the local
   // backend knows its vocabulary), then the images, decoded whole.
-  ASSIGN_OR_RETURN(checked.save, saves_.Plan(args.save));
+  ASSIGN_OR_RETURN(checked.save, saves_.Plan(args.save, SaveSource::kNewVersion));
   if (Status s = backend_.CheckEditInstruction(args.prompt); !s.ok()) {
     return Appended(s.error(), Note());
   }
@@ -777,7 +778,8 @@ mcp::ToolResult ImageTools::GetImage(const GetImageArgs& args, mcp::ToolCallCont
 
 Result<mcp::ToolResult> ImageTools::Get(const GetImageArgs& args, mcp::ToolCallContext& ctx) {
   const std::string& session_id = args.session_id;
-  ASSIGN_OR_RETURN(const std::optional<SavePlan> save, saves_.Plan(args.save));
+  ASSIGN_OR_RETURN(const std::optional<SavePlan> save,
+                   saves_.Plan(args.save, SaveSource::kStoredVersion));
   // One snapshot: a commit by another call or process lands wholly before or after this read.
   const bool with_history = args.include_history.value_or(true);
   auto snapshot = store_.ReadSession(session_id, args.version, with_history);

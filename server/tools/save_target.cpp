@@ -239,9 +239,15 @@ Result<fs::path> SaveTargets::RootOf(const std::vector<std::string>& dir,
                    "); save below one of them, or start imgmcp with --allow-write DIR");
 }
 
-Result<std::optional<SavePlan>> SaveTargets::Plan(const SaveArgs& args) const {
+Result<std::optional<SavePlan>> SaveTargets::Plan(const SaveArgs& args, SaveSource source) const {
   if (!args.save_to) return std::optional<SavePlan>();
   ASSIGN_OR_RETURN(SaveRequest request, ParseSaveRequest(args, options_.working_dir));
+  if (request.format == imaging::ImageFormat::kGif && source == SaveSource::kNewVersion) {
+    // Refused now, not after the commit: a GIF copy is only ever the version's own bytes.
+    return Invalid("'save_to' ends in " + fs::path(request.components.back()).extension().string() +
+                   ", but a new version is never a GIF and imgmcp does not convert to GIF; use "
+                   ".png, .jpg or .webp (get_image can save a stored GIF version as .gif)");
+  }
   SavePlan plan;
   std::vector<std::string> dir = request.components;
   if (!request.directory) {

@@ -103,6 +103,10 @@ struct SaveOptions {
   int fail_writes_with = 0;
 };
 
+// What a copy is made of: a version about to be made (generate_image, edit_image: never a GIF,
+// which no backend returns), or one already stored (get_image: an imported GIF is possible).
+enum class SaveSource { kNewVersion, kStoredVersion };
+
 class SaveTargets {
  public:
   // Canonicalises the working dir, the roots (those that do not exist are left out) and the data
@@ -110,7 +114,7 @@ class SaveTargets {
   explicit SaveTargets(SaveOptions options);
 
   // nullopt without save_to. Otherwise the plan, or an error naming save_to and what is allowed.
-  Result<std::optional<SavePlan>> Plan(const SaveArgs& args) const;
+  Result<std::optional<SavePlan>> Plan(const SaveArgs& args, SaveSource source) const;
 
   // Writes the copy of version `version` of `session_id` (its `bytes`), converted per the plan.
   Result<SavedCopy> Save(const SavePlan& plan, const std::string& session_id, int64_t version,

@@ -113,7 +113,7 @@ class SaveTargetsTest : public ::testing::Test {
     return o;
   }
   Result<SavePlan> PlanOf(const SaveTargets& targets, const SaveArgs& args) {
-    auto plan = targets.Plan(args);
+    auto plan = targets.Plan(args, SaveSource::kStoredVersion);
     if (!plan.ok()) return plan.error();
     EXPECT_TRUE(plan->has_value());
     return **plan;
@@ -185,16 +185,17 @@ TEST(SaveArgs, RelativePathsStartAtTheWorkingDirectory) {
 
 TEST_F(SaveTargetsTest, PathsOutsideEveryRootAndTheDataDirAreRefused) {
   SaveTargets targets(Options());
-  auto outside_root = targets.Plan(To((outside() / "x.png").string()));
+  auto outside_root = targets.Plan(To((outside() / "x.png").string()), SaveSource::kStoredVersion);
   ASSERT_FALSE(outside_root.ok());
   EXPECT_EQ(outside_root.error().code, ErrorCode::kPermissionDenied);
   EXPECT_NE(outside_root.error().message.find("outside the directories imgmcp may write to (" +
                                               work().string() + ")"),
             std::string::npos);
-  auto data = targets.Plan(To((tmp_.path() / "data" / "images" / "x.png").string()));
+  auto data = targets.Plan(To((tmp_.path() / "data" / "images" / "x.png").string()),
+                           SaveSource::kStoredVersion);
   ASSERT_FALSE(data.ok());
   EXPECT_NE(data.error().message.find("inside imgmcp's data directory"), std::string::npos);
-  EXPECT_FALSE(targets.Plan(To("/etc/passwd.png")).ok());
+  EXPECT_FALSE(targets.Plan(To("/etc/passwd.png"), SaveSource::kStoredVersion).ok());
   EXPECT_TRUE(Entries(outside()).empty());
 }
 
@@ -202,7 +203,7 @@ TEST_F(SaveTargetsTest, AWorkingDirectoryInsideTheDataDirWritesNothing) {
   SaveOptions o = Options();
   o.data_dir = tmp_.path();  // every root lies inside it
   SaveTargets targets(o);
-  auto plan = targets.Plan(To("x.png"));
+  auto plan = targets.Plan(To("x.png"), SaveSource::kStoredVersion);
   ASSERT_FALSE(plan.ok());
   EXPECT_NE(plan.error().message.find("data directory"), std::string::npos);
 }
@@ -223,25 +224,25 @@ TEST_F(SaveTargetsTest, TheDeepestRootHoldsThePlan) {
 TEST_F(SaveTargetsTest, WhatExistsIsCheckedBeforeAnyCall) {
   SaveTargets targets(Options());
   WriteFile(work() / "taken.png", "old");
-  auto taken = targets.Plan(To("taken.png"));
+  auto taken = targets.Plan(To("taken.png"), SaveSource::kStoredVersion);
   ASSERT_FALSE(taken.ok());
   EXPECT_EQ(taken.error().code, ErrorCode::kConflict);
   EXPECT_NE(taken.error().message.find("already exists; pass overwrite: true"), std::string::npos);
   SaveArgs replace = To("taken.png");
   replace.overwrite = true;
-  EXPECT_TRUE(targets.Plan(replace).ok());
+  EXPECT_TRUE(targets.Plan(replace, SaveSource::kStoredVersion).ok());
 
   ASSERT_EQ(::mkfifo((work() / "fifo.png").c_str(), 0600), 0);
   replace.save_to = "fifo.png";
-  auto fifo = targets.Plan(replace);
+  auto fifo = targets.Plan(replace, SaveSource::kStoredVersion);
   ASSERT_FALSE(fifo.ok());
   EXPECT_NE(fifo.error().message.find("is a FIFO; only regular files"), std::string::npos);
 
   fs::create_directory(work() / "assets");
-  auto dir = targets.Plan(To("assets"));
+  auto dir = targets.Plan(To("assets"), SaveSource::kStoredVersion);
   ASSERT_FALSE(dir.ok());
   EXPECT_NE(dir.error().message.find("is a directory; end save_to with '/'"), std::string::npos);
-  EXPECT_TRUE(targets.Plan(To("assets/")).ok());
+  EXPECT_TRUE(targets.Plan(To("assets/"), SaveSource::kStoredVersion).ok());
   EXPECT_EQ(ReadFile(work() / "taken.png"), "old");
 }
 
@@ -255,7 +256,7 @@ TEST_F(SaveTargetsTest, SymlinksAreNeverFollowed) {
        {"linkdir/x.png", "linkdir/sub/x.png", "link.png", "inner/x.png", "linkdir/"}) {
     SaveArgs args = To(path);
     args.overwrite = true;
-    auto plan = targets.Plan(args);
+    auto plan = targets.Plan(args, SaveSource::kStoredVersion);
     ASSERT_FALSE(plan.ok()) << path;
     EXPECT_NE(plan.error().message.find("symbolic link"), std::string::npos) << path;
   }
@@ -309,6 +310,39 @@ TEST_F(SaveTargetsTest, ConvertedCopiesDecodeAtTheSameSize) {
     EXPECT_TRUE(imaging::Decode(bytes).ok()) << c.save_to;
   }
   EXPECT_TRUE(fs::exists(work() / "out" / "s-v1.jpg"));
+}
+
+TEST_F(SaveTargetsTest, AGifNameIsRefusedForANewVersionAndAllowedForAStoredOne) {
+  SaveTargets targets(Options());
+  // generate_image and edit_image: refused by the plan, before any backend call or commit.
+  for (const char* name : {"anim.gif", "sub/ANIM.GIF"}) {
+    auto refused = targets.Plan(To(name), SaveSource::kNewVersion);
+    ASSERT_FALSE(refused.ok()) << name;
+    EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument) << name;
+    const std::string& message = refused.error().message;
+    EXPECT_EQ(message.rfind("'save_to' ends in .", 0), 0u) << message;
+    EXPECT_NE(message.find("a new version is never a GIF"), std::string::npos) << message;
+    EXPECT_NE(message.find("use .png, .jpg or .webp"), std::string::npos) << message;
+  }
+  EXPECT_TRUE(targets.Plan(To("still.png"), SaveSource::kNewVersion).ok());
+  EXPECT_TRUE(Entries(work()).empty());
+
+  // get_image: a stored GIF version (an import) is saved as .gif with its own bytes.
+  const std::string gif(
+      "GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff!\xf9\x04\x01\x00\x00\x00"
+      "\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x01"
+      "D\x00;",
+      43);
+  ASSERT_EQ(imaging::SniffFormat(gif), imaging::ImageFormat::kGif);
+  auto plan = targets.Plan(To("anim.gif"), SaveSource::kStoredVersion);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  ASSERT_TRUE(plan->has_value());
+  EXPECT_EQ((*plan)->format, imaging::ImageFormat::kGif);
+  auto saved = targets.Save(**plan, "s", 1, gif);
+  ASSERT_TRUE(saved.ok()) << saved.error().message;
+  EXPECT_EQ(saved->format, imaging::ImageFormat::kGif);
+  EXPECT_EQ(saved->path, work() / "anim.gif");
+  EXPECT_EQ(ReadFile(work() / "anim.gif"), gif);
 }
 
 TEST_F(SaveTargetsTest, AGifNameNeedsAGifVersion) {
@@ -387,7 +421,7 @@ TEST_F(SaveTargetsTest, TheDataDirIsRefusedHoweverItIsReached) {
   SaveOptions o = Options();
   o.data_dir = work() / "store";
   SaveTargets targets(o);
-  EXPECT_FALSE(targets.Plan(To("store/x.png")).ok());
+  EXPECT_FALSE(targets.Plan(To("store/x.png"), SaveSource::kStoredVersion).ok());
   // Reached by its identity, not its name (as through a bind mount): the walk refuses it.
   auto walk = WalkBelowRoot(work(), {"store"}, WalkMode::kCreate, IdentityOf(work() / "store"));
   ASSERT_FALSE(walk.ok());
