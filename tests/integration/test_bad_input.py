@@ -459,6 +459,8 @@ def make_catalogue(sandbox):
               "outside the directories")
     save_case("into the data dir", "generate",
               {"save_to": os.path.join(sandbox, "data", "x.png")}, "'save_to'", "data directory")
+    save_case("a .gif", "generate", {"save_to": "x.gif"}, "'save_to' ends in .gif",
+              "never a GIF")
     save_case("through a symlinked dir", "edit", {"save_to": "linkdir/x.png"}, "'save_to'",
               "symbolic link")
     save_case("a symlink to outside", "edit", {"save_to": "link-out.png", "overwrite": True},

@@ -340,6 +340,30 @@ class SaveToFormats(Sandbox):
         self.assertEqual(read(sc["path"]), read(jpg))  # the import kept the JPEG's bytes
         self.assertEqual(png_size(read(self.path("work", "back.png"))), (48, 48))
 
+    def test_a_gif_name_is_refused_for_a_new_version_and_kept_for_a_stored_gif(self):
+        # generate_image and edit_image make a PNG or JPEG: refused before anything is done.
+        for tool, args in (("generate_image", {"prompt": "solid red", "session_id": "fresh"}),
+                           ("edit_image", {"session_id": "f", "prompt": "invert"})):
+            with self.subTest(tool=tool):
+                text = error_text(self.call(tool, dict(args, inline="none", save_to="new.gif")))
+                self.assertIn("'save_to' ends in .gif", text)
+                self.assertIn("never a GIF", text)
+        self.assertIsNone(self.version_of("fresh"), "nothing was generated")
+        self.assertEqual(self.version_of("f"), 2, "nothing was committed")
+        # get_image: an imported GIF is saved as .gif with its own bytes; a PNG version is not.
+        gif = base64.b64decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7")
+        structured(self.call("edit_image", {
+            "session_id": "g", "prompt": "invert", "inline": "none",
+            "image": {"data": base64.b64encode(gif).decode(), "mime_type": "image/gif"}}))
+        sc = structured(self.call("get_image", {"session_id": "g", "version": 1, "inline": "none",
+                                                "save_to": "anim.gif"}))
+        self.assertEqual((sc["mime_type"], sc["saved_format"]), ("image/gif", "gif"))
+        self.assertEqual(read(self.path("work", "anim.gif")), gif)
+        text = error_text(self.call("get_image", {"session_id": "f", "inline": "none",
+                                                  "save_to": "png.gif"}))
+        self.assertIn("imgmcp does not write GIF", text)
+        self.assertEqual(self.files_below("work"), ["anim.gif"])
+
     def test_a_directory_target_takes_the_extension_of_the_format(self):
         sc = structured(self.call("edit_image", {"session_id": "f", "prompt": "invert",
                                                  "inline": "none", "save_to": "shots/",
