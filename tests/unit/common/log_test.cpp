@@ -1,0 +1,87 @@
+#include "common/log.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+namespace imgmcp::log {
+namespace {
+
+// Captures what the log writes to stderr (fd 2) while it lives.
+class StderrCapture {
+ public:
+  StderrCapture() : file_(std::tmpfile()), saved_(::dup(2)) { ::dup2(::fileno(file_), 2); }
+  ~StderrCapture() {
+    Restore();
+    std::fclose(file_);
+  }
+  std::string Text() {
+    Restore();
+    std::string text;
+    std::rewind(file_);
+    char buffer[4096];
+    size_t n;
+    while ((n = std::fread(buffer, 1, sizeof buffer, file_)) > 0) text.append(buffer, n);
+    return text;
+  }
+
+ private:
+  void Restore() {
+    if (saved_ < 0) return;
+    ::dup2(saved_, 2);
+    ::close(saved_);
+    saved_ = -1;
+  }
+  std::FILE* file_;
+  int saved_;
+};
+
+std::string Logged(std::string_view message) {
+  StderrCapture capture;
+  Warn("test", message);
+  return capture.Text();
+}
+
+TEST(Log, ControlCharactersAreEscapedSoTheyCannotReachTheTerminal) {
+  EXPECT_EQ(Logged("Host '\x1b]0;pwned\x07'"), "imgmcp warning [test] Host '\\x1b]0;pwned\\x07'\n");
+  EXPECT_EQ(Logged("a\nimgmcp error [http] forged\r\tb\x7f"),
+            "imgmcp warning [test] a\\nimgmcp error [http] forged\\r\\tb\\x7f\n");
+  // A C1 control (here CSI, U+009B) is escaped; other UTF-8 is kept; a byte that is not UTF-8 is
+  // escaped.
+  EXPECT_EQ(Logged("x\xc2\x9b"
+                   "31my"),
+            "imgmcp warning [test] x\\u009b31my\n");
+  EXPECT_EQ(Logged("caf\xc3\xa9 \xe2\x9c\x93"), "imgmcp warning [test] caf\xc3\xa9 \xe2\x9c\x93\n");
+  EXPECT_EQ(Logged("bad \xff\xc3"), "imgmcp warning [test] bad \\xff\\xc3\n");
+}
+
+TEST(Log, ALongMessageIsCutAndSaysSo) {
+  const std::string line = Logged(std::string(kMaxMessageBytes + 1000, 'a'));
+  EXPECT_LT(line.size(), kMaxMessageBytes + 100);
+  EXPECT_NE(line.find("1000 more bytes not logged"), std::string::npos);
+  EXPECT_EQ(line.back(), '\n');
+}
+
+TEST(Log, ClipBoundsAQuotedValueAtACharacterBoundary) {
+  EXPECT_EQ(Clip("short"), "short");
+  const std::string clipped = Clip(std::string(300, 'h'));
+  EXPECT_EQ(clipped.substr(0, kMaxFieldBytes), std::string(kMaxFieldBytes, 'h'));
+  EXPECT_NE(clipped.find("(300 bytes)"), std::string::npos);
+  // "é" is two bytes: a cut after 3 bytes keeps one whole "é", never half of the second.
+  EXPECT_EQ(Clip("\xc3\xa9\xc3\xa9", 3).substr(0, 3), "\xc3\xa9\xe2");  // "é" then "…"
+}
+
+TEST(Log, AThrottleLetsABurstThroughThenCountsWhatItHeldBack) {
+  Throttle throttle("refusals", /*burst=*/2, std::chrono::hours(1));
+  StderrCapture capture;
+  for (int i = 0; i < 10; ++i) throttle.Write(Level::kWarning, "http", "refused");
+  const std::string text = capture.Text();
+  size_t lines = 0;
+  for (char c : text) lines += c == '\n' ? 1 : 0;
+  EXPECT_EQ(lines, 2u) << text;
+}
+
+}  // namespace
+}  // namespace imgmcp::log
