@@ -19,6 +19,12 @@ std::string EncodeCursor(std::string_view kind, std::string_view payload) {
 }
 
 Result<std::string> DecodeCursor(std::string_view kind, std::string_view cursor) {
+  if (cursor.size() > kMaxCursorBytes) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "Invalid cursor: " + std::to_string(cursor.size()) +
+                         " bytes; this server's cursors are at most " +
+                         std::to_string(kMaxCursorBytes));
+  }
   auto raw = Base64Decode(cursor);
   if (!raw.ok()) return BadCursor();
   const std::string& text = raw.value();

@@ -1,5 +1,7 @@
 // Opaque cursors for offset-paginated lists (tools/list, prompts/list, resources/list across
 // providers). A cursor is base64 of "<kind>:<payload>" so one list's cursor is refused by another.
+// Cursors come back from clients, so they are checked for size before anything is decoded: the
+// server's own are a few dozen bytes to a couple of hundred.
 #pragma once
 
 #include <cstddef>
@@ -12,8 +14,12 @@
 
 namespace imgmcp::mcp {
 
+// The longest cursor a client may send back; EncodeCursor's stay well below it.
+inline constexpr size_t kMaxCursorBytes = 512;
+
 std::string EncodeCursor(std::string_view kind, std::string_view payload);
-// The payload of a cursor made by EncodeCursor with the same kind; kInvalidArgument otherwise.
+// The payload of a cursor made by EncodeCursor with the same kind; kInvalidArgument (naming the
+// cursor) otherwise, and without decoding anything for one longer than kMaxCursorBytes.
 Result<std::string> DecodeCursor(std::string_view kind, std::string_view cursor);
 
 // Reads params.cursor: nullopt when absent or null; kInvalidArgument when it is not a string.

@@ -1,5 +1,7 @@
 #include "server/mcp/server.h"
 
+#include <charconv>
+#include <string_view>
 #include <utility>
 
 #include "server/mcp/connection.h"
@@ -74,30 +76,44 @@ void McpServer::NotifyListChanged(ListKind list) {
   for (const auto& connection : LiveConnections()) connection->NotifyListChanged(list);
 }
 
+namespace {
+
+// A resources/list position: "<provider index>:<that provider's cursor>". A fixed shape, read
+// without a parser (the cursor is the client's to send back, DecodeCursor has bounded its size).
+std::string EncodeResourcePosition(size_t provider, const std::string& inner) {
+  return std::to_string(provider) + ":" + inner;
+}
+
+bool DecodeResourcePosition(std::string_view payload, size_t providers, size_t* provider,
+                            std::string* inner) {
+  const size_t colon = payload.find(':');
+  if (colon == std::string_view::npos || colon == 0) return false;
+  const auto [end, ec] = std::from_chars(payload.data(), payload.data() + colon, *provider);
+  if (ec != std::errc() || end != payload.data() + colon || *provider >= providers) return false;
+  *inner = std::string(payload.substr(colon + 1));
+  return !inner->empty();
+}
+
+}  // namespace
+
 Result<ResourcePage> McpServer::ListResources(const std::optional<std::string>& cursor) {
   size_t index = 0;
   std::optional<std::string> inner;
   if (cursor) {
-    auto payload = DecodeCursor(kResourceCursorKind, *cursor);
-    if (!payload.ok()) return payload.error();
-    Json position = Json::parse(payload.value(), nullptr, /*allow_exceptions=*/false);
-    if (!position.is_object() || !position["p"].is_number_unsigned() ||
-        position["p"].get<size_t>() >= providers_.size() || !position["c"].is_string()) {
+    ASSIGN_OR_RETURN(const std::string payload, DecodeCursor(kResourceCursorKind, *cursor));
+    std::string position;
+    if (!DecodeResourcePosition(payload, providers_.size(), &index, &position)) {
       return MakeError(ErrorCode::kInvalidArgument, "Invalid cursor");
     }
-    index = position["p"].get<size_t>();
-    inner = position["c"].get<std::string>();
+    inner = std::move(position);
   }
   ResourcePage result;
   for (; index < providers_.size(); ++index, inner.reset()) {
-    auto page = providers_[index]->List(inner);
-    if (!page.ok()) return page.error();
-    for (Json& resource : page->resources) result.resources.push_back(std::move(resource));
-    if (page->next_cursor) {
-      Json position = Json::object();
-      position["p"] = index;
-      position["c"] = *page->next_cursor;
-      result.next_cursor = EncodeCursor(kResourceCursorKind, position.dump());
+    ASSIGN_OR_RETURN(ResourcePage page, providers_[index]->List(inner));
+    for (Json& resource : page.resources) result.resources.push_back(std::move(resource));
+    if (page.next_cursor) {
+      result.next_cursor =
+          EncodeCursor(kResourceCursorKind, EncodeResourcePosition(index, *page.next_cursor));
       break;
     }
   }

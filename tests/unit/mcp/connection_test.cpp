@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include "common/base64.h"
 #include "common/cancellation.h"
 #include "server/mcp/json_rpc.h"
 #include "server/mcp/memory_sink.h"
@@ -628,6 +629,19 @@ TEST_F(CoreTest, ResourcesListPagesAcrossProvidersAndReadMapsErrors) {
   } while (!cursor.is_null());
   EXPECT_EQ(uris, (std::vector<std::string>{"a://1", "a://2", "b://3"}));
   EXPECT_EQ(ErrorCode(Call("resources/list", {{"cursor", "nope"}})), rpc_error::kInvalidParams);
+  // The cursor is the server's own small token: anything longer, or not of its shape, is refused
+  // before it is decoded or parsed (a cursor of nested arrays used to be parsed as JSON).
+  const std::string nested = Base64Encode("resources:" + std::string(4000, '['));
+  Json refused = Call("resources/list", {{"cursor", nested}});
+  EXPECT_EQ(ErrorCode(refused), rpc_error::kInvalidParams);
+  EXPECT_NE(refused["error"]["message"].get<std::string>().find("cursor"), std::string::npos);
+  EXPECT_NE(refused["error"]["message"].get<std::string>().find("512"), std::string::npos);
+  for (const std::string& payload : {std::string("resources:[[[]]]"), std::string("resources:9:x"),
+                                     std::string("resources:0:"), std::string("resources:x:1")}) {
+    EXPECT_EQ(ErrorCode(Call("resources/list", {{"cursor", Base64Encode(payload)}})),
+              rpc_error::kInvalidParams)
+        << payload;
+  }
 
   EXPECT_EQ(Call("resources/templates/list")["result"]["resourceTemplates"].size(), 2u);
   EXPECT_EQ(Call("resources/read", {{"uri", "b://3"}})["result"]["contents"][0]["text"], "3");
