@@ -21,7 +21,7 @@ struct HttpSession::Exchange {
 };
 
 HttpSession::HttpSession(std::string id, SessionOptions options)
-    : id_(std::move(id)), options_(options) {}
+    : id_(std::move(id)), options_(options), cv_(options.watch_socket) {}
 
 HttpSession::~HttpSession() {
   if (connection_) connection_->Close();
@@ -55,12 +55,13 @@ HttpSession::Answer HttpSession::AwaitAnswer(
   auto answerable = [&] {
     return closed_ || exchange->done || !exchange->early.empty() || exchange->close_requested;
   };
-  if (stream_after) {
-    cv_.wait_for(lock, *stream_after, answerable);
-  } else {
-    cv_.wait(lock, answerable);
-  }
+  HangupAwareCondition::Deadline deadline;
+  if (stream_after) deadline = std::chrono::steady_clock::now() + *stream_after;
   Answer answer;
+  if (cv_.Wait(lock, deadline, answerable) == HangupAwareCondition::Wake::kHangup) {
+    answer.client_gone = true;
+    return answer;
+  }
   if (closed_ && !exchange->done) {
     answer.session_closed = true;
     return answer;
@@ -75,7 +76,7 @@ HttpSession::Answer HttpSession::AwaitAnswer(
   // events.
   exchange->sse = true;
   exchange->stream = next_stream_++;
-  auto channel = std::make_shared<SseChannel>();
+  auto channel = std::make_shared<SseChannel>(options_.watch_socket);
   if (options_.resumable) {
     channel->Push(PrimingFrame(FormatEventId({next_seq_++, exchange->stream}), options_.sse_retry));
   }
@@ -154,7 +155,7 @@ void HttpSession::CloseRequestStream(const Json& request_id) {
     exchange->channel->Finish();
     exchange->channel.reset();
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 // --- lifecycle ----------------------------------------------------------------------------------
@@ -174,7 +175,7 @@ void HttpSession::End() {
     live_streams_.clear();
     by_request_.clear();
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   for (const auto& channel : channels) channel->Finish();
 }
 
@@ -214,7 +215,7 @@ void HttpSession::Send(mcp::OutgoingMessage message) {
     } else {
       exchange->early.push_back(std::move(message.json));
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
     return;
   }
   std::string frame = AppendEventLocked(exchange->stream, message.json);
@@ -228,7 +229,7 @@ void HttpSession::OnRequestDropped(const Json& request_id) {
   if (it == by_request_.end()) return;
   std::shared_ptr<Exchange> exchange = it->second;
   FinishExchangeLocked(exchange);
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 // --- private ------------------------------------------------------------------------------------

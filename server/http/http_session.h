@@ -17,7 +17,6 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -29,6 +28,7 @@
 #include <vector>
 
 #include "common/json.h"
+#include "server/http/hangup_watch.h"
 #include "server/http/sse.h"
 #include "server/mcp/connection.h"
 #include "server/mcp/message_sink.h"
@@ -40,6 +40,9 @@ struct SessionOptions {
   std::chrono::milliseconds sse_retry{1000};   // the priming event's `retry:`
   size_t replay_max_events = 1024;             // replay buffer bounds (oldest events go first;
   size_t replay_max_bytes = size_t{16} << 20;  // the newest event is always kept)
+  // A modern request's client connection: waiting for its answer (and streaming it) ends when
+  // that client hangs up (hangup_watch.h). -1: none (a legacy session outlives its connections).
+  int watch_socket = -1;
 };
 
 class HttpSession final : public mcp::MessageSink {
@@ -50,6 +53,7 @@ class HttpSession final : public mcp::MessageSink {
     std::optional<std::string> json;  // answer with this application/json body, or
     std::shared_ptr<SseChannel> sse;  // stream this channel as text/event-stream, or
     bool session_closed = false;      // the session ended first (answer 404)
+    bool client_gone = false;         // the watched client hung up first (answer nobody)
     // A JSON answer that is an error: its code, and whether the core refused the request before
     // dispatching it (OutgoingMessage).
     std::optional<int> error_code;
@@ -75,7 +79,8 @@ class HttpSession final : public mcp::MessageSink {
   // Blocks until the POST can be answered: the final answer alone → JSON; anything before it
   // (progress, logs, a server→client request) → SSE. With `stream_after` it waits at most that
   // long and then answers as SSE (priming event first), so a slow call's client learns at once
-  // where to resume; without, it waits for the first message.
+  // where to resume; without, it waits for the first message. With a watched socket it also ends
+  // when that client hangs up (client_gone).
   Answer AwaitAnswer(const std::shared_ptr<Exchange>& exchange,
                      std::optional<std::chrono::milliseconds> stream_after);
 
@@ -120,8 +125,8 @@ class HttpSession final : public mcp::MessageSink {
   const SessionOptions options_;
   std::shared_ptr<mcp::Connection> connection_;  // set by Attach, then read-only
 
-  mutable std::mutex mu_;       // guards every field below
-  std::condition_variable cv_;  // an exchange changed state, or the session closed
+  mutable std::mutex mu_;    // guards every field below
+  HangupAwareCondition cv_;  // an exchange changed state, or the session closed
   bool closed_ = false;
   uint64_t next_seq_ = 1;
   uint64_t next_stream_ = 1;        // 0 is the standalone stream

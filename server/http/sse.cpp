@@ -49,7 +49,7 @@ void SseChannel::Push(std::string frame) {
     if (finished_ || aborted_) return;
     queued_.append(frame);
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 void SseChannel::Finish() {
@@ -57,7 +57,7 @@ void SseChannel::Finish() {
     std::lock_guard<std::mutex> lock(mu_);
     finished_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 void SseChannel::Abort() {
@@ -66,13 +66,15 @@ void SseChannel::Abort() {
     aborted_ = true;
     queued_.clear();
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 SseChannel::PullResult SseChannel::Pull(std::string* out, std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait_for(lock, timeout, [this] { return aborted_ || finished_ || !queued_.empty(); });
+  const auto wake = cv_.Wait(lock, std::chrono::steady_clock::now() + timeout,
+                             [this] { return aborted_ || finished_ || !queued_.empty(); });
   if (aborted_) return PullResult::kAborted;
+  if (wake == HangupAwareCondition::Wake::kHangup) return PullResult::kHangup;
   if (!queued_.empty()) {
     out->swap(queued_);
     queued_.clear();

@@ -4,12 +4,13 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "server/http/hangup_watch.h"
 
 namespace imgmcp::http {
 
@@ -34,7 +35,9 @@ std::string CommentFrame(std::string_view text);
 
 // The bytes waiting to be written on one HTTP response. Producers (MessageSink::Send on any
 // thread) append without touching the socket; the connection's own thread pulls and writes, so no
-// lock is ever held during network I/O.
+// lock is ever held during network I/O. A channel given its client's socket also ends a Pull when
+// that client hangs up (hangup_watch.h), so a modern request's stream notices a closed connection
+// at once rather than at the next keep-alive.
 class SseChannel {
  public:
   enum class PullResult {
@@ -42,7 +45,11 @@ class SseChannel {
     kTimeout,  // nothing arrived in time (send a keep-alive)
     kEnd,      // Finish() was called and everything queued has been pulled: end the response
     kAborted,  // Abort() was called: drop the connection now
+    kHangup,   // the watched client closed its connection: drop it now
   };
+
+  // `watch_socket`: the client connection whose hang-up ends a Pull (kHangup); -1 for none.
+  explicit SseChannel(int watch_socket = -1) : cv_(watch_socket) {}
 
   void Push(std::string frame);
   // Ends the response once everything pushed so far has been pulled. Idempotent.
@@ -54,7 +61,7 @@ class SseChannel {
 
  private:
   mutable std::mutex mu_;  // guards queued_, finished_, aborted_
-  std::condition_variable cv_;
+  HangupAwareCondition cv_;
   std::string queued_;
   bool finished_ = false;
   bool aborted_ = false;

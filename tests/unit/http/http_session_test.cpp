@@ -3,6 +3,8 @@
 #include "server/http/http_session.h"
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <future>
@@ -239,6 +241,25 @@ TEST_F(HttpSessionTest, EndWakesAWaitingPost) {
   EXPECT_TRUE(waiting.get().session_closed);
   EXPECT_FALSE(session_->Busy());
   EXPECT_EQ(session_->OpenStandaloneStream(), nullptr);
+}
+
+// A modern request's session watches its client's socket: a client that hangs up while the answer
+// is awaited ends the wait at once (the transport then cancels the request).
+TEST_F(HttpSessionTest, AWatchedClientHangingUpEndsTheWaitForTheAnswer) {
+  int fds[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  auto request = std::make_shared<HttpSession>(
+      "", SessionOptions{false, milliseconds(10), 0, 0, /*watch_socket=*/fds[0]});
+  request->Attach(server_.Connect(*request, mcp::ConnectionMode::kModernOnly));
+  auto exchange = request->BeginExchange({Json(7)}, false);  // never sent: stays silent
+  auto waiting =
+      std::async(std::launch::async, [&] { return request->AwaitAnswer(exchange, std::nullopt); });
+  ::close(fds[1]);
+  const HttpSession::Answer answer = waiting.get();
+  EXPECT_TRUE(answer.client_gone);
+  EXPECT_FALSE(answer.json.has_value());
+  request->End();
+  ::close(fds[0]);
 }
 
 TEST_F(HttpSessionTest, ReplayBufferIsBounded) {

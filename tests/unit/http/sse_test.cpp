@@ -1,6 +1,8 @@
 #include "server/http/sse.h"
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <string>
 #include <thread>
@@ -68,6 +70,45 @@ TEST(SseChannel, WakesAConsumerBlockedOnAnotherThread) {
   channel.Finish();
   consumer.join();
   EXPECT_EQ(got.size(), 100u);
+}
+
+// A channel watching its client's socket ends a Pull as soon as that client hangs up — long before
+// the keep-alive interval — and a queued frame still comes first.
+TEST(SseChannel, AWatchedClientThatHangsUpEndsThePullAtOnce) {
+  int fds[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  SseChannel channel(fds[0]);
+  std::string out;
+  EXPECT_EQ(channel.Pull(&out, milliseconds(1)), SseChannel::PullResult::kTimeout);
+  std::thread client([&] { ::close(fds[1]); });
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(channel.Pull(&out, milliseconds(60'000)), SseChannel::PullResult::kHangup);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
+  client.join();
+  channel.Push("x");
+  EXPECT_EQ(channel.Pull(&out, milliseconds(60'000)), SseChannel::PullResult::kData);
+  ::close(fds[0]);
+}
+
+TEST(SseChannel, AWatchedChannelIsStillWokenByItsProducer) {
+  int fds[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  SseChannel channel(fds[0]);
+  std::string got;
+  std::thread consumer([&] {
+    std::string out;
+    while (true) {
+      auto r = channel.Pull(&out, milliseconds(60'000));
+      if (r == SseChannel::PullResult::kData) got += out;
+      if (r != SseChannel::PullResult::kData) return;
+    }
+  });
+  for (int i = 0; i < 100; ++i) channel.Push("y");
+  channel.Finish();
+  consumer.join();
+  EXPECT_EQ(got, std::string(100, 'y'));
+  ::close(fds[0]);
+  ::close(fds[1]);
 }
 
 }  // namespace
