@@ -18,6 +18,7 @@
 #include <limits>
 #include <optional>
 #include <string_view>
+#include <utility>
 
 #include "common/log.h"
 
@@ -302,7 +303,25 @@ class GateStream final : public httplib::Stream {
   std::string held_;  // a response head not sent yet
 };
 
+// The request this worker thread serves (ServeRequest sets it around httplib's processing).
+thread_local const ServedRequest* t_current_request = nullptr;
+
+// Makes `request` the calling thread's current request for the scope's lifetime.
+class CurrentRequestScope {
+ public:
+  explicit CurrentRequestScope(const ServedRequest* request)
+      : previous_(std::exchange(t_current_request, request)) {}
+  ~CurrentRequestScope() { t_current_request = previous_; }
+  CurrentRequestScope(const CurrentRequestScope&) = delete;
+  CurrentRequestScope& operator=(const CurrentRequestScope&) = delete;
+
+ private:
+  const ServedRequest* previous_;
+};
+
 }  // namespace
+
+const ServedRequest* CurrentRequest() { return t_current_request; }
 
 GatedServer::GatedServer() : stop_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
 
@@ -477,6 +496,10 @@ bool GatedServer::ServeRequest(GateConnection& connection) {
   bool ok = false;
   uint64_t body_read = 0;
   {
+    // The head stays at the front of connection.buffer until stream.Release() below.
+    const std::string_view head(connection.buffer.data(), connection.head_bytes);
+    const ServedRequest served{head, RequestHeaders::Parse(head), connection.fd};
+    CurrentRequestScope current(&served);
     GateStream stream(connection, stop_fd_, ToMs(read_timeout_sec_, read_timeout_usec_),
                       ToMs(write_timeout_sec_, write_timeout_usec_),
                       SaturatingAdd(SaturatingAdd(connection.head_bytes, payload_max_length_),
@@ -539,19 +562,16 @@ bool GatedServer::ReadMore(GateConnection& connection,
   }
 }
 
-BodyRead ReadCappedBody(const httplib::Request& req, const httplib::ContentReader& reader,
+BodyRead ReadCappedBody(const RequestHeaders& headers, const httplib::ContentReader& reader,
                         size_t max_bytes, std::string* body) {
   body->clear();
-  const auto length = req.headers.find("Content-Length");
-  const auto encoding = req.headers.find("Transfer-Encoding");
-  const bool has_length =
-      length != req.headers.end() &&
-      (encoding == req.headers.end() || !EqualsIgnoreCase(encoding->second, "chunked"));
-  if (has_length) {
+  const auto length = headers.Get(Header::kContentLength);
+  const auto encoding = headers.Get(Header::kTransferEncoding);
+  if (length && !(encoding && EqualsIgnoreCase(*encoding, "chunked"))) {
     // Leading digits, as httplib reads them (0 when there are none; too many saturate).
     uint64_t declared = 0;
-    const auto [end, error] = std::from_chars(
-        length->second.data(), length->second.data() + length->second.size(), declared);
+    const auto [end, error] =
+        std::from_chars(length->data(), length->data() + length->size(), declared);
     if (error == std::errc::result_out_of_range) declared = std::numeric_limits<uint64_t>::max();
     if (declared > max_bytes) return BodyRead::kTooLarge;
     body->reserve(static_cast<size_t>(declared));

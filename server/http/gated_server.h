@@ -25,8 +25,22 @@
 
 #include "common/result.h"
 #include "server/http/connection_gate.h"
+#include "server/http/request_head.h"
 
 namespace imgmcp::http {
+
+// What the worker serving a request has beyond httplib's Request: the head exactly as it was
+// received, with the headers imgmcp reads (httplib percent-decodes header values; see
+// request_head.h), and the connection's socket (to notice a client that hangs up while its answer
+// is being prepared). GatedServer sets it on the worker thread for as long as httplib handles the
+// request: routing, handlers and content providers all run there.
+struct ServedRequest {
+  std::string_view head;
+  RequestHeaders headers;
+  int socket = -1;
+};
+// The request the calling thread is serving; nullptr outside a GatedServer's request.
+const ServedRequest* CurrentRequest();
 
 class GatedServer : public httplib::Server {
  public:
@@ -79,10 +93,10 @@ class GatedServer : public httplib::Server {
 
 // How reading a request body through a ContentReader ended.
 enum class BodyRead { kOk, kTooLarge, kUnreadable };
-// Reads the body of `req` into `body`, stopping as soon as it would exceed `max_bytes` (chunked,
-// length-less and compressed bodies included): at most `max_bytes` are ever buffered.
-// kUnreadable: the client sent malformed framing, stopped sending, or hung up.
-BodyRead ReadCappedBody(const httplib::Request& req, const httplib::ContentReader& reader,
+// Reads the body of the request with `headers` into `body`, stopping as soon as it would exceed
+// `max_bytes` (chunked, length-less and compressed bodies included): at most `max_bytes` are ever
+// buffered. kUnreadable: the client sent malformed framing, stopped sending, or hung up.
+BodyRead ReadCappedBody(const RequestHeaders& headers, const httplib::ContentReader& reader,
                         size_t max_bytes, std::string* body);
 
 }  // namespace imgmcp::http

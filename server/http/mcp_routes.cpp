@@ -1,6 +1,7 @@
 #include "server/http/mcp_routes.h"
 
 #include <algorithm>
+#include <array>
 #include <exception>
 #include <utility>
 
@@ -8,6 +9,7 @@
 #include "common/random.h"
 #include "server/http/gallery_route.h"
 #include "server/http/gated_server.h"
+#include "server/http/request_head.h"
 #include "server/mcp/connection.h"
 #include "server/mcp/json_rpc.h"
 #include "server/mcp/method_table.h"
@@ -26,14 +28,25 @@ using Kind = mcp::IncomingMessage::Kind;
 constexpr char kLog[] = "http";
 constexpr char kEndpoint[] = "/mcp";
 constexpr char kSessionHeader[] = "Mcp-Session-Id";
-constexpr char kVersionHeader[] = "MCP-Protocol-Version";
-constexpr char kMethodHeader[] = "Mcp-Method";
-constexpr char kNameHeader[] = "Mcp-Name";
 constexpr char kJson[] = "application/json";
 constexpr char kEventStream[] = "text/event-stream";
 constexpr int kSessionNotFound = -32001;
 constexpr int kBadRequest = -32000;
 constexpr char kSessionRequired[] = "Bad Request: Mcp-Session-Id header is required";
+constexpr char kBatchNeedsSession[] =
+    "batches are not part of protocol revision 2026-07-28; a batch belongs to a legacy session "
+    "that negotiated 2025-03-26 (initialize, then send its Mcp-Session-Id)";
+// Headers a request may carry once: with two, a proxy and imgmcp could each act on a different one.
+// The MCP routing headers are refused as a header mismatch (-32020), the others as a bad request.
+constexpr std::array<Header, 3> kRoutingHeaders = {Header::kMcpProtocolVersion, Header::kMcpMethod,
+                                                   Header::kMcpName};
+constexpr std::array<Header, 6> kSingleHeaders = {Header::kHost,          Header::kOrigin,
+                                                  Header::kAuthorization, Header::kMcpSessionId,
+                                                  Header::kContentType,   Header::kLastEventId};
+// The body's framing: httplib frames by its percent-decoded values, the connection gate by the
+// bytes, so a value they could read differently (two lines, a '%') ends the connection.
+constexpr std::array<Header, 2> kFramingHeaders = {Header::kContentLength,
+                                                   Header::kTransferEncoding};
 // A request of a method that may stream (tools/call) answered within this long, with nothing sent
 // before its result, is answered as one JSON body (cheaper for both sides); a slower one gets an
 // SSE stream (a legacy session's with its priming event first).
@@ -72,34 +85,28 @@ mcp::RpcError Stopping() {
   return mcp::InternalError("Service Unavailable: the server is stopping");
 }
 
-// The value of a request header, or nullptr: one look-up in httplib's case-insensitive map.
-const std::string* FindHeader(const Request& req, const char* name) {
-  auto it = req.headers.find(name);
-  return it == req.headers.end() ? nullptr : &it->second;
+// The headers of the request this thread serves, as the client sent them (request_head.h). Every
+// route runs inside a GatedServer request (AllowRequest refuses anything else).
+const RequestHeaders& Headers() {
+  static const RequestHeaders kNone;
+  const ServedRequest* served = CurrentRequest();
+  return served != nullptr ? served->headers : kNone;
 }
 
-std::optional<std::string> HeaderOf(const Request& req, const char* name) {
-  const std::string* value = FindHeader(req, name);
-  if (value == nullptr) return std::nullopt;
-  const size_t first = value->find_first_not_of(" \t");
-  if (first == std::string::npos) return std::string();
-  return value->substr(first, value->find_last_not_of(" \t") - first + 1);
-}
-
-McpHeaders McpHeadersOf(const Request& req) {
-  return McpHeaders{HeaderOf(req, kVersionHeader), HeaderOf(req, kMethodHeader),
-                    HeaderOf(req, kNameHeader)};
+McpHeaders McpHeadersOf(const RequestHeaders& headers) {
+  return McpHeaders{headers.Get(Header::kMcpProtocolVersion), headers.Get(Header::kMcpMethod),
+                    headers.Get(Header::kMcpName)};
 }
 
 // The request names a modern protocol version in its MCP-Protocol-Version header.
-bool ModernHeader(const Request& req) {
-  auto version = HeaderOf(req, kVersionHeader);
+bool ModernHeader(const RequestHeaders& headers) {
+  auto version = headers.Get(Header::kMcpProtocolVersion);
   return version && mcp::IsModernVersionName(*version);
 }
 
 // A GET or DELETE from a modern client: no session header, a modern version header.
-bool IsModernSessionless(const Request& req) {
-  return FindHeader(req, kSessionHeader) == nullptr && ModernHeader(req);
+bool IsModernSessionless(const RequestHeaders& headers) {
+  return !headers.Get(Header::kMcpSessionId) && ModernHeader(headers);
 }
 
 // GET and DELETE belong to legacy sessions; protocol revision 2026-07-28 has neither a GET
@@ -120,23 +127,31 @@ void NotAllowed(const Request&, Response& res) {
 
 // A legacy session's MCP-Protocol-Version header names a version initialize negotiates; a missing
 // one means 2025-03-26. Answers 400 itself when it does not.
-bool VersionOk(const Request& req, Response& res) {
-  const std::string* version = FindHeader(req, kVersionHeader);
-  if (version == nullptr || mcp::IsSupportedProtocolVersion(*version)) return true;
-  ReplyError(res, 400, kBadRequest,
-             "Bad Request: " + mcp::UnsupportedVersionText(*version, mcp::Era::kLegacy));
+bool VersionOk(const RequestHeaders& headers, Response& res) {
+  const auto version = headers.Get(Header::kMcpProtocolVersion);
+  if (!version || mcp::IsSupportedProtocolVersion(*version)) return true;
+  ReplyError(
+      res, 400, kBadRequest,
+      "Bad Request: " + mcp::UnsupportedVersionText(mcp::Quoted(*version), mcp::Era::kLegacy));
+  return false;
+}
+
+// True when some Accept line of the request admits `media_type`.
+bool Accepts(const RequestHeaders& headers, std::string_view media_type) {
+  for (size_t i = 0; i < headers.Count(Header::kAccept); ++i) {
+    if (AcceptsMediaType(*headers.Get(Header::kAccept, i), media_type)) return true;
+  }
   return false;
 }
 
 // A POST must accept both answer forms and send JSON. Answers 406 or 415 itself when not.
-bool MediaTypesOk(const Request& req, Response& res) {
-  const std::string accept = req.get_header_value("Accept");
-  if (!AcceptsMediaType(accept, kJson) || !AcceptsMediaType(accept, kEventStream)) {
+bool MediaTypesOk(const RequestHeaders& headers, Response& res) {
+  if (!Accepts(headers, kJson) || !Accepts(headers, kEventStream)) {
     ReplyError(res, 406, kBadRequest,
                "Not Acceptable: Client must accept both application/json and text/event-stream");
     return false;
   }
-  if (!IsJsonContentType(req.get_header_value("Content-Type"))) {
+  if (!IsJsonContentType(headers.Get(Header::kContentType).value_or(""))) {
     ReplyError(res, 415, kBadRequest,
                "Unsupported Media Type: Content-Type must be application/json");
     return false;
@@ -171,6 +186,7 @@ bool PumpStream(SseChannel& channel, std::chrono::milliseconds keepalive, httpli
       sink.done();
       return true;
     case SseChannel::PullResult::kAborted:
+    case SseChannel::PullResult::kHangup:
       return false;
   }
   return false;
@@ -334,27 +350,81 @@ std::string McpRoutes::GateRefusalBody(int status) const {
   return mcp::ErrorResponseText(nullptr, TransportError(kBadRequest, std::move(message)));
 }
 
-// Host/Origin allow-list and bearer token, before any body is read. False: refused (403, 401).
+// Before routing, and before any body is read: a head httplib and imgmcp could read differently
+// (400), then for /mcp and /gallery the Host/Origin allow-list (403) and the bearer token (401).
 bool McpRoutes::AllowRequest(const Request& req, Response& res) const {
+  const ServedRequest* served = CurrentRequest();
+  if (served == nullptr) {  // not served by a GatedServer: none of the checks below could run
+    Refuse(res, 500, mcp::InternalError("Internal error: the request head is not available"));
+    return false;
+  }
+  const RequestHeaders& headers = served->headers;
+  if (!HeadReadable(headers, res)) return false;
   const bool gallery = req.path == kGalleryPath;
   if (req.path != kEndpoint && !gallery) return true;
-  if (!policy_.HostAllowed(req.get_header_value("Host")) ||
-      !policy_.OriginAllowed(req.get_header_value("Origin"))) {
-    log::Warn(kLog, "refused a request with Host '" + req.get_header_value("Host") + "', Origin '" +
-                        req.get_header_value("Origin") + "'");
+  if (!HeadersSingle(headers, res)) return false;
+  const std::string_view host = headers.Get(Header::kHost).value_or("");
+  const std::string_view origin = headers.Get(Header::kOrigin).value_or("");
+  if (!policy_.HostAllowed(host) || !policy_.OriginAllowed(origin)) {
+    refused_origin_log_.Write(log::Level::kWarning, kLog,
+                              "refused a request with Host '" + log::Clip(host) + "', Origin '" +
+                                  log::Clip(origin) + "'");
     Refuse(res, 403, TransportError(kBadRequest, "Forbidden: Host or Origin not allowed"), nullptr,
-           ModernHeader(req));
+           ModernHeader(headers));
     return false;
   }
   // The gallery page holds no data: what it shows comes through /mcp, with the token.
   if (gallery || options_.auth_token.empty() ||
-      BearerTokenMatches(req.get_header_value("Authorization"), options_.auth_token)) {
+      BearerTokenMatches(headers.Get(Header::kAuthorization).value_or(""), options_.auth_token)) {
     return true;
   }
+  refused_token_log_.Write(
+      log::Level::kWarning, kLog,
+      "refused a request without the bearer token (Host '" + log::Clip(host) + "')");
   res.set_header("WWW-Authenticate", "Bearer realm=\"imgmcp\"");
   Refuse(res, 401, TransportError(kBadRequest, "Unauthorized: a valid bearer token is required"),
-         nullptr, ModernHeader(req));
+         nullptr, ModernHeader(headers));
   return false;
+}
+
+// Every route: a head with a malformed header line, or body framing headers that httplib (which
+// percent-decodes them) and the connection gate (which does not) could read differently, is
+// refused (400) and ends the connection. False: refused.
+bool McpRoutes::HeadReadable(const RequestHeaders& headers, Response& res) const {
+  std::string problem;
+  if (headers.problem() != nullptr) {
+    problem = headers.problem();
+  } else if (auto repeated = headers.Repeated(kFramingHeaders)) {
+    problem = "more than one " + std::string(HeaderName(*repeated)) + " header";
+  } else {
+    for (Header framing : kFramingHeaders) {
+      if (headers.Get(framing).value_or("").find('%') != std::string_view::npos) {
+        problem = "a percent sign in the " + std::string(HeaderName(framing)) + " header";
+      }
+    }
+  }
+  if (problem.empty()) return true;
+  refused_head_log_.Write(log::Level::kWarning, kLog, "refused a request head: " + problem);
+  res.set_header("Connection", "close");
+  ReplyError(res, 400, kBadRequest, "Bad Request: " + problem);
+  return false;
+}
+
+// /mcp and /gallery: a header that must come once came twice (400; -32020 for the MCP routing
+// headers). False: refused.
+bool McpRoutes::HeadersSingle(const RequestHeaders& headers, Response& res) const {
+  if (auto repeated = headers.Repeated(kRoutingHeaders)) {
+    Refuse(res, 400,
+           mcp::HeaderMismatch("more than one " + std::string(HeaderName(*repeated)) + " header"),
+           nullptr, /*modern=*/true);
+    return false;
+  }
+  if (auto repeated = headers.Repeated(kSingleHeaders)) {
+    ReplyError(res, 400, kBadRequest,
+               "Bad Request: more than one " + std::string(HeaderName(*repeated)) + " header");
+    return false;
+  }
+  return true;
 }
 
 // httplib's own 413 (a body over the limit it caught itself) gets the JSON-RPC body.
@@ -366,27 +436,27 @@ bool McpRoutes::RewriteError(Response& res) const {
 
 // --- POST ---------------------------------------------------------------------------------------
 
-void McpRoutes::Post(const Request& req, Response& res, const httplib::ContentReader& reader) {
+void McpRoutes::Post(const Request&, Response& res, const httplib::ContentReader& reader) {
+  const RequestHeaders& headers = Headers();
   std::string text;
-  if (!ReadBody(req, reader, res, &text) || !MediaTypesOk(req, res)) return;
+  if (!ReadBody(headers, reader, res, &text) || !MediaTypesOk(headers, res)) return;
   mcp::ParsedMessage parsed = mcp::ParseMessageText(text);
   if (parsed.error) return Refuse(res, 400, *parsed.error);
   PostedMessage posted(std::move(parsed.message));
-  if (!posted.batch) {  // one message: which era serves it (a batch is always legacy)
-    const mcp::RequestFacts& facts = posted.facts.front();
-    const McpHeaders headers = McpHeadersOf(req);
-    const EraChoice era = ChooseEra(facts, headers);
-    if (era.refusal) return Refuse(res, 400, *era.refusal, facts.id, /*modern=*/true);
-    if (era.era == mcp::Era::kModern) return ServeModern(headers, res, std::move(posted));
-  }
-  ServeLegacy(req, res, std::move(posted));
+  if (posted.batch) return ServeLegacy(headers, res, std::move(posted));  // always legacy
+  const mcp::RequestFacts& facts = posted.facts.front();
+  const McpHeaders mcp_headers = McpHeadersOf(headers);
+  const EraChoice era = ChooseEra(facts, mcp_headers);
+  if (era.refusal) return Refuse(res, 400, *era.refusal, facts.id, /*modern=*/true);
+  if (era.era == mcp::Era::kModern) return ServeModern(mcp_headers, res, std::move(posted));
+  ServeLegacy(headers, res, std::move(posted));
 }
 
 // The body is read here, never past the limit (chunked and length-less bodies included); a body
 // left unread ends the connection. False: refused (413, 400).
-bool McpRoutes::ReadBody(const Request& req, const httplib::ContentReader& reader, Response& res,
-                         std::string* body) const {
-  switch (ReadCappedBody(req, reader, options_.max_body_bytes, body)) {
+bool McpRoutes::ReadBody(const RequestHeaders& headers, const httplib::ContentReader& reader,
+                         Response& res, std::string* body) const {
+  switch (ReadCappedBody(headers, reader, options_.max_body_bytes, body)) {
     case BodyRead::kOk:
       return true;
     case BodyRead::kTooLarge:
@@ -416,8 +486,9 @@ void McpRoutes::ServeModern(const McpHeaders& headers, Response& res, PostedMess
     res.status = 202;
     return;
   }
+  const ServedRequest* served = CurrentRequest();
   auto request = std::make_shared<HttpSession>(
-      "", SessionOptions{/*resumable=*/false, options_.sse_retry, 0, 0});
+      "", SessionOptions{/*resumable=*/false, options_.sse_retry, 0, 0, served->socket});
   request->Attach(server_.Connect(*request, mcp::ConnectionMode::kModernOnly));
   auto exchange = request->BeginExchange({facts.id}, /*batch=*/false);
   if (!live_.AddRequest(request)) {
@@ -426,6 +497,7 @@ void McpRoutes::ServeModern(const McpHeaders& headers, Response& res, PostedMess
   }
   request->connection().HandleJson(std::move(posted.body));
   HttpSession::Answer answer = request->AwaitAnswer(exchange, posted.StreamAfter());
+  if (answer.client_gone) return CancelForHangup(res, request, facts);
   if (answer.session_closed) {
     live_.RemoveRequest(request.get());
     return Refuse(res, 503, Stopping(), facts.id, /*modern=*/true);
@@ -439,15 +511,33 @@ void McpRoutes::ServeModern(const McpHeaders& headers, Response& res, PostedMess
   SetJsonBody(res, std::move(*answer.json));
 }
 
+// The client of a modern request closed its connection before the answer: that cancels the request
+// (2026-07-28 basic/patterns/cancellation). Ending its connection stops the call wherever it is —
+// waiting for its session's turn, or in the backend — and nothing is committed.
+void McpRoutes::CancelForHangup(Response& res, const std::shared_ptr<HttpSession>& request,
+                                const mcp::RequestFacts& facts) {
+  request->End();
+  live_.RemoveRequest(request.get());
+  log::Debug(kLog, "cancelled " + log::Clip(facts.method) + " request " +
+                       log::Clip(mcp::IdKey(facts.id)) + ": its client closed the connection");
+  res.status = 400;  // never read: nobody is there
+  res.set_header("Connection", "close");
+}
+
 // A legacy message or batch: served by the session it names, or by a new one for initialize.
-void McpRoutes::ServeLegacy(const Request& req, Response& res, PostedMessage posted) {
-  const bool opens = FindHeader(req, kSessionHeader) == nullptr && posted.IsInitialize();
+void McpRoutes::ServeLegacy(const RequestHeaders& headers, Response& res, PostedMessage posted) {
+  const bool named = headers.Get(Header::kMcpSessionId).has_value();
+  const bool opens = !named && posted.IsInitialize();
+  if (posted.batch && !named) {  // a batch without a session: most likely a 2026-07-28 client
+    return Refuse(res, 400, mcp::InvalidRequest(kBatchNeedsSession), nullptr,
+                  ModernHeader(headers));
+  }
   std::shared_ptr<HttpSession> session;
   if (opens) {
     session = OpenSession();
   } else {
-    session = FindSession(req, res);
-    if (!session || !VersionOk(req, res)) return;
+    session = FindSession(headers, res);
+    if (!session || !VersionOk(headers, res)) return;
   }
   if (posted.RefuseMalformed(res, *session)) return;
   const std::vector<Json> ids = posted.RequestIds();
@@ -513,15 +603,16 @@ void McpRoutes::ReplyLegacy(Response& res, const std::shared_ptr<HttpSession>& s
 // --- GET and DELETE -----------------------------------------------------------------------------
 
 // A legacy session's standalone stream, or the rest of a stream it lost (Last-Event-ID).
-void McpRoutes::Get(const Request& req, Response& res) {
-  if (IsModernSessionless(req)) return RefuseModernGetOrDelete(res);
-  if (!AcceptsMediaType(req.get_header_value("Accept"), kEventStream)) {
+void McpRoutes::Get(const Request&, Response& res) {
+  const RequestHeaders& headers = Headers();
+  if (IsModernSessionless(headers)) return RefuseModernGetOrDelete(res);
+  if (!Accepts(headers, kEventStream)) {
     return ReplyError(res, 406, kBadRequest,
                       "Not Acceptable: Client must accept text/event-stream");
   }
-  auto session = FindSession(req, res);
-  if (!session || !VersionOk(req, res)) return;
-  auto last = ParseEventId(req.get_header_value("Last-Event-ID"));
+  auto session = FindSession(headers, res);
+  if (!session || !VersionOk(headers, res)) return;
+  auto last = ParseEventId(headers.Get(Header::kLastEventId).value_or(""));
   std::shared_ptr<SseChannel> channel =
       last ? session->Resume(*last) : session->OpenStandaloneStream();
   if (!channel) return SessionNotFound(res);
@@ -529,11 +620,12 @@ void McpRoutes::Get(const Request& req, Response& res) {
 }
 
 // Ends a legacy session.
-void McpRoutes::Delete(const Request& req, Response& res) {
-  if (IsModernSessionless(req)) return RefuseModernGetOrDelete(res);
-  const std::string id = req.get_header_value(kSessionHeader);
+void McpRoutes::Delete(const Request&, Response& res) {
+  const RequestHeaders& headers = Headers();
+  if (IsModernSessionless(headers)) return RefuseModernGetOrDelete(res);
+  const std::string id(headers.Get(Header::kMcpSessionId).value_or(""));
   if (id.empty()) return ReplyError(res, 400, kBadRequest, kSessionRequired);
-  if (!VersionOk(req, res)) return;
+  if (!VersionOk(headers, res)) return;
   auto session = sessions_.Remove(id);
   if (!session) return SessionNotFound(res);
   session->End();
@@ -543,13 +635,13 @@ void McpRoutes::Delete(const Request& req, Response& res) {
 
 // --- shared steps -------------------------------------------------------------------------------
 
-std::shared_ptr<HttpSession> McpRoutes::FindSession(const Request& req, Response& res) {
-  const std::string* id = FindHeader(req, kSessionHeader);
-  if (id == nullptr || id->empty()) {
+std::shared_ptr<HttpSession> McpRoutes::FindSession(const RequestHeaders& headers, Response& res) {
+  const std::string_view id = headers.Get(Header::kMcpSessionId).value_or("");
+  if (id.empty()) {
     ReplyError(res, 400, kBadRequest, kSessionRequired);
     return nullptr;
   }
-  auto session = sessions_.Find(*id);
+  auto session = sessions_.Find(std::string(id));
   if (!session) SessionNotFound(res);
   return session;
 }

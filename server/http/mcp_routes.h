@@ -21,9 +21,11 @@
 #include <vector>
 
 #include "common/json.h"
+#include "common/log.h"
 #include "server/http/http_listener.h"
 #include "server/http/http_session.h"
 #include "server/http/request_checks.h"
+#include "server/http/request_head.h"
 #include "server/http/session_table.h"
 #include "server/http/sse.h"
 
@@ -61,7 +63,8 @@ class McpRoutes {
   McpRoutes(mcp::McpServer& server, const HttpOptions& options, SessionTable<HttpSession>& sessions,
             LiveAnswers& live);
 
-  // Installs every route, and the pre-routing, error and exception handlers, on `http`.
+  // Installs every route, and the pre-routing, error and exception handlers, on `http` (a
+  // GatedServer: the routes read each request's head as received, gated_server.h).
   void Install(httplib::Server& http);
   // The JSON-RPC error body of a refusal the connection gate sends itself (408, 413, 431).
   std::string GateRefusalBody(int status) const;
@@ -69,15 +72,19 @@ class McpRoutes {
  private:
   // --- before routing, and errors ---
   bool AllowRequest(const httplib::Request& req, httplib::Response& res) const;
+  bool HeadReadable(const RequestHeaders& headers, httplib::Response& res) const;
+  bool HeadersSingle(const RequestHeaders& headers, httplib::Response& res) const;
   bool RewriteError(httplib::Response& res) const;
 
   // --- POST ---
   void Post(const httplib::Request& req, httplib::Response& res,
             const httplib::ContentReader& reader);
-  bool ReadBody(const httplib::Request& req, const httplib::ContentReader& reader,
+  bool ReadBody(const RequestHeaders& headers, const httplib::ContentReader& reader,
                 httplib::Response& res, std::string* body) const;
   void ServeModern(const McpHeaders& headers, httplib::Response& res, PostedMessage posted);
-  void ServeLegacy(const httplib::Request& req, httplib::Response& res, PostedMessage posted);
+  void CancelForHangup(httplib::Response& res, const std::shared_ptr<HttpSession>& request,
+                       const mcp::RequestFacts& facts);
+  void ServeLegacy(const RequestHeaders& headers, httplib::Response& res, PostedMessage posted);
   std::shared_ptr<HttpSession> OpenSession();
   bool KeepNewSession(httplib::Response& res, const std::shared_ptr<HttpSession>& session);
   void ReplyLegacy(httplib::Response& res, const std::shared_ptr<HttpSession>& session,
@@ -89,7 +96,7 @@ class McpRoutes {
 
   // --- shared steps ---
   // The session named by Mcp-Session-Id; answers 400 (no header) or 404 (unknown) itself.
-  std::shared_ptr<HttpSession> FindSession(const httplib::Request& req, httplib::Response& res);
+  std::shared_ptr<HttpSession> FindSession(const RequestHeaders& headers, httplib::Response& res);
   // Streams `channel` as this response's text/event-stream body.
   void Stream(httplib::Response& res, const std::shared_ptr<HttpSession>& session,
               std::shared_ptr<SseChannel> channel, bool modern);
@@ -100,6 +107,10 @@ class McpRoutes {
   const OriginPolicy policy_;
   SessionTable<HttpSession>& sessions_;
   LiveAnswers& live_;
+  // Refusals before authentication: anyone can cause them at will, so their lines are rationed.
+  mutable log::Throttle refused_origin_log_{"refusals of a Host or Origin"};
+  mutable log::Throttle refused_token_log_{"refusals for a missing or wrong bearer token"};
+  mutable log::Throttle refused_head_log_{"refusals of a malformed request head"};
 };
 
 }  // namespace imgmcp::http

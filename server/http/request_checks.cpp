@@ -146,7 +146,7 @@ EraChoice ChooseEra(const mcp::RequestFacts& facts, const McpHeaders& headers) {
     if (header_modern) {
       choice.refusal = mcp::HeaderMismatch(
           "an initialize request (the legacy handshake) came with MCP-Protocol-Version " +
-          *headers.protocol_version);
+          mcp::Quoted(*headers.protocol_version));
     }
     return choice;
   }
@@ -188,7 +188,7 @@ std::optional<mcp::RpcError> CheckModernHeaders(const mcp::RequestFacts& facts,
   if (!headers.name) {
     return mcp::HeaderMismatch("the Mcp-Name header is required for " + facts.method);
   }
-  std::optional<std::string> name = DecodeHeaderValue(*headers.name);
+  const std::optional<std::string> name = DecodeHeaderValue(*headers.name);
   if (!name) return mcp::HeaderMismatch("the Mcp-Name header has an invalid Base64 value");
   if (*name != *facts.name) {
     return mcp::HeaderMismatch("Mcp-Name header value '" + mcp::Quoted(*name) +

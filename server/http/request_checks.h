@@ -47,11 +47,12 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b);
 // `token`.
 bool BearerTokenMatches(std::string_view authorization_header, std::string_view token);
 
-// The MCP headers of one request, their values without surrounding whitespace; absent = nullopt.
+// The MCP headers of one request as the client sent them (never percent-decoded), their values
+// without surrounding whitespace; absent = nullopt. Views into the request head.
 struct McpHeaders {
-  std::optional<std::string> protocol_version;  // MCP-Protocol-Version
-  std::optional<std::string> method;            // Mcp-Method
-  std::optional<std::string> name;              // Mcp-Name
+  std::optional<std::string_view> protocol_version;  // MCP-Protocol-Version
+  std::optional<std::string_view> method;            // Mcp-Method
+  std::optional<std::string_view> name;              // Mcp-Name
 };
 
 // Which era serves a POST of one message (2026-07-28 basic/versioning, and transports/

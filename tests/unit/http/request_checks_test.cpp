@@ -98,9 +98,11 @@ Json Modern(Json params = Json::object(), const std::string& version = "2026-07-
   return params;
 }
 
-McpHeaders Headers(std::optional<std::string> version, std::optional<std::string> method = {},
-                   std::optional<std::string> name = {}) {
-  return McpHeaders{std::move(version), std::move(method), std::move(name)};
+// The views point at string literals (static storage).
+McpHeaders Headers(std::optional<std::string_view> version,
+                   std::optional<std::string_view> method = {},
+                   std::optional<std::string_view> name = {}) {
+  return McpHeaders{version, method, name};
 }
 
 TEST(ChooseEra, ModernByTheBodysMetaOrAModernHeaderElseLegacy) {
