@@ -50,6 +50,7 @@ Result<int> HttpTransport::Start() {
   }
   Configure();
   ASSIGN_OR_RETURN(const int port, Bind());
+  routes_->SetPort(port);
   listen_thread_ = std::thread([this] { Listen(); });
   {
     // Woken when the listener serves (or has already ended): the caller may hand out the port

@@ -192,15 +192,16 @@ bool PumpStream(SseChannel& channel, std::chrono::milliseconds keepalive, httpli
   return false;
 }
 
-std::vector<std::string> AllowedHosts(const HttpOptions& options) {
-  std::vector<std::string> hosts = options.extra_allowed_hosts;
-  if (!options.host.empty() && options.host != "0.0.0.0" && options.host != "::" &&
-      options.host != "[::]") {
-    hosts.push_back(options.host.find(':') != std::string::npos && options.host.front() != '['
-                        ? "[" + options.host + "]"
-                        : options.host);
+// The host names the server answers to besides the loopback names: its bind address, unless that
+// is a wildcard.
+std::vector<std::string> OwnHosts(const HttpOptions& options) {
+  if (options.host.empty() || options.host == "0.0.0.0" || options.host == "::" ||
+      options.host == "[::]") {
+    return {};
   }
-  return hosts;
+  return {options.host.find(':') != std::string::npos && options.host.front() != '['
+              ? "[" + options.host + "]"
+              : options.host};
 }
 
 }  // namespace
@@ -311,7 +312,7 @@ McpRoutes::McpRoutes(mcp::McpServer& server, const HttpOptions& options,
                      SessionTable<HttpSession>& sessions, LiveAnswers& live)
     : server_(server),
       options_(options),
-      policy_(AllowedHosts(options)),
+      policy_(options.extra_allowed_hosts, OwnHosts(options), options.port),
       sessions_(sessions),
       live_(live) {}
 
@@ -333,6 +334,10 @@ void McpRoutes::Install(httplib::Server& http) {
   http.Put(kEndpoint, NotAllowed);
   http.Patch(kEndpoint, NotAllowed);
   http.Options(kEndpoint, NotAllowed);
+}
+
+void McpRoutes::SetPort(int port) {
+  policy_ = OriginPolicy(options_.extra_allowed_hosts, OwnHosts(options_), port);
 }
 
 std::string McpRoutes::PayloadTooLarge() const {

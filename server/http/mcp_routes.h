@@ -66,6 +66,9 @@ class McpRoutes {
   // Installs every route, and the pre-routing, error and exception handlers, on `http` (a
   // GatedServer: the routes read each request's head as received, gated_server.h).
   void Install(httplib::Server& http);
+  // The port the server listens on, once bound: an Origin of this server's own pages names it.
+  // Before the server serves (not thread-safe).
+  void SetPort(int port);
   // The JSON-RPC error body of a refusal the connection gate sends itself (408, 413, 431).
   std::string GateRefusalBody(int status) const;
 
@@ -104,7 +107,7 @@ class McpRoutes {
 
   mcp::McpServer& server_;
   const HttpOptions& options_;
-  const OriginPolicy policy_;
+  OriginPolicy policy_;  // set again by SetPort, before serving; read-only afterwards
   SessionTable<HttpSession>& sessions_;
   LiveAnswers& live_;
   // Refusals before authentication: anyone can cause them at will, so their lines are rationed.

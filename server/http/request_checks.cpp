@@ -54,22 +54,47 @@ std::string HostnameOf(std::string_view authority) {
   return Lower(name);
 }
 
-OriginPolicy::OriginPolicy(std::vector<std::string> extra_hosts) {
+std::optional<int> PortOf(std::string_view authority) {
+  authority = Trim(authority);
+  size_t colon = std::string_view::npos;
+  if (!authority.empty() && authority.front() == '[') {
+    const size_t close = authority.find(']');
+    if (close == std::string_view::npos) return std::nullopt;
+    if (close + 1 < authority.size() && authority[close + 1] == ':') colon = close + 1;
+  } else {
+    colon = authority.find(':');
+  }
+  if (colon == std::string_view::npos) return std::nullopt;
+  const std::string_view digits = authority.substr(colon + 1);
+  if (digits.empty() || digits.size() > 5 || !AllDigits(digits)) return std::nullopt;
+  const int port = std::stoi(std::string(digits));
+  return port <= 65535 ? std::optional<int>(port) : std::nullopt;
+}
+
+OriginPolicy::OriginPolicy(std::vector<std::string> extra_hosts, std::vector<std::string> own_hosts,
+                           int own_port)
+    : own_port_(own_port) {
   for (const std::string& host : extra_hosts) {
     std::string name = HostnameOf(host);
-    if (!name.empty()) extra_hosts_.push_back(std::move(name));
+    if (!name.empty()) extra_hosts_.push_back(Allowed{std::move(name), PortOf(host)});
+  }
+  for (const std::string& host : own_hosts) {
+    std::string name = HostnameOf(host);
+    if (!name.empty()) own_hosts_.push_back(std::move(name));
   }
 }
 
-bool OriginPolicy::NameAllowed(const std::string& hostname) const {
+bool OriginPolicy::OwnName(const std::string& hostname) const {
   if (hostname == "localhost" || hostname == "127.0.0.1" || hostname == "[::1]") return true;
-  return std::find(extra_hosts_.begin(), extra_hosts_.end(), hostname) != extra_hosts_.end();
+  return std::find(own_hosts_.begin(), own_hosts_.end(), hostname) != own_hosts_.end();
 }
 
 bool OriginPolicy::HostAllowed(std::string_view host_header) const {
   if (Trim(host_header).empty()) return true;
   const std::string name = HostnameOf(host_header);
-  return !name.empty() && NameAllowed(name);
+  if (name.empty()) return false;
+  return OwnName(name) || std::any_of(extra_hosts_.begin(), extra_hosts_.end(),
+                                      [&name](const Allowed& a) { return a.name == name; });
 }
 
 bool OriginPolicy::OriginAllowed(std::string_view origin_header) const {
@@ -77,10 +102,13 @@ bool OriginPolicy::OriginAllowed(std::string_view origin_header) const {
   if (origin.empty()) return true;
   const std::string lowered = Lower(origin);
   std::string_view rest;
+  int default_port = 0;
   if (lowered.rfind("http://", 0) == 0) {
     rest = std::string_view(lowered).substr(7);
+    default_port = 80;
   } else if (lowered.rfind("https://", 0) == 0) {
     rest = std::string_view(lowered).substr(8);
+    default_port = 443;
   } else {
     return false;  // "null", other schemes, garbage
   }
@@ -90,7 +118,16 @@ bool OriginPolicy::OriginAllowed(std::string_view origin_header) const {
     rest = rest.substr(0, slash);
   }
   const std::string name = HostnameOf(rest);
-  return !name.empty() && NameAllowed(name);
+  if (name.empty()) return false;
+  const bool names_port =
+      rest.find(':', rest.front() == '[' ? rest.find(']') : 0) != std::string_view::npos;
+  const std::optional<int> explicit_port = PortOf(rest);
+  if (names_port && !explicit_port) return false;
+  const int port = explicit_port.value_or(default_port);
+  if (OwnName(name) && own_port_ != 0 && port == own_port_) return true;
+  return std::any_of(extra_hosts_.begin(), extra_hosts_.end(), [&](const Allowed& a) {
+    return a.name == name && (!a.port || *a.port == port);
+  });
 }
 
 bool AcceptsMediaType(std::string_view accept_header, std::string_view media_type) {

@@ -19,20 +19,36 @@ namespace imgmcp::http {
 // lower-cased. Empty when malformed.
 std::string HostnameOf(std::string_view authority);
 
-// Loopback names (localhost, 127.0.0.1, [::1]) on any port, plus configured extra host names.
+// The port of an authority ("localhost:8080" → 8080); nullopt when it names none or is malformed.
+std::optional<int> PortOf(std::string_view authority);
+
+// Which Host and Origin headers a server accepts (DNS-rebinding protection):
+// - Host: the server's own names (localhost, 127.0.0.1, [::1] and `own_hosts`, e.g. the bind
+//   address) and the `extra_hosts` names, on any port (only browsers can be tricked into
+//   rebinding, and they always send Host).
+// - Origin ("http(s)://host[:port]", the scheme's default port when it has none): one of the own
+//   names on `own_port` — a page this server served — or an `extra_hosts` entry, on any port
+//   when the entry names none (a proxy in front may listen anywhere) and on its port when it does.
 class OriginPolicy {
  public:
-  explicit OriginPolicy(std::vector<std::string> extra_hosts = {});
-  // The Host header. A missing header (empty) is accepted: only browsers can be tricked into
-  // rebinding, and they always send Host.
+  // `own_port` 0: not known yet (no Origin of an own name is accepted).
+  explicit OriginPolicy(std::vector<std::string> extra_hosts = {},
+                        std::vector<std::string> own_hosts = {}, int own_port = 0);
+  // The Host header. A missing header (empty) is accepted.
   bool HostAllowed(std::string_view host_header) const;
-  // The Origin header: "http(s)://host[:port]". Missing (empty) is accepted (CLI clients send
-  // none); "null" and anything unparsable are refused.
+  // The Origin header. Missing (empty) is accepted (CLI clients send none); "null" and anything
+  // unparsable are refused.
   bool OriginAllowed(std::string_view origin_header) const;
 
  private:
-  bool NameAllowed(const std::string& hostname) const;
-  std::vector<std::string> extra_hosts_;  // lower-cased host names
+  struct Allowed {
+    std::string name;         // lower-cased host name
+    std::optional<int> port;  // for an Origin: only this port; nullopt: any
+  };
+  bool OwnName(const std::string& hostname) const;
+  std::vector<Allowed> extra_hosts_;
+  std::vector<std::string> own_hosts_;  // lower-cased, besides the loopback names
+  int own_port_ = 0;
 };
 
 // True when the Accept header admits `media_type` ("application/json", "text/event-stream"),

@@ -162,13 +162,17 @@ class HttpProtocolTest(unittest.TestCase):
         for headers in ({"Host": "evil.example.com"},
                         {"Host": "evil.example.com:%d" % self.server.port},
                         {"Origin": "http://evil.example.com"},
-                        {"Origin": "null"}):
+                        {"Origin": "null"},
+                        # A page on another local port is another origin (another local app).
+                        {"Origin": "http://127.0.0.1:1234"},
+                        {"Origin": "http://localhost"}):
             status, _, body = self.server.request("POST", init, headers=headers)
             self.assertEqual(status, 403, headers)
             self.assertEqual(error_of(body)["code"], -32000)
         for headers in ({"Host": "localhost:%d" % self.server.port,
                          "Origin": "http://localhost:%d" % self.server.port},
-                        {"Origin": "http://127.0.0.1:1234"}, {"Host": "[::1]:1"}):
+                        {"Origin": "http://127.0.0.1:%d" % self.server.port},
+                        {"Host": "[::1]:1"}):
             status, _, _ = self.server.request("POST", init, headers=headers)
             self.assertEqual(status, 200, headers)
 

@@ -17,8 +17,18 @@ TEST(HostnameOf, StripsPortsAndLowercases) {
   EXPECT_EQ(HostnameOf("user@evil.com"), "");
 }
 
+TEST(PortOf, ExplicitPortsOnly) {
+  EXPECT_EQ(PortOf("localhost:8080"), 8080);
+  EXPECT_EQ(PortOf("[::1]:3000"), 3000);
+  EXPECT_EQ(PortOf("localhost"), std::nullopt);
+  EXPECT_EQ(PortOf("[::1]"), std::nullopt);
+  EXPECT_EQ(PortOf("localhost:"), std::nullopt);
+  EXPECT_EQ(PortOf("localhost:99999"), std::nullopt);
+  EXPECT_EQ(PortOf("localhost:8o"), std::nullopt);
+}
+
 TEST(OriginPolicy, LoopbackHostsOnAnyPort) {
-  OriginPolicy policy;
+  OriginPolicy policy({}, {}, 8080);
   EXPECT_TRUE(policy.HostAllowed("localhost:1234"));
   EXPECT_TRUE(policy.HostAllowed("127.0.0.1"));
   EXPECT_TRUE(policy.HostAllowed("[::1]:80"));
@@ -29,12 +39,18 @@ TEST(OriginPolicy, LoopbackHostsOnAnyPort) {
   EXPECT_FALSE(policy.HostAllowed("127.0.0.2"));
 }
 
-TEST(OriginPolicy, Origins) {
-  OriginPolicy policy;
+TEST(OriginPolicy, OriginsOfTheServersOwnPagesOnly) {
+  OriginPolicy policy({}, {}, 8080);
   EXPECT_TRUE(policy.OriginAllowed(""));
-  EXPECT_TRUE(policy.OriginAllowed("http://localhost:5173"));
-  EXPECT_TRUE(policy.OriginAllowed("https://127.0.0.1"));
+  EXPECT_TRUE(policy.OriginAllowed("http://localhost:8080"));
+  EXPECT_TRUE(policy.OriginAllowed("http://127.0.0.1:8080/"));
   EXPECT_TRUE(policy.OriginAllowed("http://[::1]:8080"));
+  // Another local web app (another port) is another origin: it could drive the server otherwise.
+  EXPECT_FALSE(policy.OriginAllowed("http://localhost:5173"));
+  EXPECT_FALSE(policy.OriginAllowed("http://127.0.0.1:9999"));
+  EXPECT_FALSE(policy.OriginAllowed("https://127.0.0.1"));  // port 443
+  EXPECT_FALSE(policy.OriginAllowed("http://127.0.0.1"));   // port 80
+  EXPECT_FALSE(policy.OriginAllowed("http://127.0.0.1:8o80"));
   EXPECT_FALSE(policy.OriginAllowed("null"));
   EXPECT_FALSE(policy.OriginAllowed("http://evil.example.com"));
   EXPECT_FALSE(policy.OriginAllowed("http://localhost.evil.example.com"));
@@ -42,11 +58,31 @@ TEST(OriginPolicy, Origins) {
   EXPECT_FALSE(policy.OriginAllowed("http://localhost/path"));
 }
 
-TEST(OriginPolicy, ExtraHosts) {
-  OriginPolicy policy({"MyBox.lan", "10.0.0.5:8080"});
+TEST(OriginPolicy, ExtraHostsOnAnyPortUnlessTheyNameOne) {
+  OriginPolicy policy({"MyBox.lan", "10.0.0.5:8080"}, {}, 3000);
   EXPECT_TRUE(policy.HostAllowed("mybox.lan:8080"));
-  EXPECT_TRUE(policy.OriginAllowed("http://10.0.0.5:9999"));
+  EXPECT_TRUE(policy.HostAllowed("10.0.0.5:1"));
   EXPECT_FALSE(policy.HostAllowed("otherbox.lan"));
+  // A name without a port (behind a proxy, say) on any port and either scheme.
+  EXPECT_TRUE(policy.OriginAllowed("https://mybox.lan"));
+  EXPECT_TRUE(policy.OriginAllowed("http://mybox.lan:9999"));
+  // A name with a port on that port only.
+  EXPECT_TRUE(policy.OriginAllowed("http://10.0.0.5:8080"));
+  EXPECT_FALSE(policy.OriginAllowed("http://10.0.0.5:9999"));
+  EXPECT_FALSE(policy.OriginAllowed("http://10.0.0.5"));
+}
+
+TEST(OriginPolicy, TheBindAddressIsAnOwnName) {
+  OriginPolicy policy({}, {"127.0.0.2"}, 4000);
+  EXPECT_TRUE(policy.HostAllowed("127.0.0.2:4000"));
+  EXPECT_TRUE(policy.OriginAllowed("http://127.0.0.2:4000"));
+  EXPECT_FALSE(policy.OriginAllowed("http://127.0.0.2:4001"));
+}
+
+TEST(OriginPolicy, NoOwnOriginBeforeThePortIsKnown) {
+  OriginPolicy policy;
+  EXPECT_TRUE(policy.HostAllowed("localhost"));
+  EXPECT_FALSE(policy.OriginAllowed("http://localhost:8080"));
 }
 
 TEST(AcceptsMediaType, ListsParametersAndWildcards) {
