@@ -257,8 +257,10 @@ std::string Quoted(std::string_view text) {
 RpcError ResourceNotFound(const std::string& uri, bool modern) {
   Json data = Json::object();
   data["uri"] = Quoted(uri);
-  return {modern ? rpc_error::kInvalidParams : rpc_error::kResourceNotFound,
-          "Resource not found: " + Quoted(uri), std::move(data), false};
+  // The URI is quoted once, in data (as the specification's example has it): a client's long URI
+  // is not echoed twice.
+  return {modern ? rpc_error::kInvalidParams : rpc_error::kResourceNotFound, "Resource not found",
+          std::move(data), false};
 }
 
 RpcError ToRpcError(const Error& error) {
