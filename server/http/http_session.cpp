@@ -1,5 +1,6 @@
 #include "server/http/http_session.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "server/mcp/json_rpc.h"
@@ -40,7 +41,11 @@ std::shared_ptr<HttpSession::Exchange> HttpSession::BeginExchange(
   for (const Json& id : request_ids) exchange->keys.push_back(mcp::IdKey(id));
   std::lock_guard<std::mutex> lock(mu_);
   for (size_t i = 0; i < exchange->keys.size(); ++i) {
-    if (by_request_.count(exchange->keys[i]) == 0) continue;
+    // An id in progress in this session, or twice in this batch: either way two requests would
+    // share the id their answers are matched by.
+    const bool repeated = std::find(exchange->keys.begin(), exchange->keys.begin() + i,
+                                    exchange->keys[i]) != exchange->keys.begin() + i;
+    if (!repeated && by_request_.count(exchange->keys[i]) == 0) continue;
     if (duplicate != nullptr) *duplicate = request_ids[i];
     return nullptr;
   }

@@ -72,8 +72,8 @@ class HttpSession final : public mcp::MessageSink {
 
   // --- POST ---------------------------------------------------------------------------------
   // Registers the requests of one POST body (their ids) before the body goes to the connection.
-  // nullptr when one of the ids belongs to a request still in progress in this session (that id
-  // goes to *duplicate, when given).
+  // nullptr when one of the ids belongs to a request still in progress in this session, or comes
+  // twice in the batch (that id goes to *duplicate, when given).
   std::shared_ptr<Exchange> BeginExchange(const std::vector<Json>& request_ids, bool batch,
                                           Json* duplicate = nullptr);
   // Blocks until the POST can be answered: the final answer alone → JSON; anything before it

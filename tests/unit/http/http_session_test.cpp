@@ -232,6 +232,15 @@ TEST_F(HttpSessionTest, ARefusedBatchNamesTheIdInProgress) {
   EXPECT_NE(session_->BeginExchange({Json("a")}, false), nullptr);
 }
 
+TEST_F(HttpSessionTest, ABatchWithOneIdTwiceIsRefused) {
+  Json duplicate;
+  EXPECT_EQ(session_->BeginExchange({Json(7), Json("x"), Json(7)}, true, &duplicate), nullptr);
+  EXPECT_EQ(duplicate, Json(7));
+  // Nothing was registered; the same ids in separate requests are fine.
+  EXPECT_NE(session_->BeginExchange({Json(7)}, false), nullptr);
+  EXPECT_NE(session_->BeginExchange({Json("x")}, false), nullptr);
+}
+
 TEST_F(HttpSessionTest, EndWakesAWaitingPost) {
   auto exchange = session_->BeginExchange({Json(88)}, false);
   auto waiting =
