@@ -16,7 +16,8 @@ namespace imgmcp::http {
 inline constexpr char kGalleryPath[] = "/gallery";
 
 // Serves `page` (HTML; must outlive the server) at GET kGalleryPath with a Content Security
-// Policy that allows only the page's own inline code, data: images and fetches to its own origin.
+// Policy that allows only the page's own inline scripts (by their SHA-256, computed here once),
+// inline styles, data: images and fetches to its own origin.
 // Does nothing when `page` is empty.
 void InstallGalleryRoute(httplib::Server& http, std::string_view page);
 
