@@ -1,8 +1,10 @@
 #include "server/app/wired_server.h"
 
+#include <cstdlib>
 #include <utility>
 
 #include "common/log.h"
+#include "common/sha256.h"
 #include "server/tools/conformance_fixtures.h"
 #include "server/tools/session_resources.h"
 #include "server/ui/ui_resources.h"
@@ -10,8 +12,23 @@
 namespace imgmcp::app {
 namespace {
 
-mcp::ServerOptions MakeServerOptions() {
+// The MAC key of MRTR requestState (server/mcp/request_state.h). A client may send a multi-round
+// retry to another replica behind the same load balancer, so replicas must share the key:
+// IMGMCP_REQUEST_STATE_KEY when set; else one derived from the bearer token, which replicas share
+// anyway (a one-way derivation: the key never reveals the token); else none, and the server makes
+// a random key of its own (a retry must then come back to the same process).
+std::string RequestStateKey(const Config& config) {
+  const char* key = std::getenv("IMGMCP_REQUEST_STATE_KEY");
+  if (key != nullptr && *key != '\0') return key;
+  if (!config.auth_token.empty()) {
+    return HmacSha256Hex(config.auth_token, "imgmcp requestState key v1");
+  }
+  return {};
+}
+
+mcp::ServerOptions MakeServerOptions(const Config& config) {
   mcp::ServerOptions options;
+  options.request_state_key = RequestStateKey(config);
   options.name = "imgmcp";
   options.title = "imgmcp image generation and editing";
   options.version = IMGMCP_VERSION;
@@ -46,7 +63,7 @@ Result<std::unique_ptr<WiredServer>> WiredServer::Build(const Config& config) {
   if (!store.ok()) return Prefixed(DescribeStore(config), store.error());
   wired->store_ = std::move(*store);
 
-  wired->server_ = std::make_unique<mcp::McpServer>(MakeServerOptions());
+  wired->server_ = std::make_unique<mcp::McpServer>(MakeServerOptions(config));
   RETURN_IF_ERROR(wired->RegisterTools(config));
   wired->server_->AddResourceProvider(std::make_shared<tools::SessionResources>(*wired->store_));
   // After the sessions, so resources/list still starts with the newest session.

@@ -25,7 +25,7 @@ import threading
 START_TIMEOUT = 20.0  # seconds from spawn to the "listening on" line
 LISTENING = re.compile(rb"listening on (http://([^\s/]+):(\d+)/mcp)")
 # What a test's server never inherits from the environment the tests run in.
-CALLER_SETTINGS = ("GEMINI_API_KEY", "IMGMCP_AUTH_TOKEN", "IMGMCP_STORE")
+CALLER_SETTINGS = ("GEMINI_API_KEY", "IMGMCP_AUTH_TOKEN", "IMGMCP_STORE", "IMGMCP_REQUEST_STATE_KEY")
 
 
 def binary_path():
