@@ -186,7 +186,9 @@ bool PumpStream(SseChannel& channel, std::chrono::milliseconds keepalive, httpli
       sink.done();
       return true;
     case SseChannel::PullResult::kAborted:
-    case SseChannel::PullResult::kHangup:
+      return false;
+    case SseChannel::PullResult::kHangup:  // only a modern request's stream watches its client
+      log::Debug(kLog, "cancelled a streamed request: its client closed the connection");
       return false;
   }
   return false;
