@@ -253,6 +253,7 @@ Result<SessionPage> ChainStore::ListSessions(const std::optional<std::string>& c
     s.session_id = row.session_id;
     s.current = std::move(row.current);
     s.current_version = s.current.has_value() ? s.current->version : 0;
+    s.version_count = row.version_count;
     s.updated_at = FormatRfc3339(
         std::chrono::system_clock::time_point(std::chrono::milliseconds(row.updated_ms)));
     out.sessions.push_back(std::move(s));

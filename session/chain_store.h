@@ -65,6 +65,7 @@ struct ListedSession {
   std::string session_id;
   int64_t updated_ms = 0;
   std::optional<VersionInfo> current;
+  int64_t version_count = 0;  // versions the session holds
 };
 
 // Checks what every store requires of its options: a data directory, retention >= 0. Returns the

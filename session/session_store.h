@@ -58,6 +58,7 @@ struct SessionSummary {
   int64_t current_version = 0;  // 0 when the session has no images
   std::optional<VersionInfo> current;
   std::string updated_at;
+  int64_t version_count = 0;  // versions the session holds (a listing shows it without a manifest)
 };
 
 // One session at one moment (ReadSession): the current or a requested version and, when asked,

@@ -212,19 +212,21 @@ Result<std::vector<std::string>> IdleSessions(SqliteDb& db, int64_t cutoff_ms) {
 Result<std::vector<ListedSession>> ListSessions(SqliteDb& db, const DataDirLayout& layout,
                                                 const std::optional<std::string>& after_id,
                                                 int64_t after_ms, int limit) {
-  ASSIGN_OR_RETURN(
-      Statement st,
-      db.Prepare(after_id.has_value()
-                     ? "SELECT session_id, updated_ms FROM sessions WHERE expired=0 AND "
-                       "(updated_ms < ?1 OR (updated_ms = ?1 AND session_id < ?2)) "
-                       "ORDER BY updated_ms DESC, session_id DESC LIMIT ?3"
-                     : "SELECT session_id, updated_ms FROM sessions WHERE expired=0 "
-                       "ORDER BY updated_ms DESC, session_id DESC LIMIT ?3"));
+  // Each session with the number of versions it holds (counted on the versions key).
+  const std::string sql =
+      std::string(
+          "SELECT session_id, updated_ms, (SELECT COUNT(*) FROM versions v WHERE "
+          "v.session_id = sessions.session_id) FROM sessions WHERE expired=0 ") +
+      (after_id.has_value() ? "AND (updated_ms < ?1 OR (updated_ms = ?1 AND session_id < ?2)) "
+                            : "") +
+      "ORDER BY updated_ms DESC, session_id DESC LIMIT ?3";
+  ASSIGN_OR_RETURN(Statement st, db.Prepare(sql));
   if (after_id.has_value()) st.Bind(1, after_ms).Bind(2, *after_id);
   st.Bind(3, static_cast<int64_t>(limit));
   std::vector<ListedSession> out;
   RETURN_IF_ERROR(st.ForEachRow([&](Statement& row) {
-    out.push_back(ListedSession{row.ColumnText(0), row.ColumnInt(1), std::nullopt});
+    out.push_back(
+        ListedSession{row.ColumnText(0), row.ColumnInt(1), std::nullopt, row.ColumnInt(2)});
   }));
   for (ListedSession& s : out) {
     if (!IsValidSessionId(s.session_id)) continue;

@@ -2,10 +2,27 @@
 
 #include "common/base64.h"
 #include "imaging/codec.h"
+#include "server/mcp/json_rpc.h"
 #include "server/tools/tool_results.h"
 #include "server/tools/uris.h"
 
 namespace imgmcp::tools {
+namespace {
+
+// What a gallery card shows of a session, so it need not read the whole manifest (every version's
+// prompt): the number of versions, and the current one's time, operation and prompt (a bounded
+// prefix).
+Json Summary(const session::SessionSummary& s) {
+  Json summary = {{"versions", s.version_count}, {"updated_at", s.updated_at}};
+  if (s.current) {
+    summary["created_at"] = s.current->created_at;
+    summary["operation"] = s.current->operation;
+    summary["prompt"] = mcp::Quoted(s.current->prompt);
+  }
+  return summary;
+}
+
+}  // namespace
 
 Result<mcp::ResourcePage> SessionResources::List(const std::optional<std::string>& cursor) {
   ASSIGN_OR_RETURN(session::SessionPage page, store_.ListSessions(cursor, page_size_));
@@ -20,7 +37,8 @@ Result<mcp::ResourcePage> SessionResources::List(const std::optional<std::string
     out.resources.push_back({{"uri", ManifestUri(s.session_id)},
                              {"name", s.session_id},
                              {"title", "Session " + s.session_id + " (manifest)"},
-                             {"mimeType", "application/json"}});
+                             {"mimeType", "application/json"},
+                             {"_meta", {{"imgmcp/summary", Summary(s)}}}});
   }
   out.next_cursor = page.next_cursor;
   return out;

@@ -145,7 +145,10 @@ Result<bool> PostgresSessionStore::VersionExists(const std::string& session_id, 
 Result<std::vector<ListedSession>> PostgresSessionStore::ListSessionRows(
     const std::optional<ListAfter>& after, int limit) {
   const std::string sql =
-      std::string("SELECT s.session_id, s.updated_ms, ") + kVersionColumns +
+      std::string(
+          "SELECT s.session_id, s.updated_ms, (SELECT count(*) FROM imgmcp.versions c "
+          "WHERE c.session_id = s.session_id), ") +
+      kVersionColumns +
       " FROM imgmcp.sessions s LEFT JOIN LATERAL (SELECT * FROM imgmcp.versions WHERE "
       "session_id = s.session_id ORDER BY version DESC LIMIT 1) v ON true WHERE NOT s.expired " +
       (after.has_value() ? "AND (s.updated_ms < $2 OR (s.updated_ms = $2 AND s.session_id < $3)) "
@@ -161,9 +164,9 @@ Result<std::vector<ListedSession>> PostgresSessionStore::ListSessionRows(
         ASSIGN_OR_RETURN(PgResult r, conn.Exec(sql, params, "listing sessions"));
         std::vector<ListedSession> out;
         for (int i = 0; i < r.Rows(); ++i) {
-          ListedSession s{r.Text(i, 0), r.Int(i, 1), std::nullopt};
+          ListedSession s{r.Text(i, 0), r.Int(i, 1), std::nullopt, r.Int(i, 2)};
           std::string extension;
-          s.current = VersionFromRow(r, i, 2, s.session_id, &extension);
+          s.current = VersionFromRow(r, i, 3, s.session_id, &extension);
           if (s.current) {
             s.current->path = VersionPath(s.session_id, s.current->version, extension);
           }

@@ -521,6 +521,23 @@ class GalleryPolicy(ServerTestCase):
         self.assertIn(f"'sha256-{digest}'", script_src)
 
 
+class GallerySummary(ServerTestCase):
+    def test_the_listing_summarises_each_session_for_its_gallery_card(self):
+        self.generate("summarised")
+        answer = self.server.call(tool_call("edit_image", {
+            "session_id": "summarised", "prompt": "invert", "inline": "none"}))
+        self.assertFalse(answer["result"].get("isError"), answer)
+        listing = self.server.call({"jsonrpc": "2.0", "id": 1, "method": "resources/list",
+                                    "params": {"_meta": modern_meta()}})
+        manifest = next(r for r in listing["result"]["resources"]
+                        if r["uri"] == "imgmcp://sessions/summarised")
+        summary = manifest["_meta"]["imgmcp/summary"]
+        self.assertEqual(summary["versions"], 2)
+        self.assertEqual(summary["operation"], "edit")
+        self.assertEqual(summary["prompt"], "invert")
+        self.assertTrue(summary["created_at"].endswith("Z"))
+
+
 class RequestStateAcrossReplicas(unittest.TestCase):
     """A multi-round (input_required) call may send its retry to another replica."""
 
@@ -585,7 +602,7 @@ class CatalogueDocs(unittest.TestCase):
                    for cls in (RoutingHeadersAreRawBytes, RepeatedRoutingHeaders,
                                BearerTokenAsWritten, OversizedCursor, HangUpCancels,
                                LoggedHeadersAreSafe, BoundedEchoes, BatchesOutsideASession,
-                               GalleryPolicy, RequestStateAcrossReplicas)
+                               GalleryPolicy, GallerySummary, RequestStateAcrossReplicas)
                    for name in dir(cls)
                    if name.startswith("test_") and f"{cls.__name__}.{name}" not in doc]
         self.assertEqual(missing, [], "add these tests to docs/bad-input.md")

@@ -499,6 +499,7 @@ TYPED_TEST(StoreContractTest, ListSessionsPagesNewestActivityFirst) {
   auto first = this->store_->ListSessions(std::nullopt, 1);
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(first->sessions[0].current_version, 2);
+  EXPECT_EQ(first->sessions[0].version_count, 2);  // a listing counts versions, no manifest read
   ASSERT_TRUE(first->sessions[0].current.has_value());
   EXPECT_EQ(first->sessions[0].current->sha256, Sha256Hex("y"));
   EXPECT_EQ(first->sessions[0].updated_at, "2027-01-15T08:00:05.000Z");
@@ -514,7 +515,10 @@ TYPED_TEST(StoreContractTest, ListSessionsPagesNewestActivityFirst) {
   EXPECT_FALSE(all->next_cursor.has_value());
   EXPECT_EQ(all->sessions[0].session_id, "s0");
   EXPECT_EQ(all->sessions[0].current_version, 0);
+  EXPECT_EQ(all->sessions[0].version_count, 0);
   EXPECT_FALSE(all->sessions[0].current.has_value());
+  EXPECT_EQ(all->sessions[1].version_count, 2);  // s1
+  EXPECT_EQ(all->sessions[2].version_count, 1);  // s4
 }
 
 TYPED_TEST(StoreContractTest, BadCursorsAreInvalidArguments) {
