@@ -13,6 +13,7 @@ import concurrent.futures
 import http.client
 import json
 import os
+import signal
 import socket
 import sys
 import threading
@@ -25,6 +26,7 @@ from fake_gemini_process import FakeGemini  # noqa: E402  (tests/support)
 from imgmcp_process import LISTENING, HttpProcess, SseReader  # noqa: E402  (tests/support)
 
 TIMEOUT = 20.0
+TEST_TIMEOUT = 120  # seconds; a watchdog fails a test that hangs longer
 MODERN = "2026-07-28"
 LEGACY = "2025-03-26"
 ACCEPT_BOTH = "application/json, text/event-stream"
@@ -206,10 +208,26 @@ class Server(HttpProcess):
         return [v["version"] for v in result["structuredContent"]["history"]]
 
 
-class ServerTestCase(unittest.TestCase):
+class WatchedTest(unittest.TestCase):
+    """A test that fails (rather than hangs) after TEST_TIMEOUT seconds."""
+
+    def setUp(self):
+        def on_alarm(signum, frame):
+            raise TimeoutError(f"test exceeded {TEST_TIMEOUT} s")
+        previous = signal.signal(signal.SIGALRM, on_alarm)
+        signal.alarm(TEST_TIMEOUT)
+
+        def disarm():
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, previous)
+        self.addCleanup(disarm)
+
+
+class ServerTestCase(WatchedTest):
     server_args = ()
 
     def setUp(self):
+        super().setUp()
         self.server = Server(*self.server_args)
         self.addCleanup(self.server.close)
 
@@ -282,10 +300,11 @@ class RepeatedRoutingHeaders(ServerTestCase):
                 self.assertEqual(json.loads(body)["error"]["code"], HEADER_MISMATCH)
 
 
-class BearerTokenAsWritten(unittest.TestCase):
+class BearerTokenAsWritten(WatchedTest):
     TOKEN = "tok%41en-7d0c"  # "%41" is "A" once percent-decoded
 
     def setUp(self):
+        super().setUp()
         self.server = Server("--auth-token", self.TOKEN)
         self.addCleanup(self.server.close)
 
@@ -330,11 +349,12 @@ class OversizedCursor(ServerTestCase):
             self.assertLess(grown_mib, 40, f"resident memory grew by {grown_mib:.0f} MiB")
 
 
-class HangUpCancels(unittest.TestCase):
+class HangUpCancels(WatchedTest):
     """A 2026-07-28 request is cancelled by its client closing the connection — while it waits
     its turn behind other edits of its session and while its backend call runs."""
 
     def setUp(self):
+        super().setUp()
         self.fake = FakeGemini()
         self.addCleanup(self.fake.close)
         self.server = Server("--log-level", "debug", backend="gemini",
@@ -418,7 +438,7 @@ class HangUpCancels(unittest.TestCase):
         self.assertEqual(self.server.versions("run"), [1, 2])
 
 
-class LoggedHeadersAreSafe(unittest.TestCase):
+class LoggedHeadersAreSafe(WatchedTest):
     def test_control_bytes_in_a_refused_host_or_origin_never_reach_the_log(self):
         server = Server()
         try:
@@ -538,7 +558,7 @@ class GallerySummary(ServerTestCase):
         self.assertTrue(summary["created_at"].endswith("Z"))
 
 
-class RequestStateAcrossReplicas(unittest.TestCase):
+class RequestStateAcrossReplicas(WatchedTest):
     """A multi-round (input_required) call may send its retry to another replica."""
 
     TOOL = "test_input_required_result_request_state"
