@@ -35,7 +35,7 @@ std::string SecondsText(std::chrono::steady_clock::duration d) {
 }  // namespace
 
 Status ValidateOptions(const GeminiClientOptions& o) {
-  if (o.api_key.empty()) {
+  if (o.auth == nullptr && o.api_key.empty()) {
     return MakeError(
         ErrorCode::kPermissionDenied,
         "no Gemini API key is configured; set GEMINI_API_KEY or use the local backend");
@@ -66,7 +66,10 @@ Status ValidateOptions(const GeminiClientOptions& o) {
                        "\"..\" (e.g. gemini-3.1-flash-lite-image)");
     }
   }
-  if (auto offered = OfferedGeminiModels(o.model, o.models); !offered.ok()) {
+  if (o.vertex.has_value()) RETURN_IF_ERROR(ValidateVertexTarget(*o.vertex));
+  if (auto offered = o.vertex.has_value() ? OfferedVertexModels(*o.vertex, o.model, o.models)
+                                          : OfferedGeminiModels(o.model, o.models);
+      !offered.ok()) {
     return offered.error();
   }
   using std::chrono::milliseconds;
@@ -98,7 +101,9 @@ Result<std::unique_ptr<GeminiClient>> GeminiClient::Create(GeminiClientOptions o
     if (std::filesystem::exists(kSystemCaBundle, ec)) options.ca_cert_path = kSystemCaBundle;
   }
   if (sleeper == nullptr) sleeper = std::make_shared<RealSleeper>();
-  auto models = OfferedGeminiModels(options.model, options.models);
+  auto models = options.vertex.has_value()
+                    ? OfferedVertexModels(*options.vertex, options.model, options.models)
+                    : OfferedGeminiModels(options.model, options.models);
   if (!models.ok()) return models.error();
   for (const imaging::ModelCapabilities& m : *models) {
     if (!m.listed) {
@@ -108,22 +113,35 @@ Result<std::unique_ptr<GeminiClient>> GeminiClient::Create(GeminiClientOptions o
                           "thinking level, no search)");
     }
   }
-  return std::unique_ptr<GeminiClient>(new GeminiClient(std::move(options), std::move(*models),
-                                                        std::move(endpoint).value(), post,
-                                                        std::move(sleeper)));
+  auto proxy = ChooseProxy(options.proxies, *endpoint);
+  if (!proxy.ok()) return proxy.error();
+  std::shared_ptr<RequestAuth> auth = options.auth;
+  if (auth == nullptr) auth = std::make_shared<ApiKeyAuth>(options.api_key, "API key");
+  return std::unique_ptr<GeminiClient>(
+      new GeminiClient(std::move(options), std::move(*models), std::move(endpoint).value(), post,
+                       std::move(sleeper), std::move(auth), std::move(proxy).value()));
 }
 
 GeminiClient::GeminiClient(GeminiClientOptions options,
                            std::vector<imaging::ModelCapabilities> models, Endpoint endpoint,
-                           PostJsonFunction post, std::shared_ptr<Sleeper> sleeper)
+                           PostJsonFunction post, std::shared_ptr<Sleeper> sleeper,
+                           std::shared_ptr<RequestAuth> auth, std::optional<ProxyServer> proxy)
     : options_(std::move(options)),
       models_(std::move(models)),
       endpoint_(std::move(endpoint)),
+      auth_(std::move(auth)),
       post_(post),
       sleeper_(std::move(sleeper)) {
   http_options_.connect_timeout = options_.connect_timeout;
   http_options_.read_timeout = options_.read_timeout;
   http_options_.ca_cert_path = options_.ca_cert_path;
+  http_options_.extra_ca_file = options_.extra_ca_file;
+  http_options_.proxy = std::move(proxy);
+  http_options_.auth_header = auth_->HeaderName();
+}
+
+std::string GeminiClient::DescribeProxy() const {
+  return gemini::DescribeProxy(http_options_.proxy);
 }
 
 Result<const imaging::ModelCapabilities*> GeminiClient::Choose(const std::string& model) const {
@@ -154,19 +172,31 @@ Result<BackendImage> GeminiClient::Edit(const imaging::EditRequest& request,
 }
 
 Error GeminiClient::Scrub(Error error) const {
-  const std::string& key = options_.api_key;
-  if (key.size() < kMinScrubbedKeyLength) return error;
-  for (size_t pos = error.message.find(key); pos != std::string::npos;
-       pos = error.message.find(key, pos)) {
-    error.message.replace(pos, key.size(), "[redacted]");
+  if (options_.auth != nullptr) {  // not GEMINI_API_KEY: point at the credential in use
+    const std::string hint = "check GEMINI_API_KEY";
+    for (size_t pos = error.message.find(hint); pos != std::string::npos;
+         pos = error.message.find(hint, pos)) {
+      const std::string instead = "check " + auth_->Describe();
+      error.message.replace(pos, hint.size(), instead);
+      pos += instead.size();
+    }
+  }
+  for (const std::string& key : {options_.api_key, auth_->SecretToScrub()}) {
+    if (key.size() < kMinScrubbedKeyLength) continue;
+    for (size_t pos = error.message.find(key); pos != std::string::npos;
+         pos = error.message.find(key, pos)) {
+      error.message.replace(pos, key.size(), "[redacted]");
+    }
   }
   return error;
 }
 
 Result<BackendImage> GeminiClient::Call(const std::string& model, const std::string& body,
                                         const CallContext& ctx) {
-  const std::string path = (options_.api_version.empty() ? "" : "/" + options_.api_version) +
-                           "/models/" + model + ":generateContent";
+  const std::string path = options_.vertex.has_value()
+                               ? VertexGeneratePath(*options_.vertex, model)
+                               : (options_.api_version.empty() ? "" : "/" + options_.api_version) +
+                                     "/models/" + model + ":generateContent";
   auto result = CallUnscrubbed(path, body, ctx);
   if (!result.ok()) return Scrub(result.error());
   return result;
@@ -178,6 +208,7 @@ struct GeminiClient::CallState {
   std::chrono::steady_clock::time_point deadline;
   int attempts = 0;
   bool retry_once_used = false;
+  bool reauthorized = false;  // a 401 has dropped a credential once
   std::string last_error;
   std::mt19937_64 rng{std::random_device{}()};
 
@@ -233,8 +264,7 @@ Status GeminiClient::CheckAttemptAllowed(const CallState& call, const CallContex
 
 // One POST and its classification. An error return ends the call (cancelled, out of time); an
 // outcome without an image may be retried.
-Result<GeminiClient::AttemptOutcome> GeminiClient::Attempt(const CallState& call,
-                                                           const std::string& path,
+Result<GeminiClient::AttemptOutcome> GeminiClient::Attempt(CallState& call, const std::string& path,
                                                            const std::string& body,
                                                            const CallContext& ctx) {
   const int max_attempts = options_.retry.max_attempts;
@@ -244,8 +274,7 @@ Result<GeminiClient::AttemptOutcome> GeminiClient::Attempt(const CallState& call
                                  ? call.deadline
                                  : std::chrono::steady_clock::now() + (call.deadline - now);
   HttpFailure http_failure;
-  auto answer = post_(endpoint_, path, options_.api_key, body, http_options_, ctx.cancel,
-                      real_deadline, &http_failure);
+  auto answer = PostAuthorized(call, path, body, ctx, real_deadline, &http_failure);
   const std::string attempt_of =
       std::to_string(call.attempts) + " of " + std::to_string(max_attempts);
   if (!answer.ok()) {
@@ -263,6 +292,31 @@ Result<GeminiClient::AttemptOutcome> GeminiClient::Attempt(const CallState& call
     return TransportFailure(answer.error(), http_failure);
   }
   return ClassifyAnswer(*answer);
+}
+
+Result<HttpAnswer> GeminiClient::PostAuthorized(CallState& call, const std::string& path,
+                                                const std::string& body, const CallContext& ctx,
+                                                std::chrono::steady_clock::time_point deadline,
+                                                HttpFailure* failure) {
+  while (true) {
+    *failure = HttpFailure{};
+    auto credential = auth_->Credential(ctx.cancel, deadline);
+    if (!credential.ok()) {
+      if (credential.error().code == ErrorCode::kCancelled) failure->stop = HttpStop::kCancelled;
+      if (credential.error().code == ErrorCode::kDeadlineExceeded) {
+        failure->stop = HttpStop::kDeadline;
+      }
+      return credential.error();
+    }
+    auto answer =
+        post_(endpoint_, path, *credential, body, http_options_, ctx.cancel, deadline, failure);
+    if (!answer.ok() || answer->status != 401 || call.reauthorized ||
+        !auth_->Rejected(*credential)) {
+      return answer;
+    }
+    call.reauthorized = true;
+    log::Info(kLog, "the access token was rejected (401); getting a fresh one and retrying once");
+  }
 }
 
 // A request that got no answer: worth retrying unless the TLS certificate failed to verify.

@@ -4,13 +4,17 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/result.h"
 #include "gemini_client/http_call.h"
+#include "gemini_client/proxy.h"
+#include "gemini_client/request_auth.h"
 #include "gemini_client/retry_policy.h"
 #include "gemini_client/sleeper.h"
+#include "gemini_client/vertex.h"
 #include "imaging/image_backend.h"
 
 namespace imgmcp::gemini {
@@ -34,12 +38,20 @@ struct GeminiClientOptions {
   RetryPolicyOptions retry;  // max_attempts 5, base_delay 1 s, max_delay 60 s, jitter
   // CA bundle for https; "" → kSystemCaBundle when that file exists, else OpenSSL's default.
   std::string ca_cert_path;
+  std::string extra_ca_file;  // trusted besides ca_cert_path (--ca-file / SSL_CERT_FILE)
+  ProxyEnvironment proxies;   // HTTPS_PROXY / HTTP_PROXY / NO_PROXY
+  // The endpoint/auth strategy. Unset `vertex`: the Gemini API at
+  // {base}/{api_version}/models/{model}:generateContent. Set: Vertex AI (vertex.h; api_version
+  // is then unused and the models are those the location serves). `auth` null: `api_key` in
+  // x-goog-api-key; else e.g. a TokenCache of Application Default Credentials.
+  std::optional<VertexTarget> vertex;
+  std::shared_ptr<RequestAuth> auth;
 };
 
-// Checks the options: non-empty key without control characters, a base URL http(s)://host…, an
-// api_version of lowercase letters and digits, model ids (the default and each allowed one) of
-// [A-Za-z0-9._-] without "..", the default among the allowed ones, positive timeouts and 1..20
-// attempts.
+// Checks the options: (without `auth`) a non-empty key without control characters, a base URL
+// http(s)://host…, an api_version of lowercase letters and digits, model ids (the default and each
+// allowed one) of [A-Za-z0-9._-] without "..", the default among the allowed ones, positive
+// timeouts and 1..20 attempts.
 Status ValidateOptions(const GeminiClientOptions& options);
 
 class GeminiClient final : public imaging::ImageBackend {
@@ -50,7 +62,11 @@ class GeminiClient final : public imaging::ImageBackend {
                                                       PostJsonFunction post,
                                                       std::shared_ptr<Sleeper> sleeper = nullptr);
 
-  std::string Name() const override { return "gemini"; }
+  // "gemini", or "vertex" for Vertex AI.
+  std::string Name() const override { return options_.vertex.has_value() ? "vertex" : "gemini"; }
+  // The credential in use and the proxy calls go through, for --self-check (never a secret).
+  std::string DescribeAuth() const { return auth_->Describe(); }
+  std::string DescribeProxy() const;
   std::string Model() const override { return options_.model; }
   // The default model first, then the other allowed ones (gemini_client/models.h).
   const std::vector<imaging::ModelCapabilities>& Models() const override { return models_; }
@@ -62,7 +78,8 @@ class GeminiClient final : public imaging::ImageBackend {
 
  private:
   GeminiClient(GeminiClientOptions options, std::vector<imaging::ModelCapabilities> models,
-               Endpoint endpoint, PostJsonFunction post, std::shared_ptr<Sleeper> sleeper);
+               Endpoint endpoint, PostJsonFunction post, std::shared_ptr<Sleeper> sleeper,
+               std::shared_ptr<RequestAuth> auth, std::optional<ProxyServer> proxy);
 
   // The row of the requested model ("" = the default); kInvalidArgument for one not allowed.
   Result<const imaging::ModelCapabilities*> Choose(const std::string& model) const;
@@ -75,8 +92,14 @@ class GeminiClient final : public imaging::ImageBackend {
   Result<imaging::BackendImage> CallUnscrubbed(const std::string& path, const std::string& body,
                                                const imaging::CallContext& ctx);
   Status CheckAttemptAllowed(const CallState& call, const imaging::CallContext& ctx) const;
-  Result<AttemptOutcome> Attempt(const CallState& call, const std::string& path,
-                                 const std::string& body, const imaging::CallContext& ctx);
+  Result<AttemptOutcome> Attempt(CallState& call, const std::string& path, const std::string& body,
+                                 const imaging::CallContext& ctx);
+  // The POST with the current credential; a 401 drops it and, once per call, posts again with
+  // a fresh one. A credential that cannot be had is an error (kUnavailable: worth a retry).
+  Result<HttpAnswer> PostAuthorized(CallState& call, const std::string& path,
+                                    const std::string& body, const imaging::CallContext& ctx,
+                                    std::chrono::steady_clock::time_point deadline,
+                                    HttpFailure* failure);
   static AttemptOutcome TransportFailure(Error error, const HttpFailure& http_failure);
   static AttemptOutcome ClassifyAnswer(const HttpAnswer& answer);
   Status WaitToRetry(CallState& call, AttemptOutcome outcome, const imaging::CallContext& ctx);
@@ -85,6 +108,7 @@ class GeminiClient final : public imaging::ImageBackend {
   const GeminiClientOptions options_;
   const std::vector<imaging::ModelCapabilities> models_;
   const Endpoint endpoint_;
+  const std::shared_ptr<RequestAuth> auth_;
   HttpCallOptions http_options_;
   const PostJsonFunction post_;
   const std::shared_ptr<Sleeper> sleeper_;

@@ -14,29 +14,31 @@ namespace {
 constexpr size_t kWriteChunk =
     1 << 20;  // request body is streamed from our buffer, 1 MiB at a time
 
-std::string DescribeHttpError(httplib::Error error, const Endpoint& endpoint) {
-  const std::string where = " (" + endpoint.scheme_host_port + ")";
+std::string DescribeHttpError(httplib::Error error, const Endpoint& endpoint,
+                              const std::string& peer, bool proxied) {
+  const std::string where =
+      " (" + endpoint.scheme_host_port + (proxied ? ", through the proxy" : "") + ")";
+  const std::string& Gemini = peer;  // the messages below name the peer
   switch (error) {
     case httplib::Error::Connection:
-      return "could not connect to Gemini" + where;
+      return "could not connect to " + Gemini + where;
     case httplib::Error::ConnectionTimeout:
-      return "timed out connecting to Gemini" + where;
+      return "timed out connecting to " + Gemini + where;
     case httplib::Error::Read:
-      return "the connection to Gemini failed while reading the answer (timed out or closed "
-             "early)" +
-             where;
+      return "the connection to " + Gemini +
+             " failed while reading the answer (timed out or closed early)" + where;
     case httplib::Error::Write:
-      return "the connection to Gemini failed while sending the request" + where;
+      return "the connection to " + Gemini + " failed while sending the request" + where;
     case httplib::Error::SSLConnection:
-      return "the TLS handshake with Gemini failed" + where;
+      return "the TLS handshake with " + Gemini + " failed" + where;
     case httplib::Error::SSLLoadingCerts:
-      return "could not load the system CA certificates to verify Gemini" + where;
+      return "could not load the CA certificates to verify " + Gemini + where;
     case httplib::Error::SSLServerVerification:
-      return "Gemini's TLS certificate could not be verified" + where;
+      return "the TLS certificate of " + Gemini + " could not be verified" + where;
     case httplib::Error::Canceled:
-      return "the request to Gemini was aborted" + where;
+      return "the request to " + Gemini + " was aborted" + where;
     default:
-      return "the HTTP request to Gemini failed: " + httplib::to_string(error) + where;
+      return "the HTTP request to " + Gemini + " failed: " + httplib::to_string(error) + where;
   }
 }
 
@@ -87,10 +89,98 @@ class AbortWatcher {
   std::thread thread_;                           // last: starts after the fields above exist
 };
 
+// Trusts ca_cert_path (or OpenSSL's default paths) and extra_ca_file together: httplib takes
+// one store, so both go into it. False when a file cannot be loaded.
+bool LoadCaStore(httplib::Client& client, const HttpCallOptions& options) {
+  if (options.extra_ca_file.empty()) {
+    if (!options.ca_cert_path.empty()) client.set_ca_cert_path(options.ca_cert_path);
+    return true;
+  }
+  X509_STORE* store = X509_STORE_new();
+  if (store == nullptr) return false;
+  const bool base_ok =
+      options.ca_cert_path.empty()
+          ? X509_STORE_set_default_paths(store) == 1
+          : X509_STORE_load_locations(store, options.ca_cert_path.c_str(), nullptr) == 1;
+  const bool extra_ok =
+      X509_STORE_load_locations(store, options.extra_ca_file.c_str(), nullptr) == 1;
+  if (!base_ok || !extra_ok) {
+    X509_STORE_free(store);
+    return false;
+  }
+  client.set_ca_cert_store(store);  // the client's SSL context owns it from here
+  return true;
+}
+
+// Timeouts (never past the deadline), TLS verification, CAs and the proxy.
+Status ConfigureClient(httplib::Client& client, const Endpoint& endpoint,
+                       const HttpCallOptions& options,
+                       std::chrono::steady_clock::time_point deadline) {
+  const auto now = std::chrono::steady_clock::now();
+  auto clip = [&](std::chrono::milliseconds t) {
+    if (deadline == std::chrono::steady_clock::time_point::max()) return t;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) +
+                      std::chrono::milliseconds(1);
+    return std::max(std::chrono::milliseconds(1), std::min(t, left));
+  };
+  client.set_connection_timeout(clip(options.connect_timeout));
+  client.set_read_timeout(clip(options.read_timeout));
+  client.set_write_timeout(clip(options.read_timeout));
+  client.set_keep_alive(false);
+  client.set_follow_location(false);
+  if (endpoint.https) {
+    client.enable_server_certificate_verification(true);
+    if (!LoadCaStore(client, options)) {
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "could not load the CA bundle " + options.extra_ca_file +
+                           " (--ca-file / SSL_CERT_FILE): not a readable PEM file");
+    }
+  }
+  if (options.proxy.has_value()) {
+    client.set_proxy(options.proxy->host, options.proxy->port);
+    if (!options.proxy->username.empty()) {
+      client.set_proxy_basic_auth(options.proxy->username, options.proxy->password);
+    }
+  }
+  return Status::Ok();
+}
+
+// The answer, or why there is none.
+Result<HttpAnswer> Conclude(httplib::Result result, HttpStop stop, const Endpoint& endpoint,
+                            const HttpRequest& request, const HttpCallOptions& options,
+                            HttpFailure* failure) {
+  failure->stop = stop;
+  if (stop == HttpStop::kCancelled) {
+    return MakeError(ErrorCode::kCancelled,
+                     "the request was cancelled while waiting for " + request.peer);
+  }
+  if (stop == HttpStop::kDeadline) {
+    return MakeError(ErrorCode::kDeadlineExceeded,
+                     "the call deadline passed while waiting for " + request.peer);
+  }
+  if (!result) {
+    const httplib::Error error = result.error();
+    failure->tls_verification =
+        error == httplib::Error::SSLServerVerification || error == httplib::Error::SSLLoadingCerts;
+    return MakeError(ErrorCode::kUnavailable,
+                     DescribeHttpError(error, endpoint, request.peer, options.proxy.has_value()));
+  }
+  if (options.proxy.has_value() && result->status == 407) {
+    return MakeError(ErrorCode::kPermissionDenied,
+                     "the proxy " + options.proxy->host + ":" +
+                         std::to_string(options.proxy->port) +
+                         " refused the request (407 Proxy Authentication Required); check the "
+                         "user and password in HTTPS_PROXY/HTTP_PROXY");
+  }
+  HttpAnswer answer;
+  answer.status = result->status;
+  answer.body = std::move(result->body);
+  return answer;
+}
+
 }  // namespace
 
-Result<HttpAnswer> PostJson(const Endpoint& endpoint, const std::string& path,
-                            const std::string& api_key, const std::string& body,
+Result<HttpAnswer> SendHttp(const Endpoint& endpoint, const HttpRequest& request,
                             const HttpCallOptions& options, std::stop_token cancel,
                             std::chrono::steady_clock::time_point deadline, HttpFailure* failure) {
   HttpFailure local_failure;
@@ -102,63 +192,41 @@ Result<HttpAnswer> PostJson(const Endpoint& endpoint, const std::string& path,
       return MakeError(ErrorCode::kInvalidArgument,
                        "could not set up an HTTP client for " + endpoint.scheme_host_port);
     }
-    // Per-wait timeouts: never longer than the time left before the deadline.
-    const auto now = std::chrono::steady_clock::now();
-    auto clip = [&](std::chrono::milliseconds t) {
-      if (deadline == std::chrono::steady_clock::time_point::max()) return t;
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) +
-                        std::chrono::milliseconds(1);
-      return std::max(std::chrono::milliseconds(1), std::min(t, left));
-    };
-    client.set_connection_timeout(clip(options.connect_timeout));
-    client.set_read_timeout(clip(options.read_timeout));
-    client.set_write_timeout(clip(options.read_timeout));
-    client.set_keep_alive(false);
-    client.set_follow_location(false);
-    if (endpoint.https) {
-      client.enable_server_certificate_verification(true);
-      if (!options.ca_cert_path.empty()) client.set_ca_cert_path(options.ca_cert_path);
-    }
-
-    const httplib::Headers headers = {
-        {"x-goog-api-key", api_key},
-        {"Accept", "application/json"},
-        {"User-Agent", "imgmcp-gemini-client"},
-    };
+    RETURN_IF_ERROR(ConfigureClient(client, endpoint, options, deadline));
+    httplib::Headers headers = {{"User-Agent", "imgmcp-gemini-client"}};
+    for (const auto& [name, value] : request.headers) headers.emplace(name, value);
 
     AbortWatcher watcher(client, cancel, deadline);
-    httplib::Result result = client.Post(
-        endpoint.path_prefix + path, headers, body.size(),
-        [&](size_t offset, size_t length, httplib::DataSink& sink) {
-          if (watcher.stop() != HttpStop::kNone) return false;
-          return sink.write(body.data() + offset, std::min(length, kWriteChunk));
-        },
-        "application/json");
+    httplib::Result result =
+        request.method == "GET"
+            ? client.Get(endpoint.path_prefix + request.path, headers)
+            : client.Post(
+                  endpoint.path_prefix + request.path, headers, request.body.size(),
+                  [&](size_t offset, size_t length, httplib::DataSink& sink) {
+                    if (watcher.stop() != HttpStop::kNone) return false;
+                    return sink.write(request.body.data() + offset, std::min(length, kWriteChunk));
+                  },
+                  request.content_type);
     watcher.Finish();
-
-    failure->stop = watcher.stop();
-    if (failure->stop == HttpStop::kCancelled) {
-      return MakeError(ErrorCode::kCancelled, "the request was cancelled while waiting for Gemini");
-    }
-    if (failure->stop == HttpStop::kDeadline) {
-      return MakeError(ErrorCode::kDeadlineExceeded,
-                       "the call deadline passed while waiting for Gemini");
-    }
-    if (!result) {
-      const httplib::Error error = result.error();
-      failure->tls_verification = error == httplib::Error::SSLServerVerification ||
-                                  error == httplib::Error::SSLLoadingCerts;
-      return MakeError(ErrorCode::kUnavailable, DescribeHttpError(error, endpoint));
-    }
-    HttpAnswer answer;
-    answer.status = result->status;
-    answer.body = std::move(result->body);
-    return answer;
+    return Conclude(std::move(result), watcher.stop(), endpoint, request, options, failure);
   } catch (const std::exception& e) {
     // httplib and the standard library may throw (bad_alloc on a huge body, system_error).
     return MakeError(ErrorCode::kInternal,
-                     std::string("the HTTP request to Gemini failed unexpectedly: ") + e.what());
+                     "the HTTP request to " + request.peer + " failed unexpectedly: " + e.what());
   }
+}
+
+Result<HttpAnswer> PostJson(const Endpoint& endpoint, const std::string& path,
+                            const std::string& api_key, const std::string& body,
+                            const HttpCallOptions& options, std::stop_token cancel,
+                            std::chrono::steady_clock::time_point deadline, HttpFailure* failure) {
+  HttpRequest request;
+  request.path = path;
+  request.content_type = "application/json";
+  request.headers = {{"Accept", "application/json"}};
+  if (!api_key.empty()) request.headers.emplace_back(options.auth_header, api_key);
+  request.body = body;  // a view: a 100 MB request is not copied
+  return SendHttp(endpoint, request, options, cancel, deadline, failure);
 }
 
 }  // namespace imgmcp::gemini

@@ -87,6 +87,7 @@ Status SetDataDir(Config& c, std::string_view source, const std::string& value) 
 constexpr std::pair<std::string_view, BackendChoice> kBackendNames[] = {
     {"auto", BackendChoice::kAuto},
     {"gemini", BackendChoice::kGemini},
+    {"vertex", BackendChoice::kVertex},
     {"local", BackendChoice::kLocal}};
 
 Status SetBackend(Config& c, std::string_view source, const std::string& value) {
@@ -96,7 +97,7 @@ Status SetBackend(Config& c, std::string_view source, const std::string& value) 
       return Status::Ok();
     }
   }
-  return FlagError(source, "expected auto, gemini or local, got \"" + value + "\"");
+  return FlagError(source, "expected auto, gemini, vertex or local, got \"" + value + "\"");
 }
 
 std::string BackendDefault(const Config& defaults) {
@@ -121,6 +122,12 @@ Status AddAllowRead(Config& c, std::string_view, const std::string& value) {
 Status AddAllowWrite(Config& c, std::string_view source, const std::string& value) {
   if (value.empty()) return FlagError(source, "needs a directory");
   c.allow_write.emplace_back(value);
+  return Status::Ok();
+}
+
+Status SetSelfCheckToken(Config& c, std::string_view, const std::string&) {
+  c.self_check = true;
+  c.self_check_token = true;
   return Status::Ok();
 }
 
@@ -233,8 +240,9 @@ constexpr FlagSpec kFlags[] = {
     {.heading = "Backend"},
     {.name = "--backend",
      .env = "IMGMCP_BACKEND",
-     .value = "auto|gemini|local",
-     .help = "auto: gemini when GEMINI_API_KEY is set, else the offline local engine",
+     .value = "auto|gemini|vertex|local",
+     .help = "auto: gemini when GEMINI_API_KEY is set, else vertex when GOOGLE_CLOUD_PROJECT is "
+             "set and credentials are found, else the offline local engine",
      .set = SetBackend,
      .default_text = BackendDefault},
     {.env = "GEMINI_API_KEY",
@@ -266,6 +274,48 @@ constexpr FlagSpec kFlags[] = {
      .help = "where Gemini calls go",
      .set = SetText<&Config::gemini_base_url>,
      .default_text = ShowDefault<&Config::gemini_base_url>},
+    {.name = "--vertex-project",
+     .env = "GOOGLE_CLOUD_PROJECT",
+     .value = "ID",
+     .help = "the Google Cloud project Vertex AI calls bill to",
+     .set = SetText<&Config::vertex_project>},
+    {.name = "--vertex-location",
+     .env = "GOOGLE_CLOUD_LOCATION",
+     .value = "LOCATION",
+     .help = "the Vertex AI location: global (aiplatform.googleapis.com; the only one serving "
+             "the 3.x image models) or a region such as us-central1",
+     .set = SetText<&Config::vertex_location>,
+     .default_text = ShowDefault<&Config::vertex_location>},
+    {.name = "--vertex-base-url",
+     .env = "IMGMCP_VERTEX_BASE_URL",
+     .value = "URL",
+     .help = "where Vertex AI calls go (default: by location)",
+     .set = SetText<&Config::vertex_base_url>},
+    {.env = "GOOGLE_APPLICATION_CREDENTIALS",
+     .help = "Vertex AI: a service_account or authorized_user JSON file; else gcloud's "
+             "application-default file, else the metadata server ($GCE_METADATA_HOST)",
+     .set = SetText<&Config::google_application_credentials>},
+    {.env = "GOOGLE_API_KEY",
+     .help = "Vertex AI express mode: an API key used instead of credentials when no project is "
+             "set; never logged",
+     .set = SetText<&Config::vertex_api_key>},
+    {.env = "CLOUDSDK_CONFIG", .set = SetText<&Config::cloudsdk_config>},
+    {.env = "HOME", .set = SetText<&Config::home>},
+    {.env = "GCE_METADATA_HOST", .set = SetText<&Config::gce_metadata_host>},
+    {.env = "HTTPS_PROXY",
+     .help = "proxy for https calls (CONNECT), http://[user:password@]host[:port]; also "
+             "$https_proxy, $HTTP_PROXY for http calls, $NO_PROXY for exceptions",
+     .set = SetText<&Config::https_proxy>},
+    {.env = "https_proxy", .set = SetText<&Config::https_proxy>},
+    {.env = "HTTP_PROXY", .set = SetText<&Config::http_proxy>},
+    {.env = "http_proxy", .set = SetText<&Config::http_proxy>},
+    {.env = "NO_PROXY", .set = SetText<&Config::no_proxy>},
+    {.env = "no_proxy", .set = SetText<&Config::no_proxy>},
+    {.name = "--ca-file",
+     .env = "SSL_CERT_FILE",
+     .value = "FILE",
+     .help = "a PEM CA bundle trusted besides the system's, for every outgoing https call",
+     .set = SetText<&Config::ca_file>},
     {.name = "--gemini-timeout",
      .value = "SECONDS",
      .help = "overall limit of one Gemini call, retries included",
@@ -361,6 +411,9 @@ constexpr FlagSpec kFlags[] = {
     {.name = "--self-check",
      .help = "open the data dir and backend, report, and exit",
      .set = SetTrue<&Config::self_check>},
+    {.name = "--self-check-token",
+     .help = "--self-check, and also get one access token from the Vertex AI credentials",
+     .set = SetSelfCheckToken},
     {.name = "--version",
      .help = "print the version and exit",
      .set = SetTrue<&Config::show_version>},

@@ -16,7 +16,7 @@
 
 namespace imgmcp::app {
 
-enum class BackendChoice { kAuto, kGemini, kLocal };
+enum class BackendChoice { kAuto, kGemini, kVertex, kLocal };
 
 struct Config {
   std::filesystem::path data_dir;
@@ -27,6 +27,22 @@ struct Config {
   // --models / IMGMCP_MODELS: the models callers may choose; empty = every known Gemini model.
   std::vector<std::string> gemini_models;
   int chain_turns = tools::kDefaultChainTurns;  // --chain-turns
+  // Vertex AI (--backend vertex; docs/generation.md, "Vertex AI").
+  std::string vertex_project;              // --vertex-project / GOOGLE_CLOUD_PROJECT
+  std::string vertex_location = "global";  // --vertex-location / GOOGLE_CLOUD_LOCATION
+  std::string vertex_base_url;  // --vertex-base-url / IMGMCP_VERTEX_BASE_URL; "" = by location
+  std::string vertex_api_key;   // GOOGLE_API_KEY: an express-mode key; never printed
+  // Where Application Default Credentials are looked for (gemini_client/adc.h).
+  std::string google_application_credentials;  // GOOGLE_APPLICATION_CREDENTIALS
+  std::string cloudsdk_config;                 // CLOUDSDK_CONFIG
+  std::string home;                            // HOME
+  std::string gce_metadata_host;               // GCE_METADATA_HOST
+  // Every outgoing call (Gemini, Vertex AI, token endpoints): proxies (lower-case variables win;
+  // they may hold proxy passwords, so they are never printed) and an extra CA bundle.
+  std::string https_proxy;  // HTTPS_PROXY / https_proxy
+  std::string http_proxy;   // HTTP_PROXY / http_proxy
+  std::string no_proxy;     // NO_PROXY / no_proxy
+  std::string ca_file;      // --ca-file / SSL_CERT_FILE
   int gemini_timeout_seconds = 300;
   std::vector<std::filesystem::path> allow_read;  // extra roots for {path} inputs
   // Extra roots save_to may write below (--allow-write, repeatable; IMGMCP_ALLOW_WRITE, separated
@@ -59,6 +75,7 @@ struct Config {
   bool show_help = false;
   bool show_version = false;
   bool self_check = false;
+  bool self_check_token = false;  // --self-check-token: --self-check plus one token request
   // Test hooks, kept out of --help. IMGMCP_TEST_STORE_OPEN_GATE: the background open of the session
   // store first waits until this file (a FIFO) has been opened for writing and closed again, so a
   // test decides when the open may finish. Empty in production.

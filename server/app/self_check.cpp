@@ -1,5 +1,7 @@
 #include "server/app/self_check.h"
 
+#include <chrono>
+#include <stop_token>
 #include <string>
 
 #include "common/log.h"
@@ -12,14 +14,26 @@ namespace {
 
 // The backend as its calls will find it, without making one: a networked backend's module is
 // loaded now, as its first call would.
-Result<std::string> CheckBackend(const BackendSelection& selection) {
+Result<std::string> CheckBackend(const Config& config, const BackendSelection& selection) {
   std::string line = "backend " + selection.backend->Name();
   if (!selection.endpoint.empty()) {
     RETURN_IF_ERROR(netmod::LoadNetModule());
     line += " at " + selection.endpoint + " (network module " + netmod::NetModulePath().string() +
             " loaded)";
   }
-  return line + ", model " + selection.backend->Model();
+  line += ", model " + selection.backend->Model();
+  if (!selection.details.empty()) line += ", " + selection.details;
+  if (config.self_check_token) {
+    if (selection.auth == nullptr) {
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "--self-check-token needs a networked backend (gemini or vertex)");
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    auto credential = selection.auth->Credential(std::stop_token(), deadline);
+    if (!credential.ok()) return credential.error();
+    line += ", token request ok";
+  }
+  return line;
 }
 
 // Waits for the store's background open (SQLite: open, migrate, sweep; PostgreSQL: connect and
@@ -34,7 +48,7 @@ Result<std::string> CheckStore(const Config& config, session::DeferredSessionSto
 
 // "backend …; store …; protocol …", or the first thing that failed.
 Result<std::string> Check(const Config& config, WiredServer& wired) {
-  ASSIGN_OR_RETURN(const std::string backend, CheckBackend(wired.backend()));
+  ASSIGN_OR_RETURN(const std::string backend, CheckBackend(config, wired.backend()));
   ASSIGN_OR_RETURN(const std::string store, CheckStore(config, wired.store()));
   ASSIGN_OR_RETURN(const std::string protocol, mcp::RunSelfCheck(wired.server()));
   return backend + "; " + store + "; " + protocol;

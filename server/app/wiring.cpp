@@ -11,7 +11,9 @@
 #include <thread>
 
 #include "common/log.h"
+#include "gemini_client/adc.h"
 #include "gemini_client/gemini_client.h"
+#include "gemini_client/token_cache.h"
 #include "imaging/local_backend.h"
 #include "server/netmod/net_module_loader.h"
 #include "session/file_io.h"
@@ -107,27 +109,104 @@ void AddWriteWarnings(const Config& config, std::vector<std::string>& warnings) 
   }
 }
 
+gemini::AdcEnvironment AdcEnvironmentOf(const Config& config) {
+  gemini::AdcEnvironment env;
+  env.google_application_credentials = config.google_application_credentials;
+  env.cloudsdk_config = config.cloudsdk_config;
+  env.home = config.home;
+  env.gce_metadata_host = config.gce_metadata_host;
+  return env;
+}
+
+// What --backend auto comes to (and says so on stderr when it picks vertex).
+BackendChoice ResolveBackend(const Config& config) {
+  if (config.backend != BackendChoice::kAuto) return config.backend;
+  if (!config.gemini_api_key.empty()) return BackendChoice::kGemini;
+  if (!config.vertex_project.empty() && gemini::CredentialsConfigured(AdcEnvironmentOf(config))) {
+    log::Info("main", "backend auto: using vertex (Vertex AI, project " + config.vertex_project +
+                          "): GOOGLE_CLOUD_PROJECT is set, Application Default Credentials are "
+                          "configured and GEMINI_API_KEY is not");
+    return BackendChoice::kVertex;
+  }
+  return BackendChoice::kLocal;
+}
+
+// The options every Gemini-path client shares: model, models, timeouts, CAs, proxies.
+gemini::GeminiClientOptions CommonClientOptions(const Config& config) {
+  gemini::GeminiClientOptions options;
+  options.model = config.gemini_model;
+  options.models = config.gemini_models;
+  options.call_timeout = std::chrono::seconds(config.gemini_timeout_seconds);
+  options.extra_ca_file = config.ca_file;
+  options.proxies = {config.https_proxy, config.http_proxy, config.no_proxy};
+  return options;
+}
+
+Result<BackendSelection> FinishClient(gemini::GeminiClientOptions options,
+                                      BackendSelection selection) {
+  // The HTTP code loads on the first call; that it is installed is checked now.
+  RETURN_IF_ERROR(netmod::CheckNetModuleInstalled());
+  selection.endpoint = options.base_url;
+  selection.auth = options.auth;
+  ASSIGN_OR_RETURN(auto client,
+                   gemini::GeminiClient::Create(std::move(options), &netmod::PostJsonViaNetModule));
+  selection.details += std::string(selection.details.empty() ? "" : ", ") + "credential " +
+                       client->DescribeAuth() + ", proxy " + client->DescribeProxy();
+  selection.backend = std::move(client);
+  return selection;
+}
+
+Result<BackendSelection> MakeGeminiBackend(const Config& config) {
+  gemini::GeminiClientOptions options = CommonClientOptions(config);
+  options.api_key = config.gemini_api_key;
+  options.base_url = config.gemini_base_url;
+  return FinishClient(std::move(options), BackendSelection{});
+}
+
+// Vertex AI: the project's path with ADC tokens, or express mode with GOOGLE_API_KEY when no
+// project is set.
+Result<BackendSelection> MakeVertexBackend(const Config& config) {
+  gemini::GeminiClientOptions options = CommonClientOptions(config);
+  gemini::VertexTarget target;
+  target.project = config.vertex_project;
+  target.location = config.vertex_location;
+  target.express = config.vertex_project.empty() && !config.vertex_api_key.empty();
+  options.base_url = config.vertex_base_url.empty() ? gemini::DefaultVertexBaseUrl(target.location)
+                                                    : config.vertex_base_url;
+  BackendSelection selection;
+  if (target.express) {
+    options.auth = std::make_shared<gemini::ApiKeyAuth>(config.vertex_api_key,
+                                                        "express-mode API key (GOOGLE_API_KEY)");
+    selection.details = "express mode (no project)";
+  } else {
+    RETURN_IF_ERROR(gemini::ValidateVertexTarget(target));
+    ASSIGN_OR_RETURN(const gemini::AdcCredentials credentials,
+                     gemini::FindCredentials(AdcEnvironmentOf(config)));
+    gemini::NetworkAccess access;
+    access.send = &netmod::SendHttpViaNetModule;
+    access.sign = &netmod::SignRs256ViaNetModule;
+    access.http.connect_timeout = options.connect_timeout;
+    access.http.read_timeout = std::chrono::seconds(60);
+    access.http.extra_ca_file = config.ca_file;
+    if (std::error_code ec; std::filesystem::exists(gemini::kSystemCaBundle, ec)) {
+      access.http.ca_cert_path = gemini::kSystemCaBundle;
+    }
+    access.proxies = options.proxies;
+    options.auth =
+        std::make_shared<gemini::TokenCache>(gemini::MakeTokenSource(credentials, access));
+    selection.details = "project " + target.project + ", location " + target.location;
+  }
+  options.vertex = target;
+  return FinishClient(std::move(options), std::move(selection));
+}
+
 }  // namespace
 
 Result<BackendSelection> MakeBackend(const Config& config) {
+  const BackendChoice choice = ResolveBackend(config);
+  if (choice == BackendChoice::kGemini) return MakeGeminiBackend(config);
+  if (choice == BackendChoice::kVertex) return MakeVertexBackend(config);
   BackendSelection selection;
-  const bool use_gemini =
-      config.backend == BackendChoice::kGemini ||
-      (config.backend == BackendChoice::kAuto && !config.gemini_api_key.empty());
-  if (use_gemini) {
-    gemini::GeminiClientOptions options;
-    options.api_key = config.gemini_api_key;
-    options.base_url = config.gemini_base_url;
-    options.model = config.gemini_model;
-    options.models = config.gemini_models;
-    options.call_timeout = std::chrono::seconds(config.gemini_timeout_seconds);
-    // The HTTP code loads on the first call; that it is installed is checked now.
-    RETURN_IF_ERROR(netmod::CheckNetModuleInstalled());
-    ASSIGN_OR_RETURN(selection.backend, gemini::GeminiClient::Create(
-                                            std::move(options), &netmod::PostJsonViaNetModule));
-    selection.endpoint = config.gemini_base_url;
-    return selection;
-  }
   imaging::LocalBackendOptions options;
   options.limits.max_bytes = config.max_image_bytes;
   options.limits.max_pixels = config.max_pixels;

@@ -8,6 +8,7 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "gemini_client/request_auth.h"
 #include "imaging/image_backend.h"
 #include "server/app/config.h"
 #include "server/http/http_listener.h"
@@ -24,9 +25,15 @@ struct BackendSelection {
   // Where the backend's calls go over the network (gemini: the base URL, which carries no key);
   // empty for the offline local backend.
   std::string endpoint;
+  // For --self-check: "project P, location L, credential …, proxy …" (never a secret), and the
+  // credential of a Vertex backend, to make one token request with.
+  std::string details;
+  std::shared_ptr<gemini::RequestAuth> auth;
 };
 
-// --backend auto|gemini|local: auto picks gemini when GEMINI_API_KEY is set, else local.
+// --backend auto|gemini|vertex|local: auto picks gemini when GEMINI_API_KEY is set, else vertex
+// when GOOGLE_CLOUD_PROJECT is set and credentials are configured (saying so on stderr), else
+// local.
 Result<BackendSelection> MakeBackend(const Config& config);
 
 session::StoreOptions MakeStoreOptions(const Config& config);

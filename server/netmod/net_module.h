@@ -27,6 +27,8 @@ namespace imgmcp::netmod {
 struct NetModuleApi {
   const char* build_tag;  // kBuildTag of the build that made the module
   gemini::PostJsonFunction post_json;
+  gemini::SendHttpFunction send_http;    // token endpoints, the metadata server
+  gemini::SignRs256Function sign_rs256;  // service-account JWTs (OpenSSL)
   std::unique_ptr<http::HttpListener> (*new_http_listener)(mcp::McpServer& server,
                                                            http::HttpOptions options);
 };
@@ -34,6 +36,6 @@ struct NetModuleApi {
 inline constexpr char kEntryPoint[] = "imgmcp_net_module_api";
 // Binary and module must come from the same build: the struct above and the types it passes
 // have no stable ABI. The tag names the version, the compiler and this interface's revision.
-inline constexpr char kBuildTag[] = "imgmcp " IMGMCP_VERSION " / " __VERSION__ " / net-module 1";
+inline constexpr char kBuildTag[] = "imgmcp " IMGMCP_VERSION " / " __VERSION__ " / net-module 2";
 
 }  // namespace imgmcp::netmod

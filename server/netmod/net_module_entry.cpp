@@ -20,6 +20,7 @@ std::unique_ptr<http::HttpListener> NewHttpListener(mcp::McpServer& server,
 extern "C" __attribute__((visibility("default"))) const imgmcp::netmod::NetModuleApi*
 imgmcp_net_module_api() {
   static const imgmcp::netmod::NetModuleApi api{
-      imgmcp::netmod::kBuildTag, &imgmcp::gemini::PostJson, &imgmcp::netmod::NewHttpListener};
+      imgmcp::netmod::kBuildTag, &imgmcp::gemini::PostJson, &imgmcp::gemini::SendHttp,
+      &imgmcp::gemini::SignRs256, &imgmcp::netmod::NewHttpListener};
   return &api;
 }

@@ -79,4 +79,24 @@ Result<gemini::HttpAnswer> PostJsonViaNetModule(
   return (*api)->post_json(endpoint, path, api_key, body, options, cancel, deadline, failure);
 }
 
+Result<gemini::HttpAnswer> SendHttpViaNetModule(const gemini::Endpoint& endpoint,
+                                                const gemini::HttpRequest& request,
+                                                const gemini::HttpCallOptions& options,
+                                                std::stop_token cancel,
+                                                std::chrono::steady_clock::time_point deadline,
+                                                gemini::HttpFailure* failure) {
+  auto api = LoadNetModule();
+  if (!api.ok()) {
+    if (failure != nullptr) *failure = gemini::HttpFailure{};
+    return api.error();
+  }
+  return (*api)->send_http(endpoint, request, options, cancel, deadline, failure);
+}
+
+Result<std::string> SignRs256ViaNetModule(const std::string& private_key_pem,
+                                          const std::string& data) {
+  ASSIGN_OR_RETURN(const NetModuleApi* api, LoadNetModule());
+  return api->sign_rs256(private_key_pem, data);
+}
+
 }  // namespace imgmcp::netmod

@@ -33,4 +33,14 @@ Result<gemini::HttpAnswer> PostJsonViaNetModule(
     const std::string& body, const gemini::HttpCallOptions& options, std::stop_token cancel,
     std::chrono::steady_clock::time_point deadline, gemini::HttpFailure* failure);
 
+// A gemini::SendHttpFunction and a gemini::SignRs256Function through the module, likewise.
+Result<gemini::HttpAnswer> SendHttpViaNetModule(const gemini::Endpoint& endpoint,
+                                                const gemini::HttpRequest& request,
+                                                const gemini::HttpCallOptions& options,
+                                                std::stop_token cancel,
+                                                std::chrono::steady_clock::time_point deadline,
+                                                gemini::HttpFailure* failure);
+Result<std::string> SignRs256ViaNetModule(const std::string& private_key_pem,
+                                          const std::string& data);
+
 }  // namespace imgmcp::netmod

@@ -95,8 +95,27 @@ Result<int> FakeGeminiServer::Start(const std::string& host, int port) {
   const std::string rpc_pattern =
       R"(/(v1|v1beta|v1alpha)/models/([^/:]+):(generateContent|streamGenerateContent))";
   server_->Post(rpc_pattern, [this](const httplib::Request& req, httplib::Response& res) {
-    HandleGenerate(req, res);
+    Route route;
+    route.version = req.matches[1];
+    route.model = req.matches[2];
+    route.rpc = req.matches[3];
+    HandleGenerate(req, res, route);
   });
+  const std::string vertex_pattern =
+      R"(/v1/projects/([^/]+)/locations/([^/]+)/publishers/google/models/([^/:]+):)"
+      R"((generateContent|streamGenerateContent))";
+  server_->Post(vertex_pattern, [this](const httplib::Request& req, httplib::Response& res) {
+    Route route{"vertex", "v1", req.matches[3], req.matches[4], req.matches[1], req.matches[2]};
+    HandleGenerate(req, res, route);
+  });
+  const std::string express_pattern =
+      R"(/v1/publishers/google/models/([^/:]+):(generateContent|streamGenerateContent))";
+  server_->Post(express_pattern, [this](const httplib::Request& req, httplib::Response& res) {
+    Route route{"vertex", "v1", req.matches[1], req.matches[2], "", ""};
+    route.express = true;
+    HandleGenerate(req, res, route);
+  });
+  RegisterOAuthRoutes();
   auto control = [this](const httplib::Request& req, httplib::Response& res) {
     HandleControl(req, res);
   };
@@ -108,6 +127,7 @@ Result<int> FakeGeminiServer::Start(const std::string& host, int port) {
 
   int bound =
       port == 0 ? server_->bind_to_any_port(host) : (server_->bind_to_port(host, port) ? port : -1);
+  oauth_.SetTokenUri("http://" + host + ":" + std::to_string(bound) + "/token");
   if (bound <= 0) {
     server_.reset();
     return MakeError(ErrorCode::kUnavailable,
@@ -147,7 +167,39 @@ Status FakeGeminiServer::PushScript(const Json& actions) {
   return Status::Ok();
 }
 
+void FakeGeminiServer::RegisterOAuthRoutes() {
+  auto reply = [](httplib::Response& res, std::pair<int, std::string> answer) {
+    res.status = answer.first;
+    res.set_content(answer.second, kJson);
+  };
+  server_->Post("/token", [this, reply](const httplib::Request& req, httplib::Response& res) {
+    reply(res, oauth_.HandleToken(req.body));
+  });
+  server_->Get("/computeMetadata/v1/instance/service-accounts/default/token",
+               [this, reply](const httplib::Request& req, httplib::Response& res) {
+                 reply(res, oauth_.HandleMetadata(req.get_header_value("Metadata-Flavor") ==
+                                                  "Google"));
+               });
+  server_->Post("/_fake/oauth", [this, reply](const httplib::Request& req,
+                                              httplib::Response& res) {
+    const Json body = Json::parse(req.body, nullptr, false);
+    const Status s = oauth_.Configure(body);
+    reply(res, s.ok() ? std::pair<int, std::string>{200, R"({"ok":true})"}
+                      : std::pair<int, std::string>{400, Json({{"error", s.error().message}}).dump()});
+  });
+  server_->Post("/_fake/expire_tokens",
+                [this, reply](const httplib::Request&, httplib::Response& res) {
+                  oauth_.ExpireTokens();
+                  reply(res, {200, R"({"ok":true})"});
+                });
+  server_->Get("/_fake/token_requests",
+               [this, reply](const httplib::Request&, httplib::Response& res) {
+                 reply(res, {200, oauth_.TokenRequests().dump()});
+               });
+}
+
 void FakeGeminiServer::Reset() {
+  oauth_.Reset();
   {
     std::lock_guard<std::mutex> lock(mutex_);
     script_.clear();
@@ -303,10 +355,15 @@ void FakeGeminiServer::HandleControl(const httplib::Request& req, httplib::Respo
   return reply(200, {{"ok", true}, {"pending", PendingActions()}});
 }
 
-void FakeGeminiServer::HandleGenerate(const httplib::Request& req, httplib::Response& res) {
-  const std::string version = req.matches[1];
-  const std::string model = req.matches[2];
-  const std::string rpc = req.matches[3];
+void FakeGeminiServer::HandleGenerate(const httplib::Request& req, httplib::Response& res,
+                                      const Route& route) {
+  const std::string& version = route.version;
+  const std::string& model = route.model;
+  const std::string& rpc = route.rpc;
+  const bool bearer_route = route.api == "vertex" && !route.express;
+  const std::string authorization = req.get_header_value("Authorization");
+  const bool bearer_present = authorization.rfind("Bearer ", 0) == 0;
+  const bool bearer_valid = bearer_present && oauth_.Valid(authorization.substr(7));
   const bool stream = rpc == "streamGenerateContent";
   const bool sse = stream && req.get_param_value("alt") == "sse";
 
@@ -334,6 +391,11 @@ void FakeGeminiServer::HandleGenerate(const httplib::Request& req, httplib::Resp
                 {"api_key_present", !key.empty()},
                 {"api_key", key},
                 {"api_key_source", key_source},
+                {"api", route.api},
+                {"project", route.project},
+                {"location", route.location},
+                {"bearer_present", bearer_present},
+                {"bearer_valid", bearer_valid},
                 {"headers", std::move(headers)},
                 {"body_bytes", req.body.size()},
                 {"body", nullptr},
@@ -366,14 +428,20 @@ void FakeGeminiServer::HandleGenerate(const httplib::Request& req, httplib::Resp
     send(status, ErrorBody(status, message, api_status, details), kJson);
   };
 
-  if (key.empty()) {
+  if (bearer_route && !bearer_valid) {
+    return send_error(401,
+                      "Request had invalid authentication credentials. Expected OAuth 2 access "
+                      "token, login cookie or other valid authentication credential.",
+                      "UNAUTHENTICATED");
+  }
+  if (key.empty() && !bearer_route) {
     return send_error(403,
                       "Method doesn't allow unregistered callers (callers without established "
                       "identity). Please use API Key or other form of API consumer identity to "
                       "call this API.",
                       "PERMISSION_DENIED");
   }
-  if (key == options.invalid_key) {
+  if (!bearer_route && key == options.invalid_key) {
     Json details = Json::array({{{"@type", "type.googleapis.com/google.rpc.ErrorInfo"},
                                  {"reason", "API_KEY_INVALID"},
                                  {"domain", "googleapis.com"},

@@ -6,6 +6,11 @@
 // Per-model rules as the real API's (fake_wire.h): image sizes (pixel sizes from LocalBackend's
 // table), aspect ratios, thinking levels, search grounding (groundingMetadata in the answer), and
 // thoughtSignatures on 3.x answers that must come back intact when a chat replays them.
+// Vertex AI surface (same wire format and rules): POST /v1/projects/{project}/locations/{location}/
+// publishers/google/models/{model}:generateContent with Authorization: Bearer <a token issued by
+// the fake's token endpoint, fake_oauth.h> (else 401 UNAUTHENTICATED), and express mode
+// POST /v1/publishers/google/models/{model}:generateContent with x-goog-api-key. Log entries add
+// api ("gemini"|"vertex"), project, location, bearer_present and bearer_valid.
 // Control surface:
 //   POST /_fake/script    JSON array of actions (script.h), appended to the queue; one per call
 //   GET  /_fake/requests  JSON array: the request log (see Requests())
@@ -33,6 +38,7 @@
 
 #include "common/json.h"
 #include "common/result.h"
+#include "tests/fake_gemini/fake_oauth.h"
 #include "tests/fake_gemini/script.h"
 
 namespace httplib {
@@ -88,7 +94,14 @@ class FakeGeminiServer {
   size_t HeldCount() const;  // calls held at a gate now
 
  private:
-  void HandleGenerate(const httplib::Request& req, httplib::Response& res);
+  // Which surface a generateContent request came on.
+  struct Route {
+    std::string api = "gemini";  // or "vertex"
+    std::string version, model, rpc, project, location;
+    bool express = false;  // vertex with an API key
+  };
+  void HandleGenerate(const httplib::Request& req, httplib::Response& res, const Route& route);
+  void RegisterOAuthRoutes();
   void HandleControl(const httplib::Request& req, httplib::Response& res);
   // A request's entry in the log: its index in the log of one epoch (Reset starts a new one).
   struct LogSlot {
@@ -105,6 +118,7 @@ class FakeGeminiServer {
   void AnnotateLocked(LogSlot slot, const Json& fields);
 
   const FakeGeminiOptions initial_options_;
+  FakeOAuth oauth_;  // thread-safe on its own
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   int port_ = 0;

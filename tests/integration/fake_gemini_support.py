@@ -26,6 +26,7 @@ class FakeGeminiTestCase(unittest.TestCase):
     """One fake per test class (reset before every test) and a per-test watchdog."""
 
     fake = None
+    backend = "gemini"  # VertexMixin (vertex_support.py) runs the same tests on "vertex"
 
     @classmethod
     def setUpClass(cls):
@@ -50,9 +51,16 @@ class FakeGeminiTestCase(unittest.TestCase):
     def gemini_env(self, key=TEST_KEY, base_url=None):
         return {"GEMINI_API_KEY": key, "GEMINI_BASE_URL": base_url or self.fake.base_url}
 
-    def start_imgmcp(self, extra_args=(), env=None, backend="gemini", data_dir=None,
+    def generate_path(self, model):
+        """The path a generateContent call for `model` reaches the fake on."""
+        return f"/v1beta/models/{model}:generateContent"
+
+    def start_imgmcp(self, extra_args=(), env=None, backend="", data_dir=None,
                      capabilities=None):
-        """The real imgmcp binary (temp data dir, killed and removed on cleanup), initialized."""
+        """The real imgmcp binary (temp data dir, killed and removed on cleanup), initialized.
+        `backend` "" means the class's own (gemini); None passes no --backend."""
+        if backend == "":
+            backend = self.backend
         args = ["--backend", backend, *extra_args] if backend else list(extra_args)
         server = ServerProcess(args=args, env=self.gemini_env() if env is None else env,
                                data_dir=data_dir)

@@ -105,7 +105,7 @@ class CombinationsReachTheFakeAsTheApiExpects(Base):
                     self.assertEqual((sc["model"], sc["params"]["model"]), (model, model))
                     entry = self.last_request()
                     where = f"{model} {size} {ratio}"
-                    self.assertEqual(entry["path"], f"/v1beta/models/{model}:generateContent",
+                    self.assertEqual(entry["path"], self.generate_path(model),
                                      where)
                     self.assertEqual(entry["response_status"], 200, where)
                     expected = {"aspectRatio": ratio, **({"imageSize": size} if size else {})}
@@ -182,7 +182,7 @@ class CombinationsReachTheFakeAsTheApiExpects(Base):
 
     def test_a_default_model_outside_the_allow_list_stops_the_server_at_start(self):
         from mcp_harness import ServerProcess
-        server = ServerProcess(args=["--backend", "gemini", "--models", PRO],
+        server = ServerProcess(args=["--backend", self.backend, "--models", PRO],
                                env=self.gemini_env())
         self.addCleanup(server.__exit__, None, None, None)
         self.assertNotEqual(server.proc.wait(timeout=30), 0)

@@ -87,6 +87,19 @@ class FakeGemini:
     def requests(self):
         return self._call("GET", "/_fake/requests")
 
+    # --- Google OAuth side (tests/fake_gemini/fake_oauth.h) --------------------------------
+    def configure_oauth(self, **settings):
+        """public_key_file, client_email, client_id, client_secret, refresh_token,
+        token_lifetime_s, metadata."""
+        return self._call("POST", "/_fake/oauth", settings)
+
+    def expire_tokens(self):
+        """Every token issued so far gets 401 from now on."""
+        return self._call("POST", "/_fake/expire_tokens", {})
+
+    def token_requests(self):
+        return self._call("GET", "/_fake/token_requests")
+
     def release(self, gate):
         """Opens `gate`: the calls held at it go on, and later ones pass."""
         return self._call("POST", "/_fake/release", {"gate": gate})

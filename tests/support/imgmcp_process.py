@@ -25,7 +25,13 @@ import threading
 START_TIMEOUT = 20.0  # seconds from spawn to the "listening on" line
 LISTENING = re.compile(rb"listening on (http://([^\s/]+):(\d+)/mcp)")
 # What a test's server never inherits from the environment the tests run in.
-CALLER_SETTINGS = ("GEMINI_API_KEY", "IMGMCP_AUTH_TOKEN", "IMGMCP_STORE", "IMGMCP_REQUEST_STATE_KEY")
+CALLER_SETTINGS = ("GEMINI_API_KEY", "IMGMCP_AUTH_TOKEN", "IMGMCP_STORE",
+                   "IMGMCP_REQUEST_STATE_KEY",
+                   # Vertex AI, credentials, proxies and CAs: a test names what it uses.
+                   "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_APPLICATION_CREDENTIALS",
+                   "GOOGLE_API_KEY", "GCE_METADATA_HOST", "CLOUDSDK_CONFIG",
+                   "IMGMCP_VERTEX_BASE_URL", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY",
+                   "http_proxy", "NO_PROXY", "no_proxy", "SSL_CERT_FILE")
 
 
 def binary_path():

@@ -231,7 +231,7 @@ TEST(ConfigTest, ErrorsNameTheFlagOrVariableAndWhatItTakes) {
       {{"--http", "abc"}, "--http: "},
       {{"--data-dir", ""}, "--data-dir: must not be empty"},
       {{"--data-dir="}, "--data-dir: must not be empty"},
-      {{"--backend", "cloud"}, "--backend: expected auto, gemini or local, got \"cloud\""},
+      {{"--backend", "cloud"}, "--backend: expected auto, gemini, vertex or local, got \"cloud\""},
       {{"--models", " , "}, "--models: needs a comma-separated list of model ids"},
       {{"--allow-host", "a/b"}, "--allow-host: expected a host name or address"},
       {{"--log-level", "loud"}, "--log-level: expected debug, info, warning, error or off"},
@@ -268,6 +268,34 @@ TEST(ConfigTest, TestHooksComeFromTheEnvironment) {
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_EQ(c->test_store_open_gate, "/tmp/gate");
   EXPECT_EQ(Mentions(HelpText(), "IMGMCP_TEST_STORE_OPEN_GATE"), 0u);
+}
+
+TEST(ConfigVertexTest, VertexSettingsComeFromFlagsOrGoogleVariables) {
+  auto c = Parse({"--backend", "vertex", "--vertex-location", "us-central1"},
+                 {{"GOOGLE_CLOUD_PROJECT", "my-project"},
+                  {"GOOGLE_CLOUD_LOCATION", "europe-west4"},
+                  {"GOOGLE_APPLICATION_CREDENTIALS", "/k.json"},
+                  {"GCE_METADATA_HOST", "127.0.0.1:1"},
+                  {"SSL_CERT_FILE", "/ca.pem"}});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->backend, BackendChoice::kVertex);
+  EXPECT_EQ(c->vertex_project, "my-project");
+  EXPECT_EQ(c->vertex_location, "us-central1");
+  EXPECT_EQ(c->google_application_credentials, "/k.json");
+  EXPECT_EQ(c->gce_metadata_host, "127.0.0.1:1");
+  EXPECT_EQ(c->ca_file, "/ca.pem");
+  EXPECT_EQ(Parse({}, {})->vertex_location, "global");
+}
+
+TEST(ConfigVertexTest, LowerCaseProxyVariablesWin) {
+  auto c = Parse({}, {{"HTTPS_PROXY", "http://upper:1"},
+                      {"https_proxy", "http://lower:1"},
+                      {"HTTP_PROXY", "http://plain:2"},
+                      {"NO_PROXY", "a.lan"}});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->https_proxy, "http://lower:1");
+  EXPECT_EQ(c->http_proxy, "http://plain:2");
+  EXPECT_EQ(c->no_proxy, "a.lan");
 }
 
 }  // namespace

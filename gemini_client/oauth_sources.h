@@ -1,0 +1,32 @@
+// The three OAuth token sources of Application Default Credentials (adc.h): a service account
+// (an RS256-signed JWT exchanged at its token_uri, RFC 7523), an authorized user (a refresh-token
+// grant, RFC 6749 §6) and the metadata server of a Google Cloud VM. Each Fetch is one request.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "gemini_client/adc.h"
+#include "gemini_client/token_source.h"
+
+namespace imgmcp::gemini {
+
+std::unique_ptr<TokenSource> MakeServiceAccountSource(const AdcCredentials& credentials,
+                                                      const NetworkAccess& access);
+std::unique_ptr<TokenSource> MakeAuthorizedUserSource(const AdcCredentials& credentials,
+                                                      const NetworkAccess& access);
+std::unique_ptr<TokenSource> MakeMetadataSource(const std::string& host,
+                                                const NetworkAccess& access);
+
+// The signed JWT a service account sends (exposed for tests): header {alg RS256, typ JWT, kid},
+// claims {iss, scope, aud, iat, exp = iat + 3600}, base64url without padding.
+Result<std::string> MakeServiceAccountJwt(const std::string& client_email,
+                                          const std::string& private_key_id,
+                                          const std::string& private_key_pem,
+                                          const std::string& audience, int64_t issued_at,
+                                          SignRs256Function sign);
+
+// application/x-www-form-urlencoded value.
+std::string FormEncode(const std::string& value);
+
+}  // namespace imgmcp::gemini

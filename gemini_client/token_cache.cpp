@@ -1,0 +1,71 @@
+#include "gemini_client/token_cache.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace imgmcp::gemini {
+
+TokenCache::TokenCache(std::unique_ptr<TokenSource> source, const Clock* clock)
+    : source_(std::move(source)), clock_(clock != nullptr ? clock : &system_clock_) {}
+
+uint64_t TokenCache::FetchCount() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return fetch_count_;
+}
+
+Result<std::string> TokenCache::Credential(std::stop_token cancel,
+                                           std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    if (token_.has_value() && clock_->SteadyNow() < refresh_at_) return "Bearer " + *token_;
+    if (!fetching_) return FetchAsLeader(lock, cancel, deadline);
+    // Someone is fetching: wait for that flight to land.
+    const uint64_t awaited = flight_;
+    const auto landed = [&] { return !fetching_ || flight_ != awaited; };
+    const bool done = deadline == std::chrono::steady_clock::time_point::max()
+                          ? fetched_.wait(lock, cancel, landed)
+                          : fetched_.wait_until(lock, cancel, deadline, landed);
+    if (!done) {
+      return MakeError(
+          cancel.stop_requested() ? ErrorCode::kCancelled : ErrorCode::kDeadlineExceeded,
+          "gave up waiting for an access token (" + source_->Describe() + ")");
+    }
+    if (flight_ == awaited && last_failure_.has_value()) return *last_failure_;
+  }
+}
+
+Result<std::string> TokenCache::FetchAsLeader(std::unique_lock<std::mutex>& lock,
+                                              std::stop_token cancel,
+                                              std::chrono::steady_clock::time_point deadline) {
+  fetching_ = true;
+  ++flight_;
+  ++fetch_count_;
+  last_failure_.reset();
+  lock.unlock();
+  Result<AccessToken> fetched = source_->Fetch(cancel, deadline);
+  lock.lock();
+  fetching_ = false;
+  Result<std::string> out = MakeError(ErrorCode::kInternal, "unreachable");
+  if (fetched.ok()) {
+    const auto now = clock_->SteadyNow();
+    const auto life = fetched->expires_in;
+    token_ = std::move(fetched->token);
+    refresh_at_ = now + std::max(life - kTokenRefreshMargin, life / 2);
+    out = "Bearer " + *token_;
+  } else {
+    last_failure_ = fetched.error();
+    out = fetched.error();
+  }
+  lock.unlock();
+  fetched_.notify_all();
+  lock.lock();
+  return out;
+}
+
+bool TokenCache::Rejected(const std::string& credential) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (token_.has_value() && credential == "Bearer " + *token_) token_.reset();
+  return true;
+}
+
+}  // namespace imgmcp::gemini

@@ -1,0 +1,62 @@
+// TokenCache: the RequestAuth of Vertex AI's OAuth credentials. Keeps one access token from a
+// TokenSource and hands it to every call until shortly before it expires; then exactly one
+// caller fetches the next one while the others wait for it (single flight), however many there
+// are. A 401 drops the token it was given for (only that one: 32 calls rejected with the same
+// token cause one fetch), so the next call fetches afresh.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "common/clock.h"
+#include "gemini_client/request_auth.h"
+#include "gemini_client/token_source.h"
+
+namespace imgmcp::gemini {
+
+// A token is refreshed this long before it expires (Google's libraries use 3 min 45 s), or at
+// half its life when that is shorter.
+inline constexpr std::chrono::seconds kTokenRefreshMargin{225};
+
+class TokenCache final : public RequestAuth {
+ public:
+  // `clock` (SystemClock when null) must outlive the cache.
+  explicit TokenCache(std::unique_ptr<TokenSource> source, const Clock* clock = nullptr);
+
+  std::string HeaderName() const override { return "Authorization"; }
+  // "Bearer <token>": the cached token while it is fresh, else the next one (fetched by this
+  // caller, or by the one already fetching it). A failed fetch fails every caller that waited
+  // for it, without another request.
+  Result<std::string> Credential(std::stop_token cancel,
+                                 std::chrono::steady_clock::time_point deadline) override;
+  bool Rejected(const std::string& credential) override;
+  std::string Describe() const override { return source_->Describe(); }
+
+  // Token requests made so far (for tests and --self-check).
+  uint64_t FetchCount() const;
+
+ private:
+  Result<std::string> FetchAsLeader(std::unique_lock<std::mutex>& lock, std::stop_token cancel,
+                                    std::chrono::steady_clock::time_point deadline);
+
+  const std::unique_ptr<TokenSource> source_;
+  const SystemClock system_clock_;
+  const Clock* const clock_;
+
+  // guards token_, refresh_at_, fetching_, flight_, last_failure_, fetch_count_
+  mutable std::mutex mutex_;
+  std::condition_variable_any fetched_;  // signalled when a fetch ends (well or not)
+  std::optional<std::string> token_;     // the current token, if any
+  std::chrono::steady_clock::time_point refresh_at_;
+  bool fetching_ = false;              // a caller is fetching now, without the lock
+  uint64_t flight_ = 0;                // fetches begun; the current one's number while fetching_
+  std::optional<Error> last_failure_;  // how fetch number flight_ failed, if it did
+  uint64_t fetch_count_ = 0;
+};
+
+}  // namespace imgmcp::gemini

@@ -1,0 +1,224 @@
+// Vertex AI's endpoint rules, the location table, NO_PROXY matching and proxy URLs, Application
+// Default Credentials file checks, and the service-account JWT (signed with OpenSSL, verified
+// with the public half).
+#include "gemini_client/vertex.h"
+
+#include <gtest/gtest.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rsa.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/base64.h"
+#include "common/json.h"
+#include "gemini_client/adc.h"
+#include "gemini_client/oauth_sources.h"
+#include "gemini_client/proxy.h"
+
+namespace imgmcp::gemini {
+namespace {
+
+TEST(VertexTest, HostsAndPathsFollowTheLocation) {
+  EXPECT_EQ(DefaultVertexBaseUrl("global"), "https://aiplatform.googleapis.com");
+  EXPECT_EQ(DefaultVertexBaseUrl("us-central1"), "https://us-central1-aiplatform.googleapis.com");
+  VertexTarget t{"my-project", "global", false};
+  EXPECT_EQ(VertexGeneratePath(t, "m"),
+            "/v1/projects/my-project/locations/global/publishers/google/models/m:generateContent");
+  t.express = true;
+  EXPECT_EQ(VertexGeneratePath(t, "m"), "/v1/publishers/google/models/m:generateContent");
+}
+
+TEST(VertexTest, ProjectAndLocationAreChecked) {
+  EXPECT_TRUE(ValidateVertexTarget({"my-project", "global", false}).ok());
+  EXPECT_TRUE(ValidateVertexTarget({"example.com:my-project", "us-east5", false}).ok());
+  EXPECT_FALSE(ValidateVertexTarget({"", "global", false}).ok());
+  EXPECT_FALSE(ValidateVertexTarget({"a/b/../c", "global", false}).ok());
+  EXPECT_FALSE(ValidateVertexTarget({"my-project", "us central", false}).ok());
+  EXPECT_TRUE(ValidateVertexTarget({"", "global", true}).ok());
+}
+
+TEST(VertexTest, RegionalLocationsOfferOnlyWhatTheyServe) {
+  const VertexTarget global{"my-project", "global", false};
+  auto all = OfferedVertexModels(global, "gemini-3.1-flash-lite-image", {});
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 6u);
+  const VertexTarget region{"my-project", "us-central1", false};
+  auto refused = OfferedVertexModels(region, "gemini-3.1-flash-lite-image", {});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("location us-central1"), std::string::npos);
+  auto regional = OfferedVertexModels(region, "gemini-2.5-flash-image", {});
+  ASSERT_TRUE(regional.ok());
+  ASSERT_EQ(regional->size(), 1u);
+  EXPECT_FALSE(OfferedVertexModels(region, "gemini-2.5-flash-image",
+                                   {"gemini-2.5-flash-image", "gemini-3-pro-image"})
+                   .ok());
+}
+
+TEST(ProxyTest, NoProxyMatchingRules) {
+  EXPECT_TRUE(NoProxyMatches("*", "anything", 443));
+  EXPECT_TRUE(NoProxyMatches("example.com", "api.example.com", 443));
+  EXPECT_TRUE(NoProxyMatches(".example.com", "api.example.com", 443));
+  EXPECT_TRUE(NoProxyMatches(" other , EXAMPLE.com ", "example.com", 443));
+  EXPECT_FALSE(NoProxyMatches("example.com", "badexample.com", 443));
+  EXPECT_TRUE(NoProxyMatches("example.com:8443", "example.com", 8443));
+  EXPECT_FALSE(NoProxyMatches("example.com:8443", "example.com", 443));
+  EXPECT_TRUE(NoProxyMatches("127.0.0.1", "127.0.0.1", 80));
+  EXPECT_TRUE(NoProxyMatches("10.0.0.0/8", "10.2.3.4", 80));
+  EXPECT_FALSE(NoProxyMatches("10.0.0.0/8", "11.2.3.4", 80));
+  EXPECT_TRUE(NoProxyMatches("[::1]", "::1", 80));
+  EXPECT_FALSE(NoProxyMatches("", "example.com", 80));
+}
+
+TEST(ProxyTest, ProxyUrlsAndTheChoicePerScheme) {
+  auto p = ParseProxyUrl("http://us%40er:p%3Ass@proxy.lan:3128/", "HTTPS_PROXY");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->host, "proxy.lan");
+  EXPECT_EQ(p->port, 3128);
+  EXPECT_EQ(p->username, "us@er");
+  EXPECT_EQ(p->password, "p:ss");
+  EXPECT_EQ(ParseProxyUrl("proxy.lan", "X")->port, 80);
+  auto https = ParseProxyUrl("https://user:secret@proxy.lan", "HTTPS_PROXY");
+  ASSERT_FALSE(https.ok());
+  EXPECT_EQ(https.error().message.find("secret"), std::string::npos);
+  EXPECT_EQ(DescribeProxy(*p), "proxy.lan:3128 (with credentials)");
+
+  ProxyEnvironment env{"http://s:1", "http://h:2", "internal.lan"};
+  auto https_target = ChooseProxy(env, *ParseBaseUrl("https://aiplatform.googleapis.com"));
+  ASSERT_TRUE(https_target.ok() && https_target->has_value());
+  EXPECT_EQ((*https_target)->host, "s");
+  auto http_target = ChooseProxy(env, *ParseBaseUrl("http://127.0.0.1:9"));
+  EXPECT_EQ((*http_target)->host, "h");
+  auto excepted = ChooseProxy(env, *ParseBaseUrl("https://x.internal.lan/base"));
+  ASSERT_TRUE(excepted.ok());
+  EXPECT_FALSE(excepted->has_value());
+}
+
+class AdcTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("imgmcp-adc-" + std::to_string(::getpid()) + "-" +
+            testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Write(const std::string& name, const std::string& text) {
+    const auto path = dir_ / name;
+    std::ofstream(path) << text;
+    return path.string();
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(AdcTest, SearchOrderFileThenWellKnownThenMetadata) {
+  AdcEnvironment env;
+  env.home = dir_.string();
+  env.gce_metadata_host = "169.254.169.254";
+  auto metadata = FindCredentials(env);
+  ASSERT_TRUE(metadata.ok());
+  EXPECT_EQ(metadata->kind, CredentialKind::kMetadataServer);
+  EXPECT_EQ(metadata->metadata_host, "169.254.169.254");
+  EXPECT_TRUE(CredentialsConfigured(env));
+
+  std::filesystem::create_directories(dir_ / ".config" / "gcloud");
+  Write(".config/gcloud/application_default_credentials.json",
+        R"({"type":"authorized_user","client_id":"a","client_secret":"b","refresh_token":"c"})");
+  auto well_known = FindCredentials(env);
+  ASSERT_TRUE(well_known.ok());
+  EXPECT_EQ(well_known->kind, CredentialKind::kAuthorizedUser);
+  EXPECT_EQ(well_known->json["token_uri"], "https://oauth2.googleapis.com/token");
+
+  env.google_application_credentials =
+      Write("sa.json", R"({"type":"service_account","client_email":"e","private_key":"k"})");
+  auto named = FindCredentials(env);
+  ASSERT_TRUE(named.ok());
+  EXPECT_EQ(named->kind, CredentialKind::kServiceAccount);
+}
+
+TEST_F(AdcTest, BadFilesNameTheFileAndWhatIsWrongNotTheContent) {
+  AdcEnvironment env;
+  auto message = [&](const std::string& file) {
+    env.google_application_credentials = file;
+    auto r = FindCredentials(env);
+    EXPECT_FALSE(r.ok());
+    return r.ok() ? std::string() : r.error().message;
+  };
+  EXPECT_NE(message((dir_ / "missing.json").string()).find("cannot be read"), std::string::npos);
+  const std::string not_json = Write("a.json", "secret-content{");
+  const std::string text = message(not_json);
+  EXPECT_NE(text.find(not_json), std::string::npos);
+  EXPECT_EQ(text.find("secret-content"), std::string::npos);
+  EXPECT_NE(message(Write("b.json", R"({"client_email":"x"})")).find("no \"type\""),
+            std::string::npos);
+  EXPECT_NE(message(Write("c.json", R"({"type":"service_account","client_email":"x"})"))
+                .find("\"private_key\""),
+            std::string::npos);
+  EXPECT_NE(message(Write("d.json", R"({"type":"external_account"})")).find("does not support"),
+            std::string::npos);
+}
+
+std::string GenerateRsaPem(std::string* public_pem) {
+  EVP_PKEY* key = EVP_RSA_gen(2048);
+  BIO* priv = BIO_new(BIO_s_mem());
+  BIO* pub = BIO_new(BIO_s_mem());
+  PEM_write_bio_PrivateKey(priv, key, nullptr, nullptr, 0, nullptr, nullptr);
+  PEM_write_bio_PUBKEY(pub, key);
+  char* data = nullptr;
+  const long private_size = BIO_get_mem_data(priv, &data);
+  std::string out(data, private_size);
+  const long public_size = BIO_get_mem_data(pub, &data);
+  public_pem->assign(data, public_size);
+  BIO_free(priv);
+  BIO_free(pub);
+  EVP_PKEY_free(key);
+  return out;
+}
+
+Result<std::string> Base64UrlDecode(std::string s) {
+  for (char& c : s) c = c == '-' ? '+' : c == '_' ? '/' : c;
+  return Base64Decode(s);
+}
+
+TEST(JwtTest, ServiceAccountJwtIsSignedRs256WithTheClaimsGoogleExpects) {
+  std::string public_pem;
+  const std::string private_pem = GenerateRsaPem(&public_pem);
+  auto jwt =
+      MakeServiceAccountJwt("sa@p.iam.gserviceaccount.com", "kid1", private_pem,
+                            "https://oauth2.googleapis.com/token", 1'700'000'000, &SignRs256);
+  ASSERT_TRUE(jwt.ok()) << jwt.error().message;
+  const size_t dot1 = jwt->find('.');
+  const size_t dot2 = jwt->rfind('.');
+  const Json header = Json::parse(*Base64UrlDecode(jwt->substr(0, dot1)));
+  const Json claims = Json::parse(*Base64UrlDecode(jwt->substr(dot1 + 1, dot2 - dot1 - 1)));
+  EXPECT_EQ(header["alg"], "RS256");
+  EXPECT_EQ(header["kid"], "kid1");
+  EXPECT_EQ(claims["iss"], "sa@p.iam.gserviceaccount.com");
+  EXPECT_EQ(claims["aud"], "https://oauth2.googleapis.com/token");
+  EXPECT_EQ(claims["scope"], kCloudPlatformScope);
+  EXPECT_EQ(claims["exp"].get<int64_t>() - claims["iat"].get<int64_t>(), 3600);
+
+  const std::string signature = *Base64UrlDecode(jwt->substr(dot2 + 1));
+  const std::string input = jwt->substr(0, dot2);
+  BIO* bio = BIO_new_mem_buf(public_pem.data(), static_cast<int>(public_pem.size()));
+  EVP_PKEY* key = PEM_read_bio_PUBKEY(bio, nullptr, nullptr, nullptr);
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  ASSERT_EQ(EVP_DigestVerifyInit(ctx, nullptr, EVP_sha256(), nullptr, key), 1);
+  EXPECT_EQ(EVP_DigestVerify(ctx, reinterpret_cast<const unsigned char*>(signature.data()),
+                             signature.size(), reinterpret_cast<const unsigned char*>(input.data()),
+                             input.size()),
+            1);
+  EVP_MD_CTX_free(ctx);
+  EVP_PKEY_free(key);
+  BIO_free(bio);
+
+  auto bad = SignRs256("-----BEGIN PRIVATE KEY-----\nnot a key\n", "x");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("not a PEM private key"), std::string::npos);
+}
+
+TEST(JwtTest, FormEncoding) { EXPECT_EQ(FormEncode("a b/c=d&e~"), "a%20b%2Fc%3Dd%26e~"); }
+
+}  // namespace
+}  // namespace imgmcp::gemini
