@@ -71,12 +71,23 @@ FakeGeminiServer::FakeGeminiServer(FakeGeminiOptions options)
 FakeGeminiServer::~FakeGeminiServer() { Stop(); }
 
 std::string FakeGeminiServer::base_url() const {
-  return "http://" + host_ + ":" + std::to_string(port_);
+  const bool tls = !initial_options_.tls_cert_file.empty();
+  return (tls ? "https://" : "http://") + host_ + ":" + std::to_string(port_);
 }
 
 Result<int> FakeGeminiServer::Start(const std::string& host, int port) {
   if (server_ != nullptr) return MakeError(ErrorCode::kFailedPrecondition, "already started");
-  server_ = std::make_unique<httplib::Server>();
+  const bool tls = !initial_options_.tls_cert_file.empty();
+  if (tls) {
+    auto ssl = std::make_unique<httplib::SSLServer>(initial_options_.tls_cert_file.c_str(),
+                                                    initial_options_.tls_key_file.c_str());
+    if (!ssl->is_valid()) {
+      return MakeError(ErrorCode::kInvalidArgument, "cannot load the TLS certificate or key");
+    }
+    server_ = std::move(ssl);
+  } else {
+    server_ = std::make_unique<httplib::Server>();
+  }
   server_->set_payload_max_length(kMaxBody);
   server_->set_read_timeout(std::chrono::seconds(60));
   server_->set_write_timeout(std::chrono::seconds(60));
@@ -127,7 +138,8 @@ Result<int> FakeGeminiServer::Start(const std::string& host, int port) {
 
   int bound =
       port == 0 ? server_->bind_to_any_port(host) : (server_->bind_to_port(host, port) ? port : -1);
-  oauth_.SetTokenUri("http://" + host + ":" + std::to_string(bound) + "/token");
+  oauth_.SetTokenUri(std::string(tls ? "https://" : "http://") + host + ":" +
+                     std::to_string(bound) + "/token");
   if (bound <= 0) {
     server_.reset();
     return MakeError(ErrorCode::kUnavailable,
@@ -177,15 +189,15 @@ void FakeGeminiServer::RegisterOAuthRoutes() {
   });
   server_->Get("/computeMetadata/v1/instance/service-accounts/default/token",
                [this, reply](const httplib::Request& req, httplib::Response& res) {
-                 reply(res, oauth_.HandleMetadata(req.get_header_value("Metadata-Flavor") ==
-                                                  "Google"));
+                 reply(res,
+                       oauth_.HandleMetadata(req.get_header_value("Metadata-Flavor") == "Google"));
                });
-  server_->Post("/_fake/oauth", [this, reply](const httplib::Request& req,
-                                              httplib::Response& res) {
+  server_->Post("/_fake/oauth", [this, reply](const httplib::Request& req, httplib::Response& res) {
     const Json body = Json::parse(req.body, nullptr, false);
     const Status s = oauth_.Configure(body);
-    reply(res, s.ok() ? std::pair<int, std::string>{200, R"({"ok":true})"}
-                      : std::pair<int, std::string>{400, Json({{"error", s.error().message}}).dump()});
+    reply(res, s.ok()
+                   ? std::pair<int, std::string>{200, R"({"ok":true})"}
+                   : std::pair<int, std::string>{400, Json({{"error", s.error().message}}).dump()});
   });
   server_->Post("/_fake/expire_tokens",
                 [this, reply](const httplib::Request&, httplib::Response& res) {

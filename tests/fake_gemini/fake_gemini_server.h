@@ -53,6 +53,9 @@ struct FakeGeminiOptions {
   std::chrono::milliseconds latency{0};  // added to every generateContent call
   std::string fixed_image_file;          // when set, every image answer is these bytes
   std::string invalid_key = "bad-key";   // this key gets 400 API_KEY_INVALID
+  // Both set: serve HTTPS with this PEM certificate chain and key (proxy CONNECT and CA tests).
+  std::string tls_cert_file;
+  std::string tls_key_file;
 };
 
 class FakeGeminiServer {
@@ -68,7 +71,7 @@ class FakeGeminiServer {
   void Stop();
 
   int port() const { return port_; }
-  std::string base_url() const;  // "http://127.0.0.1:PORT"
+  std::string base_url() const;  // "http://127.0.0.1:PORT" (https:// when serving TLS)
 
   // Same as POST /_fake/script, /_fake/reset, /_fake/config and GET /_fake/requests.
   Status PushScript(const Json& actions);

@@ -1,6 +1,7 @@
 // fake_gemini: the FakeGeminiServer as a process, for integration and interop tests.
 //   fake_gemini [--host 127.0.0.1] [--port 0] [--port-file PATH] [--latency-ms N]
-//               [--fixed-image-file PATH] [--invalid-key KEY] [--ignore-stdin]
+//               [--fixed-image-file PATH] [--invalid-key KEY] [--tls-cert PEM --tls-key PEM]
+//               [--ignore-stdin]
 // Prints "fake_gemini listening on HOST:PORT" once ready; serves until SIGTERM/SIGINT or, when
 // stdin is a pipe or terminal, until stdin reaches EOF (so a dying parent takes it down).
 #include <signal.h>
@@ -33,7 +34,8 @@ struct Flags {
 int Usage(const std::string& problem) {
   std::cerr << "fake_gemini: " << problem
             << "\nusage: fake_gemini [--host H] [--port N] [--port-file PATH] [--latency-ms N] "
-               "[--fixed-image-file PATH] [--invalid-key KEY] [--ignore-stdin]\n";
+               "[--fixed-image-file PATH] [--invalid-key KEY] [--tls-cert PEM --tls-key PEM] "
+               "[--ignore-stdin]\n";
   return 2;
 }
 
@@ -74,6 +76,10 @@ int main(int argc, char** argv) {
         flags.options.fixed_image_file = v;
       } else if (arg == "--invalid-key" && (v = value())) {
         flags.options.invalid_key = v;
+      } else if (arg == "--tls-cert" && (v = value())) {
+        flags.options.tls_cert_file = v;
+      } else if (arg == "--tls-key" && (v = value())) {
+        flags.options.tls_key_file = v;
       } else if (arg == "--ignore-stdin") {
         flags.ignore_stdin = true;
       } else {

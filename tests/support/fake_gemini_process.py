@@ -11,6 +11,7 @@ SIGKILL if it lingers); tests register it as a cleanup so it goes away on every 
 import json
 import os
 import queue
+import ssl
 import subprocess
 import threading
 import urllib.error
@@ -30,7 +31,12 @@ def fake_binary():
 
 
 class FakeGemini:
-    def __init__(self, extra_args=(), binary=None):
+    def __init__(self, extra_args=(), binary=None, tls=None):
+        """tls: (cert_file, key_file, ca_file) to serve HTTPS (the control API trusts ca_file)."""
+        self._context = None
+        if tls:
+            extra_args = [*extra_args, "--tls-cert", tls[0], "--tls-key", tls[1]]
+            self._context = ssl.create_default_context(cafile=tls[2])
         self.proc = subprocess.Popen([binary or fake_binary(), "--host", "127.0.0.1", "--port",
                                       "0", *extra_args],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -57,7 +63,7 @@ class FakeGemini:
         if not line or not line.startswith(READY_PREFIX):
             self.close()
             raise RuntimeError(f"unexpected fake_gemini readiness line: {line!r}\n{self.stderr}")
-        self.base_url = "http://" + line[len(READY_PREFIX):]
+        self.base_url = ("https://" if tls else "http://") + line[len(READY_PREFIX):]
 
     # --- control API ----------------------------------------------------------------------
     def _call(self, method, path, body=None, timeout=10, ok=(200,)):
@@ -65,7 +71,7 @@ class FakeGemini:
         req = urllib.request.Request(self.base_url + path, data=data, method=method,
                                      headers={"Content-Type": "application/json"})
         try:
-            with urllib.request.urlopen(req, timeout=timeout) as res:
+            with urllib.request.urlopen(req, timeout=timeout, context=self._context) as res:
                 return json.loads(res.read())
         except urllib.error.HTTPError as e:
             payload = e.read()
