@@ -148,7 +148,15 @@ class MetadataSource final : public TokenSource {
     request.headers = {{"Metadata-Flavor", "Google"}};
     const std::string url =
         "http://" + host_ + "/computeMetadata/v1/instance/service-accounts/default/token";
-    return Exchange(access_, url, std::move(request), Describe(), cancel, deadline);
+    auto token = Exchange(access_, url, std::move(request), Describe(), cancel, deadline);
+    if (!token.ok() && token.error().code != ErrorCode::kCancelled) {
+      return Error(token.error().code,
+                   token.error().message +
+                       ". No credential file was found, so the metadata server of a Google Cloud "
+                       "machine was asked; elsewhere set GOOGLE_APPLICATION_CREDENTIALS or run "
+                       "`gcloud auth application-default login`");
+    }
+    return token;
   }
   std::string Describe() const override { return "metadata server at " + host_; }
 

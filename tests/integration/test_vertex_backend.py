@@ -37,11 +37,14 @@ class VertexBase(FakeGeminiTestCase):
         cls.token_uri = cls.fake.base_url + "/token"
         cls.sa_file = cls.account.service_account_file(cls.token_uri)
         cls.stderr_seen = []
+        cls.tokens_seen = []  # every token the fake issued to the class's tests
         cls.addClassCleanup(cls.check_no_secret_was_written)
 
     @classmethod
     def check_no_secret_was_written(cls):
-        tokens = [r["token"] for r in cls.fake.token_requests() if r.get("token")]
+        tokens = cls.tokens_seen
+        if not cls.stderr_seen or not cls.account.key_material:
+            raise AssertionError("nothing was scanned for secrets")
         secrets = [CLIENT_SECRET, REFRESH_TOKEN, EXPRESS_KEY, *cls.account.key_material, *tokens]
         for text in cls.stderr_seen:
             for secret in secrets:
@@ -51,6 +54,8 @@ class VertexBase(FakeGeminiTestCase):
     def setUp(self):
         super().setUp()
         configure_fake(self.fake, self.account)
+        self.addCleanup(lambda: self.tokens_seen.extend(
+            r["token"] for r in self.fake.token_requests() if r.get("token")))
 
     def env(self, credentials=None, **extra):
         return vertex_env(self.fake, credentials or self.sa_file, **extra)
@@ -86,7 +91,7 @@ class VertexBase(FakeGeminiTestCase):
 
 class CredentialKinds(VertexBase):
     def test_service_account_jwt_is_verified_and_the_token_reaches_the_vertex_path(self):
-        server = self.start()
+        server = self.start(extra_args=["--log-level", "debug"])
         sc = structured(self.generate(server))
         self.assertEqual((sc["backend"], sc["version"]), ("vertex", 1))
         [req] = self.fake.token_requests()
@@ -231,6 +236,7 @@ class BadCredentials(VertexBase):
         server = self.start(env, extra_args=["--gemini-timeout", "10"])
         text = error_text(self.generate(server))
         self.assertIn(f"metadata server at {host}", text)
+        self.assertIn("GOOGLE_APPLICATION_CREDENTIALS", text)
         self.assertEqual(self.fake.requests(), [])
         self.assert_nothing_committed(server)
 
@@ -243,8 +249,9 @@ class LocationsAndChoice(VertexBase):
                             extra_args=["--model", "gemini-2.5-flash-image"])
         structured(self.generate(server))
         self.assertIn("/locations/us-central1/", self.fake.requests()[0]["path"])
+        # The location offers only what it serves: the call is refused by the tool's check.
         text = error_text(self.generate(server, model="gemini-3.1-flash-image"))
-        self.assertIn("gemini-3.1-flash-image", text)
+        self.assertIn('"gemini-3.1-flash-image"; allowed: "gemini-2.5-flash-image"', text)
         self.assertEqual(len(self.fake.requests()), 1)
 
     def test_regional_default_base_url_and_global_host(self):
