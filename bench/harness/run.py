@@ -1459,7 +1459,7 @@ def main():
 
 
 def targets(results):
-    """One line per issue-8 target: the measured ratio and whether it is met."""
+    """One line per benchmark target: the measured ratio and whether it is met."""
     out = []
 
     def ok(cond):
