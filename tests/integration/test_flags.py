@@ -211,7 +211,7 @@ class SelfCheck(unittest.TestCase):
         listener.bind(("127.0.0.1", 0))
         listener.listen(8)
         endpoint = "http://127.0.0.1:%d" % listener.getsockname()[1]
-        key = "AIzaSELFCHECK-not-a-real-key-0123456789"
+        key = "selfcheck-dummy-key-" + "0123456789abcdef"
         proc = run_in(self.data, "--backend", "gemini", "--gemini-base-url", endpoint,
                       "--model", "gemini-2.5-flash-image", "--self-check",
                       env={"GEMINI_API_KEY": key})
