@@ -70,6 +70,10 @@ class GeminiClient final : public imaging::ImageBackend {
   std::string Model() const override { return options_.model; }
   // The default model first, then the other allowed ones (gemini_client/models.h).
   const std::vector<imaging::ModelCapabilities>& Models() const override { return models_; }
+  // On Vertex AI in a regional location: what that location serves (VertexModelsNote).
+  std::string ModelsNote() const override {
+    return options_.vertex.has_value() ? VertexModelsNote(*options_.vertex) : std::string();
+  }
   // Thread-safe: each call uses its own connection and holds no shared mutable state.
   Result<imaging::BackendImage> Generate(const imaging::GenerateRequest& request,
                                          const imaging::CallContext& ctx) override;

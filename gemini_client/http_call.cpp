@@ -8,8 +8,57 @@
 #include <mutex>
 #include <thread>
 
+#include "gemini_client/proxy_probe.h"
+
 namespace imgmcp::gemini {
 namespace {
+
+// How long the proxy is given to say why a call through it failed (proxy_probe.h).
+constexpr std::chrono::milliseconds kProxyProbeTimeout{5'000};
+
+Error ProxyRefusal(const ProxyServer& proxy, int status) {
+  return MakeError(ErrorCode::kPermissionDenied,
+                   "the proxy " + proxy.host + ":" + std::to_string(proxy.port) +
+                       " refused the request (" + std::to_string(status) +
+                       (status == 407 ? " Proxy Authentication Required" : " Unauthorized") +
+                       "); check the user and password in HTTPS_PROXY/HTTP_PROXY");
+}
+
+// Before a call tunnels through `proxy` (https targets): the proxy must agree to open the tunnel.
+// The HTTP client (cpp-httplib 0.11) deadlocks on its own socket mutex when a CONNECT is refused
+// with "Connection: close", as tinyproxy does for a wrong password; such a call could never end
+// nor be cancelled. So the tunnel is asked for here first, and a refusal is this call's error.
+Status CheckTunnel(const ProxyServer& proxy, const Endpoint& endpoint,
+                   std::chrono::steady_clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  const std::string target = EndpointHostPort(endpoint);
+  const int status = ProbeProxyStatus(
+      proxy, target, std::clamp(left, std::chrono::milliseconds(1), kProxyProbeTimeout));
+  if (status == 200) return Status::Ok();
+  if (IsProxyAuthRefusal(status)) return ProxyRefusal(proxy, status);
+  const std::string where = "the proxy " + proxy.host + ":" + std::to_string(proxy.port);
+  if (status == 0) {
+    return MakeError(ErrorCode::kUnavailable,
+                     where + " did not answer a request to open a tunnel to " + target);
+  }
+  return MakeError(status == 403 ? ErrorCode::kPermissionDenied : ErrorCode::kUnavailable,
+                   where + " refused to open a tunnel to " + target + " (status " +
+                       std::to_string(status) + ")");
+}
+
+// After a call through `proxy` failed without an answer of its own (or with a 401/407 that may
+// be the proxy's): the proxy's refusal, if that is what happened.
+std::optional<Error> AskProxyWhy(const ProxyServer& proxy, const Endpoint& endpoint,
+                                 std::chrono::steady_clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  if (left <= std::chrono::milliseconds(0)) return std::nullopt;
+  const int status =
+      ProbeProxyStatus(proxy, EndpointHostPort(endpoint), std::min(left, kProxyProbeTimeout));
+  if (!IsProxyAuthRefusal(status)) return std::nullopt;
+  return ProxyRefusal(proxy, status);
+}
 
 constexpr size_t kWriteChunk =
     1 << 20;  // request body is streamed from our buffer, 1 MiB at a time
@@ -148,7 +197,7 @@ Status ConfigureClient(httplib::Client& client, const Endpoint& endpoint,
 // The answer, or why there is none.
 Result<HttpAnswer> Conclude(httplib::Result result, HttpStop stop, const Endpoint& endpoint,
                             const HttpRequest& request, const HttpCallOptions& options,
-                            HttpFailure* failure) {
+                            std::chrono::steady_clock::time_point deadline, HttpFailure* failure) {
   failure->stop = stop;
   if (stop == HttpStop::kCancelled) {
     return MakeError(ErrorCode::kCancelled,
@@ -162,15 +211,18 @@ Result<HttpAnswer> Conclude(httplib::Result result, HttpStop stop, const Endpoin
     const httplib::Error error = result.error();
     failure->tls_verification =
         error == httplib::Error::SSLServerVerification || error == httplib::Error::SSLLoadingCerts;
+    if (options.proxy.has_value() && !failure->tls_verification) {
+      if (auto refusal = AskProxyWhy(*options.proxy, endpoint, deadline)) return *refusal;
+    }
     return MakeError(ErrorCode::kUnavailable,
                      DescribeHttpError(error, endpoint, request.peer, options.proxy.has_value()));
   }
   if (options.proxy.has_value() && result->status == 407) {
-    return MakeError(ErrorCode::kPermissionDenied,
-                     "the proxy " + options.proxy->host + ":" +
-                         std::to_string(options.proxy->port) +
-                         " refused the request (407 Proxy Authentication Required); check the "
-                         "user and password in HTTPS_PROXY/HTTP_PROXY");
+    return ProxyRefusal(*options.proxy, 407);
+  }
+  if (options.proxy.has_value() && !endpoint.https && result->status == 401) {
+    // Through a plain-HTTP proxy a 401 may be the proxy's own (tinyproxy's wrong password).
+    if (auto refusal = AskProxyWhy(*options.proxy, endpoint, deadline)) return *refusal;
   }
   HttpAnswer answer;
   answer.status = result->status;
@@ -193,6 +245,9 @@ Result<HttpAnswer> SendHttp(const Endpoint& endpoint, const HttpRequest& request
                        "could not set up an HTTP client for " + endpoint.scheme_host_port);
     }
     RETURN_IF_ERROR(ConfigureClient(client, endpoint, options, deadline));
+    if (options.proxy.has_value() && endpoint.https) {
+      RETURN_IF_ERROR(CheckTunnel(*options.proxy, endpoint, deadline));
+    }
     httplib::Headers headers = {{"User-Agent", "imgmcp-gemini-client"}};
     for (const auto& [name, value] : request.headers) headers.emplace(name, value);
 
@@ -208,7 +263,8 @@ Result<HttpAnswer> SendHttp(const Endpoint& endpoint, const HttpRequest& request
                   },
                   request.content_type);
     watcher.Finish();
-    return Conclude(std::move(result), watcher.stop(), endpoint, request, options, failure);
+    return Conclude(std::move(result), watcher.stop(), endpoint, request, options, deadline,
+                    failure);
   } catch (const std::exception& e) {
     // httplib and the standard library may throw (bad_alloc on a huge body, system_error).
     return MakeError(ErrorCode::kInternal,

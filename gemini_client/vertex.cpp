@@ -55,6 +55,16 @@ Status ValidateVertexTarget(const VertexTarget& t) {
   return Status::Ok();
 }
 
+std::string VertexModelsNote(const VertexTarget& target) {
+  if (target.location == kVertexGlobalLocation || target.express) return {};
+  std::string regional;
+  for (const auto& m : KnownGeminiModels()) {
+    if (ServedInRegions(m.id)) regional += (regional.empty() ? "" : ", ") + m.id;
+  }
+  return "Vertex AI location " + target.location + " serves only " + regional +
+         "; the other image models are served in the global location (--vertex-location global)";
+}
+
 Result<std::vector<imaging::ModelCapabilities>> OfferedVertexModels(
     const VertexTarget& target, const std::string& default_model,
     const std::vector<std::string>& allow_list) {

@@ -37,6 +37,10 @@ Status ValidateVertexTarget(const VertexTarget& target);
 // (models.h): the 3.x image models are served only in the global location, gemini-2.5-flash-image
 // in global and the regions. A default or allowed model the location does not serve is an error
 // naming the location and where it is served.
+// For a regional location: which of the known models it serves and where the others are served,
+// said when a call asks for one it does not offer. Empty for the global location and express mode.
+std::string VertexModelsNote(const VertexTarget& target);
+
 Result<std::vector<imaging::ModelCapabilities>> OfferedVertexModels(
     const VertexTarget& target, const std::string& default_model,
     const std::vector<std::string>& allow_list);

@@ -137,7 +137,7 @@ Result<std::optional<bool>> ArgumentReader::OptionalBool(const std::string& fiel
 }
 
 Result<std::optional<std::string>> ArgumentReader::OptionalEnum(
-    const std::string& field, const std::vector<std::string>& allowed) {
+    const std::string& field, const std::vector<std::string>& allowed, const std::string& note) {
   auto s = OptionalString(field, 64);
   std::string list;
   for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + ("\"" + a + "\"");
@@ -146,7 +146,8 @@ Result<std::optional<std::string>> ArgumentReader::OptionalEnum(
   for (const auto& a : allowed) {
     if (**s == a) return s;
   }
-  return InvalidArgument("'" + FieldName(field) + "' is \"" + **s + "\"; allowed: " + list);
+  return InvalidArgument("'" + FieldName(field) + "' is \"" + **s + "\"; allowed: " + list +
+                         (note.empty() ? "" : ". " + note));
 }
 
 Status ArgumentReader::Finish() const {
@@ -229,9 +230,10 @@ void ArgumentParser::Bool(const char* name, std::optional<bool>& out, const std:
 }
 
 void ArgumentParser::Enum(const char* name, std::optional<std::string>& out,
-                          const std::vector<std::string>& allowed, const std::string&) {
+                          const std::vector<std::string>& allowed, const std::string&,
+                          const std::string& refusal_note) {
   if (failed()) return;
-  auto value = reader_.OptionalEnum(name, allowed);
+  auto value = reader_.OptionalEnum(name, allowed, refusal_note);
   if (!value.ok()) return Fail(value.error());
   out = std::move(value).value();
 }
@@ -285,7 +287,8 @@ void SchemaWriter::Bool(const char* name, std::optional<bool>&, const std::strin
 }
 
 void SchemaWriter::Enum(const char* name, std::optional<std::string>&,
-                        const std::vector<std::string>& allowed, const std::string& description) {
+                        const std::vector<std::string>& allowed, const std::string& description,
+                        const std::string&) {
   Property(name, EnumSchema(allowed, description), false);
 }
 

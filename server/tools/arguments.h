@@ -45,8 +45,10 @@ class ArgumentReader {
                                                  int64_t max);
   Result<std::optional<bool>> OptionalBool(const std::string& field);
   // A string that must be one of `allowed`.
+  // A value outside `allowed` is refused naming them, then `note` (when not empty).
   Result<std::optional<std::string>> OptionalEnum(const std::string& field,
-                                                  const std::vector<std::string>& allowed);
+                                                  const std::vector<std::string>& allowed,
+                                                  const std::string& note = {});
   // Raw access for nested objects/arrays; records the field as known.
   const Json* OptionalValue(const std::string& field);
   // True when the field is present with the value null (which the accessors read as absent).
@@ -81,6 +83,8 @@ struct ArgumentOptions {
   std::vector<std::string> image_sizes = imaging::ImageSizeNames();
   std::vector<std::string> aspect_ratios = imaging::AspectRatioNames();
   std::string models_description;
+  // Said when a call names a model not offered (ImageBackend::ModelsNote); empty says nothing.
+  std::string models_note;
   // The store's retention (--max-versions, --idle-days), which tool descriptions state.
   int max_versions = 100;  // versions kept per session; 0 = all
   int idle_days = 0;       // sessions idle longer are deleted; 0 = never
@@ -121,8 +125,10 @@ class ArgumentParser {
   void Integer(const char* name, std::optional<int64_t>& out, int64_t min, int64_t max,
                const std::string& description, NullIs null = NullIs::kAbsent);
   void Bool(const char* name, std::optional<bool>& out, const std::string& description);
+  // `refusal_note` follows the list of allowed values when a value is refused.
   void Enum(const char* name, std::optional<std::string>& out,
-            const std::vector<std::string>& allowed, const std::string& description);
+            const std::vector<std::string>& allowed, const std::string& description,
+            const std::string& refusal_note = {});
   // Absent leaves `out` as it is (the struct's default).
   template <typename E>
   void Enum(const char* name, E& out, const EnumChoices<E>& choices,
@@ -169,7 +175,7 @@ class SchemaWriter {
                const std::string& description, NullIs = NullIs::kAbsent);
   void Bool(const char* name, std::optional<bool>&, const std::string& description);
   void Enum(const char* name, std::optional<std::string>&, const std::vector<std::string>& allowed,
-            const std::string& description);
+            const std::string& description, const std::string& refusal_note = {});
   template <typename E>
   void Enum(const char* name, E&, const EnumChoices<E>& choices, const std::string& description) {
     std::vector<std::string> names;

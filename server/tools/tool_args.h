@@ -50,7 +50,8 @@ struct GenerationArgs {
 
   template <typename V>
   void Fields(V& v) {
-    v.Enum("model", model, v.options().model_ids, v.options().models_description);
+    v.Enum("model", model, v.options().model_ids, v.options().models_description,
+           v.options().models_note);
     v.Enum("image_size", image_size, v.options().image_sizes, kImageSizeDescription);
     v.Enum("thinking", thinking, imaging::ThinkingLevelNames(), kThinkingDescription);
     v.Bool("search", search, kSearchDescription);

@@ -51,8 +51,8 @@ class Tinyproxy:
                     raise RuntimeError("tinyproxy did not start")
                 time.sleep(0.02)
 
-    def url(self, credentials=True):
-        auth = f"{PROXY_USER}:{PROXY_PASSWORD}@" if credentials else ""
+    def url(self, credentials=True, password=PROXY_PASSWORD):
+        auth = f"{PROXY_USER}:{password}@" if credentials else ""
         return f"http://{auth}127.0.0.1:{self.port}"
 
     def requests(self):
@@ -155,6 +155,23 @@ class ProxyAndCaTests(unittest.TestCase):
         server = self.start(self.vertex(), ["--backend", "vertex"])
         text = error_text(self.generate(server))
         self.assertIn("could not be verified", text)
+        self.assertEqual(self.tls_fake.requests(), [])
+
+    def test_wrong_proxy_credentials_are_named_as_such_and_commit_nothing(self):
+        wrong = self.proxy.url(password="not-the-password")
+        cases = [({"GEMINI_API_KEY": TEST_KEY, "GEMINI_BASE_URL": self.fake.base_url,
+                   "HTTP_PROXY": wrong}, ["--backend", "gemini"]),
+                 (self.vertex(https_proxy=wrong), ["--backend", "vertex", "--ca-file", self.ca])]
+        for env, args in cases:
+            with self.subTest(backend=args[1]):
+                server = self.start(env, args)
+                text = error_text(self.generate(server))
+                self.assertIn(f"the proxy 127.0.0.1:{self.proxy.port} refused", text)
+                self.assertIn("user and password in HTTPS_PROXY/HTTP_PROXY", text)
+                self.assertNotIn("not-the-password", text + server.stderr)
+                unknown = error_text(server.call_tool("get_image", {"session_id": "p"}))
+                self.assertIn("unknown session", unknown)
+        self.assertEqual(self.fake.requests(), [])
         self.assertEqual(self.tls_fake.requests(), [])
 
     def test_self_check_names_the_proxy_without_its_password(self):

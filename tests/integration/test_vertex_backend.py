@@ -249,9 +249,12 @@ class LocationsAndChoice(VertexBase):
                             extra_args=["--model", "gemini-2.5-flash-image"])
         structured(self.generate(server))
         self.assertIn("/locations/us-central1/", self.fake.requests()[0]["path"])
-        # The location offers only what it serves: the call is refused by the tool's check.
+        # The location offers only what it serves: the call is refused by the tool's check,
+        # naming the location and where the model is served.
         text = error_text(self.generate(server, model="gemini-3.1-flash-image"))
         self.assertIn('"gemini-3.1-flash-image"; allowed: "gemini-2.5-flash-image"', text)
+        self.assertIn("Vertex AI location us-central1 serves only gemini-2.5-flash-image", text)
+        self.assertIn("global location (--vertex-location global)", text)
         self.assertEqual(len(self.fake.requests()), 1)
 
     def test_regional_default_base_url_and_global_host(self):

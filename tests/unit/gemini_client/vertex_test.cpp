@@ -16,6 +16,7 @@
 #include "gemini_client/adc.h"
 #include "gemini_client/oauth_sources.h"
 #include "gemini_client/proxy.h"
+#include "gemini_client/proxy_probe.h"
 
 namespace imgmcp::gemini {
 namespace {
@@ -54,6 +55,30 @@ TEST(VertexTest, RegionalLocationsOfferOnlyWhatTheyServe) {
   EXPECT_FALSE(OfferedVertexModels(region, "gemini-2.5-flash-image",
                                    {"gemini-2.5-flash-image", "gemini-3-pro-image"})
                    .ok());
+}
+
+TEST(VertexTest, ARegionalLocationsNoteNamesItAndWhereTheOtherModelsAre) {
+  EXPECT_EQ(VertexModelsNote({"my-project", "global", false}), "");
+  EXPECT_EQ(VertexModelsNote({"", "us-central1", true}), "");
+  EXPECT_EQ(VertexModelsNote({"my-project", "europe-west4", false}),
+            "Vertex AI location europe-west4 serves only gemini-2.5-flash-image; the other image "
+            "models are served in the global location (--vertex-location global)");
+}
+
+TEST(ProxyTest, TunnelTargetsNameTheSchemesPort) {
+  EXPECT_EQ(EndpointHostPort({"https://aiplatform.googleapis.com", "", true}),
+            "aiplatform.googleapis.com:443");
+  EXPECT_EQ(EndpointHostPort({"http://127.0.0.1:8080", "", false}), "127.0.0.1:8080");
+  EXPECT_EQ(EndpointHostPort({"http://example.com", "", false}), "example.com:80");
+  EXPECT_EQ(EndpointHostPort({"https://[::1]", "", true}), "[::1]:443");
+  EXPECT_EQ(EndpointHostPort({"https://[::1]:9443", "", true}), "[::1]:9443");
+}
+
+TEST(ProxyTest, AProbeOfNoProxyAtAllSaysNothing) {
+  // Nothing listens on port 1: no status, and no wait past the timeout.
+  EXPECT_EQ(ProbeProxyStatus({"127.0.0.1", 1, "user", "secret"}, "example.com:443",
+                             std::chrono::milliseconds(2000)),
+            0);
 }
 
 TEST(ProxyTest, NoProxyMatchingRules) {

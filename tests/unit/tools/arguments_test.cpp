@@ -41,6 +41,10 @@ TEST(ArgumentReader, NamesTheFieldAndWhatIsAllowed) {
   auto m = r.OptionalEnum("mode", {"preview", "full"});
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.error().message.find("\"preview\", \"full\""), std::string::npos);
+  auto noted = r.OptionalEnum("mode", {"preview", "full"}, "Only these two here");
+  ASSERT_FALSE(noted.ok());
+  EXPECT_NE(noted.error().message.find("allowed: \"preview\", \"full\". Only these two here"),
+            std::string::npos);
   EXPECT_FALSE(r.OptionalString("long", 3).ok());
   EXPECT_FALSE(r.RequiredString("missing", 3).ok());
 }
