@@ -4,9 +4,11 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -118,27 +120,49 @@ void ServerProcess::CloseStdin() {
   }
 }
 
+namespace {
+
+// Waits until `pid` has exited or `until` passes, woken by the kernel through a pidfd (Linux 5.3+);
+// where there is none, checks every 10 ms. True once the child can be reaped without blocking.
+bool AwaitExit(pid_t pid, std::chrono::steady_clock::time_point until) {
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        until - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    if (pidfd < 0) {
+      siginfo_t info{};
+      if (waitid(P_PID, pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid) {
+        return true;
+      }
+      std::this_thread::sleep_for(std::min(left, std::chrono::milliseconds(10)));
+      continue;
+    }
+    pollfd p{pidfd, POLLIN, 0};
+    const int ready = poll(&p, 1, static_cast<int>(left.count()));
+    if (ready == 1) {
+      close(pidfd);
+      return true;
+    }
+    if (ready < 0 && errno != EINTR) break;
+  }
+  if (pidfd >= 0) close(pidfd);
+  return false;
+}
+
+}  // namespace
+
 int ServerProcess::Finish(std::chrono::milliseconds grace) {
   CloseStdin();
   if (reaped_) return exit_status_;
-  // Poll with short naps: waitpid has no timeout and this runs once per CLI call.
-  auto until = std::chrono::steady_clock::now() + grace;
+  if (!AwaitExit(pid_, std::chrono::steady_clock::now() + grace)) kill(pid_, SIGKILL);
   int status = 0;
-  while (true) {
-    pid_t r = waitpid(pid_, &status, WNOHANG);
-    if (r == pid_) break;
-    if (r < 0 && errno != EINTR) {
-      reaped_ = true;
-      return exit_status_ = 2;
-    }
-    if (std::chrono::steady_clock::now() >= until) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, &status, 0);
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  pid_t r;
+  do {
+    r = waitpid(pid_, &status, 0);
+  } while (r < 0 && errno == EINTR);
   reaped_ = true;
+  if (r != pid_) return exit_status_ = 2;
   exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return exit_status_;
 }
