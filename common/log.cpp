@@ -3,12 +3,16 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
+#include <ctime>
 #include <string>
 #include <utility>
 
 namespace imgmcp::log {
 namespace {
 std::atomic<int> g_min_level{static_cast<int>(Level::kInfo)};
+std::atomic<int> g_format{static_cast<int>(Format::kText)};
+thread_local const CallFields* t_call_fields = nullptr;
 
 const char* LevelName(Level level) {
   switch (level) {
@@ -107,6 +111,109 @@ std::string_view CutAtCharacter(std::string_view text, size_t max_bytes) {
   return text.substr(0, end);
 }
 
+// Appends `s` as the body of a JSON string: quotes, backslashes and control bytes escaped
+// (\n, \u001b, C1 controls as \u0080..), bytes that are not UTF-8 as U+FFFD.
+void AppendJsonEscaped(std::string_view s, std::string& out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {
+      if (const size_t n = Utf8SequenceAt(s, i); n > 0) {
+        out.append(s.data() + i, n);
+        i += n;
+      } else if (c == 0xC2 && i + 1 < s.size() &&
+                 (static_cast<unsigned char>(s[i + 1]) & 0xE0) == 0x80) {
+        AppendHexEscape("\\u00", static_cast<unsigned char>(s[i + 1]), out);
+        i += 2;
+      } else {
+        out += "\\ufffd";
+        ++i;
+      }
+      continue;
+    }
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c < 0x20 || c == 0x7f) {
+      out += "\\u00";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    } else {
+      out += static_cast<char>(c);
+    }
+    ++i;
+  }
+}
+
+void AppendJsonField(std::string_view name, std::string_view value, std::string& out) {
+  if (value.empty()) return;
+  out += ",\"";
+  out += name;
+  out += "\":\"";
+  AppendJsonEscaped(value, out);
+  out += '"';
+}
+
+// UTC with milliseconds, e.g. 2026-12-02T08:40:00.123Z.
+std::string UtcNow() {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  tm parts{};
+  gmtime_r(&now.tv_sec, &parts);
+  char text[80];
+  std::snprintf(text, sizeof(text), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", parts.tm_year + 1900,
+                parts.tm_mon + 1, parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec,
+                now.tv_nsec / 1'000'000);
+  return text;
+}
+
+std::string Milliseconds(double ms) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f", ms);
+  return text;
+}
+
+std::string TextLine(Level level, std::string_view component, std::string_view kept,
+                     size_t cut_bytes, std::optional<double> duration_ms) {
+  std::string line = "imgmcp ";
+  line.reserve(32 + component.size() + kept.size());
+  line += LevelName(level);
+  line += " [";
+  AppendEscaped(component, line);
+  line += "] ";
+  AppendEscaped(kept, line);
+  if (cut_bytes > 0) line += "… (" + std::to_string(cut_bytes) + " more bytes not logged)";
+  if (duration_ms) line += " in " + Milliseconds(*duration_ms) + " ms";
+  if (t_call_fields != nullptr && !t_call_fields->trace_id.empty()) {
+    line += " trace_id=" + t_call_fields->trace_id;
+  }
+  line += '\n';
+  return line;
+}
+
+std::string JsonLine(Level level, std::string_view component, std::string_view kept,
+                     size_t cut_bytes, std::optional<double> duration_ms) {
+  std::string line = "{\"time\":\"" + UtcNow() + "\"";
+  line.reserve(96 + component.size() + kept.size());
+  AppendJsonField("level", LevelName(level), line);
+  AppendJsonField("component", component, line);
+  std::string message(kept);
+  if (cut_bytes > 0) message += "… (" + std::to_string(cut_bytes) + " more bytes not logged)";
+  AppendJsonField("message", message, line);
+  if (const CallFields* call = t_call_fields) {
+    AppendJsonField("trace_id", call->trace_id, line);
+    AppendJsonField("method", call->method, line);
+    AppendJsonField("tool", call->tool, line);
+    AppendJsonField("session", call->session, line);
+  }
+  if (duration_ms) line += ",\"duration_ms\":" + Milliseconds(*duration_ms);
+  line += "}\n";
+  return line;
+}
+
 }  // namespace
 
 void SetMinLevel(Level level) { g_min_level.store(static_cast<int>(level)); }
@@ -129,20 +236,31 @@ std::string Clip(std::string_view text, size_t max_bytes) {
   return clipped;
 }
 
-void Write(Level level, std::string_view component, std::string_view message) {
+void SetFormat(Format format) { g_format.store(static_cast<int>(format)); }
+
+bool ParseFormat(std::string_view text, Format* out) {
+  if (text == "text" || text == "json") {
+    *out = text == "text" ? Format::kText : Format::kJson;
+    return true;
+  }
+  return false;
+}
+
+CallScope::CallScope(CallFields fields) : previous_(t_call_fields), fields_(std::move(fields)) {
+  t_call_fields = &fields_;
+}
+
+CallScope::~CallScope() { t_call_fields = previous_; }
+
+void Write(Level level, std::string_view component, std::string_view message,
+           std::optional<double> duration_ms) {
   if (static_cast<int>(level) < g_min_level.load(std::memory_order_relaxed)) return;
   const std::string_view kept = CutAtCharacter(message, kMaxMessageBytes);
-  std::string line = "imgmcp ";
-  line.reserve(32 + component.size() + kept.size());
-  line += LevelName(level);
-  line += " [";
-  AppendEscaped(component, line);
-  line += "] ";
-  AppendEscaped(kept, line);
-  if (kept.size() < message.size()) {
-    line += "… (" + std::to_string(message.size() - kept.size()) + " more bytes not logged)";
-  }
-  line += '\n';
+  const size_t cut_bytes = message.size() - kept.size();
+  const std::string line =
+      static_cast<Format>(g_format.load(std::memory_order_relaxed)) == Format::kJson
+          ? JsonLine(level, component, kept, cut_bytes, duration_ms)
+          : TextLine(level, component, kept, cut_bytes, duration_ms);
   // One write(2) per line keeps lines from different threads whole.
   const char* p = line.data();
   size_t left = line.size();

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -25,6 +26,36 @@ Level MinLevel();
 // Parses "debug|info|warning|error|off"; returns false for anything else.
 bool ParseLevel(std::string_view text, Level* out);
 
+// Text: "imgmcp <level> [<component>] <message>" (plus " trace_id=…" inside a traced call).
+// JSON: one object per line, {"time","level","component","message"} and, inside a call, its
+// "trace_id", "method", "tool", "session" (and "duration_ms" on the line that ends it).
+enum class Format { kText, kJson };
+void SetFormat(Format format);
+// Parses "text|json"; returns false for anything else.
+bool ParseFormat(std::string_view text, Format* out);
+
+// What the log lines of one MCP call carry, for the thread running it: set by CallScope, read
+// by Write. Empty fields are left out.
+struct CallFields {
+  std::string trace_id;  // of a valid W3C traceparent (common/trace_context.h)
+  std::string method;    // e.g. "tools/call"
+  std::string tool;
+  std::string session;
+};
+
+// Sets the calling thread's CallFields for its lifetime and restores the previous ones after.
+class CallScope {
+ public:
+  explicit CallScope(CallFields fields);
+  ~CallScope();
+  CallScope(const CallScope&) = delete;
+  CallScope& operator=(const CallScope&) = delete;
+
+ private:
+  const CallFields* previous_;
+  CallFields fields_;
+};
+
 // The longest message written whole; a longer one is cut, saying how many bytes were left out.
 inline constexpr size_t kMaxMessageBytes = 8192;
 // What Clip() keeps of one quoted value by default.
@@ -32,7 +63,9 @@ inline constexpr size_t kMaxFieldBytes = 200;
 
 // Writes one line "imgmcp <level> [<component>] <message>" to stderr, atomically per line, with
 // the escapes and the cut described above.
-void Write(Level level, std::string_view component, std::string_view message);
+// `duration_ms`, when set, is how long the call the line ends took.
+void Write(Level level, std::string_view component, std::string_view message,
+           std::optional<double> duration_ms = std::nullopt);
 
 inline void Debug(std::string_view c, std::string_view m) { Write(Level::kDebug, c, m); }
 inline void Info(std::string_view c, std::string_view m) { Write(Level::kInfo, c, m); }

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/log.h"
+#include "common/trace_context.h"
 #include "gemini_client/models.h"
 #include "gemini_client/wire_format.h"
 
@@ -308,8 +309,14 @@ Result<HttpAnswer> GeminiClient::PostAuthorized(CallState& call, const std::stri
       }
       return credential.error();
     }
-    auto answer =
-        post_(endpoint_, path, *credential, body, http_options_, ctx.cancel, deadline, failure);
+    // Each attempt is a span of the client's trace, when it sent one.
+    std::optional<HttpCallOptions> traced;
+    if (auto parent = ParseTraceParent(ctx.traceparent)) {
+      traced = http_options_;
+      traced->traceparent = ChildTraceParent(*parent);
+    }
+    auto answer = post_(endpoint_, path, *credential, body, traced ? *traced : http_options_,
+                        ctx.cancel, deadline, failure);
     if (!answer.ok() || answer->status != 401 || call.reauthorized ||
         !auth_->Rejected(*credential)) {
       return answer;

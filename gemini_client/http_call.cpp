@@ -281,6 +281,8 @@ Result<HttpAnswer> PostJson(const Endpoint& endpoint, const std::string& path,
   request.content_type = "application/json";
   request.headers = {{"Accept", "application/json"}};
   if (!api_key.empty()) request.headers.emplace_back(options.auth_header, api_key);
+  if (!options.traceparent.empty())
+    request.headers.emplace_back("traceparent", options.traceparent);
   request.body = body;  // a view: a 100 MB request is not copied
   return SendHttp(endpoint, request, options, cancel, deadline, failure);
 }

@@ -45,6 +45,8 @@ struct HttpCallOptions {
   // The header PostJson puts its credential in: x-goog-api-key (an API key) or Authorization
   // (the value is then "Bearer <token>").
   std::string auth_header = "x-goog-api-key";
+  // Sent as the `traceparent` header when not empty (W3C Trace Context).
+  std::string traceparent;
 };
 
 // One request of any kind (token endpoints, the metadata server): what SendHttp sends.

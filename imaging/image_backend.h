@@ -74,6 +74,8 @@ struct CallContext {
   std::stop_token cancel;
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   std::function<void(const std::string& message)> on_progress;
+  std::string
+      traceparent;  // the client's W3C traceparent, "" if none: a remote backend passes it on
 };
 
 class ImageBackend {

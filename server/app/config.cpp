@@ -169,6 +169,13 @@ Status SetLogLevel(Config& c, std::string_view source, const std::string& value)
   return Status::Ok();
 }
 
+Status SetLogFormat(Config& c, std::string_view source, const std::string& value) {
+  log::Format format;
+  if (!log::ParseFormat(value, &format)) return FlagError(source, "expected text or json");
+  c.log_format = value;
+  return Status::Ok();
+}
+
 std::string DataDirDefault(const Config&) {
   return "$XDG_DATA_HOME/imgmcp, else $HOME/.local/share/imgmcp";
 }
@@ -408,6 +415,13 @@ constexpr FlagSpec kFlags[] = {
      .help = "debug, info, warning, error or off; logs go to stderr only",
      .set = SetLogLevel,
      .default_text = ShowDefault<&Config::log_level>},
+    {.name = "--log-format",
+     .env = "IMGMCP_LOG_FORMAT",
+     .value = "FORMAT",
+     .help = "text, or json: one object per line with the call's trace_id, method, tool, session "
+             "and duration_ms",
+     .set = SetLogFormat,
+     .default_text = ShowDefault<&Config::log_format>},
     {.name = "--self-check",
      .help = "open the data dir and backend, report, and exit",
      .set = SetTrue<&Config::self_check>},

@@ -72,6 +72,7 @@ struct Config {
   int http_max_sessions = 4096;          // HTTP sessions at once (the longest idle is evicted)
   bool conformance_fixtures = false;
   std::string log_level = "info";  // a name log::ParseLevel accepts
+  std::string log_format = "text";  // --log-format / IMGMCP_LOG_FORMAT: text or json
   bool show_help = false;
   bool show_version = false;
   bool self_check = false;

@@ -44,6 +44,9 @@ void PrepareProcess(const Config& config) {
   log::Level level = log::Level::kInfo;
   log::ParseLevel(config.log_level, &level);  // ParseConfig accepted it
   log::SetMinLevel(level);
+  log::Format format = log::Format::kText;
+  log::ParseFormat(config.log_format, &format);  // ParseConfig accepted it
+  log::SetFormat(format);
   for (const std::string& warning : ConfigWarnings(config)) log::Warn("main", warning);
   std::signal(SIGPIPE, SIG_IGN);
   if (config.http_listen) {

@@ -443,12 +443,30 @@ bool McpRoutes::RewriteError(Response& res) const {
 
 // --- POST ---------------------------------------------------------------------------------------
 
+namespace {
+
+// A W3C `traceparent` header is the request's trace context unless its params._meta names one
+// (SEP-414): copied into params._meta.traceparent of a single request, where the method
+// dispatch reads it (mcp::ReadTraceParent); an invalid one is ignored there.
+void AdoptTraceParent(const RequestHeaders& headers, Json& message) {
+  const std::optional<std::string_view> header = headers.Get(Header::kTraceParent);
+  if (!header || !message.is_object()) return;
+  auto params = message.find("params");
+  if (params == message.end() || !params->is_object()) return;
+  Json& meta = (*params)["_meta"];
+  if (meta.is_null()) meta = Json::object();
+  if (meta.is_object() && !meta.contains("traceparent")) meta["traceparent"] = std::string(*header);
+}
+
+}  // namespace
+
 void McpRoutes::Post(const Request&, Response& res, const httplib::ContentReader& reader) {
   const RequestHeaders& headers = Headers();
   std::string text;
   if (!ReadBody(headers, reader, res, &text) || !MediaTypesOk(headers, res)) return;
   mcp::ParsedMessage parsed = mcp::ParseMessageText(text);
   if (parsed.error) return Refuse(res, 400, *parsed.error);
+  AdoptTraceParent(headers, parsed.message);
   PostedMessage posted(std::move(parsed.message));
   if (posted.batch) return ServeLegacy(headers, res, std::move(posted));  // always legacy
   const mcp::RequestFacts& facts = posted.facts.front();

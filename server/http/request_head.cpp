@@ -4,7 +4,7 @@ namespace imgmcp::http {
 
 namespace {
 
-constexpr std::array<std::string_view, 12> kNames = {
+constexpr std::array<std::string_view, 13> kNames = {
     "Host",
     "Origin",
     "Authorization",
@@ -17,6 +17,7 @@ constexpr std::array<std::string_view, 12> kNames = {
     "Mcp-Method",
     "Mcp-Name",
     "Last-Event-ID",
+    "traceparent",
 };
 
 char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }

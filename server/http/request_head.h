@@ -29,6 +29,7 @@ enum class Header : uint8_t {
   kMcpMethod,
   kMcpName,
   kLastEventId,
+  kTraceParent,
 };
 // The header's name as the specifications spell it ("MCP-Protocol-Version").
 std::string_view HeaderName(Header header);

@@ -1,11 +1,14 @@
 #include "server/mcp/connection.h"
 
+#include <chrono>
 #include <cmath>
 #include <exception>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "common/log.h"
+#include "common/trace_context.h"
 #include "server/mcp/json_writer.h"
 #include "server/mcp/server.h"
 
@@ -57,6 +60,7 @@ class Connection::CallContext final : public ToolCallContext {
   void CloseStream() override { connection_->CloseRequestStream(scope_.id); }
   std::stop_token Cancellation() const override { return token_; }
   std::string ProtocolVersion() const override { return scope_.protocol_version; }
+  std::string TraceParent() const override { return scope_.traceparent; }
   bool Modern() const override { return scope_.modern(); }
   const Json& ClientCapabilities() const override { return scope_.client_capabilities; }
   const InputResponses& Inputs() const override { return inputs_; }
@@ -249,6 +253,7 @@ void Connection::HandleRequest(IncomingMessage& in, const std::shared_ptr<Batch>
   }
   scope.method = &spec->info;
   scope.progress_token = ReadProgressToken(in.params);
+  scope.traceparent = ReadTraceParent(in.params);
   const Handler handler = spec->handler;
   if (spec->info.inline_answer) {
     Answer(scope, (this->*handler)(scope, in.params));
@@ -310,6 +315,10 @@ Connection::Outcome Connection::RunTool(const RequestScope& scope, const ToolSpe
                                         AdmittedCall& call, const InputResponses& inputs,
                                         std::stop_token token) {
   const std::string& name = tool.definition.name;
+  const auto started = std::chrono::steady_clock::now();
+  std::optional<TraceParent> trace = ParseTraceParent(scope.traceparent);
+  log::CallScope log_scope(
+      {trace ? trace->trace_id : "", methods::kToolsCall, name, scope.session_id});
   CallContext context(shared_from_this(), scope, token, std::move(call.reservation), inputs);
   ToolResult result;
   try {
@@ -321,6 +330,15 @@ Connection::Outcome Connection::RunTool(const RequestScope& scope, const ToolSpe
     result = ToolResult::ErrorText("Tool " + name + " failed");
   }
   context.MarkDone();
+  if (log::MinLevel() <= log::Level::kInfo) {
+    log::Write(log::Level::kInfo, kLog,
+               "tools/call " + name + (scope.session_id.empty() ? "" : " " + scope.session_id) +
+                   (result.is_error         ? ": isError"
+                    : result.input_required ? ": input required"
+                                            : ": ok"),
+               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+                   .count());
+  }
   if (result.input_required && !scope.modern()) {
     result =
         ToolResult::ErrorText("Tool " + name + " needs input from the client, which protocol " +

@@ -114,6 +114,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     Json client_capabilities = Json::object();
     std::optional<LogLevel> log_level;  // modern: the request's logLevel (absent: no logs)
     std::optional<Json> progress_token;
+    std::string traceparent;  // params._meta.traceparent when valid (ReadTraceParent), else ""
+    std::string session_id;   // tools/call: the arguments' session_id, for log lines
     std::shared_ptr<Batch> batch;
     bool modern() const { return era == Era::kModern; }
   };

@@ -231,6 +231,10 @@ Connection::Outcome Connection::CallTool(RequestScope& scope, const CallToolPara
   // Arrival order is decided here, on the reading thread, before the call waits for a worker:
   // the arguments are parsed and the tool's admission reserves what it needs.
   auto call = std::make_shared<AdmittedCall>(tool->admit(params.arguments));
+  if (auto id = params.arguments.find("session_id");
+      id != params.arguments.end() && id->is_string()) {
+    scope.session_id = log::Clip(id->get_ref<const std::string&>(), 128);
+  }
   RunAsync(
       scope,
       [scope, tool, call, inputs = std::move(inputs)](Connection& self, std::stop_token token) {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <utility>
 
+#include "common/trace_context.h"
 #include "server/mcp/log_level.h"
 #include "server/mcp/method_table.h"
 
@@ -165,6 +166,15 @@ std::optional<RpcError> ReadModernEnvelope(const Json& params, ModernEnvelope* o
   if (info != meta->end()) out->client_info = *info;
   out->log_level = level;
   return std::nullopt;
+}
+
+std::string ReadTraceParent(const Json& params) {
+  const Json* meta = MetaOf(params);
+  if (meta == nullptr) return {};
+  auto found = meta->find("traceparent");
+  if (found == meta->end() || !found->is_string()) return {};
+  const std::string& text = found->get_ref<const std::string&>();
+  return ParseTraceParent(text) ? text : std::string();
 }
 
 std::optional<Json> ReadProgressToken(const Json& params) {

@@ -73,6 +73,10 @@ std::optional<RpcError> ReadModernEnvelope(const Json& params, ModernEnvelope* o
 // params._meta.progressToken when it is a string or an integer (both eras).
 std::optional<Json> ReadProgressToken(const Json& params);
 
+// params._meta.traceparent when it is a valid W3C traceparent (common/trace_context.h), else ""
+// (an invalid one is ignored, as the specification asks).
+std::string ReadTraceParent(const Json& params);
+
 // --- typed params -------------------------------------------------------------------------------
 // FromJson(params, method): `method` names the request in error messages, e.g. "tools/call needs
 // params.name (string)".

@@ -101,6 +101,9 @@ class ToolCallContext {
   virtual std::stop_token Cancellation() const = 0;
   // The negotiated protocol version of the connection this call came on.
   virtual std::string ProtocolVersion() const = 0;
+  // The request's W3C traceparent (params._meta.traceparent, or the HTTP header), "" if none;
+  // calls the tool makes on the request's behalf pass it on.
+  virtual std::string TraceParent() const { return {}; }
   // Sends a server→client request (sampling/createMessage, elicitation/create, …) and waits for
   // the client's answer: the result object, or an Error (client error, timeout, cancellation).
   virtual Result<Json> SendRequest(const std::string& method, const Json& params) = 0;

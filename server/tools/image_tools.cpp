@@ -205,6 +205,7 @@ Result<imaging::BackendImage> ImageTools::RunBackend(const std::string& what,
   call_ctx.cancel = ctx.Cancellation();
   call_ctx.deadline = std::chrono::steady_clock::now() + options_.backend_deadline;
   call_ctx.on_progress = [&progress](const std::string& message) { progress.Report(message); };
+  call_ctx.traceparent = ctx.TraceParent();
   Result<imaging::BackendImage> out = Error(ErrorCode::kInternal, "the backend did not run");
   backend_slots_.Run(ctx.Cancellation(), [&] {
     ProgressHeartbeat heartbeat(progress, what, options_.heartbeat_interval);

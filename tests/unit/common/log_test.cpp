@@ -83,5 +83,48 @@ TEST(Log, AThrottleLetsABurstThroughThenCountsWhatItHeldBack) {
   EXPECT_EQ(lines, 2u) << text;
 }
 
+TEST(LogFormat, JsonLinesAreOneObjectWithTheCallsFieldsAndEscapes) {
+  SetFormat(Format::kJson);
+  StderrCapture capture;
+  {
+    CallScope scope({"4bf92f3577b34da6a3ce929d0e0e4736", "tools/call", "edit_image", "s\"1"});
+    Write(Level::kInfo, "mcp", "quote \" back\\ nl\n esc\x1b bad\xff", 12.25);
+  }
+  Write(Level::kWarning, "main", "after");
+  SetFormat(Format::kText);
+  const std::string text = capture.Text();
+  const size_t first_end = text.find('\n');
+  ASSERT_NE(first_end, std::string::npos);
+  const std::string first = text.substr(0, first_end);
+  EXPECT_EQ(first.rfind("{\"time\":\"", 0), 0u) << first;
+  EXPECT_NE(first.find("\"level\":\"info\",\"component\":\"mcp\",\"message\":\"quote \\\" "
+                       "back\\\\ nl\\n esc\\u001b bad\\ufffd\""),
+            std::string::npos)
+      << first;
+  EXPECT_NE(
+      first.find(",\"trace_id\":\"4bf92f3577b34da6a3ce929d0e0e4736\",\"method\":\"tools/"
+                 "call\",\"tool\":\"edit_image\",\"session\":\"s\\\"1\",\"duration_ms\":12.2"),
+      std::string::npos)
+      << first;
+  EXPECT_EQ(first.back(), '}');
+  const std::string second = text.substr(first_end + 1);
+  EXPECT_EQ(second.find("trace_id"), std::string::npos) << "the scope ended: " << second;
+  EXPECT_NE(second.find("\"level\":\"warning\""), std::string::npos) << second;
+}
+
+TEST(LogFormat, TextLinesEndWithTheTraceIdInsideATracedCall) {
+  StderrCapture capture;
+  {
+    CallScope scope({"4bf92f3577b34da6a3ce929d0e0e4736", "tools/call", "", ""});
+    Write(Level::kInfo, "mcp", "done", 3.0);
+  }
+  EXPECT_EQ(capture.Text(),
+            "imgmcp info [mcp] done in 3.0 ms trace_id=4bf92f3577b34da6a3ce929d0e0e4736\n");
+  Format format;
+  EXPECT_TRUE(ParseFormat("json", &format));
+  EXPECT_EQ(format, Format::kJson);
+  EXPECT_FALSE(ParseFormat("JSON", &format));
+}
+
 }  // namespace
 }  // namespace imgmcp::log
