@@ -5,6 +5,7 @@
 
 #include "common/sha256.h"
 #include "session/data_dir.h"
+#include "session/idempotency.h"
 #include "session/version_rules.h"
 
 namespace imgmcp::session {
@@ -43,16 +44,17 @@ class ChainStore::ChainEditTurn final : public EditTurn {
   int64_t LastIssuedVersion() const override { return last_issued_; }
 
   Result<std::vector<VersionInfo>> CommitVersions(
-      const std::vector<NewVersion>& versions) override {
+      const std::vector<NewVersion>& versions,
+      const std::optional<IdempotencyRecord>& key) override {
     ASSIGN_OR_RETURN(std::vector<VersionInfo> committed,
-                     store_->Commit(*hold_, session_id_, last_issued_, versions));
+                     store_->Commit(*hold_, session_id_, last_issued_, versions, key));
     current_ = committed.back();
     last_issued_ = committed.back().version;
     return committed;
   }
 
-  Status Clear() override {
-    RETURN_IF_ERROR(store_->Clear(*hold_, session_id_));
+  Status Clear(const std::optional<IdempotencyRecord>& key) override {
+    RETURN_IF_ERROR(store_->Clear(*hold_, session_id_, last_issued_, key));
     current_.reset();
     return Status::Ok();
   }
@@ -109,11 +111,28 @@ Result<std::unique_ptr<EditTurn>> ChainStore::AcquireReservedTurn(
 // (AfterCommit) → CommittedVersions, the answer. A crash between the steps leaves leftovers that a
 // store sweeps or ignores, never a torn version.
 
+namespace {
+
+// A key a commit or clear is to record must have the form of one, and a digest.
+Status CheckKey(const std::optional<IdempotencyRecord>& key) {
+  if (!key.has_value()) return Status::Ok();
+  if (!IsValidIdempotencyKey(key->key)) return InvalidIdempotencyKeyError(key->key);
+  if (key->digest.empty()) {
+    return MakeError(ErrorCode::kInvalidArgument, "an idempotency key needs its call's digest");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<CommitPlan> ChainStore::PlanCommit(const std::string& session_id, int64_t last_issued,
-                                          const std::vector<NewVersion>& versions) const {
+                                          const std::vector<NewVersion>& versions,
+                                          const std::optional<IdempotencyRecord>& key) const {
   RETURN_IF_ERROR(ValidateNewVersions(versions, last_issued));
+  RETURN_IF_ERROR(CheckKey(key));
   CommitPlan plan;
   plan.session_id = session_id;
+  plan.key = key;
   plan.last_issued = last_issued;
   plan.now_ms = NowMs();
   plan.created_at =
@@ -127,8 +146,9 @@ Result<CommitPlan> ChainStore::PlanCommit(const std::string& session_id, int64_t
 
 Result<std::vector<VersionInfo>> ChainStore::Commit(TurnHold& turn, const std::string& session_id,
                                                     int64_t last_issued,
-                                                    const std::vector<NewVersion>& versions) {
-  ASSIGN_OR_RETURN(CommitPlan plan, PlanCommit(session_id, last_issued, versions));
+                                                    const std::vector<NewVersion>& versions,
+                                                    const std::optional<IdempotencyRecord>& key) {
+  ASSIGN_OR_RETURN(CommitPlan plan, PlanCommit(session_id, last_issued, versions, key));
   ASSIGN_OR_RETURN(std::vector<RemovedVersion> pruned, WriteCommit(turn, plan));
   for (const RemovedVersion& removed : pruned) cache_.Erase(session_id, removed.version);
   if (!pruned.empty()) DeleteRemoved(session_id, pruned, /*whole_session=*/false);
@@ -165,8 +185,11 @@ std::vector<VersionInfo> ChainStore::CommittedVersions(const CommitPlan& plan) c
   return out;
 }
 
-Status ChainStore::Clear(TurnHold& turn, const std::string& session_id) {
-  ASSIGN_OR_RETURN(std::vector<RemovedVersion> removed, WriteClear(turn, session_id));
+Status ChainStore::Clear(TurnHold& turn, const std::string& session_id, int64_t last_issued,
+                         const std::optional<IdempotencyRecord>& key) {
+  RETURN_IF_ERROR(CheckKey(key));
+  const ClearPlan plan{session_id, last_issued, NowMs(), key};
+  ASSIGN_OR_RETURN(std::vector<RemovedVersion> removed, WriteClear(turn, plan));
   ForgetSession(session_id, removed);
   return Status::Ok();
 }
@@ -268,6 +291,21 @@ bool ChainStore::SessionExists(const std::string& session_id) {
   if (!IsValidSessionId(session_id)) return false;
   Result<bool> live = SessionIsLive(session_id);
   return live.ok() && *live;
+}
+
+Result<std::optional<AppliedKey>> ChainStore::FindAppliedKey(const std::string& session_id,
+                                                             const std::string& key) {
+  if (!IsValidSessionId(session_id)) return InvalidSessionIdError(session_id);
+  if (!IsValidIdempotencyKey(key)) return InvalidIdempotencyKeyError(key);
+  ASSIGN_OR_RETURN(std::optional<AppliedKey> applied, LoadAppliedKey(session_id, key));
+  if (applied.has_value() && applied->version.has_value()) {
+    if (Status made = Materialize(*applied->version); !made.ok()) {
+      // Pruned or cleared since the read: so is the key.
+      if (made.error().code == ErrorCode::kNotFound) return std::optional<AppliedKey>();
+      return made.error();
+    }
+  }
+  return applied;
 }
 
 }  // namespace imgmcp::session

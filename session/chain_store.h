@@ -50,6 +50,16 @@ struct CommitPlan {
   int64_t now_ms = 0;
   std::string created_at;  // RFC 3339 of now_ms
   std::vector<Planned> versions;
+  std::optional<IdempotencyRecord> key;  // recorded with the last version, in the same transaction
+};
+
+// A clear as planned: the session, its counter when the turn started, the moment, and the key to
+// record with it.
+struct ClearPlan {
+  std::string session_id;
+  int64_t last_issued = 0;
+  int64_t now_ms = 0;
+  std::optional<IdempotencyRecord> key;  // recorded with next_version last_issued + 1
 };
 
 // A version that a commit's retention prune, a clear or an expiry removed from the rows: what is
@@ -88,6 +98,8 @@ class ChainStore : public SessionStore {
                                       bool include_history) final;
   Result<SessionPage> ListSessions(const std::optional<std::string>& cursor, int limit) final;
   bool SessionExists(const std::string& session_id) final;
+  Result<std::optional<AppliedKey>> FindAppliedKey(const std::string& session_id,
+                                                   const std::string& key) final;
 
   const ImageCache& cache() const { return cache_; }
 
@@ -119,13 +131,13 @@ class ChainStore : public SessionStore {
   // The session's state as of now, read by the holder of its turn.
   virtual Result<TurnStart> ReadTurnStart(const std::string& session_id) = 0;
   // Writes `plan` durably (all versions or none; the counter moves from plan.last_issued), with
-  // the retention prune in the same transaction; returns what the prune removed. Called only by
-  // the holder of the session's turn.
+  // plan.key and the retention prune in the same transaction; returns what the prune removed (the
+  // keys of pruned versions go with them). Called only by the holder of the session's turn.
   virtual Result<std::vector<RemovedVersion>> WriteCommit(TurnHold& turn,
                                                           const CommitPlan& plan) = 0;
-  // Deletes every version of the session (the counter stays); returns them.
-  virtual Result<std::vector<RemovedVersion>> WriteClear(TurnHold& turn,
-                                                         const std::string& session_id) = 0;
+  // Deletes every version of the session (the counter stays) with their keys and an earlier
+  // clear's key, and records plan.key (when the session has a row); returns the versions.
+  virtual Result<std::vector<RemovedVersion>> WriteClear(TurnHold& turn, const ClearPlan& plan) = 0;
   // After a committed commit, clear or expiry: deletes what `removed` left behind (files, local
   // copies, unreferenced blobs) — and, when `whole_session` (a clear or an expiry), whatever else
   // the store keeps for the session. Best effort: the rows are already gone.
@@ -156,6 +168,10 @@ class ChainStore : public SessionStore {
   virtual Result<std::vector<ListedSession>> ListSessionRows(const std::optional<ListAfter>& after,
                                                              int limit) = 0;
   virtual Result<bool> SessionIsLive(const std::string& session_id) = 0;
+  // The key's row in the session with, for a commit's key, its version (one snapshot); nullopt
+  // when there is none, or when its version no longer exists.
+  virtual Result<std::optional<AppliedKey>> LoadAppliedKey(const std::string& session_id,
+                                                           const std::string& key) = 0;
 
   // --- For the stores ---------------------------------------------------------------------
   const StoreOptions& options() const { return options_; }
@@ -174,10 +190,13 @@ class ChainStore : public SessionStore {
   // An EditTurn's commit and clear: the shared path around WriteCommit and WriteClear.
   Result<std::vector<VersionInfo>> Commit(TurnHold& turn, const std::string& session_id,
                                           int64_t last_issued,
-                                          const std::vector<NewVersion>& versions);
-  Status Clear(TurnHold& turn, const std::string& session_id);
+                                          const std::vector<NewVersion>& versions,
+                                          const std::optional<IdempotencyRecord>& key);
+  Status Clear(TurnHold& turn, const std::string& session_id, int64_t last_issued,
+               const std::optional<IdempotencyRecord>& key);
   Result<CommitPlan> PlanCommit(const std::string& session_id, int64_t last_issued,
-                                const std::vector<NewVersion>& versions) const;
+                                const std::vector<NewVersion>& versions,
+                                const std::optional<IdempotencyRecord>& key) const;
   std::vector<VersionInfo> CommittedVersions(const CommitPlan& plan) const;
   Result<std::string> CheckedBytes(const VersionInfo& version);
 

@@ -294,6 +294,13 @@ Result<SessionPage> DeferredSessionStore::ListSessions(const std::optional<std::
   return (*store)->ListSessions(cursor, limit);
 }
 
+Result<std::optional<AppliedKey>> DeferredSessionStore::FindAppliedKey(
+    const std::string& session_id, const std::string& key) {
+  auto store = Store();
+  if (!store.ok()) return store.error();
+  return (*store)->FindAppliedKey(session_id, key);
+}
+
 bool DeferredSessionStore::SessionExists(const std::string& session_id) {
   auto store = Store();
   if (!store.ok()) return IsValidSessionId(session_id);  // see the header

@@ -86,6 +86,8 @@ class DeferredSessionStore final : public SessionStore {
                                       bool include_history) override;
   Result<SessionPage> ListSessions(const std::optional<std::string>& cursor, int limit) override;
   bool SessionExists(const std::string& session_id) override;
+  Result<std::optional<AppliedKey>> FindAppliedKey(const std::string& session_id,
+                                                   const std::string& key) override;
   // Kept until the open finishes, then handed to the real store.
   void SetChangeListener(ChangeListener listener) override;
 

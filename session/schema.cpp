@@ -43,6 +43,20 @@ CREATE INDEX sessions_by_activity ON sessions(updated_ms DESC, session_id DESC);
     R"sql(
 ALTER TABLE versions ADD COLUMN details TEXT NOT NULL DEFAULT '{}';
 )sql",
+    // v4
+    R"sql(
+CREATE TABLE idempotency_keys (
+  session_id      TEXT NOT NULL REFERENCES sessions(session_id) ON DELETE CASCADE,
+  idempotency_key TEXT NOT NULL,
+  digest          TEXT NOT NULL,
+  version         INTEGER,
+  next_version    INTEGER,
+  created_ms      INTEGER NOT NULL,
+  PRIMARY KEY (session_id, idempotency_key),
+  FOREIGN KEY (session_id, version) REFERENCES versions(session_id, version) ON DELETE CASCADE
+);
+CREATE INDEX idempotency_keys_by_version ON idempotency_keys(session_id, version);
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 

@@ -8,6 +8,9 @@
 //                created_at)
 //   v2  versions += width, height, backend, model; sessions += expired; activity index
 //   v3  versions += details (opaque JSON text kept by the tools; '{}' for older rows)
+//   v4  idempotency_keys(session_id, idempotency_key, digest, version, next_version, created_ms):
+//       a commit's key names its version and is deleted with it (ON DELETE CASCADE); a clear's key
+//       has no version but next_version, and lasts until the next clear or expiry
 #pragma once
 
 #include "common/result.h"
@@ -15,7 +18,7 @@
 
 namespace imgmcp::session {
 
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 // Brings the database to kSchemaVersion. Errors: kFailedPrecondition for a schema newer than this
 // build or a database that is not imgmcp's; kDataLoss for a corrupt file.

@@ -89,6 +89,22 @@ struct NewVersion {
   std::string details = "{}";  // opaque JSON text, stored and returned as given (VersionInfo)
 };
 
+// An idempotency key as a commit or a clear records it, in the same transaction (docs/design.md
+// §3, "Exactly-once writes"). The store checks the key's form (IsValidIdempotencyKey,
+// session/idempotency.h) and keeps it, with the digest, for as long as the version it made
+// exists; a clear's key until the session is cleared again or expires.
+struct IdempotencyRecord {
+  std::string key;
+  std::string digest;  // what the caller compares on a repeat (the call's arguments, hashed)
+};
+
+// A key found applied to a session (SessionStore::FindAppliedKey): what the recorded call did.
+struct AppliedKey {
+  std::string digest;
+  std::optional<VersionInfo> version;   // a commit: its (last) version, which still exists
+  std::optional<int64_t> cleared_next;  // a clear: the number the next version was to get
+};
+
 struct StoreOptions {
   std::filesystem::path data_dir;
   int max_versions_per_session = 100;  // older versions beyond this are pruned (0 = keep all)
@@ -121,15 +137,25 @@ class EditTurn {
   // import and the edit made from it, say. A version's `parent` may name an earlier one of the
   // same list. Any invalid version (no bytes, bad extension, a parent that is not an earlier
   // version, …) is kInvalidArgument and nothing is committed; so is an empty list.
+  // With `key`, the key is recorded in the same transaction, naming the last version; a key
+  // already recorded in the session, or one of the wrong form, is kInvalidArgument and nothing is
+  // committed.
   virtual Result<std::vector<VersionInfo>> CommitVersions(
-      const std::vector<NewVersion>& versions) = 0;
-  // One version: CommitVersions({version}).
-  Result<VersionInfo> Commit(const NewVersion& version) {
-    ASSIGN_OR_RETURN(std::vector<VersionInfo> committed, CommitVersions({version}));
+      const std::vector<NewVersion>& versions, const std::optional<IdempotencyRecord>& key) = 0;
+  Result<std::vector<VersionInfo>> CommitVersions(const std::vector<NewVersion>& versions) {
+    return CommitVersions(versions, std::nullopt);
+  }
+  // One version: CommitVersions({version}, key).
+  Result<VersionInfo> Commit(const NewVersion& version,
+                             const std::optional<IdempotencyRecord>& key = std::nullopt) {
+    ASSIGN_OR_RETURN(std::vector<VersionInfo> committed, CommitVersions({version}, key));
     return std::move(committed.front());
   }
-  // Clears the session's images (reset); the counter keeps counting.
-  virtual Status Clear() = 0;
+  // Clears the session's images (reset); the counter keeps counting. The keys of the deleted
+  // versions go with them, and so does an earlier clear's key; `key`, when given, is recorded
+  // with this clear (the session must exist: a clear of a session without a row records no key).
+  virtual Status Clear(const std::optional<IdempotencyRecord>& key) = 0;
+  Status Clear() { return Clear(std::nullopt); }
 };
 
 // A place in one session's FIFO line, drawn when a call arrives (ReserveTurn) so that the order
@@ -195,6 +221,12 @@ class SessionStore {
   // listed too (current_version 0).
   virtual Result<SessionPage> ListSessions(const std::optional<std::string>& cursor, int limit) = 0;
   virtual bool SessionExists(const std::string& session_id) = 0;
+  // The idempotency key `key` as recorded in `session_id` by a commit whose version still exists
+  // or by its last clear; nullopt when there is none (an unknown session too). Read without a
+  // turn, so it is final only while holding the session's turn. kInvalidArgument for a bad id or
+  // key.
+  virtual Result<std::optional<AppliedKey>> FindAppliedKey(const std::string& session_id,
+                                                           const std::string& key) = 0;
 };
 
 // Opens (creating if needed) the SQLite store in options.data_dir: migrates the schema, sweeps

@@ -1,5 +1,6 @@
 #include "session/sqlite_rows.h"
 
+#include <memory>
 #include <utility>
 
 #include "session/version_rules.h"
@@ -69,6 +70,17 @@ Status RunWithSession(SqliteDb& db, const char* sql, const std::string& session_
   st.Bind(1, session_id);
   if (value.has_value()) st.Bind(2, *value);
   return st.Run();
+}
+
+// Runs a key's INSERT; a key the session already has is kInvalidArgument.
+Status KeyInsert(Statement& insert, const std::string& key, const std::string& session_id) {
+  Status st = insert.Run();
+  if (!st.ok() && st.error().message.find("UNIQUE") != std::string::npos) {
+    return MakeError(ErrorCode::kInvalidArgument, "idempotency_key '" + key +
+                                                      "' is already recorded in session '" +
+                                                      session_id + "'; nothing was committed");
+  }
+  return st;
 }
 
 }  // namespace
@@ -163,7 +175,16 @@ Status InsertCommit(SqliteDb& db, const CommitPlan& plan, const std::vector<std:
         .Bind(15, nv.details);
     RETURN_IF_ERROR(ins.Run());
   }
-  return Status::Ok();
+  if (!plan.key.has_value()) return Status::Ok();
+  ASSIGN_OR_RETURN(Statement key,
+                   db.Prepare("INSERT INTO idempotency_keys(session_id, idempotency_key, digest, "
+                              "version, created_ms) VALUES(?1,?2,?3,?4,?5)"));
+  key.Bind(1, plan.session_id)
+      .Bind(2, plan.key->key)
+      .Bind(3, plan.key->digest)
+      .Bind(4, plan.versions.back().number)
+      .Bind(5, plan.now_ms);
+  return KeyInsert(key, plan.key->key, plan.session_id);
 }
 
 Result<std::vector<RemovedVersion>> PruneVersions(SqliteDb& db, const std::string& session_id,
@@ -197,6 +218,45 @@ Status TouchSession(SqliteDb& db, const std::string& session_id, int64_t now_ms)
 Status MarkExpired(SqliteDb& db, const std::string& session_id) {
   return RunWithSession(db, "UPDATE sessions SET expired=1 WHERE session_id=?", session_id,
                         std::nullopt);
+}
+
+Status DeleteClearKeys(SqliteDb& db, const std::string& session_id) {
+  return RunWithSession(db, "DELETE FROM idempotency_keys WHERE session_id=? AND version IS NULL",
+                        session_id, std::nullopt);
+}
+
+Status InsertClearKey(SqliteDb& db, const ClearPlan& plan) {
+  if (!plan.key.has_value()) return Status::Ok();
+  ASSIGN_OR_RETURN(
+      Statement key,
+      db.Prepare("INSERT INTO idempotency_keys(session_id, idempotency_key, digest, next_version, "
+                 "created_ms) SELECT ?1,?2,?3,?4,?5 FROM sessions WHERE session_id=?1"));
+  key.Bind(1, plan.session_id)
+      .Bind(2, plan.key->key)
+      .Bind(3, plan.key->digest)
+      .Bind(4, plan.last_issued + 1)
+      .Bind(5, plan.now_ms);
+  return KeyInsert(key, plan.key->key, plan.session_id);
+}
+
+Result<std::optional<AppliedKey>> LoadKey(SqliteDb& db, const DataDirLayout& layout,
+                                          const std::string& session_id, const std::string& key) {
+  ASSIGN_OR_RETURN(std::unique_ptr<ReadTransaction> tx, ReadTransaction::Begin(db));
+  ASSIGN_OR_RETURN(Statement st, db.Prepare("SELECT digest, version, next_version FROM "
+                                            "idempotency_keys WHERE session_id=? AND "
+                                            "idempotency_key=?"));
+  st.Bind(1, session_id).Bind(2, key);
+  ASSIGN_OR_RETURN(bool found, st.Step());
+  if (!found) return std::optional<AppliedKey>();
+  AppliedKey applied;
+  applied.digest = st.ColumnText(0);
+  if (st.ColumnIsNull(1)) {
+    applied.cleared_next = st.ColumnInt(2);
+    return std::optional<AppliedKey>(std::move(applied));
+  }
+  ASSIGN_OR_RETURN(applied.version, LoadVersion(db, layout, session_id, st.ColumnInt(1)));
+  if (!applied.version.has_value()) return std::optional<AppliedKey>();  // gone with its version
+  return std::optional<AppliedKey>(std::move(applied));
 }
 
 Result<std::vector<std::string>> IdleSessions(SqliteDb& db, int64_t cutoff_ms) {

@@ -1,6 +1,6 @@
-// The SQL of the embedded store: reading and writing its rows (tables sessions and versions,
-// session/schema.h) on one SqliteDb. No files, no locks, no caching: SqliteSessionStore decides
-// when each runs, inside which transaction.
+// The SQL of the embedded store: reading and writing its rows (tables sessions, versions and
+// idempotency_keys, session/schema.h) on one SqliteDb. No files, no locks, no caching:
+// SqliteSessionStore decides when each runs, inside which transaction.
 #pragma once
 
 #include <cstdint>
@@ -40,8 +40,8 @@ Result<std::vector<VersionInfo>> LoadHistory(SqliteDb& db, const DataDirLayout& 
 Result<std::vector<std::string>> LoadFileNames(SqliteDb& db, const std::string& session_id);
 
 // Inside a write transaction: the session row (created or revived by its first commit, its
-// counter moved from plan.last_issued — kInternal when another writer moved it) and the version
-// rows, each named `files[i]`.
+// counter moved from plan.last_issued — kInternal when another writer moved it), the version
+// rows, each named `files[i]`, and plan.key naming the last of them.
 Status InsertCommit(SqliteDb& db, const CommitPlan& plan, const std::vector<std::string>& files);
 // Inside a write transaction: deletes the versions beyond the newest `keep`; returns them.
 Result<std::vector<RemovedVersion>> PruneVersions(SqliteDb& db, const std::string& session_id,
@@ -51,6 +51,14 @@ Result<std::vector<RemovedVersion>> DeleteVersions(SqliteDb& db, const std::stri
 // Inside a write transaction: the session's activity time (a clear) or its expiry.
 Status TouchSession(SqliteDb& db, const std::string& session_id, int64_t now_ms);
 Status MarkExpired(SqliteDb& db, const std::string& session_id);
+// Inside a write transaction: deletes the session's keys that name no version (a clear's); the
+// others go with their versions.
+Status DeleteClearKeys(SqliteDb& db, const std::string& session_id);
+// Inside a write transaction: records a clear's key, when the session has a row.
+Status InsertClearKey(SqliteDb& db, const ClearPlan& plan);
+// The key's row with its version, or nullopt (none, or its version is gone).
+Result<std::optional<AppliedKey>> LoadKey(SqliteDb& db, const DataDirLayout& layout,
+                                          const std::string& session_id, const std::string& key);
 
 // Live sessions idle since before `cutoff_ms`.
 Result<std::vector<std::string>> IdleSessions(SqliteDb& db, int64_t cutoff_ms);

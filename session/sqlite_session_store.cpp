@@ -186,6 +186,7 @@ Status SqliteSessionStore::ExpireIfIdle(SqliteDb& db, const std::string& session
     if (!row.has_value() || row->expired || row->updated_ms >= cutoff_ms) return Status::Ok();
     ASSIGN_OR_RETURN(removed, sqlite_rows::DeleteVersions(db, session_id));
     expired = true;
+    RETURN_IF_ERROR(sqlite_rows::DeleteClearKeys(db, session_id));
     return sqlite_rows::MarkExpired(db, session_id);
   }));
   if (!expired) return Status::Ok();
@@ -336,13 +337,16 @@ Result<std::vector<RemovedVersion>> SqliteSessionStore::WriteCommit(TurnHold&,
 }
 
 Result<std::vector<RemovedVersion>> SqliteSessionStore::WriteClear(TurnHold&,
-                                                                   const std::string& session_id) {
+                                                                   const ClearPlan& plan) {
   ASSIGN_OR_RETURN(Lease lease, Connection());
   SqliteDb& db = lease.db();
   std::vector<RemovedVersion> removed;
   RETURN_IF_ERROR(InWriteTransaction(db, [&]() -> Status {
-    ASSIGN_OR_RETURN(removed, sqlite_rows::DeleteVersions(db, session_id));
-    return sqlite_rows::TouchSession(db, session_id, NowMs());
+    // The versions' keys go with them (ON DELETE CASCADE); an earlier clear's key goes here.
+    ASSIGN_OR_RETURN(removed, sqlite_rows::DeleteVersions(db, plan.session_id));
+    RETURN_IF_ERROR(sqlite_rows::DeleteClearKeys(db, plan.session_id));
+    RETURN_IF_ERROR(sqlite_rows::InsertClearKey(db, plan));
+    return sqlite_rows::TouchSession(db, plan.session_id, plan.now_ms);
   }));
   return removed;
 }
@@ -432,6 +436,12 @@ Result<bool> SqliteSessionStore::SessionIsLive(const std::string& session_id) {
   Result<sqlite_rows::SessionRow> row = sqlite_rows::LoadLiveSession(lease.db(), session_id);
   if (!row.ok() && row.error().code != ErrorCode::kNotFound) return row.error();
   return row.ok();
+}
+
+Result<std::optional<AppliedKey>> SqliteSessionStore::LoadAppliedKey(const std::string& session_id,
+                                                                     const std::string& key) {
+  ASSIGN_OR_RETURN(Lease lease, Connection());
+  return sqlite_rows::LoadKey(lease.db(), layout_, session_id, key);
 }
 
 Result<std::unique_ptr<SessionStore>> OpenSessionStore(const StoreOptions& options,

@@ -4,7 +4,8 @@
 //
 // Data directory layout (directories 0700, files 0600):
 //   <data>/imgmcp.db (+ -wal, -shm)   SQLite, WAL, synchronous=FULL, busy_timeout, foreign keys;
-//                                     tables schema_version, sessions, versions (session/schema.h)
+//                                     tables schema_version, sessions, versions, idempotency_keys
+//                                     (session/schema.h)
 //   <data>/images/<session_id>/v<N><ext>   the bytes of version N, exactly as committed
 //   <data>/images/<session_id>/.tmp-*      a commit in flight (swept at start-up if left behind)
 //   <data>/locks/<session_id>.lock    flock(LOCK_EX) held for the whole turn; never deleted
@@ -81,8 +82,7 @@ class SqliteSessionStore final : public ChainStore {
                                                 const TurnOptions& options) override;
   Result<TurnStart> ReadTurnStart(const std::string& session_id) override;
   Result<std::vector<RemovedVersion>> WriteCommit(TurnHold& turn, const CommitPlan& plan) override;
-  Result<std::vector<RemovedVersion>> WriteClear(TurnHold& turn,
-                                                 const std::string& session_id) override;
+  Result<std::vector<RemovedVersion>> WriteClear(TurnHold& turn, const ClearPlan& plan) override;
   void DeleteRemoved(const std::string& session_id, const std::vector<RemovedVersion>& removed,
                      bool whole_session) override;
   std::filesystem::path VersionPath(const std::string& session_id, int64_t version,
@@ -94,6 +94,8 @@ class SqliteSessionStore final : public ChainStore {
   Result<std::vector<ListedSession>> ListSessionRows(const std::optional<ListAfter>& after,
                                                      int limit) override;
   Result<bool> SessionIsLive(const std::string& session_id) override;
+  Result<std::optional<AppliedKey>> LoadAppliedKey(const std::string& session_id,
+                                                   const std::string& key) override;
 
   const DataDirLayout layout_;
   TurnQueue turns_;

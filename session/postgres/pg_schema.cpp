@@ -58,6 +58,20 @@ CREATE UNLOGGED TABLE imgmcp.turn_tickets (
 CREATE INDEX turn_tickets_by_replica ON imgmcp.turn_tickets (replica_id);
 CREATE SEQUENCE imgmcp.replica_ids MINVALUE 1 MAXVALUE 2147483647 CYCLE;
 )sql",
+    // v2
+    R"sql(
+CREATE TABLE imgmcp.idempotency_keys (
+  session_id      text NOT NULL REFERENCES imgmcp.sessions ON DELETE CASCADE,
+  idempotency_key text NOT NULL,
+  digest          text NOT NULL,
+  version         bigint,
+  next_version    bigint,
+  created_ms      bigint NOT NULL,
+  PRIMARY KEY (session_id, idempotency_key),
+  FOREIGN KEY (session_id, version) REFERENCES imgmcp.versions ON DELETE CASCADE
+);
+CREATE INDEX idempotency_keys_by_version ON imgmcp.idempotency_keys (session_id, version);
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kPgSchemaVersion);
 

@@ -12,6 +12,10 @@
 //       turn_lines(session_id, next_ticket), turn_tickets(session_id, ticket, replica_id)
 //                                            UNLOGGED: the turn queue (emptied by a crash restart)
 //       sequence replica_ids                 one per connected replica (never reused)
+//   v2  idempotency_keys(session_id, idempotency_key, digest, version, next_version, created_ms)
+//                                            a commit's key names its version and is deleted with
+//                                            it (ON DELETE CASCADE); a clear's key has no version
+//                                            but next_version, and lasts until the next clear
 #pragma once
 
 #include <string>
@@ -21,7 +25,7 @@
 
 namespace imgmcp::session::postgres {
 
-inline constexpr int kPgSchemaVersion = 1;
+inline constexpr int kPgSchemaVersion = 2;
 
 // Advisory lock keys (the two-int form; the first number is imgmcp's namespace).
 inline constexpr int kAdvisoryNamespace = 0x696d67;  // "img"

@@ -44,6 +44,29 @@ Status CheckTicket(PgConnection& conn, const PgTicket& ticket) {
   return Status::Ok();
 }
 
+// Records an idempotency key in the transaction on `conn`: `column` ("version" for a commit,
+// "next_version" for a clear) is `number`. A session without a row records nothing (a clear of
+// a session never committed to); a key the session already has is kInvalidArgument.
+Status InsertKey(PgConnection& conn, const std::string& session_id, const IdempotencyRecord& key,
+                 const std::string& column, int64_t number, int64_t now_ms) {
+  ASSIGN_OR_RETURN(
+      PgResult r,
+      conn.Exec("INSERT INTO imgmcp.idempotency_keys(session_id, idempotency_key, digest, " +
+                    column +
+                    ", created_ms) SELECT $1, $2, $3, $4, $5 FROM imgmcp.sessions WHERE "
+                    "session_id = $1 ON CONFLICT (session_id, idempotency_key) DO NOTHING "
+                    "RETURNING 1",
+                {PgParam::Text(session_id), PgParam::Text(key.key), PgParam::Text(key.digest),
+                 PgParam::Int(number), PgParam::Int(now_ms)},
+                "recording an idempotency key"));
+  if (r.Rows() == 0 && column == "version") {
+    return MakeError(ErrorCode::kInvalidArgument, "idempotency_key '" + key.key +
+                                                      "' is already recorded in session '" +
+                                                      session_id + "'; nothing was committed");
+  }
+  return Status::Ok();
+}
+
 // Runs `body` inside BEGIN … COMMIT on `conn`, rolling back when it fails. A COMMIT that breaks
 // off on a lost connection is reported in *commit_broke (its outcome is unknown).
 Status InTransaction(PgConnection& conn, std::string_view what, const std::function<Status()>& body,
@@ -138,12 +161,15 @@ Status PostgresSessionStore::ExpireIdleSessions() {
     ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
     ASSIGN_OR_RETURN(
         PgResult r,
-        conn->Exec("WITH idle AS (UPDATE imgmcp.sessions s SET expired = true WHERE NOT s.expired "
-                   "AND s.updated_ms < $1 AND NOT EXISTS (SELECT 1 FROM imgmcp.turn_tickets t "
-                   "WHERE t.session_id = s.session_id) RETURNING session_id) "
-                   "DELETE FROM imgmcp.versions v USING idle WHERE v.session_id = idle.session_id "
-                   "RETURNING v.session_id, v.version, v.sha256",
-                   {PgParam::Int(IdleCutoffMs())}, "expiring idle sessions"));
+        conn->Exec(
+            "WITH idle AS (UPDATE imgmcp.sessions s SET expired = true WHERE NOT s.expired "
+            "AND s.updated_ms < $1 AND NOT EXISTS (SELECT 1 FROM imgmcp.turn_tickets t "
+            "WHERE t.session_id = s.session_id) RETURNING session_id), "
+            "keys_gone AS (DELETE FROM imgmcp.idempotency_keys k USING idle WHERE k.session_id = "
+            "idle.session_id AND k.version IS NULL) "
+            "DELETE FROM imgmcp.versions v USING idle WHERE v.session_id = idle.session_id "
+            "RETURNING v.session_id, v.version, v.sha256",
+            {PgParam::Int(IdleCutoffMs())}, "expiring idle sessions"));
     for (int i = 0; i < r.Rows(); ++i) {
       expired[r.Text(i, 0)].push_back(RemovedVersion{r.Int(i, 1), r.Text(i, 2), ""});
     }
@@ -250,6 +276,10 @@ Status PostgresSessionStore::WriteRows(PgConnection& conn, const CommitPlan& pla
          PgParam::Text(nv.details)},
         "storing a version"));
   }
+  if (plan.key.has_value()) {
+    RETURN_IF_ERROR(
+        InsertKey(conn, id, *plan.key, "version", plan.versions.back().number, plan.now_ms));
+  }
   if (options().max_versions_per_session > 0) {
     ASSIGN_OR_RETURN(
         PgResult old,
@@ -310,8 +340,9 @@ Result<std::vector<RemovedVersion>> PostgresSessionStore::WriteCommit(TurnHold& 
   return pruned;
 }
 
-Result<std::vector<RemovedVersion>> PostgresSessionStore::WriteClear(
-    TurnHold& turn, const std::string& session_id) {
+Result<std::vector<RemovedVersion>> PostgresSessionStore::WriteClear(TurnHold& turn,
+                                                                     const ClearPlan& plan) {
+  const std::string& session_id = plan.session_id;
   const PgTicket& ticket = static_cast<PgTurnHold&>(turn).ticket();
   std::vector<RemovedVersion> removed;
   ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
@@ -325,9 +356,18 @@ Result<std::vector<RemovedVersion>> PostgresSessionStore::WriteClear(
                        "RETURNING version, sha256), "
                        "u AS (UPDATE imgmcp.sessions SET updated_ms = $2 WHERE session_id = $1) "
                        "SELECT version, sha256 FROM d",
-                       {PgParam::Text(session_id), PgParam::Int(NowMs())}, "clearing a session"));
+                       {PgParam::Text(session_id), PgParam::Int(plan.now_ms)},
+                       "clearing a session"));
         for (int i = 0; i < gone.Rows(); ++i) {
           removed.push_back(RemovedVersion{gone.Int(i, 0), gone.Text(i, 1), ""});
+        }
+        // The versions' keys went with them (ON DELETE CASCADE); an earlier clear's goes here.
+        RETURN_IF_ERROR(conn->Exec(
+            "DELETE FROM imgmcp.idempotency_keys WHERE session_id = $1 AND version IS NULL",
+            {PgParam::Text(session_id)}, "forgetting an earlier clear's key"));
+        if (plan.key.has_value()) {
+          RETURN_IF_ERROR(InsertKey(*conn, session_id, *plan.key, "next_version",
+                                    plan.last_issued + 1, plan.now_ms));
         }
         RETURN_IF_ERROR(conn->Exec("SELECT pg_notify('imgmcp_commits', $1)",
                                    {PgParam::Text(origin_ + " " + session_id + " 0 0")},

@@ -2,7 +2,8 @@
 // (--store postgresql://…; see README.md "Many replicas, one PostgreSQL"). The commit path, reads
 // and listing are ChainStore's; this class supplies the PostgreSQL operations.
 //
-// Data: rows in the schema imgmcp (pg_schema.h). A version's image bytes live in imgmcp.blobs,
+// Data: rows in the schema imgmcp (pg_schema.h); an idempotency key is a row written in its
+// commit's or clear's transaction. A version's image bytes live in imgmcp.blobs,
 // keyed by their sha256, so a revert (or any repeat of the same bytes) stores no second copy;
 // blobs no version refers to any more are deleted after the prune or clear that freed them.
 // A commit writes the blobs, the version rows, the session's counter (a compare-and-set against
@@ -113,11 +114,12 @@ class PostgresSessionStore final : public ChainStore {
   Result<bool> VersionExists(const std::string& session_id, int64_t version) override;
   Result<std::vector<ListedSession>> ListSessionRows(const std::optional<ListAfter>& after,
                                                      int limit) override;
+  Result<std::optional<AppliedKey>> LoadAppliedKey(const std::string& session_id,
+                                                   const std::string& key) override;
   // and writes, with what they leave behind (blobs, local copies).
   Result<std::vector<RemovedVersion>> WriteCommit(TurnHold& turn, const CommitPlan& plan) override;
   void AfterCommit(const CommitPlan& plan) override;
-  Result<std::vector<RemovedVersion>> WriteClear(TurnHold& turn,
-                                                 const std::string& session_id) override;
+  Result<std::vector<RemovedVersion>> WriteClear(TurnHold& turn, const ClearPlan& plan) override;
   void DeleteRemoved(const std::string& session_id, const std::vector<RemovedVersion>& removed,
                      bool whole_session) override;
 

@@ -176,6 +176,33 @@ Result<std::vector<ListedSession>> PostgresSessionStore::ListSessionRows(
       });
 }
 
+Result<std::optional<AppliedKey>> PostgresSessionStore::LoadAppliedKey(
+    const std::string& session_id, const std::string& key) {
+  return WithReadConnection<std::optional<AppliedKey>>(
+      [&](PgConnection& conn) -> Result<std::optional<AppliedKey>> {
+        ASSIGN_OR_RETURN(
+            PgResult r,
+            conn.Exec(
+                std::string("SELECT k.digest, k.version, k.next_version, ") + kVersionColumns +
+                    " FROM imgmcp.idempotency_keys k LEFT JOIN imgmcp.versions v ON "
+                    "v.session_id = k.session_id AND v.version = k.version WHERE "
+                    "k.session_id = $1 AND k.idempotency_key = $2",
+                {PgParam::Text(session_id), PgParam::Text(key)}, "looking up an idempotency key"));
+        if (r.Rows() == 0) return std::optional<AppliedKey>();
+        AppliedKey applied;
+        applied.digest = r.Text(0, 0);
+        if (r.IsNull(0, 1)) {
+          applied.cleared_next = r.Int(0, 2);
+          return std::optional<AppliedKey>(std::move(applied));
+        }
+        std::string extension;
+        applied.version = VersionFromRow(r, 0, 3, session_id, &extension);
+        if (!applied.version) return std::optional<AppliedKey>();  // gone with its version
+        applied.version->path = VersionPath(session_id, applied.version->version, extension);
+        return std::optional<AppliedKey>(std::move(applied));
+      });
+}
+
 Result<bool> PostgresSessionStore::SessionIsLive(const std::string& session_id) {
   return WithReadConnection<bool>([&](PgConnection& conn) -> Result<bool> {
     ASSIGN_OR_RETURN(

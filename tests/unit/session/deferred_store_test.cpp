@@ -357,6 +357,10 @@ class ListenerOnlyStore final : public SessionStore {
     return Nope();
   }
   bool SessionExists(const std::string&) override { return false; }
+  Result<std::optional<AppliedKey>> FindAppliedKey(const std::string&,
+                                                   const std::string&) override {
+    return Nope();
+  }
 
  private:
   static Error Nope() { return MakeError(ErrorCode::kUnavailable, "not this store"); }

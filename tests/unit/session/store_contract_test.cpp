@@ -12,6 +12,7 @@
 
 #include "common/sha256.h"
 #include "session/file_io.h"
+#include "session/idempotency.h"
 #include "store_backings.h"
 #include "test_util.h"
 
@@ -50,6 +51,16 @@ class StoreContractTest : public ::testing::Test {
     Result<VersionInfo> v = (*turn)->Commit(MakeVersion(bytes, parent, prompt, ext));
     EXPECT_TRUE(v.ok()) << v.error().message;
     return v.ok() ? *v : VersionInfo{};
+  }
+
+  // Commits `bytes` as the next version of `id` in its own turn, recording `key` with it.
+  Result<VersionInfo> CommitKeyed(const std::string& id, const std::string& bytes,
+                                  const std::string& key, const std::string& digest = "d1") {
+    auto turn = store_->AcquireTurn(id, {});
+    if (!turn.ok()) return turn.error();
+    std::optional<int64_t> parent;
+    if (auto cur = (*turn)->Current()) parent = cur->version;
+    return (*turn)->Commit(MakeVersion(bytes, parent), IdempotencyRecord{key, digest});
   }
 
   std::vector<int64_t> VersionsOf(const std::string& id) {
@@ -554,6 +565,142 @@ TYPED_TEST(StoreContractTest, TurnRereadsStateCommittedByAnotherStore) {
   EXPECT_EQ(v3->version, 3);
   t->reset();
   EXPECT_EQ(*other->ReadImage(*other->GetVersion("s", 3)), "three");
+}
+
+// --- Idempotency keys (docs/design.md §3, "Exactly-once writes") -------------------------------
+
+TYPED_TEST(StoreContractTest, AKeyIsRecordedWithItsCommit) {
+  SessionStore& store = *this->store_;
+  EXPECT_FALSE(store.FindAppliedKey("s", "k-1")->has_value());  // unknown session: none
+  this->CommitOne("s", "one");
+  Result<VersionInfo> v2 = this->CommitKeyed("s", "two", "k-1", "digest-a");
+  ASSERT_TRUE(v2.ok()) << v2.error().message;
+  Result<std::optional<AppliedKey>> found = store.FindAppliedKey("s", "k-1");
+  ASSERT_TRUE(found.ok()) << found.error().message;
+  ASSERT_TRUE(found->has_value());
+  EXPECT_EQ((*found)->digest, "digest-a");
+  ASSERT_TRUE((*found)->version.has_value());
+  EXPECT_EQ((*found)->version->version, 2);
+  EXPECT_EQ((*found)->version->sha256, v2->sha256);
+  EXPECT_EQ(*ReadWholeFile((*found)->version->path), "two");
+  EXPECT_FALSE((*found)->cleared_next.has_value());
+  // Keys belong to their session; other keys are not there.
+  EXPECT_FALSE(store.FindAppliedKey("other", "k-1")->has_value());
+  EXPECT_FALSE(store.FindAppliedKey("s", "k-2")->has_value());
+  // Durable: a restarted store (another process, another replica) finds it.
+  this->Reopen();
+  found = this->store_->FindAppliedKey("s", "k-1");
+  ASSERT_TRUE(found.ok() && found->has_value());
+  EXPECT_EQ((*found)->version->version, 2);
+  // Several versions in one commit: the key names the last.
+  {
+    auto turn = this->store_->AcquireTurn("s", {});
+    ASSERT_TRUE(turn.ok());
+    ASSERT_TRUE((*turn)
+                    ->CommitVersions({MakeVersion("import"), MakeVersion("edit", 3)},
+                                     IdempotencyRecord{"k:3.x_y-z", "digest-b"})
+                    .ok());
+  }
+  found = this->store_->FindAppliedKey("s", "k:3.x_y-z");
+  ASSERT_TRUE(found.ok() && found->has_value());
+  EXPECT_EQ((*found)->version->version, 4);
+}
+
+TYPED_TEST(StoreContractTest, AKeyIsRecordedOnceAndASecondUseCommitsNothing) {
+  ASSERT_TRUE(this->CommitKeyed("s", "one", "k").ok());
+  Result<VersionInfo> again = this->CommitKeyed("s", "two", "k", "d2");
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(again.error().message.find("idempotency_key"), std::string::npos)
+      << again.error().message;
+  EXPECT_EQ(this->VersionsOf("s"), (std::vector<int64_t>{1}));
+  EXPECT_EQ(this->CommitOne("s", "two").version, 2);  // the failed commit used no number
+  // The same key with another digest is another call: CheckSameCall says so, naming the field.
+  Result<std::optional<AppliedKey>> found = this->store_->FindAppliedKey("s", "k");
+  ASSERT_TRUE(found.ok() && found->has_value());
+  EXPECT_TRUE(CheckSameCall(**found, "d1", "k", "s").ok());
+  Status other = CheckSameCall(**found, "d2", "k", "s");
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(other.error().message.find("idempotency_key 'k'"), std::string::npos);
+  // The same key in another session is another key.
+  EXPECT_TRUE(this->CommitKeyed("t", "one", "k", "d2").ok());
+}
+
+TYPED_TEST(StoreContractTest, KeysOfTheWrongFormAreRefused) {
+  for (const std::string bad : {std::string(""), std::string(129, 'a'), std::string("a b"),
+                                std::string("k/1"), std::string("ключ")}) {
+    Result<std::optional<AppliedKey>> found = this->store_->FindAppliedKey("s", bad);
+    ASSERT_FALSE(found.ok()) << bad;
+    EXPECT_EQ(found.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_NE(found.error().message.find("idempotency_key"), std::string::npos);
+    Result<VersionInfo> committed = this->CommitKeyed("s", "x", bad);
+    ASSERT_FALSE(committed.ok()) << bad;
+    EXPECT_EQ(committed.error().code, ErrorCode::kInvalidArgument);
+  }
+  EXPECT_FALSE(this->store_->SessionExists("s"));  // nothing was committed
+  EXPECT_TRUE(this->CommitKeyed("s", "x", std::string(128, 'Z')).ok());
+}
+
+TYPED_TEST(StoreContractTest, AKeyGoesWithItsVersionWhenRetentionPrunesIt) {
+  this->options_.max_versions_per_session = 2;
+  this->Reopen();
+  ASSERT_TRUE(this->CommitKeyed("s", "1", "k1").ok());
+  ASSERT_TRUE(this->CommitKeyed("s", "2", "k2").ok());
+  EXPECT_TRUE(this->store_->FindAppliedKey("s", "k1")->has_value());
+  ASSERT_TRUE(this->CommitKeyed("s", "3", "k3").ok());  // prunes version 1
+  EXPECT_EQ(this->VersionsOf("s"), (std::vector<int64_t>{2, 3}));
+  EXPECT_FALSE(this->store_->FindAppliedKey("s", "k1")->has_value());
+  EXPECT_TRUE(this->store_->FindAppliedKey("s", "k2")->has_value());
+  // Gone for good: the key can be used again, for a new version.
+  Result<VersionInfo> reused = this->CommitKeyed("s", "4", "k1", "d9");
+  ASSERT_TRUE(reused.ok()) << reused.error().message;
+  EXPECT_EQ((*this->store_->FindAppliedKey("s", "k1"))->version->version, 4);
+}
+
+TYPED_TEST(StoreContractTest, AClearTakesItsVersionsKeysAndKeepsItsOwn) {
+  ASSERT_TRUE(this->CommitKeyed("s", "1", "k1").ok());
+  ASSERT_TRUE(this->CommitKeyed("s", "2", "k2").ok());
+  {
+    auto turn = this->store_->AcquireTurn("s", {});
+    ASSERT_TRUE(turn.ok());
+    ASSERT_TRUE((*turn)->Clear(IdempotencyRecord{"reset-1", "dr"}).ok());
+  }
+  EXPECT_FALSE(this->store_->FindAppliedKey("s", "k1")->has_value());
+  EXPECT_FALSE(this->store_->FindAppliedKey("s", "k2")->has_value());
+  Result<std::optional<AppliedKey>> cleared = this->store_->FindAppliedKey("s", "reset-1");
+  ASSERT_TRUE(cleared.ok() && cleared->has_value());
+  EXPECT_EQ((*cleared)->digest, "dr");
+  EXPECT_FALSE((*cleared)->version.has_value());
+  EXPECT_EQ((*cleared)->cleared_next, 3);
+  // It outlives new versions and a restart, until the next clear.
+  EXPECT_EQ(this->CommitOne("s", "3").version, 3);
+  this->Reopen();
+  EXPECT_EQ((*this->store_->FindAppliedKey("s", "reset-1"))->cleared_next, 3);
+  {
+    auto turn = this->store_->AcquireTurn("s", {});
+    ASSERT_TRUE(turn.ok());
+    ASSERT_TRUE((*turn)->Clear().ok());
+  }
+  EXPECT_FALSE(this->store_->FindAppliedKey("s", "reset-1")->has_value());
+}
+
+TYPED_TEST(StoreContractTest, AnIdleSessionsKeysExpireWithIt) {
+  ASSERT_TRUE(this->CommitKeyed("idle", "a", "k1").ok());
+  {
+    auto turn = this->store_->AcquireTurn("idle", {});
+    ASSERT_TRUE(turn.ok());
+    ASSERT_TRUE((*turn)->Clear(IdempotencyRecord{"k2", "d"}).ok());
+  }
+  ASSERT_TRUE(this->CommitKeyed("idle", "b", "k3").ok());
+  this->clock_.Advance(std::chrono::hours(24 * 3));
+  this->options_.idle_days = 2;
+  this->Reopen();
+  for (const char* key : {"k1", "k2", "k3"}) {
+    Result<std::optional<AppliedKey>> found = this->store_->FindAppliedKey("idle", key);
+    ASSERT_TRUE(found.ok()) << found.error().message;
+    EXPECT_FALSE(found->has_value()) << key;
+  }
 }
 
 }  // namespace
