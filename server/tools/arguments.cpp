@@ -1,6 +1,10 @@
 #include "server/tools/arguments.h"
 
+#include <string_view>
+
+#include "common/sha256.h"
 #include "session/data_dir.h"
+#include "session/idempotency.h"
 #include "session/version_rules.h"
 
 namespace imgmcp::tools {
@@ -208,6 +212,16 @@ void ArgumentParser::SessionId(const char* name, std::optional<std::string>& out
   if (Status s = ValidateSessionId(*out, reader_.FieldName(name)); !s.ok()) Fail(s.error());
 }
 
+void ArgumentParser::IdempotencyKey(const char* name, std::optional<std::string>& out,
+                                    const std::string& description) {
+  // Read longer than allowed, so a long key gets the message that says what a key may be.
+  String(name, out, 4096, description);
+  if (failed() || !out) return;
+  if (!session::IsValidIdempotencyKey(*out)) {
+    Fail(session::InvalidIdempotencyKeyError(*out, reader_.FieldName(name)));
+  }
+}
+
 void ArgumentParser::Integer(const char* name, std::optional<int64_t>& out, int64_t min,
                              int64_t max, const std::string&, NullIs null) {
   if (failed()) return;
@@ -277,6 +291,11 @@ void SchemaWriter::SessionId(const char* name, std::optional<std::string>&,
   Property(name, {{"type", "string"}, {"description", description}}, false);
 }
 
+void SchemaWriter::IdempotencyKey(const char* name, std::optional<std::string>&,
+                                  const std::string& description) {
+  Property(name, {{"type", "string"}, {"description", description}}, false);
+}
+
 void SchemaWriter::Integer(const char* name, std::optional<int64_t>&, int64_t, int64_t,
                            const std::string& description, NullIs) {
   Property(name, {{"type", "integer"}, {"description", description}}, false);
@@ -300,6 +319,18 @@ Json SchemaWriter::Take(const std::string& description) {
   properties_ = Json::object();
   required_ = Json::array();
   return schema;
+}
+
+// --- DigestWriter ------------------------------------------------------------------------------
+
+bool DigestWriter::Counts(const char* name) {
+  static const std::set<std::string_view> kPresentational = {
+      "idempotency_key", "inline", "save_to", "save_format", "save_quality", "overwrite"};
+  return kPresentational.count(name) == 0;
+}
+
+std::string DigestOf(const std::string& tool, const Json& canonical) {
+  return Sha256Hex(tool + "\n" + canonical.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
 Status ValidateSessionId(const std::string& id, const std::string& field) {

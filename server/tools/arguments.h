@@ -9,8 +9,9 @@
 //     v.Enum("aspect_ratio", aspect_ratio, kAspectRatios, "Width:height of the image.");
 //   }
 //
-// which ParseArguments<Args> runs with an ArgumentParser (reads and checks the JSON) and
-// ArgumentsSchema<Args> with a SchemaWriter (writes the inputSchema). Rules across fields go in an
+// which ParseArguments<Args> runs with an ArgumentParser (reads and checks the JSON),
+// ArgumentsSchema<Args> with a SchemaWriter (writes the inputSchema) and ArgumentsDigest<Args>
+// with a DigestWriter (what an idempotency_key repeat is compared by). Rules across fields go in an
 // optional `Status Check(const std::string& where) const`, run after the fields parsed. Adding an
 // optional field is one line in Fields plus the member.
 #pragma once
@@ -122,6 +123,9 @@ class ArgumentParser {
   // A session_id (see ValidateSessionId), required or optional.
   void SessionId(const char* name, std::string& out, const std::string& description);
   void SessionId(const char* name, std::optional<std::string>& out, const std::string& description);
+  // An optional idempotency key (session::IsValidIdempotencyKey).
+  void IdempotencyKey(const char* name, std::optional<std::string>& out,
+                      const std::string& description);
   void Integer(const char* name, std::optional<int64_t>& out, int64_t min, int64_t max,
                const std::string& description, NullIs null = NullIs::kAbsent);
   void Bool(const char* name, std::optional<bool>& out, const std::string& description);
@@ -171,6 +175,8 @@ class SchemaWriter {
   void Prompt(const char* name, std::string&, const std::string& description);
   void SessionId(const char* name, std::string&, const std::string& description);
   void SessionId(const char* name, std::optional<std::string>&, const std::string& description);
+  void IdempotencyKey(const char* name, std::optional<std::string>&,
+                      const std::string& description);
   void Integer(const char* name, std::optional<int64_t>&, int64_t, int64_t,
                const std::string& description, NullIs = NullIs::kAbsent);
   void Bool(const char* name, std::optional<bool>&, const std::string& description);
@@ -213,6 +219,78 @@ class SchemaWriter {
   Json required_ = Json::array();
 };
 
+// Writes the parsed values of a struct's Fields() as one canonical JSON object (absent optional
+// fields left out, objects key-sorted), without the fields that do not change what a call
+// commits: idempotency_key itself, and the presentational inline, save_to, save_format,
+// save_quality and overwrite (docs/generation.md, "Exactly-once writes"). Two calls with the
+// same canonical arguments are the same call.
+class DigestWriter {
+ public:
+  explicit DigestWriter(const ArgumentOptions& options) : options_(options) {}
+
+  const ArgumentOptions& options() const { return options_; }
+
+  void String(const char* name, std::string& value, size_t, const std::string&) {
+    Put(name, value);
+  }
+  void String(const char* name, std::optional<std::string>& value, size_t, const std::string&) {
+    if (value) Put(name, *value);
+  }
+  void Prompt(const char* name, std::string& value, const std::string&) { Put(name, value); }
+  void SessionId(const char* name, std::string& value, const std::string&) { Put(name, value); }
+  void SessionId(const char* name, std::optional<std::string>& value, const std::string&) {
+    if (value) Put(name, *value);
+  }
+  void IdempotencyKey(const char*, std::optional<std::string>&, const std::string&) {}
+  void Integer(const char* name, std::optional<int64_t>& value, int64_t, int64_t,
+               const std::string&, NullIs = NullIs::kAbsent) {
+    if (value) Put(name, *value);
+  }
+  void Bool(const char* name, std::optional<bool>& value, const std::string&) {
+    if (value) Put(name, *value);
+  }
+  void Enum(const char* name, std::optional<std::string>& value, const std::vector<std::string>&,
+            const std::string&) {
+    if (value) Put(name, *value);
+  }
+  template <typename E>
+  void Enum(const char* name, E& value, const EnumChoices<E>& choices, const std::string&) {
+    for (const auto& choice : choices) {
+      if (choice.second == value) Put(name, choice.first);
+    }
+  }
+  template <typename T>
+  void Object(const char* name, std::optional<T>& value, const std::string&) {
+    if (value) Put(name, Nested(*value));
+  }
+  template <typename T>
+  void Objects(const char* name, std::vector<T>& values, size_t, const char*, const std::string&,
+               const std::string&) {
+    if (values.empty()) return;
+    Json array = Json::array();
+    for (T& value : values) array.push_back(Nested(value));
+    Put(name, std::move(array));
+  }
+
+  Json Take() { return std::move(object_); }
+
+ private:
+  // False for the fields a repeat may change (see the class comment).
+  static bool Counts(const char* name);
+  void Put(const char* name, Json value) {
+    if (Counts(name)) object_[name] = std::move(value);
+  }
+  template <typename T>
+  Json Nested(T& value) const {
+    DigestWriter writer(options_);
+    value.Fields(writer);
+    return writer.Take();
+  }
+
+  const ArgumentOptions& options_;
+  Json object_ = Json::object();
+};
+
 // Parses `arguments` into Args (its Fields, then its Check).
 template <typename Args>
 Result<Args> ParseArguments(const Json& arguments, const ArgumentOptions& options,
@@ -234,6 +312,18 @@ Json ArgumentsSchema(const ArgumentOptions& options) {
   SchemaWriter writer(options);
   args.Fields(writer);
   return writer.Take();
+}
+
+// The digest of `args` as tool `tool` takes them: the hex SHA-256 of the tool's name and the
+// canonical JSON of the arguments (DigestWriter).
+std::string DigestOf(const std::string& tool, const Json& canonical);
+template <typename Args>
+std::string ArgumentsDigest(const std::string& tool, const Args& args,
+                            const ArgumentOptions& options) {
+  DigestWriter writer(options);
+  // Fields() takes its members by reference to fill them; the writer only reads them.
+  const_cast<Args&>(args).Fields(writer);
+  return DigestOf(tool, writer.Take());
 }
 
 template <typename E>

@@ -132,7 +132,7 @@ std::vector<mcp::ToolSpec> ImageTools::Tools() {
   const ArgumentOptions& o = argument_options_;
   auto generate = Bind(GenerateImageDefinition(o), &ImageTools::GenerateImage);
   generate.admission = [this](const GenerateImageArgs& a) {
-    return ReserveSessionTurn(a.session_id);
+    return ReserveSessionTurn(a.SessionFor());
   };
   auto edit = Bind(EditImageDefinition(o), &ImageTools::EditImage);
   edit.admission = [this](const EditImageArgs& a) { return ReserveSessionTurn(a.session_id); };
@@ -164,6 +164,14 @@ std::unique_ptr<mcp::CallReservation> ImageTools::ReserveSessionTurn(
   auto turn = store_.ReserveTurn(*session_id);
   if (!turn.ok()) return nullptr;
   return std::make_unique<SessionTurnReservation>(std::move(*turn));
+}
+
+template <typename Args>
+std::optional<session::IdempotencyRecord> ImageTools::KeyOf(const std::string& tool,
+                                                            const Args& args) const {
+  if (!args.idempotency_key) return std::nullopt;
+  return session::IdempotencyRecord{*args.idempotency_key,
+                                    ArgumentsDigest(tool, args, argument_options_)};
 }
 
 std::string ImageTools::Note() const {
@@ -325,13 +333,14 @@ Result<session::NewVersion> ImageTools::BackendVersion(
 
 Result<std::vector<session::VersionInfo>> ImageTools::CommitWhilePreparing(
     std::unique_ptr<session::EditTurn>& turn, const std::vector<session::NewVersion>& versions,
-    InlineMode mode, std::optional<PreparedImage>* prepared) {
+    const std::optional<session::IdempotencyRecord>& key, InlineMode mode,
+    std::optional<PreparedImage>* prepared) {
   // Building the block (a preview, or megabytes of base64) only reads the bytes, so it overlaps
   // the commit's write and fsyncs. The turn goes as soon as the commit is done: the next call
   // in this session's line need not wait for our result to be built.
   const session::NewVersion& last = versions.back();
   ImagePreparation preparation(mode, last.bytes, last.mime_type, options_.preview, options_.limits);
-  auto committed = turn->CommitVersions(versions);
+  auto committed = turn->CommitVersions(versions, key);
   turn.reset();
   std::optional<PreparedImage> image = preparation.Take();
   if (committed.ok()) *prepared = std::move(image);
@@ -472,6 +481,11 @@ mcp::ToolResult ImageTools::GenerateImage(const GenerateImageArgs& args,
 Result<mcp::ToolResult> ImageTools::Generate(const GenerateImageArgs& args,
                                              mcp::ToolCallContext& ctx) {
   // Where a copy goes is checked before anything else: a bad save_to generates nothing.
+  const std::string id = args.SessionFor().value_or("img-" + RandomHex(6));
+  const std::optional<session::IdempotencyRecord> key = KeyOf("generate_image", args);
+  const bool saving = args.save.save_to.has_value();
+  ASSIGN_OR_RETURN(auto early, Repeat("generate_image", id, key, args.inline_mode, saving));
+  if (early) return std::move(*early);
   ASSIGN_OR_RETURN(const std::optional<SavePlan> save,
                    saves_.Plan(args.save, SaveSource::kNewVersion));
   imaging::GenerationOptions options = args.generation.Options();
@@ -481,7 +495,6 @@ Result<mcp::ToolResult> ImageTools::Generate(const GenerateImageArgs& args,
   // Before anything else: nothing is sent otherwise.
   ASSIGN_OR_RETURN(const imaging::ModelCapabilities* model, ChooseModel(options, &ignored));
   options.model = model->id;
-  const std::string id = args.session_id.value_or("img-" + RandomHex(6));
   std::vector<const ImageInputArg*> inputs;
   for (const ImageInputArg& reference : args.reference_images) inputs.push_back(&reference);
   ASSIGN_OR_RETURN(const ByteBudget::Lease memory, LeaseMemory("generate_image", inputs));
@@ -490,6 +503,8 @@ Result<mcp::ToolResult> ImageTools::Generate(const GenerateImageArgs& args,
 
   CallProgress progress(ctx);
   ASSIGN_OR_RETURN(std::unique_ptr<session::EditTurn> turn, TakeTurn(store_, id, ctx, progress));
+  ASSIGN_OR_RETURN(auto repeat, Repeat("generate_image", id, key, args.inline_mode, saving));
+  if (repeat) return std::move(*repeat);
   const bool new_session = !turn->Current().has_value() && turn->LastIssuedVersion() == 0;
 
   imaging::GenerateRequest request;
@@ -511,7 +526,7 @@ Result<mcp::ToolResult> ImageTools::Generate(const GenerateImageArgs& args,
   to_commit.push_back(std::move(nv));
   std::optional<PreparedImage> prepared;
   ASSIGN_OR_RETURN(std::vector<session::VersionInfo> committed,
-                   CommitWhilePreparing(turn, to_commit, args.inline_mode, &prepared));
+                   CommitWhilePreparing(turn, to_commit, key, args.inline_mode, &prepared));
   const session::VersionInfo& version = committed.back();
   AnnounceChange(version.session_id, new_session);
   SaveReport saved = SaveCopy(save, version, to_commit.back().bytes);
@@ -584,10 +599,18 @@ mcp::ToolResult ImageTools::EditImage(const EditImageArgs& args, mcp::ToolCallCo
 }
 
 Result<mcp::ToolResult> ImageTools::Edit(const EditImageArgs& args, mcp::ToolCallContext& ctx) {
+  const std::optional<session::IdempotencyRecord> key = KeyOf("edit_image", args);
+  const bool saving = args.save.save_to.has_value();
+  ASSIGN_OR_RETURN(auto early,
+                   Repeat("edit_image", args.session_id, key, args.inline_mode, saving));
+  if (early) return std::move(*early);
   ASSIGN_OR_RETURN(CheckedEdit checked, CheckEdit(args));
   CallProgress progress(ctx);
   ASSIGN_OR_RETURN(std::unique_ptr<session::EditTurn> turn,
                    TakeTurn(store_, args.session_id, ctx, progress));
+  ASSIGN_OR_RETURN(auto repeat,
+                   Repeat("edit_image", args.session_id, key, args.inline_mode, saving));
+  if (repeat) return std::move(*repeat);
   ASSIGN_OR_RETURN(EditBase base, ResolveEditBase(args, *turn, std::move(checked.outside)));
   imaging::EditRequest request;
   request.prompt = args.prompt;
@@ -596,7 +619,7 @@ Result<mcp::ToolResult> ImageTools::Edit(const EditImageArgs& args, mcp::ToolCal
   request.base = std::move(base.image);
   request.references = std::move(checked.references);
   ASSIGN_OR_RETURN(EditAnswer answer, RunEdit(args, *checked.model, base, std::move(request), ctx));
-  return CommitEdit(args, checked, std::move(base), std::move(answer), turn);
+  return CommitEdit(args, checked, std::move(base), std::move(answer), key, turn);
 }
 
 Result<ImageTools::CheckedEdit> ImageTools::CheckEdit(const EditImageArgs& args) {
@@ -701,6 +724,7 @@ Result<ImageTools::EditAnswer> ImageTools::RunEdit(const EditImageArgs& args,
 Result<mcp::ToolResult> ImageTools::CommitEdit(const EditImageArgs& args,
                                                const CheckedEdit& checked, EditBase base,
                                                EditAnswer answer,
+                                               const std::optional<session::IdempotencyRecord>& key,
                                                std::unique_ptr<session::EditTurn>& turn) {
   const imaging::GenerationOptions& options = checked.options;
   const std::string nothing_saved = base.NothingSaved();
@@ -725,7 +749,7 @@ Result<mcp::ToolResult> ImageTools::CommitEdit(const EditImageArgs& args,
   if (base.import) to_commit.push_back(std::move(*base.import));
   to_commit.push_back(std::move(*nv));
   std::optional<PreparedImage> prepared;
-  auto committed = CommitWhilePreparing(turn, to_commit, args.inline_mode, &prepared);
+  auto committed = CommitWhilePreparing(turn, to_commit, key, args.inline_mode, &prepared);
   if (!committed.ok()) return Appended(committed.error(), nothing_saved);
   const session::VersionInfo& version = committed->back();
   AnnounceChange(version.session_id, base.new_session);  // once: the import and the edit together
@@ -829,18 +853,26 @@ mcp::ToolResult ImageTools::ResetSession(const ResetSessionArgs& args, mcp::Tool
 
 Result<mcp::ToolResult> ImageTools::Reset(const ResetSessionArgs& args, mcp::ToolCallContext& ctx) {
   const std::string& session_id = args.session_id;
+  const std::optional<session::IdempotencyRecord> key = KeyOf("reset_session", args);
+  ASSIGN_OR_RETURN(auto early,
+                   Repeat("reset_session", session_id, key, InlineMode::kPreview, false));
+  if (early) return std::move(*early);
   CallProgress progress(ctx);
   ASSIGN_OR_RETURN(std::unique_ptr<session::EditTurn> turn,
                    TakeTurn(store_, session_id, ctx, progress));
+  ASSIGN_OR_RETURN(auto repeat,
+                   Repeat("reset_session", session_id, key, InlineMode::kPreview, false));
+  if (repeat) return std::move(*repeat);
   // Checked in the turn: a generate sent just before this reset has committed by now.
   if (!store_.SessionExists(session_id)) {
     return Error(ErrorCode::kNotFound, "unknown session '" + session_id + "'");
   }
-  if (args.to_version.has_value()) return RevertTo(session_id, *args.to_version, turn);
-  return ClearImages(session_id, turn);
+  if (args.to_version.has_value()) return RevertTo(session_id, *args.to_version, key, turn);
+  return ClearImages(session_id, key, turn);
 }
 
 Result<mcp::ToolResult> ImageTools::RevertTo(const std::string& session_id, int64_t to_version,
+                                             const std::optional<session::IdempotencyRecord>& key,
                                              std::unique_ptr<session::EditTurn>& turn) {
   Result<session::VersionInfo> old = StoredVersion(session_id, to_version);
   if (!old.ok() && old.error().code == ErrorCode::kNotFound) {
@@ -859,7 +891,7 @@ Result<mcp::ToolResult> ImageTools::RevertTo(const std::string& session_id, int6
   nv.parent = old->version;
   nv.backend = old->backend;
   nv.model = old->model;
-  Result<session::VersionInfo> committed = turn->Commit(nv);
+  Result<session::VersionInfo> committed = turn->Commit(nv, key);
   turn.reset();
   ASSIGN_OR_RETURN(session::VersionInfo version, std::move(committed));
   AnnounceChange(version.session_id, false);
@@ -869,10 +901,11 @@ Result<mcp::ToolResult> ImageTools::RevertTo(const std::string& session_id, int6
                        version, InlineMode::kPreview);
 }
 
-Result<mcp::ToolResult> ImageTools::ClearImages(const std::string& session_id,
-                                                std::unique_ptr<session::EditTurn>& turn) {
+Result<mcp::ToolResult> ImageTools::ClearImages(
+    const std::string& session_id, const std::optional<session::IdempotencyRecord>& key,
+    std::unique_ptr<session::EditTurn>& turn) {
   const int64_t next = turn->LastIssuedVersion() + 1;
-  RETURN_IF_ERROR(turn->Clear());
+  RETURN_IF_ERROR(turn->Clear(key));
   turn.reset();
   AnnounceChange(session_id, false);
   ResultParts parts =

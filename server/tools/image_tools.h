@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -113,12 +114,29 @@ class ImageTools {
   // Commits the import, if any, and the edit together; releases the turn; makes the result.
   Result<mcp::ToolResult> CommitEdit(const EditImageArgs& args, const CheckedEdit& checked,
                                      EditBase base, EditAnswer answer,
+                                     const std::optional<session::IdempotencyRecord>& key,
                                      std::unique_ptr<session::EditTurn>& turn);
-  // reset_session's two forms, in the session's turn, which they release.
+  // reset_session's two forms, in the session's turn, which they release; `key` is recorded with
+  // the revert's version or the clear.
   Result<mcp::ToolResult> RevertTo(const std::string& session_id, int64_t to_version,
+                                   const std::optional<session::IdempotencyRecord>& key,
                                    std::unique_ptr<session::EditTurn>& turn);
   Result<mcp::ToolResult> ClearImages(const std::string& session_id,
+                                      const std::optional<session::IdempotencyRecord>& key,
                                       std::unique_ptr<session::EditTurn>& turn);
+
+  // Exactly-once writes (docs/generation.md, "Exactly-once writes"). The call's key and the
+  // digest of its arguments; nullopt without an idempotency_key.
+  template <typename Args>
+  std::optional<session::IdempotencyRecord> KeyOf(const std::string& tool, const Args& args) const;
+  // When `key` is already recorded in `session_id`: the recorded call's result again (a repeat),
+  // or kInvalidArgument when the recorded call had other arguments. nullopt when there is no key
+  // or it is not recorded: the call goes ahead. Called before the turn (a repeat answered early)
+  // and again in it (final: a first call that was still running has committed by then).
+  // `saving`: the repeat asked for a copy, which it does not write (the text says so).
+  Result<std::optional<mcp::ToolResult>> Repeat(
+      const std::string& tool, const std::string& session_id,
+      const std::optional<session::IdempotencyRecord>& key, InlineMode mode, bool saving);
 
   template <typename Args>
   mcp::TypedTool<Args> Bind(mcp::ToolDefinition definition,
@@ -158,7 +176,8 @@ class ImageTools {
   // right after the commit. `prepared` receives the block when the commit succeeded.
   Result<std::vector<session::VersionInfo>> CommitWhilePreparing(
       std::unique_ptr<session::EditTurn>& turn, const std::vector<session::NewVersion>& versions,
-      InlineMode mode, std::optional<PreparedImage>* prepared);
+      const std::optional<session::IdempotencyRecord>& key, InlineMode mode,
+      std::optional<PreparedImage>* prepared);
   // The version an outside image (edit_image's `image`) is saved as.
   Result<session::NewVersion> ImportVersion(const imaging::EncodedImage& image) const;
   // Why `version` of `session_id` cannot be read (it was never issued, or was deleted by a reset

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/sha256.h"
+
 namespace imgmcp::tools {
 
 const char kInlineDescription[] =
@@ -33,6 +35,28 @@ const char kContextDescription[] =
     "made by the same model, up to the server's --chain-turns) before the instruction, so the "
     "model keeps its reasoning across edits. Starts afresh after an import, a different model or "
     "a reset.";
+
+const char kIdempotencyKeyDescription[] =
+    "Optional. A key that makes this call happen at most once: 1 to 128 characters from A-Z a-z "
+    "0-9 . _ : - (a UUID is ideal). Send the same key with the same arguments again (a retry after "
+    "a timeout or a lost answer) and you get the first call's result, marked repeated, without "
+    "anything being done twice; a key already used in this session with other arguments is an "
+    "error. inline and save_to may differ on a retry; a retry writes no copy. A key lasts as long "
+    "as the version its call made.";
+const char kGenerateIdempotencyKeyDescription[] =
+    "Optional. A key that makes this call happen at most once: 1 to 128 characters from A-Z a-z "
+    "0-9 . _ : - (a UUID is ideal). Send the same key with the same arguments again (a retry after "
+    "a timeout or a lost answer) and you get the first call's result, marked repeated, without "
+    "generating again; a key already used in the session with other arguments is an error. "
+    "Without session_id the key also names the new session, so a retry finds it: use a key no "
+    "other call uses. inline and save_to may differ on a retry; a retry writes no copy. A key "
+    "lasts as long as the version its call made.";
+
+std::optional<std::string> GenerateImageArgs::SessionFor() const {
+  if (session_id) return session_id;
+  if (!idempotency_key) return std::nullopt;
+  return "img-" + Sha256Hex("idempotency_key:" + *idempotency_key).substr(0, 16);
+}
 
 const std::vector<std::string>& ContextNames() {
   static const std::vector<std::string> kNames = {"image", "chain"};

@@ -38,6 +38,8 @@ extern const char kImageSizeDescription[];
 extern const char kThinkingDescription[];
 extern const char kSearchDescription[];
 extern const char kContextDescription[];
+extern const char kIdempotencyKeyDescription[];  // of edit and reset; generate adds a sentence
+extern const char kGenerateIdempotencyKeyDescription[];
 
 // The generation parameters of generate_image and edit_image (docs/generation.md). Which values a
 // model takes is its capability row's business: parsing only checks the vocabulary, the handlers
@@ -68,6 +70,7 @@ struct GenerateImageArgs {
   InlineMode inline_mode = InlineMode::kPreview;
   GenerationArgs generation;
   SaveArgs save;  // a copy where the caller wants it (save_target.h)
+  std::optional<std::string> idempotency_key;
 
   template <typename V>
   void Fields(V& v) {
@@ -83,8 +86,13 @@ struct GenerateImageArgs {
     v.Enum("inline", inline_mode, InlineModeChoices(), kInlineDescription);
     generation.Fields(v);
     save.Fields(v);
+    v.IdempotencyKey("idempotency_key", idempotency_key, kGenerateIdempotencyKeyDescription);
   }
   Status Check(const std::string& where) const { return save.Check(where); }
+  // The session the image goes to: session_id; without it, with an idempotency_key, a session
+  // named after the key (so a repeat finds the session its first call made); else nullopt (the
+  // handler mints a new one).
+  std::optional<std::string> SessionFor() const;
 };
 
 struct EditImageArgs {
@@ -98,6 +106,7 @@ struct EditImageArgs {
   GenerationArgs generation;
   std::optional<std::string> context;  // "image" (default) | "chain"
   SaveArgs save;
+  std::optional<std::string> idempotency_key;
 
   template <typename V>
   void Fields(V& v) {
@@ -117,6 +126,7 @@ struct EditImageArgs {
     generation.Fields(v);
     v.Enum("context", context, ContextNames(), kContextDescription);
     save.Fields(v);
+    v.IdempotencyKey("idempotency_key", idempotency_key, kIdempotencyKeyDescription);
   }
   bool chain() const { return context == "chain"; }
   // 'image' and 'from_version' exclude each other; the save arguments agree.
@@ -158,6 +168,7 @@ struct GetImageArgs {
 struct ResetSessionArgs {
   std::string session_id;
   std::optional<int64_t> to_version;  // absent: clear the session
+  std::optional<std::string> idempotency_key;
 
   template <typename V>
   void Fields(V& v) {
@@ -167,6 +178,7 @@ struct ResetSessionArgs {
               "Optional version to revert to (saved as a new version). Leave it out to delete "
               "every image of the session.",
               NullIs::kRefused);
+    v.IdempotencyKey("idempotency_key", idempotency_key, kIdempotencyKeyDescription);
   }
 };
 

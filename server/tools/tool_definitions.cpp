@@ -49,6 +49,11 @@ Json VersionFields() {
       {"parent_version",
        {{"type", "integer"},
         {"description", "The version this one was made from (an edit's base, a revert's source)"}}},
+      {"repeated",
+       {{"type", "boolean"},
+        {"description",
+         "true: this call repeated an earlier one's idempotency_key and arguments; the result is "
+         "the earlier call's, and nothing was done again"}}},
   };
 }
 
@@ -191,7 +196,8 @@ mcp::ToolDefinition GenerateImageDefinition(const ArgumentOptions& options) {
       "search (Google Search grounding) choose how it is made; each model's options are listed "
       "under 'model'. Returns the version number, size, file path and a resource link, the "
       "model's text, token usage and (with search) its sources; by default also a small preview "
-      "image. save_to also writes a copy where the user wants it (e.g. \"assets/hero.png\"). " +
+      "image. save_to also writes a copy where the user wants it (e.g. \"assets/hero.png\"). "
+      "idempotency_key makes a retried call safe: it is done once. " +
       Retention(options);
   d.input_schema = ArgumentsSchema<GenerateImageArgs>(options);
   d.output_schema = VersionOutputSchema(false);
@@ -214,7 +220,8 @@ mcp::ToolDefinition EditImageDefinition(const ArgumentOptions& options) {
       "of its own, together with the edit: if the edit fails, neither is saved). context "
       "\"chain\" makes the edit a conversation that replays the model's earlier answers, so it "
       "keeps its reasoning across edits; model, image_size, thinking and search as for "
-      "generate_image. save_to also writes a copy of the result where the user wants it. " +
+      "generate_image. save_to also writes a copy of the result where the user wants it. "
+      "idempotency_key makes a retried call safe: it is done once. " +
       Retention(options);
   d.input_schema = ArgumentsSchema<EditImageArgs>(options);
   d.output_schema = VersionOutputSchema(false);
@@ -251,7 +258,8 @@ mcp::ToolDefinition ResetSessionDefinition(const ArgumentOptions& options) {
       "Without to_version: delete every image of the session, for good (version numbers keep "
       "counting; a number is never reused). With to_version: revert, i.e. save a copy of that "
       "version as a new version; like any new version it can delete the oldest one kept. A "
-      "deleted version cannot be reverted to. " +
+      "deleted version cannot be reverted to. idempotency_key makes a retried call safe: it is "
+      "done once. " +
       Retention(options);
   d.input_schema = ArgumentsSchema<ResetSessionArgs>(options);
   d.output_schema = VersionOutputSchema(false);

@@ -95,6 +95,21 @@ Json AnswerFields(const imaging::BackendImage& answer, bool search) {
   return f;
 }
 
+Json RecordedAnswerFields(const std::string& details) {
+  const Json d = Parse(details);
+  Json f = Json::object();
+  for (const char* key : {"model_text", "usage", "finish_reason", "sources"}) {
+    if (auto it = d.find(key); it != d.end()) f[key] = *it;
+  }
+  if (f.contains("model_text")) f["text"] = f["model_text"];
+  const Json params = ParamsOf(details);
+  if (auto search = params.find("search"); search != params.end() && search->is_boolean() &&
+                                           search->get<bool>() && !f.contains("sources")) {
+    f["sources"] = Json::array();
+  }
+  return f;
+}
+
 std::string AnswerLines(const imaging::BackendImage& answer, bool search) {
   std::string out;
   if (!answer.text.empty()) out += "\nModel text: \"" + OneLine(answer.text) + "\"";

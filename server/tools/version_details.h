@@ -43,6 +43,10 @@ std::optional<TurnRecord> TurnOf(const std::string& details);
 // fields, from a backend answer.
 Json AnswerFields(const imaging::BackendImage& answer, bool search);
 
+// The same fields as AnswerFields made them for the answer `details` recorded (with "text", their
+// older name for model_text): what a repeat of the call (idempotency_key) answers again.
+Json RecordedAnswerFields(const std::string& details);
+
 // Short lines for the result's text block: "Model text: …", "Usage: …", "Finish reason: …",
 // "Sources: …". Empty when there is nothing to say.
 std::string AnswerLines(const imaging::BackendImage& answer, bool search);

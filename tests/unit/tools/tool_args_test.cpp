@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "session/data_dir.h"
+
 namespace imgmcp::tools {
 namespace {
 
@@ -61,9 +63,9 @@ TEST(ToolArgs, ErrorsNameTheFieldAndWhatIsAllowed) {
             "'aspect_ratio' is \"7:5\"; allowed: \"1:1\", \"2:3\", \"3:2\", \"3:4\", \"4:3\", "
             "\"4:5\", \"5:4\", \"9:16\", \"16:9\", \"21:9\", \"1:4\", \"4:1\", \"1:8\", \"8:1\"");
   EXPECT_EQ(ErrorOf<GenerateImageArgs>({{"prompt", "x"}, {"colour", "red"}}),
-            "unknown field 'colour'; allowed fields: aspect_ratio, image_size, inline, model, "
-            "overwrite, prompt, reference_images, save_format, save_quality, save_to, search, "
-            "session_id, thinking");
+            "unknown field 'colour'; allowed fields: aspect_ratio, idempotency_key, image_size, "
+            "inline, model, overwrite, prompt, reference_images, save_format, save_quality, "
+            "save_to, search, session_id, thinking");
   EXPECT_NE(ErrorOf<GetImageArgs>({{"session_id", "../etc"}})
                 .find("'session_id' \"../etc\" is not valid"),
             std::string::npos);
@@ -176,10 +178,11 @@ TEST(ToolArgs, TheSchemaComesFromTheSameFields) {
   EXPECT_EQ(schema["required"], Json({"session_id", "prompt"}));
   std::vector<std::string> names;
   for (const auto& [name, property] : schema["properties"].items()) names.push_back(name);
-  EXPECT_EQ(names, (std::vector<std::string>{"context", "expected_version", "from_version", "image",
-                                             "image_size", "inline", "model", "overwrite", "prompt",
-                                             "reference_images", "save_format", "save_quality",
-                                             "save_to", "search", "session_id", "thinking"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{
+                "context", "expected_version", "from_version", "idempotency_key", "image",
+                "image_size", "inline", "model", "overwrite", "prompt", "reference_images",
+                "save_format", "save_quality", "save_to", "search", "session_id", "thinking"}));
   EXPECT_EQ(schema["properties"]["inline"]["enum"], Json({"preview", "full", "none"}));
   EXPECT_EQ(schema["properties"]["expected_version"]["type"], "integer");
   const Json& image = schema["properties"]["image"];
@@ -200,6 +203,101 @@ TEST(ToolArgs, TheSchemaComesFromTheSameFields) {
       EXPECT_EQ(text.find(banned), std::string::npos) << banned;
     }
   }
+}
+
+// --- idempotency_key -----------------------------------------------------------------------------
+
+TEST(ToolArgs, IdempotencyKeysAreCheckedAtTheEdge) {
+  auto generate = *ParseArguments<GenerateImageArgs>(
+      {{"prompt", "x"}, {"idempotency_key", "call-1:a.b_C"}}, Options());
+  EXPECT_EQ(generate.idempotency_key, "call-1:a.b_C");
+  auto edit = *ParseArguments<EditImageArgs>(
+      {{"session_id", "s"}, {"prompt", "x"}, {"idempotency_key", std::string(128, 'k')}},
+      Options());
+  EXPECT_EQ(edit.idempotency_key->size(), 128u);
+  auto reset = *ParseArguments<ResetSessionArgs>(
+      {{"session_id", "s"}, {"idempotency_key", "r1"}, {"to_version", 2}}, Options());
+  EXPECT_EQ(reset.idempotency_key, "r1");
+  const std::string allowed = "allowed: 1 to 128 characters from A-Z a-z 0-9 . _ : -";
+  for (const std::string bad : {std::string(""), std::string(129, 'k'), std::string("a b"),
+                                std::string("k/1"), std::string("é")}) {
+    const std::string error =
+        ErrorOf<ResetSessionArgs>({{"session_id", "s"}, {"idempotency_key", bad}});
+    EXPECT_EQ(error.rfind("'idempotency_key' is \"", 0), 0u) << error;
+    EXPECT_NE(error.find(allowed), std::string::npos) << error;
+  }
+  EXPECT_EQ(ErrorOf<GenerateImageArgs>({{"prompt", "x"}, {"idempotency_key", 7}}),
+            "'idempotency_key' must be a string, got integer");
+  // get_image changes nothing: it takes no key.
+  EXPECT_NE(ErrorOf<GetImageArgs>({{"session_id", "s"}, {"idempotency_key", "k"}})
+                .find("unknown field 'idempotency_key'"),
+            std::string::npos);
+  for (const Json& schema :
+       {ArgumentsSchema<GenerateImageArgs>(Options()), ArgumentsSchema<EditImageArgs>(Options()),
+        ArgumentsSchema<ResetSessionArgs>(Options())}) {
+    const Json& key = schema["properties"]["idempotency_key"];
+    EXPECT_EQ(key["type"], "string");
+    EXPECT_NE(key["description"].get<std::string>().find("A-Z a-z 0-9 . _ : -"), std::string::npos);
+    EXPECT_EQ(schema["required"].dump().find("idempotency_key"), std::string::npos);
+  }
+}
+
+template <typename Args>
+std::string DigestOfJson(const std::string& tool, const Json& json) {
+  Result<Args> args = ParseArguments<Args>(json, Options());
+  EXPECT_TRUE(args.ok()) << args.error().message;
+  return args.ok() ? ArgumentsDigest(tool, *args, Options()) : "";
+}
+
+// A repeat is the same call when what it would commit is the same: the key itself and the
+// presentational arguments do not count, everything else does.
+TEST(ToolArgs, TheDigestIsTheCallsCanonicalArguments) {
+  const Json base = {{"session_id", "s"},
+                     {"prompt", "make it red"},
+                     {"expected_version", 3},
+                     {"reference_images", {{{"path", "/tmp/a.png"}}}},
+                     {"idempotency_key", "k1"}};
+  const std::string digest = DigestOfJson<EditImageArgs>("edit_image", base);
+  EXPECT_EQ(digest.size(), 64u);
+  auto with = [&](const char* field, Json value) {
+    Json j = base;
+    j[field] = std::move(value);
+    return DigestOfJson<EditImageArgs>("edit_image", j);
+  };
+  // The same: another key, presentation, a copy, JSON spelling (3.0, null for absent).
+  EXPECT_EQ(with("idempotency_key", "k2"), digest);
+  EXPECT_EQ(with("inline", "none"), digest);
+  EXPECT_EQ(with("save_to", "/tmp/out.png"), digest);
+  EXPECT_EQ(with("expected_version", 3.0), digest);
+  EXPECT_EQ(with("from_version", nullptr), digest);
+  // Different: anything the commit depends on.
+  EXPECT_NE(with("prompt", "make it blue"), digest);
+  EXPECT_NE(with("expected_version", 4), digest);
+  EXPECT_NE(with("context", "chain"), digest);
+  EXPECT_NE(with("image_size", "2K"), digest);
+  EXPECT_NE(with("reference_images", {{{"path", "/tmp/b.png"}}}), digest);
+  Json other_tool = base;
+  EXPECT_NE(DigestOfJson<EditImageArgs>("generate_image", other_tool), digest);
+  // reset_session: clearing and reverting are different calls.
+  EXPECT_NE(
+      DigestOfJson<ResetSessionArgs>("reset_session", {{"session_id", "s"}}),
+      DigestOfJson<ResetSessionArgs>("reset_session", {{"session_id", "s"}, {"to_version", 1}}));
+}
+
+// Without session_id, generate_image's key names its session, so a repeat finds it.
+TEST(ToolArgs, AKeyedGenerateWithoutASessionIsNamedAfterItsKey) {
+  GenerateImageArgs a;
+  EXPECT_FALSE(a.SessionFor().has_value());
+  a.idempotency_key = "k1";
+  const std::optional<std::string> id = a.SessionFor();
+  ASSERT_TRUE(id.has_value());
+  EXPECT_TRUE(session::IsValidSessionId(*id)) << *id;
+  EXPECT_EQ(id, a.SessionFor());
+  GenerateImageArgs b;
+  b.idempotency_key = "k2";
+  EXPECT_NE(b.SessionFor(), id);
+  a.session_id = "mine";
+  EXPECT_EQ(a.SessionFor(), "mine");
 }
 
 }  // namespace

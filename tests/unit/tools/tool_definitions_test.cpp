@@ -90,6 +90,10 @@ constexpr char kGetImageOutputSchema[] = R"json(
     },
     "prompt_bytes": {"description": "Length of the whole prompt", "type": "integer"},
     "prompt_truncated": {"type": "boolean"},
+    "repeated": {
+      "description": "true: this call repeated an earlier one's idempotency_key and arguments; the result is the earlier call's, and nothing was done again",
+      "type": "boolean"
+    },
     "save_error": {
       "description": "With save_to: why the copy was not written. The version was committed all the same; get_image with its version and save_to tries again",
       "type": "string"
