@@ -480,12 +480,13 @@ mcp::ToolResult ImageTools::GenerateImage(const GenerateImageArgs& args,
 
 Result<mcp::ToolResult> ImageTools::Generate(const GenerateImageArgs& args,
                                              mcp::ToolCallContext& ctx) {
-  // Where a copy goes is checked before anything else: a bad save_to generates nothing.
   const std::string id = args.SessionFor().value_or("img-" + RandomHex(6));
   const std::optional<session::IdempotencyRecord> key = KeyOf("generate_image", args);
   const bool saving = args.save.save_to.has_value();
+  // A repeat of a recorded call is answered first: it neither checks nor writes a copy.
   ASSIGN_OR_RETURN(auto early, Repeat("generate_image", id, key, args.inline_mode, saving));
   if (early) return std::move(*early);
+  // Where a copy goes is checked before anything else: a bad save_to generates nothing.
   ASSIGN_OR_RETURN(const std::optional<SavePlan> save,
                    saves_.Plan(args.save, SaveSource::kNewVersion));
   imaging::GenerationOptions options = args.generation.Options();

@@ -3,7 +3,8 @@ stdio against the real binary and the Gemini fake, whose request log proves when
 called: a repeat returns the first call's version marked repeated without a backend call, also
 while the first is still running and after a restart; a key reused with other arguments, and a
 key of the wrong form, are errors naming idempotency_key; reset_session's repeats do nothing
-again."""
+again; a repeat writes no second copy."""
+import os
 import shutil
 import tempfile
 import unittest
@@ -66,6 +67,22 @@ class Idempotency(FakeGeminiTestCase):
         self.assertEqual(again["session_id"], first["session_id"])
         self.assertEqual((first["version"], again["version"]), (1, 1))
         self.assertIs(again["repeated"], True)
+        self.assertEqual(self.backend_calls(), 1)
+
+    def test_a_repeat_writes_no_second_copy(self):
+        out = tempfile.mkdtemp(prefix="imgmcp-out-")
+        self.addCleanup(shutil.rmtree, out, True)
+        server = self.start_imgmcp(extra_args=["--allow-write", out])
+        target = os.path.join(out, "hero.png")
+        args = {"session_id": "s7", "prompt": "a hero", "idempotency_key": "save-1",
+                "inline": "none", "save_to": target}
+        first = structured(server.call_tool("generate_image", args))
+        self.assertEqual(first["saved_to"], target)
+        # The file is there now (no overwrite): the repeat neither checks nor writes it again.
+        again = ok_result(server.call_tool("generate_image", args))
+        self.assertEqual(again["structuredContent"]["version"], 1)
+        self.assertNotIn("saved_to", again["structuredContent"])
+        self.assertIn("No copy was written by this repeat", again["content"][0]["text"])
         self.assertEqual(self.backend_calls(), 1)
 
     def test_the_same_key_with_other_arguments_is_an_error(self):

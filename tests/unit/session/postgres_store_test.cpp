@@ -1,9 +1,9 @@
 // PostgresSessionStore's own behaviour, against the real server of pg_test_cluster.h (what every
 // store does is in the typed suite): a replica whose connection dies gives its turn up and can
 // no longer commit, commits reach the other replicas, equal bytes are stored once, the schema
-// migrates once when replicas start together, durable commits are asked for explicitly, corrupt
-// bytes are data loss, local copies come back when deleted, and an unreachable server is a clear
-// error that does not leak the password.
+// migrates once when replicas start together (and from schema v1), durable commits are asked for
+// explicitly, corrupt bytes are data loss, local copies come back when deleted, and an unreachable
+// server is a clear error that does not leak the password.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -217,6 +217,33 @@ TEST_F(PostgresStoreTest, ReplicasStartingTogetherMigrateOnce) {
   EXPECT_EQ(r->Int(0, 1), kPgSchemaVersion);
   CommitOne(*stores[0], "s", "x");
   EXPECT_EQ(stores[3]->GetVersion("s", 1)->sha256, Sha256Hex("x"));
+}
+
+// A database of schema v1 (before idempotency keys) is migrated when a replica opens it: its
+// versions stay, and keys are recorded from then on.
+TEST_F(PostgresStoreTest, AVersion1DatabaseIsMigratedAndKeepsWorking) {
+  CommitOne(*store_, "old", "one");
+  store_.reset();
+  {
+    auto admin = Admin();
+    ASSERT_TRUE(admin
+                    ->Run("DROP TABLE imgmcp.idempotency_keys; DELETE FROM imgmcp.schema_version "
+                          "WHERE version > 1",
+                          "x")
+                    .ok());
+  }
+  store_ = OpenReplica();
+  ASSERT_NE(store_, nullptr);
+  EXPECT_EQ(Count("SELECT max(version) FROM imgmcp.schema_version"), kPgSchemaVersion);
+  EXPECT_EQ(store_->GetVersion("old", 1)->sha256, Sha256Hex("one"));
+  auto turn = store_->AcquireTurn("old", {});
+  ASSERT_TRUE(turn.ok());
+  auto v2 = (*turn)->Commit(MakeVersion("two", 1), IdempotencyRecord{"k1", "d"});
+  ASSERT_TRUE(v2.ok()) << v2.error().message;
+  turn->reset();
+  auto found = store_->FindAppliedKey("old", "k1");
+  ASSERT_TRUE(found.ok() && found->has_value());
+  EXPECT_EQ((*found)->version->version, 2);
 }
 
 TEST_F(PostgresStoreTest, ANewerSchemaIsRefused) {

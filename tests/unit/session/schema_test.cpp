@@ -96,9 +96,15 @@ TEST(SchemaTest, MigratesAVersion1DataDir) {
   EXPECT_EQ(*(*store)->ReadImage(*v), bytes);
   auto turn = (*store)->AcquireTurn("old", {});
   ASSERT_TRUE(turn.ok());
-  Result<VersionInfo> next = (*turn)->Commit(MakeVersion("new", 2));
+  Result<VersionInfo> next = (*turn)->Commit(MakeVersion("new", 2), IdempotencyRecord{"k", "d"});
   ASSERT_TRUE(next.ok()) << next.error().message;
   EXPECT_EQ(next->version, 3);
+  turn->reset();
+  // Keys (v4) are recorded from then on.
+  Result<std::optional<AppliedKey>> key = (*store)->FindAppliedKey("old", "k");
+  ASSERT_TRUE(key.ok()) << key.error().message;
+  ASSERT_TRUE(key->has_value());
+  EXPECT_EQ((*key)->version->version, 3);
 }
 
 TEST(SchemaTest, RefusesANewerSchemaClearly) {
