@@ -329,6 +329,12 @@ bool DigestWriter::Counts(const char* name) {
   return kPresentational.count(name) == 0;
 }
 
+Json DigestWriter::Text(const std::string& value) {
+  constexpr size_t kLongText = 4096;
+  if (value.size() <= kLongText) return value;
+  return "sha256:" + Sha256Hex(value);
+}
+
 std::string DigestOf(const std::string& tool, const Json& canonical) {
   return Sha256Hex(tool + "\n" + canonical.dump(-1, ' ', false, Json::error_handler_t::replace));
 }

@@ -231,12 +231,12 @@ class DigestWriter {
   const ArgumentOptions& options() const { return options_; }
 
   void String(const char* name, std::string& value, size_t, const std::string&) {
-    Put(name, value);
+    Put(name, Text(value));
   }
   void String(const char* name, std::optional<std::string>& value, size_t, const std::string&) {
-    if (value) Put(name, *value);
+    if (value) Put(name, Text(*value));
   }
-  void Prompt(const char* name, std::string& value, const std::string&) { Put(name, value); }
+  void Prompt(const char* name, std::string& value, const std::string&) { Put(name, Text(value)); }
   void SessionId(const char* name, std::string& value, const std::string&) { Put(name, value); }
   void SessionId(const char* name, std::optional<std::string>& value, const std::string&) {
     if (value) Put(name, *value);
@@ -277,6 +277,9 @@ class DigestWriter {
  private:
   // False for the fields a repeat may change (see the class comment).
   static bool Counts(const char* name);
+  // A string as it counts: itself, or for a long one (an image's base64 data) its SHA-256, so a
+  // digest never copies megabytes.
+  static Json Text(const std::string& value);
   void Put(const char* name, Json value) {
     if (Counts(name)) object_[name] = std::move(value);
   }

@@ -39,6 +39,7 @@ Result<std::optional<mcp::ToolResult>> ImageTools::Repeat(
     return std::optional<mcp::ToolResult>(
         BuildToolResult(std::move(parts), options_.preview, options_.limits));
   }
+  if (!applied->version) return std::optional<mcp::ToolResult>();  // neither: nothing recorded
   const session::VersionInfo& version = *applied->version;
   const std::string number = std::to_string(version.version);
   log::Info("tools",

@@ -276,6 +276,17 @@ TEST(ToolArgs, TheDigestIsTheCallsCanonicalArguments) {
   EXPECT_NE(with("context", "chain"), digest);
   EXPECT_NE(with("image_size", "2K"), digest);
   EXPECT_NE(with("reference_images", {{{"path", "/tmp/b.png"}}}), digest);
+  // Long data counts by its digest: equal data the same, other data different.
+  ArgumentOptions big = Options();
+  big.max_image_data_chars = 1 << 20;
+  auto with_data = [&](char fill) {
+    Json j = base;
+    j["image"] = {{"data", std::string(100000, fill)}, {"mime_type", "image/png"}};
+    j.erase("reference_images");
+    return ArgumentsDigest("edit_image", *ParseArguments<EditImageArgs>(j, big), big);
+  };
+  EXPECT_EQ(with_data('A'), with_data('A'));
+  EXPECT_NE(with_data('A'), with_data('B'));
   Json other_tool = base;
   EXPECT_NE(DigestOfJson<EditImageArgs>("generate_image", other_tool), digest);
   // reset_session: clearing and reverting are different calls.
