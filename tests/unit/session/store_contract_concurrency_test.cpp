@@ -2,7 +2,8 @@
 // turns in arrival order (reservation order, not thread start order), cancellation while queued,
 // sessions in parallel, many threads on one session and on many (no lost update, versions exactly
 // once, commit order = arrival order, every parent the previous version), reads that never mix
-// two moments, and two stores on one backing (processes or replicas) sharing one order.
+// two moments, two stores on one backing (processes or replicas) sharing one order, and an
+// idempotency key applied once however its callers race.
 //
 // How arrival order is made observable in the stress tests: a thread takes `entry_mu` (its
 // session's), appends itself to the arrival log and calls AcquireTurn; it lets go of `entry_mu`
@@ -412,6 +413,34 @@ TYPED_TEST(StoreConcurrencyTest, TwoStoresShareOneOrder) {
 
 // Readers on their own store (as another process would be) while writers commit: every
 // ReadSession is one moment: its version is the newest entry of its history.
+// The tools' protocol for an idempotency key (look it up in the turn; commit with it when it is
+// not there), run by threads on two stores on one backing (processes or replicas) at once: one
+// commit, and every caller gets its version.
+TYPED_TEST(StoreConcurrencyTest, AKeyIsAppliedOnceWhateverTheRace) {
+  std::unique_ptr<SessionStore> other = this->Open();
+  ASSERT_NE(other, nullptr);
+  constexpr int kCalls = 8;
+  std::vector<std::future<Result<int64_t>>> calls;
+  for (int i = 0; i < kCalls; ++i) {
+    SessionStore* store = i % 2 == 0 ? this->store_.get() : other.get();
+    calls.push_back(std::async(std::launch::async, [store]() -> Result<int64_t> {
+      ASSIGN_OR_RETURN(std::unique_ptr<EditTurn> turn, store->AcquireTurn("s", {}));
+      ASSIGN_OR_RETURN(std::optional<AppliedKey> applied, store->FindAppliedKey("s", "once"));
+      if (applied.has_value()) return applied->version->version;
+      ASSIGN_OR_RETURN(VersionInfo v,
+                       turn->Commit(MakeVersion("bytes"), IdempotencyRecord{"once", "d"}));
+      return v.version;
+    }));
+  }
+  for (auto& call : calls) {
+    ASSERT_EQ(call.wait_for(kWait), std::future_status::ready);
+    Result<int64_t> version = call.get();
+    ASSERT_TRUE(version.ok()) << version.error().message;
+    EXPECT_EQ(*version, 1);
+  }
+  EXPECT_EQ(this->store_->History("s")->size(), 1u);
+}
+
 TYPED_TEST(StoreConcurrencyTest, ReadSessionNeverMixesTwoMomentsWhileOthersCommit) {
   std::unique_ptr<SessionStore> reader_store = this->Open();
   ASSERT_NE(reader_store, nullptr);
