@@ -198,7 +198,13 @@ Result<BackendImage> GeminiClient::Call(const std::string& model, const std::str
                                ? VertexGeneratePath(*options_.vertex, model)
                                : (options_.api_version.empty() ? "" : "/" + options_.api_version) +
                                      "/models/" + model + ":generateContent";
+  const auto start = sleeper_->Now();
   auto result = CallUnscrubbed(path, body, ctx);
+  if (options_.metrics != nullptr) {
+    const std::chrono::duration<double> took = sleeper_->Now() - start;
+    options_.metrics->RecordBackendCall(
+        Name(), result.ok() ? "ok" : ErrorCodeName(result.error().code), took.count());
+  }
   if (!result.ok()) return Scrub(result.error());
   return result;
 }
@@ -361,6 +367,23 @@ GeminiClient::AttemptOutcome GeminiClient::ClassifyAnswer(const HttpAnswer& answ
   return out;
 }
 
+namespace {
+
+// What the retry metric calls the failure an attempt is retried after (metrics/metrics.h).
+std::string_view RetryCause(const AttemptFailure& failure, const std::string& what) {
+  if (failure.http_status == 429) return metrics::kRetryRateLimited;
+  if (failure.http_status >= 500) return metrics::kRetryServerError;
+  if (failure.http_status == 408) return metrics::kRetryTimeout;
+  if (failure.http_status == 0 && failure.kind == FailureKind::kTransient) {
+    // http_call.cpp's messages for a connect or read that ran out of time.
+    return what.find("timed out") != std::string::npos ? metrics::kRetryTimeout
+                                                       : metrics::kRetryTransport;
+  }
+  return metrics::kRetryUnusable;
+}
+
+}  // namespace
+
 // After a failed attempt: the error when the policy says not to retry (or the next attempt
 // would pass the deadline); else a progress line and the backoff, cut short by a cancel.
 Status GeminiClient::WaitToRetry(CallState& call, AttemptOutcome outcome, const CallContext& ctx) {
@@ -382,6 +405,9 @@ Status GeminiClient::WaitToRetry(CallState& call, AttemptOutcome outcome, const 
                      call.WithLast("gave up on Gemini after " + Plural(call.attempts, "attempt") +
                                    ": the next retry (in " + FormatDelay(decision.delay) +
                                    ") would pass the call deadline."));
+  }
+  if (options_.metrics != nullptr) {
+    options_.metrics->RecordBackendRetry(Name(), RetryCause(outcome.failure, outcome.what));
   }
   const std::string progress = outcome.what + "; retrying in " + FormatDelay(decision.delay) +
                                " (attempt " + std::to_string(call.attempts + 1) + " of " +

@@ -16,6 +16,7 @@
 #include "gemini_client/sleeper.h"
 #include "gemini_client/vertex.h"
 #include "imaging/image_backend.h"
+#include "metrics/metrics.h"
 
 namespace imgmcp::gemini {
 
@@ -46,6 +47,9 @@ struct GeminiClientOptions {
   // x-goog-api-key; else e.g. a TokenCache of Application Default Credentials.
   std::optional<VertexTarget> vertex;
   std::shared_ptr<RequestAuth> auth;
+  // Counts calls, their duration and retries by cause (metrics/metrics.h); nullptr: off. Must
+  // outlive the client.
+  metrics::Metrics* metrics = nullptr;
 };
 
 // Checks the options: (without `auth`) a non-empty key without control characters, a base URL

@@ -149,6 +149,13 @@ Status SetHttp(Config& c, std::string_view source, const std::string& value) {
   return Status::Ok();
 }
 
+Status SetMetrics(Config& c, std::string_view source, const std::string& value) {
+  auto address = http::ParseListenAddress(value);
+  if (!address.ok()) return FlagError(source, address.error().message);
+  c.metrics_listen = *address;
+  return Status::Ok();
+}
+
 Status AddAllowHost(Config& c, std::string_view source, const std::string& value) {
   if (value.empty() || value.find_first_of(" /\t") != std::string::npos) {
     return FlagError(source,
@@ -405,6 +412,13 @@ constexpr FlagSpec kFlags[] = {
      .help = "HTTP sessions at once; when full, the longest idle one is ended",
      .set = SetInt<&Config::http_max_sessions, 1, 1'000'000>,
      .default_text = ShowDefault<&Config::http_max_sessions>},
+    {.name = "--metrics",
+     .env = "IMGMCP_METRICS",
+     .value = "[HOST:]PORT",
+     .help = "serve Prometheus metrics at GET /metrics on a listener of their own (also in stdio "
+             "mode; default host 127.0.0.1), with the same Host and token checks as /mcp; --http "
+             "serves /metrics too",
+     .set = SetMetrics},
 
     {.heading = "Other"},
     {.name = "--conformance-fixtures",

@@ -65,6 +65,9 @@ struct Config {
   int store_pool = 10;
   std::optional<http::ListenAddress> http_listen;  // --http [HOST:]PORT, checked when parsed
   std::string auth_token;                          // --auth-token or IMGMCP_AUTH_TOKEN
+  // --metrics [HOST:]PORT / IMGMCP_METRICS: a listener serving only GET /metrics (also in stdio
+  // mode). With --http, /metrics is served on that listener as well.
+  std::optional<http::ListenAddress> metrics_listen;
   // Host names and addresses accepted in Host/Origin besides loopback and the bind host:
   // --allow-host (repeatable) and IMGMCP_ALLOW_HOSTS (comma-separated).
   std::vector<std::string> allow_hosts;

@@ -48,7 +48,8 @@ Error Prefixed(const std::string& prefix, const Error& error) {
 
 Result<std::unique_ptr<WiredServer>> WiredServer::Build(const Config& config) {
   std::unique_ptr<WiredServer> wired(new WiredServer());
-  auto backend = MakeBackend(config);
+  if (MetricsWanted(config)) wired->metrics_ = std::make_unique<metrics::Metrics>();
+  auto backend = MakeBackend(config, wired->metrics_.get());
   if (!backend.ok()) return Prefixed("backend", backend.error());
   wired->backend_ = std::move(*backend);
   const imaging::ImageBackend& chosen = *wired->backend_.backend;
@@ -63,7 +64,9 @@ Result<std::unique_ptr<WiredServer>> WiredServer::Build(const Config& config) {
   if (!store.ok()) return Prefixed(DescribeStore(config), store.error());
   wired->store_ = std::move(*store);
 
-  wired->server_ = std::make_unique<mcp::McpServer>(MakeServerOptions(config));
+  mcp::ServerOptions server_options = MakeServerOptions(config);
+  server_options.metrics = wired->metrics_.get();
+  wired->server_ = std::make_unique<mcp::McpServer>(std::move(server_options));
   RETURN_IF_ERROR(wired->RegisterTools(config));
   wired->server_->AddResourceProvider(std::make_shared<tools::SessionResources>(*wired->store_));
   // After the sessions, so resources/list still starts with the newest session.
@@ -72,6 +75,9 @@ Result<std::unique_ptr<WiredServer>> WiredServer::Build(const Config& config) {
     if (Status s = tools::RegisterConformanceFixtures(*wired->server_); !s.ok()) {
       return Prefixed("conformance fixtures", s.error());
     }
+  }
+  if (config.metrics_listen && !config.self_check) {
+    ASSIGN_OR_RETURN(wired->metrics_listener_, StartMetricsListener(config, *wired->server_));
   }
   return wired;
 }

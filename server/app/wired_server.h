@@ -7,8 +7,10 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "metrics/metrics.h"
 #include "server/app/config.h"
 #include "server/app/wiring.h"
+#include "server/http/http_listener.h"
 #include "server/mcp/server.h"
 #include "server/tools/image_input.h"
 #include "server/tools/image_tools.h"
@@ -28,17 +30,21 @@ class WiredServer {
   mcp::McpServer& server() { return *server_; }
   const BackendSelection& backend() const { return backend_; }
   session::DeferredSessionStore& store() { return *store_; }
+  // nullptr unless MetricsWanted(config).
+  metrics::Metrics* metrics() { return metrics_.get(); }
 
  private:
   WiredServer() = default;
   Status RegisterTools(const Config& config);
 
-  SystemClock clock_;  // the store's; outlives it
+  std::unique_ptr<metrics::Metrics> metrics_;  // outlives everything that records into it
+  SystemClock clock_;                          // the store's; outlives it
   BackendSelection backend_;
   std::unique_ptr<session::DeferredSessionStore> store_;
   std::unique_ptr<mcp::McpServer> server_;
   std::unique_ptr<tools::ImageInputResolver> input_resolver_;
-  std::unique_ptr<tools::ImageTools> image_tools_;  // uses everything above; destroyed first
+  std::unique_ptr<tools::ImageTools> image_tools_;        // uses everything above
+  std::unique_ptr<http::HttpListener> metrics_listener_;  // --metrics; stopped first
 };
 
 }  // namespace imgmcp::app

@@ -15,6 +15,7 @@
 #include "gemini_client/gemini_client.h"
 #include "gemini_client/token_cache.h"
 #include "imaging/local_backend.h"
+#include "server/mcp/server.h"
 #include "server/netmod/net_module_loader.h"
 #include "session/file_io.h"
 #include "session/postgres/postgres_session_store.h"
@@ -131,9 +132,10 @@ BackendChoice ResolveBackend(const Config& config) {
   return BackendChoice::kLocal;
 }
 
-// The options every Gemini-path client shares: model, models, timeouts, CAs, proxies.
-gemini::GeminiClientOptions CommonClientOptions(const Config& config) {
+// The options every Gemini-path client shares: model, models, timeouts, CAs, proxies, metrics.
+gemini::GeminiClientOptions CommonClientOptions(const Config& config, metrics::Metrics* metrics) {
   gemini::GeminiClientOptions options;
+  options.metrics = metrics;
   options.model = config.gemini_model;
   options.models = config.gemini_models;
   options.call_timeout = std::chrono::seconds(config.gemini_timeout_seconds);
@@ -156,8 +158,8 @@ Result<BackendSelection> FinishClient(gemini::GeminiClientOptions options,
   return selection;
 }
 
-Result<BackendSelection> MakeGeminiBackend(const Config& config) {
-  gemini::GeminiClientOptions options = CommonClientOptions(config);
+Result<BackendSelection> MakeGeminiBackend(const Config& config, metrics::Metrics* metrics) {
+  gemini::GeminiClientOptions options = CommonClientOptions(config, metrics);
   options.api_key = config.gemini_api_key;
   options.base_url = config.gemini_base_url;
   return FinishClient(std::move(options), BackendSelection{});
@@ -165,8 +167,8 @@ Result<BackendSelection> MakeGeminiBackend(const Config& config) {
 
 // Vertex AI: the project's path with ADC tokens, or express mode with GOOGLE_API_KEY when no
 // project is set.
-Result<BackendSelection> MakeVertexBackend(const Config& config) {
-  gemini::GeminiClientOptions options = CommonClientOptions(config);
+Result<BackendSelection> MakeVertexBackend(const Config& config, metrics::Metrics* metrics) {
+  gemini::GeminiClientOptions options = CommonClientOptions(config, metrics);
   gemini::VertexTarget target;
   target.project = config.vertex_project;
   target.location = config.vertex_location;
@@ -202,10 +204,10 @@ Result<BackendSelection> MakeVertexBackend(const Config& config) {
 
 }  // namespace
 
-Result<BackendSelection> MakeBackend(const Config& config) {
+Result<BackendSelection> MakeBackend(const Config& config, metrics::Metrics* metrics) {
   const BackendChoice choice = ResolveBackend(config);
-  if (choice == BackendChoice::kGemini) return MakeGeminiBackend(config);
-  if (choice == BackendChoice::kVertex) return MakeVertexBackend(config);
+  if (choice == BackendChoice::kGemini) return MakeGeminiBackend(config, metrics);
+  if (choice == BackendChoice::kVertex) return MakeVertexBackend(config, metrics);
   BackendSelection selection;
   imaging::LocalBackendOptions options;
   options.limits.max_bytes = config.max_image_bytes;
@@ -341,6 +343,36 @@ http::HttpOptions MakeHttpOptions(const Config& config) {
   return options;
 }
 
+bool MetricsWanted(const Config& config) {
+  return config.http_listen.has_value() || config.metrics_listen.has_value();
+}
+
+http::HttpOptions MakeMetricsHttpOptions(const Config& config) {
+  Config as_http = config;
+  as_http.http_listen = config.metrics_listen;
+  http::HttpOptions options = MakeHttpOptions(as_http);
+  options.metrics_only = true;
+  options.max_connections = 4;  // scrapes are short; a few at once is plenty
+  options.max_pending_connections = 64;
+  return options;
+}
+
+Result<std::unique_ptr<http::HttpListener>> StartMetricsListener(const Config& config,
+                                                                 mcp::McpServer& server) {
+  const http::HttpOptions options = MakeMetricsHttpOptions(config);
+  auto net_module = netmod::LoadNetModule();
+  if (!net_module.ok()) {
+    return Error(net_module.error().code, "--metrics: " + net_module.error().message);
+  }
+  std::unique_ptr<http::HttpListener> listener = (*net_module)->new_http_listener(server, options);
+  auto port = listener->Start();
+  if (!port.ok()) return Error(port.error().code, "--metrics: " + port.error().message);
+  std::string url = http::EndpointUrl(options.host, *port);  // http://HOST:PORT/mcp
+  url.replace(url.rfind('/'), std::string::npos, "/metrics");
+  log::Info("main", "metrics at " + url);
+  return listener;
+}
+
 std::vector<std::string> ConfigWarnings(const Config& config) {
   std::vector<std::string> warnings;
   if (config.store_on_command_line && session::postgres::ConninfoHasPassword(config.store)) {
@@ -364,6 +396,12 @@ std::vector<std::string> ConfigWarnings(const Config& config) {
                        " is reachable from other machines and no --auth-token "
                        "(IMGMCP_AUTH_TOKEN) is set: anyone who can connect can use every tool. "
                        "Set a token, and put a TLS proxy in front.");
+  }
+  if (config.metrics_listen && !http::IsLoopbackHost(config.metrics_listen->host) &&
+      config.auth_token.empty()) {
+    warnings.push_back("--metrics " + config.metrics_listen->host +
+                       " is reachable from other machines and no --auth-token "
+                       "(IMGMCP_AUTH_TOKEN) is set: anyone who can connect can read the metrics.");
   }
   return warnings;
 }

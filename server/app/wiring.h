@@ -10,12 +10,17 @@
 #include "common/result.h"
 #include "gemini_client/request_auth.h"
 #include "imaging/image_backend.h"
+#include "metrics/metrics.h"
 #include "server/app/config.h"
 #include "server/http/http_listener.h"
 #include "server/tools/image_input.h"
 #include "server/tools/image_tools.h"
 #include "session/deferred_session_store.h"
 #include "session/session_store.h"
+
+namespace imgmcp::mcp {
+class McpServer;
+}  // namespace imgmcp::mcp
 
 namespace imgmcp::app {
 
@@ -34,7 +39,8 @@ struct BackendSelection {
 // --backend auto|gemini|vertex|local: auto picks gemini when GEMINI_API_KEY is set, else vertex
 // when GOOGLE_CLOUD_PROJECT is set and credentials are configured (saying so on stderr), else
 // local.
-Result<BackendSelection> MakeBackend(const Config& config);
+// `metrics` (may be null) counts the backend's calls and retries.
+Result<BackendSelection> MakeBackend(const Config& config, metrics::Metrics* metrics = nullptr);
 
 session::StoreOptions MakeStoreOptions(const Config& config);
 // The store --store names, opening in the background (tool calls wait for it): what can be checked
@@ -54,6 +60,16 @@ tools::ImageToolsOptions MakeImageToolsOptions(const Config& config, std::string
 tools::SaveOptions MakeSaveOptions(const Config& config);
 // The Streamable HTTP transport's options (config.http_listen must be set).
 http::HttpOptions MakeHttpOptions(const Config& config);
+
+// Metrics are kept when a listener serves them: --http (at /metrics) or --metrics.
+bool MetricsWanted(const Config& config);
+// The --metrics listener's options (config.metrics_listen must be set): only GET /metrics (and
+// /healthz), with the Host/Origin allow-list and bearer token of --http.
+http::HttpOptions MakeMetricsHttpOptions(const Config& config);
+// Loads the network module and starts the --metrics listener for `server` (whose options carry
+// the metrics); logs "metrics at http://HOST:PORT/metrics". Errors start with "--metrics: ".
+Result<std::unique_ptr<http::HttpListener>> StartMetricsListener(const Config& config,
+                                                                 mcp::McpServer& server);
 
 // Things in a valid Config that an operator should hear about at start-up, one line each: an
 // --allow-read or --allow-write directory that does not exist, an --allow-write inside the data

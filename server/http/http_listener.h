@@ -38,6 +38,9 @@ struct HttpOptions {
   const Clock* clock = nullptr;                // session expiry clock; nullptr = system
   // HTML served at GET /gallery (gallery_route.h); empty = no /gallery. Must outlive the server.
   std::string_view gallery_page;
+  // Serve only GET /metrics and /healthz (the --metrics listener); /metrics is served when the
+  // server's ServerOptions::metrics is set.
+  bool metrics_only = false;
 };
 
 class HttpListener {

@@ -9,6 +9,7 @@
 #include "common/random.h"
 #include "server/http/gallery_route.h"
 #include "server/http/gated_server.h"
+#include "server/http/metrics_route.h"
 #include "server/http/request_head.h"
 #include "server/mcp/connection.h"
 #include "server/mcp/json_rpc.h"
@@ -328,6 +329,8 @@ void McpRoutes::Install(httplib::Server& http) {
       }));
   http.set_exception_handler(AnswerException);
   http.Get("/healthz", [](const Request&, Response& res) { res.set_content("ok", "text/plain"); });
+  InstallMetricsRoute(http, server_.options().metrics);
+  if (options_.metrics_only) return;
   InstallGalleryRoute(http, options_.gallery_page);
   http.Post(kEndpoint, [this](const Request& req, Response& res,
                               const httplib::ContentReader& reader) { Post(req, res, reader); });
@@ -358,7 +361,8 @@ std::string McpRoutes::GateRefusalBody(int status) const {
 }
 
 // Before routing, and before any body is read: a head httplib and imgmcp could read differently
-// (400), then for /mcp and /gallery the Host/Origin allow-list (403) and the bearer token (401).
+// (400), then for /mcp, /gallery and /metrics the Host/Origin allow-list (403) and the bearer
+// token (401).
 bool McpRoutes::AllowRequest(const Request& req, Response& res) const {
   const ServedRequest* served = CurrentRequest();
   if (served == nullptr) {  // not served by a GatedServer: none of the checks below could run
@@ -368,7 +372,7 @@ bool McpRoutes::AllowRequest(const Request& req, Response& res) const {
   const RequestHeaders& headers = served->headers;
   if (!HeadReadable(headers, res)) return false;
   const bool gallery = req.path == kGalleryPath;
-  if (req.path != kEndpoint && !gallery) return true;
+  if (req.path != kEndpoint && !gallery && req.path != kMetricsPath) return true;
   if (!HeadersSingle(headers, res)) return false;
   const std::string_view host = headers.Get(Header::kHost).value_or("");
   const std::string_view origin = headers.Get(Header::kOrigin).value_or("");

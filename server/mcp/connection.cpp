@@ -252,6 +252,7 @@ void Connection::HandleRequest(IncomingMessage& in, const std::shared_ptr<Batch>
     return;
   }
   scope.method = &spec->info;
+  if (server_.options().metrics != nullptr) scope.received = std::chrono::steady_clock::now();
   scope.progress_token = ReadProgressToken(in.params);
   scope.traceparent = ReadTraceParent(in.params);
   const Handler handler = spec->handler;
@@ -461,8 +462,27 @@ void Connection::EndSubscription(const Json& id, bool graceful) {
 
 // --- outgoing ---------------------------------------------------------------------------------
 
+void Connection::Measure(const RequestScope& scope, const Outcome& outcome) const {
+  metrics::Metrics* metrics = server_.options().metrics;
+  // A scope made up to end a listen stream was never received: it has no duration.
+  if (metrics == nullptr || scope.method == nullptr ||
+      scope.received == std::chrono::steady_clock::time_point{}) {
+    return;
+  }
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - scope.received;
+  std::string error_type;
+  if (outcome.error) {
+    error_type = std::to_string(outcome.error->code);
+  } else if (!scope.tool.empty()) {
+    const auto is_error = outcome.result->find("isError");
+    if (is_error != outcome.result->end() && *is_error == true) error_type = metrics::kToolError;
+  }
+  metrics->RecordOperation(scope.method->name, scope.tool, error_type, took.count());
+}
+
 void Connection::Answer(const RequestScope& scope, Outcome outcome) {
   if (!outcome.result && !outcome.error) return;  // answered later
+  Measure(scope, outcome);
   if (outcome.error) {
     ReplyError(scope.id, *outcome.error, scope.batch);
     return;

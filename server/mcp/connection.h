@@ -117,6 +117,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::string traceparent;  // params._meta.traceparent when valid (ReadTraceParent), else ""
     std::string session_id;   // tools/call: the arguments' session_id, for log lines
     std::shared_ptr<Batch> batch;
+    std::chrono::steady_clock::time_point received;  // for the operation's duration metric
+    std::string_view tool;                           // tools/call: the registered tool's name
     bool modern() const { return era == Era::kModern; }
   };
 
@@ -210,6 +212,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Answers the request of `scope` (a modern result gets its era's members), or adds the answer
   // to its batch.
   void Answer(const RequestScope& scope, Outcome outcome);
+  // Records the answered request in the server's metrics, when they are on.
+  void Measure(const RequestScope& scope, const Outcome& outcome) const;
   void ReplyError(const Json& id, const RpcError& error, const std::shared_ptr<Batch>& batch);
   void BatchDone(const std::shared_ptr<Batch>& batch, std::optional<Json> response);
   void Emit(OutgoingMessage message);

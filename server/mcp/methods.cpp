@@ -235,6 +235,7 @@ Connection::Outcome Connection::CallTool(RequestScope& scope, const CallToolPara
       id != params.arguments.end() && id->is_string()) {
     scope.session_id = log::Clip(id->get_ref<const std::string&>(), 128);
   }
+  scope.tool = tool->definition.name;
   RunAsync(
       scope,
       [scope, tool, call, inputs = std::move(inputs)](Connection& self, std::stop_token token) {

@@ -25,6 +25,7 @@
 
 #include "common/json.h"
 #include "common/result.h"
+#include "metrics/metrics.h"
 #include "server/mcp/connection.h"
 #include "server/mcp/message_sink.h"
 #include "server/mcp/prompt.h"
@@ -53,6 +54,9 @@ struct ServerOptions {
   // MAC key of MRTR requestState (request_state.h). Servers that share clients behind a load
   // balancer must share it; empty: a random key per process.
   std::string request_state_key;
+  // Where answered requests are counted (mcp_server_operation_duration_seconds); nullptr: off.
+  // Must outlive the server. Transports built on this server record into it too.
+  metrics::Metrics* metrics = nullptr;
 };
 
 class McpServer {

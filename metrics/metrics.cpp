@@ -1,0 +1,201 @@
+#include "metrics/metrics.h"
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+#include <functional>
+#include <initializer_list>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace imgmcp::metrics {
+namespace {
+
+using prometheus::BuildCounter;
+using prometheus::BuildGauge;
+using prometheus::BuildHistogram;
+using prometheus::Counter;
+using prometheus::Gauge;
+using prometheus::Histogram;
+
+constexpr std::string_view kOther = "other";
+
+// OpenTelemetry's advice for MCP operation durations, in seconds.
+const Histogram::BucketBoundaries& DurationBuckets() {
+  static const Histogram::BucketBoundaries buckets{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
+                                                   2.5,   5,    10,    30,   60,  120,  300};
+  return buckets;
+}
+
+// The series of one family, by label values, created on first use and found again through a map
+// of their joined values (cheaper than the family's own lookup, which builds a label map). At
+// most kMaxSeriesPerFamily label sets; beyond that every value is recorded as "other".
+template <typename Metric>
+class Series {
+ public:
+  using Make = std::function<Metric&(prometheus::Family<Metric>&, const prometheus::Labels&)>;
+
+  Series(prometheus::Family<Metric>& family, std::vector<std::string> names, Make make)
+      : family_(family), names_(std::move(names)), make_(std::move(make)) {}
+
+  Metric& Get(std::initializer_list<std::string_view> values) {
+    std::string key;
+    for (std::string_view v : values) (key += v) += '\x1f';
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = children_.find(key); it != children_.end()) return *it->second;
+    const bool full = children_.size() >= kMaxSeriesPerFamily;
+    prometheus::Labels labels;
+    size_t i = 0;
+    for (std::string_view v : values) {
+      labels.emplace(names_[i++], full && !v.empty() ? std::string(kOther) : std::string(v));
+    }
+    Metric& metric = make_(family_, labels);
+    if (!full) children_.emplace(std::move(key), &metric);
+    return metric;
+  }
+
+ private:
+  prometheus::Family<Metric>& family_;
+  const std::vector<std::string> names_;
+  const Make make_;
+  std::mutex mu_;  // guards children_
+  std::unordered_map<std::string, Metric*> children_;
+};
+
+template <typename Metric>
+Metric& AddPlain(prometheus::Family<Metric>& family, const prometheus::Labels& labels) {
+  return family.Add(labels);
+}
+
+Histogram& AddDuration(prometheus::Family<Histogram>& family, const prometheus::Labels& labels) {
+  return family.Add(labels, DurationBuckets());
+}
+
+}  // namespace
+
+struct Metrics::Families {
+  prometheus::Registry registry;
+
+  Series<Histogram> operations{
+      BuildHistogram()
+          .Name("mcp_server_operation_duration_seconds")
+          .Help("MCP request duration as observed on the server, from receipt to the answer")
+          .Register(registry),
+      {"mcp_method_name", "gen_ai_tool_name", "error_type"},
+      AddDuration};
+  Series<Counter> backend_calls{BuildCounter()
+                                    .Name("imgmcp_backend_calls_total")
+                                    .Help("Image backend calls (all attempts of one call), by "
+                                          "outcome: ok or the error's kind")
+                                    .Register(registry),
+                                {"backend", "outcome"},
+                                AddPlain<Counter>};
+  Series<Histogram> backend_duration{
+      BuildHistogram()
+          .Name("imgmcp_backend_call_duration_seconds")
+          .Help("Image backend call duration, retries and their waits included")
+          .Register(registry),
+      {"backend"},
+      AddDuration};
+  Series<Counter> backend_retries{BuildCounter()
+                                      .Name("imgmcp_backend_retries_total")
+                                      .Help("Backend attempts repeated after a failed one, by "
+                                            "cause: 429, 5xx, timeout, transport, unusable_answer")
+                                      .Register(registry),
+                                  {"backend", "cause"},
+                                  AddPlain<Counter>};
+  Histogram& turn_wait = BuildHistogram()
+                             .Name("imgmcp_session_turn_wait_seconds")
+                             .Help("How long an edit waited for its session's turn")
+                             .Register(registry)
+                             .Add({}, DurationBuckets());
+  Counter& versions = BuildCounter()
+                          .Name("imgmcp_versions_committed_total")
+                          .Help("Versions committed to the session store")
+                          .Register(registry)
+                          .Add({});
+  Counter& bytes = BuildCounter()
+                       .Name("imgmcp_stored_bytes_total")
+                       .Help("Bytes of image data committed to the session store")
+                       .Register(registry)
+                       .Add({});
+  prometheus::Family<Gauge>& pool = BuildGauge()
+                                        .Name("imgmcp_store_pool_connections")
+                                        .Help(
+                                            "Session store connections: in_use, or callers "
+                                            "waiting for one")
+                                        .Register(registry);
+  Gauge& pool_in_use = pool.Add({{"state", "in_use"}});
+  Gauge& pool_waiting = pool.Add({{"state", "waiting"}});
+  Gauge& http_sessions = BuildGauge()
+                             .Name("imgmcp_http_sessions_open")
+                             .Help("Open legacy HTTP sessions (Mcp-Session-Id)")
+                             .Register(registry)
+                             .Add({});
+  Gauge& sse_streams = BuildGauge()
+                           .Name("imgmcp_sse_streams_open")
+                           .Help("Server-sent event streams being written")
+                           .Register(registry)
+                           .Add({});
+  Series<Counter> gate_rejections{BuildCounter()
+                                      .Name("imgmcp_http_gate_rejections_total")
+                                      .Help("Connections refused or closed by the connection gate "
+                                            "before a worker saw them, by reason")
+                                      .Register(registry),
+                                  {"reason"},
+                                  AddPlain<Counter>};
+};
+
+Metrics::Metrics() : families_(std::make_unique<Families>()) {}
+Metrics::~Metrics() = default;
+
+void Metrics::RecordOperation(std::string_view method, std::string_view tool,
+                              std::string_view error_type, double seconds) {
+  families_->operations.Get({method, tool, error_type}).Observe(seconds);
+}
+
+void Metrics::RecordBackendCall(std::string_view backend, std::string_view outcome,
+                                double seconds) {
+  families_->backend_calls.Get({backend, outcome}).Increment();
+  families_->backend_duration.Get({backend}).Observe(seconds);
+}
+
+void Metrics::RecordBackendRetry(std::string_view backend, std::string_view cause) {
+  families_->backend_retries.Get({backend, cause}).Increment();
+}
+
+void Metrics::RecordTurnWait(double seconds) { families_->turn_wait.Observe(seconds); }
+
+void Metrics::RecordCommit(int64_t versions, int64_t bytes) {
+  families_->versions.Increment(static_cast<double>(versions));
+  families_->bytes.Increment(static_cast<double>(bytes));
+}
+
+void Metrics::SetStorePool(int64_t in_use, int64_t waiting) {
+  families_->pool_in_use.Set(static_cast<double>(in_use));
+  families_->pool_waiting.Set(static_cast<double>(waiting));
+}
+
+void Metrics::AddOpenHttpSessions(int64_t delta) {
+  families_->http_sessions.Increment(static_cast<double>(delta));
+}
+
+void Metrics::AddOpenSseStreams(int64_t delta) {
+  families_->sse_streams.Increment(static_cast<double>(delta));
+}
+
+void Metrics::RecordGateRejection(std::string_view reason) {
+  families_->gate_rejections.Get({reason}).Increment();
+}
+
+std::string Metrics::Render() const {
+  return prometheus::TextSerializer().Serialize(families_->registry.Collect());
+}
+
+}  // namespace imgmcp::metrics
