@@ -182,12 +182,12 @@ void Metrics::SetStorePool(int64_t in_use, int64_t waiting) {
   families_->pool_waiting.Set(static_cast<double>(waiting));
 }
 
-void Metrics::AddOpenHttpSessions(int64_t delta) {
-  families_->http_sessions.Increment(static_cast<double>(delta));
+void Metrics::SetOpenHttpSessions(int64_t count) {
+  families_->http_sessions.Set(static_cast<double>(count));
 }
 
-void Metrics::AddOpenSseStreams(int64_t delta) {
-  families_->sse_streams.Increment(static_cast<double>(delta));
+void Metrics::SetOpenSseStreams(int64_t count) {
+  families_->sse_streams.Set(static_cast<double>(count));
 }
 
 void Metrics::RecordGateRejection(std::string_view reason) {

@@ -64,8 +64,8 @@ class Metrics {
   void SetStorePool(int64_t in_use, int64_t waiting);
 
   // --- HTTP (server/http) ---
-  void AddOpenHttpSessions(int64_t delta);  // legacy Mcp-Session-Id sessions
-  void AddOpenSseStreams(int64_t delta);    // text/event-stream answers being written
+  void SetOpenHttpSessions(int64_t count);  // legacy Mcp-Session-Id sessions
+  void SetOpenSseStreams(int64_t count);    // text/event-stream answers being written
   // A connection the gate refused or closed before a worker saw it: 408 (head too slow), 413,
   // 431, or "overflow" (too many waiting; the longest waiting closed).
   void RecordGateRejection(std::string_view reason);

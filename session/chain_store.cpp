@@ -81,6 +81,23 @@ int64_t ChainStore::IdleCutoffMs() const {
   return NowMs() - static_cast<int64_t>(options_.idle_days) * 86'400'000;
 }
 
+namespace {
+
+void RecordTurnWait(metrics::Metrics& metrics, std::chrono::steady_clock::time_point since) {
+  metrics.RecordTurnWait(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count());
+}
+
+void RecordCommit(metrics::Metrics& metrics, const CommitPlan& plan) {
+  int64_t bytes = 0;
+  for (const CommitPlan::Planned& v : plan.versions) {
+    bytes += static_cast<int64_t>(v.source->bytes.size());
+  }
+  metrics.RecordCommit(static_cast<int64_t>(plan.versions.size()), bytes);
+}
+
+}  // namespace
+
 // --- Turns --------------------------------------------------------------------------------------
 
 Result<std::unique_ptr<EditTurn>> ChainStore::AcquireTurn(const std::string& session_id,
@@ -93,7 +110,9 @@ Result<std::unique_ptr<EditTurn>> ChainStore::AcquireReservedTurn(
     std::unique_ptr<TurnReservation> reservation, const TurnOptions& options) {
   if (reservation == nullptr) return MakeError(ErrorCode::kInternal, "no turn reservation");
   const std::string session_id = reservation->session_id();
+  const auto waiting_since = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(std::unique_ptr<TurnHold> hold, WaitForTurn(std::move(reservation), options));
+  if (options_.metrics != nullptr) RecordTurnWait(*options_.metrics, waiting_since);
   // Read afresh under the turn: another process or replica may have committed just before it.
   ASSIGN_OR_RETURN(TurnStart start, ReadTurnStart(session_id));
   if (options.cancel.stop_requested()) {
@@ -150,6 +169,7 @@ Result<std::vector<VersionInfo>> ChainStore::Commit(TurnHold& turn, const std::s
                                                     const std::optional<IdempotencyRecord>& key) {
   ASSIGN_OR_RETURN(CommitPlan plan, PlanCommit(session_id, last_issued, versions, key));
   ASSIGN_OR_RETURN(std::vector<RemovedVersion> pruned, WriteCommit(turn, plan));
+  if (options_.metrics != nullptr) RecordCommit(*options_.metrics, plan);
   for (const RemovedVersion& removed : pruned) cache_.Erase(session_id, removed.version);
   if (!pruned.empty()) DeleteRemoved(session_id, pruned, /*whole_session=*/false);
   for (const CommitPlan::Planned& v : plan.versions) {

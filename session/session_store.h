@@ -27,6 +27,7 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "metrics/metrics.h"
 #include "session/data_dir.h"  // IsValidSessionId
 
 namespace imgmcp::session {
@@ -107,9 +108,10 @@ struct AppliedKey {
 
 struct StoreOptions {
   std::filesystem::path data_dir;
-  int max_versions_per_session = 100;  // older versions beyond this are pruned (0 = keep all)
-  int idle_days = 0;                   // sessions idle longer are expired at open (0 = never)
-  size_t cache_bytes = 64u << 20;      // in-memory cache of recent image bytes
+  int max_versions_per_session = 100;   // older versions beyond this are pruned (0 = keep all)
+  int idle_days = 0;                    // sessions idle longer are expired at open (0 = never)
+  size_t cache_bytes = 64u << 20;       // in-memory cache of recent image bytes
+  metrics::Metrics* metrics = nullptr;  // turn waits and commits are counted here (may be null)
 };
 
 struct TurnOptions {

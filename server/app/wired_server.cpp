@@ -60,7 +60,7 @@ Result<std::unique_ptr<WiredServer>> WiredServer::Build(const Config& config) {
   // The data dir is checked now (cannot create, write or lock it → exit before answering
   // anything); the store's open, migration and sweep run in the background, so initialize is
   // answered at once and tool calls wait for the open.
-  auto store = OpenStore(config, wired->clock_);
+  auto store = OpenStore(config, wired->clock_, wired->metrics_.get());
   if (!store.ok()) return Prefixed(DescribeStore(config), store.error());
   wired->store_ = std::move(*store);
 

@@ -229,8 +229,10 @@ session::StoreOptions MakeStoreOptions(const Config& config) {
 }
 
 Result<std::unique_ptr<session::DeferredSessionStore>> OpenStore(const Config& config,
-                                                                 const Clock& clock) {
-  const session::StoreOptions options = MakeStoreOptions(config);
+                                                                 const Clock& clock,
+                                                                 metrics::Metrics* metrics) {
+  session::StoreOptions options = MakeStoreOptions(config);
+  options.metrics = metrics;
   const bool postgres = session::postgres::IsPostgresUrl(config.store);
   // What can be checked at once, before anything is answered.
   if (postgres) {

@@ -46,8 +46,9 @@ session::StoreOptions MakeStoreOptions(const Config& config);
 // The store --store names, opening in the background (tool calls wait for it): what can be checked
 // at once is (the data dir can be created, written and locked; the URL parses), so a server that
 // could never work exits before answering anything. `clock` must outlive the store.
-Result<std::unique_ptr<session::DeferredSessionStore>> OpenStore(const Config& config,
-                                                                 const Clock& clock);
+// `metrics` (may be null) counts turn waits and commits.
+Result<std::unique_ptr<session::DeferredSessionStore>> OpenStore(
+    const Config& config, const Clock& clock, metrics::Metrics* metrics = nullptr);
 // For the start-up log line: "data dir …" or "PostgreSQL at host:port/db, local copies in …"
 // (never the password).
 std::string DescribeStore(const Config& config);

@@ -475,6 +475,7 @@ void ConnectionGate::ExpireDeadlines() {
 void ConnectionGate::EvictOldest() {
   const int fd = admission_.begin()->second;
   evicted_.fetch_add(1);
+  if (options_.metrics != nullptr) options_.metrics->RecordGateRejection("overflow");
   const auto now = Clock::now();
   if (now - last_eviction_warning_ >= kEvictionWarningEvery) {
     last_eviction_warning_ = now;
@@ -488,6 +489,7 @@ void ConnectionGate::EvictOldest() {
 
 void ConnectionGate::Refuse(int fd, int status) {
   if (status != 408) refused_.fetch_add(1);
+  if (options_.metrics != nullptr) options_.metrics->RecordGateRejection(std::to_string(status));
   const std::string body = options_.refusal_body ? options_.refusal_body(status) : std::string();
   const std::string response =
       "HTTP/1.1 " + std::to_string(status) + " " + ReasonPhrase(status) +

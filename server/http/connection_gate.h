@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "metrics/metrics.h"
 
 namespace imgmcp::http {
 
@@ -47,6 +48,8 @@ struct GateOptions {
   bool tcp_nodelay = true;
   // The body of the gate's own refusals (408, 413, 431), sent as application/json.
   std::function<std::string(int status)> refusal_body;
+  // Counts refusals by status and closed waiters as "overflow" (may be null; must outlive it).
+  metrics::Metrics* metrics = nullptr;
 };
 
 // A client connection between the gate and a worker: its socket and what was read ahead.

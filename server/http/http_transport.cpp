@@ -10,6 +10,7 @@
 #include "server/http/gated_server.h"
 #include "server/http/http_session.h"
 #include "server/http/mcp_routes.h"
+#include "server/mcp/server.h"
 
 // ThreadSanitizer suppressions (TSAN builds only) for the uninstrumented system cpp-httplib:
 // TSAN cannot see the acquire fast path of its function-local statics (e.g. the chunked-encoding
@@ -26,6 +27,12 @@ namespace imgmcp::http {
 
 namespace {
 constexpr char kLog[] = "http";
+
+// Where this listener's sessions, streams and gate refusals are counted: the server's metrics,
+// except on the --metrics listener, which serves them but has none of its own.
+metrics::Metrics* RecordingMetrics(const mcp::McpServer& server, const HttpOptions& options) {
+  return options.metrics_only ? nullptr : server.options().metrics;
+}
 }  // namespace
 
 // httplib::Server behind the connection gate (server/http/gated_server.h).
@@ -35,8 +42,8 @@ HttpTransport::HttpTransport(mcp::McpServer& server, HttpOptions options)
     : server_(server),
       options_(std::move(options)),
       sessions_(options_.clock ? *options_.clock : system_clock_, options_.session_idle_timeout,
-                options_.max_sessions),
-      live_(std::make_unique<LiveAnswers>()),
+                options_.max_sessions, RecordingMetrics(server, options_)),
+      live_(std::make_unique<LiveAnswers>(RecordingMetrics(server, options_))),
       routes_(std::make_unique<McpRoutes>(server_, options_, sessions_, *live_)),
       http_(std::make_unique<Server>()) {}
 
@@ -94,6 +101,7 @@ void HttpTransport::Listen() {
   GateOptions gate;
   gate.header_timeout = options_.header_timeout;
   gate.max_pending = options_.max_pending_connections;
+  gate.metrics = RecordingMetrics(server_, options_);
   gate.refusal_body = [this](int status) { return routes_->GateRefusalBody(status); };
   auto serving = [this] {
     std::lock_guard<std::mutex> lock(state_mu_);

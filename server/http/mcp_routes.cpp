@@ -277,12 +277,18 @@ bool LiveAnswers::AddStream(const std::shared_ptr<SseChannel>& channel) {
   std::lock_guard<std::mutex> lock(mu_);
   if (closed_) return false;
   streams_.emplace(channel.get(), channel);
+  PublishStreams();
   return true;
 }
 
 void LiveAnswers::RemoveStream(const SseChannel* channel) {
   std::lock_guard<std::mutex> lock(mu_);
   streams_.erase(channel);
+  PublishStreams();
+}
+
+void LiveAnswers::PublishStreams() const {
+  if (metrics_ != nullptr) metrics_->SetOpenSseStreams(static_cast<int64_t>(streams_.size()));
 }
 
 void LiveAnswers::CloseAll() {
@@ -299,6 +305,7 @@ void LiveAnswers::CloseAll() {
     }
     requests_.clear();
     streams_.clear();
+    PublishStreams();
   }
   // Requests first: a listen stream's closing result must reach its channel before it ends.
   for (const auto& request : requests) {

@@ -22,6 +22,7 @@
 
 #include "common/json.h"
 #include "common/log.h"
+#include "metrics/metrics.h"
 #include "server/http/http_listener.h"
 #include "server/http/http_session.h"
 #include "server/http/request_checks.h"
@@ -39,6 +40,8 @@ namespace imgmcp::http {
 // SSE streams — so that a stopping server can end them. Thread-safe.
 class LiveAnswers {
  public:
+  // `metrics` (may be null) is told the number of open streams after every change.
+  explicit LiveAnswers(metrics::Metrics* metrics = nullptr) : metrics_(metrics) {}
   // False once closed (the server is stopping): the caller refuses or ends the answer itself.
   bool AddRequest(const std::shared_ptr<HttpSession>& request);
   void RemoveRequest(const HttpSession* request);
@@ -49,6 +52,9 @@ class LiveAnswers {
   void CloseAll();
 
  private:
+  void PublishStreams() const;  // under mu_
+
+  metrics::Metrics* const metrics_;
   std::mutex mu_;  // guards closed_, requests_, streams_
   bool closed_ = false;
   std::map<const HttpSession*, std::weak_ptr<HttpSession>> requests_;

@@ -17,15 +17,20 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "metrics/metrics.h"
 
 namespace imgmcp::http {
 
 template <typename Session>
 class SessionTable {
  public:
+  // `metrics` (may be null) is told the number of sessions after every change.
   SessionTable(const Clock& clock, std::chrono::steady_clock::duration idle_timeout,
-               size_t max_sessions)
-      : clock_(clock), idle_timeout_(idle_timeout), max_sessions_(max_sessions) {}
+               size_t max_sessions, metrics::Metrics* metrics = nullptr)
+      : clock_(clock),
+        idle_timeout_(idle_timeout),
+        max_sessions_(max_sessions),
+        metrics_(metrics) {}
 
   struct Insertion {
     bool inserted = false;
@@ -49,6 +54,7 @@ class SessionTable {
     }
     entries_[id] = Entry{std::move(session), clock_.SteadyNow()};
     result.inserted = true;
+    Publish();
     return result;
   }
 
@@ -68,6 +74,7 @@ class SessionTable {
     if (it == entries_.end()) return nullptr;
     std::shared_ptr<Session> session = std::move(it->second.session);
     entries_.erase(it);
+    Publish();
     return session;
   }
 
@@ -88,6 +95,7 @@ class SessionTable {
       }
       ++it;
     }
+    Publish();
     return expired;
   }
 
@@ -96,6 +104,7 @@ class SessionTable {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [id, entry] : entries_) all.push_back(std::move(entry.session));
     entries_.clear();
+    Publish();
     return all;
   }
 
@@ -105,6 +114,11 @@ class SessionTable {
   }
 
  private:
+  // Under mu_.
+  void Publish() const {
+    if (metrics_ != nullptr) metrics_->SetOpenHttpSessions(static_cast<int64_t>(entries_.size()));
+  }
+
   struct Entry {
     std::shared_ptr<Session> session;
     std::chrono::steady_clock::time_point last_used;
@@ -113,6 +127,7 @@ class SessionTable {
   const Clock& clock_;
   const std::chrono::steady_clock::duration idle_timeout_;
   const size_t max_sessions_;
+  metrics::Metrics* const metrics_;
   mutable std::mutex mu_;  // guards entries_
   std::map<std::string, Entry> entries_;
 };

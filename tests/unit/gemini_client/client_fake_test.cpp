@@ -12,6 +12,7 @@
 #include "common/json.h"
 #include "gemini_client/gemini_client.h"
 #include "imaging/codec.h"
+#include "metrics/metrics.h"
 #include "tests/fake_gemini/fake_gemini_server.h"
 
 namespace imgmcp::gemini {
@@ -171,6 +172,26 @@ TEST_F(GeminiClientFakeTest, RetriesA429WithoutDetailsWithBackoff) {
   ASSERT_TRUE(image.ok()) << image.error().message;
   EXPECT_EQ(server_.RequestCount(), 5u);
   EXPECT_EQ(sleeper_->sleeps().size(), 4u);
+}
+
+// The retry metric's causes, one series each; the call counted once, as a success.
+TEST_F(GeminiClientFakeTest, CountsCallsAndRetriesByCauseInTheMetrics) {
+  metrics::Metrics metrics;
+  options_.metrics = &metrics;
+  Script(R"([{"status":429},{"status":500},{"status":504},{"status":408}])");
+  auto client = MakeClient();
+  ASSERT_TRUE(Generate(*client, "solid green").ok());
+  const std::string text = metrics.Render();
+  for (const char* line : {
+           R"(imgmcp_backend_retries_total{backend="gemini",cause="429"} 1)",
+           R"(imgmcp_backend_retries_total{backend="gemini",cause="5xx"} 2)",
+           R"(imgmcp_backend_retries_total{backend="gemini",cause="timeout"} 1)",
+           R"(imgmcp_backend_calls_total{backend="gemini",outcome="ok"} 1)",
+           R"(imgmcp_backend_call_duration_seconds_count{backend="gemini"} 1)",
+       }) {
+    EXPECT_NE(text.find(std::string(line) + "\n"), std::string::npos) << line << "\n" << text;
+  }
+  EXPECT_EQ(text.find(kKey), std::string::npos);
 }
 
 TEST_F(GeminiClientFakeTest, DailyQuotaAndLongDelaysAreNotRetried) {
