@@ -727,6 +727,20 @@ def measure_http(argv, env, cwd, port, tool, args, seconds, concurrency, log_pat
         log.close()
 
 
+def metrics_cost_row(on, off):
+    """P6 with metrics counted (the default over --http) against --metrics off: what /metrics'
+    bookkeeping costs in throughput (the target: at most 5 %)."""
+    what = "small tools/call over HTTP, 16 clients, --metrics off"
+    if "error" in off:
+        return ("P6", what, "imgmcp", "FAILED", "—", "—", off["error"][:300])
+    note = f"{off['calls']} calls, {off['errors']} errors, load from {off['client']}"
+    if "error" not in on:
+        note += (f"; metrics on ÷ off throughput in this run: {on['rps'] / off['rps']:.3f} "
+                 f"({(1 - on['rps'] / off['rps']) * 100:+.1f} % cost)")
+    return ("P6", what, "imgmcp", f"{off['rps']:.0f} calls/s, p50 {fmt_ms(off['p50'])}", "—",
+            "—", note)
+
+
 def imgmcp_http_wired(binary, workdir):
     """True when `imgmcp --http` actually serves HTTP (the flag may parse before it is wired)."""
     port = free_port()
@@ -1312,6 +1326,19 @@ def main():
                     setup={"name": "generate_image",
                            "arguments": {"prompt": "solid teal", "session_id": "small",
                                          "inline": "none"}})
+                log("bench: P6 imgmcp, --metrics off")
+                port = free_port()
+                off = measure_http(
+                    [args.imgmcp, "--backend", "local", "--log-level", "warning", "--http",
+                     f"127.0.0.1:{port}", "--metrics", "off", "--data-dir",
+                     os.path.join(workdir, "http-data-off")],
+                    imgmcp.env, workdir, port, "get_image",
+                    {"session_id": "small", "inline": "none", "include_history": False},
+                    5, 16, os.path.join(workdir, "imgmcp-http-metrics-off.log"),
+                    setup={"name": "generate_image",
+                           "arguments": {"prompt": "solid teal", "session_id": "small",
+                                         "inline": "none"}})
+                rows.append(metrics_cost_row(me, off))
                 log("bench: P6 imgmcp, 2026-07-28")
                 port = free_port()
                 modern = measure_http(

@@ -150,6 +150,9 @@ Status SetHttp(Config& c, std::string_view source, const std::string& value) {
 }
 
 Status SetMetrics(Config& c, std::string_view source, const std::string& value) {
+  c.metrics_off = value == "off";
+  c.metrics_listen.reset();
+  if (c.metrics_off) return Status::Ok();
   auto address = http::ParseListenAddress(value);
   if (!address.ok()) return FlagError(source, address.error().message);
   c.metrics_listen = *address;
@@ -417,7 +420,7 @@ constexpr FlagSpec kFlags[] = {
      .value = "[HOST:]PORT",
      .help = "serve Prometheus metrics at GET /metrics on a listener of their own (also in stdio "
              "mode; default host 127.0.0.1), with the same Host and token checks as /mcp; --http "
-             "serves /metrics too",
+             "serves /metrics too; \"off\": count nothing and serve no /metrics",
      .set = SetMetrics},
 
     {.heading = "Other"},

@@ -68,6 +68,7 @@ struct Config {
   // --metrics [HOST:]PORT / IMGMCP_METRICS: a listener serving only GET /metrics (also in stdio
   // mode). With --http, /metrics is served on that listener as well.
   std::optional<http::ListenAddress> metrics_listen;
+  bool metrics_off = false;  // --metrics off: nothing is counted, /metrics is not served
   // Host names and addresses accepted in Host/Origin besides loopback and the bind host:
   // --allow-host (repeatable) and IMGMCP_ALLOW_HOSTS (comma-separated).
   std::vector<std::string> allow_hosts;

@@ -346,7 +346,7 @@ http::HttpOptions MakeHttpOptions(const Config& config) {
 }
 
 bool MetricsWanted(const Config& config) {
-  return config.http_listen.has_value() || config.metrics_listen.has_value();
+  return !config.metrics_off && (config.http_listen || config.metrics_listen);
 }
 
 http::HttpOptions MakeMetricsHttpOptions(const Config& config) {

@@ -62,7 +62,8 @@ tools::SaveOptions MakeSaveOptions(const Config& config);
 // The Streamable HTTP transport's options (config.http_listen must be set).
 http::HttpOptions MakeHttpOptions(const Config& config);
 
-// Metrics are kept when a listener serves them: --http (at /metrics) or --metrics.
+// Metrics are kept when a listener serves them, --http (at /metrics) or --metrics, unless
+// --metrics off.
 bool MetricsWanted(const Config& config);
 // The --metrics listener's options (config.metrics_listen must be set): only GET /metrics (and
 // /healthz), with the Host/Origin allow-list and bearer token of --http.

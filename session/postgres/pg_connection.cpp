@@ -327,8 +327,15 @@ std::optional<PgNotification> PgConnection::NextNotification() {
 
 // --- PgPool ---------------------------------------------------------------------------------
 
-PgPool::PgPool(std::string conninfo, std::string label, int max_size)
-    : conninfo_(std::move(conninfo)), label_(std::move(label)), max_size_(std::max(1, max_size)) {}
+PgPool::PgPool(std::string conninfo, std::string label, int max_size, metrics::Metrics* metrics)
+    : conninfo_(std::move(conninfo)),
+      label_(std::move(label)),
+      max_size_(std::max(1, max_size)),
+      metrics_(metrics) {}
+
+void PgPool::Publish() const {
+  if (metrics_ != nullptr) metrics_->SetStorePool(out_, waiting_);
+}
 
 PgPool::~PgPool() = default;
 
@@ -339,10 +346,16 @@ PgPool::Lease::~Lease() {
 Result<PgPool::Lease> PgPool::Acquire(std::stop_token stop) {
   {
     std::unique_lock lock(mu_);
-    if (!returned_.wait(lock, stop, [&] { return !idle_.empty() || out_ < max_size_; })) {
+    ++waiting_;
+    Publish();
+    const bool got = returned_.wait(lock, stop, [&] { return !idle_.empty() || out_ < max_size_; });
+    --waiting_;
+    if (!got) {
+      Publish();
       return Error(ErrorCode::kCancelled, "cancelled while waiting for a connection to PostgreSQL");
     }
     ++out_;
+    Publish();
     if (!idle_.empty()) {
       std::unique_ptr<PgConnection> conn = std::move(idle_.back());
       idle_.pop_back();
@@ -354,6 +367,7 @@ Result<PgPool::Lease> PgPool::Acquire(std::stop_token stop) {
     {
       std::lock_guard lock(mu_);
       --out_;
+      Publish();
     }
     returned_.notify_one();
     return conn.error();
@@ -366,6 +380,7 @@ void PgPool::Return(std::unique_ptr<PgConnection> conn) {
   {
     std::lock_guard lock(mu_);
     --out_;
+    Publish();
     if (conn->Unusable()) {
       dropped = std::move(conn);  // closed outside the lock
     } else {

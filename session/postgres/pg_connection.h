@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "metrics/metrics.h"
 
 struct pg_conn;
 struct pg_result;
@@ -143,7 +144,9 @@ bool ConninfoHasPassword(const std::string& conninfo);
 // DropIdle() drops every idle one (after PostgreSQL restarted, say).
 class PgPool {
  public:
-  PgPool(std::string conninfo, std::string label, int max_size);
+  // `metrics` (may be null) is told the connections out and the callers waiting after each change.
+  PgPool(std::string conninfo, std::string label, int max_size,
+         metrics::Metrics* metrics = nullptr);
   ~PgPool();
   PgPool(const PgPool&) = delete;
   PgPool& operator=(const PgPool&) = delete;
@@ -172,14 +175,17 @@ class PgPool {
 
  private:
   void Return(std::unique_ptr<PgConnection> conn);
+  void Publish() const;  // under mu_
 
   const std::string conninfo_;
   const std::string label_;
   const int max_size_;
-  std::mutex mu_;  // guards idle_ and out_
+  metrics::Metrics* const metrics_;
+  std::mutex mu_;  // guards idle_, out_ and waiting_
   std::condition_variable_any returned_;
   std::vector<std::unique_ptr<PgConnection>> idle_;
-  int out_ = 0;  // connections handed out (or being opened)
+  int out_ = 0;      // connections handed out (or being opened)
+  int waiting_ = 0;  // callers waiting in Acquire
 };
 
 }  // namespace imgmcp::session::postgres

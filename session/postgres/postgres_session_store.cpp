@@ -111,7 +111,7 @@ PostgresSessionStore::PostgresSessionStore(const StoreOptions& options,
                                            const Clock& clock)
     : ChainStore(options, clock),
       origin_(RandomHex(8)),
-      pool_(pg.url, std::move(label), pg.pool_size) {}
+      pool_(pg.url, std::move(label), pg.pool_size, options.metrics) {}
 
 PostgresSessionStore::~PostgresSessionStore() {
   turns_.reset();  // stops the listener (and its callbacks) first

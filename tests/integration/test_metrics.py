@@ -157,7 +157,12 @@ class StdioWithMetricsListener(unittest.TestCase):
         for _ in range(2):
             structured(self.server.call_tool("get_image", {"session_id": "m0", "inline": "none"}))
         error_text(self.server.call_tool("get_image", {"session_id": "nosuchsession"}))
-        return {("generate_image", ""): 3, ("get_image", ""): 2, ("get_image", "tool_error"): 1}
+        # An unknown tool is a protocol error (-32602), counted without its name (any string).
+        self.assertEqual(self.server.request("tools/call", {"name": "no_such_tool",
+                                                            "arguments": {}})["error"]["code"],
+                         -32602)
+        return {("generate_image", ""): 3, ("get_image", ""): 2, ("get_image", "tool_error"): 1,
+                ("", "-32602"): 1}
 
     def test_counts_calls_per_tool_with_tool_errors_apart(self):
         expected = self.make_calls()
@@ -170,7 +175,7 @@ class StdioWithMetricsListener(unittest.TestCase):
         self.assertGreater(value(samples, "imgmcp_stored_bytes_total"), 0)
         self.assertGreaterEqual(value(samples, "imgmcp_session_turn_wait_seconds_count"), 3)
         text = "\n".join(str(s) for s in samples)
-        for secret in ("nosuchsession", "solid red", "m0"):
+        for secret in ("nosuchsession", "solid red", "m0", "no_such_tool"):
             self.assertNotIn(secret, text)  # no session id or prompt in any label
 
     def test_serves_only_metrics(self):
@@ -186,7 +191,8 @@ class StdioWithMetricsListener(unittest.TestCase):
         api = self.start_prometheus()
         query = ('sum by (gen_ai_tool_name) (mcp_server_operation_duration_seconds_count'
                  '{mcp_method_name="tools/call"})')
-        want = {"generate_image": 3.0, "get_image": 3.0}
+        # Per tool, isError results included; the unknown tool's call has no tool label.
+        want = {"generate_image": 3.0, "get_image": 3.0, None: 1.0}
 
         def answer():
             url = "/api/v1/query?" + urllib.parse.urlencode({"query": query})
@@ -197,7 +203,7 @@ class StdioWithMetricsListener(unittest.TestCase):
             got = {r["metric"].get("gen_ai_tool_name"): float(r["value"][1]) for r in result}
             return got if got == want else None
         self.assertEqual(wait_until(answer, 30, f"Prometheus to answer {want}"), want)
-        self.assertEqual(sum(expected.values()), 6)
+        self.assertEqual(sum(expected.values()), 7)
 
     def start_prometheus(self):
         work = tempfile.mkdtemp(prefix="imgmcp-prometheus-")
@@ -224,6 +230,13 @@ class StdioWithMetricsListener(unittest.TestCase):
                 return False
         wait_until(ready, 30, "Prometheus to be ready")
         return api
+
+
+class MetricsOff(unittest.TestCase):
+    def test_metrics_off_serves_no_metrics_over_http(self):
+        with HttpProcess("--metrics", "off", name="imgmcp --metrics off") as server:
+            self.assertEqual(get(server.port)[0], 404)
+            self.assertNotIn("metrics at", server.stderr)
 
 
 class FlagValidation(unittest.TestCase):

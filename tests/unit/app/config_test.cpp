@@ -59,6 +59,7 @@ const std::vector<std::pair<std::string, std::string>> kEveryFlag = {
     {"--allow-host", "myhost.lan"},
     {"--http-header-timeout", "5"},
     {"--http-max-sessions", "7"},
+    {"--metrics", "127.0.0.1:0"},
     {"--log-level", "debug"},
     {"--conformance-fixtures", ""},
     {"--self-check", ""},
@@ -71,7 +72,7 @@ const std::vector<std::string> kEveryVariable = {
     "GEMINI_API_KEY",         "GEMINI_BASE_URL",   "IMGMCP_BACKEND",    "IMGMCP_GEMINI_MODEL",
     "IMGMCP_MODELS",          "IMGMCP_DATA_DIR",   "IMGMCP_AUTH_TOKEN", "IMGMCP_ALLOW_HOSTS",
     "IMGMCP_STORE",           "IMGMCP_STORE_POOL", "XDG_DATA_HOME",     "HOME",
-    "IMGMCP_MAX_INFLIGHT_MB",
+    "IMGMCP_MAX_INFLIGHT_MB", "IMGMCP_METRICS",
 };
 
 size_t Count(const std::string& text, const std::regex& pattern) {
@@ -159,6 +160,24 @@ TEST(ConfigTest, EveryFlagSetsItsField) {
   EXPECT_TRUE(c->self_check);
   EXPECT_TRUE(c->show_help);
   EXPECT_FALSE(c->show_version);
+}
+
+TEST(ConfigTest, MetricsListenerFromTheFlagOrItsVariable) {
+  EXPECT_FALSE(Parse({})->metrics_listen.has_value());
+  auto c = Parse({"--metrics", "9464"});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_TRUE(c->metrics_listen.has_value());
+  EXPECT_EQ(c->metrics_listen->host, "127.0.0.1");
+  EXPECT_EQ(c->metrics_listen->port, 9464);
+  c = Parse({}, {{"IMGMCP_METRICS", "[::1]:0"}});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->metrics_listen->host, "::1");
+  c = Parse({"--metrics", "off"}, {{"IMGMCP_METRICS", "9464"}});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_TRUE(c->metrics_off);
+  EXPECT_FALSE(c->metrics_listen.has_value());
+  EXPECT_NE(ErrorOf({"--metrics", "localhost:x"}).find("--metrics"), std::string::npos);
+  EXPECT_NE(ErrorOf({}, {{"IMGMCP_METRICS", "70000"}}).find("IMGMCP_METRICS"), std::string::npos);
 }
 
 TEST(ConfigTest, DefaultsAreTheConfigDefaultsAndTheHelpShowsThem) {
