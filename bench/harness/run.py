@@ -736,7 +736,10 @@ def metrics_cost_row(on, off):
     note = f"{off['calls']} calls, {off['errors']} errors, load from {off['client']}"
     if "error" not in on:
         note += (f"; metrics on ÷ off throughput in this run: {on['rps'] / off['rps']:.3f} "
-                 f"({(1 - on['rps'] / off['rps']) * 100:+.1f} % cost)")
+                 f"(cost {(1 - on['rps'] / off['rps']) * 100:+.1f} %)")
+        if on.get("server_cpu_us") is not None and off.get("server_cpu_us") is not None:
+            note += (f"; server CPU per call: {off['server_cpu_us']:.0f} µs off, "
+                     f"{on['server_cpu_us']:.0f} µs on")
     return ("P6", what, "imgmcp", f"{off['rps']:.0f} calls/s, p50 {fmt_ms(off['p50'])}", "—",
             "—", note)
 

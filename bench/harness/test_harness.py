@@ -42,6 +42,8 @@ class QuickRun(unittest.TestCase):
             self.assertTrue([k for k in cells if k[0] == row_id], f"no {row_id} row")
         self.assertIn(("P6", "text2image-mcp-remote@2.4.0"), cells)
         self.assertIn("CPU per call", cells[("P6", "imgmcp")][6])
+        self.assertTrue([r for r in rows if r[0].strip() == "P6" and "--metrics off" in r[1]
+                         and "metrics on ÷ off" in r[6]], "no P6 row with metrics off")
         for target in ("P1 ≥ 20×", "P1 ≤ 3× the floor", "P2 ≥ 5×", "P3 ≤ 1/20", "P4 idle ≤ 1/8",
                        "P5 wall ≤ 1.3×", "P6 ≥ 10×"):
             self.assertIn("- " + target, report)
