@@ -140,6 +140,18 @@ class MetricsOnHttpListener(unittest.TestCase):
         self.assertNotIn(session, "\n".join(str(s) for s in samples))  # no session id label
 
 
+    def test_gate_refusals_are_counted_by_status(self):
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        before = value(scrape(self.server.port, auth), "imgmcp_http_gate_rejections_total",
+                       reason="413")
+        with socket.create_connection(("127.0.0.1", self.server.port), timeout=TIMEOUT) as s:
+            s.sendall(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{self.server.port}\r\n"
+                      "Content-Length: 999999999999\r\n\r\n".encode())
+            self.assertIn(b" 413 ", s.recv(4096))
+        self.assertEqual(value(scrape(self.server.port, auth), "imgmcp_http_gate_rejections_total",
+                               reason="413"), before + 1)
+
+
 class StdioWithMetricsListener(unittest.TestCase):
     """`--metrics 127.0.0.1:0` in stdio mode: a listener of its own, serving only /metrics."""
 
