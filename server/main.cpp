@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
   if (config->self_check) {
     done = app::RunSelfCheck(*config, **wired);
   } else if (config->http_listen) {
-    done = app::ServeHttpUntilStopped(*config, (*wired)->server());
+    done = app::ServeHttpUntilStopped(*config, **wired);
   } else if (!app::ServeStdio((*wired)->server())) {
     std::_Exit(0);  // a call ignored cancellation: do not wait for it (state on disk is crash-safe)
   }

@@ -422,6 +422,14 @@ constexpr FlagSpec kFlags[] = {
              "mode; default host 127.0.0.1), with the same Host and token checks as /mcp; --http "
              "serves /metrics too; \"off\": count nothing and serve no /metrics",
      .set = SetMetrics},
+    {.name = "--drain-timeout",
+     .env = "IMGMCP_DRAIN_TIMEOUT",
+     .value = "SECONDS",
+     .help = "on SIGTERM or SIGINT: /readyz turns 503, requests are served until none came for "
+             "2 s, then calls in flight may finish; past SECONDS from the signal the rest are "
+             "cancelled (committing nothing) and the server exits 0. 0 = cancel at once",
+     .set = SetInt<&Config::drain_timeout_seconds, 0, 3600>,
+     .default_text = ShowDefault<&Config::drain_timeout_seconds>},
 
     {.heading = "Other"},
     {.name = "--conformance-fixtures",

@@ -2,12 +2,15 @@
 
 #include <pthread.h>
 
+#include <atomic>
 #include <csignal>
 #include <memory>
 #include <string>
 #include <thread>
 
 #include "common/log.h"
+#include "server/app/drain.h"
+#include "server/app/readiness_probe.h"
 #include "server/app/wiring.h"
 #include "server/http/http_listener.h"
 #include "server/http/listen_address.h"
@@ -28,9 +31,11 @@ sigset_t StopSignals() {
 
 // Loads the network module and starts listening; the port it listens on is logged.
 Result<std::unique_ptr<http::HttpListener>> StartListener(const Config& config,
-                                                          mcp::McpServer& server) {
+                                                          mcp::McpServer& server,
+                                                          const ReadinessProbe& probe) {
   http::HttpOptions options = MakeHttpOptions(config);
   options.gallery_page = ui::SessionViewerHtml();
+  options.readiness = [&probe] { return probe.Problem(); };
   ASSIGN_OR_RETURN(const netmod::NetModuleApi* net_module, netmod::LoadNetModule());
   std::unique_ptr<http::HttpListener> listener = net_module->new_http_listener(server, options);
   ASSIGN_OR_RETURN(const int port, listener->Start());
@@ -55,20 +60,28 @@ void PrepareProcess(const Config& config) {
   }
 }
 
-Status ServeHttpUntilStopped(const Config& config, mcp::McpServer& server) {
-  auto started = StartListener(config, server);
+Status ServeHttpUntilStopped(const Config& config, WiredServer& wired) {
+  const ReadinessProbe probe(wired.store(), config.data_dir);
+  auto started = StartListener(config, wired.server(), probe);
   if (!started.ok()) return Error(started.error().code, "--http: " + started.error().message);
   const std::unique_ptr<http::HttpListener> listener = std::move(*started);
-  std::thread stopper([&listener] {
+  std::atomic<bool> listener_ended{false};
+  std::thread stopper([&listener, &listener_ended, &config] {
     const sigset_t stop_signals = StopSignals();
     int signal_number = 0;
     sigwait(&stop_signals, &signal_number);
+    if (!listener_ended.load()) {
+      Drain(*listener, std::chrono::seconds(config.drain_timeout_seconds), signal_number,
+            stop_signals);
+    }
     listener->Stop();
   });
   listener->Wait();
-  listener->Stop();
+  listener_ended.store(true);  // the listener failed, or the stopper is stopping it
   pthread_kill(stopper.native_handle(), SIGTERM);  // wakes sigwait if the listener failed
-  stopper.join();
+  stopper.join();  // the stopper's Stop() has returned: every session ended, threads joined
+  listener->Stop();
+  log::Info("main", "stopped");
   return Status::Ok();
 }
 

@@ -3,6 +3,7 @@
 
 #include "common/result.h"
 #include "server/app/config.h"
+#include "server/app/wired_server.h"
 #include "server/mcp/server.h"
 
 namespace imgmcp::app {
@@ -13,9 +14,11 @@ namespace imgmcp::app {
 // ServeHttpUntilStopped's waiter receives them (a worker thread would otherwise die of them).
 void PrepareProcess(const Config& config);
 
-// Serves Streamable HTTP (config.http_listen must be set) until SIGINT or SIGTERM, or until the
-// listener fails. Errors start with "--http: " (e.g. the network module cannot be loaded).
-Status ServeHttpUntilStopped(const Config& config, mcp::McpServer& server);
+// Serves Streamable HTTP (config.http_listen must be set), with /readyz from the store's
+// readiness (readiness_probe.h), until SIGINT or SIGTERM — then drains (drain.h) and stops — or
+// until the listener fails. Errors start with "--http: " (e.g. the network module cannot be
+// loaded).
+Status ServeHttpUntilStopped(const Config& config, WiredServer& wired);
 
 // Serves MCP over stdin/stdout until EOF. false: a call ignored cancellation and is still running;
 // the caller should then exit without waiting for it (the state on disk is crash-safe).

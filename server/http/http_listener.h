@@ -1,9 +1,11 @@
-// HttpListener: what the binary needs of the Streamable HTTP transport — start, wait, stop —
-// without its implementation (http_transport.cpp, in the network module; server/netmod).
+// HttpListener: what the binary needs of the Streamable HTTP transport — start, wait, drain,
+// stop — without its implementation (http_transport.cpp, in the network module; server/netmod).
 #pragma once
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +43,18 @@ struct HttpOptions {
   // Serve only GET /metrics and /healthz (the --metrics listener); /metrics is served when the
   // server's ServerOptions::metrics is set.
   bool metrics_only = false;
+  // GET /readyz: why this replica is not ready to take requests (e.g. its store does not answer),
+  // nullopt when it is. Called on a worker thread for every probe, so it must answer at once
+  // (server/app/readiness_probe.h keeps a verdict a background thread refreshes). Unset: ready
+  // (until the drain starts).
+  std::function<std::optional<std::string>()> readiness;
+};
+
+// What a drain watches (server/app/drain.h).
+struct DrainActivity {
+  std::chrono::steady_clock::time_point last_request;  // the last one besides health checks
+  size_t busy = 0;  // POSTs to /mcp being answered (streamed answers until their stream ends)
+  bool ready_probed = false;  // GET /readyz was ever asked: a load balancer watches readiness
 };
 
 class HttpListener {
@@ -49,10 +63,19 @@ class HttpListener {
 
   // Binds and starts serving on background threads. Returns the bound port.
   virtual Result<int> Start() = 0;
-  // Ends every session, closes streams and the listener, joins the threads. Idempotent.
+  // Ends every session (cancelling its calls), closes streams (each gets an SSE `retry:` hint
+  // first, so its client reconnects, to another replica behind a proxy) and the listener, joins the threads. Idempotent.
   virtual void Stop() = 0;
   // Blocks until Stop() is called or the listener fails.
   virtual void Wait() = 0;
+
+  // --- drain (SIGTERM/SIGINT), in this order, then Stop() ------------------------------------
+  // /readyz answers 503 from now on; everything else is served as before.
+  virtual void BeginDrain() = 0;
+  // POSTs to /mcp that carry requests get 503 from now on (nothing dispatched, so a proxy may
+  // retry them elsewhere); answers in progress go on.
+  virtual void RefuseNewCalls() = 0;
+  virtual DrainActivity Activity() const = 0;
 };
 
 }  // namespace imgmcp::http

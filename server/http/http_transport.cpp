@@ -44,7 +44,7 @@ HttpTransport::HttpTransport(mcp::McpServer& server, HttpOptions options)
       sessions_(options_.clock ? *options_.clock : system_clock_, options_.session_idle_timeout,
                 options_.max_sessions, RecordingMetrics(server, options_)),
       live_(std::make_unique<LiveAnswers>(RecordingMetrics(server, options_))),
-      routes_(std::make_unique<McpRoutes>(server_, options_, sessions_, *live_)),
+      routes_(std::make_unique<McpRoutes>(server_, options_, sessions_, *live_, drain_)),
       http_(std::make_unique<Server>()) {}
 
 HttpTransport::~HttpTransport() { Stop(); }
@@ -127,6 +127,8 @@ void HttpTransport::Stop() {
     stopping_ = true;
   }
   state_cv_.notify_all();
+  // Every stream's last frame tells its client how soon to reconnect (sse.h, RetryFrame).
+  live_->HintRetry(RetryFrame(options_.sse_retry));
   for (const auto& session : sessions_.TakeAll()) session->End();
   live_->CloseAll();
   http_->Shutdown();

@@ -1,6 +1,6 @@
 // The Streamable HTTP transport (`--http`) on cpp-httplib: the listener, its threads and its
 // lifecycle. What each request gets — /mcp (POST, GET, DELETE) in both protocol eras, /healthz,
-// /gallery — is in mcp_routes.h. The same core and tools as stdio.
+// /readyz, /gallery — is in mcp_routes.h. A drain (server/app/drain.h) goes through DrainState. The same core and tools as stdio.
 //
 // Limits: connections wait for their request head in the connection gate (connection_gate.h),
 // with a total deadline and without a thread; each request being answered (a streaming POST, a
@@ -19,6 +19,7 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "server/http/drain_state.h"
 #include "server/http/http_listener.h"
 #include "server/http/session_table.h"
 
@@ -46,6 +47,11 @@ class HttpTransport final : public HttpListener {
   void Stop() override;
   // Blocks until Stop() is called or the listener fails.
   void Wait() override;
+  void BeginDrain() override { drain_.BeginDrain(); }
+  void RefuseNewCalls() override { drain_.RefuseNewCalls(); }
+  DrainActivity Activity() const override {
+    return {drain_.last_request(), drain_.busy(), drain_.ready_probed()};
+  }
 
   // For tests and probes.
   size_t SessionCount() const { return sessions_.size(); }
@@ -64,6 +70,7 @@ class HttpTransport final : public HttpListener {
   const HttpOptions options_;
   SystemClock system_clock_;
   SessionTable<HttpSession> sessions_;
+  DrainState drain_;
   std::unique_ptr<LiveAnswers> live_;  // modern requests and streams, for Stop()
   std::unique_ptr<McpRoutes> routes_;
   std::unique_ptr<Server> http_;

@@ -28,6 +28,10 @@ using Kind = mcp::IncomingMessage::Kind;
 
 constexpr char kLog[] = "http";
 constexpr char kEndpoint[] = "/mcp";
+// Health checks: like /healthz, /readyz needs no Host/Origin or token (a load balancer's checks
+// send neither) and says nothing about sessions.
+constexpr char kHealthPath[] = "/healthz";
+constexpr char kReadyPath[] = "/readyz";
 constexpr char kSessionHeader[] = "Mcp-Session-Id";
 constexpr char kJson[] = "application/json";
 constexpr char kEventStream[] = "text/event-stream";
@@ -291,6 +295,17 @@ void LiveAnswers::PublishStreams() const {
   if (metrics_ != nullptr) metrics_->SetOpenSseStreams(static_cast<int64_t>(streams_.size()));
 }
 
+void LiveAnswers::HintRetry(const std::string& frame) {
+  std::vector<std::shared_ptr<SseChannel>> streams;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [key, weak] : streams_) {
+      if (auto stream = weak.lock()) streams.push_back(std::move(stream));
+    }
+  }
+  for (const auto& stream : streams) stream->Push(frame);
+}
+
 void LiveAnswers::CloseAll() {
   std::vector<std::shared_ptr<HttpSession>> requests;
   std::vector<std::shared_ptr<SseChannel>> streams;
@@ -319,12 +334,13 @@ void LiveAnswers::CloseAll() {
 // ------------------------------------------------------------------------------------
 
 McpRoutes::McpRoutes(mcp::McpServer& server, const HttpOptions& options,
-                     SessionTable<HttpSession>& sessions, LiveAnswers& live)
+                     SessionTable<HttpSession>& sessions, LiveAnswers& live, DrainState& drain)
     : server_(server),
       options_(options),
       policy_(options.extra_allowed_hosts, OwnHosts(options), options.port),
       sessions_(sessions),
-      live_(live) {}
+      live_(live),
+      drain_(drain) {}
 
 void McpRoutes::Install(httplib::Server& http) {
   http.set_pre_routing_handler([this](const Request& req, Response& res) {
@@ -335,9 +351,10 @@ void McpRoutes::Install(httplib::Server& http) {
         return RewriteError(res) ? Handled::Handled : Handled::Unhandled;
       }));
   http.set_exception_handler(AnswerException);
-  http.Get("/healthz", [](const Request&, Response& res) { res.set_content("ok", "text/plain"); });
+  http.Get(kHealthPath, [](const Request&, Response& res) { res.set_content("ok", "text/plain"); });
   InstallMetricsRoute(http, server_.options().metrics);
   if (options_.metrics_only) return;
+  http.Get(kReadyPath, [this](const Request&, Response& res) { Ready(res); });
   InstallGalleryRoute(http, options_.gallery_page);
   http.Post(kEndpoint, [this](const Request& req, Response& res,
                               const httplib::ContentReader& reader) { Post(req, res, reader); });
@@ -378,6 +395,7 @@ bool McpRoutes::AllowRequest(const Request& req, Response& res) const {
   }
   const RequestHeaders& headers = served->headers;
   if (!HeadReadable(headers, res)) return false;
+  if (req.path != kHealthPath && req.path != kReadyPath) drain_.NoteRequest();
   const bool gallery = req.path == kGalleryPath;
   if (req.path != kEndpoint && !gallery && req.path != kMetricsPath) return true;
   if (!HeadersSingle(headers, res)) return false;
@@ -479,13 +497,30 @@ void McpRoutes::Post(const Request&, Response& res, const httplib::ContentReader
   if (parsed.error) return Refuse(res, 400, *parsed.error);
   AdoptTraceParent(headers, parsed.message);
   PostedMessage posted(std::move(parsed.message));
-  if (posted.batch) return ServeLegacy(headers, res, std::move(posted));  // always legacy
+  if (RefuseWhileDraining(res, posted)) return;
+  std::shared_ptr<void> busy = drain_.Busy();  // until answered (a stream: until it ends)
+  if (posted.batch) return ServeLegacy(headers, res, std::move(posted), std::move(busy));
   const mcp::RequestFacts& facts = posted.facts.front();
   const McpHeaders mcp_headers = McpHeadersOf(headers);
   const EraChoice era = ChooseEra(facts, mcp_headers);
   if (era.refusal) return Refuse(res, 400, *era.refusal, facts.id, /*modern=*/true);
-  if (era.era == mcp::Era::kModern) return ServeModern(mcp_headers, res, std::move(posted));
-  ServeLegacy(headers, res, std::move(posted));
+  if (era.era == mcp::Era::kModern) {
+    return ServeModern(mcp_headers, res, std::move(posted), std::move(busy));
+  }
+  ServeLegacy(headers, res, std::move(posted), std::move(busy));
+}
+
+// A draining server past its notice window starts no new request: 503 before anything is
+// dispatched (so nothing ran and nothing was committed; a proxy may send it to another replica),
+// and the connection closes. Notifications and responses (a client answering a server→client
+// request of a call in progress) still go through. True: refused.
+bool McpRoutes::RefuseWhileDraining(Response& res, const PostedMessage& posted) const {
+  if (!drain_.refusing() || posted.RequestIds().empty()) return false;
+  const bool modern = !posted.batch && ModernHeader(Headers());
+  res.set_header("Connection", "close");
+  res.set_header("Retry-After", "1");
+  Refuse(res, 503, Stopping(), posted.batch ? Json(nullptr) : posted.facts.front().id, modern);
+  return true;
 }
 
 // The body is read here, never past the limit (chunked and length-less bodies included); a body
@@ -511,7 +546,8 @@ bool McpRoutes::ReadBody(const RequestHeaders& headers, const httplib::ContentRe
 
 // A modern (2026-07-28) request: no session; it is served by a connection of its own, which lives
 // as long as its answer (any replica can serve it).
-void McpRoutes::ServeModern(const McpHeaders& headers, Response& res, PostedMessage posted) {
+void McpRoutes::ServeModern(const McpHeaders& headers, Response& res, PostedMessage posted,
+                            std::shared_ptr<void> busy) {
   const mcp::RequestFacts& facts = posted.facts.front();
   if (auto refusal = CheckModernHeaders(facts, headers)) {
     return Refuse(res, 400, *refusal, facts.id, /*modern=*/true);
@@ -538,7 +574,9 @@ void McpRoutes::ServeModern(const McpHeaders& headers, Response& res, PostedMess
     live_.RemoveRequest(request.get());
     return Refuse(res, 503, Stopping(), facts.id, /*modern=*/true);
   }
-  if (!answer.json) return Stream(res, request, std::move(answer.sse), /*modern=*/true);
+  if (!answer.json) {
+    return Stream(res, request, std::move(answer.sse), /*modern=*/true, std::move(busy));
+  }
   request->End();
   live_.RemoveRequest(request.get());
   res.status = answer.error_code
@@ -561,7 +599,8 @@ void McpRoutes::CancelForHangup(Response& res, const std::shared_ptr<HttpSession
 }
 
 // A legacy message or batch: served by the session it names, or by a new one for initialize.
-void McpRoutes::ServeLegacy(const RequestHeaders& headers, Response& res, PostedMessage posted) {
+void McpRoutes::ServeLegacy(const RequestHeaders& headers, Response& res, PostedMessage posted,
+                            std::shared_ptr<void> busy) {
   const bool named = headers.Get(Header::kMcpSessionId).has_value();
   const bool opens = !named && posted.IsInitialize();
   if (posted.batch && !named) {  // a batch without a session: most likely a 2026-07-28 client
@@ -593,7 +632,7 @@ void McpRoutes::ServeLegacy(const RequestHeaders& headers, Response& res, Posted
   HttpSession::Answer answer = session->AwaitAnswer(exchange, stream_after);
   if (answer.session_closed) return SessionNotFound(res);
   if (opens && !KeepNewSession(res, session)) return;
-  ReplyLegacy(res, session, std::move(answer));
+  ReplyLegacy(res, session, std::move(answer), std::move(busy));
 }
 
 std::shared_ptr<HttpSession> McpRoutes::OpenSession() {
@@ -629,8 +668,10 @@ bool McpRoutes::KeepNewSession(Response& res, const std::shared_ptr<HttpSession>
 }
 
 void McpRoutes::ReplyLegacy(Response& res, const std::shared_ptr<HttpSession>& session,
-                            HttpSession::Answer answer) {
-  if (!answer.json) return Stream(res, session, std::move(answer.sse), /*modern=*/false);
+                            HttpSession::Answer answer, std::shared_ptr<void> busy) {
+  if (!answer.json) {
+    return Stream(res, session, std::move(answer.sse), /*modern=*/false, std::move(busy));
+  }
   res.status = 200;
   if (session->connection().initialized()) res.set_header(kSessionHeader, session->id());
   SetJsonBody(res, std::move(*answer.json));
@@ -653,6 +694,22 @@ void McpRoutes::Get(const Request&, Response& res) {
       last ? session->Resume(*last) : session->OpenStandaloneStream();
   if (!channel) return SessionNotFound(res);
   Stream(res, session, std::move(channel), /*modern=*/false);
+}
+
+// GET /readyz: 200 "ready" when this replica takes requests; 503 with the reason when it drains
+// or its store does not answer (HttpOptions::readiness, which answers at once).
+void McpRoutes::Ready(Response& res) const {
+  drain_.NoteReadyProbe();
+  std::optional<std::string> problem;
+  if (drain_.draining()) {
+    problem = "draining";
+  } else if (options_.readiness) {
+    problem = options_.readiness();
+  }
+  res.set_header("Cache-Control", "no-store");
+  if (!problem) return res.set_content("ready", "text/plain");
+  res.status = 503;
+  res.set_content("not ready: " + *problem, "text/plain");
 }
 
 // Ends a legacy session.
@@ -687,7 +744,8 @@ std::shared_ptr<HttpSession> McpRoutes::FindSession(const RequestHeaders& header
 // basic/patterns/cancellation). The connection's thread waits on the channel for data or the
 // keep-alive interval; a stopping server finishes the channel (LiveAnswers), which wakes it.
 void McpRoutes::Stream(Response& res, const std::shared_ptr<HttpSession>& session,
-                       std::shared_ptr<SseChannel> channel, bool modern) {
+                       std::shared_ptr<SseChannel> channel, bool modern,
+                       std::shared_ptr<void> busy) {
   res.status = 200;
   res.set_header("Cache-Control", "no-cache");
   res.set_header("X-Accel-Buffering", "no");
@@ -698,7 +756,7 @@ void McpRoutes::Stream(Response& res, const std::shared_ptr<HttpSession>& sessio
   std::shared_ptr<HttpSession> owned = modern ? session : nullptr;
   res.set_chunked_content_provider(
       kEventStream,
-      [channel, keepalive](size_t, httplib::DataSink& sink) {
+      [channel, keepalive, busy](size_t, httplib::DataSink& sink) {
         return PumpStream(*channel, keepalive, sink);
       },
       [this, channel, weak, owned](bool) {

@@ -1,6 +1,7 @@
 // The routes of the Streamable HTTP transport (HttpTransport owns the listener and its
 // lifecycle): /mcp — POST (JSON-RPC in; JSON or SSE out), GET (a legacy session's standalone SSE
-// stream, resumable with Last-Event-ID), DELETE (ends a legacy session) — plus /healthz, the
+// stream, resumable with Last-Event-ID), DELETE (ends a legacy session) — plus /healthz and
+// /readyz (DrainState, HttpOptions::readiness), the
 // /gallery page (gallery_route.h) and the checks every request to /mcp or /gallery passes first
 // (Host/Origin allow-list, bearer token).
 //
@@ -24,6 +25,7 @@
 #include "common/log.h"
 #include "metrics/metrics.h"
 #include "server/http/http_listener.h"
+#include "server/http/drain_state.h"
 #include "server/http/http_session.h"
 #include "server/http/request_checks.h"
 #include "server/http/request_head.h"
@@ -47,6 +49,8 @@ class LiveAnswers {
   void RemoveRequest(const HttpSession* request);
   bool AddStream(const std::shared_ptr<SseChannel>& channel);
   void RemoveStream(const SseChannel* channel);
+  // Queues `frame` (RetryFrame) on every open stream, before a stopping server closes them.
+  void HintRetry(const std::string& frame);
   // Ends every modern request (a listen stream gets its closing result first) and finishes every
   // stream, which wakes the connection thread waiting on it; later Add* return false. Idempotent.
   void CloseAll();
@@ -67,7 +71,7 @@ class McpRoutes {
  public:
   // Every argument must outlive the server the routes are installed on.
   McpRoutes(mcp::McpServer& server, const HttpOptions& options, SessionTable<HttpSession>& sessions,
-            LiveAnswers& live);
+            LiveAnswers& live, DrainState& drain);
 
   // Installs every route, and the pre-routing, error and exception handlers, on `http` (a
   // GatedServer: the routes read each request's head as received, gated_server.h).
@@ -90,25 +94,30 @@ class McpRoutes {
             const httplib::ContentReader& reader);
   bool ReadBody(const RequestHeaders& headers, const httplib::ContentReader& reader,
                 httplib::Response& res, std::string* body) const;
-  void ServeModern(const McpHeaders& headers, httplib::Response& res, PostedMessage posted);
+  void ServeModern(const McpHeaders& headers, httplib::Response& res, PostedMessage posted,
+                   std::shared_ptr<void> busy);
   void CancelForHangup(httplib::Response& res, const std::shared_ptr<HttpSession>& request,
                        const mcp::RequestFacts& facts);
-  void ServeLegacy(const RequestHeaders& headers, httplib::Response& res, PostedMessage posted);
+  void ServeLegacy(const RequestHeaders& headers, httplib::Response& res, PostedMessage posted,
+                   std::shared_ptr<void> busy);
+  bool RefuseWhileDraining(httplib::Response& res, const PostedMessage& posted) const;
   std::shared_ptr<HttpSession> OpenSession();
   bool KeepNewSession(httplib::Response& res, const std::shared_ptr<HttpSession>& session);
   void ReplyLegacy(httplib::Response& res, const std::shared_ptr<HttpSession>& session,
-                   HttpSession::Answer answer);
+                   HttpSession::Answer answer, std::shared_ptr<void> busy);
 
   // --- GET and DELETE ---
   void Get(const httplib::Request& req, httplib::Response& res);
+  void Ready(httplib::Response& res) const;
   void Delete(const httplib::Request& req, httplib::Response& res);
 
   // --- shared steps ---
   // The session named by Mcp-Session-Id; answers 400 (no header) or 404 (unknown) itself.
   std::shared_ptr<HttpSession> FindSession(const RequestHeaders& headers, httplib::Response& res);
   // Streams `channel` as this response's text/event-stream body.
+  // `busy` (DrainState::Busy) is held until the stream ends.
   void Stream(httplib::Response& res, const std::shared_ptr<HttpSession>& session,
-              std::shared_ptr<SseChannel> channel, bool modern);
+              std::shared_ptr<SseChannel> channel, bool modern, std::shared_ptr<void> busy = {});
   std::string PayloadTooLarge() const;
 
   mcp::McpServer& server_;
@@ -116,6 +125,7 @@ class McpRoutes {
   OriginPolicy policy_;  // set again by SetPort, before serving; read-only afterwards
   SessionTable<HttpSession>& sessions_;
   LiveAnswers& live_;
+  DrainState& drain_;
   // Refusals before authentication: anyone can cause them at will, so their lines are rationed.
   mutable log::Throttle refused_origin_log_{"refusals of a Host or Origin"};
   mutable log::Throttle refused_token_log_{"refusals for a missing or wrong bearer token"};

@@ -30,6 +30,10 @@ std::string PrimingFrame(std::string_view id, std::chrono::milliseconds retry) {
   return frame;
 }
 
+std::string RetryFrame(std::chrono::milliseconds retry) {
+  return "retry: " + std::to_string(retry.count()) + "\n\n";
+}
+
 std::string MessageFrame(std::string_view id, std::string_view json) {
   std::string frame;
   frame.reserve(json.size() + id.size() + 32);

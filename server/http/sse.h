@@ -27,6 +27,9 @@ std::optional<EventId> ParseEventId(std::string_view text);
 
 // "id: <id>\nretry: <ms>\ndata: \n\n" — tells the client where it is and how soon to reconnect.
 std::string PrimingFrame(std::string_view id, std::chrono::milliseconds retry);
+// "retry: <ms>\n\n" — no event, only how soon to reconnect: the last frame of a stream a stopping
+// server closes, so its client reconnects promptly (behind a proxy, to another replica).
+std::string RetryFrame(std::chrono::milliseconds retry);
 // "event: message\nid: <id>\ndata: <json>\n\n" (no id line when `id` is empty). `json` is one
 // compact JSON text (no newlines).
 std::string MessageFrame(std::string_view id, std::string_view json);
