@@ -38,7 +38,9 @@ void ReadinessProbe::Loop() {
     Record(std::move(problem), detail);
     lock.lock();
     checking_ = false;
-    cv_.wait_for(lock, kPeriod, [this] { return stopping_; });
+    // While the store opens, its end is looked for often (OpenFinished is cheap).
+    const auto pause = store_.OpenFinished() ? kPeriod : kOpeningPeriod;
+    cv_.wait_for(lock, pause, [this] { return stopping_; });
   }
 }
 

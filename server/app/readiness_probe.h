@@ -22,6 +22,7 @@ class ReadinessProbe {
  public:
   static constexpr std::chrono::milliseconds kPeriod{1000};
   static constexpr std::chrono::milliseconds kStale{3000};
+  static constexpr std::chrono::milliseconds kOpeningPeriod{50};
 
   // Starts checking at once. `store` must outlive the probe.
   ReadinessProbe(session::DeferredSessionStore& store, std::filesystem::path data_dir);

@@ -33,6 +33,8 @@ constexpr char kLog[] = "http";
 metrics::Metrics* RecordingMetrics(const mcp::McpServer& server, const HttpOptions& options) {
   return options.metrics_only ? nullptr : server.options().metrics;
 }
+
+constexpr auto kStreamsEndWait = std::chrono::milliseconds(1000);
 }  // namespace
 
 // httplib::Server behind the connection gate (server/http/gated_server.h).
@@ -131,6 +133,9 @@ void HttpTransport::Stop() {
   live_->HintRetry(RetryFrame(options_.sse_retry));
   for (const auto& session : sessions_.TakeAll()) session->End();
   live_->CloseAll();
+  // Each stream's thread writes what was queued (the retry hint last) and ends its response
+  // cleanly; a client that does not read is not waited for long.
+  live_->AwaitStreamsEnded(kStreamsEndWait);
   http_->Shutdown();
   if (listen_thread_.joinable()) listen_thread_.join();
   if (sweep_thread_.joinable()) sweep_thread_.join();

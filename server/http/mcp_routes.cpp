@@ -286,13 +286,24 @@ bool LiveAnswers::AddStream(const std::shared_ptr<SseChannel>& channel) {
 }
 
 void LiveAnswers::RemoveStream(const SseChannel* channel) {
-  std::lock_guard<std::mutex> lock(mu_);
-  streams_.erase(channel);
-  PublishStreams();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    streams_.erase(channel);
+    PublishStreams();
+  }
+  streams_cv_.notify_all();
 }
 
 void LiveAnswers::PublishStreams() const {
   if (metrics_ != nullptr) metrics_->SetOpenSseStreams(static_cast<int64_t>(streams_.size()));
+}
+
+void LiveAnswers::AwaitStreamsEnded(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  streams_cv_.wait_for(lock, timeout, [this] {
+    return std::all_of(streams_.begin(), streams_.end(),
+                       [](const auto& entry) { return entry.second.expired(); });
+  });
 }
 
 void LiveAnswers::HintRetry(const std::string& frame) {
@@ -318,9 +329,7 @@ void LiveAnswers::CloseAll() {
     for (const auto& [key, weak] : streams_) {
       if (auto stream = weak.lock()) streams.push_back(std::move(stream));
     }
-    requests_.clear();
-    streams_.clear();
-    PublishStreams();
+    requests_.clear();  // streams_ stays: each leaves as its response ends (AwaitStreamsEnded)
   }
   // Requests first: a listen stream's closing result must reach its channel before it ends.
   for (const auto& request : requests) {

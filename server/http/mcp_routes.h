@@ -14,6 +14,8 @@
 
 #include <httplib.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -54,12 +56,15 @@ class LiveAnswers {
   // Ends every modern request (a listen stream gets its closing result first) and finishes every
   // stream, which wakes the connection thread waiting on it; later Add* return false. Idempotent.
   void CloseAll();
+  // Waits until every stream's response has ended (its last frames written), at most `timeout`.
+  void AwaitStreamsEnded(std::chrono::milliseconds timeout);
 
  private:
   void PublishStreams() const;  // under mu_
 
   metrics::Metrics* const metrics_;
   std::mutex mu_;  // guards closed_, requests_, streams_
+  std::condition_variable streams_cv_;  // a stream ended
   bool closed_ = false;
   std::map<const HttpSession*, std::weak_ptr<HttpSession>> requests_;
   std::map<const SseChannel*, std::weak_ptr<SseChannel>> streams_;

@@ -1,0 +1,212 @@
+"""Readiness and the graceful drain of one HTTP replica on SQLite (README.md, "Draining and rolling
+restarts"): /readyz, SIGTERM with a call in flight (it finishes and commits; new calls are refused
+with 503 once the notice window is over; exit 0), a call still running at --drain-timeout
+(cancelled, nothing committed, the session's turn free for the next server on the same data dir),
+a second signal, the SSE retry hint, and --drain-timeout's validation. Calls are held at a gate of
+the Gemini fake (tests/support/fake_gemini_process.py) for as long as a test needs them in flight.
+"""
+import http.client
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import shutil
+import unittest
+
+from fake_gemini_support import TEST_KEY, FakeGemini
+from replica_support import CallFailed, LegacyClient, ModernClient, structured
+from imgmcp_process import HttpProcess, SseReader, binary_path, clean_env
+
+WAIT = 20.0  # seconds any awaited condition may take
+
+
+def wait_until(predicate, timeout=WAIT, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def get(port, path):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT)
+    try:
+        conn.request("GET", path)
+        resp = conn.getresponse()
+        return resp.status, resp.read().decode()
+    finally:
+        conn.close()
+
+
+class DrainTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.fake = FakeGemini()
+        cls.addClassCleanup(cls.fake.close)
+
+    def setUp(self):
+        self.fake.reset()  # lets go of any call a test left held
+        self.data_dir = tempfile.mkdtemp(prefix="imgmcp-drain-")
+        self.addCleanup(shutil.rmtree, self.data_dir, True)
+        signal.signal(signal.SIGALRM, self._timeout)
+        signal.alarm(60)
+        self.addCleanup(signal.alarm, 0)
+
+    def _timeout(self, *_):
+        raise TimeoutError("test exceeded 60 s")
+
+    def start(self, *args, env=None, backend="gemini"):
+        env = {"GEMINI_API_KEY": TEST_KEY, "GEMINI_BASE_URL": self.fake.base_url, **(env or {})}
+        server = HttpProcess("--backend", backend, *args, env=env, data_dir=self.data_dir,
+                             name="imgmcp")
+        self.addCleanup(server.close, 20.0, False)
+        return server
+
+    def log_has(self, server, text):
+        return wait_until(lambda: text in server.stderr, what=f"log line {text!r}")
+
+    def start_held_edit(self, client, session_id, gate):
+        """edit_image of `session_id`, held at the fake's `gate`; returns (thread, outcome)."""
+        self.fake.script({"hold": gate})
+        outcome = {}
+
+        def edit():
+            try:
+                outcome["response"] = client.call_tool("edit_image", {
+                    "session_id": session_id, "prompt": "draw square black at 20,20 size 6",
+                    "inline": "none"})
+            except CallFailed as e:
+                outcome["failed"] = str(e)
+        thread = threading.Thread(target=edit, daemon=True)
+        thread.start()
+        self.assertEqual(self.fake.wait(held=1, timeout=WAIT)["held"], 1)
+        return thread, outcome
+
+    def versions_on_next_server(self, session_id):
+        """The session's versions as a fresh server on the same data dir sees them, after an edit
+        it makes at once (the local backend): the turn must be free."""
+        with HttpProcess("--backend", "local", data_dir=self.data_dir, name="next") as after:
+            client = ModernClient(after.port)
+            started = time.monotonic()
+            edited = structured(client.call_tool("edit_image", {
+                "session_id": session_id, "prompt": "draw square black at 60,20 size 6",
+                "inline": "none"}))
+            self.assertLess(time.monotonic() - started, 5.0, "the next edit waited for a turn")
+            history = structured(client.call_tool("get_image", {
+                "session_id": session_id, "inline": "none"}))["history"]
+            self.assertEqual(after.close(), 0)
+        return edited["version"], [h["version"] for h in history]
+
+    def test_readyz_waits_for_the_store_and_needs_no_token(self):
+        gate = os.path.join(self.data_dir, "open-gate")
+        os.mkfifo(gate)
+        server = self.start("--auth-token", "s3cret-token-for-readyz",
+                            env={"IMGMCP_TEST_STORE_OPEN_GATE": gate})
+        status, body = get(server.port, "/readyz")
+        self.assertEqual((status, body), (503, "not ready: the store is opening"))
+        with open(gate, "w"):
+            pass  # the store's open may finish now
+        wait_until(lambda: get(server.port, "/readyz") == (200, "ready"), what="/readyz 200")
+        self.assertEqual(get(server.port, "/healthz"), (200, "ok"))
+
+    def test_sigterm_lets_the_call_in_flight_finish_and_commit(self):
+        server = self.start("--drain-timeout", "30")
+        client = ModernClient(server.port)
+        structured(client.call_tool("generate_image", {"session_id": "kept", "prompt": "white",
+                                                       "inline": "none"}))
+        # A balancer watches /readyz.
+        wait_until(lambda: get(server.port, "/readyz") == (200, "ready"), what="/readyz 200")
+        thread, outcome = self.start_held_edit(client, "kept", "in flight")
+        server.proc.send_signal(signal.SIGTERM)
+        wait_until(lambda: get(server.port, "/readyz")[0] == 503, what="/readyz 503")
+        self.assertEqual(get(server.port, "/readyz"), (503, "not ready: draining"))
+        # The notice window: calls are still served while the balancer has not noticed.
+        got = structured(client.call_tool("get_image", {"session_id": "kept", "inline": "none",
+                                                        "include_history": False}))
+        self.assertEqual(got["version"], 1)
+        # Then new calls are refused before they run (a proxy retries them elsewhere).
+        self.log_has(server, "refusing new calls")
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=WAIT)
+        conn.request("POST", "/mcp", body=b'{"jsonrpc":"2.0","id":7,"method":"ping"}',
+                     headers=client._headers("ping"))
+        refused = conn.getresponse()
+        self.assertEqual(refused.status, 503)
+        self.assertEqual(refused.getheader("Retry-After"), "1")
+        self.assertIn(b"stopping", refused.read())
+        conn.close()
+        self.assertIsNone(server.proc.poll(), "exited with a call in flight")
+        self.fake.release("in flight")
+        thread.join(WAIT)
+        self.assertEqual(structured(outcome["response"])["version"], 2, outcome)
+        self.assertEqual(server.proc.wait(WAIT), 0, server.stderr)
+        self.assertIn("nothing in flight", server.stderr)
+        self.assertEqual(self.versions_on_next_server("kept"), (3, [1, 2, 3]))
+
+    def test_a_call_running_past_the_drain_timeout_is_cancelled(self):
+        server = self.start("--drain-timeout", "1")
+        client = ModernClient(server.port)
+        structured(client.call_tool("generate_image", {"session_id": "cut", "prompt": "white",
+                                                       "inline": "none"}))
+        thread, outcome = self.start_held_edit(client, "cut", "never released")
+        started = time.monotonic()
+        server.proc.send_signal(signal.SIGTERM)
+        self.assertEqual(server.proc.wait(WAIT), 0, server.stderr)
+        self.assertLess(time.monotonic() - started, 8.0)
+        self.assertIn("cancelling 1 request(s) still in flight", server.stderr)
+        thread.join(WAIT)
+        self.assertNotIn("response", outcome, "the cancelled edit answered")
+        # Nothing of it was committed, and its turn is free: the next edit is version 2.
+        self.assertEqual(self.versions_on_next_server("cut"), (2, [1, 2]))
+
+    def test_a_second_signal_stops_at_once(self):
+        server = self.start("--drain-timeout", "600")
+        client = ModernClient(server.port)
+        structured(client.call_tool("generate_image", {"session_id": "twice", "prompt": "white",
+                                                       "inline": "none"}))
+        self.start_held_edit(client, "twice", "held on")
+        server.proc.send_signal(signal.SIGINT)
+        self.log_has(server, "SIGINT: draining")
+        started = time.monotonic()
+        server.proc.send_signal(signal.SIGTERM)
+        self.assertEqual(server.proc.wait(WAIT), 0, server.stderr)
+        self.assertLess(time.monotonic() - started, 5.0)
+        self.assertIn("SIGTERM again: stopping now", server.stderr)
+        self.assertEqual(self.versions_on_next_server("twice"), (2, [1, 2]))
+
+    def test_streams_end_with_a_retry_hint(self):
+        server = self.start(backend="local")
+        client = LegacyClient(server.port)
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=WAIT)
+        headers = client._headers()
+        headers["Accept"] = "text/event-stream"
+        conn.request("GET", "/mcp", headers=headers)
+        resp = conn.getresponse()
+        self.assertEqual(resp.status, 200)
+        reader = SseReader(resp)
+        self.assertIn("id", reader.next_event())  # the priming event (it has a retry: too)
+        server.proc.send_signal(signal.SIGTERM)
+        rest = list(reader.events())
+        conn.close()
+        self.assertEqual(rest, [{"retry": "1000"}])
+        self.assertEqual(server.proc.wait(WAIT), 0, server.stderr)
+
+    def test_drain_timeout_is_validated(self):
+        for args, env, named in ((["--drain-timeout", "3601"], {}, "--drain-timeout"),
+                                 (["--drain-timeout", "-1"], {}, "--drain-timeout"),
+                                 ([], {"IMGMCP_DRAIN_TIMEOUT": "soon"}, "IMGMCP_DRAIN_TIMEOUT")):
+            done = subprocess.run([binary_path(), *args, "--version"], env=clean_env(env),
+                                  capture_output=True, text=True, timeout=WAIT)
+            self.assertEqual(done.returncode, 2, done.stderr)
+            self.assertRegex(done.stderr, re.escape(named) + r": expected an integer from 0 to "
+                             r"3600")
+        self.assertIn("--drain-timeout SECONDS", subprocess.run(
+            [binary_path(), "--help"], capture_output=True, text=True, timeout=WAIT).stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
