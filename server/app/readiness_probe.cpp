@@ -45,10 +45,13 @@ void ReadinessProbe::Loop() {
 }
 
 std::optional<std::string> ReadinessProbe::Check(std::string* detail) {
-  if (!store_.OpenFinished()) return "the store is opening";
   if (Status open = store_.WaitForOpen(std::chrono::milliseconds(0)); !open.ok()) {
+    if (open.error().code == ErrorCode::kDeadlineExceeded && !store_.OpenFinished()) {
+      return "the store is opening";
+    }
     *detail = open.error().message;
-    return "the store is not available";
+    return store_.OpenFinished() ? "the store could not be opened"
+                                 : "the store is not reachable yet";
   }
   if (Status dir = session::CheckDataDirUsable(data_dir_); !dir.ok()) {
     *detail = dir.error().message;

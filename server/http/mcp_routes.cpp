@@ -90,6 +90,11 @@ mcp::RpcError Stopping() {
   return mcp::InternalError("Service Unavailable: the server is stopping");
 }
 
+mcp::RpcError StoppedDuringCall() {
+  return mcp::InternalError("Internal error: the server stopped while the request ran; it was "
+                            "cancelled");
+}
+
 // The headers of the request this thread serves, as the client sent them (request_head.h). Every
 // route runs inside a GatedServer request (AllowRequest refuses anything else).
 const RequestHeaders& Headers() {
@@ -580,8 +585,10 @@ void McpRoutes::ServeModern(const McpHeaders& headers, Response& res, PostedMess
   HttpSession::Answer answer = request->AwaitAnswer(exchange, posted.StreamAfter());
   if (answer.client_gone) return CancelForHangup(res, request, facts);
   if (answer.session_closed) {
+    // Not 503: that says nothing ran (a proxy may send it again elsewhere), and this request
+    // was dispatched, then cancelled by the stopping server.
     live_.RemoveRequest(request.get());
-    return Refuse(res, 503, Stopping(), facts.id, /*modern=*/true);
+    return Refuse(res, 500, StoppedDuringCall(), facts.id, /*modern=*/true);
   }
   if (!answer.json) {
     return Stream(res, request, std::move(answer.sse), /*modern=*/true, std::move(busy));
