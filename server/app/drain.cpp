@@ -72,9 +72,11 @@ void Drain(http::HttpListener& listener, std::chrono::seconds timeout, int first
   const Clock::time_point start = Clock::now();
   const Clock::time_point deadline = start + timeout;
   listener.BeginDrain();
-  log::Info(kLog, SignalName(first_signal) + ": draining; /readyz answers 503, requests are served "
-                      "until none came for " + Seconds(kQuietWindow) + " (drain timeout " +
-                      std::to_string(timeout.count()) + " s)");
+  const std::string quiet = Seconds(kQuietWindow);
+  const std::string limit = std::to_string(timeout.count()) + " s";
+  log::Info(kLog, SignalName(first_signal) +
+                      ": draining; /readyz answers 503; requests are served" +
+                      " until none came for " + quiet + " (drain timeout " + limit + ")");
   const bool on_time = AwaitQuiet(listener, signals, start, deadline);
   listener.RefuseNewCalls();
   if (on_time) {

@@ -6,8 +6,7 @@
 
 namespace imgmcp::app {
 
-ReadinessProbe::ReadinessProbe(session::DeferredSessionStore& store,
-                               std::filesystem::path data_dir)
+ReadinessProbe::ReadinessProbe(session::DeferredSessionStore& store, std::filesystem::path data_dir)
     : store_(store), data_dir_(std::move(data_dir)), thread_([this] { Loop(); }) {}
 
 ReadinessProbe::~ReadinessProbe() {

@@ -64,7 +64,8 @@ class HttpListener {
   // Binds and starts serving on background threads. Returns the bound port.
   virtual Result<int> Start() = 0;
   // Ends every session (cancelling its calls), closes streams (each gets an SSE `retry:` hint
-  // first, so its client reconnects, to another replica behind a proxy) and the listener, joins the threads. Idempotent.
+  // first, so its client reconnects, to another replica behind a proxy) and the listener, joins the
+  // threads. Idempotent.
   virtual void Stop() = 0;
   // Blocks until Stop() is called or the listener fails.
   virtual void Wait() = 0;

@@ -1,6 +1,7 @@
 // The Streamable HTTP transport (`--http`) on cpp-httplib: the listener, its threads and its
 // lifecycle. What each request gets — /mcp (POST, GET, DELETE) in both protocol eras, /healthz,
-// /readyz, /gallery — is in mcp_routes.h. A drain (server/app/drain.h) goes through DrainState. The same core and tools as stdio.
+// /readyz, /gallery — is in mcp_routes.h. A drain (server/app/drain.h) goes through DrainState. The
+// same core and tools as stdio.
 //
 // Limits: connections wait for their request head in the connection gate (connection_gate.h),
 // with a total deadline and without a thread; each request being answered (a streaming POST, a

@@ -91,8 +91,7 @@ mcp::RpcError Stopping() {
 }
 
 mcp::RpcError StoppedDuringCall() {
-  return mcp::InternalError("Internal error: the server stopped while the request ran; it was "
-                            "cancelled");
+  return mcp::InternalError("Internal error: the server stopped while the request ran");
 }
 
 // The headers of the request this thread serves, as the client sent them (request_head.h). Every

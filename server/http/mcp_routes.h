@@ -28,6 +28,7 @@
 #include "metrics/metrics.h"
 #include "server/http/http_listener.h"
 #include "server/http/drain_state.h"
+#include "server/http/http_listener.h"
 #include "server/http/http_session.h"
 #include "server/http/request_checks.h"
 #include "server/http/request_head.h"
