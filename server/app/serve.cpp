@@ -3,7 +3,9 @@
 #include <pthread.h>
 
 #include <atomic>
+#include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
@@ -20,6 +22,9 @@
 
 namespace imgmcp::app {
 namespace {
+
+// Interrupts the stdio reader's blocking read() for a drain.
+constexpr int kWakeReader = SIGUSR1;
 
 sigset_t StopSignals() {
   sigset_t signals;
@@ -43,6 +48,30 @@ Result<std::unique_ptr<http::HttpListener>> StartListener(const Config& config,
   return listener;
 }
 
+// The stdio drain: on SIGTERM or SIGINT the reader stops reading (as at EOF; `reader` is
+// interrupted with kWakeReader until StdioTransport::Run returns, `done`) and calls in flight get
+// `grace` to finish. A second signal exits at once: the state on disk is crash-safe and a turn
+// dies with the process.
+void StopStdioOnSignal(pthread_t reader, std::chrono::milliseconds grace,
+                       std::atomic<bool>& stop_reading, const std::atomic<bool>& done) {
+  const sigset_t stop_signals = StopSignals();
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  if (done.load()) return;
+  log::Info("drain", std::string(signal_number == SIGINT ? "SIGINT" : "SIGTERM") +
+                         ": no more input is read; calls in flight may finish within " +
+                         std::to_string(grace.count() / 1000) + " s");
+  stop_reading.store(true);
+  const timespec step{0, 50'000'000};
+  while (!done.load()) {
+    pthread_kill(reader, kWakeReader);
+    if (sigtimedwait(&stop_signals, nullptr, &step) > 0 && !done.load()) {
+      log::Info("drain", "signalled again: exiting now");
+      std::_Exit(0);
+    }
+  }
+}
+
 }  // namespace
 
 void PrepareProcess(const Config& config) {
@@ -54,9 +83,16 @@ void PrepareProcess(const Config& config) {
   log::SetFormat(format);
   for (const std::string& warning : ConfigWarnings(config)) log::Warn("main", warning);
   std::signal(SIGPIPE, SIG_IGN);
-  if (config.http_listen) {
+  if (!config.self_check) {
     const sigset_t stop_signals = StopSignals();
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  }
+  if (!config.http_listen) {
+    // Interrupts the stdio reader's read() for a drain (ServeStdio): no SA_RESTART.
+    struct sigaction wake = {};
+    wake.sa_handler = [](int) {};
+    sigemptyset(&wake.sa_mask);
+    sigaction(kWakeReader, &wake, nullptr);
   }
 }
 
@@ -85,9 +121,22 @@ Status ServeHttpUntilStopped(const Config& config, WiredServer& wired) {
   return Status::Ok();
 }
 
-bool ServeStdio(mcp::McpServer& server) {
-  mcp::StdioTransport transport(server, mcp::StdioOptions{});
-  return transport.Run();
+bool ServeStdio(const Config& config, mcp::McpServer& server) {
+  std::atomic<bool> stop_reading{false};
+  std::atomic<bool> done{false};
+  mcp::StdioOptions options;
+  options.stop_reading = &stop_reading;
+  options.stop_grace = std::chrono::seconds(config.drain_timeout_seconds);
+  const pthread_t reader = pthread_self();
+  std::thread stopper([&stop_reading, &done, &options, reader] {
+    StopStdioOnSignal(reader, options.stop_grace, stop_reading, done);
+  });
+  mcp::StdioTransport transport(server, options);
+  const bool idle = transport.Run();
+  done.store(true);
+  pthread_kill(stopper.native_handle(), SIGTERM);  // wakes its wait when no signal came
+  stopper.join();
+  return idle;
 }
 
 }  // namespace imgmcp::app

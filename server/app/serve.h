@@ -9,9 +9,10 @@
 namespace imgmcp::app {
 
 // Call first, before any thread exists: sets the log level, logs ConfigWarnings, ignores SIGPIPE
-// (a client that goes away must not kill us mid-write; the writer sees EPIPE instead) and, over
-// HTTP, blocks SIGINT and SIGTERM so that every thread started later inherits the block and only
-// ServeHttpUntilStopped's waiter receives them (a worker thread would otherwise die of them).
+// (a client that goes away must not kill us mid-write; the writer sees EPIPE instead) and, unless
+// it is a self-check, blocks SIGINT and SIGTERM so that every thread started later inherits the
+// block and only the waiter of ServeHttpUntilStopped or ServeStdio receives them (a worker thread
+// would otherwise die of them); for stdio it also sets up the signal that interrupts the reader.
 void PrepareProcess(const Config& config);
 
 // Serves Streamable HTTP (config.http_listen must be set), with /readyz from the store's
@@ -20,8 +21,10 @@ void PrepareProcess(const Config& config);
 // loaded).
 Status ServeHttpUntilStopped(const Config& config, WiredServer& wired);
 
-// Serves MCP over stdin/stdout until EOF. false: a call ignored cancellation and is still running;
-// the caller should then exit without waiting for it (the state on disk is crash-safe).
-bool ServeStdio(mcp::McpServer& server);
+// Serves MCP over stdin/stdout until EOF, or until SIGINT or SIGTERM: then no more input is read
+// and calls in flight get --drain-timeout to finish before they are cancelled (a second signal
+// exits at once). false: a call ignored cancellation and is still running; the caller should then
+// exit without waiting for it (the state on disk is crash-safe).
+bool ServeStdio(const Config& config, mcp::McpServer& server);
 
 }  // namespace imgmcp::app

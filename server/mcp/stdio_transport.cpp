@@ -41,7 +41,8 @@ bool StdioTransport::Run() {
   // Left uninitialised: zero-filling would make the whole chunk resident at start-up, while
   // read() touches only the pages a message fills (small messages: one page).
   const std::unique_ptr<char[]> buffer(new char[options_.read_chunk_bytes]);
-  while (true) {
+  const auto stopped = [this] { return options_.stop_reading && options_.stop_reading->load(); };
+  while (!stopped()) {
     const ssize_t n = ::read(options_.in_fd, buffer.get(), options_.read_chunk_bytes);
     if (n > 0) {
       splitter.Feed(std::string_view(buffer.get(), static_cast<size_t>(n)));
@@ -51,15 +52,15 @@ bool StdioTransport::Run() {
     if (n < 0) log::Error(kLog, std::string("reading stdin failed: ") + std::strerror(errno));
     break;
   }
-  splitter.Finish();
+  if (!stopped()) splitter.Finish();  // a line cut short by a drain is not a message
 
   // EOF: subscriptions end at once; running calls may finish briefly (a piped script may be
   // waiting for their answers), then what is left is cancelled.
   connection->EndSubscriptions();
-  bool idle = connection->WaitIdle(options_.finish_grace);
+  bool idle = connection->WaitIdle(stopped() ? options_.stop_grace : options_.finish_grace);
   if (!idle) {
-    log::Info(kLog, "stdin closed; cancelling " + std::to_string(connection->InFlightCount()) +
-                        " call(s) still running");
+    log::Info(kLog, std::string(stopped() ? "drain timeout" : "stdin closed") + "; cancelling " +
+                        std::to_string(connection->InFlightCount()) + " call(s) still running");
     connection->CancelAll();
     idle = connection->WaitIdle(options_.cancel_grace);
   }

@@ -6,6 +6,7 @@
 // written whole under one mutex with writev, from any thread. Logs go to stderr only.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <mutex>
@@ -28,6 +29,11 @@ struct StdioOptions {
   // cancelled. Together they stay under the 2 s exit promise.
   std::chrono::milliseconds finish_grace{1200};
   std::chrono::milliseconds cancel_grace{500};
+  // A drain (SIGTERM/SIGINT; server/app/serve.cpp): another thread sets *stop_reading and then
+  // interrupts the reading thread with a signal whose handler does not restart read(). Reading
+  // stops as at EOF, and running calls get stop_grace (not finish_grace) to finish.
+  const std::atomic<bool>* stop_reading = nullptr;
+  std::chrono::milliseconds stop_grace{0};
 };
 
 class StdioTransport final : public MessageSink {

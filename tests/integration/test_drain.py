@@ -2,7 +2,8 @@
 restarts"): /readyz, SIGTERM with a call in flight (it finishes and commits; new calls are refused
 with 503 once the notice window is over; exit 0), a call still running at --drain-timeout
 (cancelled, nothing committed, the session's turn free for the next server on the same data dir),
-a second signal, the SSE retry hint, and --drain-timeout's validation. Calls are held at a gate of
+a second signal, the SSE retry hint, and --drain-timeout's validation; over stdio, SIGTERM stops
+reading and lets the call in flight finish (or cancels it at --drain-timeout). Calls are held at a gate of
 the Gemini fake (tests/support/fake_gemini_process.py) for as long as a test needs them in flight.
 """
 import http.client
@@ -19,6 +20,7 @@ import unittest
 from fake_gemini_support import TEST_KEY, FakeGemini
 from replica_support import CallFailed, LegacyClient, ModernClient, structured
 from imgmcp_process import HttpProcess, SseReader, binary_path, clean_env
+from mcp_harness import ServerProcess
 
 WAIT = 20.0  # seconds any awaited condition may take
 
@@ -194,6 +196,42 @@ class DrainTest(unittest.TestCase):
         conn.close()
         self.assertEqual(rest, [{"retry": "1000"}])
         self.assertEqual(server.proc.wait(WAIT), 0, server.stderr)
+
+    def start_stdio(self, *args):
+        server = ServerProcess(["--backend", "gemini", *args], data_dir=self.data_dir, env={
+            "GEMINI_API_KEY": TEST_KEY, "GEMINI_BASE_URL": self.fake.base_url})
+        self.addCleanup(server.__exit__, None, None, None)
+        server.initialize()
+        result = server.call_tool("generate_image", {"session_id": "piped", "prompt": "white",
+                                                     "inline": "none"})["result"]
+        self.assertEqual(result["structuredContent"]["version"], 1, result)
+        self.fake.script({"hold": "stdio"})
+        server.send({"jsonrpc": "2.0", "id": 900, "method": "tools/call", "params": {
+            "name": "edit_image", "arguments": {"session_id": "piped", "inline": "none",
+                                                "prompt": "draw square black at 20,20 size 6"}}})
+        self.assertEqual(self.fake.wait(held=1, timeout=WAIT)["held"], 1)
+        return server
+
+    def test_stdio_sigterm_lets_the_call_in_flight_finish(self):
+        server = self.start_stdio("--drain-timeout", "30")
+        server.proc.send_signal(signal.SIGTERM)
+        self.assertIn("SIGTERM: no more input is read",
+                      server.wait_for_stderr("SIGTERM: no more input is read"))
+        self.assertIsNone(server.proc.poll(), "exited with a call in flight")
+        self.fake.release("stdio")
+        answer = server.wait_for(lambda m: m.get("id") == 900, WAIT)
+        self.assertEqual(answer["result"]["structuredContent"]["version"], 2, answer)
+        self.assertEqual(server.wait_exit(WAIT), 0, server.stderr)
+        self.assertEqual(self.versions_on_next_server("piped"), (3, [1, 2, 3]))
+
+    def test_stdio_call_past_the_drain_timeout_is_cancelled(self):
+        server = self.start_stdio("--drain-timeout", "1")
+        started = time.monotonic()
+        server.proc.send_signal(signal.SIGINT)
+        self.assertEqual(server.wait_exit(WAIT), 0, server.stderr)
+        self.assertLess(time.monotonic() - started, 8.0)
+        self.assertIn("drain timeout; cancelling 1 call(s)", server.stderr)
+        self.assertEqual(self.versions_on_next_server("piped"), (2, [1, 2]))
 
     def test_drain_timeout_is_validated(self):
         for args, env, named in ((["--drain-timeout", "3601"], {}, "--drain-timeout"),
