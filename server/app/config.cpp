@@ -425,9 +425,10 @@ constexpr FlagSpec kFlags[] = {
     {.name = "--drain-timeout",
      .env = "IMGMCP_DRAIN_TIMEOUT",
      .value = "SECONDS",
-     .help = "on SIGTERM or SIGINT: /readyz turns 503, requests are served until none came for "
-             "2 s, then calls in flight may finish; past SECONDS from the signal the rest are "
-             "cancelled (committing nothing) and the server exits 0. 0 = cancel at once",
+     .help = "on SIGTERM or SIGINT, calls in flight may finish for up to SECONDS; the rest are "
+             "then cancelled (committing nothing) and the server exits 0 (over HTTP /readyz "
+             "turns 503 first, and requests are served until none came for 2 s). 0 = cancel at "
+             "once",
      .set = SetInt<&Config::drain_timeout_seconds, 0, 3600>,
      .default_text = ShowDefault<&Config::drain_timeout_seconds>},
 

@@ -74,8 +74,8 @@ struct Config {
   std::vector<std::string> allow_hosts;
   int http_header_timeout_seconds = 10;  // a request head must arrive whole within this
   int http_max_sessions = 4096;          // HTTP sessions at once (the longest idle is evicted)
-  // SIGTERM/SIGINT over HTTP: how long the drain may take before calls still running are
-  // cancelled (server/app/drain.h); --drain-timeout / IMGMCP_DRAIN_TIMEOUT.
+  // SIGTERM/SIGINT: how long the drain may take before calls still running are cancelled
+  // (server/app/drain.h over HTTP, ServeStdio over stdio); --drain-timeout / IMGMCP_DRAIN_TIMEOUT.
   int drain_timeout_seconds = 30;
   bool conformance_fixtures = false;
   std::string log_level = "info";  // a name log::ParseLevel accepts

@@ -26,7 +26,6 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "metrics/metrics.h"
-#include "server/http/http_listener.h"
 #include "server/http/drain_state.h"
 #include "server/http/http_listener.h"
 #include "server/http/http_session.h"
