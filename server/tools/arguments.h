@@ -250,7 +250,7 @@ class DigestWriter {
     if (value) Put(name, *value);
   }
   void Enum(const char* name, std::optional<std::string>& value, const std::vector<std::string>&,
-            const std::string&) {
+            const std::string&, const std::string& = {}) {
     if (value) Put(name, *value);
   }
   template <typename E>
