@@ -5,8 +5,12 @@ SIGHUP makes the script restart every replica in turn (each drains, exits 0 and 
 port before the next goes). No call may fail, and every session must hold exactly the edits its
 client sent, once each, in send order.
 
-Each client edits until the roll is done and then a few more times (at most MAX_EDITS; on a
-2-core machine that is some tens of edits per client during the roll, not hundreds)."""
+The same stream again while one replica is killed with SIGKILL: only calls in flight on it may
+fail, and each, sent again with its idempotency_key, applies exactly once. Every edit draws a dot
+of its own, so the final image shows each edit's effect and the history shows it happened once.
+
+Each client edits until the roll (or kill) is done and then a few more times (at most MAX_EDITS;
+on a 2-core machine that is some tens of edits per client during the roll, not hundreds)."""
 import os
 import re
 import signal
@@ -17,54 +21,82 @@ import unittest
 
 from replica_support import CallFailed, ModernClient
 from test_cluster_script import Lines
+from tools_support import pngio
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 CLIENTS = 5
-MAX_EDITS = 300     # per client
+MAX_EDITS = 1500    # per client (the dot grid holds 1600)
 AFTER_ROLL = 3      # edits each client makes once the roll is done
 TEST_TIMEOUT = 150  # seconds
+RETRIES = 20        # per call, in the kill test: the same call and key again
 
 
-def prompt(client, i):
-    """A local-backend edit naming its client and number: the history shows which edit it was."""
-    return f'text "c{client} e{i}" at 4,4'
+def dot_at(i):
+    """Where edit i draws its 8×8 dot on the 512×512 image (40 per row, 12 px apart)."""
+    return 4 + (i % 40) * 12, 4 + (i // 40) * 12
+
+
+def prompt(i):
+    """A local-backend edit of its own: the history shows which edit it was, the pixels that it
+    was applied."""
+    x, y = dot_at(i)
+    return f"draw dot black at {x},{y}"
 
 
 
 class Editor(threading.Thread):
     """One client: a session of its own, edited again and again until told to finish."""
 
-    def __init__(self, port, index, roll_done):
+    def __init__(self, port, index, roll_done, retries=0):
         super().__init__(daemon=True)
         self.client = ModernClient(port)
         self.index = index
         self.session = f"roll-{index}"
         self.roll_done = roll_done
+        self.retries = retries  # attempts after a failed one, with the same idempotency_key
         self.sent = []       # prompts of the edits answered, in send order
-        self.failures = []   # what went wrong, per failed call
+        self.failures = []   # what went wrong, per call that failed for good
+        self.retried = []    # what went wrong on an attempt that was then sent again
+        self.calls_retried = 0  # calls that needed more than one attempt
+        self.repeats = 0     # answers that were repeats of an attempt already applied
         self.during_roll = 0
 
-    def call(self, name, arguments):
+    def attempt(self, name, arguments):
+        """The structuredContent, or (None, why) when the call failed."""
         try:
             response = self.client.call_tool(name, arguments)
         except CallFailed as e:
-            self.failures.append(f"{name}: {e}")
-            return None
+            return None, f"{name}: {e}"
         result = response.get("result", {})
         if "error" in response or result.get("isError"):
-            self.failures.append(f"{name}: {response}")
-            return None
-        return result["structuredContent"]
+            return None, f"{name}: {response}"
+        return result["structuredContent"], None
+
+    def call(self, name, arguments):
+        for attempt in range(self.retries + 1):
+            got, why = self.attempt(name, arguments)
+            if got is not None:
+                self.repeats += bool(got.get("repeated"))
+                return got
+            if attempt == self.retries:
+                break
+            self.calls_retried += attempt == 0
+            self.retried.append(why)
+            time.sleep(0.2)  # back off before the next attempt, as a client would
+        self.failures.append(why)
+        return None
 
     def run(self):
         self.call("generate_image", {"session_id": self.session, "prompt": "solid white",
-                                     "inline": "none"})
+                                     "image_size": "512", "inline": "none",
+                                     "idempotency_key": f"{self.session}-g"})
         after = 0
         while len(self.sent) < MAX_EDITS and after < AFTER_ROLL and not self.failures:
             done_before = self.roll_done.is_set()
-            text = prompt(self.index, len(self.sent))
+            text = prompt(len(self.sent))
             got = self.call("edit_image", {"session_id": self.session, "prompt": text,
-                                           "inline": "none"})
+                                           "inline": "none",
+                                           "idempotency_key": f"{self.session}-e{len(self.sent)}"})
             if got is None:
                 return
             self.sent.append(text)
@@ -88,6 +120,25 @@ class Editor(threading.Thread):
             if not before:
                 return [(h["version"], h.get("parent_version"), h.get("prompt")) for h in entries]
 
+    def missing_dots(self):
+        """The edits whose dot the session's current image lacks."""
+        with open(self.call("get_image", {"session_id": self.session, "inline": "none"})["path"],
+                  "rb") as f:
+            image = pngio.decode_png(f.read())
+        return [i for i in range(len(self.sent))
+                if pngio.pixel(image, dot_at(i)[0] + 4, dot_at(i)[1] + 4)[:3] != (0, 0, 0)]
+
+    def check(self, test):
+        """Every edit sent is in the history exactly once, in send order, chained, and drawn."""
+        history = self.history()
+        test.assertEqual([v for v, _, _ in history], list(range(1, len(self.sent) + 2)),
+                         f"session {self.session}: lost or duplicated versions")
+        test.assertEqual([p for _, _, p in history[1:]], self.sent,
+                         f"session {self.session}: not in send order")
+        test.assertEqual([parent for _, parent, _ in history[1:]],
+                         list(range(1, len(self.sent) + 1)))
+        test.assertEqual(self.missing_dots(), [], f"session {self.session}")
+
 
 class RollingRestartTest(unittest.TestCase):
     def setUp(self):
@@ -96,6 +147,16 @@ class RollingRestartTest(unittest.TestCase):
         signal.signal(signal.SIGALRM, on_alarm)
         signal.alarm(TEST_TIMEOUT)
         self.addCleanup(signal.alarm, 0)
+
+    def start_editors(self, port, roll_done, retries=0):
+        editors = [Editor(port, i, roll_done, retries) for i in range(CLIENTS)]
+        for e in editors:
+            e.start()
+        # Every client is editing before the roll (or kill) starts.
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not all(e.sent or e.failures for e in editors):
+            time.sleep(0.05)
+        return editors
 
     def start_cluster(self):
         proc = subprocess.Popen(
@@ -112,6 +173,8 @@ class RollingRestartTest(unittest.TestCase):
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait()
+            proc.stdout.close()
+            proc.stderr.close()
         self.addCleanup(cleanup)
         url = proc.stdout.readline().strip()
         self.assertRegex(url, r"^http://127\.0\.0\.1:\d+/mcp$", stderr.text())
@@ -120,13 +183,7 @@ class RollingRestartTest(unittest.TestCase):
     def test_rolling_restart_under_load_fails_no_call(self):
         proc, stderr, port = self.start_cluster()
         roll_done = threading.Event()
-        editors = [Editor(port, i, roll_done) for i in range(CLIENTS)]
-        for e in editors:
-            e.start()
-        # Every client is editing before the roll starts.
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not all(e.sent or e.failures for e in editors):
-            time.sleep(0.05)
+        editors = self.start_editors(port, roll_done)
         proc.send_signal(signal.SIGHUP)
         done = stderr.wait_for(lambda lines: any("roll: done" in l for l in lines), timeout=90)
         roll_done.set()
@@ -138,18 +195,38 @@ class RollingRestartTest(unittest.TestCase):
         self.assertEqual([f for e in editors for f in e.failures], [], stderr.text(80))
         self.assertTrue(all(e.during_roll > 0 for e in editors),
                         [e.during_roll for e in editors])
+        self.assertEqual([e.repeats for e in editors], [0] * CLIENTS)
         for e in editors:
-            history = e.history()
-            self.assertEqual([v for v, _, _ in history], list(range(1, len(e.sent) + 2)),
-                             f"session {e.session}: lost or duplicated versions")
-            self.assertEqual([p for _, _, p in history[1:]], e.sent,
-                             f"session {e.session}: not in send order")
-            self.assertEqual([parent for _, parent, _ in history[1:]],
-                             list(range(1, len(e.sent) + 1)))
+            e.check(self)
         print(f"edits per client during the roll: {[e.during_roll for e in editors]}, "
               f"in all: {[len(e.sent) for e in editors]}")
         proc.send_signal(signal.SIGTERM)
         self.assertEqual(proc.wait(timeout=60), 0, stderr.text(30))
+
+    def test_a_killed_replica_fails_only_its_calls_and_their_retries_apply_once(self):
+        proc, stderr, port = self.start_cluster()
+        pid = stderr.wait_for(
+            lambda lines: next((int(m.group(1)) for l in lines
+                                for m in [re.search(r"replica 2: pid (\d+)", l)] if m), None))
+        self.assertIsNotNone(pid, stderr.text(30))
+        kill_done = threading.Event()
+        editors = self.start_editors(port, kill_done, retries=RETRIES)
+        os.kill(pid, signal.SIGKILL)
+        self.assertTrue(stderr.wait_for(
+            lambda lines: any("replica 2 exited" in l for l in lines)), stderr.text(30))
+        kill_done.set()
+        for e in editors:
+            e.join(60)
+        self.assertEqual([f for e in editors for f in e.failures], [], stderr.text(80))
+        # Only calls in flight on the killed replica (at most one per client) failed; HAProxy
+        # sent the rest elsewhere.
+        self.assertTrue(all(e.calls_retried <= 1 for e in editors),
+                        [e.retried for e in editors])
+        for e in editors:
+            e.check(self)
+        print(f"calls sent again after the kill: {sum(e.calls_retried for e in editors)}; "
+              f"answered as repeats: {sum(e.repeats for e in editors)}; "
+              f"edits: {[len(e.sent) for e in editors]}")
 
 
 if __name__ == "__main__":
