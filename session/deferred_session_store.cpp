@@ -119,11 +119,14 @@ void DeferredSessionStore::Open(Opener opener) {
   std::chrono::milliseconds pause = kFirstRetryPause;
   for (int attempt = 1;; ++attempt) {
     Result<std::unique_ptr<SessionStore>> opened = Attempt(opener);
-    if (opened.ok() && attempt > 1) {
-      log::Info(kLog, "the session store is open (attempt " + std::to_string(attempt) + ")");
-    }
     if (opened.ok() || opened.error().code != ErrorCode::kUnavailable) {
-      return Finish(std::move(opened));
+      const bool opened_late = opened.ok() && attempt > 1;
+      Finish(std::move(opened));
+      // Said once calls can use the store, never before: clients and tests wait for this line.
+      if (opened_late) {
+        log::Info(kLog, "the session store is open (attempt " + std::to_string(attempt) + ")");
+      }
+      return;
     }
     ReportRetry(opened.error(), pause, attempt);
     if (!SleepUnlessStopped(pause, stop_.get_token())) return Finish(opened.error());
