@@ -19,6 +19,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from imgmcp_process import HttpProcess, binary_path, clean_env  # noqa: E402  (tests/support)
 from fake_gemini_support import FakeGeminiTestCase  # noqa: E402
 from mcp_harness import ServerProcess  # noqa: E402
+from replica_support import LegacyClient  # noqa: E402
 from tools_support import error_text, structured  # noqa: E402
 
 TIMEOUT = 20.0
@@ -93,6 +94,54 @@ def wait_until(predicate, timeout, what):
             return last
         time.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what}; last: {last!r}")
+
+
+class TokenClient(LegacyClient):
+    """A legacy-era client that sends the bearer token."""
+
+    def _headers(self, method=None, params=None):
+        h = super()._headers(method, params)
+        h["Authorization"] = f"Bearer {TOKEN}"
+        return h
+
+
+def start_prometheus(test, ports, token=None):
+    """A real Prometheus scraping 127.0.0.1:PORT/metrics for each port every second (with the
+    bearer token when given), stopped and removed at the test's cleanup; returns its API port."""
+    work = tempfile.mkdtemp(prefix="imgmcp-prometheus-")
+    test.addCleanup(shutil.rmtree, work, True)
+    config = os.path.join(work, "prometheus.yml")
+    targets = ", ".join(f"'127.0.0.1:{port}'" for port in ports)
+    with open(config, "w") as f:
+        f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+                "scrape_configs:\n  - job_name: imgmcp\n"
+                + (f"    authorization:\n      credentials: {token}\n" if token else "")
+                + f"    static_configs:\n      - targets: [{targets}]\n")
+    api = free_port()
+    with open(os.path.join(work, "prometheus.log"), "wb") as log:
+        proc = subprocess.Popen(
+            [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={work}/data",
+             f"--web.listen-address=127.0.0.1:{api}"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, env=clean_env())
+    test.addCleanup(lambda: (proc.kill(), proc.wait(10)))
+
+    def ready():
+        if proc.poll() is not None:
+            raise AssertionError(f"prometheus exited {proc.returncode}")
+        try:
+            return get(api, "/-/ready")[0] == 200
+        except OSError:
+            return False
+    wait_until(ready, 30, "Prometheus to be ready")
+    return api
+
+
+def prometheus_query(api, query):
+    """The query's instant vector as {tuple of label values: value}, or None when unanswered."""
+    status, _, body = get(api, "/api/v1/query?" + urllib.parse.urlencode({"query": query}))
+    if status != 200:
+        return None
+    return [(r["metric"], float(r["value"][1])) for r in json.loads(body)["data"]["result"]]
 
 
 class MetricsOnHttpListener(unittest.TestCase):
@@ -218,30 +267,7 @@ class StdioWithMetricsListener(unittest.TestCase):
         self.assertEqual(sum(expected.values()), 7)
 
     def start_prometheus(self):
-        work = tempfile.mkdtemp(prefix="imgmcp-prometheus-")
-        self.addCleanup(shutil.rmtree, work, True)
-        config = os.path.join(work, "prometheus.yml")
-        with open(config, "w") as f:
-            f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
-                    "scrape_configs:\n  - job_name: imgmcp\n    static_configs:\n"
-                    f"      - targets: ['127.0.0.1:{self.port}']\n")
-        api = free_port()
-        with open(os.path.join(work, "prometheus.log"), "wb") as log:
-            proc = subprocess.Popen(
-                [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={work}/data",
-                 f"--web.listen-address=127.0.0.1:{api}"],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, env=clean_env())
-        self.addCleanup(lambda: (proc.kill(), proc.wait(10)))
-
-        def ready():
-            if proc.poll() is not None:
-                raise AssertionError(f"prometheus exited {proc.returncode}")
-            try:
-                return get(api, "/-/ready")[0] == 200
-            except OSError:
-                return False
-        wait_until(ready, 30, "Prometheus to be ready")
-        return api
+        return start_prometheus(self, [self.port])
 
 
 class MetricsOff(unittest.TestCase):
@@ -292,6 +318,51 @@ class RetryStormFromGemini(FakeGeminiTestCase):
                                outcome="ok"), 1)
         self.assertEqual(value(samples, "imgmcp_backend_call_duration_seconds_count",
                                backend="gemini"), 1)
+
+
+@unittest.skipUnless(os.access(PROMETHEUS, os.X_OK),
+                     f"{PROMETHEUS} is not installed (Debian package prometheus; scripts/setup "
+                     "installs it)")
+class PrometheusScrapesEveryReplica(unittest.TestCase):
+    """Three --http replicas on one data dir, each behind the bearer token, scraped by one
+    Prometheus with the documented `authorization: {credentials: TOKEN}`: its sums per tool over
+    the replicas equal the calls the test made through each."""
+
+    def test_the_sum_over_replicas_equals_the_calls_made(self):
+        data_dir = tempfile.mkdtemp(prefix="imgmcp-metrics-replicas-")
+        self.addCleanup(shutil.rmtree, data_dir, True)
+        replicas = []
+        for i in range(3):
+            replica = HttpProcess("--backend", "local", "--auth-token", TOKEN, data_dir=data_dir,
+                                  name=f"replica {i}")
+            self.addCleanup(replica.close, check=False)
+            replicas.append(replica)
+        made = {"generate_image": 0, "get_image": 0}
+        for i, replica in enumerate(replicas):
+            client = TokenClient(replica.port)
+            for k in range(i + 1):  # 1, 2 and 3 generations: each replica counts its own
+                self.assertFalse(client.call_tool("generate_image", {
+                    "session_id": f"r{i}-{k}", "prompt": "solid blue",
+                    "inline": "none"})["result"].get("isError"))
+                made["generate_image"] += 1
+            self.assertFalse(client.call_tool("get_image", {
+                "session_id": "r0-0", "inline": "none"})["result"].get("isError"))
+            made["get_image"] += 1
+        api = start_prometheus(self, [r.port for r in replicas], token=TOKEN)
+
+        def up():
+            answer = prometheus_query(api, 'sum(up{job="imgmcp"})')
+            return answer and answer[0][1] == 3.0
+        wait_until(up, 30, "Prometheus to scrape all three replicas")
+        query = ('sum by (gen_ai_tool_name) (mcp_server_operation_duration_seconds_count'
+                 '{mcp_method_name="tools/call"})')
+
+        def sums():
+            answer = prometheus_query(api, query) or []
+            got = {m.get("gen_ai_tool_name"): v for m, v in answer}
+            return got if got == {k: float(v) for k, v in made.items()} else None
+        self.assertEqual(wait_until(sums, 30, f"Prometheus to answer {made}"),
+                         {"generate_image": 6.0, "get_image": 3.0})
 
 
 if __name__ == "__main__":
