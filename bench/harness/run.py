@@ -7,7 +7,7 @@ here at run time. Prints one markdown table and writes it to bench/RESULTS.md. I
 fails on a number (exit status is non-zero only when the harness itself cannot run).
 
 Usage: bench/harness/run.py --imgmcp BIN --fake-gemini BIN [--out bench/RESULTS.md] [--quick]
-       [--only P1,…,R1,C1] [--chain-bench BIN]
+       [--only P1,…,R1,R2,C1] [--chain-bench BIN]
 """
 
 import argparse
@@ -20,6 +20,7 @@ import queue
 import random
 import resource
 import shutil
+import signal
 import socket
 import statistics
 import struct
@@ -929,12 +930,12 @@ STORE_VARIANTS = [("SQLite, 1 process", "sqlite", 1), ("PostgreSQL, 1 replica", 
                   ("PostgreSQL, 3 replicas", "postgresql", 3)]
 
 
-def start_replicas(rs, store, count, env, backend, workdir, tag):
+def start_replicas(rs, store, count, env, backend, workdir, tag, extra_args=()):
     replicas = []
     try:
         data_dir = None
         for i in range(count):
-            args = []  # the default log level: Replica reads the "listening on" line
+            args = list(extra_args)  # the default log level: Replica reads "listening on"
             if backend == "gemini":
                 args += ["--gemini-base-url", env["GEMINI_BASE_URL"]]
             r = rs.Replica(store, *args, env=env, name=f"{tag}-{i}", backend=backend)
@@ -948,7 +949,8 @@ def start_replicas(rs, store, count, env, backend, workdir, tag):
     return replicas, data_dir
 
 
-def measure_replica_sessions(rs, store, count, fake, small_file, sessions, edits, workdir, tag):
+def measure_replica_sessions(rs, store, count, fake, small_file, sessions, edits, workdir, tag,
+                             extra_args=()):
     """P7: `sessions` clients, each: generate, then `edits` sequential edits spread over the
     replicas; every Gemini call takes 200 ms (LatencyProxy). Wall time of the edits."""
     fake.configure(fixed_image_file=small_file, latency_ms=0)
@@ -956,7 +958,7 @@ def measure_replica_sessions(rs, store, count, fake, small_file, sessions, edits
     env = {"GEMINI_API_KEY": FAKE_KEY, "GEMINI_BASE_URL": proxy.url}
     replicas = []
     try:
-        replicas, _ = start_replicas(rs, store, count, env, "gemini", workdir, tag)
+        replicas, _ = start_replicas(rs, store, count, env, "gemini", workdir, tag, extra_args)
         ports = [r.port for r in replicas]
         for s in range(sessions):
             c = rs.LegacyClient(ports[s % count])
@@ -1070,6 +1072,72 @@ def measure_bytes_per_version(rs, store, pg, database, versions, workdir, tag):
             r.close()
 
 
+def measure_rolling_restart(binary, clients=5, after=3):
+    """R2: scripts/cluster with 3 replicas on a throwaway PostgreSQL behind HAProxy; `clients`
+    threads each stream edit_image calls (local backend, 2026-07-28 stateless, an
+    idempotency_key each) to a session of their own while SIGHUP rolls the replicas, then
+    `after` more each. Calls made, failed calls, and the roll's wall time."""
+    rs = _replica_support()
+    env = dict(os.environ, IMGMCP_BIN=binary)
+    proc = subprocess.Popen([os.path.join(BENCH, "..", "scripts", "cluster"), "--replicas", "3",
+                             "--", "--backend", "local", "--max-versions", "0"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    log_lines, roll_done, started = [], threading.Event(), threading.Event()
+
+    def pump():
+        for line in proc.stderr:
+            log_lines.append(line)
+            if "roll: done" in line:
+                roll_done.set()
+    threading.Thread(target=pump, daemon=True).start()
+    made, failed = [0] * clients, [0] * clients
+    try:
+        url = proc.stdout.readline().strip()
+        if not url.startswith("http://127.0.0.1:"):
+            return {"error": "scripts/cluster did not start: " + "".join(log_lines[-5:])}
+        port = int(url.split(":")[2].split("/")[0])
+
+        def client(c):
+            mc = rs.ModernClient(port)
+            session, left = f"r2-{c}", after
+            try:
+                mc.call_tool("generate_image", {"session_id": session, "prompt": "solid white",
+                                                "image_size": "512", "inline": "none"})
+            except rs.CallFailed:
+                failed[c] += 1
+            while left > 0 and made[c] < 5000:
+                started.set()
+                left -= roll_done.is_set()
+                try:
+                    answer = mc.call_tool("edit_image", {
+                        "session_id": session, "prompt": f"draw dot black at {made[c] % 500},4",
+                        "inline": "none", "idempotency_key": f"{session}-{made[c]}"})
+                    failed[c] += bool(answer.get("error") or answer["result"].get("isError"))
+                except rs.CallFailed:
+                    failed[c] += 1
+                made[c] += 1
+        threads = [threading.Thread(target=client, args=(c,)) for c in range(clients)]
+        for t in threads:
+            t.start()
+        started.wait(60)
+        t0 = time.perf_counter()
+        proc.send_signal(signal.SIGHUP)
+        if not roll_done.wait(180):
+            return {"error": "the roll did not finish: " + "".join(log_lines[-5:])}
+        roll_wall = time.perf_counter() - t0
+        for t in threads:
+            t.join(120)
+        return {"calls": sum(made), "failed": sum(failed), "roll_wall": roll_wall}
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def run_store_rows(args, fake, small, workdir, want, rows, results, log):
     """P7 (P5 on each store), P8 (one session's edit rate), P9 (bytes per version)."""
     if not (want("P7") or want("P8") or want("P9")):
@@ -1096,6 +1164,16 @@ def run_store_rows(args, fake, small, workdir, want, rows, results, log):
                 base = base or (r["wall"] if kind == "sqlite" else None)
                 vs = "" if kind == "sqlite" or base is None else f" = {r['wall'] / base:.2f}× SQLite"
                 rows.append(("P7", what, "imgmcp", f"{r['wall']:.2f} s{vs}", "—", "—", label))
+            # The cost of the instrumentation: the SQLite run again with --metrics off.
+            log("bench: P7 SQLite, 1 process, --metrics off")
+            off = measure_replica_sessions(rs, "sqlite", 1, fake, small, sessions, edits, workdir,
+                                           "p7-metrics-off", ["--metrics", "off"])
+            on = results.get(("P7", STORE_VARIANTS[0][0]), {})
+            if "wall" in off and "wall" in on:
+                rows.append(("P7", f"{sessions} sessions × {edits} edits (200 ms latency), HTTP, "
+                             "--metrics off", "imgmcp", f"{off['wall']:.2f} s", "—", "—",
+                             f"SQLite, 1 process; metrics on ÷ off wall in this run: "
+                             f"{on['wall'] / off['wall']:.3f}"))
         if want("P8"):
             n = 20 if args.quick else 60
             base = None
@@ -1147,7 +1225,7 @@ def main():
     ap.add_argument("--calls", type=int, default=15)
     ap.add_argument("--versions", type=int, default=1000)
     ap.add_argument("--quick", action="store_true", help="fewer calls; for trying the harness")
-    ap.add_argument("--only", default="", help="comma list of P1,P2,P3,P4,P5,P6,P7,P8,P9,R1,C1,M1")
+    ap.add_argument("--only", default="", help="comma list of P1,P2,P3,P4,P5,P6,P7,P8,P9,R1,R2,C1,M1")
     ap.add_argument("--chain-bench", default="",
                     help="bench_chain_request binary for C1 (default: beside imgmcp's build tree)")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir")
@@ -1409,6 +1487,21 @@ def main():
                              f"half-open connections still open at the end (the server keeps "
                              f"512 waiting, closing the longest waiting beyond that)"))
 
+        # ---- R2 (full runs only: the rolling-restart test covers its behaviour in CI) ----
+        if want("R2") and not args.quick:
+            log("bench: R2")
+            r = measure_rolling_restart(args.imgmcp)
+            what = "rolling restart of 3 replicas (scripts/cluster, SIGHUP) under 5 editing clients"
+            if "error" in r:
+                rows.append(("R2", what, "imgmcp", "FAILED", "—", "—", r["error"][:300]))
+            else:
+                results["R2"] = r
+                rows.append(("R2", what, "imgmcp", f"{r['failed']} failed of {r['calls']} calls",
+                             "—", "—", f"the roll took {r['roll_wall']:.1f} s (each replica "
+                             f"drains, exits 0 and is ready again before the next); HAProxy "
+                             f"checks /readyz; 2026-07-28 stateless edit_image calls with "
+                             f"idempotency keys, local backend"))
+
         # ---- M1 ----
         if want("M1"):
             what = "3 concurrent generate_image calls, 14 references of a 12.6 MB PNG each"
@@ -1582,6 +1675,10 @@ def targets(results):
             out.append(f"(not a target) {row} {what}: " + "; ".join(
                 f"{label} {fmt.format(v)}" + ("" if i == 0 else f" ({v / base:.2f}×)")
                 for i, (label, v) in enumerate(got)))
+    r = results.get("R2")
+    if r:
+        out.append(f"R2 a rolling restart fails no call: {r['failed']} of {r['calls']} failed — "
+                   f"{ok(r['failed'] == 0)}")
     r = results.get(("M1", 512))
     if r:
         margin = 64
