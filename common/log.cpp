@@ -65,6 +65,30 @@ void AppendHexEscape(const char* prefix, unsigned char c, std::string& out) {
   out += kHex[c & 0xf];
 }
 
+// How a byte that is not part of well-formed UTF-8 is written: \xNN (text lines) or U+FFFD as
+// \ufffd (JSON lines, whose strings must be Unicode).
+enum class NotUtf8 { kHexEscape, kReplacementCharacter };
+
+// Appends what starts at s[i] (a byte >= 0x80): a well-formed UTF-8 character as it is, a C1
+// control as \u00NN, a byte that is not UTF-8 per `not_utf8`. Returns the bytes consumed.
+size_t AppendNonAscii(std::string_view s, size_t i, NotUtf8 not_utf8, std::string& out) {
+  if (const size_t n = Utf8SequenceAt(s, i); n > 0) {
+    out.append(s.data() + i, n);
+    return n;
+  }
+  if (static_cast<unsigned char>(s[i]) == 0xC2 && i + 1 < s.size() &&
+      (static_cast<unsigned char>(s[i + 1]) & 0xE0) == 0x80) {
+    AppendHexEscape("\\u00", static_cast<unsigned char>(s[i + 1]), out);
+    return 2;
+  }
+  if (not_utf8 == NotUtf8::kHexEscape) {
+    AppendHexEscape("\\x", static_cast<unsigned char>(s[i]), out);
+  } else {
+    out += "\\ufffd";
+  }
+  return 1;
+}
+
 // Appends `s` with every byte a terminal could act on escaped: \n \r \t, other control bytes and
 // DEL as \xNN, C1 controls as \u00NN, bytes that are not UTF-8 as \xNN.
 void AppendEscaped(std::string_view s, std::string& out) {
@@ -77,17 +101,7 @@ void AppendEscaped(std::string_view s, std::string& out) {
     i = run;
     const unsigned char c = static_cast<unsigned char>(s[i]);
     if (c >= 0x80) {
-      if (const size_t n = Utf8SequenceAt(s, i); n > 0) {
-        out.append(s.data() + i, n);
-        i += n;
-      } else if (c == 0xC2 && i + 1 < s.size() &&
-                 (static_cast<unsigned char>(s[i + 1]) & 0xE0) == 0x80) {
-        AppendHexEscape("\\u00", static_cast<unsigned char>(s[i + 1]), out);
-        i += 2;
-      } else {
-        AppendHexEscape("\\x", c, out);
-        ++i;
-      }
+      i += AppendNonAscii(s, i, NotUtf8::kHexEscape, out);
       continue;
     }
     if (c == '\n') {
@@ -119,17 +133,7 @@ void AppendJsonEscaped(std::string_view s, std::string& out) {
   while (i < s.size()) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
     if (c >= 0x80) {
-      if (const size_t n = Utf8SequenceAt(s, i); n > 0) {
-        out.append(s.data() + i, n);
-        i += n;
-      } else if (c == 0xC2 && i + 1 < s.size() &&
-                 (static_cast<unsigned char>(s[i + 1]) & 0xE0) == 0x80) {
-        AppendHexEscape("\\u00", static_cast<unsigned char>(s[i + 1]), out);
-        i += 2;
-      } else {
-        out += "\\ufffd";
-        ++i;
-      }
+      i += AppendNonAscii(s, i, NotUtf8::kReplacementCharacter, out);
       continue;
     }
     if (c == '"' || c == '\\') {

@@ -76,29 +76,39 @@ def refuses(port):
         return True
 
 
+def start_cluster(test, imgmcp_flags, env=None, replicas=3):
+    """scripts/cluster with `replicas` replicas given `imgmcp_flags`; stopped at the test's
+    cleanup (SIGTERM lets the script clean up, SIGKILL if it hangs). Returns (process, its
+    stderr Lines, HAProxy's port)."""
+    proc = subprocess.Popen([os.path.join(ROOT, "scripts", "cluster"), "--replicas",
+                             str(replicas), "--", *imgmcp_flags],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    stderr = Lines(proc.stderr)
+
+    def cleanup():
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+    test.addCleanup(cleanup)
+    url = proc.stdout.readline().strip()
+    test.assertRegex(url, r"^http://127\.0\.0\.1:\d+/mcp$", stderr.text())
+    return proc, stderr, int(url.split(":")[2].split("/")[0])
+
+
 class ClusterScriptTest(unittest.TestCase):
     def test_r1_through_haproxy_then_everything_stops(self):
         fake = FakeGemini()
         self.addCleanup(fake.close)  # runs last: the cluster's replicas are its clients
-        proc = subprocess.Popen([os.path.join(ROOT, "scripts", "cluster"), "--replicas", "3",
-                                 "--", "--backend", "gemini", "--gemini-base-url", fake.base_url],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True,
-                                env={**os.environ, "GEMINI_API_KEY": TEST_KEY})
-        stderr = Lines(proc.stderr)
-
-        def cleanup():  # on a failure: SIGTERM lets the script clean up, SIGKILL if it hangs
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(timeout=60)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
-        self.addCleanup(cleanup)
-        url = proc.stdout.readline().strip()
-        self.assertRegex(url, r"^http://127\.0\.0\.1:\d+/mcp$", stderr.text())
-        port = int(url.split(":")[2].split("/")[0])
+        proc, stderr, port = start_cluster(
+            self, ["--backend", "gemini", "--gemini-base-url", fake.base_url],
+            env={**os.environ, "GEMINI_API_KEY": TEST_KEY})
 
         replicas = stderr.wait_for(replica_ports)
         self.assertIsNotNone(replicas, stderr.text())

@@ -21,18 +21,9 @@ from fake_gemini_support import TEST_KEY, FakeGemini
 from replica_support import CallFailed, LegacyClient, ModernClient, structured
 from imgmcp_process import HttpProcess, SseReader, binary_path, clean_env
 from mcp_harness import ServerProcess
+from tools_support import wait_until
 
 WAIT = 20.0  # seconds any awaited condition may take
-
-
-def wait_until(predicate, timeout=WAIT, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def get(port, path):

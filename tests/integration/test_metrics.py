@@ -20,7 +20,7 @@ from imgmcp_process import HttpProcess, binary_path, clean_env  # noqa: E402  (t
 from fake_gemini_support import FakeGeminiTestCase  # noqa: E402
 from mcp_harness import ServerProcess  # noqa: E402
 from replica_support import LegacyClient  # noqa: E402
-from tools_support import error_text, structured  # noqa: E402
+from tools_support import error_text, structured, wait_until  # noqa: E402
 
 TIMEOUT = 20.0
 TOKEN = "metrics-test-token"
@@ -82,18 +82,6 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def wait_until(predicate, timeout, what):
-    """Polls `predicate` (no fixed sleep stands for the condition) until it returns a truthy value."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = predicate()
-        if last:
-            return last
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}; last: {last!r}")
 
 
 class TokenClient(LegacyClient):

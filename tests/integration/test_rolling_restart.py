@@ -14,16 +14,14 @@ on a 2-core machine that is some tens of edits per client during the roll, not h
 import os
 import re
 import signal
-import subprocess
 import threading
 import time
 import unittest
 
 from replica_support import CallFailed, ModernClient
-from test_cluster_script import Lines
+from test_cluster_script import start_cluster
 from tools_support import pngio
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 CLIENTS = 5
 MAX_EDITS = 1500    # per client (the dot grid holds 1600)
 AFTER_ROLL = 3      # edits each client makes once the roll is done
@@ -159,26 +157,7 @@ class RollingRestartTest(unittest.TestCase):
         return editors
 
     def start_cluster(self):
-        proc = subprocess.Popen(
-            [os.path.join(ROOT, "scripts", "cluster"), "--replicas", "3", "--",
-             "--backend", "local", "--max-versions", "0"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        stderr = Lines(proc.stderr)
-
-        def cleanup():
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(timeout=60)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
-            proc.stdout.close()
-            proc.stderr.close()
-        self.addCleanup(cleanup)
-        url = proc.stdout.readline().strip()
-        self.assertRegex(url, r"^http://127\.0\.0\.1:\d+/mcp$", stderr.text())
-        return proc, stderr, int(url.split(":")[2].split("/")[0])
+        return start_cluster(self, ["--backend", "local", "--max-versions", "0"])
 
     def test_rolling_restart_under_load_fails_no_call(self):
         proc, stderr, port = self.start_cluster()

@@ -3,6 +3,7 @@ import base64
 import hashlib
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "demo"))
 import pngio  # noqa: E402  (demo/pngio.py)
@@ -61,3 +62,16 @@ def new_session_with_image(server, session_id, size=32, rgb=(200, 40, 40)):
         "session_id": session_id, "prompt": "invert", "inline": "none",
         "image": {"data": small_png_b64(size, rgb), "mime_type": "image/png"}})
     return structured(resp)
+
+
+def wait_until(predicate, timeout=20.0, what="condition"):
+    """predicate()'s first truthy value, polled every 20 ms (no fixed sleep stands for the
+    condition); AssertionError naming `what` and the last value when `timeout` s pass first."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = predicate()
+        if last:
+            return last
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}; last: {last!r}")
