@@ -29,6 +29,7 @@
 #include "common/result.h"
 #include "metrics/metrics.h"
 #include "session/data_dir.h"  // IsValidSessionId
+#include "session/task_records.h"
 
 namespace imgmcp::session {
 
@@ -229,6 +230,41 @@ class SessionStore {
   // key.
   virtual Result<std::optional<AppliedKey>> FindAppliedKey(const std::string& session_id,
                                                            const std::string& key) = 0;
+
+  // --- Tasks (task_records.h) ------------------------------------------------------------------
+  // A store that keeps no tasks answers kUnsupported to all of these.
+
+  // Creates a working task owned by `task.owner`, run by this store's process (TaskRecord::runner),
+  // with a fresh 128-bit id; durable when it returns. kInvalidArgument for a bad session id.
+  virtual Result<TaskRecord> CreateTask(const NewTask& /*task*/) {
+    return Error(ErrorCode::kUnsupported, "this session store keeps no tasks");
+  }
+  // The task, if it exists, has not expired and belongs to `owner`; nullopt otherwise (another
+  // owner's task is indistinguishable from an unknown one). A working or input_required task
+  // whose runner is gone (its process or replica died) is settled first: completed from the
+  // version its key committed, else failed saying its runner stopped.
+  virtual Result<std::optional<TaskRecord>> GetTask(const std::string& /*task_id*/,
+                                                    const std::string& /*owner*/) {
+    return Error(ErrorCode::kUnsupported, "this session store keeps no tasks");
+  }
+  // Applies `update` to a task that is not terminal and returns the new row. kNotFound when the
+  // task is unknown, expired or not the owner's; kFailedPrecondition (naming the status) when it
+  // is already terminal; kInvalidArgument for an update that makes no sense (completed without a
+  // result, failed without an error).
+  virtual Result<TaskRecord> UpdateTask(const TaskUpdate& /*update*/) {
+    return Error(ErrorCode::kUnsupported, "this session store keeps no tasks");
+  }
+  // The owner's tasks, newest first; limit <= 0 means 100, capped at 1000. A cursor not made by
+  // this function is kInvalidArgument.
+  virtual Result<TaskPage> ListTasks(const std::string& /*owner*/,
+                                     const std::optional<std::string>& /*cursor*/, int /*limit*/) {
+    return Error(ErrorCode::kUnsupported, "this session store keeps no tasks");
+  }
+  // Removes terminal tasks older than their ttl and settles orphaned ones (see GetTask); never
+  // touches a version. Returns how many rows were removed.
+  virtual Result<int64_t> SweepTasks() {
+    return Error(ErrorCode::kUnsupported, "this session store keeps no tasks");
+  }
 };
 
 // Opens (creating if needed) the SQLite store in options.data_dir: migrates the schema, sweeps
