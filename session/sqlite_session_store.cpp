@@ -110,7 +110,13 @@ Status SqliteSessionStore::InWriteTransaction(SqliteDb& db, const std::function<
 SqliteSessionStore::SqliteSessionStore(const StoreOptions& options, const Clock& clock)
     : ChainStore(options, clock), layout_(options.data_dir) {}
 
-SqliteSessionStore::~SqliteSessionStore() = default;
+SqliteSessionStore::~SqliteSessionStore() {
+  // Removed while still held, so nobody ever finds a closed store's file locked; a reader that
+  // looks afterwards finds no file: the runner is gone.
+  if (runner_lock_.has_value()) {
+    RemoveFileQuietly(RunnerLockPath(runner_id_.substr(std::string(kRunnerPrefix).size())));
+  }
+}
 
 Result<std::unique_ptr<SqliteSessionStore>> SqliteSessionStore::Open(const StoreOptions& options,
                                                                      const Clock& clock) {
@@ -486,6 +492,8 @@ Result<bool> SqliteSessionStore::RunnerIsAlive(const std::string& runner) {
   const std::string hex = runner.rfind(prefix, 0) == 0 ? runner.substr(prefix.size()) : "";
   if (!IsValidTaskId(hex)) return false;  // not a runner of this store: nobody runs it
   if (runner == runner_id_) return true;
+  std::error_code ec;
+  if (!std::filesystem::exists(RunnerLockPath(hex), ec) && !ec) return false;  // removed: gone
   ASSIGN_OR_RETURN(std::optional<FileLock> lock, FileLock::TryAcquire(RunnerLockPath(hex)));
   return !lock.has_value();  // locked: the process still holds it
 }

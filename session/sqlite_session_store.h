@@ -12,7 +12,9 @@
 //   <data>/locks/.runner-<id>.lock    flock(LOCK_EX) held by one store process for its lifetime:
 //                                     the liveness of the tasks it runs (runner "process:<id>").
 //                                     A reader that can lock it knows the process is gone and
-//                                     settles its tasks; an open removes those no one holds.
+//                                     settles its tasks, as when the file is missing. A store
+//                                     removes its own when closed; an open removes those no one
+//                                     holds (left by a killed process).
 // A version exists once its row exists; its file is written and fsynced (file and directory)
 // before the row is committed, so a crash leaves either the old state or the new one. Start-up
 // removes temp files and files without a row, taking each session's lock so that a commit in
