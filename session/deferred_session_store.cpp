@@ -164,6 +164,7 @@ void DeferredSessionStore::Finish(Result<std::unique_ptr<SessionStore>> opened) 
     if (opened.ok()) {
       store_ = std::move(*opened);
       if (listener_) store_->SetChangeListener(listener_);
+      if (task_listener_) store_->SetTaskListener(task_listener_);
       // Arrival order: every placeholder draws its real place now, oldest first, before done_
       // lets any later caller reserve.
       for (PendingReservation* p : pending_) {
@@ -343,6 +344,12 @@ void DeferredSessionStore::SetChangeListener(ChangeListener listener) {
   listener_ = listener;
   // Under mu_, so that Open cannot hand over an older listener after this one.
   if (store_ != nullptr) store_->SetChangeListener(std::move(listener));
+}
+
+void DeferredSessionStore::SetTaskListener(TaskListener listener) {
+  std::lock_guard<std::mutex> lock(mu_);
+  task_listener_ = listener;
+  if (store_ != nullptr) store_->SetTaskListener(std::move(listener));
 }
 
 }  // namespace imgmcp::session

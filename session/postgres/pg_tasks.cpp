@@ -1,7 +1,9 @@
 // PostgresSessionStore's task rows (imgmcp.tasks, pg_schema.h v3) and the liveness of their
 // runners: a replica lives while its listener connection holds the advisory lock
 // (kAdvisoryNamespace, replica id) (pg_turns.h), so a replica that can take that lock shared
-// knows the runner is gone.
+// knows the runner is gone. Every row written is announced (NOTIFY imgmcp_tasks, in the same
+// statement) to the other replicas' task listeners.
+#include <sstream>
 #include <utility>
 
 #include "common/log.h"
@@ -119,14 +121,17 @@ Status PostgresSessionStore::InsertTaskRow(const TaskRow& row) {
   ASSIGN_OR_RETURN(
       PgResult r,
       conn->Exec(
-          std::string("INSERT INTO imgmcp.tasks(") + kColumns +
-              ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+          std::string("WITH i AS (INSERT INTO imgmcp.tasks(") + kColumns +
+              ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) "
+              "RETURNING task_id, status) SELECT pg_notify('imgmcp_tasks', $16 || ' ' || "
+              "task_id || ' ' || status) FROM i",
           {PgParam::Text(t.task_id), PgParam::Text(t.owner), PgParam::Text(t.session_id),
            PgParam::Text(t.tool), PgParam::Text(t.request_json),
            PgParam::Text(std::string(TaskStatusName(t.status))), PgParam::Text(t.status_message),
            PgParam::Text(t.result_json), PgParam::OptionalInt(t.version),
            PgParam::Text(t.error_json), PgParam::Int(t.ttl_ms), PgParam::Int(t.poll_interval_ms),
-           PgParam::Int(row.created_ms), PgParam::Int(row.updated_ms), PgParam::Text(t.runner)},
+           PgParam::Int(row.created_ms), PgParam::Int(row.updated_ms), PgParam::Text(t.runner),
+           PgParam::Text(origin_)},
           "creating a task"));
   return Status::Ok();
 }
@@ -147,16 +152,18 @@ Result<std::optional<TaskRow>> PostgresSessionStore::WriteTaskUpdate(const TaskU
   ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
   ASSIGN_OR_RETURN(
       PgResult r,
-      conn->Exec(std::string("UPDATE imgmcp.tasks SET status = $1, status_message = "
+      conn->Exec(std::string("WITH u AS (UPDATE imgmcp.tasks SET status = $1, status_message = "
                              "coalesce($2, status_message), result_json = coalesce($3, "
                              "result_json), version = coalesce($4::bigint, version), error_json = "
                              "coalesce($5, error_json), updated_ms = $6 WHERE task_id = $7 AND "
                              "owner = $8 AND ") +
-                     kNotTerminal + " RETURNING " + kColumns,
+                     kNotTerminal + " RETURNING " + kColumns + ") SELECT " + kColumns +
+                     ", pg_notify('imgmcp_tasks', $9 || ' ' || task_id || ' ' || status) FROM u",
                  {PgParam::Text(std::string(TaskStatusName(update.status))),
                   OptionalText(update.status_message), OptionalText(update.result_json),
                   PgParam::OptionalInt(update.version), OptionalText(update.error_json),
-                  PgParam::Int(now_ms), PgParam::Text(update.task_id), PgParam::Text(update.owner)},
+                  PgParam::Int(now_ms), PgParam::Text(update.task_id), PgParam::Text(update.owner),
+                  PgParam::Text(origin_)},
                  "updating a task"));
   ASSIGN_OR_RETURN(std::vector<TaskRow> rows, ReadRows(r));
   *applied = !rows.empty();
@@ -198,6 +205,26 @@ Result<int64_t> PostgresSessionStore::DeleteExpiredTaskRows(int64_t now_ms) {
                                               kExpired + "$1) RETURNING task_id",
                                           {PgParam::Int(now_ms)}, "removing expired tasks"));
   return static_cast<int64_t>(r.Rows());
+}
+
+void PostgresSessionStore::SetTaskListener(TaskListener listener) {
+  std::lock_guard lock(task_listener_mu_);
+  task_listener_ = std::move(listener);
+}
+
+void PostgresSessionStore::OnTaskNotification(const std::string& payload) {
+  std::istringstream in(payload);
+  std::string origin, status;
+  TaskChange change;
+  if (!(in >> origin >> change.task_id >> status) || !IsValidTaskId(change.task_id) ||
+      !ParseTaskStatus(status).has_value()) {
+    log::Warn("postgres", "ignoring a malformed imgmcp_tasks notification");
+    return;
+  }
+  if (origin == origin_) return;  // written through this store: its callers know
+  change.status = *ParseTaskStatus(status);
+  std::lock_guard lock(task_listener_mu_);
+  if (task_listener_) task_listener_(change);
 }
 
 }  // namespace imgmcp::session::postgres

@@ -16,7 +16,8 @@
 // released when a replica's connection dies. A commit also checks, FOR SHARE, that its turn's
 // ticket still exists, so a replica that lost its place can never commit over the next one.
 //
-// Changes made by other replicas arrive as NOTIFY imgmcp_commits and go to SetChangeListener.
+// Changes made by other replicas arrive as NOTIFY imgmcp_commits and go to SetChangeListener; task
+// rows they write arrive as NOTIFY imgmcp_tasks and go to SetTaskListener.
 //
 // `path` of a version is this replica's local copy, <data dir>/pg-cache/<store id>/<session>/
 // v<N><ext>, written on demand: Commit, GetVersion and ReadSession (its `version`) make sure it
@@ -71,6 +72,7 @@ class PostgresSessionStore final : public ChainStore {
 
   Result<std::unique_ptr<TurnReservation>> ReserveTurn(const std::string& session_id) override;
   void SetChangeListener(ChangeListener listener) override;
+  void SetTaskListener(TaskListener listener) override;
 
   // Diagnostics and tests.
   const std::filesystem::path& cache_dir() const { return cache_dir_; }
@@ -85,6 +87,8 @@ class PostgresSessionStore final : public ChainStore {
   Status Initialize();
   Status ExpireIdleSessions();
   void OnCommitNotification(const std::string& payload);
+  // Payload "<origin> <task_id> <status>" (imgmcp_tasks, written with every task row).
+  void OnTaskNotification(const std::string& payload);
 
   // A read on a pooled connection, tried once more on a fresh one when the first connection
   // turns out to be dead (PostgreSQL restarted since it was last used).
@@ -138,13 +142,15 @@ class PostgresSessionStore final : public ChainStore {
   Result<int64_t> DeleteExpiredTaskRows(int64_t now_ms) override;
   std::string_view RunnerKind() const override { return "replica"; }
 
-  const std::string origin_;  // this store's token in imgmcp_commits payloads
+  const std::string origin_;  // this store's token in imgmcp_commits and imgmcp_tasks payloads
   PgPool pool_;
   std::filesystem::path cache_dir_;  // set by Initialize
   std::unique_ptr<PgTurns> turns_;
 
   std::mutex listener_mu_;  // guards listener_; held while it runs
   ChangeListener listener_;
+  std::mutex task_listener_mu_;  // guards task_listener_; held while it runs
+  TaskListener task_listener_;
 };
 
 }  // namespace imgmcp::session::postgres

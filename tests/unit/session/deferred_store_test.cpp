@@ -368,11 +368,15 @@ TEST_F(DeferredStoreTest, CheckRefusesAnUnwritableFileSystem) {
 namespace imgmcp::session {
 namespace {
 
-// A store that only remembers its change listener (every other call is unavailable).
+// A store that only remembers its change and task listeners (every other call is unavailable).
 class ListenerOnlyStore final : public SessionStore {
  public:
-  explicit ListenerOnlyStore(ChangeListener* seen) : seen_(seen) {}
+  explicit ListenerOnlyStore(ChangeListener* seen, TaskListener* seen_tasks = nullptr)
+      : seen_(seen), seen_tasks_(seen_tasks) {}
   void SetChangeListener(ChangeListener listener) override { *seen_ = std::move(listener); }
+  void SetTaskListener(TaskListener listener) override {
+    if (seen_tasks_ != nullptr) *seen_tasks_ = std::move(listener);
+  }
   Result<std::unique_ptr<TurnReservation>> ReserveTurn(const std::string&) override {
     return Nope();
   }
@@ -402,6 +406,7 @@ class ListenerOnlyStore final : public SessionStore {
  private:
   static Error Nope() { return MakeError(ErrorCode::kUnavailable, "not this store"); }
   ChangeListener* seen_;
+  TaskListener* seen_tasks_;
 };
 
 // The tools set their listener at start-up, while the store may still be opening: it reaches the
@@ -422,6 +427,25 @@ TEST(DeferredStoreListenerTest, AChangeListenerReachesTheStoreOnceOpen) {
   EXPECT_EQ(calls, 1);
   store.SetChangeListener(nullptr);
   EXPECT_FALSE(seen);
+}
+
+TEST(DeferredStoreListenerTest, ATaskListenerReachesTheStoreOnceOpen) {
+  std::promise<void> gate;
+  ChangeListener seen;
+  TaskListener seen_tasks;
+  DeferredSessionStore store([&]() -> Result<std::unique_ptr<SessionStore>> {
+    gate.get_future().wait();
+    return std::unique_ptr<SessionStore>(new ListenerOnlyStore(&seen, &seen_tasks));
+  });
+  int calls = 0;
+  store.SetTaskListener([&](const TaskChange&) { ++calls; });
+  gate.set_value();
+  ASSERT_TRUE(store.WaitUntilOpen().ok());
+  ASSERT_TRUE(seen_tasks);
+  seen_tasks(TaskChange{"0123456789abcdef0123456789abcdef", TaskStatus::kCompleted});
+  EXPECT_EQ(calls, 1);
+  store.SetTaskListener(nullptr);
+  EXPECT_FALSE(seen_tasks);
 }
 
 }  // namespace

@@ -2,9 +2,10 @@
 // store does is in the typed suite): a replica whose connection dies gives its turn up and can
 // no longer commit, commits reach the other replicas, equal bytes are stored once, the schema
 // migrates once when replicas start together (and from schema v1), durable commits are asked for
-// explicitly, corrupt bytes are data loss, local copies come back when deleted, and an unreachable
-// server is a clear error that does not leak the password; a task whose replica dies mid-run is
-// failed by the next reader, its turn released and its late commit refused.
+// explicitly, corrupt bytes are data loss, local copies come back when deleted, an unreachable
+// server is a clear error that does not leak the password, task rows reach the other replicas'
+// task listeners, and a task whose replica dies mid-run is failed by the next reader, its turn
+// released and its late commit refused.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -226,6 +227,47 @@ TEST_F(PostgresStoreTest, CommitsAndClearsReachOtherReplicas) {
   EXPECT_TRUE(seen_here.empty());
   lock.unlock();
   other->SetChangeListener(nullptr);
+}
+
+// Task rows written on one replica (created, updated, settled) reach the task listener of every
+// other replica, with their status; not their own.
+TEST_F(PostgresStoreTest, TaskChangesReachOtherReplicas) {
+  std::unique_ptr<PostgresSessionStore> other = OpenReplica();
+  ASSERT_NE(other, nullptr);
+  std::mutex mu;  // guards seen_here, seen_there
+  std::condition_variable cv;
+  std::vector<TaskChange> seen_here, seen_there;
+  store_->SetTaskListener([&](const TaskChange& c) {
+    std::lock_guard lock(mu);
+    seen_here.push_back(c);
+    cv.notify_all();
+  });
+  other->SetTaskListener([&](const TaskChange& c) {
+    std::lock_guard lock(mu);
+    seen_there.push_back(c);
+    cv.notify_all();
+  });
+  NewTask task;
+  task.owner = "o";
+  task.tool = "edit_image";
+  Result<TaskRecord> t = store_->CreateTask(task);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  TaskUpdate cancel;
+  cancel.task_id = t->task_id;
+  cancel.owner = "o";
+  cancel.status = TaskStatus::kCancelled;
+  ASSERT_TRUE(store_->UpdateTask(cancel).ok());
+  EXPECT_FALSE(store_->UpdateTask(cancel).ok());  // refused: nothing written, nothing announced
+  std::unique_lock lock(mu);
+  ASSERT_TRUE(cv.wait_for(lock, kWait, [&] { return seen_there.size() >= 2; }));
+  EXPECT_EQ(seen_there[0].task_id, t->task_id);
+  EXPECT_EQ(seen_there[0].status, TaskStatus::kWorking);
+  EXPECT_EQ(seen_there[1].task_id, t->task_id);
+  EXPECT_EQ(seen_there[1].status, TaskStatus::kCancelled);
+  EXPECT_TRUE(seen_here.empty());
+  lock.unlock();
+  other->SetTaskListener(nullptr);
+  store_->SetTaskListener(nullptr);
 }
 
 // Equal bytes are one blob, whatever session or version they belong to; bytes nobody refers to
