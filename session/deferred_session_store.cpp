@@ -164,6 +164,7 @@ void DeferredSessionStore::Finish(Result<std::unique_ptr<SessionStore>> opened) 
     if (opened.ok()) {
       store_ = std::move(*opened);
       if (listener_) store_->SetChangeListener(listener_);
+      if (task_listener_) store_->SetTaskListener(task_listener_);
       // Arrival order: every placeholder draws its real place now, oldest first, before done_
       // lets any later caller reserve.
       for (PendingReservation* p : pending_) {
@@ -304,6 +305,34 @@ Result<std::optional<AppliedKey>> DeferredSessionStore::FindAppliedKey(
   return (*store)->FindAppliedKey(session_id, key);
 }
 
+Result<TaskRecord> DeferredSessionStore::CreateTask(const NewTask& task) {
+  ASSIGN_OR_RETURN(SessionStore * store, Store());
+  return store->CreateTask(task);
+}
+
+Result<std::optional<TaskRecord>> DeferredSessionStore::GetTask(const std::string& task_id,
+                                                                const std::string& owner) {
+  ASSIGN_OR_RETURN(SessionStore * store, Store());
+  return store->GetTask(task_id, owner);
+}
+
+Result<TaskRecord> DeferredSessionStore::UpdateTask(const TaskUpdate& update) {
+  ASSIGN_OR_RETURN(SessionStore * store, Store());
+  return store->UpdateTask(update);
+}
+
+Result<TaskPage> DeferredSessionStore::ListTasks(const std::string& owner,
+                                                 const std::optional<std::string>& cursor,
+                                                 int limit) {
+  ASSIGN_OR_RETURN(SessionStore * store, Store());
+  return store->ListTasks(owner, cursor, limit);
+}
+
+Result<int64_t> DeferredSessionStore::SweepTasks() {
+  ASSIGN_OR_RETURN(SessionStore * store, Store());
+  return store->SweepTasks();
+}
+
 bool DeferredSessionStore::SessionExists(const std::string& session_id) {
   auto store = Store();
   if (!store.ok()) return IsValidSessionId(session_id);  // see the header
@@ -315,6 +344,12 @@ void DeferredSessionStore::SetChangeListener(ChangeListener listener) {
   listener_ = listener;
   // Under mu_, so that Open cannot hand over an older listener after this one.
   if (store_ != nullptr) store_->SetChangeListener(std::move(listener));
+}
+
+void DeferredSessionStore::SetTaskListener(TaskListener listener) {
+  std::lock_guard<std::mutex> lock(mu_);
+  task_listener_ = listener;
+  if (store_ != nullptr) store_->SetTaskListener(std::move(listener));
 }
 
 }  // namespace imgmcp::session

@@ -88,8 +88,16 @@ class DeferredSessionStore final : public SessionStore {
   bool SessionExists(const std::string& session_id) override;
   Result<std::optional<AppliedKey>> FindAppliedKey(const std::string& session_id,
                                                    const std::string& key) override;
+  Result<TaskRecord> CreateTask(const NewTask& task) override;
+  Result<std::optional<TaskRecord>> GetTask(const std::string& task_id,
+                                            const std::string& owner) override;
+  Result<TaskRecord> UpdateTask(const TaskUpdate& update) override;
+  Result<TaskPage> ListTasks(const std::string& owner, const std::optional<std::string>& cursor,
+                             int limit) override;
+  Result<int64_t> SweepTasks() override;
   // Kept until the open finishes, then handed to the real store.
   void SetChangeListener(ChangeListener listener) override;
+  void SetTaskListener(TaskListener listener) override;  // likewise
 
  private:
   class PendingReservation;
@@ -115,6 +123,7 @@ class DeferredSessionStore final : public SessionStore {
   std::optional<Error> retrying_;           // why the open is being retried, until it ends
   std::list<PendingReservation*> pending_;  // placeholders in arrival order, until the open ends
   ChangeListener listener_;                 // for the real store once it is open
+  TaskListener task_listener_;              // likewise
   std::stop_source stop_;                   // the destructor's: ends the retries
   std::thread thread_;                      // runs Open; joined by the destructor
 };

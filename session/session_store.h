@@ -179,6 +179,15 @@ struct StoreChange {
 };
 using ChangeListener = std::function<void(const StoreChange& change)>;
 
+// A task created or changed through another store on the same data — another replica — that this
+// store learnt of (PostgreSQL announces every task row written). The owner is not announced: a
+// listener looks the task up (GetTask) with the owner it knows.
+struct TaskChange {
+  std::string task_id;
+  TaskStatus status = TaskStatus::kWorking;  // the status the row was written with
+};
+using TaskListener = std::function<void(const TaskChange& change)>;
+
 class SessionStore {
  public:
   virtual ~SessionStore() = default;
@@ -187,6 +196,9 @@ class SessionStore {
   // reports (and waits for one in progress). Changes made through this store are not reported:
   // its callers know them. Stores that cannot learn of others' changes (SQLite) never call it.
   virtual void SetChangeListener(ChangeListener listener) {}
+  // The same for tasks: reports task rows written by other replicas (created, updated, settled),
+  // on a store thread, one at a time; nullptr stops the reports. Never called by SQLite.
+  virtual void SetTaskListener(TaskListener listener) {}
 
   // Draws a place in `session_id`'s line now; never blocks. kInvalidArgument for a bad id.
   virtual Result<std::unique_ptr<TurnReservation>> ReserveTurn(const std::string& session_id) = 0;

@@ -39,7 +39,7 @@ struct NewTask {
   std::string session_id;    // the session the call works on ("" when it names none)
   std::string tool;          // e.g. "edit_image"
   std::string request_json;  // the call as received (tools/call params), kept for the runner
-  int64_t ttl_ms = 0;        // the row is removed this long after the task became terminal
+  int64_t ttl_ms = 0;  // the row is removed this long after the task became terminal (0: never)
   int64_t poll_interval_ms = 1000;
   std::string status_message;
 };

@@ -19,6 +19,7 @@ namespace {
 constexpr char kLog[] = "postgres";
 constexpr char kTurnsChannel[] = "imgmcp_turns";
 constexpr char kCommitsChannel[] = "imgmcp_commits";
+constexpr char kTasksChannel[] = "imgmcp_tasks";
 constexpr auto kMaxReconnectPause = std::chrono::seconds(2);
 
 const std::string kNamespace = std::to_string(kAdvisoryNamespace);
@@ -61,11 +62,12 @@ PgTurns::HeldTurn::~HeldTurn() {
   if (owner_ != nullptr) owner_->Release(ticket_);
 }
 
-PgTurns::PgTurns(PgPool& pool, NotificationHandler on_commit)
-    : pool_(pool), on_commit_(std::move(on_commit)) {}
+PgTurns::PgTurns(PgPool& pool, NotificationHandler on_commit, NotificationHandler on_task)
+    : pool_(pool), on_commit_(std::move(on_commit)), on_task_(std::move(on_task)) {}
 
-Result<std::unique_ptr<PgTurns>> PgTurns::Start(PgPool& pool, NotificationHandler on_commit) {
-  std::unique_ptr<PgTurns> turns(new PgTurns(pool, std::move(on_commit)));
+Result<std::unique_ptr<PgTurns>> PgTurns::Start(PgPool& pool, NotificationHandler on_commit,
+                                                NotificationHandler on_task) {
+  std::unique_ptr<PgTurns> turns(new PgTurns(pool, std::move(on_commit), std::move(on_task)));
   if (::pipe2(turns->wake_fds_, O_CLOEXEC | O_NONBLOCK) != 0) {
     return MakeError(ErrorCode::kInternal, "cannot create a pipe for the PostgreSQL listener");
   }
@@ -105,7 +107,8 @@ int64_t PgTurns::replica_id() const {
 Status PgTurns::ConnectListener() {
   ASSIGN_OR_RETURN(std::unique_ptr<PgConnection> conn,
                    PgConnection::Connect(pool_.conninfo(), pool_.label()));
-  RETURN_IF_ERROR(conn->Run(std::string("LISTEN ") + kTurnsChannel + "; LISTEN " + kCommitsChannel,
+  RETURN_IF_ERROR(conn->Run(std::string("LISTEN ") + kTurnsChannel + "; LISTEN " + kCommitsChannel +
+                                "; LISTEN " + kTasksChannel,
                             "listening for turns and commits"));
   // The id and its liveness lock in one statement: no ticket can carry an id whose lock is not
   // held yet.
@@ -163,6 +166,8 @@ void PgTurns::ListenLoop() {
         sessions.push_back(n->payload);
       } else if (n->channel == kCommitsChannel && on_commit_) {
         on_commit_(n->payload);
+      } else if (n->channel == kTasksChannel && on_task_) {
+        on_task_(n->payload);
       }
     }
     for (const std::string& s : sessions) Wake(s);

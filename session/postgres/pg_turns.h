@@ -61,8 +61,9 @@ class PgTurns {
 
   // Connects the listener (LISTEN, replica id, liveness lock) and starts the threads.
   // `on_commit` receives the payload of every imgmcp_commits notification, on the listener
-  // thread.
-  static Result<std::unique_ptr<PgTurns>> Start(PgPool& pool, NotificationHandler on_commit);
+  // thread; `on_task` (optional) that of every imgmcp_tasks notification.
+  static Result<std::unique_ptr<PgTurns>> Start(PgPool& pool, NotificationHandler on_commit,
+                                                NotificationHandler on_task = nullptr);
   // Gives back the tickets of this replica and stops every thread.
   ~PgTurns();
   PgTurns(const PgTurns&) = delete;
@@ -114,7 +115,7 @@ class PgTurns {
     PgTicket release;
   };
 
-  PgTurns(PgPool& pool, NotificationHandler on_commit);
+  PgTurns(PgPool& pool, NotificationHandler on_commit, NotificationHandler on_task);
   Status ConnectListener();
   void ListenLoop();
   void DrawLoop();
@@ -136,6 +137,7 @@ class PgTurns {
 
   PgPool& pool_;
   const NotificationHandler on_commit_;
+  const NotificationHandler on_task_;
   int wake_fds_[2] = {-1, -1};  // a pipe that wakes the listener's poll (shutdown)
 
   std::stop_source shutdown_;  // requested by the destructor: ends the watchers' statements

@@ -146,9 +146,10 @@ Status PostgresSessionStore::Initialize() {
   }
   cache_dir_ = options().data_dir / "pg-cache" / store_id;
   RETURN_IF_ERROR(EnsureDir(cache_dir_));
-  ASSIGN_OR_RETURN(turns_, PgTurns::Start(pool_, [this](const std::string& payload) {
-                     OnCommitNotification(payload);
-                   }));
+  ASSIGN_OR_RETURN(turns_,
+                   PgTurns::Start(
+                       pool_, [this](const std::string& payload) { OnCommitNotification(payload); },
+                       [this](const std::string& payload) { OnTaskNotification(payload); }));
   if (options().idle_days > 0) RETURN_IF_ERROR(ExpireIdleSessions());
   return Status::Ok();
 }

@@ -16,7 +16,8 @@
 // released when a replica's connection dies. A commit also checks, FOR SHARE, that its turn's
 // ticket still exists, so a replica that lost its place can never commit over the next one.
 //
-// Changes made by other replicas arrive as NOTIFY imgmcp_commits and go to SetChangeListener.
+// Changes made by other replicas arrive as NOTIFY imgmcp_commits and go to SetChangeListener; task
+// rows they write arrive as NOTIFY imgmcp_tasks and go to SetTaskListener.
 //
 // `path` of a version is this replica's local copy, <data dir>/pg-cache/<store id>/<session>/
 // v<N><ext>, written on demand: Commit, GetVersion and ReadSession (its `version`) make sure it
@@ -71,6 +72,7 @@ class PostgresSessionStore final : public ChainStore {
 
   Result<std::unique_ptr<TurnReservation>> ReserveTurn(const std::string& session_id) override;
   void SetChangeListener(ChangeListener listener) override;
+  void SetTaskListener(TaskListener listener) override;
 
   // Diagnostics and tests.
   const std::filesystem::path& cache_dir() const { return cache_dir_; }
@@ -85,6 +87,8 @@ class PostgresSessionStore final : public ChainStore {
   Status Initialize();
   Status ExpireIdleSessions();
   void OnCommitNotification(const std::string& payload);
+  // Payload "<origin> <task_id> <status>" (imgmcp_tasks, written with every task row).
+  void OnTaskNotification(const std::string& payload);
 
   // A read on a pooled connection, tried once more on a fresh one when the first connection
   // turns out to be dead (PostgreSQL restarted since it was last used).
@@ -122,14 +126,31 @@ class PostgresSessionStore final : public ChainStore {
   Result<std::vector<RemovedVersion>> WriteClear(TurnHold& turn, const ClearPlan& plan) override;
   void DeleteRemoved(const std::string& session_id, const std::vector<RemovedVersion>& removed,
                      bool whole_session) override;
+  // Task rows (pg_tasks.cpp). A runner is a replica, "replica:<id>", alive while its listener
+  // connection holds its advisory lock (pg_turns.h).
+  Result<std::string> TaskRunnerId() override;
+  Result<bool> RunnerIsAlive(const std::string& runner) override;
+  Status ReleaseRunner(const std::string& runner) override;
+  Status InsertTaskRow(const TaskRow& row) override;
+  Result<std::optional<TaskRow>> LoadTaskRow(const std::string& task_id) override;
+  Result<std::optional<TaskRow>> WriteTaskUpdate(const TaskUpdate& update, int64_t now_ms,
+                                                 bool* applied) override;
+  Result<std::vector<TaskRow>> ListTaskRows(const std::string& owner,
+                                            const std::optional<TaskAfter>& after, int limit,
+                                            int64_t now_ms) override;
+  Result<std::vector<TaskRow>> LoadOthersUnsettledTaskRows(const std::string& runner) override;
+  Result<int64_t> DeleteExpiredTaskRows(int64_t now_ms) override;
+  std::string_view RunnerKind() const override { return "replica"; }
 
-  const std::string origin_;  // this store's token in imgmcp_commits payloads
+  const std::string origin_;  // this store's token in imgmcp_commits and imgmcp_tasks payloads
   PgPool pool_;
   std::filesystem::path cache_dir_;  // set by Initialize
   std::unique_ptr<PgTurns> turns_;
 
   std::mutex listener_mu_;  // guards listener_; held while it runs
   ChangeListener listener_;
+  std::mutex task_listener_mu_;  // guards task_listener_; held while it runs
+  TaskListener task_listener_;
 };
 
 }  // namespace imgmcp::session::postgres

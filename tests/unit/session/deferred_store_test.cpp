@@ -97,6 +97,37 @@ TEST_F(DeferredStoreTest, ReadsWaitForTheOpenAndSeeTheStoredState) {
   EXPECT_TRUE(store.WaitUntilOpen().ok());
 }
 
+// Tasks wait for the open like every other call, then reach the real store (which keeps them:
+// the interface's default answers kUnsupported).
+TEST_F(DeferredStoreTest, TasksWaitForTheOpenAndReachTheRealStore) {
+  GatedOpener opener(options_);
+  DeferredSessionStore store(opener.Opener());
+  NewTask task;
+  task.owner = "o";
+  task.session_id = "s";
+  task.tool = "edit_image";
+  auto created = std::async(std::launch::async, [&] { return store.CreateTask(task); });
+  EXPECT_EQ(created.wait_for(kStillBlocked), std::future_status::timeout);
+  opener.Release();
+  ASSERT_EQ(created.wait_for(kWait), std::future_status::ready);
+  Result<TaskRecord> t = created.get();
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  Result<std::optional<TaskRecord>> got = store.GetTask(t->task_id, "o");
+  ASSERT_TRUE(got.ok() && got->has_value());
+  TaskUpdate cancel;
+  cancel.task_id = t->task_id;
+  cancel.owner = "o";
+  cancel.status = TaskStatus::kCancelled;
+  Result<TaskRecord> cancelled = store.UpdateTask(cancel);
+  ASSERT_TRUE(cancelled.ok()) << cancelled.error().message;
+  EXPECT_EQ(cancelled->status, TaskStatus::kCancelled);
+  Result<TaskPage> page = store.ListTasks("o", std::nullopt, 0);
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->tasks.size(), 1u);
+  EXPECT_EQ(page->tasks[0].status, TaskStatus::kCancelled);
+  EXPECT_TRUE(store.SweepTasks().ok());
+}
+
 TEST_F(DeferredStoreTest, ReservationsBeforeTheOpenKeepArrivalOrder) {
   GatedOpener opener(options_);
   DeferredSessionStore store(opener.Opener());
@@ -241,6 +272,12 @@ TEST_F(DeferredStoreTest, AnUnavailableStoreIsRetriedAndCallsSayWhyMeanwhile) {
   EXPECT_NE(early.error().message.find("connection refused"), std::string::npos);
   EXPECT_NE(early.error().message.find("retrying"), std::string::npos) << early.error().message;
   EXPECT_FALSE(store.AcquireTurn("s", {}).ok());  // no wait, no turn
+  NewTask task;
+  task.tool = "edit_image";
+  auto no_task = store.CreateTask(task);
+  ASSERT_FALSE(no_task.ok());
+  EXPECT_EQ(no_task.error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(store.SweepTasks().error().code, ErrorCode::kUnavailable);
   {
     std::lock_guard lock(mu);
     reachable = true;
@@ -331,11 +368,15 @@ TEST_F(DeferredStoreTest, CheckRefusesAnUnwritableFileSystem) {
 namespace imgmcp::session {
 namespace {
 
-// A store that only remembers its change listener (every other call is unavailable).
+// A store that only remembers its change and task listeners (every other call is unavailable).
 class ListenerOnlyStore final : public SessionStore {
  public:
-  explicit ListenerOnlyStore(ChangeListener* seen) : seen_(seen) {}
+  explicit ListenerOnlyStore(ChangeListener* seen, TaskListener* seen_tasks = nullptr)
+      : seen_(seen), seen_tasks_(seen_tasks) {}
   void SetChangeListener(ChangeListener listener) override { *seen_ = std::move(listener); }
+  void SetTaskListener(TaskListener listener) override {
+    if (seen_tasks_ != nullptr) *seen_tasks_ = std::move(listener);
+  }
   Result<std::unique_ptr<TurnReservation>> ReserveTurn(const std::string&) override {
     return Nope();
   }
@@ -365,6 +406,7 @@ class ListenerOnlyStore final : public SessionStore {
  private:
   static Error Nope() { return MakeError(ErrorCode::kUnavailable, "not this store"); }
   ChangeListener* seen_;
+  TaskListener* seen_tasks_;
 };
 
 // The tools set their listener at start-up, while the store may still be opening: it reaches the
@@ -385,6 +427,25 @@ TEST(DeferredStoreListenerTest, AChangeListenerReachesTheStoreOnceOpen) {
   EXPECT_EQ(calls, 1);
   store.SetChangeListener(nullptr);
   EXPECT_FALSE(seen);
+}
+
+TEST(DeferredStoreListenerTest, ATaskListenerReachesTheStoreOnceOpen) {
+  std::promise<void> gate;
+  ChangeListener seen;
+  TaskListener seen_tasks;
+  DeferredSessionStore store([&]() -> Result<std::unique_ptr<SessionStore>> {
+    gate.get_future().wait();
+    return std::unique_ptr<SessionStore>(new ListenerOnlyStore(&seen, &seen_tasks));
+  });
+  int calls = 0;
+  store.SetTaskListener([&](const TaskChange&) { ++calls; });
+  gate.set_value();
+  ASSERT_TRUE(store.WaitUntilOpen().ok());
+  ASSERT_TRUE(seen_tasks);
+  seen_tasks(TaskChange{"0123456789abcdef0123456789abcdef", TaskStatus::kCompleted});
+  EXPECT_EQ(calls, 1);
+  store.SetTaskListener(nullptr);
+  EXPECT_FALSE(seen_tasks);
 }
 
 }  // namespace

@@ -2,8 +2,10 @@
 // store does is in the typed suite): a replica whose connection dies gives its turn up and can
 // no longer commit, commits reach the other replicas, equal bytes are stored once, the schema
 // migrates once when replicas start together (and from schema v1), durable commits are asked for
-// explicitly, corrupt bytes are data loss, local copies come back when deleted, and an unreachable
-// server is a clear error that does not leak the password.
+// explicitly, corrupt bytes are data loss, local copies come back when deleted, an unreachable
+// server is a clear error that does not leak the password, task rows reach the other replicas'
+// task listeners, and a task whose replica dies mid-run is failed by the next reader, its turn
+// released and its late commit refused.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -132,6 +134,65 @@ TEST_F(PostgresStoreTest, AReplicaThatLosesItsConnectionGivesUpItsTurn) {
   EXPECT_EQ(v3.version, 3);
 }
 
+// The replica running a task dies (its listener connection is killed, as with kill -9) while it
+// holds the task's turn: the next reader on another replica finds the task failed, the dead
+// replica's ticket is gone at once (no one had to wait for the turn to release it), and the late
+// commit of the task's version is refused: nothing is committed after the task was reported.
+TEST_F(PostgresStoreTest, ATaskWhoseReplicaDiesIsFailedItsTurnReleasedAndItsCommitRefused) {
+  std::unique_ptr<PostgresSessionStore> doomed = OpenReplica();
+  ASSERT_NE(doomed, nullptr);
+  CommitOne(*store_, "s", "v1");
+  NewTask task;
+  task.owner = "o";
+  task.session_id = "s";
+  task.tool = "edit_image";
+  Result<TaskRecord> t = doomed->CreateTask(task);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  const int64_t doomed_id = doomed->replica_id();
+  auto held = doomed->AcquireTurn("s", {});
+  ASSERT_TRUE(held.ok()) << held.error().message;
+  EXPECT_EQ((*store_->GetTask(t->task_id, "o"))->status, TaskStatus::kWorking);
+
+  auto admin = Admin();
+  auto killed = admin->Exec(
+      "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND "
+      "classid = $1 AND objid = $2 AND mode = 'ExclusiveLock' AND granted",
+      {PgParam::Int(kAdvisoryNamespace), PgParam::Int(doomed_id)}, "killing");
+  ASSERT_TRUE(killed.ok()) << killed.error().message;
+  ASSERT_EQ(killed->Rows(), 1);
+
+  std::optional<TaskRecord> read;
+  for (auto start = std::chrono::steady_clock::now();
+       std::chrono::steady_clock::now() - start < kWait;) {
+    Result<std::optional<TaskRecord>> got = store_->GetTask(t->task_id, "o");
+    ASSERT_TRUE(got.ok()) << got.error().message;
+    read = *got;
+    if (read.has_value() && read->status != TaskStatus::kWorking) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the server ends the backend
+  }
+  ASSERT_TRUE(read.has_value());
+  EXPECT_EQ(read->status, TaskStatus::kFailed);
+  EXPECT_NE(read->error_json.find("replica running this task stopped"), std::string::npos);
+  EXPECT_EQ(Count("SELECT count(*) FROM imgmcp.turn_tickets WHERE replica_id = " +
+                  std::to_string(doomed_id)),
+            0);
+
+  auto late = (*held)->Commit(MakeVersion("v2 by the dead runner", 1),
+                              IdempotencyRecord{TaskIdempotencyKey(t->task_id), "d"});
+  ASSERT_FALSE(late.ok());
+  EXPECT_NE(late.error().message.find("lost the turn"), std::string::npos) << late.error().message;
+  held->reset();
+  EXPECT_EQ(store_->History("s")->size(), 1u);
+  TaskUpdate done;
+  done.task_id = t->task_id;
+  done.owner = "o";
+  done.status = TaskStatus::kCompleted;
+  done.result_json = "{}";
+  Result<TaskRecord> too_late = doomed->UpdateTask(done);
+  ASSERT_FALSE(too_late.ok());
+  EXPECT_EQ(too_late.error().code, ErrorCode::kFailedPrecondition);
+}
+
 // A commit on one replica reaches the change listener of every other replica (not its own).
 TEST_F(PostgresStoreTest, CommitsAndClearsReachOtherReplicas) {
   std::unique_ptr<PostgresSessionStore> other = OpenReplica();
@@ -166,6 +227,47 @@ TEST_F(PostgresStoreTest, CommitsAndClearsReachOtherReplicas) {
   EXPECT_TRUE(seen_here.empty());
   lock.unlock();
   other->SetChangeListener(nullptr);
+}
+
+// Task rows written on one replica (created, updated, settled) reach the task listener of every
+// other replica, with their status; not their own.
+TEST_F(PostgresStoreTest, TaskChangesReachOtherReplicas) {
+  std::unique_ptr<PostgresSessionStore> other = OpenReplica();
+  ASSERT_NE(other, nullptr);
+  std::mutex mu;  // guards seen_here, seen_there
+  std::condition_variable cv;
+  std::vector<TaskChange> seen_here, seen_there;
+  store_->SetTaskListener([&](const TaskChange& c) {
+    std::lock_guard lock(mu);
+    seen_here.push_back(c);
+    cv.notify_all();
+  });
+  other->SetTaskListener([&](const TaskChange& c) {
+    std::lock_guard lock(mu);
+    seen_there.push_back(c);
+    cv.notify_all();
+  });
+  NewTask task;
+  task.owner = "o";
+  task.tool = "edit_image";
+  Result<TaskRecord> t = store_->CreateTask(task);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  TaskUpdate cancel;
+  cancel.task_id = t->task_id;
+  cancel.owner = "o";
+  cancel.status = TaskStatus::kCancelled;
+  ASSERT_TRUE(store_->UpdateTask(cancel).ok());
+  EXPECT_FALSE(store_->UpdateTask(cancel).ok());  // refused: nothing written, nothing announced
+  std::unique_lock lock(mu);
+  ASSERT_TRUE(cv.wait_for(lock, kWait, [&] { return seen_there.size() >= 2; }));
+  EXPECT_EQ(seen_there[0].task_id, t->task_id);
+  EXPECT_EQ(seen_there[0].status, TaskStatus::kWorking);
+  EXPECT_EQ(seen_there[1].task_id, t->task_id);
+  EXPECT_EQ(seen_there[1].status, TaskStatus::kCancelled);
+  EXPECT_TRUE(seen_here.empty());
+  lock.unlock();
+  other->SetTaskListener(nullptr);
+  store_->SetTaskListener(nullptr);
 }
 
 // Equal bytes are one blob, whatever session or version they belong to; bytes nobody refers to
@@ -227,8 +329,8 @@ TEST_F(PostgresStoreTest, AVersion1DatabaseIsMigratedAndKeepsWorking) {
   {
     auto admin = Admin();
     ASSERT_TRUE(admin
-                    ->Run("DROP TABLE imgmcp.idempotency_keys; DELETE FROM imgmcp.schema_version "
-                          "WHERE version > 1",
+                    ->Run("DROP TABLE imgmcp.tasks; DROP TABLE imgmcp.idempotency_keys; DELETE "
+                          "FROM imgmcp.schema_version WHERE version > 1",
                           "x")
                     .ok());
   }
@@ -244,6 +346,11 @@ TEST_F(PostgresStoreTest, AVersion1DatabaseIsMigratedAndKeepsWorking) {
   auto found = store_->FindAppliedKey("old", "k1");
   ASSERT_TRUE(found.ok() && found->has_value());
   EXPECT_EQ((*found)->version->version, 2);
+  NewTask task;  // tasks (v3) are kept from then on
+  task.tool = "edit_image";
+  Result<TaskRecord> t = store_->CreateTask(task);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_TRUE(store_->GetTask(t->task_id, "")->has_value());
 }
 
 TEST_F(PostgresStoreTest, ANewerSchemaIsRefused) {

@@ -1,5 +1,7 @@
-// Several processes on one data dir (ADK starts a new imgmcp per tool call), and SIGKILL at random
-// points of commits. Children are forked before they start any thread and leave with _exit.
+// Several processes on one data dir (ADK starts a new imgmcp per tool call), SIGKILL at random
+// points of commits, and SIGKILL of a process in the middle of a task (a restart: the next
+// process finds the task failed, or completed from the version it had committed). Children are
+// forked before they start any thread and leave with _exit.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -223,6 +225,89 @@ TEST(ProcessTest, SigkillAtRandomPointsNeverLosesAnAcknowledgedVersion) {
     }
   }
   EXPECT_GE(acked.size(), static_cast<size_t>(kIterations));
+}
+
+// Child: creates a task on session "t" (committing its version first when `commit`), reports the
+// task id through `fd`, then waits to be killed.
+[[noreturn]] void TaskChild(const std::filesystem::path& dir, int fd, bool commit) {
+  SystemClock clock;
+  auto store = SqliteSessionStore::Open(KeepAll(dir), clock);
+  if (!store.ok()) ::_exit(2);
+  NewTask task;
+  task.owner = "o";
+  task.session_id = "t";
+  task.tool = "edit_image";
+  auto created = (*store)->CreateTask(task);
+  if (!created.ok()) ::_exit(2);
+  if (commit) {
+    auto turn = (*store)->AcquireTurn("t", {});
+    if (!turn.ok()) ::_exit(2);
+    NewVersion nv;
+    nv.bytes = "task bytes";
+    nv.mime_type = "image/png";
+    nv.file_extension = ".png";
+    nv.operation = "generate";
+    IdempotencyRecord key{TaskIdempotencyKey(created->task_id), "d"};
+    if (!(*turn)->Commit(nv, key).ok()) ::_exit(2);
+  }
+  if (::write(fd, created->task_id.data(), 32) != 32) ::_exit(2);
+  while (true) ::pause();
+}
+
+// Runs TaskChild, kills it with SIGKILL once its task exists, and returns the task as a new
+// process (a new store on the data dir) reads it then. Before the kill the task is working: its
+// process lives.
+std::optional<TaskRecord> KillInTheMiddleOfATask(const std::filesystem::path& dir, bool commit) {
+  int fds[2];
+  EXPECT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+  const pid_t pid = ::fork();
+  EXPECT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    TaskChild(dir, fds[1], commit);
+  }
+  ::close(fds[1]);
+  std::string id(32, '\0');
+  const bool reported = ::read(fds[0], id.data(), 32) == 32;
+  ::close(fds[0]);
+  SystemClock clock;
+  std::optional<TaskRecord> before;
+  if (reported) {
+    auto watcher = SqliteSessionStore::Open(KeepAll(dir), clock);
+    EXPECT_TRUE(watcher.ok());
+    if (watcher.ok()) before = *(*watcher)->GetTask(id, "o");
+  }
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  EXPECT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(reported) << "the child failed before creating its task";
+  EXPECT_TRUE(before.has_value() && before->status == TaskStatus::kWorking);
+  auto restarted = SqliteSessionStore::Open(KeepAll(dir), clock);
+  EXPECT_TRUE(restarted.ok());
+  if (!reported || !restarted.ok()) return std::nullopt;
+  auto after = (*restarted)->GetTask(id, "o");
+  EXPECT_TRUE(after.ok());
+  return after.ok() ? *after : std::nullopt;
+}
+
+TEST(ProcessTest, ATaskWhoseProcessWasKilledIsFailedOrCompletedFromItsVersion) {
+  TempDir tmp;
+  std::optional<TaskRecord> failed = KillInTheMiddleOfATask(tmp.path(), false);
+  ASSERT_TRUE(failed.has_value());
+  EXPECT_EQ(failed->status, TaskStatus::kFailed);
+  EXPECT_NE(failed->error_json.find("process running this task stopped"), std::string::npos);
+
+  std::optional<TaskRecord> completed = KillInTheMiddleOfATask(tmp.path(), true);
+  ASSERT_TRUE(completed.has_value());
+  EXPECT_EQ(completed->status, TaskStatus::kCompleted);
+  EXPECT_EQ(completed->version, 1);
+
+  // The dead processes' runner lock files were removed when the next store opened.
+  int runner_files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(tmp.path() / "locks")) {
+    if (entry.path().filename().string().rfind(".runner-", 0) == 0) ++runner_files;
+  }
+  EXPECT_EQ(runner_files, 0);
 }
 
 }  // namespace

@@ -105,6 +105,15 @@ TEST(SchemaTest, MigratesAVersion1DataDir) {
   ASSERT_TRUE(key.ok()) << key.error().message;
   ASSERT_TRUE(key->has_value());
   EXPECT_EQ((*key)->version->version, 3);
+  // Tasks (v5) are kept from then on.
+  NewTask task;
+  task.session_id = "old";
+  task.tool = "edit_image";
+  Result<TaskRecord> created = (*store)->CreateTask(task);
+  ASSERT_TRUE(created.ok()) << created.error().message;
+  Result<std::optional<TaskRecord>> got = (*store)->GetTask(created->task_id, "");
+  ASSERT_TRUE(got.ok() && got->has_value());
+  EXPECT_EQ((*got)->session_id, "old");
 }
 
 TEST(SchemaTest, RefusesANewerSchemaClearly) {
