@@ -92,6 +92,13 @@ const std::vector<Connection::MethodSpec>& Connection::Table() {
         .inline_answer = false,
         .capability = &ServerCapabilities::completions},
        &C::Typed<CompleteParams, &C::Complete>},
+      // The tasks extension (modern only; its callers must declare it).
+      {{.name = methods::kTasksGet, .modern = true, .name_param = "taskId"},
+       &C::Typed<TaskIdParams, &C::GetTask>},
+      {{.name = methods::kTasksUpdate, .modern = true, .name_param = "taskId"},
+       &C::Typed<TaskUpdateParams, &C::UpdateTask>},
+      {{.name = methods::kTasksCancel, .modern = true, .name_param = "taskId"},
+       &C::Typed<TaskIdParams, &C::CancelTask>},
       // Notifications.
       {{.name = methods::kCancelled, .legacy = true, .modern = true, .notification = true},
        &C::Typed<CancelledParams, &C::Cancelled>},
@@ -224,6 +231,10 @@ Connection::Outcome Connection::CallTool(RequestScope& scope, const CallToolPara
     }
     if (!missing.empty()) return Outcome::Fail(MissingClientCapability(missing));
   }
+  Result<bool> as_task = CallAsTask(scope, *tool, params);
+  if (!as_task.ok())
+    return Outcome::Fail(
+        MissingClientCapability(Json{{"extensions", Json{{kTasksExtension, Json::object()}}}}));
   InputResponses inputs = params.inputs;
   if (auto refused = OpenRequestState(StateScope(methods::kToolsCall, params.name), &inputs)) {
     return Outcome::Fail(std::move(*refused));
@@ -236,6 +247,7 @@ Connection::Outcome Connection::CallTool(RequestScope& scope, const CallToolPara
     scope.session_id = log::Clip(id->get_ref<const std::string&>(), 128);
   }
   scope.tool = tool->definition.name;
+  if (*as_task) return StartTask(scope, *tool, std::move(call), std::move(inputs));
   RunAsync(
       scope,
       [scope, tool, call, inputs = std::move(inputs)](Connection& self, std::stop_token token) {

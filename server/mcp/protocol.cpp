@@ -320,6 +320,8 @@ Json DiscoverResult(const ServerCapabilities& capabilities, const ServerIdentity
   Json result = Json::object();
   result["supportedVersions"] = std::move(versions);
   result["capabilities"] = CapabilitiesJson(capabilities);
+  // Extensions exist only on the modern wire: the tasks extension (server/mcp/task_runner.h).
+  result["capabilities"]["extensions"] = Json{{"io.modelcontextprotocol/tasks", Json::object()}};
   if (!instructions.empty()) result["instructions"] = instructions;
   return result;
 }

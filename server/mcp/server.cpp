@@ -19,7 +19,10 @@ McpServer::McpServer(ServerOptions options)
       request_state_seal_(options_.request_state_key),
       pool_(options_.max_concurrent_calls) {}
 
-McpServer::~McpServer() { pool_.Shutdown(); }
+McpServer::~McpServer() {
+  tasks_.CancelAll();  // running tasks end before the pool joins them
+  pool_.Shutdown();
+}
 
 Status McpServer::RegisterTool(ToolSpec tool) { return tools_.Register(std::move(tool)); }
 

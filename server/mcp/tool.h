@@ -21,6 +21,12 @@ struct ToolAnnotations {
   std::optional<bool> open_world;   // openWorldHint
 };
 
+struct InputResponses;
+
+// Whether a tool's calls may become tasks (task_runner.h) for clients that declared the tasks
+// extension: never, when the server decides so, or always (clients without it are refused).
+enum class TaskSupport { kForbidden, kOptional, kRequired };
+
 struct ToolDefinition {
   std::string name;
   std::string title;
@@ -38,6 +44,11 @@ struct ToolDefinition {
   // request) and never waits for a session's turn. A transport whose caller blocks for the answer
   // anyway (an HTTP POST) may then run it on the calling thread instead of a worker. Not listed.
   bool quick = false;
+  TaskSupport task_support = TaskSupport::kForbidden;
+  // With task support: decides per call whether it becomes a task (the server decides, e.g. a
+  // call that finishes at once answers directly). Unset: every call from a client that declared
+  // the extension becomes one.
+  std::function<bool(const Json& arguments, const InputResponses& inputs)> as_task;
 };
 
 // Multi round-trip requests (modern era): what a call asks the client for before it can finish,

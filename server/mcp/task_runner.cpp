@@ -1,0 +1,251 @@
+#include "server/mcp/task_runner.h"
+
+#include <exception>
+#include <utility>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/random.h"
+#include "server/mcp/json_rpc.h"
+#include "server/mcp/tool_registry.h"
+
+namespace imgmcp::mcp {
+
+namespace {
+constexpr char kLog[] = "tasks";
+
+std::string Now() { return FormatRfc3339(std::chrono::system_clock::now()); }
+
+Json ErrorJson(const RpcError& error) {
+  Json json = {{"code", error.code}, {"message", error.message}};
+  if (error.data) json["data"] = *error.data;
+  return json;
+}
+
+bool Terminal(TaskState state) {
+  return state == TaskState::kCompleted || state == TaskState::kFailed ||
+         state == TaskState::kCancelled;
+}
+
+// What a task's handler can do: no progress or logs (nobody is listening on a stream), no
+// server→client requests (it asks with input_required instead), and its own cancellation.
+class TaskCallContext final : public ToolCallContext {
+ public:
+  TaskCallContext(const TaskCall& call, std::stop_token token, InputResponses inputs,
+                  std::unique_ptr<CallReservation> reservation)
+      : call_(call),
+        token_(std::move(token)),
+        inputs_(std::move(inputs)),
+        reservation_(std::move(reservation)) {}
+
+  bool HasProgressToken() const override { return false; }
+  void ReportProgress(double, std::optional<double>, const std::string&) override {}
+  void Log(LogLevel, const std::string&, const Json&) override {}
+  std::stop_token Cancellation() const override { return token_; }
+  std::string ProtocolVersion() const override { return call_.protocol_version; }
+  std::string TraceParent() const override { return call_.traceparent; }
+  Result<Json> SendRequest(const std::string& method, const Json&) override {
+    return MakeError(ErrorCode::kUnsupported,
+                     "a task cannot send " + method + "; it asks with input_required instead");
+  }
+  std::unique_ptr<CallReservation> TakeReservation() override { return std::move(reservation_); }
+  bool Modern() const override { return true; }
+  const Json& ClientCapabilities() const override { return call_.client_capabilities; }
+  const InputResponses& Inputs() const override { return inputs_; }
+
+ private:
+  const TaskCall& call_;
+  const std::stop_token token_;
+  const InputResponses inputs_;
+  std::unique_ptr<CallReservation> reservation_;
+};
+}  // namespace
+
+bool DeclaresTasks(const Json& client_capabilities) {
+  if (!client_capabilities.is_object()) return false;
+  auto extensions = client_capabilities.find("extensions");
+  return extensions != client_capabilities.end() && extensions->is_object() &&
+         extensions->contains(kTasksExtension);
+}
+
+const char* TaskStateName(TaskState state) {
+  switch (state) {
+    case TaskState::kWorking:
+      return "working";
+    case TaskState::kInputRequired:
+      return "input_required";
+    case TaskState::kCompleted:
+      return "completed";
+    case TaskState::kFailed:
+      return "failed";
+    case TaskState::kCancelled:
+      return "cancelled";
+  }
+  return "failed";
+}
+
+// One task. `owner`, `call` and `stop` are set at creation; the rest is guarded by
+// TaskRunner::mu_.
+struct TaskRunner::Entry {
+  std::string owner;
+  TaskCall call;
+  std::stop_source stop;
+  TaskSnapshot snapshot;
+  std::chrono::steady_clock::time_point ended;  // when it became terminal
+  Json asked = Json::object();                  // input requests still unanswered
+  Json answered = Json::object();               // answers gathered so far
+  std::optional<std::string> request_state;     // the handler's state between rounds
+};
+
+TaskRunner::TaskRunner(WorkerPool& pool, TaskOptions options) : pool_(pool), options_(options) {}
+
+TaskRunner::~TaskRunner() { CancelAll(); }
+
+void TaskRunner::CancelAll() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [id, entry] : tasks_) entry->stop.request_stop();
+}
+
+Result<TaskSnapshot> TaskRunner::Start(const std::string& owner, TaskCall call) {
+  auto entry = std::make_shared<Entry>();
+  entry->owner = owner;
+  entry->call = std::move(call);
+  if (entry->call.inputs.responses && entry->call.inputs.responses->is_object()) {
+    entry->answered = *entry->call.inputs.responses;
+  }
+  entry->request_state = entry->call.inputs.request_state;
+  TaskSnapshot& s = entry->snapshot;
+  s.task_id = RandomHex(16);
+  s.created_at = s.updated_at = Now();
+  s.ttl_ms = options_.ttl_ms;
+  s.poll_interval_ms = options_.poll_interval_ms;
+  TaskSnapshot first;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ForgetExpired();
+    tasks_.emplace(s.task_id, entry);
+    first = s;
+  }
+  log::Info(kLog, "task " + first.task_id + " created for " + entry->call.tool);
+  Submit(entry);
+  return first;
+}
+
+void TaskRunner::Submit(const std::shared_ptr<Entry>& entry) {
+  Status submitted = pool_.Submit([this, entry] { Run(entry); });
+  if (submitted.ok()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (Terminal(entry->snapshot.state)) return;
+  entry->snapshot.state = TaskState::kFailed;
+  entry->snapshot.error = ErrorJson(InternalError(submitted.error().message));
+  entry->snapshot.updated_at = Now();
+  entry->ended = std::chrono::steady_clock::now();
+}
+
+void TaskRunner::Run(const std::shared_ptr<Entry>& entry) {
+  InputResponses inputs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (Terminal(entry->snapshot.state)) return;
+    if (!entry->answered.empty()) inputs.responses = entry->answered;
+    inputs.request_state = entry->request_state;
+  }
+  ToolResult result;
+  std::optional<Json> error;
+  {
+    TaskCallContext context(entry->call, entry->stop.get_token(), std::move(inputs),
+                            std::move(entry->call.call->reservation));
+    try {
+      result = entry->call.call->run(context);
+    } catch (const std::exception& e) {  // a protocol-level failure: the task fails
+      log::Error(kLog, "task of " + entry->call.tool + " threw: " + e.what());
+      error = ErrorJson(InternalError(std::string("Internal error: ") + e.what()));
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  TaskSnapshot& s = entry->snapshot;
+  if (Terminal(s.state)) return;  // cancelled meanwhile: whatever it returned is dropped
+  s.updated_at = Now();
+  if (error) {
+    s.state = TaskState::kFailed;
+    s.error = std::move(error);
+  } else if (result.input_required) {
+    s.state = TaskState::kInputRequired;
+    entry->asked = result.input_required->requests.is_object() ? result.input_required->requests
+                                                               : Json::object();
+    entry->request_state = result.input_required->state;
+    s.input_requests = entry->asked;
+    return;
+  } else {
+    s.state = TaskState::kCompleted;
+    s.result = ToolResultToJson(std::move(result));
+  }
+  entry->ended = std::chrono::steady_clock::now();
+  log::Info(kLog, "task " + s.task_id + " " + TaskStateName(s.state));
+}
+
+std::shared_ptr<TaskRunner::Entry> TaskRunner::Find(const std::string& task_id,
+                                                    const std::string& owner) {
+  ForgetExpired();
+  auto it = tasks_.find(task_id);
+  if (it == tasks_.end() || it->second->owner != owner) return nullptr;
+  return it->second;
+}
+
+void TaskRunner::ForgetExpired() {
+  const auto now = std::chrono::steady_clock::now();
+  std::erase_if(tasks_, [now](const auto& item) {
+    const Entry& e = *item.second;
+    return Terminal(e.snapshot.state) &&
+           now - e.ended > std::chrono::milliseconds(e.snapshot.ttl_ms);
+  });
+}
+
+std::optional<TaskSnapshot> TaskRunner::Get(const std::string& task_id, const std::string& owner) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto entry = Find(task_id, owner);
+  if (!entry) return std::nullopt;
+  return entry->snapshot;
+}
+
+Status TaskRunner::Cancel(const std::string& task_id, const std::string& owner) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto entry = Find(task_id, owner);
+    if (!entry) return MakeError(ErrorCode::kNotFound, "unknown task " + task_id);
+    if (Terminal(entry->snapshot.state)) return Status::Ok();
+    entry->snapshot.state = TaskState::kCancelled;
+    entry->snapshot.input_requests.reset();
+    entry->snapshot.updated_at = Now();
+    entry->ended = std::chrono::steady_clock::now();
+    entry->stop.request_stop();
+  }
+  log::Info(kLog, "task " + task_id + " cancelled");
+  return Status::Ok();
+}
+
+Status TaskRunner::Update(const std::string& task_id, const std::string& owner,
+                          const Json& responses) {
+  std::shared_ptr<Entry> resume;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto entry = Find(task_id, owner);
+    if (!entry) return MakeError(ErrorCode::kNotFound, "unknown task " + task_id);
+    if (entry->snapshot.state != TaskState::kInputRequired) return Status::Ok();
+    for (const auto& [key, value] : responses.items()) {
+      if (entry->asked.erase(key) > 0) entry->answered[key] = value;
+    }
+    entry->snapshot.input_requests = entry->asked;
+    entry->snapshot.updated_at = Now();
+    if (entry->asked.empty()) {
+      entry->snapshot.state = TaskState::kWorking;
+      entry->snapshot.input_requests.reset();
+      resume = entry;
+    }
+  }
+  if (resume) Submit(resume);
+  return Status::Ok();
+}
+
+}  // namespace imgmcp::mcp
