@@ -32,9 +32,10 @@ bool Terminal(TaskState state) {
 // server→client requests (it asks with input_required instead), and its own cancellation.
 class TaskCallContext final : public ToolCallContext {
  public:
-  TaskCallContext(const TaskCall& call, std::stop_token token, InputResponses inputs,
-                  std::unique_ptr<CallReservation> reservation)
-      : call_(call),
+  TaskCallContext(std::string task_id, const TaskCall& call, std::stop_token token,
+                  InputResponses inputs, std::unique_ptr<CallReservation> reservation)
+      : task_id_(std::move(task_id)),
+        call_(call),
         token_(std::move(token)),
         inputs_(std::move(inputs)),
         reservation_(std::move(reservation)) {}
@@ -53,8 +54,10 @@ class TaskCallContext final : public ToolCallContext {
   bool Modern() const override { return true; }
   const Json& ClientCapabilities() const override { return call_.client_capabilities; }
   const InputResponses& Inputs() const override { return inputs_; }
+  std::string TaskId() const override { return task_id_; }
 
  private:
+  const std::string task_id_;
   const TaskCall& call_;
   const std::stop_token token_;
   const InputResponses inputs_;
@@ -154,8 +157,8 @@ void TaskRunner::Run(const std::shared_ptr<Entry>& entry) {
   ToolResult result;
   std::optional<Json> error;
   {
-    TaskCallContext context(entry->call, entry->stop.get_token(), std::move(inputs),
-                            std::move(entry->call.call->reservation));
+    TaskCallContext context(entry->snapshot.task_id, entry->call, entry->stop.get_token(),
+                            std::move(inputs), std::move(entry->call.call->reservation));
     try {
       result = entry->call.call->run(context);
     } catch (const std::exception& e) {  // a protocol-level failure: the task fails

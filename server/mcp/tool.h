@@ -134,6 +134,9 @@ class ToolCallContext {
     static const Json kNone = Json::object();
     return kNone;
   }
+  // The id of the task this call runs as (task_runner.h), "" for a direct call. A tool that
+  // commits records session::TaskIdempotencyKey(TaskId()) with it, so a task commits at most once.
+  virtual std::string TaskId() const { return {}; }
   // What the client sent back on retrying a call answered input_required (modern era).
   virtual const InputResponses& Inputs() const {
     static const InputResponses kNone;
