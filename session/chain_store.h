@@ -34,6 +34,7 @@
 #include "common/result.h"
 #include "session/image_cache.h"
 #include "session/session_store.h"
+#include "session/task_rules.h"
 
 namespace imgmcp::session {
 
@@ -100,6 +101,15 @@ class ChainStore : public SessionStore {
   bool SessionExists(const std::string& session_id) final;
   Result<std::optional<AppliedKey>> FindAppliedKey(const std::string& session_id,
                                                    const std::string& key) final;
+  // Tasks (chain_tasks.cpp): the rules and the settling of orphans are here; the rows are the
+  // store's (the task hooks below).
+  Result<TaskRecord> CreateTask(const NewTask& task) final;
+  Result<std::optional<TaskRecord>> GetTask(const std::string& task_id,
+                                            const std::string& owner) final;
+  Result<TaskRecord> UpdateTask(const TaskUpdate& update) final;
+  Result<TaskPage> ListTasks(const std::string& owner, const std::optional<std::string>& cursor,
+                             int limit) final;
+  Result<int64_t> SweepTasks() final;
 
   const ImageCache& cache() const { return cache_; }
 
@@ -173,6 +183,40 @@ class ChainStore : public SessionStore {
   virtual Result<std::optional<AppliedKey>> LoadAppliedKey(const std::string& session_id,
                                                            const std::string& key) = 0;
 
+  // --- Task rows (task_rules.h TaskRow) -------------------------------------------------------
+  // Who runs tasks created through this store (TaskRecord::runner): this process (SQLite) or this
+  // replica (PostgreSQL); kUnavailable while it has none.
+  virtual Result<std::string> TaskRunnerId() = 0;
+  // Whether `runner` (another store's TaskRunnerId) still lives. A runner that is gone never
+  // comes back.
+  virtual Result<bool> RunnerIsAlive(const std::string& runner) = 0;
+  // Before settling a dead runner's task: gives back what the runner still held (PostgreSQL: its
+  // turn tickets, so that no commit of it can land afterwards).
+  virtual Status ReleaseRunner(const std::string& runner) { return Status::Ok(); }
+  // Inserts a new row (its id is fresh).
+  virtual Status InsertTaskRow(const TaskRow& row) = 0;
+  // The row of `task_id`, whatever its owner or age; nullopt when there is none.
+  virtual Result<std::optional<TaskRow>> LoadTaskRow(const std::string& task_id) = 0;
+  // In one statement: applies `update` (status; the optional fields replace the row's; updated_ms
+  // = now_ms) if the row exists, is the owner's and is not terminal. Sets *applied, and returns
+  // the row as it is afterwards (nullopt: no row of this owner).
+  virtual Result<std::optional<TaskRow>> WriteTaskUpdate(const TaskUpdate& update, int64_t now_ms,
+                                                         bool* applied) = 0;
+  // The owner's rows not expired at now_ms, newest (created_ms, task_id) first, after `after`.
+  struct TaskAfter {
+    int64_t created_ms = 0;
+    std::string task_id;
+  };
+  virtual Result<std::vector<TaskRow>> ListTaskRows(const std::string& owner,
+                                                    const std::optional<TaskAfter>& after,
+                                                    int limit, int64_t now_ms) = 0;
+  // Every row that is not terminal and is run by another runner than `runner`.
+  virtual Result<std::vector<TaskRow>> LoadOthersUnsettledTaskRows(const std::string& runner) = 0;
+  // Deletes the rows expired at now_ms (TaskExpired); returns how many.
+  virtual Result<int64_t> DeleteExpiredTaskRows(int64_t now_ms) = 0;
+  // "process" or "replica": what a runner is, for the message of a task whose runner died.
+  virtual std::string_view RunnerKind() const = 0;
+
   // --- For the stores ---------------------------------------------------------------------
   const StoreOptions& options() const { return options_; }
   const Clock& clock() const { return clock_; }
@@ -199,6 +243,11 @@ class ChainStore : public SessionStore {
                                 const std::optional<IdempotencyRecord>& key) const;
   std::vector<VersionInfo> CommittedVersions(const CommitPlan& plan) const;
   Result<std::string> CheckedBytes(const VersionInfo& version);
+  // A task that is not terminal and whose runner is gone is settled: completed with the version
+  // its key committed, else failed. Returns the row as it is afterwards. `own_runner` is this
+  // store's runner id (never settled).
+  Result<TaskRow> SettleIfOrphaned(TaskRow row, const std::string& own_runner);
+  Result<TaskRow> SettleOrphan(const TaskRow& row);
 
   const StoreOptions options_;
   const Clock& clock_;

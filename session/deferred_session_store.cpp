@@ -304,6 +304,34 @@ Result<std::optional<AppliedKey>> DeferredSessionStore::FindAppliedKey(
   return (*store)->FindAppliedKey(session_id, key);
 }
 
+Result<TaskRecord> DeferredSessionStore::CreateTask(const NewTask& task) {
+  ASSIGN_OR_RETURN(SessionStore * store, Store());
+  return store->CreateTask(task);
+}
+
+Result<std::optional<TaskRecord>> DeferredSessionStore::GetTask(const std::string& task_id,
+                                                                const std::string& owner) {
+  ASSIGN_OR_RETURN(SessionStore * store, Store());
+  return store->GetTask(task_id, owner);
+}
+
+Result<TaskRecord> DeferredSessionStore::UpdateTask(const TaskUpdate& update) {
+  ASSIGN_OR_RETURN(SessionStore * store, Store());
+  return store->UpdateTask(update);
+}
+
+Result<TaskPage> DeferredSessionStore::ListTasks(const std::string& owner,
+                                                 const std::optional<std::string>& cursor,
+                                                 int limit) {
+  ASSIGN_OR_RETURN(SessionStore * store, Store());
+  return store->ListTasks(owner, cursor, limit);
+}
+
+Result<int64_t> DeferredSessionStore::SweepTasks() {
+  ASSIGN_OR_RETURN(SessionStore * store, Store());
+  return store->SweepTasks();
+}
+
 bool DeferredSessionStore::SessionExists(const std::string& session_id) {
   auto store = Store();
   if (!store.ok()) return IsValidSessionId(session_id);  // see the header

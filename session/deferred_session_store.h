@@ -88,6 +88,13 @@ class DeferredSessionStore final : public SessionStore {
   bool SessionExists(const std::string& session_id) override;
   Result<std::optional<AppliedKey>> FindAppliedKey(const std::string& session_id,
                                                    const std::string& key) override;
+  Result<TaskRecord> CreateTask(const NewTask& task) override;
+  Result<std::optional<TaskRecord>> GetTask(const std::string& task_id,
+                                            const std::string& owner) override;
+  Result<TaskRecord> UpdateTask(const TaskUpdate& update) override;
+  Result<TaskPage> ListTasks(const std::string& owner, const std::optional<std::string>& cursor,
+                             int limit) override;
+  Result<int64_t> SweepTasks() override;
   // Kept until the open finishes, then handed to the real store.
   void SetChangeListener(ChangeListener listener) override;
 

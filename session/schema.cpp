@@ -57,6 +57,28 @@ CREATE TABLE idempotency_keys (
 );
 CREATE INDEX idempotency_keys_by_version ON idempotency_keys(session_id, version);
 )sql",
+    // v5
+    R"sql(
+CREATE TABLE tasks (
+  task_id          TEXT PRIMARY KEY NOT NULL,
+  owner            TEXT NOT NULL,
+  session_id       TEXT NOT NULL,
+  tool             TEXT NOT NULL,
+  request_json     TEXT NOT NULL,
+  status           TEXT NOT NULL,
+  status_message   TEXT NOT NULL,
+  result_json      TEXT NOT NULL DEFAULT '',
+  version          INTEGER,
+  error_json       TEXT NOT NULL DEFAULT '',
+  ttl_ms           INTEGER NOT NULL,
+  poll_interval_ms INTEGER NOT NULL,
+  created_ms       INTEGER NOT NULL,
+  updated_ms       INTEGER NOT NULL,
+  runner           TEXT NOT NULL
+);
+CREATE INDEX tasks_by_owner ON tasks(owner, created_ms DESC, task_id DESC);
+CREATE INDEX tasks_by_status ON tasks(status, updated_ms);
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 

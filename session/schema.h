@@ -11,6 +11,10 @@
 //   v4  idempotency_keys(session_id, idempotency_key, digest, version, next_version, created_ms):
 //       a commit's key names its version and is deleted with it (ON DELETE CASCADE); a clear's key
 //       has no version but next_version, and lasts until the next clear or expiry
+//   v5  tasks(task_id, owner, session_id, tool, request_json, status, status_message,
+//             result_json, version, error_json, ttl_ms, poll_interval_ms, created_ms, updated_ms,
+//             runner): MCP tasks (task_records.h); no foreign key to sessions: a task's row and
+//       the versions it made expire each by their own rule, neither ever removes the other
 #pragma once
 
 #include "common/result.h"
@@ -18,7 +22,7 @@
 
 namespace imgmcp::session {
 
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
 // Brings the database to kSchemaVersion. Errors: kFailedPrecondition for a schema newer than this
 // build or a database that is not imgmcp's; kDataLoss for a corrupt file.

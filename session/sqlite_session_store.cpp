@@ -9,16 +9,21 @@
 #include <utility>
 
 #include "common/log.h"
+#include "common/random.h"
 #include "session/file_io.h"
 #include "session/file_lock.h"
 #include "session/schema.h"
 #include "session/sqlite_rows.h"
+#include "session/sqlite_tasks.h"
 #include "session/version_rules.h"
 
 namespace imgmcp::session {
 namespace {
 
 constexpr int kBusyTimeoutMs = 30000;
+constexpr char kRunnerPrefix[] = "process:";
+constexpr char kRunnerLockPrefix[] = ".runner-";
+constexpr char kLockSuffix[] = ".lock";
 constexpr char kConnectionPragmas[] = "PRAGMA foreign_keys=ON; PRAGMA synchronous=FULL;";
 
 // Lists regular files and directories of `dir` (names only, without "." and "..").
@@ -127,11 +132,40 @@ Status SqliteSessionStore::Initialize() {
     ASSIGN_OR_RETURN(FileLock open_lock,
                      FileLock::Acquire(layout_.LocksDir() / ".store-open.lock", {}));
     ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, PrepareDatabase());
+    RETURN_IF_ERROR(TakeRunnerLock());
     std::lock_guard lock(pool_mu_);
     idle_connections_.push_back(std::move(db));
   }  // the database is ready for everyone
   if (options().idle_days > 0) RETURN_IF_ERROR(ExpireIdleSessions());
-  return SweepOrphans();
+  RETURN_IF_ERROR(SweepOrphans());
+  Result<int64_t> swept = SweepTasks();
+  if (!swept.ok()) return swept.error();
+  return Status::Ok();
+}
+
+std::filesystem::path SqliteSessionStore::RunnerLockPath(const std::string& runner_hex) const {
+  return layout_.LocksDir() / (kRunnerLockPrefix + runner_hex + kLockSuffix);
+}
+
+// A dead process's lock file can go: a reader that later finds it missing creates and locks a
+// new one, and so still learns that the process is gone. Both this and the taking of a new
+// process's lock happen under the open lock, so a file is never removed between its creation
+// and its flock.
+Status SqliteSessionStore::TakeRunnerLock() {
+  const std::string prefix = kRunnerLockPrefix;
+  for (const auto& [name, is_dir] : ListDir(layout_.LocksDir())) {
+    if (is_dir || name.rfind(prefix, 0) != 0) continue;
+    ASSIGN_OR_RETURN(std::optional<FileLock> lock, FileLock::TryAcquire(layout_.LocksDir() / name));
+    if (lock.has_value()) RemoveFileQuietly(layout_.LocksDir() / name);
+  }
+  const std::string hex = RandomHex(16);
+  ASSIGN_OR_RETURN(std::optional<FileLock> own, FileLock::TryAcquire(RunnerLockPath(hex)));
+  if (!own.has_value()) {
+    return MakeError(ErrorCode::kInternal, "cannot take " + RunnerLockPath(hex).string());
+  }
+  runner_lock_ = std::move(own);
+  runner_id_ = kRunnerPrefix + hex;
+  return Status::Ok();
 }
 
 // The first connection: WAL mode, an integrity check, the schema migrated.
@@ -442,6 +476,65 @@ Result<std::optional<AppliedKey>> SqliteSessionStore::LoadAppliedKey(const std::
                                                                      const std::string& key) {
   ASSIGN_OR_RETURN(Lease lease, Connection());
   return sqlite_rows::LoadKey(lease.db(), layout_, session_id, key);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tasks
+
+Result<bool> SqliteSessionStore::RunnerIsAlive(const std::string& runner) {
+  const std::string prefix = kRunnerPrefix;
+  const std::string hex = runner.rfind(prefix, 0) == 0 ? runner.substr(prefix.size()) : "";
+  if (!IsValidTaskId(hex)) return false;  // not a runner of this store: nobody runs it
+  if (runner == runner_id_) return true;
+  ASSIGN_OR_RETURN(std::optional<FileLock> lock, FileLock::TryAcquire(RunnerLockPath(hex)));
+  return !lock.has_value();  // locked: the process still holds it
+}
+
+Status SqliteSessionStore::InsertTaskRow(const TaskRow& row) {
+  ASSIGN_OR_RETURN(Lease lease, Connection());
+  return InWriteTransaction(lease.db(),
+                            [&]() { return sqlite_tasks::InsertTask(lease.db(), row); });
+}
+
+Result<std::optional<TaskRow>> SqliteSessionStore::LoadTaskRow(const std::string& task_id) {
+  ASSIGN_OR_RETURN(Lease lease, Connection());
+  return sqlite_tasks::LoadTask(lease.db(), task_id);
+}
+
+Result<std::optional<TaskRow>> SqliteSessionStore::WriteTaskUpdate(const TaskUpdate& update,
+                                                                   int64_t now_ms, bool* applied) {
+  ASSIGN_OR_RETURN(Lease lease, Connection());
+  std::optional<TaskRow> row;
+  RETURN_IF_ERROR(InWriteTransaction(lease.db(), [&]() -> Status {
+    ASSIGN_OR_RETURN(row, sqlite_tasks::UpdateTask(lease.db(), update, now_ms, applied));
+    return Status::Ok();
+  }));
+  return row;
+}
+
+Result<std::vector<TaskRow>> SqliteSessionStore::ListTaskRows(const std::string& owner,
+                                                              const std::optional<TaskAfter>& after,
+                                                              int limit, int64_t now_ms) {
+  ASSIGN_OR_RETURN(Lease lease, Connection());
+  std::optional<std::pair<int64_t, std::string>> from;
+  if (after.has_value()) from.emplace(after->created_ms, after->task_id);
+  return sqlite_tasks::ListTasks(lease.db(), owner, from, limit, now_ms);
+}
+
+Result<std::vector<TaskRow>> SqliteSessionStore::LoadOthersUnsettledTaskRows(
+    const std::string& runner) {
+  ASSIGN_OR_RETURN(Lease lease, Connection());
+  return sqlite_tasks::LoadOthersUnsettled(lease.db(), runner);
+}
+
+Result<int64_t> SqliteSessionStore::DeleteExpiredTaskRows(int64_t now_ms) {
+  ASSIGN_OR_RETURN(Lease lease, Connection());
+  int64_t removed = 0;
+  RETURN_IF_ERROR(InWriteTransaction(lease.db(), [&]() -> Status {
+    ASSIGN_OR_RETURN(removed, sqlite_tasks::DeleteExpired(lease.db(), now_ms));
+    return Status::Ok();
+  }));
+  return removed;
 }
 
 Result<std::unique_ptr<SessionStore>> OpenSessionStore(const StoreOptions& options,

@@ -9,6 +9,10 @@
 //   <data>/images/<session_id>/v<N><ext>   the bytes of version N, exactly as committed
 //   <data>/images/<session_id>/.tmp-*      a commit in flight (swept at start-up if left behind)
 //   <data>/locks/<session_id>.lock    flock(LOCK_EX) held for the whole turn; never deleted
+//   <data>/locks/.runner-<id>.lock    flock(LOCK_EX) held by one store process for its lifetime:
+//                                     the liveness of the tasks it runs (runner "process:<id>").
+//                                     A reader that can lock it knows the process is gone and
+//                                     settles its tasks; an open removes those no one holds.
 // A version exists once its row exists; its file is written and fsynced (file and directory)
 // before the row is committed, so a crash leaves either the old state or the new one. Start-up
 // removes temp files and files without a row, taking each session's lock so that a commit in
@@ -27,6 +31,7 @@
 #include "common/result.h"
 #include "session/chain_store.h"
 #include "session/data_dir.h"
+#include "session/file_lock.h"
 #include "session/sqlite_db.h"
 #include "session/turn_queue.h"
 
@@ -74,6 +79,10 @@ class SqliteSessionStore final : public ChainStore {
   Status SweepSession(SqliteDb& db, const std::string& session_id);
   // Runs `write` inside one IMMEDIATE transaction on `db`, in this process's write order.
   Status InWriteTransaction(SqliteDb& db, const std::function<Status()>& write);
+  // Under the open lock: removes the runner lock files of processes that are gone, then takes
+  // this process's own.
+  Status TakeRunnerLock();
+  std::filesystem::path RunnerLockPath(const std::string& runner_hex) const;
   Status WriteVersionFiles(const CommitPlan& plan, const std::vector<std::string>& files);
   void DiscardVersionFiles(const CommitPlan& plan, const std::vector<std::string>& files);
 
@@ -96,9 +105,24 @@ class SqliteSessionStore final : public ChainStore {
   Result<bool> SessionIsLive(const std::string& session_id) override;
   Result<std::optional<AppliedKey>> LoadAppliedKey(const std::string& session_id,
                                                    const std::string& key) override;
+  // Task rows (session/sqlite_tasks.h).
+  Result<std::string> TaskRunnerId() override { return runner_id_; }
+  Result<bool> RunnerIsAlive(const std::string& runner) override;
+  Status InsertTaskRow(const TaskRow& row) override;
+  Result<std::optional<TaskRow>> LoadTaskRow(const std::string& task_id) override;
+  Result<std::optional<TaskRow>> WriteTaskUpdate(const TaskUpdate& update, int64_t now_ms,
+                                                 bool* applied) override;
+  Result<std::vector<TaskRow>> ListTaskRows(const std::string& owner,
+                                            const std::optional<TaskAfter>& after, int limit,
+                                            int64_t now_ms) override;
+  Result<std::vector<TaskRow>> LoadOthersUnsettledTaskRows(const std::string& runner) override;
+  Result<int64_t> DeleteExpiredTaskRows(int64_t now_ms) override;
+  std::string_view RunnerKind() const override { return "process"; }
 
   const DataDirLayout layout_;
   TurnQueue turns_;
+  std::string runner_id_;                // "process:<32 hex>", set by Initialize
+  std::optional<FileLock> runner_lock_;  // held for the store's lifetime
 
   // Serialises this process's SQLite write transactions: in-process writers wait here and are
   // woken at once, instead of polling in SQLite's busy handler (which sleeps in growing steps).

@@ -72,6 +72,28 @@ CREATE TABLE imgmcp.idempotency_keys (
 );
 CREATE INDEX idempotency_keys_by_version ON imgmcp.idempotency_keys (session_id, version);
 )sql",
+    // v3
+    R"sql(
+CREATE TABLE imgmcp.tasks (
+  task_id          text PRIMARY KEY,
+  owner            text NOT NULL,
+  session_id       text NOT NULL,
+  tool             text NOT NULL,
+  request_json     text NOT NULL,
+  status           text NOT NULL,
+  status_message   text NOT NULL,
+  result_json      text NOT NULL DEFAULT '',
+  version          bigint,
+  error_json       text NOT NULL DEFAULT '',
+  ttl_ms           bigint NOT NULL,
+  poll_interval_ms bigint NOT NULL,
+  created_ms       bigint NOT NULL,
+  updated_ms       bigint NOT NULL,
+  runner           text NOT NULL
+);
+CREATE INDEX tasks_by_owner ON imgmcp.tasks (owner, created_ms DESC, task_id DESC);
+CREATE INDEX tasks_by_status ON imgmcp.tasks (status, updated_ms);
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kPgSchemaVersion);
 

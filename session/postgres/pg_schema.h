@@ -16,6 +16,9 @@
 //                                            a commit's key names its version and is deleted with
 //                                            it (ON DELETE CASCADE); a clear's key has no version
 //                                            but next_version, and lasts until the next clear
+//   v3  tasks(task_id, owner, session_id, tool, request_json, status, status_message, result_json,
+//             version, error_json, ttl_ms, poll_interval_ms, created_ms, updated_ms, runner)
+//                                            MCP tasks (task_records.h); runner "replica:<id>"
 #pragma once
 
 #include <string>
@@ -25,7 +28,7 @@
 
 namespace imgmcp::session::postgres {
 
-inline constexpr int kPgSchemaVersion = 2;
+inline constexpr int kPgSchemaVersion = 3;
 
 // Advisory lock keys (the two-int form; the first number is imgmcp's namespace).
 inline constexpr int kAdvisoryNamespace = 0x696d67;  // "img"

@@ -122,6 +122,21 @@ class PostgresSessionStore final : public ChainStore {
   Result<std::vector<RemovedVersion>> WriteClear(TurnHold& turn, const ClearPlan& plan) override;
   void DeleteRemoved(const std::string& session_id, const std::vector<RemovedVersion>& removed,
                      bool whole_session) override;
+  // Task rows (pg_tasks.cpp). A runner is a replica, "replica:<id>", alive while its listener
+  // connection holds its advisory lock (pg_turns.h).
+  Result<std::string> TaskRunnerId() override;
+  Result<bool> RunnerIsAlive(const std::string& runner) override;
+  Status ReleaseRunner(const std::string& runner) override;
+  Status InsertTaskRow(const TaskRow& row) override;
+  Result<std::optional<TaskRow>> LoadTaskRow(const std::string& task_id) override;
+  Result<std::optional<TaskRow>> WriteTaskUpdate(const TaskUpdate& update, int64_t now_ms,
+                                                 bool* applied) override;
+  Result<std::vector<TaskRow>> ListTaskRows(const std::string& owner,
+                                            const std::optional<TaskAfter>& after, int limit,
+                                            int64_t now_ms) override;
+  Result<std::vector<TaskRow>> LoadOthersUnsettledTaskRows(const std::string& runner) override;
+  Result<int64_t> DeleteExpiredTaskRows(int64_t now_ms) override;
+  std::string_view RunnerKind() const override { return "replica"; }
 
   const std::string origin_;  // this store's token in imgmcp_commits payloads
   PgPool pool_;

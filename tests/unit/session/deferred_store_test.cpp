@@ -97,6 +97,37 @@ TEST_F(DeferredStoreTest, ReadsWaitForTheOpenAndSeeTheStoredState) {
   EXPECT_TRUE(store.WaitUntilOpen().ok());
 }
 
+// Tasks wait for the open like every other call, then reach the real store (which keeps them:
+// the interface's default answers kUnsupported).
+TEST_F(DeferredStoreTest, TasksWaitForTheOpenAndReachTheRealStore) {
+  GatedOpener opener(options_);
+  DeferredSessionStore store(opener.Opener());
+  NewTask task;
+  task.owner = "o";
+  task.session_id = "s";
+  task.tool = "edit_image";
+  auto created = std::async(std::launch::async, [&] { return store.CreateTask(task); });
+  EXPECT_EQ(created.wait_for(kStillBlocked), std::future_status::timeout);
+  opener.Release();
+  ASSERT_EQ(created.wait_for(kWait), std::future_status::ready);
+  Result<TaskRecord> t = created.get();
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  Result<std::optional<TaskRecord>> got = store.GetTask(t->task_id, "o");
+  ASSERT_TRUE(got.ok() && got->has_value());
+  TaskUpdate cancel;
+  cancel.task_id = t->task_id;
+  cancel.owner = "o";
+  cancel.status = TaskStatus::kCancelled;
+  Result<TaskRecord> cancelled = store.UpdateTask(cancel);
+  ASSERT_TRUE(cancelled.ok()) << cancelled.error().message;
+  EXPECT_EQ(cancelled->status, TaskStatus::kCancelled);
+  Result<TaskPage> page = store.ListTasks("o", std::nullopt, 0);
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->tasks.size(), 1u);
+  EXPECT_EQ(page->tasks[0].status, TaskStatus::kCancelled);
+  EXPECT_TRUE(store.SweepTasks().ok());
+}
+
 TEST_F(DeferredStoreTest, ReservationsBeforeTheOpenKeepArrivalOrder) {
   GatedOpener opener(options_);
   DeferredSessionStore store(opener.Opener());
@@ -241,6 +272,12 @@ TEST_F(DeferredStoreTest, AnUnavailableStoreIsRetriedAndCallsSayWhyMeanwhile) {
   EXPECT_NE(early.error().message.find("connection refused"), std::string::npos);
   EXPECT_NE(early.error().message.find("retrying"), std::string::npos) << early.error().message;
   EXPECT_FALSE(store.AcquireTurn("s", {}).ok());  // no wait, no turn
+  NewTask task;
+  task.tool = "edit_image";
+  auto no_task = store.CreateTask(task);
+  ASSERT_FALSE(no_task.ok());
+  EXPECT_EQ(no_task.error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(store.SweepTasks().error().code, ErrorCode::kUnavailable);
   {
     std::lock_guard lock(mu);
     reachable = true;

@@ -2,8 +2,9 @@
 // turns in arrival order (reservation order, not thread start order), cancellation while queued,
 // sessions in parallel, many threads on one session and on many (no lost update, versions exactly
 // once, commit order = arrival order, every parent the previous version), reads that never mix
-// two moments, two stores on one backing (processes or replicas) sharing one order, and an
-// idempotency key applied once however its callers race.
+// two moments, two stores on one backing (processes or replicas) sharing one order, an
+// idempotency key applied once however its callers race, and a task that two stores race to
+// complete and to cancel ending exactly one way.
 //
 // How arrival order is made observable in the stress tests: a thread takes `entry_mu` (its
 // session's), appends itself to the arrival log and calls AcquireTurn; it lets go of `entry_mu`
@@ -485,6 +486,56 @@ TYPED_TEST(StoreConcurrencyTest, ReadSessionNeverMixesTwoMomentsWhileOthersCommi
   reader.join();
   EXPECT_TRUE(failures.empty()) << failures.size() << " mixed reads, first: " << failures[0];
   EXPECT_GT(seen.size(), 1u) << "the reads never overlapped a commit";
+}
+
+// Two stores on one backing (a replica finishing the task, another cancelling it) race to end the
+// same task: exactly one wins, the loser hears which status the task already has, and every read
+// agrees with the winner.
+TYPED_TEST(StoreConcurrencyTest, ACompleteAndACancelRacingHaveExactlyOneWinner) {
+  std::unique_ptr<SessionStore> other = this->Open();
+  ASSERT_NE(other, nullptr);
+  constexpr int kRounds = 20;
+  for (int round = 0; round < kRounds; ++round) {
+    NewTask task;
+    task.owner = "o";
+    task.tool = "edit_image";
+    Result<TaskRecord> t = this->store_->CreateTask(task);
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    TaskUpdate complete;
+    complete.task_id = t->task_id;
+    complete.owner = "o";
+    complete.status = TaskStatus::kCompleted;
+    complete.result_json = "{}";
+    TaskUpdate cancel = complete;
+    cancel.status = TaskStatus::kCancelled;
+    cancel.result_json.reset();
+    std::promise<void> go;
+    std::shared_future<void> start = go.get_future().share();
+    auto finisher = std::async(std::launch::async, [&] {
+      start.wait();
+      return this->store_->UpdateTask(complete);
+    });
+    auto canceller = std::async(std::launch::async, [&] {
+      start.wait();
+      return other->UpdateTask(cancel);
+    });
+    go.set_value();
+    ASSERT_EQ(finisher.wait_for(kWait), std::future_status::ready);
+    ASSERT_EQ(canceller.wait_for(kWait), std::future_status::ready);
+    Result<TaskRecord> done = finisher.get();
+    Result<TaskRecord> cancelled = canceller.get();
+    ASSERT_NE(done.ok(), cancelled.ok()) << "round " << round;
+    const Result<TaskRecord>& loser = done.ok() ? cancelled : done;
+    const TaskStatus winner = done.ok() ? TaskStatus::kCompleted : TaskStatus::kCancelled;
+    EXPECT_EQ(loser.error().code, ErrorCode::kFailedPrecondition);
+    EXPECT_NE(loser.error().message.find(std::string(TaskStatusName(winner))), std::string::npos)
+        << loser.error().message;
+    for (SessionStore* store : {this->store_.get(), other.get()}) {
+      Result<std::optional<TaskRecord>> read = store->GetTask(t->task_id, "o");
+      ASSERT_TRUE(read.ok() && read->has_value());
+      EXPECT_EQ((*read)->status, winner);
+    }
+  }
 }
 
 }  // namespace

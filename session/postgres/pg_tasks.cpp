@@ -1,0 +1,203 @@
+// PostgresSessionStore's task rows (imgmcp.tasks, pg_schema.h v3) and the liveness of their
+// runners: a replica lives while its listener connection holds the advisory lock
+// (kAdvisoryNamespace, replica id) (pg_turns.h), so a replica that can take that lock shared
+// knows the runner is gone.
+#include <utility>
+
+#include "common/log.h"
+#include "session/postgres/pg_schema.h"
+#include "session/postgres/postgres_session_store.h"
+
+namespace imgmcp::session::postgres {
+namespace {
+
+constexpr char kRunnerPrefix[] = "replica:";
+constexpr char kColumns[] =
+    "task_id, owner, session_id, tool, request_json, status, status_message, result_json, "
+    "version, error_json, ttl_ms, poll_interval_ms, created_ms, updated_ms, runner";
+constexpr char kNotTerminal[] = "status IN ('working', 'input_required')";
+// A row expired at the parameter that follows (TaskExpired, task_rules.h).
+constexpr char kExpired[] =
+    "(status IN ('completed', 'failed', 'cancelled') AND ttl_ms > 0 AND updated_ms + ttl_ms <= ";
+
+Result<std::vector<TaskRow>> ReadRows(const PgResult& r) {
+  std::vector<TaskRow> out;
+  for (int i = 0; i < r.Rows(); ++i) {
+    TaskRow row;
+    TaskRecord& t = row.record;
+    t.task_id = r.Text(i, 0);
+    t.owner = r.Text(i, 1);
+    t.session_id = r.Text(i, 2);
+    t.tool = r.Text(i, 3);
+    t.request_json = r.Text(i, 4);
+    const std::optional<TaskStatus> status = ParseTaskStatus(r.Text(i, 5));
+    if (!status.has_value()) {
+      return MakeError(ErrorCode::kDataLoss,
+                       "task " + t.task_id + " has an unknown status \"" + r.Text(i, 5) + "\"");
+    }
+    t.status = *status;
+    t.status_message = r.Text(i, 6);
+    t.result_json = r.Text(i, 7);
+    t.version = r.OptionalInt(i, 8);
+    t.error_json = r.Text(i, 9);
+    t.ttl_ms = r.Int(i, 10);
+    t.poll_interval_ms = r.Int(i, 11);
+    row.created_ms = r.Int(i, 12);
+    row.updated_ms = r.Int(i, 13);
+    t.runner = r.Text(i, 14);
+    RenderTaskTimes(row);
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+PgParam OptionalText(const std::optional<std::string>& value) {
+  return value.has_value() ? PgParam::Text(*value) : PgParam::Null();
+}
+
+// The replica id of a runner of this store, or 0.
+int64_t RunnerReplica(const std::string& runner) {
+  const std::string prefix = kRunnerPrefix;
+  if (runner.rfind(prefix, 0) != 0) return 0;
+  const std::string digits = runner.substr(prefix.size());
+  if (digits.empty() || digits.size() > 10 ||
+      digits.find_first_not_of("0123456789") != std::string::npos) {
+    return 0;
+  }
+  const int64_t id = std::stoll(digits);
+  return id >= kFirstReplicaId && id <= 2147483647 ? id : 0;
+}
+
+}  // namespace
+
+Result<std::string> PostgresSessionStore::TaskRunnerId() {
+  const int64_t id = turns_->replica_id();
+  if (id == 0) {
+    return MakeError(ErrorCode::kUnavailable, "the connection to PostgreSQL at " + pool_.label() +
+                                                  " is being re-established; try again");
+  }
+  return kRunnerPrefix + std::to_string(id);
+}
+
+Result<bool> PostgresSessionStore::RunnerIsAlive(const std::string& runner) {
+  const int64_t id = RunnerReplica(runner);
+  if (id == 0) return false;  // not a runner of this store: nobody runs it
+  if (id == turns_->replica_id()) return true;
+  const std::string ns = std::to_string(kAdvisoryNamespace);
+  ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
+  // Free (taken shared at once, and given back): the replica's listener connection is gone.
+  ASSIGN_OR_RETURN(PgResult r,
+                   conn->Exec("SELECT CASE WHEN pg_try_advisory_lock_shared(" + ns +
+                                  ", $1::int) THEN pg_advisory_unlock_shared(" + ns +
+                                  ", $1::int) AND false ELSE true END",
+                              {PgParam::Int(id)}, "asking whether a replica still runs"));
+  return r.Bool(0, 0);
+}
+
+// The dead replica's turn tickets go (as its watchers would remove them): a commit of it still in
+// flight holds its ticket FOR SHARE, so this waits for it, and none can start afterwards.
+Status PostgresSessionStore::ReleaseRunner(const std::string& runner) {
+  const int64_t id = RunnerReplica(runner);
+  if (id == 0) return Status::Ok();
+  ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
+  ASSIGN_OR_RETURN(
+      PgResult r,
+      conn->Exec("WITH d AS (DELETE FROM imgmcp.turn_tickets WHERE replica_id = $1 RETURNING "
+                 "session_id) SELECT s, pg_notify('imgmcp_turns', s) FROM (SELECT DISTINCT "
+                 "session_id AS s FROM d) x",
+                 {PgParam::Int(id)}, "releasing the turns of a replica that is gone"));
+  if (r.Rows() > 0) {
+    log::Info("postgres", "released the turns of replica " + std::to_string(id) + " in " +
+                              std::to_string(r.Rows()) + " session line(s)");
+  }
+  return Status::Ok();
+}
+
+Status PostgresSessionStore::InsertTaskRow(const TaskRow& row) {
+  const TaskRecord& t = row.record;
+  ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
+  ASSIGN_OR_RETURN(
+      PgResult r,
+      conn->Exec(
+          std::string("INSERT INTO imgmcp.tasks(") + kColumns +
+              ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+          {PgParam::Text(t.task_id), PgParam::Text(t.owner), PgParam::Text(t.session_id),
+           PgParam::Text(t.tool), PgParam::Text(t.request_json),
+           PgParam::Text(std::string(TaskStatusName(t.status))), PgParam::Text(t.status_message),
+           PgParam::Text(t.result_json), PgParam::OptionalInt(t.version),
+           PgParam::Text(t.error_json), PgParam::Int(t.ttl_ms), PgParam::Int(t.poll_interval_ms),
+           PgParam::Int(row.created_ms), PgParam::Int(row.updated_ms), PgParam::Text(t.runner)},
+          "creating a task"));
+  return Status::Ok();
+}
+
+Result<std::optional<TaskRow>> PostgresSessionStore::LoadTaskRow(const std::string& task_id) {
+  ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
+  ASSIGN_OR_RETURN(PgResult r, conn->Exec(std::string("SELECT ") + kColumns +
+                                              " FROM imgmcp.tasks WHERE task_id = $1",
+                                          {PgParam::Text(task_id)}, "reading a task"));
+  ASSIGN_OR_RETURN(std::vector<TaskRow> rows, ReadRows(r));
+  if (rows.empty()) return std::optional<TaskRow>();
+  return std::optional<TaskRow>(std::move(rows.front()));
+}
+
+Result<std::optional<TaskRow>> PostgresSessionStore::WriteTaskUpdate(const TaskUpdate& update,
+                                                                     int64_t now_ms,
+                                                                     bool* applied) {
+  ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
+  ASSIGN_OR_RETURN(
+      PgResult r,
+      conn->Exec(std::string("UPDATE imgmcp.tasks SET status = $1, status_message = "
+                             "coalesce($2, status_message), result_json = coalesce($3, "
+                             "result_json), version = coalesce($4::bigint, version), error_json = "
+                             "coalesce($5, error_json), updated_ms = $6 WHERE task_id = $7 AND "
+                             "owner = $8 AND ") +
+                     kNotTerminal + " RETURNING " + kColumns,
+                 {PgParam::Text(std::string(TaskStatusName(update.status))),
+                  OptionalText(update.status_message), OptionalText(update.result_json),
+                  PgParam::OptionalInt(update.version), OptionalText(update.error_json),
+                  PgParam::Int(now_ms), PgParam::Text(update.task_id), PgParam::Text(update.owner)},
+                 "updating a task"));
+  ASSIGN_OR_RETURN(std::vector<TaskRow> rows, ReadRows(r));
+  *applied = !rows.empty();
+  if (*applied) return std::optional<TaskRow>(std::move(rows.front()));
+  ASSIGN_OR_RETURN(std::optional<TaskRow> row, LoadTaskRow(update.task_id));
+  if (row.has_value() && row->record.owner != update.owner) row.reset();
+  return row;
+}
+
+Result<std::vector<TaskRow>> PostgresSessionStore::ListTaskRows(
+    const std::string& owner, const std::optional<TaskAfter>& after, int limit, int64_t now_ms) {
+  ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
+  ASSIGN_OR_RETURN(
+      PgResult r,
+      conn->Exec(std::string("SELECT ") + kColumns + " FROM imgmcp.tasks WHERE owner = $1 AND " +
+                     "NOT " + kExpired + "$2) AND ($3::bigint IS NULL OR (created_ms, task_id) " +
+                     "< ($3::bigint, $4::text)) ORDER BY created_ms DESC, task_id DESC LIMIT $5",
+                 {PgParam::Text(owner), PgParam::Int(now_ms),
+                  after.has_value() ? PgParam::Int(after->created_ms) : PgParam::Null(),
+                  after.has_value() ? PgParam::Text(after->task_id) : PgParam::Null(),
+                  PgParam::Int(limit)},
+                 "listing tasks"));
+  return ReadRows(r);
+}
+
+Result<std::vector<TaskRow>> PostgresSessionStore::LoadOthersUnsettledTaskRows(
+    const std::string& runner) {
+  ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
+  ASSIGN_OR_RETURN(PgResult r,
+                   conn->Exec(std::string("SELECT ") + kColumns + " FROM imgmcp.tasks WHERE " +
+                                  kNotTerminal + " AND runner <> $1",
+                              {PgParam::Text(runner)}, "reading unfinished tasks"));
+  return ReadRows(r);
+}
+
+Result<int64_t> PostgresSessionStore::DeleteExpiredTaskRows(int64_t now_ms) {
+  ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
+  ASSIGN_OR_RETURN(PgResult r, conn->Exec(std::string("DELETE FROM imgmcp.tasks WHERE ") +
+                                              kExpired + "$1) RETURNING task_id",
+                                          {PgParam::Int(now_ms)}, "removing expired tasks"));
+  return static_cast<int64_t>(r.Rows());
+}
+
+}  // namespace imgmcp::session::postgres

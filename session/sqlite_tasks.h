@@ -1,0 +1,32 @@
+// The SQL of the embedded store's tasks (table tasks, session/schema.h v5) on one SqliteDb. No
+// rules: ChainStore (chain_tasks.cpp) decides what is asked; SqliteSessionStore runs writes in its
+// write transactions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "session/sqlite_db.h"
+#include "session/task_rules.h"
+
+namespace imgmcp::session::sqlite_tasks {
+
+Status InsertTask(SqliteDb& db, const TaskRow& row);
+Result<std::optional<TaskRow>> LoadTask(SqliteDb& db, const std::string& task_id);
+// One statement: the update applies only to the owner's row that is not terminal. The row as it
+// is afterwards (nullopt: no row of this owner); *applied says whether it changed.
+Result<std::optional<TaskRow>> UpdateTask(SqliteDb& db, const TaskUpdate& update, int64_t now_ms,
+                                          bool* applied);
+// The owner's rows not expired at now_ms, newest first, after (after_ms, after_id) when given.
+Result<std::vector<TaskRow>> ListTasks(SqliteDb& db, const std::string& owner,
+                                       std::optional<std::pair<int64_t, std::string>> after,
+                                       int limit, int64_t now_ms);
+// Rows that are not terminal, of runners other than `runner`.
+Result<std::vector<TaskRow>> LoadOthersUnsettled(SqliteDb& db, const std::string& runner);
+// Deletes the rows expired at now_ms; returns how many.
+Result<int64_t> DeleteExpired(SqliteDb& db, int64_t now_ms);
+
+}  // namespace imgmcp::session::sqlite_tasks

@@ -1,0 +1,95 @@
+#include "session/task_rules.h"
+
+#include <charconv>
+#include <chrono>
+
+#include "common/base64.h"
+#include "common/clock.h"
+#include "session/data_dir.h"
+
+namespace imgmcp::session {
+namespace {
+
+constexpr std::string_view kCursorPrefix = "t1:";
+
+Error Invalid(const std::string& message) {
+  return MakeError(ErrorCode::kInvalidArgument, message);
+}
+
+}  // namespace
+
+Status ValidateNewTask(const NewTask& task) {
+  if (!task.session_id.empty() && !IsValidSessionId(task.session_id)) {
+    return Invalid("task session_id \"" + task.session_id.substr(0, 80) +
+                   "\" is not valid: use \"\" or a valid session id");
+  }
+  if (task.tool.empty()) return Invalid("task tool must not be empty");
+  if (task.ttl_ms < 0) return Invalid("task ttl_ms must be >= 0 (0: the row never expires)");
+  if (task.poll_interval_ms < 0) return Invalid("task poll_interval_ms must be >= 0");
+  return Status::Ok();
+}
+
+Status ValidateTaskUpdate(const TaskUpdate& update) {
+  const bool has_result = update.result_json.has_value() || update.version.has_value();
+  const bool has_error = update.error_json.has_value();
+  const std::string status(TaskStatusName(update.status));
+  switch (update.status) {
+    case TaskStatus::kCompleted:
+      if (!has_result) return Invalid("a completed task needs result_json or version");
+      if (has_error) return Invalid("a completed task takes no error_json");
+      return Status::Ok();
+    case TaskStatus::kFailed:
+      if (!has_error) return Invalid("a failed task needs error_json");
+      if (has_result) return Invalid("a failed task takes no result_json or version");
+      return Status::Ok();
+    default:
+      if (has_result || has_error) {
+        return Invalid("a " + status + " task takes no result_json, version or error_json");
+      }
+      return Status::Ok();
+  }
+}
+
+bool TaskExpired(const TaskRow& row, int64_t now_ms) {
+  return IsTerminal(row.record.status) && row.record.ttl_ms > 0 &&
+         row.updated_ms + row.record.ttl_ms <= now_ms;
+}
+
+void RenderTaskTimes(TaskRow& row) {
+  using std::chrono::milliseconds;
+  using std::chrono::system_clock;
+  row.record.created_at = FormatRfc3339(system_clock::time_point(milliseconds(row.created_ms)));
+  row.record.updated_at = FormatRfc3339(system_clock::time_point(milliseconds(row.updated_ms)));
+}
+
+std::string EncodeTaskCursor(int64_t created_ms, const std::string& task_id) {
+  return Base64Encode(std::string(kCursorPrefix) + std::to_string(created_ms) + ":" + task_id);
+}
+
+bool DecodeTaskCursor(const std::string& cursor, int64_t* created_ms, std::string* task_id) {
+  Result<std::string> raw = Base64Decode(cursor);
+  if (!raw.ok() || raw->compare(0, kCursorPrefix.size(), kCursorPrefix) != 0) return false;
+  const std::string_view rest = std::string_view(*raw).substr(kCursorPrefix.size());
+  const size_t colon = rest.find(':');
+  if (colon == std::string_view::npos || colon == 0) return false;
+  const auto [end, ec] = std::from_chars(rest.data(), rest.data() + colon, *created_ms);
+  if (ec != std::errc() || end != rest.data() + colon) return false;
+  *task_id = std::string(rest.substr(colon + 1));
+  return IsValidTaskId(*task_id);
+}
+
+std::string RunnerStoppedErrorJson(std::string_view runner_kind) {
+  return R"({"code":-32603,"message":"the )" + std::string(runner_kind) +
+         R"( running this task stopped before it finished; nothing was committed"})";
+}
+
+Error TaskAlreadyTerminalError(const std::string& task_id, TaskStatus status) {
+  return MakeError(ErrorCode::kFailedPrecondition,
+                   "task " + task_id + " is already " + std::string(TaskStatusName(status)));
+}
+
+Error UnknownTaskError(const std::string& task_id) {
+  return MakeError(ErrorCode::kNotFound, "unknown task \"" + task_id.substr(0, 64) + "\"");
+}
+
+}  // namespace imgmcp::session

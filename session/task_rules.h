@@ -1,0 +1,51 @@
+// Rules every SessionStore applies to tasks the same way (task_records.h): what CreateTask and
+// UpdateTask accept, when a row has expired, the ListTasks cursor, and what a task whose runner
+// died is settled as.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+#include "session/task_records.h"
+
+namespace imgmcp::session {
+
+// A task row as the stores keep it: the record with its times in milliseconds since the epoch
+// (the record's created_at/updated_at are rendered from them).
+struct TaskRow {
+  TaskRecord record;
+  int64_t created_ms = 0;
+  int64_t updated_ms = 0;
+};
+
+// kInvalidArgument naming the field: a session id that is neither "" nor valid, an empty tool,
+// a negative ttl or poll interval.
+Status ValidateNewTask(const NewTask& task);
+// kInvalidArgument naming what is wrong: completed without result_json or version, failed
+// without error_json, a result or error with a status that does not take it.
+Status ValidateTaskUpdate(const TaskUpdate& update);
+
+// A terminal row whose ttl (> 0) has passed since it became terminal (updated_ms). A ttl of 0
+// never expires; a task that is not terminal never expires.
+bool TaskExpired(const TaskRow& row, int64_t now_ms);
+
+// Fills record.created_at / updated_at from the row's milliseconds.
+void RenderTaskTimes(TaskRow& row);
+
+// ListTasks paging: the cursor after a task created at `created_ms` with `task_id`.
+std::string EncodeTaskCursor(int64_t created_ms, const std::string& task_id);
+// False for anything EncodeTaskCursor did not produce.
+bool DecodeTaskCursor(const std::string& cursor, int64_t* created_ms, std::string* task_id);
+
+// The JSON-RPC error object (as JSON text) of a task whose runner stopped before it finished and
+// committed nothing; `runner_kind` is "process" or "replica".
+std::string RunnerStoppedErrorJson(std::string_view runner_kind);
+// kFailedPrecondition for an update of a task that is already `status`.
+Error TaskAlreadyTerminalError(const std::string& task_id, TaskStatus status);
+// kNotFound for a task that is unknown, expired or another owner's (indistinguishable).
+Error UnknownTaskError(const std::string& task_id);
+
+}  // namespace imgmcp::session
