@@ -191,7 +191,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Outcome UpdateTask(RequestScope& scope, const TaskUpdateParams& params);
   Outcome CancelTask(RequestScope& scope, const TaskIdParams& params);
   // tools/call answered with a task: starts the admitted call as a task of the caller's.
-  Outcome StartTask(const RequestScope& scope, const ToolSpec& tool,
+  Outcome StartTask(const RequestScope& scope, const ToolSpec& tool, const Json& arguments,
                     std::shared_ptr<AdmittedCall> call, InputResponses inputs);
   // Whether a tools/call of `tool` becomes a task; an error when the tool needs one and the
   // client did not declare the extension.

@@ -247,7 +247,8 @@ Connection::Outcome Connection::CallTool(RequestScope& scope, const CallToolPara
     scope.session_id = log::Clip(id->get_ref<const std::string&>(), 128);
   }
   scope.tool = tool->definition.name;
-  if (*as_task) return StartTask(scope, *tool, std::move(call), std::move(inputs));
+  if (*as_task)
+    return StartTask(scope, *tool, params.arguments, std::move(call), std::move(inputs));
   RunAsync(
       scope,
       [scope, tool, call, inputs = std::move(inputs)](Connection& self, std::stop_token token) {

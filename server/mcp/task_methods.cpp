@@ -33,10 +33,11 @@ Result<bool> Connection::CallAsTask(const RequestScope& scope, const ToolSpec& t
 }
 
 Connection::Outcome Connection::StartTask(const RequestScope& scope, const ToolSpec& tool,
-                                          std::shared_ptr<AdmittedCall> call,
+                                          const Json& arguments, std::shared_ptr<AdmittedCall> call,
                                           InputResponses inputs) {
   TaskCall task;
   task.tool = tool.definition.name;
+  task.arguments = arguments;
   task.call = std::move(call);
   task.protocol_version = scope.protocol_version;
   task.client_capabilities = scope.client_capabilities;

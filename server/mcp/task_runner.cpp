@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "common/random.h"
 #include "server/mcp/json_rpc.h"
+#include "server/mcp/task_ledger.h"
 #include "server/mcp/tool_registry.h"
 
 namespace imgmcp::mcp {
@@ -119,10 +120,15 @@ Result<TaskSnapshot> TaskRunner::Start(const std::string& owner, TaskCall call) 
   }
   entry->request_state = entry->call.inputs.request_state;
   TaskSnapshot& s = entry->snapshot;
-  s.task_id = RandomHex(16);
-  s.created_at = s.updated_at = Now();
-  s.ttl_ms = options_.ttl_ms;
-  s.poll_interval_ms = options_.poll_interval_ms;
+  if (options_.ledger != nullptr) {
+    ASSIGN_OR_RETURN(
+        s, options_.ledger->Create(owner, entry->call.tool, entry->call.arguments, options_));
+  } else {
+    s.task_id = RandomHex(16);
+    s.created_at = s.updated_at = Now();
+    s.ttl_ms = options_.ttl_ms;
+    s.poll_interval_ms = options_.poll_interval_ms;
+  }
   TaskSnapshot first;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -138,12 +144,30 @@ Result<TaskSnapshot> TaskRunner::Start(const std::string& owner, TaskCall call) 
 void TaskRunner::Submit(const std::shared_ptr<Entry>& entry) {
   Status submitted = pool_.Submit([this, entry] { Run(entry); });
   if (submitted.ok()) return;
+  std::optional<Json> error;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (Terminal(entry->snapshot.state)) return;
+    entry->snapshot.state = TaskState::kFailed;
+    entry->snapshot.error = error = ErrorJson(InternalError(submitted.error().message));
+    entry->snapshot.updated_at = Now();
+    entry->ended = std::chrono::steady_clock::now();
+  }
+  Record(entry, TaskState::kFailed, std::move(error));
+}
+
+void TaskRunner::Record(const std::shared_ptr<Entry>& entry, TaskState state,
+                        std::optional<Json> payload) {
+  if (options_.ledger == nullptr) return;
+  auto recorded = options_.ledger->Set(entry->snapshot.task_id, entry->owner, state, payload);
+  if (recorded.ok()) return;
+  log::Warn(kLog, "task " + entry->snapshot.task_id + ": " + recorded.error().message);
+  if (recorded.error().code != ErrorCode::kFailedPrecondition) return;
+  auto row = options_.ledger->Get(entry->snapshot.task_id, entry->owner);
+  if (!row.ok() || !*row) return;
   std::lock_guard<std::mutex> lock(mu_);
-  if (Terminal(entry->snapshot.state)) return;
-  entry->snapshot.state = TaskState::kFailed;
-  entry->snapshot.error = ErrorJson(InternalError(submitted.error().message));
-  entry->snapshot.updated_at = Now();
-  entry->ended = std::chrono::steady_clock::now();
+  entry->snapshot = **row;
+  if (Terminal(entry->snapshot.state)) entry->stop.request_stop();
 }
 
 void TaskRunner::Run(const std::shared_ptr<Entry>& entry) {
@@ -166,26 +190,31 @@ void TaskRunner::Run(const std::shared_ptr<Entry>& entry) {
       error = ErrorJson(InternalError(std::string("Internal error: ") + e.what()));
     }
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  TaskSnapshot& s = entry->snapshot;
-  if (Terminal(s.state)) return;  // cancelled meanwhile: whatever it returned is dropped
-  s.updated_at = Now();
-  if (error) {
-    s.state = TaskState::kFailed;
-    s.error = std::move(error);
-  } else if (result.input_required) {
-    s.state = TaskState::kInputRequired;
-    entry->asked = result.input_required->requests.is_object() ? result.input_required->requests
-                                                               : Json::object();
-    entry->request_state = result.input_required->state;
-    s.input_requests = entry->asked;
-    return;
-  } else {
-    s.state = TaskState::kCompleted;
-    s.result = ToolResultToJson(std::move(result));
+  TaskState state;
+  std::optional<Json> payload;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    TaskSnapshot& s = entry->snapshot;
+    if (Terminal(s.state)) return;  // cancelled meanwhile: whatever it returned is dropped
+    s.updated_at = Now();
+    if (error) {
+      s.state = TaskState::kFailed;
+      s.error = payload = std::move(error);
+    } else if (result.input_required) {
+      s.state = TaskState::kInputRequired;
+      entry->asked = result.input_required->requests.is_object() ? result.input_required->requests
+                                                                 : Json::object();
+      entry->request_state = result.input_required->state;
+      s.input_requests = entry->asked;
+    } else {
+      s.state = TaskState::kCompleted;
+      s.result = payload = ToolResultToJson(std::move(result));
+    }
+    if (Terminal(s.state)) entry->ended = std::chrono::steady_clock::now();
+    state = s.state;
   }
-  entry->ended = std::chrono::steady_clock::now();
-  log::Info(kLog, "task " + s.task_id + " " + TaskStateName(s.state));
+  log::Info(kLog, "task " + entry->snapshot.task_id + " " + TaskStateName(state));
+  Record(entry, state, std::move(payload));
 }
 
 std::shared_ptr<TaskRunner::Entry> TaskRunner::Find(const std::string& task_id,
@@ -206,17 +235,25 @@ void TaskRunner::ForgetExpired() {
 }
 
 std::optional<TaskSnapshot> TaskRunner::Get(const std::string& task_id, const std::string& owner) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto entry = Find(task_id, owner);
-  if (!entry) return std::nullopt;
-  return entry->snapshot;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto entry = Find(task_id, owner)) return entry->snapshot;
+  }
+  if (options_.ledger == nullptr) return std::nullopt;
+  auto row = options_.ledger->Get(task_id, owner);
+  if (!row.ok()) {
+    log::Warn(kLog, "task " + task_id + ": " + row.error().message);
+    return std::nullopt;
+  }
+  return *row;
 }
 
 Status TaskRunner::Cancel(const std::string& task_id, const std::string& owner) {
+  std::shared_ptr<Entry> entry;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto entry = Find(task_id, owner);
-    if (!entry) return MakeError(ErrorCode::kNotFound, "unknown task " + task_id);
+    entry = Find(task_id, owner);
+    if (!entry) return CancelElsewhere(task_id, owner);
     if (Terminal(entry->snapshot.state)) return Status::Ok();
     entry->snapshot.state = TaskState::kCancelled;
     entry->snapshot.input_requests.reset();
@@ -225,29 +262,53 @@ Status TaskRunner::Cancel(const std::string& task_id, const std::string& owner) 
     entry->stop.request_stop();
   }
   log::Info(kLog, "task " + task_id + " cancelled");
+  Record(entry, TaskState::kCancelled, std::nullopt);
+  return Status::Ok();
+}
+
+Status TaskRunner::CancelElsewhere(const std::string& task_id, const std::string& owner) {
+  if (options_.ledger == nullptr) return MakeError(ErrorCode::kNotFound, "unknown task " + task_id);
+  ASSIGN_OR_RETURN(std::optional<TaskSnapshot> row, options_.ledger->Get(task_id, owner));
+  if (!row) return MakeError(ErrorCode::kNotFound, "unknown task " + task_id);
+  if (Terminal(row->state)) return Status::Ok();
+  // Run by another process: its row says cancelled, which that process finds before it records
+  // a result (and its commit is the task's idempotency key's, never repeated).
+  auto cancelled = options_.ledger->Set(task_id, owner, TaskState::kCancelled, std::nullopt);
+  if (!cancelled.ok() && cancelled.error().code != ErrorCode::kFailedPrecondition) {
+    return cancelled.error();
+  }
   return Status::Ok();
 }
 
 Status TaskRunner::Update(const std::string& task_id, const std::string& owner,
                           const Json& responses) {
   std::shared_ptr<Entry> resume;
+  bool known = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto entry = Find(task_id, owner);
-    if (!entry) return MakeError(ErrorCode::kNotFound, "unknown task " + task_id);
-    if (entry->snapshot.state != TaskState::kInputRequired) return Status::Ok();
-    for (const auto& [key, value] : responses.items()) {
-      if (entry->asked.erase(key) > 0) entry->answered[key] = value;
-    }
-    entry->snapshot.input_requests = entry->asked;
-    entry->snapshot.updated_at = Now();
-    if (entry->asked.empty()) {
-      entry->snapshot.state = TaskState::kWorking;
-      entry->snapshot.input_requests.reset();
-      resume = entry;
+    known = entry != nullptr;
+    if (entry && entry->snapshot.state == TaskState::kInputRequired) {
+      for (const auto& [key, value] : responses.items()) {
+        if (entry->asked.erase(key) > 0) entry->answered[key] = value;
+      }
+      entry->snapshot.input_requests = entry->asked;
+      entry->snapshot.updated_at = Now();
+      if (entry->asked.empty()) {
+        entry->snapshot.state = TaskState::kWorking;
+        entry->snapshot.input_requests.reset();
+        resume = entry;
+      }
     }
   }
-  if (resume) Submit(resume);
+  // Another process's task: nothing here waits for its answers.
+  if (!known && !Get(task_id, owner)) {
+    return MakeError(ErrorCode::kNotFound, "unknown task " + task_id);
+  }
+  if (resume) {
+    Record(resume, TaskState::kWorking, std::nullopt);
+    Submit(resume);
+  }
   return Status::Ok();
 }
 

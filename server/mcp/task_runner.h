@@ -4,10 +4,13 @@
 // detached from the request and its connection; the client polls tasks/get, answers
 // input_required with tasks/update and may tasks/cancel it. The wire shapes are in task_json.h.
 //
-// Tasks live in this process, keyed by an unguessable id and scoped to their owner (an opaque
-// digest of the caller's credentials, "" without any); a terminal task is forgotten ttl after it
-// ended. Cancelling one that is running requests its stop token (the tool's Cancellation()), and
-// whatever it returns afterwards is dropped: the task stays cancelled.
+// Tasks are keyed by an unguessable id and scoped to their owner (an opaque digest of the
+// caller's credentials, "" without any). With a ledger (task_ledger.h: the session store's rows)
+// every change is recorded there and a task this process does not run (another replica's, or one
+// from before a restart) is read from it; this process keeps what only it can (the stop token,
+// the input requests asked) and forgets a terminal task ttl after it ended. Cancelling one that is
+// running requests its stop token (the tool's Cancellation()), and whatever it returns afterwards
+// is dropped: the task stays cancelled.
 #pragma once
 
 #include <chrono>
@@ -49,14 +52,20 @@ struct TaskSnapshot {
   std::optional<Json> input_requests;  // input_required: {key: {method, params}} still unanswered
 };
 
+class TaskLedger;
+
 struct TaskOptions {
   int64_t ttl_ms = 3'600'000;  // how long a finished task stays readable
   int64_t poll_interval_ms = 500;
+  // Where tasks are kept durably (task_ledger.h); nullptr: in this process's memory only. Must
+  // outlive the runner.
+  TaskLedger* ledger = nullptr;
 };
 
 // What a task runs: the admitted call and what its handler may read.
 struct TaskCall {
   std::string tool;
+  Json arguments = Json::object();  // as received (kept with the task's row)
   std::shared_ptr<AdmittedCall> call;
   std::string protocol_version;
   Json client_capabilities = Json::object();
@@ -91,6 +100,10 @@ class TaskRunner {
   void Run(const std::shared_ptr<Entry>& entry);
   std::shared_ptr<Entry> Find(const std::string& task_id, const std::string& owner);
   void ForgetExpired();  // mu_ held
+  // Records a local change in the ledger (without mu_). A task the ledger has already ended
+  // (cancelled elsewhere) takes the ledger's state.
+  void Record(const std::shared_ptr<Entry>& entry, TaskState state, std::optional<Json> payload);
+  Status CancelElsewhere(const std::string& task_id, const std::string& owner);
 
   WorkerPool& pool_;
   const TaskOptions options_;

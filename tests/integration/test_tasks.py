@@ -7,7 +7,9 @@ commits nothing, whether it was queued behind another or running at the (fake) b
 import http.client
 import json
 import os
+import shutil
 import sys
+import tempfile
 import time
 import unittest
 
@@ -168,6 +170,39 @@ class GeminiTasks(FakeGeminiTestCase):
         # The next edit gets the turn the cancelled one gave up, and the next version number.
         self.fake.release("running")
         self.assertEqual(version_of(self.client.wait_status(self.edit("g2", draw_prompt(2)))), 2)
+
+
+class RestartTasks(FakeGeminiTestCase):
+    """A task whose process died: its row (SQLite) outlives it, settled, and it never runs twice."""
+
+    def start_server(self, data_dir):
+        server = HttpProcess("--backend", "gemini", data_dir=data_dir,
+                             env={"GEMINI_API_KEY": TEST_KEY,
+                                  "GEMINI_BASE_URL": self.fake.base_url})
+        self.addCleanup(server.close, check=False)
+        return server
+
+    def test_a_task_whose_process_was_killed_is_settled_and_never_run_again(self):
+        data_dir = tempfile.mkdtemp(prefix="imgmcp-tasks-")
+        self.addCleanup(shutil.rmtree, data_dir, True)
+        first = self.start_server(data_dir)
+        plain = TasksClient(first.port, tasks=False)
+        structured(plain.call_tool("generate_image", {"session_id": "r1", "prompt": "base",
+                                                      "inline": "none"}))
+        self.fake.script({"hold": "killed"})
+        task_id = TasksClient(first.port).start(
+            "edit_image", {"session_id": "r1", "prompt": draw_prompt(1), "inline": "none"})["taskId"]
+        self.fake.wait(requests=2, held=1)
+        first.kill()
+        self.fake.release("killed")
+
+        second = self.start_server(data_dir)
+        client = TasksClient(second.port)
+        task = client.wait_status(task_id)
+        self.assertEqual(task["status"], "failed", task)  # it committed nothing before it died
+        self.assertIn("error", task)
+        self.assertEqual(current_version(client, "r1"), 1)
+        self.assertEqual(len(self.fake.requests()), 2)  # not run again by the new process
 
 
 if __name__ == "__main__":
