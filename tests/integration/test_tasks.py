@@ -88,7 +88,7 @@ class LocalTasks(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.server = HttpProcess("--backend", "local")
+        cls.server = HttpProcess("--backend", "local", "--task-ttl", "120")
         cls.addClassCleanup(cls.server.close)
         cls.client = TasksClient(cls.server.port)
         cls.plain = TasksClient(cls.server.port, tasks=False)  # answered directly
@@ -98,6 +98,7 @@ class LocalTasks(unittest.TestCase):
                                                        "inline": "none"})
         for field in ("taskId", "status", "createdAt", "lastUpdatedAt", "ttlMs", "pollIntervalMs"):
             self.assertIn(field, created)
+        self.assertEqual(created["ttlMs"], 120_000)  # --task-ttl 120
         task = self.client.wait_status(created["taskId"])
         self.assertEqual(version_of(task), 1)
         self.assertEqual(task["resultType"], "complete")
