@@ -97,6 +97,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // a legacy session gets the resources one (its capabilities declare only that).
   void NotifyListChanged(ListKind list);
 
+  // Whose tasks this connection's requests create and see (task_runner.h): an opaque digest of
+  // the credentials its transport checked, "" without any. Set before the first message.
+  void SetTaskOwner(std::string owner);
+
   // See MessageSink::CloseRequestStream. Thread-safe.
   void CloseRequestStream(const Json& request_id);
 
@@ -254,6 +258,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool closed_ = false;
   std::string protocol_version_;
   Json client_capabilities_ = Json::object();
+  std::string task_owner_;
   std::set<std::string, std::less<>> subscriptions_;  // legacy resources/subscribe
   std::map<std::string, Subscription> listens_;       // by IdKey: subscriptions/listen streams
   std::map<std::string, InFlight> in_flight_;         // by IdKey

@@ -25,9 +25,9 @@ WAIT = 30.0
 class TasksClient(ModernClient):
     """A modern client that declares the tasks extension (unless told not to)."""
 
-    def __init__(self, port, tasks=True):
+    def __init__(self, port, tasks=True, token=None):
         super().__init__(port)
-        self.tasks = tasks
+        self.tasks, self.token = tasks, token
 
     def _meta(self):
         meta = super()._meta()
@@ -37,6 +37,8 @@ class TasksClient(ModernClient):
 
     def _headers(self, method=None, params=None):
         h = super()._headers(method, params)
+        if self.token:
+            h["Authorization"] = f"Bearer {self.token}"
         if params and "taskId" in params:
             h["Mcp-Name"] = params["taskId"]
         return h
@@ -204,6 +206,31 @@ class RestartTasks(FakeGeminiTestCase):
         self.assertIn("error", task)
         self.assertEqual(current_version(client, "r1"), 1)
         self.assertEqual(len(self.fake.requests()), 2)  # not run again by the new process
+
+
+class OwnerTasks(unittest.TestCase):
+    """A task belongs to the bearer token it was created with: a server on the same store with
+    another token does not know it."""
+
+    def start_server(self, data_dir, token):
+        server = HttpProcess("--backend", "local", "--auth-token", token, data_dir=data_dir)
+        self.addCleanup(server.close, check=False)
+        return server
+
+    def test_another_token_cannot_see_the_task(self):
+        data_dir = tempfile.mkdtemp(prefix="imgmcp-tasks-")
+        self.addCleanup(shutil.rmtree, data_dir, True)
+        first = self.start_server(data_dir, "token-one-" + "a" * 24)
+        alice = TasksClient(first.port, token="token-one-" + "a" * 24)
+        task_id = alice.start("generate_image", {"session_id": "o1", "prompt": "p",
+                                                 "inline": "none"})["taskId"]
+        self.assertEqual(version_of(alice.wait_status(task_id)), 1)
+        first.stop()
+
+        second = self.start_server(data_dir, "token-two-" + "b" * 24)
+        bob = TasksClient(second.port, token="token-two-" + "b" * 24)
+        self.assertEqual(bob.error_code("tasks/get", {"taskId": task_id}), -32602)
+        self.assertEqual(bob.error_code("tasks/cancel", {"taskId": task_id}), -32602)
 
 
 if __name__ == "__main__":
