@@ -34,8 +34,10 @@ bool Terminal(TaskState state) {
 class TaskCallContext final : public ToolCallContext {
  public:
   TaskCallContext(std::string task_id, const TaskCall& call, std::stop_token token,
-                  InputResponses inputs, std::unique_ptr<CallReservation> reservation)
-      : task_id_(std::move(task_id)),
+                  InputResponses inputs, std::unique_ptr<CallReservation> reservation,
+                  std::function<bool()> cancelled)
+      : cancelled_(std::move(cancelled)),
+        task_id_(std::move(task_id)),
         call_(call),
         token_(std::move(token)),
         inputs_(std::move(inputs)),
@@ -56,8 +58,13 @@ class TaskCallContext final : public ToolCallContext {
   const Json& ClientCapabilities() const override { return call_.client_capabilities; }
   const InputResponses& Inputs() const override { return inputs_; }
   std::string TaskId() const override { return task_id_; }
+  Status TaskStillWanted() override {
+    if (!token_.stop_requested() && !cancelled_()) return Status::Ok();
+    return MakeError(ErrorCode::kCancelled, "task " + task_id_ + " was cancelled");
+  }
 
  private:
+  const std::function<bool()> cancelled_;
   const std::string task_id_;
   const TaskCall& call_;
   const std::stop_token token_;
@@ -156,6 +163,12 @@ void TaskRunner::Submit(const std::shared_ptr<Entry>& entry) {
   Record(entry, TaskState::kFailed, std::move(error));
 }
 
+bool TaskRunner::CancelledInLedger(const Entry& entry) {
+  if (options_.ledger == nullptr) return false;
+  auto row = options_.ledger->Get(entry.snapshot.task_id, entry.owner);
+  return row.ok() && *row && (*row)->state == TaskState::kCancelled;
+}
+
 void TaskRunner::Record(const std::shared_ptr<Entry>& entry, TaskState state,
                         std::optional<Json> payload) {
   if (options_.ledger == nullptr) return;
@@ -182,7 +195,8 @@ void TaskRunner::Run(const std::shared_ptr<Entry>& entry) {
   std::optional<Json> error;
   {
     TaskCallContext context(entry->snapshot.task_id, entry->call, entry->stop.get_token(),
-                            std::move(inputs), std::move(entry->call.call->reservation));
+                            std::move(inputs), std::move(entry->call.call->reservation),
+                            [this, entry] { return CancelledInLedger(*entry); });
     try {
       result = entry->call.call->run(context);
     } catch (const std::exception& e) {  // a protocol-level failure: the task fails

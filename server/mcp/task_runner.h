@@ -104,6 +104,8 @@ class TaskRunner {
   // (cancelled elsewhere) takes the ledger's state.
   void Record(const std::shared_ptr<Entry>& entry, TaskState state, std::optional<Json> payload);
   Status CancelElsewhere(const std::string& task_id, const std::string& owner);
+  // True when the ledger's row of a task says cancelled (another replica cancelled it).
+  bool CancelledInLedger(const Entry& entry);
 
   WorkerPool& pool_;
   const TaskOptions options_;

@@ -137,6 +137,10 @@ class ToolCallContext {
   // The id of the task this call runs as (task_runner.h), "" for a direct call. A tool that
   // commits records session::TaskIdempotencyKey(TaskId()) with it, so a task commits at most once.
   virtual std::string TaskId() const { return {}; }
+  // kCancelled when the task this call runs as was cancelled, here or through another replica
+  // (its row says so). A tool asks inside its turn, just before it commits, and then commits
+  // nothing. Always OK for a direct call.
+  virtual Status TaskStillWanted() { return Status::Ok(); }
   // What the client sent back on retrying a call answered input_required (modern era).
   virtual const InputResponses& Inputs() const {
     static const InputResponses kNone;

@@ -534,6 +534,7 @@ Result<mcp::ToolResult> ImageTools::Generate(const GenerateImageArgs& args,
   std::vector<session::NewVersion> to_commit;
   to_commit.push_back(std::move(nv));
   std::optional<PreparedImage> prepared;
+  RETURN_IF_ERROR(ctx.TaskStillWanted());  // inside the turn: a cancelled task commits nothing
   ASSIGN_OR_RETURN(std::vector<session::VersionInfo> committed,
                    CommitWhilePreparing(turn, to_commit, key, args.inline_mode, &prepared));
   const session::VersionInfo& version = committed.back();
@@ -628,6 +629,7 @@ Result<mcp::ToolResult> ImageTools::Edit(const EditImageArgs& args, mcp::ToolCal
   request.base = std::move(base.image);
   request.references = std::move(checked.references);
   ASSIGN_OR_RETURN(EditAnswer answer, RunEdit(args, *checked.model, base, std::move(request), ctx));
+  RETURN_IF_ERROR(ctx.TaskStillWanted());  // inside the turn: a cancelled task commits nothing
   return CommitEdit(args, checked, std::move(base), std::move(answer), key, turn);
 }
 

@@ -147,9 +147,12 @@ TEST_F(TaskRunnerTest, ATaskEndedElsewhereKeepsTheLedgersState) {
   std::mutex mu;
   std::condition_variable cv;
   bool go = false;
-  auto task = runner_->Start("", CallOf([&](ToolCallContext&) {
+  std::optional<ErrorCode> at_commit;  // what the tool learns just before it would commit
+  auto task = runner_->Start("", CallOf([&](ToolCallContext& ctx) {
                                std::unique_lock<std::mutex> lock(mu);
                                cv.wait(lock, [&] { return go; });
+                               Status wanted = ctx.TaskStillWanted();
+                               if (!wanted.ok()) at_commit = wanted.error().code;
                                return ToolResult::Text("late");
                              }));
   ASSERT_TRUE(task.ok());
@@ -161,6 +164,8 @@ TEST_F(TaskRunnerTest, ATaskEndedElsewhereKeepsTheLedgersState) {
   cv.notify_all();
   TaskSnapshot ended = WaitFor(*runner_, task->task_id, TaskState::kCancelled);
   EXPECT_FALSE(ended.result);
+  pool_.Shutdown();  // the tool has returned: at_commit is settled
+  EXPECT_EQ(at_commit, ErrorCode::kCancelled);
 }
 
 TEST_F(TaskRunnerTest, ATaskThisProcessDoesNotRunIsReadFromTheLedger) {
