@@ -96,9 +96,10 @@ const char* TaskStateName(TaskState state) {
   return "failed";
 }
 
-// One task. `owner`, `call` and `stop` are set at creation; the rest is guarded by
-// TaskRunner::mu_.
+// One task. `id`, `owner`, `call` and `stop` are set at creation (read without a lock); the rest
+// is guarded by TaskRunner::mu_.
 struct TaskRunner::Entry {
+  std::string id;
   std::string owner;
   TaskCall call;
   std::stop_source stop;
@@ -136,6 +137,7 @@ Result<TaskSnapshot> TaskRunner::Start(const std::string& owner, TaskCall call) 
     s.ttl_ms = options_.ttl_ms;
     s.poll_interval_ms = options_.poll_interval_ms;
   }
+  entry->id = s.task_id;
   TaskSnapshot first;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -165,18 +167,18 @@ void TaskRunner::Submit(const std::shared_ptr<Entry>& entry) {
 
 bool TaskRunner::CancelledInLedger(const Entry& entry) {
   if (options_.ledger == nullptr) return false;
-  auto row = options_.ledger->Get(entry.snapshot.task_id, entry.owner);
+  auto row = options_.ledger->Get(entry.id, entry.owner);
   return row.ok() && *row && (*row)->state == TaskState::kCancelled;
 }
 
 void TaskRunner::Record(const std::shared_ptr<Entry>& entry, TaskState state,
                         std::optional<Json> payload) {
   if (options_.ledger == nullptr) return;
-  auto recorded = options_.ledger->Set(entry->snapshot.task_id, entry->owner, state, payload);
+  auto recorded = options_.ledger->Set(entry->id, entry->owner, state, payload);
   if (recorded.ok()) return;
-  log::Warn(kLog, "task " + entry->snapshot.task_id + ": " + recorded.error().message);
+  log::Warn(kLog, "task " + entry->id + ": " + recorded.error().message);
   if (recorded.error().code != ErrorCode::kFailedPrecondition) return;
-  auto row = options_.ledger->Get(entry->snapshot.task_id, entry->owner);
+  auto row = options_.ledger->Get(entry->id, entry->owner);
   if (!row.ok() || !*row) return;
   std::lock_guard<std::mutex> lock(mu_);
   entry->snapshot = **row;
@@ -194,8 +196,8 @@ void TaskRunner::Run(const std::shared_ptr<Entry>& entry) {
   ToolResult result;
   std::optional<Json> error;
   {
-    TaskCallContext context(entry->snapshot.task_id, entry->call, entry->stop.get_token(),
-                            std::move(inputs), std::move(entry->call.call->reservation),
+    TaskCallContext context(entry->id, entry->call, entry->stop.get_token(), std::move(inputs),
+                            std::move(entry->call.call->reservation),
                             [this, entry] { return CancelledInLedger(*entry); });
     try {
       result = entry->call.call->run(context);
@@ -227,7 +229,7 @@ void TaskRunner::Run(const std::shared_ptr<Entry>& entry) {
     if (Terminal(s.state)) entry->ended = std::chrono::steady_clock::now();
     state = s.state;
   }
-  log::Info(kLog, "task " + entry->snapshot.task_id + " " + TaskStateName(state));
+  log::Info(kLog, "task " + entry->id + " " + TaskStateName(state));
   Record(entry, state, std::move(payload));
 }
 
