@@ -96,6 +96,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // notifications/{tools,prompts,resources}/list_changed to the listen streams that asked for it;
   // a legacy session gets the resources one (its capabilities declare only that).
   void NotifyListChanged(ListKind list);
+  // notifications/tasks (the whole task) to the listen streams that asked for this task.
+  void NotifyTask(const TaskSnapshot& task);
 
   // Whose tasks this connection's requests create and see (task_runner.h): an opaque digest of
   // the credentials its transport checked, "" without any. Set before the first message.

@@ -192,6 +192,10 @@ Connection::Outcome Connection::Discover(RequestScope&, const NoParams&) {
 
 Connection::Outcome Connection::Listen(RequestScope& scope, const ListenParams& params) {
   const std::string key = IdKey(scope.id);
+  if (!params.filter.task_ids.empty() && !DeclaresTasks(scope.client_capabilities)) {
+    return Outcome::Fail(
+        MissingClientCapability(Json{{"extensions", Json{{kTasksExtension, Json::object()}}}}));
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_) return Outcome::Later();
@@ -205,6 +209,10 @@ Connection::Outcome Connection::Listen(RequestScope& scope, const ListenParams& 
   ListenFilter accepted = params.filter;
   std::erase_if(accepted.resource_subscriptions,
                 [this](const std::string& uri) { return !server_.HandlesResource(uri); });
+  // Only the caller's own tasks (task_methods.cpp's rule: another owner's is unknown).
+  std::erase_if(accepted.task_ids, [this, &scope](const std::string& id) {
+    return !server_.tasks().Get(id, scope.owner);
+  });
   Json ack = ListenAcknowledgedParams(accepted);
   TagSubscription(ack, scope.id);
   EmitNotification(methods::kSubscriptionAcknowledged, std::move(ack), scope.id, /*modern=*/true);

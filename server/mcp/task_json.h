@@ -16,6 +16,7 @@ namespace methods {
 inline constexpr char kTasksGet[] = "tasks/get";
 inline constexpr char kTasksUpdate[] = "tasks/update";
 inline constexpr char kTasksCancel[] = "tasks/cancel";
+inline constexpr char kTasksNotification[] = "notifications/tasks";
 }  // namespace methods
 
 // resultType "task" and the Task's fields, flat: taskId, status, statusMessage, createdAt,

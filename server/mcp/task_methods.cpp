@@ -1,7 +1,9 @@
 // The tasks extension's methods on a connection (task_runner.h): a tools/call answered with a
 // task, and tasks/get, tasks/update and tasks/cancel. Every one of them is modern, and only for
 // callers that declared the extension in the request's client capabilities.
+#include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "server/mcp/connection.h"
 #include "server/mcp/server.h"
@@ -67,6 +69,24 @@ Connection::Outcome Connection::CancelTask(RequestScope& scope, const TaskIdPara
   Status cancelled = server_.tasks().Cancel(params.task_id, scope.owner);
   if (!cancelled.ok()) return Outcome::Fail(UnknownTask(params.task_id));
   return Outcome::Of(EmptyResult());
+}
+
+void Connection::NotifyTask(const TaskSnapshot& task) {
+  std::vector<Json> streams;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [key, listen] : listens_) {
+      const auto& ids = listen.filter.task_ids;
+      if (std::find(ids.begin(), ids.end(), task.task_id) != ids.end()) {
+        streams.push_back(listen.id);
+      }
+    }
+  }
+  for (const Json& id : streams) {
+    Json params = DetailedTaskJson(task);
+    TagSubscription(params, id);
+    EmitNotification(methods::kTasksNotification, std::move(params), id, /*modern=*/true);
+  }
 }
 
 }  // namespace imgmcp::mcp

@@ -165,6 +165,16 @@ void TaskRunner::Submit(const std::shared_ptr<Entry>& entry) {
   Record(entry, TaskState::kFailed, std::move(error));
 }
 
+void TaskRunner::Changed(const std::shared_ptr<Entry>& entry) {
+  if (!on_change_) return;
+  TaskSnapshot now;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    now = entry->snapshot;
+  }
+  on_change_(now);
+}
+
 bool TaskRunner::CancelledInLedger(const Entry& entry) {
   if (options_.ledger == nullptr) return false;
   auto row = options_.ledger->Get(entry.id, entry.owner);
@@ -231,6 +241,7 @@ void TaskRunner::Run(const std::shared_ptr<Entry>& entry) {
   }
   log::Info(kLog, "task " + entry->id + " " + TaskStateName(state));
   Record(entry, state, std::move(payload));
+  Changed(entry);
 }
 
 std::shared_ptr<TaskRunner::Entry> TaskRunner::Find(const std::string& task_id,
@@ -279,6 +290,7 @@ Status TaskRunner::Cancel(const std::string& task_id, const std::string& owner) 
   }
   log::Info(kLog, "task " + task_id + " cancelled");
   Record(entry, TaskState::kCancelled, std::nullopt);
+  Changed(entry);
   return Status::Ok();
 }
 
@@ -323,6 +335,7 @@ Status TaskRunner::Update(const std::string& task_id, const std::string& owner,
   }
   if (resume) {
     Record(resume, TaskState::kWorking, std::nullopt);
+    Changed(resume);
     Submit(resume);
   }
   return Status::Ok();

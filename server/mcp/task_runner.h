@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -93,6 +94,11 @@ class TaskRunner {
   Status Update(const std::string& task_id, const std::string& owner, const Json& responses);
   // Requests every task's stop token (server shutdown); their states are left as they are.
   void CancelAll();
+  // Called (on whichever thread made it) with the task after each change this process makes;
+  // set once, before the first task.
+  void OnChange(std::function<void(const TaskSnapshot&)> listener) {
+    on_change_ = std::move(listener);
+  }
 
  private:
   struct Entry;
@@ -107,6 +113,9 @@ class TaskRunner {
   // True when the ledger's row of a task says cancelled (another replica cancelled it).
   bool CancelledInLedger(const Entry& entry);
 
+  void Changed(const std::shared_ptr<Entry>& entry);  // tells on_change_ (without mu_)
+
+  std::function<void(const TaskSnapshot&)> on_change_;
   WorkerPool& pool_;
   const TaskOptions options_;
   std::mutex mu_;  // guards tasks_ and every Entry's mutable fields
