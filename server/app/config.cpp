@@ -431,6 +431,14 @@ constexpr FlagSpec kFlags[] = {
              "once",
      .set = SetInt<&Config::drain_timeout_seconds, 0, 3600>,
      .default_text = ShowDefault<&Config::drain_timeout_seconds>},
+    {.name = "--task-ttl",
+     .env = "IMGMCP_TASK_TTL",
+     .value = "SECONDS",
+     .help = "a finished task (MCP tasks extension: generate_image and edit_image for clients "
+             "that declare it) stays readable with tasks/get this long, then its row is removed; "
+             "the version it committed stays",
+     .set = SetInt<&Config::task_ttl_seconds, 1, 30 * 24 * 3600>,
+     .default_text = ShowDefault<&Config::task_ttl_seconds>},
 
     {.heading = "Other"},
     {.name = "--conformance-fixtures",

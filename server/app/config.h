@@ -77,8 +77,10 @@ struct Config {
   // SIGTERM/SIGINT: how long the drain may take before calls still running are cancelled
   // (server/app/drain.h over HTTP, ServeStdio over stdio); --drain-timeout / IMGMCP_DRAIN_TIMEOUT.
   int drain_timeout_seconds = 30;
+  // How long a finished task (MCP tasks extension) stays readable; --task-ttl / IMGMCP_TASK_TTL.
+  int task_ttl_seconds = 3600;
   bool conformance_fixtures = false;
-  std::string log_level = "info";  // a name log::ParseLevel accepts
+  std::string log_level = "info";   // a name log::ParseLevel accepts
   std::string log_format = "text";  // --log-format / IMGMCP_LOG_FORMAT: text or json
   bool show_help = false;
   bool show_version = false;

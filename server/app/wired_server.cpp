@@ -65,6 +65,9 @@ Result<std::unique_ptr<WiredServer>> WiredServer::Build(const Config& config) {
   wired->store_ = std::move(*store);
 
   mcp::ServerOptions server_options = MakeServerOptions(config);
+  wired->task_ledger_ = std::make_unique<tools::StoreTaskLedger>(*wired->store_);
+  server_options.tasks.ledger = wired->task_ledger_.get();
+  server_options.tasks.ttl_ms = int64_t{config.task_ttl_seconds} * 1000;
   server_options.metrics = wired->metrics_.get();
   wired->server_ = std::make_unique<mcp::McpServer>(std::move(server_options));
   RETURN_IF_ERROR(wired->RegisterTools(config));

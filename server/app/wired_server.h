@@ -14,6 +14,7 @@
 #include "server/mcp/server.h"
 #include "server/tools/image_input.h"
 #include "server/tools/image_tools.h"
+#include "server/tools/store_task_ledger.h"
 #include "session/deferred_session_store.h"
 
 namespace imgmcp::app {
@@ -41,6 +42,7 @@ class WiredServer {
   SystemClock clock_;                          // the store's; outlives it
   BackendSelection backend_;
   std::unique_ptr<session::DeferredSessionStore> store_;
+  std::unique_ptr<tools::StoreTaskLedger> task_ledger_;  // tasks as the store's rows
   std::unique_ptr<mcp::McpServer> server_;
   std::unique_ptr<tools::ImageInputResolver> input_resolver_;
   std::unique_ptr<tools::ImageTools> image_tools_;        // uses everything above

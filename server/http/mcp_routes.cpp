@@ -7,6 +7,7 @@
 
 #include "common/log.h"
 #include "common/random.h"
+#include "common/sha256.h"
 #include "server/http/gallery_route.h"
 #include "server/http/gated_server.h"
 #include "server/http/metrics_route.h"
@@ -574,7 +575,12 @@ void McpRoutes::ServeModern(const McpHeaders& headers, Response& res, PostedMess
   const ServedRequest* served = CurrentRequest();
   auto request = std::make_shared<HttpSession>(
       "", SessionOptions{/*resumable=*/false, options_.sse_retry, 0, 0, served->socket});
-  request->Attach(server_.Connect(*request, mcp::ConnectionMode::kModernOnly));
+  auto connection = server_.Connect(*request, mcp::ConnectionMode::kModernOnly);
+  // Only a caller with the bearer token gets here, so the token's digest is its task owner.
+  if (!options_.auth_token.empty()) {
+    connection->SetTaskOwner(Sha256Hex("imgmcp task owner\n" + options_.auth_token));
+  }
+  request->Attach(std::move(connection));
   auto exchange = request->BeginExchange({facts.id}, /*batch=*/false);
   if (!live_.AddRequest(request)) {
     request->End();

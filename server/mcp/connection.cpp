@@ -252,6 +252,10 @@ void Connection::HandleRequest(IncomingMessage& in, const std::shared_ptr<Batch>
     return;
   }
   scope.method = &spec->info;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    scope.owner = task_owner_;
+  }
   if (server_.options().metrics != nullptr) scope.received = std::chrono::steady_clock::now();
   scope.progress_token = ReadProgressToken(in.params);
   scope.traceparent = ReadTraceParent(in.params);
@@ -744,6 +748,11 @@ size_t Connection::InFlightCount() const {
 bool Connection::IsSubscribed(const std::string& uri) const {
   std::lock_guard<std::mutex> lock(mu_);
   return subscriptions_.count(uri) > 0;
+}
+
+void Connection::SetTaskOwner(std::string owner) {
+  std::lock_guard<std::mutex> lock(mu_);
+  task_owner_ = std::move(owner);
 }
 
 }  // namespace imgmcp::mcp

@@ -37,6 +37,7 @@
 #include "server/mcp/message_sink.h"
 #include "server/mcp/method_table.h"
 #include "server/mcp/protocol.h"
+#include "server/mcp/task_json.h"
 #include "server/mcp/tool.h"
 #include "server/mcp/tool_registry.h"
 
@@ -95,6 +96,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // notifications/{tools,prompts,resources}/list_changed to the listen streams that asked for it;
   // a legacy session gets the resources one (its capabilities declare only that).
   void NotifyListChanged(ListKind list);
+  // notifications/tasks (the whole task) to the listen streams that asked for this task.
+  void NotifyTask(const TaskSnapshot& task);
+
+  // Whose tasks this connection's requests create and see (task_runner.h): an opaque digest of
+  // the credentials its transport checked, "" without any. Set before the first message.
+  void SetTaskOwner(std::string owner);
 
   // See MessageSink::CloseRequestStream. Thread-safe.
   void CloseRequestStream(const Json& request_id);
@@ -119,6 +126,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::shared_ptr<Batch> batch;
     std::chrono::steady_clock::time_point received;  // for the operation's duration metric
     std::string_view tool;                           // tools/call: the registered tool's name
+    // Whose tasks it may see (task_runner.h): the transport's digest of the caller's
+    // credentials, "" without any.
+    std::string owner;
     bool modern() const { return era == Era::kModern; }
   };
 
@@ -182,6 +192,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Outcome Complete(RequestScope& scope, const CompleteParams& params);
   Outcome Cancelled(RequestScope& scope, const CancelledParams& params);
   Outcome Initialized(RequestScope& scope, const NoParams& params);
+  // The tasks extension (task_methods.cpp).
+  Outcome GetTask(RequestScope& scope, const TaskIdParams& params);
+  Outcome UpdateTask(RequestScope& scope, const TaskUpdateParams& params);
+  Outcome CancelTask(RequestScope& scope, const TaskIdParams& params);
+  // tools/call answered with a task: starts the admitted call as a task of the caller's.
+  Outcome StartTask(const RequestScope& scope, const ToolSpec& tool, const Json& arguments,
+                    std::shared_ptr<AdmittedCall> call, InputResponses inputs);
+  // Whether a tools/call of `tool` becomes a task; an error when the tool needs one and the
+  // client did not declare the extension.
+  Result<bool> CallAsTask(const RequestScope& scope, const ToolSpec& tool,
+                          const CallToolParams& params) const;
 
   // Runs an admitted tools/call on this (worker) thread.
   Outcome RunTool(const RequestScope& scope, const ToolSpec& tool, AdmittedCall& call,
@@ -239,6 +260,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool closed_ = false;
   std::string protocol_version_;
   Json client_capabilities_ = Json::object();
+  std::string task_owner_;
   std::set<std::string, std::less<>> subscriptions_;  // legacy resources/subscribe
   std::map<std::string, Subscription> listens_;       // by IdKey: subscriptions/listen streams
   std::map<std::string, InFlight> in_flight_;         // by IdKey

@@ -92,6 +92,13 @@ const std::vector<Connection::MethodSpec>& Connection::Table() {
         .inline_answer = false,
         .capability = &ServerCapabilities::completions},
        &C::Typed<CompleteParams, &C::Complete>},
+      // The tasks extension (modern only; its callers must declare it).
+      {{.name = methods::kTasksGet, .modern = true, .name_param = "taskId"},
+       &C::Typed<TaskIdParams, &C::GetTask>},
+      {{.name = methods::kTasksUpdate, .modern = true, .name_param = "taskId"},
+       &C::Typed<TaskUpdateParams, &C::UpdateTask>},
+      {{.name = methods::kTasksCancel, .modern = true, .name_param = "taskId"},
+       &C::Typed<TaskIdParams, &C::CancelTask>},
       // Notifications.
       {{.name = methods::kCancelled, .legacy = true, .modern = true, .notification = true},
        &C::Typed<CancelledParams, &C::Cancelled>},
@@ -185,6 +192,10 @@ Connection::Outcome Connection::Discover(RequestScope&, const NoParams&) {
 
 Connection::Outcome Connection::Listen(RequestScope& scope, const ListenParams& params) {
   const std::string key = IdKey(scope.id);
+  if (!params.filter.task_ids.empty() && !DeclaresTasks(scope.client_capabilities)) {
+    return Outcome::Fail(
+        MissingClientCapability(Json{{"extensions", Json{{kTasksExtension, Json::object()}}}}));
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_) return Outcome::Later();
@@ -198,6 +209,10 @@ Connection::Outcome Connection::Listen(RequestScope& scope, const ListenParams& 
   ListenFilter accepted = params.filter;
   std::erase_if(accepted.resource_subscriptions,
                 [this](const std::string& uri) { return !server_.HandlesResource(uri); });
+  // Only the caller's own tasks (task_methods.cpp's rule: another owner's is unknown).
+  std::erase_if(accepted.task_ids, [this, &scope](const std::string& id) {
+    return !server_.tasks().Get(id, scope.owner);
+  });
   Json ack = ListenAcknowledgedParams(accepted);
   TagSubscription(ack, scope.id);
   EmitNotification(methods::kSubscriptionAcknowledged, std::move(ack), scope.id, /*modern=*/true);
@@ -224,6 +239,10 @@ Connection::Outcome Connection::CallTool(RequestScope& scope, const CallToolPara
     }
     if (!missing.empty()) return Outcome::Fail(MissingClientCapability(missing));
   }
+  Result<bool> as_task = CallAsTask(scope, *tool, params);
+  if (!as_task.ok())
+    return Outcome::Fail(
+        MissingClientCapability(Json{{"extensions", Json{{kTasksExtension, Json::object()}}}}));
   InputResponses inputs = params.inputs;
   if (auto refused = OpenRequestState(StateScope(methods::kToolsCall, params.name), &inputs)) {
     return Outcome::Fail(std::move(*refused));
@@ -236,6 +255,8 @@ Connection::Outcome Connection::CallTool(RequestScope& scope, const CallToolPara
     scope.session_id = log::Clip(id->get_ref<const std::string&>(), 128);
   }
   scope.tool = tool->definition.name;
+  if (*as_task)
+    return StartTask(scope, *tool, params.arguments, std::move(call), std::move(inputs));
   RunAsync(
       scope,
       [scope, tool, call, inputs = std::move(inputs)](Connection& self, std::stop_token token) {

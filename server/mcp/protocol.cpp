@@ -275,6 +275,15 @@ Result<ListenParams> ListenParams::FromJson(const Json& params, std::string_view
       p.filter.resource_subscriptions.push_back(uri.get<std::string>());
     }
   }
+  if (auto ids = filter.find("taskIds"); ids != filter.end() && !ids->is_null()) {
+    const std::string bad =
+        std::string(method) + " params.notifications.taskIds must be an " + "array of task ids";
+    if (!ids->is_array()) return Invalid(bad);
+    for (const Json& id : *ids) {
+      if (!id.is_string()) return Invalid(bad);
+      p.filter.task_ids.push_back(id.get<std::string>());
+    }
+  }
   return p;
 }
 
@@ -320,6 +329,8 @@ Json DiscoverResult(const ServerCapabilities& capabilities, const ServerIdentity
   Json result = Json::object();
   result["supportedVersions"] = std::move(versions);
   result["capabilities"] = CapabilitiesJson(capabilities);
+  // Extensions exist only on the modern wire: the tasks extension (server/mcp/task_runner.h).
+  result["capabilities"]["extensions"] = Json{{"io.modelcontextprotocol/tasks", Json::object()}};
   if (!instructions.empty()) result["instructions"] = instructions;
   return result;
 }
@@ -431,6 +442,7 @@ Json ListenAcknowledgedParams(const ListenFilter& accepted) {
   if (!accepted.resource_subscriptions.empty()) {
     filter["resourceSubscriptions"] = accepted.resource_subscriptions;
   }
+  if (!accepted.task_ids.empty()) filter["taskIds"] = accepted.task_ids;
   Json params = Json::object();
   params["notifications"] = std::move(filter);
   return params;

@@ -130,6 +130,7 @@ struct ListenFilter {
   bool prompts_list_changed = false;
   bool resources_list_changed = false;
   std::vector<std::string> resource_subscriptions;
+  std::vector<std::string> task_ids;  // notifications/tasks (the tasks extension)
 };
 struct ListenParams {
   ListenFilter filter;

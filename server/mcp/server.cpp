@@ -17,9 +17,16 @@ constexpr char kResourceCursorKind[] = "resources";
 McpServer::McpServer(ServerOptions options)
     : options_(std::move(options)),
       request_state_seal_(options_.request_state_key),
-      pool_(options_.max_concurrent_calls) {}
+      pool_(options_.max_concurrent_calls) {
+  tasks_.OnChange([this](const TaskSnapshot& task) {
+    for (const auto& connection : LiveConnections()) connection->NotifyTask(task);
+  });
+}
 
-McpServer::~McpServer() { pool_.Shutdown(); }
+McpServer::~McpServer() {
+  tasks_.CancelAll();  // running tasks end before the pool joins them
+  pool_.Shutdown();
+}
 
 Status McpServer::RegisterTool(ToolSpec tool) { return tools_.Register(std::move(tool)); }
 

@@ -32,6 +32,7 @@
 #include "server/mcp/protocol.h"
 #include "server/mcp/request_state.h"
 #include "server/mcp/resource.h"
+#include "server/mcp/task_runner.h"
 #include "server/mcp/tool.h"
 #include "server/mcp/tool_registry.h"
 #include "server/mcp/worker_pool.h"
@@ -57,6 +58,8 @@ struct ServerOptions {
   // Where answered requests are counted (mcp_server_operation_duration_seconds); nullptr: off.
   // Must outlive the server. Transports built on this server record into it too.
   metrics::Metrics* metrics = nullptr;
+  // Tasks (task_runner.h): how long a finished task stays readable and the suggested poll interval.
+  TaskOptions tasks;
 };
 
 class McpServer {
@@ -99,6 +102,7 @@ class McpServer {
   const PromptRegistry& prompts() const { return prompts_; }
   const CompletionHandler& completion_handler() const { return completion_; }
   WorkerPool& pool() { return pool_; }
+  TaskRunner& tasks() { return tasks_; }
   const RequestStateSeal& request_state_seal() const { return request_state_seal_; }
   // What initialize and server/discover declare.
   ServerCapabilities capabilities() const;
@@ -135,6 +139,7 @@ class McpServer {
   Notifier notifier_{*this};
   std::mutex connections_mu_;  // guards connections_
   std::vector<std::weak_ptr<Connection>> connections_;
+  TaskRunner tasks_{pool_, options_.tasks};  // runs on pool_; outlives it
   WorkerPool pool_;  // last: destroyed (joined) first, while everything above is still alive
 };
 

@@ -21,6 +21,12 @@ struct ToolAnnotations {
   std::optional<bool> open_world;   // openWorldHint
 };
 
+struct InputResponses;
+
+// Whether a tool's calls may become tasks (task_runner.h) for clients that declared the tasks
+// extension: never, when the server decides so, or always (clients without it are refused).
+enum class TaskSupport { kForbidden, kOptional, kRequired };
+
 struct ToolDefinition {
   std::string name;
   std::string title;
@@ -38,6 +44,11 @@ struct ToolDefinition {
   // request) and never waits for a session's turn. A transport whose caller blocks for the answer
   // anyway (an HTTP POST) may then run it on the calling thread instead of a worker. Not listed.
   bool quick = false;
+  TaskSupport task_support = TaskSupport::kForbidden;
+  // With task support: decides per call whether it becomes a task (the server decides, e.g. a
+  // call that finishes at once answers directly). Unset: every call from a client that declared
+  // the extension becomes one.
+  std::function<bool(const Json& arguments, const InputResponses& inputs)> as_task;
 };
 
 // Multi round-trip requests (modern era): what a call asks the client for before it can finish,
@@ -123,6 +134,13 @@ class ToolCallContext {
     static const Json kNone = Json::object();
     return kNone;
   }
+  // The id of the task this call runs as (task_runner.h), "" for a direct call. A tool that
+  // commits records session::TaskIdempotencyKey(TaskId()) with it, so a task commits at most once.
+  virtual std::string TaskId() const { return {}; }
+  // kCancelled when the task this call runs as was cancelled, here or through another replica
+  // (its row says so). A tool asks inside its turn, just before it commits, and then commits
+  // nothing. Always OK for a direct call.
+  virtual Status TaskStillWanted() { return Status::Ok(); }
   // What the client sent back on retrying a call answered input_required (modern era).
   virtual const InputResponses& Inputs() const {
     static const InputResponses kNone;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/cancellation.h"
+#include "server/tools/task_fixtures.h"
 
 namespace imgmcp::tools {
 
@@ -707,6 +708,7 @@ Status RegisterConformanceFixtures(mcp::McpServer& server) {
   for (const auto& [definition, handler] : StatelessTools(server)) {
     RETURN_IF_ERROR(server.RegisterTool(definition, handler));
   }
+  RETURN_IF_ERROR(RegisterTaskFixtures(server));
   RETURN_IF_ERROR(RegisterPrompts(server));
   server.AddResourceProvider(std::make_shared<TestResources>());
   // Like the reference server: a valid, empty completion for any reference.

@@ -8,6 +8,7 @@
 #include "server/tools/tool_results.h"
 #include "server/tools/uris.h"
 #include "server/tools/version_details.h"
+#include "session/task_records.h"
 
 namespace imgmcp::tools {
 namespace {
@@ -168,10 +169,17 @@ std::unique_ptr<mcp::CallReservation> ImageTools::ReserveSessionTurn(
 
 template <typename Args>
 std::optional<session::IdempotencyRecord> ImageTools::KeyOf(const std::string& tool,
-                                                            const Args& args) const {
-  if (!args.idempotency_key) return std::nullopt;
-  return session::IdempotencyRecord{*args.idempotency_key,
-                                    ArgumentsDigest(tool, args, argument_options_)};
+                                                            const Args& args,
+                                                            const mcp::ToolCallContext* ctx) const {
+  std::string key;
+  if (args.idempotency_key) {
+    key = *args.idempotency_key;
+  } else if (ctx != nullptr && !ctx->TaskId().empty()) {
+    key = session::TaskIdempotencyKey(ctx->TaskId());
+  } else {
+    return std::nullopt;
+  }
+  return session::IdempotencyRecord{std::move(key), ArgumentsDigest(tool, args, argument_options_)};
 }
 
 std::string ImageTools::Note() const {
@@ -481,7 +489,7 @@ mcp::ToolResult ImageTools::GenerateImage(const GenerateImageArgs& args,
 Result<mcp::ToolResult> ImageTools::Generate(const GenerateImageArgs& args,
                                              mcp::ToolCallContext& ctx) {
   const std::string id = args.SessionFor().value_or("img-" + RandomHex(6));
-  const std::optional<session::IdempotencyRecord> key = KeyOf("generate_image", args);
+  const std::optional<session::IdempotencyRecord> key = KeyOf("generate_image", args, &ctx);
   const bool saving = args.save.save_to.has_value();
   // A repeat of a recorded call is answered first: it neither checks nor writes a copy.
   ASSIGN_OR_RETURN(auto early, Repeat("generate_image", id, key, args.inline_mode, saving));
@@ -526,6 +534,7 @@ Result<mcp::ToolResult> ImageTools::Generate(const GenerateImageArgs& args,
   std::vector<session::NewVersion> to_commit;
   to_commit.push_back(std::move(nv));
   std::optional<PreparedImage> prepared;
+  RETURN_IF_ERROR(ctx.TaskStillWanted());  // inside the turn: a cancelled task commits nothing
   ASSIGN_OR_RETURN(std::vector<session::VersionInfo> committed,
                    CommitWhilePreparing(turn, to_commit, key, args.inline_mode, &prepared));
   const session::VersionInfo& version = committed.back();
@@ -600,7 +609,7 @@ mcp::ToolResult ImageTools::EditImage(const EditImageArgs& args, mcp::ToolCallCo
 }
 
 Result<mcp::ToolResult> ImageTools::Edit(const EditImageArgs& args, mcp::ToolCallContext& ctx) {
-  const std::optional<session::IdempotencyRecord> key = KeyOf("edit_image", args);
+  const std::optional<session::IdempotencyRecord> key = KeyOf("edit_image", args, &ctx);
   const bool saving = args.save.save_to.has_value();
   ASSIGN_OR_RETURN(auto early,
                    Repeat("edit_image", args.session_id, key, args.inline_mode, saving));
@@ -620,6 +629,7 @@ Result<mcp::ToolResult> ImageTools::Edit(const EditImageArgs& args, mcp::ToolCal
   request.base = std::move(base.image);
   request.references = std::move(checked.references);
   ASSIGN_OR_RETURN(EditAnswer answer, RunEdit(args, *checked.model, base, std::move(request), ctx));
+  RETURN_IF_ERROR(ctx.TaskStillWanted());  // inside the turn: a cancelled task commits nothing
   return CommitEdit(args, checked, std::move(base), std::move(answer), key, turn);
 }
 

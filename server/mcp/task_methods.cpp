@@ -1,0 +1,92 @@
+// The tasks extension's methods on a connection (task_runner.h): a tools/call answered with a
+// task, and tasks/get, tasks/update and tasks/cancel. Every one of them is modern, and only for
+// callers that declared the extension in the request's client capabilities.
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "server/mcp/connection.h"
+#include "server/mcp/server.h"
+
+namespace imgmcp::mcp {
+
+namespace {
+RpcError TasksNotDeclared() {
+  return MissingClientCapability(Json{{"extensions", Json{{kTasksExtension, Json::object()}}}});
+}
+
+RpcError UnknownTask(const std::string& task_id) {
+  return InvalidParams("Unknown task: " + Json(Quoted(task_id)).dump() +
+                       " (it never existed, has expired, or belongs to other credentials)");
+}
+}  // namespace
+
+Result<bool> Connection::CallAsTask(const RequestScope& scope, const ToolSpec& tool,
+                                    const CallToolParams& params) const {
+  const ToolDefinition& def = tool.definition;
+  if (def.task_support == TaskSupport::kForbidden || !scope.modern()) return false;
+  if (!DeclaresTasks(scope.client_capabilities)) {
+    if (def.task_support == TaskSupport::kRequired) {
+      return MakeError(ErrorCode::kFailedPrecondition, "tool needs the tasks extension");
+    }
+    return false;
+  }
+  return !def.as_task || def.as_task(params.arguments, params.inputs);
+}
+
+Connection::Outcome Connection::StartTask(const RequestScope& scope, const ToolSpec& tool,
+                                          const Json& arguments, std::shared_ptr<AdmittedCall> call,
+                                          InputResponses inputs) {
+  TaskCall task;
+  task.tool = tool.definition.name;
+  task.arguments = arguments;
+  task.call = std::move(call);
+  task.protocol_version = scope.protocol_version;
+  task.client_capabilities = scope.client_capabilities;
+  task.traceparent = scope.traceparent;
+  task.inputs = std::move(inputs);
+  auto started = server_.tasks().Start(scope.owner, std::move(task));
+  if (!started.ok()) return Outcome::Fail(ToRpcError(started.error()));
+  return Outcome::Of(CreateTaskResultJson(*started));
+}
+
+Connection::Outcome Connection::GetTask(RequestScope& scope, const TaskIdParams& params) {
+  if (!DeclaresTasks(scope.client_capabilities)) return Outcome::Fail(TasksNotDeclared());
+  auto task = server_.tasks().Get(params.task_id, scope.owner);
+  if (!task) return Outcome::Fail(UnknownTask(params.task_id));
+  return Outcome::Of(DetailedTaskJson(*task));
+}
+
+Connection::Outcome Connection::UpdateTask(RequestScope& scope, const TaskUpdateParams& params) {
+  if (!DeclaresTasks(scope.client_capabilities)) return Outcome::Fail(TasksNotDeclared());
+  Status updated = server_.tasks().Update(params.task_id, scope.owner, params.input_responses);
+  if (!updated.ok()) return Outcome::Fail(UnknownTask(params.task_id));
+  return Outcome::Of(EmptyResult());
+}
+
+Connection::Outcome Connection::CancelTask(RequestScope& scope, const TaskIdParams& params) {
+  if (!DeclaresTasks(scope.client_capabilities)) return Outcome::Fail(TasksNotDeclared());
+  Status cancelled = server_.tasks().Cancel(params.task_id, scope.owner);
+  if (!cancelled.ok()) return Outcome::Fail(UnknownTask(params.task_id));
+  return Outcome::Of(EmptyResult());
+}
+
+void Connection::NotifyTask(const TaskSnapshot& task) {
+  std::vector<Json> streams;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [key, listen] : listens_) {
+      const auto& ids = listen.filter.task_ids;
+      if (std::find(ids.begin(), ids.end(), task.task_id) != ids.end()) {
+        streams.push_back(listen.id);
+      }
+    }
+  }
+  for (const Json& id : streams) {
+    Json params = DetailedTaskJson(task);
+    TagSubscription(params, id);
+    EmitNotification(methods::kTasksNotification, std::move(params), id, /*modern=*/true);
+  }
+}
+
+}  // namespace imgmcp::mcp

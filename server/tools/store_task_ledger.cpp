@@ -1,0 +1,128 @@
+#include "server/tools/store_task_ledger.h"
+
+#include <utility>
+
+#include "session/task_records.h"
+
+namespace imgmcp::tools {
+
+namespace {
+
+mcp::TaskState StateOf(session::TaskStatus status) {
+  switch (status) {
+    case session::TaskStatus::kWorking:
+      return mcp::TaskState::kWorking;
+    case session::TaskStatus::kInputRequired:
+      return mcp::TaskState::kInputRequired;
+    case session::TaskStatus::kCompleted:
+      return mcp::TaskState::kCompleted;
+    case session::TaskStatus::kFailed:
+      return mcp::TaskState::kFailed;
+    case session::TaskStatus::kCancelled:
+      return mcp::TaskState::kCancelled;
+  }
+  return mcp::TaskState::kFailed;
+}
+
+session::TaskStatus StatusOf(mcp::TaskState state) {
+  switch (state) {
+    case mcp::TaskState::kWorking:
+      return session::TaskStatus::kWorking;
+    case mcp::TaskState::kInputRequired:
+      return session::TaskStatus::kInputRequired;
+    case mcp::TaskState::kCompleted:
+      return session::TaskStatus::kCompleted;
+    case mcp::TaskState::kFailed:
+      return session::TaskStatus::kFailed;
+    case mcp::TaskState::kCancelled:
+      return session::TaskStatus::kCancelled;
+  }
+  return session::TaskStatus::kFailed;
+}
+
+std::optional<Json> ParsedOrNull(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) return std::nullopt;
+  return parsed;
+}
+
+// The version a completed result reports (structuredContent.version), if any.
+std::optional<int64_t> VersionIn(const Json& result) {
+  auto structured = result.find("structuredContent");
+  if (structured == result.end() || !structured->is_object()) return std::nullopt;
+  auto version = structured->find("version");
+  if (version == structured->end() || !version->is_number_integer()) return std::nullopt;
+  return version->get<int64_t>();
+}
+
+}  // namespace
+
+mcp::TaskSnapshot SnapshotOf(const session::TaskRecord& record) {
+  mcp::TaskSnapshot s;
+  s.task_id = record.task_id;
+  s.state = StateOf(record.status);
+  s.status_message = record.status_message;
+  s.created_at = record.created_at;
+  s.updated_at = record.updated_at;
+  s.ttl_ms = record.ttl_ms;
+  s.poll_interval_ms = record.poll_interval_ms;
+  if (s.state == mcp::TaskState::kCompleted) {
+    s.result = ParsedOrNull(record.result_json);
+    if (!s.result && record.version) {
+      const std::string text = "Committed version " + std::to_string(*record.version) +
+                               " of session '" + record.session_id + "'.";
+      s.result = Json{
+          {"content", Json::array({{{"type", "text"}, {"text", text}}})},
+          {"structuredContent", {{"session_id", record.session_id}, {"version", *record.version}}},
+          {"isError", false}};
+    }
+  }
+  if (s.state == mcp::TaskState::kFailed) {
+    s.error = ParsedOrNull(record.error_json);
+    if (!s.error) s.error = Json{{"code", -32603}, {"message", record.status_message}};
+  }
+  if (s.state == mcp::TaskState::kInputRequired) s.input_requests = Json::object();
+  return s;
+}
+
+Result<mcp::TaskSnapshot> StoreTaskLedger::Create(const std::string& owner, const std::string& tool,
+                                                  const Json& arguments,
+                                                  const mcp::TaskOptions& options) {
+  session::NewTask task;
+  task.owner = owner;
+  auto id = arguments.find("session_id");
+  if (id != arguments.end() && id->is_string()) task.session_id = id->get<std::string>();
+  task.tool = tool;
+  task.request_json = Json{{"name", tool}, {"arguments", arguments}}.dump();
+  task.ttl_ms = options.ttl_ms;
+  task.poll_interval_ms = options.poll_interval_ms;
+  ASSIGN_OR_RETURN(session::TaskRecord record, store_.CreateTask(task));
+  return SnapshotOf(record);
+}
+
+Result<std::optional<mcp::TaskSnapshot>> StoreTaskLedger::Get(const std::string& task_id,
+                                                              const std::string& owner) {
+  if (!session::IsValidTaskId(task_id)) return std::optional<mcp::TaskSnapshot>();
+  ASSIGN_OR_RETURN(std::optional<session::TaskRecord> record, store_.GetTask(task_id, owner));
+  if (!record) return std::optional<mcp::TaskSnapshot>();
+  return std::optional<mcp::TaskSnapshot>(SnapshotOf(*record));
+}
+
+Result<mcp::TaskSnapshot> StoreTaskLedger::Set(const std::string& task_id, const std::string& owner,
+                                               mcp::TaskState state,
+                                               const std::optional<Json>& payload) {
+  session::TaskUpdate update;
+  update.task_id = task_id;
+  update.owner = owner;
+  update.status = StatusOf(state);
+  if (state == mcp::TaskState::kCompleted) {
+    update.result_json = payload.value_or(Json::object()).dump();
+    if (payload) update.version = VersionIn(*payload);
+  }
+  if (state == mcp::TaskState::kFailed) update.error_json = payload.value_or(Json::object()).dump();
+  ASSIGN_OR_RETURN(session::TaskRecord record, store_.UpdateTask(update));
+  return SnapshotOf(record);
+}
+
+}  // namespace imgmcp::tools
