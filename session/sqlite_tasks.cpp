@@ -5,13 +5,10 @@
 namespace imgmcp::session::sqlite_tasks {
 namespace {
 
-constexpr char kColumns[] =
-    "task_id, owner, session_id, tool, request_json, status, status_message, result_json, "
-    "version, error_json, ttl_ms, poll_interval_ms, created_ms, updated_ms, runner";
-constexpr char kNotTerminal[] = "status IN ('working', 'input_required')";
+constexpr const char* kColumns = kTaskColumns;
+constexpr const char* kNotTerminal = kTaskNotTerminal;
 // A row expired at ?N (TaskExpired, task_rules.h).
-constexpr char kExpired[] =
-    "(status IN ('completed', 'failed', 'cancelled') AND ttl_ms > 0 AND updated_ms + ttl_ms <= ";
+constexpr const char* kExpired = kTaskExpiredAtPrefix;
 
 Result<TaskRow> ReadRow(const Statement& st) {
   TaskRow row;

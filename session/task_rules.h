@@ -13,6 +13,16 @@
 
 namespace imgmcp::session {
 
+// The SQL both stores' task tables share (the same columns and rules in SQLite and PostgreSQL).
+inline constexpr char kTaskColumns[] =
+    "task_id, owner, session_id, tool, request_json, status, status_message, result_json, "
+    "version, error_json, ttl_ms, poll_interval_ms, created_ms, updated_ms, runner";
+inline constexpr char kTaskNotTerminal[] = "status IN ('working', 'input_required')";
+// "A terminal row whose ttl has passed at <time>": the caller appends the time (a parameter) and
+// the closing parenthesis (TaskExpired is the same rule in C++).
+inline constexpr char kTaskExpiredAtPrefix[] =
+    "(status IN ('completed', 'failed', 'cancelled') AND ttl_ms > 0 AND updated_ms + ttl_ms <= ";
+
 // A task row as the stores keep it: the record with its times in milliseconds since the epoch
 // (the record's created_at/updated_at are rendered from them).
 struct TaskRow {
