@@ -186,7 +186,10 @@ class CombinationsReachTheFakeAsTheApiExpects(Base):
                                env=self.gemini_env())
         self.addCleanup(server.__exit__, None, None, None)
         self.assertNotEqual(server.proc.wait(timeout=30), 0)
-        self.assertIn(f"the default model {DEFAULT} is not in the allowed models", server.stderr)
+        # The process may be gone before its last stderr line has been read: wait for the line
+        # (or the end of stderr).
+        needle = f"the default model {DEFAULT} is not in the allowed models"
+        self.assertIn(needle, server.wait_for_stderr(needle, timeout=30))
 
 
 class WhatComesBack(Base):
