@@ -103,6 +103,12 @@ TEST_F(TaskRunnerTest, ACompletedTaskIsRecordedWithItsResult) {
   ASSERT_TRUE(task.ok());
   TaskSnapshot done = WaitFor(*runner_, task->task_id, TaskState::kCompleted, "alice");
   EXPECT_EQ((*done.result)["content"][0]["text"], "done");
+  // The row is written just after the runner's own snapshot changes: wait for it.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (ledger_.StateOf(task->task_id) != TaskState::kCompleted &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(2));
+  }
   EXPECT_EQ(ledger_.StateOf(task->task_id), TaskState::kCompleted);
   EXPECT_FALSE(runner_->Get(task->task_id, "bob"));  // another owner's task is unknown
 }
