@@ -7,6 +7,7 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <cstring>
 #include <functional>
 #include <initializer_list>
 #include <mutex>
@@ -45,10 +46,25 @@ class Series {
       : family_(family), names_(std::move(names)), make_(std::move(make)) {}
 
   Metric& Get(std::initializer_list<std::string_view> values) {
-    std::string key;
-    for (std::string_view v : values) (key += v) += '\x1f';
+    // The lookup key, the values joined, is built in place: no allocation on the path every
+    // call takes, unless the values are long.
+    size_t size = 0;
+    for (std::string_view v : values) size += v.size() + 1;
+    char buffer[256];
+    std::string spilled;
+    char* out = buffer;
+    if (size > sizeof(buffer)) {
+      spilled.resize(size);
+      out = spilled.data();
+    }
+    const std::string_view found_key(out, size);
+    for (std::string_view v : values) {
+      std::memcpy(out, v.data(), v.size());
+      out += v.size();
+      *out++ = '\x1f';
+    }
     std::lock_guard<std::mutex> lock(mu_);
-    if (auto it = children_.find(key); it != children_.end()) return *it->second;
+    if (auto it = children_.find(found_key); it != children_.end()) return *it->second;
     const bool full = children_.size() >= kMaxSeriesPerFamily;
     prometheus::Labels labels;
     size_t i = 0;
@@ -56,7 +72,7 @@ class Series {
       labels.emplace(names_[i++], full && !v.empty() ? std::string(kOther) : std::string(v));
     }
     Metric& metric = make_(family_, labels);
-    if (!full) children_.emplace(std::move(key), &metric);
+    if (!full) children_.emplace(std::string(found_key), &metric);
     return metric;
   }
 
@@ -65,7 +81,12 @@ class Series {
   const std::vector<std::string> names_;
   const Make make_;
   std::mutex mu_;  // guards children_
-  std::unordered_map<std::string, Metric*> children_;
+  // Transparent hash and equality: found by a string_view without building a std::string.
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view key) const { return std::hash<std::string_view>{}(key); }
+  };
+  std::unordered_map<std::string, Metric*, KeyHash, std::equal_to<>> children_;
 };
 
 template <typename Metric>
@@ -143,6 +164,14 @@ struct Metrics::Families {
                            .Help("Server-sent event streams being written")
                            .Register(registry)
                            .Add({});
+  Series<Counter> task_statuses{BuildCounter()
+                                    .Name("imgmcp_tasks_total")
+                                    .Help("Tasks this process created or ran, by the status they "
+                                          "reached: working (created), input_required, "
+                                          "completed, failed, cancelled")
+                                    .Register(registry),
+                                {"status"},
+                                AddPlain<Counter>};
   Series<Counter> gate_rejections{BuildCounter()
                                       .Name("imgmcp_http_gate_rejections_total")
                                       .Help("Connections refused or closed by the connection gate "
@@ -180,6 +209,10 @@ void Metrics::RecordCommit(int64_t versions, int64_t bytes) {
 void Metrics::SetStorePool(int64_t in_use, int64_t waiting) {
   families_->pool_in_use.Set(static_cast<double>(in_use));
   families_->pool_waiting.Set(static_cast<double>(waiting));
+}
+
+void Metrics::RecordTaskStatus(std::string_view status) {
+  families_->task_statuses.Get({status}).Increment();
 }
 
 void Metrics::SetOpenHttpSessions(int64_t count) {

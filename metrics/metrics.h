@@ -63,6 +63,11 @@ class Metrics {
   // The store's connection pool (PostgreSQL): connections lent out, and callers waiting for one.
   void SetStorePool(int64_t in_use, int64_t waiting);
 
+  // --- tasks (server/mcp/task_runner.h) ---
+  // A task this process created or ran reached `status` (working when created, then
+  // input_required, completed, failed or cancelled).
+  void RecordTaskStatus(std::string_view status);
+
   // --- HTTP (server/http) ---
   void SetOpenHttpSessions(int64_t count);  // legacy Mcp-Session-Id sessions
   void SetOpenSseStreams(int64_t count);    // text/event-stream answers being written

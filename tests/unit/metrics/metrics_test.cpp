@@ -46,6 +46,9 @@ TEST(MetricsTest, EveryFamilyIsExposedWithItsLabelsOnly) {
   metrics.SetOpenHttpSessions(4);
   metrics.SetOpenSseStreams(5);
   metrics.RecordGateRejection("408");
+  metrics.RecordTaskStatus("working");
+  metrics.RecordTaskStatus("completed");
+  metrics.RecordTaskStatus("working");
   const std::string text = metrics.Render();
   for (const char* line : {
            R"(imgmcp_backend_calls_total{backend="gemini",outcome="ok"} 1)",
@@ -59,6 +62,8 @@ TEST(MetricsTest, EveryFamilyIsExposedWithItsLabelsOnly) {
            "imgmcp_http_sessions_open 4",
            "imgmcp_sse_streams_open 5",
            R"(imgmcp_http_gate_rejections_total{reason="408"} 1)",
+           R"(imgmcp_tasks_total{status="working"} 2)",
+           R"(imgmcp_tasks_total{status="completed"} 1)",
        }) {
     EXPECT_TRUE(HasLine(text, line)) << line << "\n" << text;
   }
@@ -79,6 +84,22 @@ TEST(MetricsTest, LabelSetsBeyondTheBoundAreCountedAsOther) {
       << text.substr(0, 2000);
   EXPECT_EQ(text.find("gen_ai_tool_name=\"tool" + std::to_string(kMaxSeriesPerFamily) + "\""),
             std::string::npos);
+}
+
+TEST(MetricsTest, LongLabelValuesKeepTheirOwnSeries) {
+  // Label values longer than the in-place lookup key still find their own series again.
+  Metrics metrics;
+  const std::string long_a(300, 'a');
+  const std::string long_b = std::string(299, 'a') + "b";
+  for (int i = 0; i < 3; ++i) metrics.RecordOperation("tools/call", long_a, "", 0.001);
+  metrics.RecordOperation("tools/call", long_b, "", 0.001);
+  const std::string text = metrics.Render();
+  EXPECT_TRUE(HasLine(text, R"(mcp_server_operation_duration_seconds_count{error_type="",)"
+                            R"(gen_ai_tool_name=")" +
+                                long_a + R"(",mcp_method_name="tools/call"} 3)"));
+  EXPECT_TRUE(HasLine(text, R"(mcp_server_operation_duration_seconds_count{error_type="",)"
+                            R"(gen_ai_tool_name=")" +
+                                long_b + R"(",mcp_method_name="tools/call"} 1)"));
 }
 
 TEST(MetricsTest, RecordingFromManyThreadsLosesNothing) {
