@@ -542,6 +542,19 @@ def measure_rss(server, workdir, fake, small_file, versions, tag):
         client.close()
 
 
+def timed_workers(worker, count, errors):
+    """Runs worker(0) … worker(count - 1) on threads at once: {wall} seconds until the last is
+    done, or {error}: the first of `errors`, which the workers append to."""
+    t0 = time.perf_counter()
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - t0
+    return {"error": errors[0]} if errors else {"wall": wall}
+
+
 def measure_sessions(server, workdir, fake, small_file, sessions, edits, tag):
     """Wall time of `sessions` clients each doing `edits` sequential edits over one connection,
     every Gemini call taking 200 ms (LatencyProxy)."""
@@ -565,16 +578,7 @@ def measure_sessions(server, workdir, fake, small_file, sessions, edits, tag):
             except Exception as e:  # noqa: BLE001
                 errors.append(str(e))
 
-        t0 = time.perf_counter()
-        threads = [threading.Thread(target=worker, args=(s,)) for s in range(sessions)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        wall = time.perf_counter() - t0
-        if errors:
-            return {"error": errors[0]}
-        return {"wall": wall}
+        return timed_workers(worker, sessions, errors)
     except Exception as e:  # noqa: BLE001
         return {"error": f"{e}; stderr: {client.stderr_tail(client.err_path)}"}
     finally:
@@ -676,71 +680,181 @@ def measure_http(argv, env, cwd, port, tool, args, seconds, concurrency, log_pat
     event loop) drives the load when installed; else bench/harness/http_load.mjs (Node), which
     tops out near the server's rate on two cores and so understates the faster server.
     modern: stateless 2026-07-28 calls (no handshake, no session); wrk only."""
-    log = open(log_path, "wb")
-    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.PIPE,
-                            stdout=log, stderr=log)
-    url = f"http://127.0.0.1:{port}/mcp"
-    node_client = ["node", os.path.join(HERE, "http_load.mjs"), url, tool, json.dumps(args)]
-    try:
-        if not wait_port(port, proc, 20):
-            return {"error": "did not listen on 127.0.0.1:%d (exit %s)" % (port, proc.poll())}
-        wrk = shutil.which("wrk")
-        if wrk is None and modern:
-            return {"error": "the 2026-07-28 load needs wrk (scripts/setup installs it)"}
-        if wrk is None:
-            cmd = node_client + [str(seconds), str(concurrency)]
-            cmd += [json.dumps(setup)] if setup else []
-        else:
-            if setup:  # the Node client with no load clients makes just the setup call
-                done = subprocess.run(node_client + ["0", "0", json.dumps(setup)],
-                                      capture_output=True, text=True, timeout=60)
-                if done.returncode != 0:
-                    return {"error": (done.stderr or done.stdout).strip()[-300:]}
-            cmd = [wrk, f"-t{concurrency}", f"-c{concurrency}", f"-d{seconds}s", "-s",
-                   os.path.join(HERE, "http_load.lua"), url, "--", tool, json.dumps(args)]
-            cmd += ["modern"] if modern else []
-        # CPU time of the server and of the load client during the run: where the two cores go.
-        server_cpu0, client_cpu0 = process_cpu_seconds(proc.pid), children_cpu_seconds()
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60)
-        server_cpu = process_cpu_seconds(proc.pid) - server_cpu0
-        client_cpu = children_cpu_seconds() - client_cpu0
-        if out.returncode != 0:
-            return {"error": (out.stderr or out.stdout).strip()[-300:]}
-        result = json.loads(out.stdout.strip().splitlines()[-1])
-        result.setdefault("client", "node")
-        if result.get("calls"):
-            result["server_cpu_us"] = server_cpu / result["calls"] * 1e6
-            result["client_cpu_us"] = client_cpu / result["calls"] * 1e6
-        return result
-    except Exception as e:  # noqa: BLE001
-        return {"error": str(e)}
-    finally:
+    with HttpServer(argv, env, cwd, port, log_path) as server:
+        if server.error:
+            return {"error": server.error}
+        return server.load(tool, args, seconds, concurrency, setup, modern)
+
+
+class HttpServer:
+    """One server process listening on 127.0.0.1:port for P6's loads; stopped on exit."""
+
+    def __init__(self, argv, env, cwd, port, log_path):
+        self.argv, self.env, self.cwd, self.port, self.log_path = argv, env, cwd, port, log_path
+        self.url = f"http://127.0.0.1:{port}/mcp"
+        self.error = None
+
+    def __enter__(self):
+        self.log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(self.argv, env=self.env, cwd=self.cwd,
+                                     stdin=subprocess.PIPE, stdout=self.log, stderr=self.log)
+        if not wait_port(self.port, self.proc, 20):
+            self.error = ("did not listen on 127.0.0.1:%d (exit %s)"
+                          % (self.port, self.proc.poll()))
+        return self
+
+    def __exit__(self, *exc):
         try:
-            proc.stdin.close()
+            self.proc.stdin.close()
         except OSError:
             pass
-        proc.terminate()
+        self.proc.terminate()
         try:
-            proc.wait(5)
+            self.proc.wait(5)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+    def load(self, tool, args, seconds, concurrency, setup=None, modern=False):
+        """One load run: calls, rps, p50 … and the server's and the client's CPU per call."""
+        node_client = ["node", os.path.join(HERE, "http_load.mjs"), self.url, tool,
+                       json.dumps(args)]
+        try:
+            wrk = shutil.which("wrk")
+            if wrk is None and modern:
+                return {"error": "the 2026-07-28 load needs wrk (scripts/setup installs it)"}
+            if wrk is None:
+                cmd = node_client + [str(seconds), str(concurrency)]
+                cmd += [json.dumps(setup)] if setup else []
+            else:
+                if setup:  # the Node client with no load clients makes just the setup call
+                    done = subprocess.run(node_client + ["0", "0", json.dumps(setup)],
+                                          capture_output=True, text=True, timeout=60)
+                    if done.returncode != 0:
+                        return {"error": (done.stderr or done.stdout).strip()[-300:]}
+                cmd = [wrk, f"-t{concurrency}", f"-c{concurrency}", f"-d{seconds}s", "-s",
+                       os.path.join(HERE, "http_load.lua"), self.url, "--", tool,
+                       json.dumps(args)]
+                cmd += ["modern"] if modern else []
+            # CPU time of the server and of the load client during the run: where the cores go.
+            server_cpu0, client_cpu0 = process_cpu_seconds(self.proc.pid), children_cpu_seconds()
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60)
+            server_cpu = process_cpu_seconds(self.proc.pid) - server_cpu0
+            client_cpu = children_cpu_seconds() - client_cpu0
+            if out.returncode != 0:
+                return {"error": (out.stderr or out.stdout).strip()[-300:]}
+            result = json.loads(out.stdout.strip().splitlines()[-1])
+            result.setdefault("client", "node")
+            if result.get("calls"):
+                result["server_cpu_us"] = server_cpu / result["calls"] * 1e6
+                result["client_cpu_us"] = client_cpu / result["calls"] * 1e6
+            return result
+        except Exception as e:  # noqa: BLE001
+            return {"error": str(e)}
 
 
-def metrics_cost_row(on, off):
-    """P6 with metrics counted (the default over --http) against --metrics off: what /metrics'
-    bookkeeping costs in throughput (the target: at most 5 %)."""
+def measure_metrics_cost(imgmcp_bin, env, workdir, rounds=4, seconds=3, concurrency=16):
+    """P6's metrics cost: two servers started side by side, one counting metrics (the default over
+    --http) and one with --metrics off, loaded in turn — on, off, off, on, on, off … —
+    (so a drift of the machine's load falls on both alike) — `rounds` runs each. Returns
+    {on, off}: each its median throughput and server CPU per call, or {error}."""
+    call = {"session_id": "small", "inline": "none", "include_history": False}
+    setup = {"name": "generate_image",
+             "arguments": {"prompt": "solid teal", "session_id": "small", "inline": "none"}}
+    servers = {}
+    for variant, extra in (("on", []), ("off", ["--metrics", "off"])):
+        port = free_port()
+        servers[variant] = HttpServer(
+            [imgmcp_bin, "--backend", "local", "--log-level", "warning", "--http",
+             f"127.0.0.1:{port}", *extra, "--data-dir",
+             os.path.join(workdir, "http-data-metrics-" + variant)],
+            env, workdir, port, os.path.join(workdir, f"imgmcp-http-metrics-{variant}.log"))
+    with servers["on"] as on, servers["off"] as off:
+        for server in (on, off):
+            if server.error:
+                return {"error": server.error}
+            warm = server.load("get_image", call, 1, concurrency, setup=setup)
+            if "error" in warm:
+                return warm
+        runs = {"on": [], "off": []}
+        order = [v for i in range(rounds) for v in (("on", "off") if i % 2 == 0 else ("off", "on"))]
+        for variant in order:
+            result = (on if variant == "on" else off).load("get_image", call, seconds,
+                                                           concurrency)
+            if "error" in result:
+                return result
+            runs[variant].append(result)
+    def median_of(results):
+        middle = sorted(results, key=lambda x: x["rps"])[len(results) // 2]
+        return middle | {
+            "rps": statistics.median(x["rps"] for x in results),
+            "server_cpu_us": statistics.median(x.get("server_cpu_us") or 0 for x in results),
+            "runs": [x["rps"] for x in results]}
+    return {variant: median_of(results) for variant, results in runs.items()}
+
+
+def instructions_per_call(imgmcp_bin, env, workdir, extra, calls=(100, 400)):
+    """The server's instructions per small HTTP tools/call (get_image, inline none), counted by
+    valgrind's callgrind: two runs answering calls[0] and calls[1] calls over one legacy session,
+    the difference divided by the difference in calls (so startup and shutdown cancel out).
+    Unlike throughput, a count the machine's other load does not move. None without valgrind."""
+    if shutil.which("valgrind") is None:
+        return None
+    rs = _replica_support()
+    totals = []
+    for n in calls:
+        port = free_port()
+        out = os.path.join(workdir, f"callgrind-{port}.out")
+        data = os.path.join(workdir, f"callgrind-data-{port}")
+        with open(os.path.join(workdir, f"callgrind-{port}.log"), "wb") as log:
+            proc = subprocess.Popen(
+                ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, imgmcp_bin,
+                 "--backend", "local", "--log-level", "warning", "--http", f"127.0.0.1:{port}",
+                 "--data-dir", data, *extra],
+                env=env, cwd=workdir, stdin=subprocess.PIPE, stdout=log, stderr=log)
+            try:
+                if not wait_port(port, proc, 120):
+                    return None
+                client = rs.LegacyClient(port, timeout=120)
+                rs.structured(client.call_tool("generate_image", {
+                    "prompt": "solid teal", "session_id": "small", "inline": "none"}))
+                for _ in range(n):
+                    rs.structured(client.call_tool("get_image", {
+                        "session_id": "small", "inline": "none", "include_history": False}))
+            finally:
+                proc.terminate()
+                proc.wait(120)
+        with open(out) as f:
+            total = next((int(line.split()[1]) for line in f
+                          if line.startswith(("summary:", "totals:"))), None)
+        if total is None:
+            return None
+        totals.append(total)
+    return (totals[1] - totals[0]) / (calls[1] - calls[0])
+
+
+def metrics_cost_row(cost):
+    """P6 with metrics counted (the default over --http) against --metrics off, from
+    measure_metrics_cost: what /metrics' bookkeeping costs in throughput (the target: at most
+    5 %)."""
     what = "small tools/call over HTTP, 16 clients, --metrics off"
-    if "error" in off:
-        return ("P6", what, "imgmcp", "FAILED", "—", "—", off["error"][:300])
-    note = f"{off['calls']} calls, {off['errors']} errors, load from {off['client']}"
-    if "error" not in on:
-        note += (f"; metrics on ÷ off throughput in this run: {on['rps'] / off['rps']:.3f} "
-                 f"(cost {(1 - on['rps'] / off['rps']) * 100:+.1f} %)")
-        if on.get("server_cpu_us") is not None and off.get("server_cpu_us") is not None:
-            note += (f"; server CPU per call: {off['server_cpu_us']:.0f} µs off, "
-                     f"{on['server_cpu_us']:.0f} µs on")
+    if "error" in cost:
+        return ("P6", what, "imgmcp", "FAILED", "—", "—", cost["error"][:300])
+    on, off = cost["on"], cost["off"]
+    runs = len(on["runs"])
+    note = (f"load from {off['client']}; {runs} alternating runs each against two servers side "
+            f"by side, medians: metrics on ÷ off throughput {on['rps'] / off['rps']:.3f} "
+            f"(cost {(1 - on['rps'] / off['rps']) * 100:+.1f} %); runs on "
+            + "/".join(f"{r:.0f}" for r in on["runs"]) + ", off "
+            + "/".join(f"{r:.0f}" for r in off["runs"]) + " calls/s")
+    if on.get("server_cpu_us") is not None and off.get("server_cpu_us") is not None:
+        note += (f"; server CPU per call: {off['server_cpu_us']:.0f} µs off, "
+                 f"{on['server_cpu_us']:.0f} µs on")
+    if cost.get("instructions"):
+        i_on, i_off = cost["instructions"]
+        note += (f"; instructions per call (callgrind): {i_off / 1000:.1f}k off, "
+                 f"{i_on / 1000:.1f}k on ({(i_on / i_off - 1) * 100:+.1f} %)")
     return ("P6", what, "imgmcp", f"{off['rps']:.0f} calls/s, p50 {fmt_ms(off['p50'])}", "—",
             "—", note)
 
@@ -976,16 +1090,7 @@ def measure_replica_sessions(rs, store, count, fake, small_file, sessions, edits
             except Exception as e:  # noqa: BLE001
                 errors.append(str(e))
 
-        t0 = time.perf_counter()
-        threads = [threading.Thread(target=worker, args=(s,)) for s in range(sessions)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        wall = time.perf_counter() - t0
-        if errors:
-            return {"error": errors[0]}
-        return {"wall": wall}
+        return timed_workers(worker, sessions, errors)
     except Exception as e:  # noqa: BLE001
         return {"error": str(e)}
     finally:
@@ -1407,19 +1512,15 @@ def main():
                     setup={"name": "generate_image",
                            "arguments": {"prompt": "solid teal", "session_id": "small",
                                          "inline": "none"}})
-                log("bench: P6 imgmcp, --metrics off")
-                port = free_port()
-                off = measure_http(
-                    [args.imgmcp, "--backend", "local", "--log-level", "warning", "--http",
-                     f"127.0.0.1:{port}", "--metrics", "off", "--data-dir",
-                     os.path.join(workdir, "http-data-off")],
-                    imgmcp.env, workdir, port, "get_image",
-                    {"session_id": "small", "inline": "none", "include_history": False},
-                    5, 16, os.path.join(workdir, "imgmcp-http-metrics-off.log"),
-                    setup={"name": "generate_image",
-                           "arguments": {"prompt": "solid teal", "session_id": "small",
-                                         "inline": "none"}})
-                rows.append(metrics_cost_row(me, off))
+                log("bench: P6 imgmcp, metrics on and --metrics off in turn")
+                cost = measure_metrics_cost(args.imgmcp, imgmcp.env, workdir)
+                if "error" not in cost:
+                    log("bench: P6 imgmcp, instructions per call under callgrind")
+                    counts = [instructions_per_call(args.imgmcp, imgmcp.env, workdir, extra)
+                              for extra in ([], ["--metrics", "off"])]
+                    if None not in counts:
+                        cost["instructions"] = counts
+                rows.append(metrics_cost_row(cost))
                 log("bench: P6 imgmcp, 2026-07-28")
                 port = free_port()
                 modern = measure_http(
