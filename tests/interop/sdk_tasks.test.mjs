@@ -20,6 +20,23 @@ let fake;
 let data;
 let client;
 const statuses = [];  // notifications/tasks/status params, in arrival order
+const statusWaiters = [];  // {taskId, status, resolve} until such a notification arrives
+
+function onStatus(params) {
+  statuses.push(params);
+  for (const w of statusWaiters.splice(0)) {
+    if (w.taskId === params.taskId && w.status === params.status) w.resolve(params);
+    else statusWaiters.push(w);
+  }
+}
+
+// Resolves with the notifications/tasks/status of `taskId` reaching `status` (already here, or
+// when it comes; the test's timeout bounds the wait).
+function statusNotification(taskId, status) {
+  const seen = statuses.find((s) => s.taskId === taskId && s.status === status);
+  if (seen) return Promise.resolve(seen);
+  return new Promise((resolve) => statusWaiters.push({taskId, status, resolve}));
+}
 
 async function currentVersion() {
   const r = await client.callTool({name: 'get_image',
@@ -62,7 +79,7 @@ before(async () => {
     stderr: 'pipe',
   });
   client = new Client({name: 'imgmcp-interop-tasks', version: '0.0.0'});
-  client.setNotificationHandler(TaskStatusNotificationSchema, (n) => statuses.push(n.params));
+  client.setNotificationHandler(TaskStatusNotificationSchema, (n) => onStatus(n.params));
   await client.connect(transport);
   const r = await client.callTool({name: 'generate_image',
     arguments: {session_id: SESSION, prompt: 'solid red', inline: 'none'}});
@@ -112,8 +129,8 @@ test('a task-augmented edit is created, polled, and its result is the committed 
     assert.equal(await currentVersion(), before + 1);
     const listed = await client.experimental.tasks.listTasks();
     assert.ok(listed.tasks.some((t) => t.taskId === task.taskId && t.status === 'completed'));
-    assert.ok(statuses.some((s) => s.taskId === task.taskId && s.status === 'completed'),
-      JSON.stringify(statuses));
+    const notified = await statusNotification(task.taskId, 'completed');
+    assert.equal(notified.createdAt, task.createdAt);
   });
 
 test('cancelling a queued task commits nothing; cancelling a finished one is refused',
@@ -126,6 +143,7 @@ test('cancelling a queued task commits nothing; cancelling a finished one is ref
     const cancelled = await client.experimental.tasks.cancelTask(queued.task.taskId);
     assert.equal(cancelled.status, 'cancelled');
     assert.equal((await waitTerminal(queued.task.taskId)).status, 'cancelled');
+    await statusNotification(queued.task.taskId, 'cancelled');
     const queuedEnd = await queued.rest;
     assert.ok(queuedEnd.some((m) => m.type === 'error'), JSON.stringify(queuedEnd));
     await fake.release('first');
