@@ -660,7 +660,12 @@ std::shared_ptr<HttpSession> McpRoutes::OpenSession() {
   auto session = std::make_shared<HttpSession>(
       RandomHex(16), SessionOptions{/*resumable=*/true, options_.sse_retry,
                                     options_.replay_max_events, options_.replay_max_bytes});
-  session->Attach(server_.Connect(*session));
+  auto connection = server_.Connect(*session);
+  // As for modern requests: the legacy session's tasks (2025-11-25 utility) are the token's.
+  if (!options_.auth_token.empty()) {
+    connection->SetTaskOwner(Sha256Hex("imgmcp task owner\n" + options_.auth_token));
+  }
+  session->Attach(std::move(connection));
   return session;
 }
 

@@ -96,7 +96,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // notifications/{tools,prompts,resources}/list_changed to the listen streams that asked for it;
   // a legacy session gets the resources one (its capabilities declare only that).
   void NotifyListChanged(ListKind list);
-  // notifications/tasks (the whole task) to the listen streams that asked for this task.
+  // notifications/tasks (the whole task) to the listen streams that asked for this task, and
+  // notifications/tasks/status to the legacy session that created it (the 2025-11-25 utility).
   void NotifyTask(const TaskSnapshot& task);
 
   // Whose tasks this connection's requests create and see (task_runner.h): an opaque digest of
@@ -150,6 +151,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     Handler handler = nullptr;
   };
   static const std::vector<MethodSpec>& Table();
+  static std::vector<MethodSpec> TaskTable();  // the tasks methods' part of Table()
   static const MethodSpec* FindSpec(std::string_view name);
   friend const MethodInfo* FindMethod(std::string_view name);
   template <typename Params, Outcome (Connection::*Method)(RequestScope&, const Params&)>
@@ -197,12 +199,25 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Outcome UpdateTask(RequestScope& scope, const TaskUpdateParams& params);
   Outcome CancelTask(RequestScope& scope, const TaskIdParams& params);
   // tools/call answered with a task: starts the admitted call as a task of the caller's.
-  Outcome StartTask(const RequestScope& scope, const ToolSpec& tool, const Json& arguments,
+  Outcome StartTask(const RequestScope& scope, const ToolSpec& tool, const CallToolParams& params,
                     std::shared_ptr<AdmittedCall> call, InputResponses inputs);
-  // Whether a tools/call of `tool` becomes a task; an error when the tool needs one and the
-  // client did not declare the extension.
+  // Whether a tools/call of `tool` becomes a task (modern: the extension declared and the server
+  // decides; legacy: params.task in a 2025-11-25 session); the error is the answer (e.g. the
+  // tool needs the extension and the client did not declare it).
   Result<bool> CallAsTask(const RequestScope& scope, const ToolSpec& tool,
                           const CallToolParams& params) const;
+  // The 2025-11-25 tasks utility of legacy sessions (legacy_task_methods.cpp).
+  Outcome LegacyGetTask(RequestScope& scope, const TaskIdParams& params);
+  Outcome LegacyCancelTask(RequestScope& scope, const TaskIdParams& params);
+  Outcome TaskResult(RequestScope& scope, const TaskIdParams& params);
+  Outcome ListTasks(RequestScope& scope, const ListParams& params);
+  // tasks/result on a worker: waits for the task to end and answers what its call answered.
+  Outcome AwaitTaskResult(const RequestScope& scope, const std::string& task_id,
+                          std::stop_token token);
+  // A legacy task's CreateTaskResult, sent at once; then its status notifications follow.
+  Outcome AnswerLegacyTask(const RequestScope& scope, const TaskSnapshot& task);
+  // notifications/tasks/status of a task this legacy session created, once per new status.
+  void NotifyLegacyTask(const TaskSnapshot& task);
 
   // Runs an admitted tools/call on this (worker) thread.
   Outcome RunTool(const RequestScope& scope, const ToolSpec& tool, AdmittedCall& call,
@@ -261,6 +276,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string protocol_version_;
   Json client_capabilities_ = Json::object();
   std::string task_owner_;
+  // Tasks this legacy session created that have not ended: the last status it was told of.
+  std::map<std::string, std::string> legacy_tasks_;
   std::set<std::string, std::less<>> subscriptions_;  // legacy resources/subscribe
   std::map<std::string, Subscription> listens_;       // by IdKey: subscriptions/listen streams
   std::map<std::string, InFlight> in_flight_;         // by IdKey

@@ -6,6 +6,7 @@
 
 #include "common/log.h"
 #include "server/mcp/connection.h"
+#include "server/mcp/legacy_task_json.h"
 #include "server/mcp/server.h"
 
 namespace imgmcp::mcp {
@@ -29,83 +30,100 @@ Connection::Outcome Connection::Typed(RequestScope& scope, const Json& params) {
 
 const std::vector<Connection::MethodSpec>& Connection::Table() {
   using C = Connection;
-  static const std::vector<MethodSpec> kTable = {
-      // Legacy lifecycle and session state.
-      {{.name = methods::kInitialize, .legacy = true, .before_initialize = true},
-       &C::Typed<InitializeParams, &C::Initialize>},
-      {{.name = methods::kPing, .legacy = true, .before_initialize = true},
-       &C::Typed<NoParams, &C::Ping>},
-      {{.name = methods::kSetLevel, .legacy = true}, &C::Typed<SetLevelParams, &C::SetLogLevel>},
-      {{.name = methods::kResourcesSubscribe, .legacy = true}, &C::Typed<UriParams, &C::Subscribe>},
-      {{.name = methods::kResourcesUnsubscribe, .legacy = true},
-       &C::Typed<UriParams, &C::Unsubscribe>},
-      // Modern discovery and change notifications.
-      {{.name = methods::kDiscover, .modern = true, .cache = kStableList},
-       &C::Typed<NoParams, &C::Discover>},
-      // Answered later: the stream stays open until the client ends it.
-      {{.name = methods::kListen, .modern = true, .streams = true, .long_lived = true},
-       &C::Typed<ListenParams, &C::Listen>},
-      // Both eras.
-      {{.name = methods::kToolsList, .legacy = true, .modern = true, .cache = kStableList},
-       &C::Typed<ListParams, &C::ListTools>},
-      // Admitted on the calling thread (arrival order), run on a worker.
-      {{.name = methods::kToolsCall,
-        .legacy = true,
-        .modern = true,
-        .streams = true,
-        .name_param = "name"},
-       &C::Typed<CallToolParams, &C::CallTool>},
-      {{.name = methods::kResourcesList,
-        .legacy = true,
-        .modern = true,
-        .inline_answer = false,
-        .cache = kSessionData},
-       &C::Typed<ListParams, &C::ListResources>},
-      {{.name = methods::kResourceTemplatesList,
-        .legacy = true,
-        .modern = true,
-        .cache = kStableList},
-       &C::Typed<ListParams, &C::ListResourceTemplates>},
-      {{.name = methods::kResourcesRead,
-        .legacy = true,
-        .modern = true,
-        .inline_answer = false,
-        .cache = kSessionData,
-        .name_param = "uri"},
-       &C::Typed<UriParams, &C::ReadResource>},
-      {{.name = methods::kPromptsList,
-        .legacy = true,
-        .modern = true,
-        .cache = kStableList,
-        .capability = &ServerCapabilities::prompts},
-       &C::Typed<ListParams, &C::ListPrompts>},
-      {{.name = methods::kPromptsGet,
-        .legacy = true,
-        .modern = true,
-        .inline_answer = false,
-        .name_param = "name",
-        .capability = &ServerCapabilities::prompts},
-       &C::Typed<GetPromptParams, &C::GetPrompt>},
-      {{.name = methods::kComplete,
-        .legacy = true,
-        .modern = true,
-        .inline_answer = false,
-        .capability = &ServerCapabilities::completions},
-       &C::Typed<CompleteParams, &C::Complete>},
-      // The tasks extension (modern only; its callers must declare it).
-      {{.name = methods::kTasksGet, .modern = true, .name_param = "taskId"},
+  static const std::vector<MethodSpec> kTable = [] {
+    std::vector<MethodSpec> table = {
+        // Legacy lifecycle and session state.
+        {{.name = methods::kInitialize, .legacy = true, .before_initialize = true},
+         &C::Typed<InitializeParams, &C::Initialize>},
+        {{.name = methods::kPing, .legacy = true, .before_initialize = true},
+         &C::Typed<NoParams, &C::Ping>},
+        {{.name = methods::kSetLevel, .legacy = true}, &C::Typed<SetLevelParams, &C::SetLogLevel>},
+        {{.name = methods::kResourcesSubscribe, .legacy = true},
+         &C::Typed<UriParams, &C::Subscribe>},
+        {{.name = methods::kResourcesUnsubscribe, .legacy = true},
+         &C::Typed<UriParams, &C::Unsubscribe>},
+        // Modern discovery and change notifications.
+        {{.name = methods::kDiscover, .modern = true, .cache = kStableList},
+         &C::Typed<NoParams, &C::Discover>},
+        // Answered later: the stream stays open until the client ends it.
+        {{.name = methods::kListen, .modern = true, .streams = true, .long_lived = true},
+         &C::Typed<ListenParams, &C::Listen>},
+        // Both eras.
+        {{.name = methods::kToolsList, .legacy = true, .modern = true, .cache = kStableList},
+         &C::Typed<ListParams, &C::ListTools>},
+        // Admitted on the calling thread (arrival order), run on a worker.
+        {{.name = methods::kToolsCall,
+          .legacy = true,
+          .modern = true,
+          .streams = true,
+          .name_param = "name"},
+         &C::Typed<CallToolParams, &C::CallTool>},
+        {{.name = methods::kResourcesList,
+          .legacy = true,
+          .modern = true,
+          .inline_answer = false,
+          .cache = kSessionData},
+         &C::Typed<ListParams, &C::ListResources>},
+        {{.name = methods::kResourceTemplatesList,
+          .legacy = true,
+          .modern = true,
+          .cache = kStableList},
+         &C::Typed<ListParams, &C::ListResourceTemplates>},
+        {{.name = methods::kResourcesRead,
+          .legacy = true,
+          .modern = true,
+          .inline_answer = false,
+          .cache = kSessionData,
+          .name_param = "uri"},
+         &C::Typed<UriParams, &C::ReadResource>},
+        {{.name = methods::kPromptsList,
+          .legacy = true,
+          .modern = true,
+          .cache = kStableList,
+          .capability = &ServerCapabilities::prompts},
+         &C::Typed<ListParams, &C::ListPrompts>},
+        {{.name = methods::kPromptsGet,
+          .legacy = true,
+          .modern = true,
+          .inline_answer = false,
+          .name_param = "name",
+          .capability = &ServerCapabilities::prompts},
+         &C::Typed<GetPromptParams, &C::GetPrompt>},
+        {{.name = methods::kComplete,
+          .legacy = true,
+          .modern = true,
+          .inline_answer = false,
+          .capability = &ServerCapabilities::completions},
+         &C::Typed<CompleteParams, &C::Complete>},
+        // Notifications.
+        {{.name = methods::kCancelled, .legacy = true, .modern = true, .notification = true},
+         &C::Typed<CancelledParams, &C::Cancelled>},
+        {{.name = methods::kInitialized, .legacy = true, .notification = true},
+         &C::Typed<NoParams, &C::Initialized>},
+    };
+    for (const MethodSpec& spec : TaskTable()) table.push_back(spec);
+    return table;
+  }();
+  return kTable;
+}
+
+std::vector<Connection::MethodSpec> Connection::TaskTable() {
+  using C = Connection;
+  return {
+      // Tasks: the extension (modern; its callers must declare it) and the 2025-11-25 utility
+      // (legacy sessions that negotiated that version; tasks/result and tasks/list are its own).
+      {{.name = methods::kTasksGet, .legacy = true, .modern = true, .name_param = "taskId"},
        &C::Typed<TaskIdParams, &C::GetTask>},
       {{.name = methods::kTasksUpdate, .modern = true, .name_param = "taskId"},
        &C::Typed<TaskUpdateParams, &C::UpdateTask>},
-      {{.name = methods::kTasksCancel, .modern = true, .name_param = "taskId"},
+      {{.name = methods::kTasksCancel, .legacy = true, .modern = true, .name_param = "taskId"},
        &C::Typed<TaskIdParams, &C::CancelTask>},
-      // Notifications.
-      {{.name = methods::kCancelled, .legacy = true, .modern = true, .notification = true},
-       &C::Typed<CancelledParams, &C::Cancelled>},
-      {{.name = methods::kInitialized, .legacy = true, .notification = true},
-       &C::Typed<NoParams, &C::Initialized>},
+      // Waits on a worker for the task to end: an HTTP POST streams meanwhile. No Mcp-Name: a
+      // modern request for it is refused as unknown before any header is checked.
+      {{.name = methods::kTasksResult, .legacy = true, .streams = true},
+       &C::Typed<TaskIdParams, &C::TaskResult>},
+      {{.name = methods::kTasksList, .legacy = true}, &C::Typed<ListParams, &C::ListTasks>},
   };
-  return kTable;
 }
 
 const Connection::MethodSpec* Connection::FindSpec(std::string_view name) {
@@ -143,8 +161,12 @@ Connection::Outcome Connection::Initialize(RequestScope&, const InitializeParams
   };
   log::Info(kLog, "initialize from " + info_field("name") + " " + info_field("version") +
                       ": requested \"" + params.protocol_version + "\", speaking " + version);
-  return Outcome::Of(InitializeResult(version, server_.capabilities(), server_.identity(),
-                                      server_.options().instructions));
+  Json result = InitializeResult(version, server_.capabilities(), server_.identity(),
+                                 server_.options().instructions);
+  if (HasTasksUtility(version) && server_.tools().AnyTaskSupport()) {
+    result["capabilities"]["tasks"] = TasksUtilityCapability();
+  }
+  return Outcome::Of(std::move(result));
 }
 
 Connection::Outcome Connection::Ping(RequestScope&, const NoParams&) {
@@ -223,8 +245,9 @@ Connection::Outcome Connection::Listen(RequestScope& scope, const ListenParams& 
 
 // --- tools ------------------------------------------------------------------------------------
 
-Connection::Outcome Connection::ListTools(RequestScope&, const ListParams& params) {
-  auto page = server_.tools().List(params.cursor, server_.options().page_size);
+Connection::Outcome Connection::ListTools(RequestScope& scope, const ListParams& params) {
+  const bool task_execution = !scope.modern() && HasTasksUtility(scope.protocol_version);
+  auto page = server_.tools().List(params.cursor, server_.options().page_size, task_execution);
   if (!page.ok()) return Outcome::Fail(InvalidParams(page.error().message));
   return Outcome::Of(ListResult("tools", std::move(page->tools), page->next_cursor));
 }
@@ -240,9 +263,7 @@ Connection::Outcome Connection::CallTool(RequestScope& scope, const CallToolPara
     if (!missing.empty()) return Outcome::Fail(MissingClientCapability(missing));
   }
   Result<bool> as_task = CallAsTask(scope, *tool, params);
-  if (!as_task.ok())
-    return Outcome::Fail(
-        MissingClientCapability(Json{{"extensions", Json{{kTasksExtension, Json::object()}}}}));
+  if (!as_task.ok()) return Outcome::Fail(TaskCallRefusal(as_task.error()));
   InputResponses inputs = params.inputs;
   if (auto refused = OpenRequestState(StateScope(methods::kToolsCall, params.name), &inputs)) {
     return Outcome::Fail(std::move(*refused));
@@ -255,8 +276,7 @@ Connection::Outcome Connection::CallTool(RequestScope& scope, const CallToolPara
     scope.session_id = log::Clip(id->get_ref<const std::string&>(), 128);
   }
   scope.tool = tool->definition.name;
-  if (*as_task)
-    return StartTask(scope, *tool, params.arguments, std::move(call), std::move(inputs));
+  if (*as_task) return StartTask(scope, *tool, params, std::move(call), std::move(inputs));
   RunAsync(
       scope,
       [scope, tool, call, inputs = std::move(inputs)](Connection& self, std::stop_token token) {

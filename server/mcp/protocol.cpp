@@ -234,6 +234,9 @@ Result<InvokeParams> InvokeParams::FromJson(const Json& params, std::string_view
   r.RequiredString("name", &p.name);
   r.OptionalObject("arguments", &p.arguments);
   r.RetryInputsOf(&p.inputs);
+  if (params.is_object()) {
+    if (auto task = params.find("task"); task != params.end() && !task->is_null()) p.task = *task;
+  }
   return Finished(r, std::move(p));
 }
 

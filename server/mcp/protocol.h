@@ -113,6 +113,9 @@ struct InvokeParams {
   std::string name;
   Json arguments = Json::object();
   InputResponses inputs;  // inputResponses, requestState (MRTR)
+  // tools/call of a 2025-11-25 session: params.task, as received (legacy_task_json.h reads it
+  // where it applies; other eras and versions ignore it).
+  std::optional<Json> task;
   static Result<InvokeParams> FromJson(const Json& params, std::string_view method);
 };
 using CallToolParams = InvokeParams;

@@ -47,6 +47,17 @@ Json DetailedTaskJson(const TaskSnapshot& task) {
   return json;
 }
 
+RpcError TaskCallRefusal(const Error& error) {
+  switch (error.code) {
+    case ErrorCode::kInvalidArgument:
+      return InvalidParams(error.message);
+    case ErrorCode::kUnsupported:
+      return RpcError{rpc_error::kMethodNotFound, error.message, std::nullopt};
+    default:
+      return MissingClientCapability(Json{{"extensions", Json{{kTasksExtension, Json::object()}}}});
+  }
+}
+
 Result<TaskIdParams> TaskIdParams::FromJson(const Json& params, std::string_view method) {
   auto id = ReadTaskId(params, method);
   if (!id.ok()) return id.error();

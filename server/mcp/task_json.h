@@ -8,6 +8,7 @@
 
 #include "common/json.h"
 #include "common/result.h"
+#include "server/mcp/json_rpc.h"
 #include "server/mcp/task_runner.h"
 
 namespace imgmcp::mcp {
@@ -25,6 +26,11 @@ Json CreateTaskResultJson(const TaskSnapshot& task);
 // The Task's fields and, by status, result (completed), error (failed) or inputRequests
 // (input_required).
 Json DetailedTaskJson(const TaskSnapshot& task);
+
+// Why a tools/call could not become a task (Connection::CallAsTask's error), as the JSON-RPC
+// error: a modern client that did not declare the extension (-32021 naming it); a legacy
+// params.task that is malformed (-32602) or names a tool that is never a task (-32601).
+RpcError TaskCallRefusal(const Error& error);
 
 // tasks/get and tasks/cancel.
 struct TaskIdParams {

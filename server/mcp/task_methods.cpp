@@ -1,11 +1,13 @@
 // The tasks extension's methods on a connection (task_runner.h): a tools/call answered with a
-// task, and tasks/get, tasks/update and tasks/cancel. Every one of them is modern, and only for
-// callers that declared the extension in the request's client capabilities.
+// task, and tasks/get, tasks/update and tasks/cancel, for modern callers that declared the
+// extension in the request's client capabilities. tasks/get and tasks/cancel of a legacy session
+// are the 2025-11-25 utility's (legacy_task_methods.cpp).
 #include <algorithm>
 #include <utility>
 #include <vector>
 
 #include "server/mcp/connection.h"
+#include "server/mcp/legacy_task_json.h"
 #include "server/mcp/server.h"
 
 namespace imgmcp::mcp {
@@ -24,7 +26,12 @@ RpcError UnknownTask(const std::string& task_id) {
 Result<bool> Connection::CallAsTask(const RequestScope& scope, const ToolSpec& tool,
                                     const CallToolParams& params) const {
   const ToolDefinition& def = tool.definition;
-  if (def.task_support == TaskSupport::kForbidden || !scope.modern()) return false;
+  if (!scope.modern()) {
+    ASSIGN_OR_RETURN(std::optional<TaskAugmentation> augmented,
+                     ReadAugmentation(scope.protocol_version, def, params.task));
+    return augmented.has_value();
+  }
+  if (def.task_support == TaskSupport::kForbidden) return false;
   if (!DeclaresTasks(scope.client_capabilities)) {
     if (def.task_support == TaskSupport::kRequired) {
       return MakeError(ErrorCode::kFailedPrecondition, "tool needs the tasks extension");
@@ -35,11 +42,17 @@ Result<bool> Connection::CallAsTask(const RequestScope& scope, const ToolSpec& t
 }
 
 Connection::Outcome Connection::StartTask(const RequestScope& scope, const ToolSpec& tool,
-                                          const Json& arguments, std::shared_ptr<AdmittedCall> call,
+                                          const CallToolParams& params,
+                                          std::shared_ptr<AdmittedCall> call,
                                           InputResponses inputs) {
   TaskCall task;
   task.tool = tool.definition.name;
-  task.arguments = arguments;
+  task.arguments = params.arguments;
+  task.modern = scope.modern();
+  if (!scope.modern() && params.task) {
+    auto augmentation = TaskAugmentation::FromJson(*params.task);  // CallAsTask read it already
+    if (augmentation.ok()) task.ttl_ms = augmentation->ttl_ms;
+  }
   task.call = std::move(call);
   task.protocol_version = scope.protocol_version;
   task.client_capabilities = scope.client_capabilities;
@@ -47,10 +60,12 @@ Connection::Outcome Connection::StartTask(const RequestScope& scope, const ToolS
   task.inputs = std::move(inputs);
   auto started = server_.tasks().Start(scope.owner, std::move(task));
   if (!started.ok()) return Outcome::Fail(ToRpcError(started.error()));
+  if (!scope.modern()) return AnswerLegacyTask(scope, *started);
   return Outcome::Of(CreateTaskResultJson(*started));
 }
 
 Connection::Outcome Connection::GetTask(RequestScope& scope, const TaskIdParams& params) {
+  if (!scope.modern()) return LegacyGetTask(scope, params);
   if (!DeclaresTasks(scope.client_capabilities)) return Outcome::Fail(TasksNotDeclared());
   auto task = server_.tasks().Get(params.task_id, scope.owner);
   if (!task) return Outcome::Fail(UnknownTask(params.task_id));
@@ -65,6 +80,7 @@ Connection::Outcome Connection::UpdateTask(RequestScope& scope, const TaskUpdate
 }
 
 Connection::Outcome Connection::CancelTask(RequestScope& scope, const TaskIdParams& params) {
+  if (!scope.modern()) return LegacyCancelTask(scope, params);
   if (!DeclaresTasks(scope.client_capabilities)) return Outcome::Fail(TasksNotDeclared());
   Status cancelled = server_.tasks().Cancel(params.task_id, scope.owner);
   if (!cancelled.ok()) return Outcome::Fail(UnknownTask(params.task_id));
@@ -72,6 +88,7 @@ Connection::Outcome Connection::CancelTask(RequestScope& scope, const TaskIdPara
 }
 
 void Connection::NotifyTask(const TaskSnapshot& task) {
+  NotifyLegacyTask(task);
   std::vector<Json> streams;
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -1,6 +1,8 @@
 #include "server/mcp/task_runner.h"
 
+#include <algorithm>
 #include <exception>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -54,7 +56,7 @@ class TaskCallContext final : public ToolCallContext {
                      "a task cannot send " + method + "; it asks with input_required instead");
   }
   std::unique_ptr<CallReservation> TakeReservation() override { return std::move(reservation_); }
-  bool Modern() const override { return true; }
+  bool Modern() const override { return call_.modern; }
   const Json& ClientCapabilities() const override { return call_.client_capabilities; }
   const InputResponses& Inputs() const override { return inputs_; }
   std::string TaskId() const override { return task_id_; }
@@ -115,8 +117,12 @@ TaskRunner::TaskRunner(WorkerPool& pool, TaskOptions options) : pool_(pool), opt
 TaskRunner::~TaskRunner() { CancelAll(); }
 
 void TaskRunner::CancelAll() {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto& [id, entry] : tasks_) entry->stop.request_stop();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    for (auto& [id, entry] : tasks_) entry->stop.request_stop();
+  }
+  changed_.notify_all();
 }
 
 Result<TaskSnapshot> TaskRunner::Start(const std::string& owner, TaskCall call) {
@@ -127,15 +133,20 @@ Result<TaskSnapshot> TaskRunner::Start(const std::string& owner, TaskCall call) 
     entry->answered = *entry->call.inputs.responses;
   }
   entry->request_state = entry->call.inputs.request_state;
+  TaskOptions options = options_;
+  if (entry->call.ttl_ms) {
+    options.ttl_ms =
+        std::clamp(*entry->call.ttl_ms, std::min(kMinTaskTtlMs, options_.ttl_ms), options_.ttl_ms);
+  }
   TaskSnapshot& s = entry->snapshot;
-  if (options_.ledger != nullptr) {
+  if (options.ledger != nullptr) {
     ASSIGN_OR_RETURN(
-        s, options_.ledger->Create(owner, entry->call.tool, entry->call.arguments, options_));
+        s, options.ledger->Create(owner, entry->call.tool, entry->call.arguments, options));
   } else {
     s.task_id = RandomHex(16);
     s.created_at = s.updated_at = Now();
-    s.ttl_ms = options_.ttl_ms;
-    s.poll_interval_ms = options_.poll_interval_ms;
+    s.ttl_ms = options.ttl_ms;
+    s.poll_interval_ms = options.poll_interval_ms;
   }
   entry->id = s.task_id;
   TaskSnapshot first;
@@ -163,16 +174,18 @@ void TaskRunner::Submit(const std::shared_ptr<Entry>& entry) {
     entry->ended = std::chrono::steady_clock::now();
   }
   Record(entry, TaskState::kFailed, std::move(error));
+  Changed(entry);
 }
 
 void TaskRunner::Changed(const std::shared_ptr<Entry>& entry) {
-  if (!on_change_) return;
   TaskSnapshot now;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    ++generation_;
     now = entry->snapshot;
   }
-  on_change_(now);
+  changed_.notify_all();
+  if (on_change_) on_change_(now);
 }
 
 bool TaskRunner::CancelledInLedger(const Entry& entry) {
@@ -226,6 +239,11 @@ void TaskRunner::Run(const std::shared_ptr<Entry>& entry) {
     if (error) {
       s.state = TaskState::kFailed;
       s.error = payload = std::move(error);
+    } else if (result.input_required && !entry->call.modern) {
+      s.state = TaskState::kCompleted;  // as a direct legacy call answers (connection.cpp)
+      s.result = payload = ToolResultToJson(ToolResult::ErrorText(
+          "Tool " + entry->call.tool + " needs input from the client, which protocol " +
+          entry->call.protocol_version + " cannot ask for"));
     } else if (result.input_required) {
       s.state = TaskState::kInputRequired;
       entry->asked = result.input_required->requests.is_object() ? result.input_required->requests
@@ -275,13 +293,17 @@ std::optional<TaskSnapshot> TaskRunner::Get(const std::string& task_id, const st
   return *row;
 }
 
-Status TaskRunner::Cancel(const std::string& task_id, const std::string& owner) {
+Status TaskRunner::Cancel(const std::string& task_id, const std::string& owner,
+                          std::optional<TaskSnapshot>* ended) {
   std::shared_ptr<Entry> entry;
   {
     std::lock_guard<std::mutex> lock(mu_);
     entry = Find(task_id, owner);
-    if (!entry) return CancelElsewhere(task_id, owner);
-    if (Terminal(entry->snapshot.state)) return Status::Ok();
+    if (!entry) return CancelElsewhere(task_id, owner, ended);
+    if (Terminal(entry->snapshot.state)) {
+      if (ended != nullptr) *ended = entry->snapshot;
+      return Status::Ok();
+    }
     entry->snapshot.state = TaskState::kCancelled;
     entry->snapshot.input_requests.reset();
     entry->snapshot.updated_at = Now();
@@ -294,18 +316,82 @@ Status TaskRunner::Cancel(const std::string& task_id, const std::string& owner) 
   return Status::Ok();
 }
 
-Status TaskRunner::CancelElsewhere(const std::string& task_id, const std::string& owner) {
+Status TaskRunner::CancelElsewhere(const std::string& task_id, const std::string& owner,
+                                   std::optional<TaskSnapshot>* ended) {
   if (options_.ledger == nullptr) return MakeError(ErrorCode::kNotFound, "unknown task " + task_id);
   ASSIGN_OR_RETURN(std::optional<TaskSnapshot> row, options_.ledger->Get(task_id, owner));
   if (!row) return MakeError(ErrorCode::kNotFound, "unknown task " + task_id);
-  if (Terminal(row->state)) return Status::Ok();
+  if (Terminal(row->state)) {
+    if (ended != nullptr) *ended = *row;
+    return Status::Ok();
+  }
   // Run by another process: its row says cancelled, which that process finds before it records
   // a result (and its commit is the task's idempotency key's, never repeated).
   auto cancelled = options_.ledger->Set(task_id, owner, TaskState::kCancelled, std::nullopt);
-  if (!cancelled.ok() && cancelled.error().code != ErrorCode::kFailedPrecondition) {
-    return cancelled.error();
+  if (cancelled.ok()) return Status::Ok();
+  if (cancelled.error().code != ErrorCode::kFailedPrecondition) return cancelled.error();
+  // It ended meanwhile.
+  if (ended != nullptr) {
+    ASSIGN_OR_RETURN(row, options_.ledger->Get(task_id, owner));
+    if (row) *ended = *row;
   }
   return Status::Ok();
+}
+
+Result<TaskSnapshot> TaskRunner::WaitTerminal(const std::string& task_id, const std::string& owner,
+                                              std::stop_token stop) {
+  while (true) {
+    uint64_t seen;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      seen = generation_;
+    }
+    std::optional<TaskSnapshot> task = Get(task_id, owner);
+    if (!task) return MakeError(ErrorCode::kNotFound, "unknown task " + task_id);
+    if (Terminal(task->state)) return *task;
+    // This process's changes wake it; another process's are found by reading the ledger again.
+    const auto poll = std::chrono::milliseconds(std::max<int64_t>(task->poll_interval_ms, 50));
+    std::unique_lock<std::mutex> lock(mu_);
+    changed_.wait_for(lock, stop, poll, [&] { return stopping_ || generation_ != seen; });
+    if (stop.stop_requested() || stopping_) {
+      return MakeError(ErrorCode::kCancelled, "stopped waiting for task " + task_id);
+    }
+  }
+}
+
+Result<TaskList> TaskRunner::List(const std::string& owner,
+                                  const std::optional<std::string>& cursor, size_t limit) {
+  if (options_.ledger == nullptr) return ListInMemory(owner, cursor, limit);
+  return options_.ledger->List(owner, cursor, static_cast<int>(limit));
+}
+
+// Newest first (createdAt, then id, descending); the cursor is the last id of the page before.
+Result<TaskList> TaskRunner::ListInMemory(const std::string& owner,
+                                          const std::optional<std::string>& cursor, size_t limit) {
+  std::vector<TaskSnapshot> mine;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ForgetExpired();
+    for (const auto& [id, entry] : tasks_) {
+      if (entry->owner == owner) mine.push_back(entry->snapshot);
+    }
+  }
+  std::sort(mine.begin(), mine.end(), [](const TaskSnapshot& a, const TaskSnapshot& b) {
+    return std::tie(a.created_at, a.task_id) > std::tie(b.created_at, b.task_id);
+  });
+  size_t begin = 0;
+  if (cursor) {
+    auto after = std::find_if(mine.begin(), mine.end(),
+                              [&](const TaskSnapshot& t) { return t.task_id == *cursor; });
+    if (after == mine.end()) return MakeError(ErrorCode::kInvalidArgument, "invalid cursor");
+    begin = static_cast<size_t>(after - mine.begin()) + 1;
+  }
+  TaskList page;
+  const size_t end = std::min(mine.size(), begin + std::max<size_t>(limit, 1));
+  page.tasks.assign(mine.begin() + static_cast<std::ptrdiff_t>(begin),
+                    mine.begin() + static_cast<std::ptrdiff_t>(end));
+  if (end < mine.size()) page.next_cursor = page.tasks.back().task_id;
+  return page;
 }
 
 Status TaskRunner::Update(const std::string& task_id, const std::string& owner,

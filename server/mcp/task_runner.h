@@ -1,5 +1,6 @@
-// MCP Tasks (the io.modelcontextprotocol/tasks extension of the 2026-07-28 revision): a tools/call
-// the server answers with a task handle instead of its result. The call is admitted when it
+// MCP Tasks (the io.modelcontextprotocol/tasks extension of the 2026-07-28 revision, and the
+// experimental tasks utility of 2025-11-25 on the same tasks): a tools/call the server answers
+// with a task handle instead of its result. The call is admitted when it
 // arrives (so it keeps its place, e.g. its session's FIFO turn), then runs on the worker pool
 // detached from the request and its connection; the client polls tasks/get, answers
 // input_required with tasks/update and may tasks/cancel it. The wire shapes are in task_json.h.
@@ -14,6 +15,7 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -22,6 +24,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <vector>
 
 #include "common/json.h"
 #include "common/result.h"
@@ -72,6 +75,21 @@ struct TaskCall {
   Json client_capabilities = Json::object();
   std::string traceparent;
   InputResponses inputs;  // an MRTR retry's answers, which the first run sees
+  // False for a 2025-11-25 task (task-augmented tools/call of a legacy session): its handler
+  // cannot ask for input, so an input_required answer fails the call instead.
+  bool modern = true;
+  // The ttl the client asked for (2025-11-25 params.task.ttl); kept within [kMinTaskTtlMs, the
+  // runner's ttl]. Unset: the runner's.
+  std::optional<int64_t> ttl_ms;
+};
+
+// The shortest ttl a client may ask for: long enough to read the result of a task that ends.
+inline constexpr int64_t kMinTaskTtlMs = 10'000;
+
+// One page of an owner's tasks, newest first (tasks/list of the 2025-11-25 tasks utility).
+struct TaskList {
+  std::vector<TaskSnapshot> tasks;
+  std::optional<std::string> next_cursor;
 };
 
 class TaskRunner {
@@ -86,8 +104,19 @@ class TaskRunner {
   Result<TaskSnapshot> Start(const std::string& owner, TaskCall call);
   // The owner's task; nullopt when unknown, expired or another owner's.
   std::optional<TaskSnapshot> Get(const std::string& task_id, const std::string& owner);
-  // Cancels a task that is not terminal (a terminal one is left as it is). kNotFound as Get.
-  Status Cancel(const std::string& task_id, const std::string& owner);
+  // Cancels a task that is not terminal (a terminal one is left as it is, and `ended`, when
+  // given, is set to its state). kNotFound as Get.
+  Status Cancel(const std::string& task_id, const std::string& owner,
+                std::optional<TaskSnapshot>* ended = nullptr);
+  // Waits until the owner's task is terminal and returns it: woken by this process's changes,
+  // and reading the ledger every poll interval for a task another process runs. kNotFound as
+  // Get; kCancelled when `stop` is requested or the runner is shutting down.
+  Result<TaskSnapshot> WaitTerminal(const std::string& task_id, const std::string& owner,
+                                    std::stop_token stop);
+  // The owner's tasks, newest first, `limit` a page (the ledger's when there is one). A cursor
+  // this did not make is kInvalidArgument.
+  Result<TaskList> List(const std::string& owner, const std::optional<std::string>& cursor,
+                        size_t limit);
   // Delivers inputResponses to an input_required task: answers to keys it asked for are kept
   // (others ignored); once none is pending the call runs again with every answer. kNotFound as
   // Get.
@@ -109,17 +138,24 @@ class TaskRunner {
   // Records a local change in the ledger (without mu_). A task the ledger has already ended
   // (cancelled elsewhere) takes the ledger's state.
   void Record(const std::shared_ptr<Entry>& entry, TaskState state, std::optional<Json> payload);
-  Status CancelElsewhere(const std::string& task_id, const std::string& owner);
+  Status CancelElsewhere(const std::string& task_id, const std::string& owner,
+                         std::optional<TaskSnapshot>* ended);
   // True when the ledger's row of a task says cancelled (another replica cancelled it).
   bool CancelledInLedger(const Entry& entry);
 
   void Changed(const std::shared_ptr<Entry>& entry);  // tells on_change_ (without mu_)
 
+  Result<TaskList> ListInMemory(const std::string& owner, const std::optional<std::string>& cursor,
+                                size_t limit);
+
   std::function<void(const TaskSnapshot&)> on_change_;
   WorkerPool& pool_;
   const TaskOptions options_;
-  std::mutex mu_;  // guards tasks_ and every Entry's mutable fields
+  std::mutex mu_;  // guards tasks_, every Entry's mutable fields, generation_ and stopping_
   std::map<std::string, std::shared_ptr<Entry>> tasks_;
+  uint64_t generation_ = 0;  // bumped on every change this process makes (wakes WaitTerminal)
+  bool stopping_ = false;    // CancelAll was called
+  std::condition_variable_any changed_;  // notified with generation_ and stopping_
 };
 
 }  // namespace imgmcp::mcp

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "server/mcp/legacy_task_json.h"
 #include "server/mcp/pagination.h"
 #include "server/mcp/protocol.h"
 
@@ -54,13 +55,24 @@ const ToolSpec* ToolRegistry::Find(const std::string& name) const {
   return it == by_name_.end() ? nullptr : it->second;
 }
 
-Result<ToolPage> ToolRegistry::List(const std::optional<std::string>& cursor,
-                                    size_t page_size) const {
+bool ToolRegistry::AnyTaskSupport() const {
+  return std::any_of(order_.begin(), order_.end(), [](const auto& tool) {
+    return tool->definition.task_support != TaskSupport::kForbidden;
+  });
+}
+
+Result<ToolPage> ToolRegistry::List(const std::optional<std::string>& cursor, size_t page_size,
+                                    bool task_execution) const {
   auto window = PageOf(kToolCursorKind, cursor, order_.size(), page_size);
   if (!window.ok()) return window.error();
   ToolPage page;
   for (size_t i = window->begin; i < window->end; ++i) {
-    page.tools.push_back(ToolDefinitionToJson(order_[i]->definition));
+    const ToolDefinition& definition = order_[i]->definition;
+    Json tool = ToolDefinitionToJson(definition);
+    if (auto support = LegacyTaskSupport(definition.task_support); support && task_execution) {
+      tool["execution"] = Json{{"taskSupport", *support}};
+    }
+    page.tools.push_back(std::move(tool));
   }
   page.next_cursor = window->next_cursor;
   return page;

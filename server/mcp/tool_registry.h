@@ -31,8 +31,14 @@ class ToolRegistry {
   size_t size() const { return order_.size(); }
   bool empty() const { return order_.empty(); }
 
-  // One page of tools/list in registration order; a bad cursor is kInvalidArgument.
-  Result<ToolPage> List(const std::optional<std::string>& cursor, size_t page_size) const;
+  // True when some tool's calls may become tasks (TaskSupport other than kForbidden).
+  bool AnyTaskSupport() const;
+
+  // One page of tools/list in registration order; a bad cursor is kInvalidArgument. With
+  // `task_execution` (a 2025-11-25 session) each task-capable tool also shows
+  // execution.taskSupport (legacy_task_json.h).
+  Result<ToolPage> List(const std::optional<std::string>& cursor, size_t page_size,
+                        bool task_execution = false) const;
 
  private:
   std::vector<std::unique_ptr<ToolSpec>> order_;

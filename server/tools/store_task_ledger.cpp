@@ -125,4 +125,13 @@ Result<mcp::TaskSnapshot> StoreTaskLedger::Set(const std::string& task_id, const
   return SnapshotOf(record);
 }
 
+Result<mcp::TaskList> StoreTaskLedger::List(const std::string& owner,
+                                            const std::optional<std::string>& cursor, int limit) {
+  ASSIGN_OR_RETURN(session::TaskPage page, store_.ListTasks(owner, cursor, limit));
+  mcp::TaskList list;
+  for (const session::TaskRecord& record : page.tasks) list.tasks.push_back(SnapshotOf(record));
+  list.next_cursor = std::move(page.next_cursor);
+  return list;
+}
+
 }  // namespace imgmcp::tools
