@@ -125,15 +125,19 @@ test('claude -p calls generate_image over HTTP in the modern era, answered direc
       assert.match(out.result, /"version":1\b/);
 
       const sent = (m) => proxy.exchanges.filter((e) => e.request?.method === m);
-      assert.equal(sent('server/discover').length >= 1, true, 'no server/discover');
+      const answer = (e) => e.responses.find((m) => m.id === e.request.id && !('method' in m));
+      const [discover] = sent('server/discover');
+      assert.ok(discover, 'no server/discover');
+      // imgmcp advertised the extension; Claude Code still connected and called.
+      assert.deepEqual(answer(discover).result.capabilities.extensions?.[TASKS], {});
       const [call] = sent('tools/call');
       assert.ok(call, 'no tools/call reached imgmcp');
       assert.equal(call.request.params._meta['io.modelcontextprotocol/protocolVersion'], MODERN);
       const declared = call.request.params._meta['io.modelcontextprotocol/clientCapabilities'];
       assert.equal(declared?.extensions?.[TASKS], undefined, JSON.stringify(declared));
-      const answer = call.responses.find((m) => m.id === call.request.id && !('method' in m));
-      assert.equal(answer.result.resultType, 'complete', JSON.stringify(answer));
-      assert.equal(answer.result.structuredContent.version, 1);
+      const direct = answer(call);
+      assert.equal(direct.result.resultType, 'complete', JSON.stringify(direct));
+      assert.equal(direct.result.structuredContent.version, 1);
       assert.equal(sent('tasks/get').length, 0);
     } finally {
       await proxy.stop();
