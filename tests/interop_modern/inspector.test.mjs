@@ -13,7 +13,10 @@
 // skills/*) with "Unsupported method", so tasks/get and tasks/cancel never reach the dispatcher
 // branches its bundle still has (which would need a --task-id it does not define either). A task
 // it leaves behind (the process killed mid-call) runs to its committed version, read here by id
-// with the v2 SDK and ext-tasks.
+// with the v2 SDK and ext-tasks. The package's other CLI, mcpdo (connect once, then one command
+// per process against a named connection, kept by its daemon), does have tasks/get and
+// tasks/cancel by id: a tools/call held on one connection is polled and cancelled through a
+// second one, and commits nothing. (A connection runs one command at a time, hence two.)
 import { describe, test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -31,6 +34,8 @@ import { taskSession } from './support/tasks.mjs';
 
 const INSPECTOR = fileURLToPath(new URL(
   './node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js', import.meta.url));
+const MCPDO = fileURLToPath(new URL(
+  './node_modules/@modelcontextprotocol/inspector/clients/mcpdo/build/mcp-bin.js', import.meta.url));
 const TIMEOUT = { timeout: 90000 };
 const TASKS = 'io.modelcontextprotocol/tasks';
 const TEST_KEY = `AIzaTEST-inspector-${process.pid}-${Date.now()}`;  // dummy; only sent to 127.0.0.1
@@ -213,5 +218,91 @@ describe('tasks over HTTP (Gemini backend)', () => {
         assert.doesNotMatch(said.slice(said.indexOf('Supported')), /tasks\//, said);
       }
       assert.equal(proxy.exchanges.length, 0, 'the CLI sent requests');
+    });
+});
+
+describe('mcpdo tasks over HTTP (Gemini backend)', () => {
+  let work;
+  let fake;
+  let server;
+  let proxy;
+  let env;
+
+  const mcpdo = async (args) => {
+    const r = await run(process.execPath, [MCPDO, '--format', 'json', ...args], { cwd: work.dir, env });
+    assert.equal(r.code, 0, `mcpdo ${args.join(' ')} exited ${r.code}:\n${r.stdout}\n${r.stderr}`);
+    return JSON.parse(r.stdout);
+  };
+
+  before(async () => {
+    work = tempDir('mcpdo');
+    mkdirSync(join(work.dir, 'home'));
+    mkdirSync(join(work.dir, 'data'));
+    env = serverEnv({ HOME: join(work.dir, 'home'), MCP_CATALOG_PATH: join(work.dir, 'mcp.json'),
+      MCP_INSPECTOR_SECRET_STORE: 'memory' });
+    fake = await startFakeGemini();
+    server = await startHttpServer({ dataDir: join(work.dir, 'data'), args: ['--backend', 'gemini'],
+      env: { GEMINI_API_KEY: TEST_KEY, GEMINI_BASE_URL: fake.baseUrl } });
+    proxy = await startRecordingProxy(server.url);
+  });
+
+  after(async () => {
+    // mcpdo leaves its daemon running; stop it, and end it by its pid if it does not go.
+    const status = work && await run(process.execPath, [MCPDO, '--format', 'json', 'daemon', 'status'],
+      { cwd: work.dir, env }).catch(() => undefined);
+    const pid = (() => { try { return JSON.parse(status.stdout).pid; } catch { return undefined; } })();
+    if (work) await run(process.execPath, [MCPDO, 'daemon', 'stop'], { cwd: work.dir, env }).catch(() => {});
+    if (Number.isInteger(pid)) { try { process.kill(pid, 'SIGKILL'); } catch { /* stopped */ } }
+    await proxy?.stop();
+    await server?.stop();
+    await fake?.stop();
+    work?.remove();
+  });
+
+  test('a held tools/call becomes a task, polled and cancelled by id from another connection',
+    TIMEOUT, async () => {
+      for (const name of ['caller', 'other']) {
+        const c = await mcpdo(['connect', '--era', 'modern', '--connection', name, proxy.url]);
+        assert.equal(c.protocolEra, 'modern', JSON.stringify(c));
+      }
+      await fake.script({ hold: 'held' });
+      const child = spawn(process.execPath, [MCPDO, '--format', 'json', '--connection', 'caller',
+        'tools/call', 'generate_image', '--tool-args-json',
+        JSON.stringify({ session_id: 'mcpdo', prompt: 'solid navy', inline: 'none' })],
+      { cwd: work.dir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      let said = '';
+      child.stdout.on('data', (c) => { said += c; });
+      child.stderr.on('data', (c) => { said += c; });
+      const exited = new Promise((resolve) => child.on('close', resolve));
+      try {
+        await fake.wait({ requests: 1, held: 1 });  // the task's Gemini call is held
+        const call = sent(proxy, 'tools/call')[0];
+        const created = answer(call).result;
+        assert.equal(created.resultType, 'task', JSON.stringify(created));
+        const taskId = created.taskId;
+        assert.equal((await mcpdo(['--connection', 'other', 'tasks/get', taskId])).task.status, 'working');
+        assert.deepEqual(await mcpdo(['--connection', 'other', 'tasks/cancel', taskId]),
+          { cancelled: true, taskId });
+        assert.equal((await mcpdo(['--connection', 'other', 'tasks/get', taskId])).task.status,
+          'cancelled');
+        // The caller's own polling sees the cancellation and its tools/call ends with it.
+        assert.notEqual(await exited, 0, said);
+        assert.match(said, /cancelled/, said);
+        assert.ok(sent(proxy, 'tasks/cancel').every((e) => e.request.params.taskId === taskId));
+      } finally {
+        try { process.kill(-child.pid, 'SIGKILL'); } catch { /* already gone */ }
+        await fake.release('held');
+      }
+      // Nothing was committed: the session has no version.
+      const transport = httpTransport(server.url);
+      const client = modernClient('imgmcp-interop-after-mcpdo', 'pin');
+      await client.connect(transport);
+      try {
+        const got = await client.callTool({ name: 'get_image',
+          arguments: { session_id: 'mcpdo', inline: 'none' } });
+        assert.equal(got.isError, true, JSON.stringify(got));
+      } finally {
+        await client.close();
+      }
     });
 });
