@@ -7,7 +7,7 @@ here at run time. Prints one markdown table and writes it to bench/RESULTS.md. I
 fails on a number (exit status is non-zero only when the harness itself cannot run).
 
 Usage: bench/harness/run.py --imgmcp BIN --fake-gemini BIN [--out bench/RESULTS.md] [--quick]
-       [--only P1,…,R1,R2,C1] [--chain-bench BIN]
+       [--only P1,…,R1,R2,C1,T1] [--chain-bench BIN]
 """
 
 import argparse
@@ -30,6 +30,8 @@ import tempfile
 import threading
 import time
 import zlib
+
+from task_rows import run_task_rows  # T1, MCP Tasks
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH = os.path.dirname(HERE)
@@ -1330,7 +1332,7 @@ def main():
     ap.add_argument("--calls", type=int, default=15)
     ap.add_argument("--versions", type=int, default=1000)
     ap.add_argument("--quick", action="store_true", help="fewer calls; for trying the harness")
-    ap.add_argument("--only", default="", help="comma list of P1,P2,P3,P4,P5,P6,P7,P8,P9,R1,R2,C1,M1")
+    ap.add_argument("--only", default="", help="comma list of P1,P2,P3,P4,P5,P6,P7,P8,P9,R1,R2,C1,M1,T1")
     ap.add_argument("--chain-bench", default="",
                     help="bench_chain_request binary for C1 (default: beside imgmcp's build tree)")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir")
@@ -1647,6 +1649,8 @@ def main():
                              f"not included"))
         # ---- P7-P9: the PostgreSQL store, 1 and 3 replicas, against SQLite ----
         run_store_rows(args, fake, small, workdir, want, rows, results, log)
+        # ---- T1: MCP Tasks, a round trip against a direct call; tasks/get on both stores ----
+        run_task_rows(args, want, rows, results, log)
     finally:
         fake.close()
         if not args.keep:

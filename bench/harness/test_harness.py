@@ -30,7 +30,7 @@ class QuickRun(unittest.TestCase):
         with open(out) as f:
             report = f.read()
         rows = [line.split("|")[1:-1] for line in report.splitlines()
-                if re.match(r"\| [PRC]\d", line)]
+                if re.match(r"\| [PRCT]\d", line)]
         cells = {(r[0].strip(), r[2].strip()): r for r in rows}
         for row in rows:
             self.assertNotIn("FAILED", row[3], row)
@@ -38,7 +38,8 @@ class QuickRun(unittest.TestCase):
         for server in ("imgmcp",) + PEERS:
             for row_id in ("P1", "P2", "P3", "P4"):
                 self.assertIn((row_id, server), cells, f"{row_id} has no row for {server}")
-        for row_id in ("P1-floor", "P1-fake", "P2-fake", "P5", "P6", "R1", "C1", "P7", "P8", "P9"):
+        for row_id in ("P1-floor", "P1-fake", "P2-fake", "P5", "P6", "R1", "C1", "P7", "P8", "P9",
+                       "T1"):
             self.assertTrue([k for k in cells if k[0] == row_id], f"no {row_id} row")
         self.assertIn(("P6", "text2image-mcp-remote@2.4.0"), cells)
         self.assertIn("CPU per call", cells[("P6", "imgmcp")][6])

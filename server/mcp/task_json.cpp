@@ -39,7 +39,10 @@ Json CreateTaskResultJson(const TaskSnapshot& task) {
 
 Json DetailedTaskJson(const TaskSnapshot& task) {
   Json json = TaskFields(task);
-  if (task.state == TaskState::kCompleted && task.result) json["result"] = *task.result;
+  if (task.state == TaskState::kCompleted && task.result) {
+    json["result"] = *task.result;  // a 2026-07-28 CallToolResult: resultType is required
+    if (json["result"].is_object()) json["result"].emplace("resultType", "complete");
+  }
   if (task.state == TaskState::kFailed && task.error) json["error"] = *task.error;
   if (task.state == TaskState::kInputRequired) {
     json["inputRequests"] = task.input_requests.value_or(Json::object());

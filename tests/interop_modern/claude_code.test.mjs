@@ -4,12 +4,25 @@
 // HTTP; `claude mcp list` connects to both and must report them Connected. Its --debug-file says
 // which era each connection negotiated: modern (2026-07-28, probed with server/discover) by
 // default, and legacy 2025-11-25 (initialize) when MCP_PROTOCOL_NEGOTIATION=legacy forces it.
+//
+// Tool calls: `claude -p` runs one agent turn against support/fake_anthropic.mjs (a scripted
+// model on 127.0.0.1 that asks for generate_image and then quotes its result), with imgmcp over
+// HTTP behind a recording proxy (support/recording_proxy.mjs). Tasks: Claude Code 2.1.332 carries
+// io.modelcontextprotocol/tasks support, but declares the extension on a tools/call only when its
+// gate allows: CLAUDE_CODE_DISABLE_MCP_TASKS unset and the tengu_glowing_lark flag, whose default
+// is the "cli" entrypoint (an interactive session) outside remote sessions. Print mode (-p)
+// rewrites the entrypoint "cli" to "sdk-cli", so its calls declare no extension and imgmcp
+// answers them directly (no task), which is what is asserted; `claude mcp list` strips the
+// extension from the capabilities it connects with, too. (Strings of the binary: the functions
+// around `Qxt="io.modelcontextprotocol/tasks"`, `zC()` and `CLAUDE_CODE_ENTRYPOINT`.)
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MODERN, imgmcpBin, run, startHttpServer, tempDir } from './support/processes.mjs';
+import { MODERN, TOOL_NAMES, imgmcpBin, run, startHttpServer, tempDir } from './support/processes.mjs';
+import { startFakeAnthropic } from './support/fake_anthropic.mjs';
+import { startRecordingProxy } from './support/recording_proxy.mjs';
 
 const CLAUDE = fileURLToPath(new URL(
   './node_modules/@anthropic-ai/claude-code-linux-x64/claude', import.meta.url));
@@ -82,3 +95,52 @@ test('claude mcp list connects to imgmcp over stdio and HTTP in the modern era',
 
 test('with MCP_PROTOCOL_NEGOTIATION=legacy it still connects, on 2025-11-25', TIMEOUT,
   () => listAndCheck('legacy', { MCP_PROTOCOL_NEGOTIATION: 'legacy' }, 'legacy', '2025-11-25'));
+
+test('claude -p calls generate_image over HTTP in the modern era, answered directly', TIMEOUT,
+  async () => {
+    const TASKS = 'io.modelcontextprotocol/tasks';
+    const args = { session_id: 'claude', prompt: 'solid teal', inline: 'none' };
+    const model = await startFakeAnthropic({ toolSuffix: '__generate_image', args });
+    const proxy = await startRecordingProxy(http.url);
+    try {
+      const home = join(work.dir, 'home-call');
+      const project = join(work.dir, 'project-call');
+      for (const dir of [home, project]) mkdirSync(dir);
+      // The scripted model; MCP tools loaded up front rather than found through tool search.
+      const env = claudeEnv(home, { ANTHROPIC_API_KEY: 'sk-ant-test-not-a-key',
+        ANTHROPIC_BASE_URL: model.url, ENABLE_TOOL_SEARCH: 'false' });
+      const claude = (a) => run(CLAUDE, a, { cwd: project, env, timeoutMs: 110000 });
+      let r = await claude(['mcp', 'add', '--transport', 'http', 'imgmcp', proxy.url]);
+      assert.equal(r.code, 0, `claude mcp add:\n${r.stdout}\n${r.stderr}`);
+      r = await claude(['-p', 'Make a teal square.', '--output-format', 'json',
+        '--allowedTools', 'mcp__imgmcp__generate_image']);
+      assert.equal(r.code, 0, `claude -p:\n${r.stdout}\n${r.stderr}`);
+      const out = JSON.parse(r.stdout);
+      assert.equal(out.is_error, false, r.stdout);
+      // The model was offered the four tools, and its tool_use came back with imgmcp's result.
+      const offered = model.requests[0].tools.map((t) => t.name).filter((n) => n.startsWith('mcp__imgmcp__'));
+      assert.deepEqual(offered.sort(), TOOL_NAMES.map((n) => `mcp__imgmcp__${n}`));
+      assert.match(out.result, /^RESULT: /);
+      assert.match(out.result, /"session_id":"claude"/);
+      assert.match(out.result, /"version":1\b/);
+
+      const sent = (m) => proxy.exchanges.filter((e) => e.request?.method === m);
+      const answer = (e) => e.responses.find((m) => m.id === e.request.id && !('method' in m));
+      const [discover] = sent('server/discover');
+      assert.ok(discover, 'no server/discover');
+      // imgmcp advertised the extension; Claude Code still connected and called.
+      assert.deepEqual(answer(discover).result.capabilities.extensions?.[TASKS], {});
+      const [call] = sent('tools/call');
+      assert.ok(call, 'no tools/call reached imgmcp');
+      assert.equal(call.request.params._meta['io.modelcontextprotocol/protocolVersion'], MODERN);
+      const declared = call.request.params._meta['io.modelcontextprotocol/clientCapabilities'];
+      assert.equal(declared?.extensions?.[TASKS], undefined, JSON.stringify(declared));
+      const direct = answer(call);
+      assert.equal(direct.result.resultType, 'complete', JSON.stringify(direct));
+      assert.equal(direct.result.structuredContent.version, 1);
+      assert.equal(sent('tasks/get').length, 0);
+    } finally {
+      await proxy.stop();
+      await model.stop();
+    }
+  });
