@@ -69,6 +69,7 @@ Result<std::unique_ptr<WiredServer>> WiredServer::Build(const Config& config) {
   server_options.tasks.ledger = wired->task_ledger_.get();
   server_options.tasks.ttl_ms = int64_t{config.task_ttl_seconds} * 1000;
   server_options.metrics = wired->metrics_.get();
+  server_options.tasks.metrics = wired->metrics_.get();
   wired->server_ = std::make_unique<mcp::McpServer>(std::move(server_options));
   RETURN_IF_ERROR(wired->RegisterTools(config));
   wired->server_->AddResourceProvider(std::make_shared<tools::SessionResources>(*wired->store_));

@@ -9,6 +9,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/random.h"
+#include "metrics/metrics.h"
 #include "server/mcp/json_rpc.h"
 #include "server/mcp/task_ledger.h"
 #include "server/mcp/tool_registry.h"
@@ -157,6 +158,7 @@ Result<TaskSnapshot> TaskRunner::Start(const std::string& owner, TaskCall call) 
     first = s;
   }
   log::Info(kLog, "task " + first.task_id + " created for " + entry->call.tool);
+  if (options_.metrics != nullptr) options_.metrics->RecordTaskStatus(TaskStateName(first.state));
   Submit(entry);
   return first;
 }
@@ -196,9 +198,12 @@ bool TaskRunner::CancelledInLedger(const Entry& entry) {
 
 void TaskRunner::Record(const std::shared_ptr<Entry>& entry, TaskState state,
                         std::optional<Json> payload) {
-  if (options_.ledger == nullptr) return;
+  auto counted = [&] {
+    if (options_.metrics != nullptr) options_.metrics->RecordTaskStatus(TaskStateName(state));
+  };
+  if (options_.ledger == nullptr) return counted();
   auto recorded = options_.ledger->Set(entry->id, entry->owner, state, payload);
-  if (recorded.ok()) return;
+  if (recorded.ok()) return counted();
   log::Warn(kLog, "task " + entry->id + ": " + recorded.error().message);
   if (recorded.error().code != ErrorCode::kFailedPrecondition) return;
   auto row = options_.ledger->Get(entry->id, entry->owner);

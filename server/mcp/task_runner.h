@@ -31,6 +31,10 @@
 #include "server/mcp/tool.h"
 #include "server/mcp/worker_pool.h"
 
+namespace imgmcp::metrics {
+class Metrics;
+}  // namespace imgmcp::metrics
+
 namespace imgmcp::mcp {
 
 // The extension's name, in client capabilities and in server/discover.
@@ -64,6 +68,8 @@ struct TaskOptions {
   // Where tasks are kept durably (task_ledger.h); nullptr: in this process's memory only. Must
   // outlive the runner.
   TaskLedger* ledger = nullptr;
+  // Where each status a task of this process reaches is counted (imgmcp_tasks_total); may be null.
+  metrics::Metrics* metrics = nullptr;
 };
 
 // What a task runs: the admitted call and what its handler may read.

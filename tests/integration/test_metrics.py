@@ -189,6 +189,30 @@ class MetricsOnHttpListener(unittest.TestCase):
                                reason="413"), before + 1)
 
 
+class TasksByStatus(unittest.TestCase):
+    """imgmcp_tasks_total counts the statuses this process's tasks reach."""
+
+    def test_a_task_is_counted_when_created_and_when_completed(self):
+        from test_tasks import TasksClient  # the modern client that declares the extension
+        server = HttpProcess("--backend", "local", name="imgmcp --http")
+        self.addCleanup(server.close)
+        client = TasksClient(server.port)
+
+        def count(samples, status):
+            return value(samples, "imgmcp_tasks_total", status=status)
+
+        self.assertEqual(count(scrape(server.port), "working"), 0)
+        task = client.start("generate_image", {"session_id": "m1", "prompt": "a square",
+                                               "inline": "none"})
+        self.assertEqual(client.wait_status(task["taskId"])["status"], "completed")
+        # The count follows the task's row, written just after tasks/get may show it completed.
+        samples = wait_until(lambda: (lambda s: s if count(s, "completed") == 1 else None)(
+            scrape(server.port)), TIMEOUT, "imgmcp_tasks_total{status=completed} to be 1")
+        self.assertEqual(count(samples, "working"), 1)
+        self.assertEqual(count(samples, "failed"), 0)
+        self.assertEqual(count(samples, "cancelled"), 0)
+
+
 class StdioWithMetricsListener(unittest.TestCase):
     """`--metrics 127.0.0.1:0` in stdio mode: a listener of its own, serving only /metrics."""
 
