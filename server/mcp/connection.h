@@ -98,6 +98,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void NotifyListChanged(ListKind list);
   // notifications/tasks (the whole task) to the listen streams that asked for this task.
   void NotifyTask(const TaskSnapshot& task);
+  // True when a listen stream of this connection asked for this task.
+  bool ListensForTask(const std::string& task_id) const;
 
   // Whose tasks this connection's requests create and see (task_runner.h): an opaque digest of
   // the credentials its transport checked, "" without any. Set before the first message.
