@@ -316,6 +316,23 @@ TEST_F(PostgresStoreTest, WritingAnotherRunnersTaskIsReportedEverywhere) {
   store_->SetTaskListener(nullptr);
 }
 
+// A task is created after its call reserved its turn: once CreateTask returns, that reservation's
+// ticket is in the table, so a task created next (through any replica) is behind it.
+TEST_F(PostgresStoreTest, CreatingATaskWaitsForTheTurnsReservedBeforeIt) {
+  std::vector<std::unique_ptr<TurnReservation>> reserved;
+  for (int i = 0; i < 20; ++i) {
+    auto r = store_->ReserveTurn("ordered");
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    reserved.push_back(std::move(*r));
+  }
+  NewTask task;
+  task.owner = "o";
+  task.session_id = "ordered";
+  task.tool = "edit_image";
+  ASSERT_TRUE(store_->CreateTask(task).ok());
+  EXPECT_EQ(Count("SELECT count(*) FROM imgmcp.turn_tickets WHERE session_id = 'ordered'"), 20);
+}
+
 // Equal bytes are one blob, whatever session or version they belong to; bytes nobody refers to
 // any more are deleted.
 TEST_F(PostgresStoreTest, EqualBytesAreStoredOnce) {
