@@ -80,6 +80,9 @@ std::vector<std::shared_ptr<Connection>> McpServer::LiveConnections() {
 // again, which a listener may receive twice without harm (the extension's notifications carry the
 // full task, mcp-2026-07-28 extension_tasks_overview "Notifications").
 void McpServer::OnWatchedTask(const TaskWatch::Change& change, const TaskWatch::Reader& read) {
+  // Another replica cancelled it (tasks/cancel there): if it runs here, Cancel stops it now (and
+  // tells this process's listeners); otherwise it finds the row terminal and leaves it.
+  if (change.state == TaskState::kCancelled) (void)tasks_.Cancel(change.task_id, change.owner);
   std::vector<std::shared_ptr<Connection>> listening;
   for (auto& connection : LiveConnections()) {
     if (connection->ListensForTask(change.task_id)) listening.push_back(std::move(connection));

@@ -133,8 +133,9 @@ class McpServer {
 
   // Live connections (expired ones are pruned as they are met).
   std::vector<std::shared_ptr<Connection>> LiveConnections();
-  // A task changed elsewhere (options_.task_watch): the connections listening for it are told;
-  // the row is read only when one does.
+  // A task changed elsewhere (options_.task_watch). Cancelled: the runner stops it if it runs it
+  // here (its call is woken, its turn given back). Then the connections listening for it are
+  // told; the row is read only when one does.
   void OnWatchedTask(const TaskWatch::Change& change, const TaskWatch::Reader& read);
 
   const ServerOptions options_;
