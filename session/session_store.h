@@ -180,11 +180,13 @@ struct StoreChange {
 using ChangeListener = std::function<void(const StoreChange& change)>;
 
 // A task created or changed through another store on the same data — another replica — that this
-// store learnt of (PostgreSQL announces every task row written). The owner is not announced: a
-// listener looks the task up (GetTask) with the owner it knows.
+// store learnt of (PostgreSQL announces every task row written), or changed through this store
+// while another store runs it (a cancel or the settling of a dead runner's task: its runner's
+// callers do not know of it). A listener reads the row (GetTask with the owner given).
 struct TaskChange {
   std::string task_id;
   TaskStatus status = TaskStatus::kWorking;  // the status the row was written with
+  std::string owner;                         // the row's owner (TaskRecord::owner)
 };
 using TaskListener = std::function<void(const TaskChange& change)>;
 
@@ -196,8 +198,10 @@ class SessionStore {
   // reports (and waits for one in progress). Changes made through this store are not reported:
   // its callers know them. Stores that cannot learn of others' changes (SQLite) never call it.
   virtual void SetChangeListener(ChangeListener listener) {}
-  // The same for tasks: reports task rows written by other replicas (created, updated, settled),
-  // on a store thread, one at a time; nullptr stops the reports. Never called by SQLite.
+  // The same for tasks: reports task rows written by other replicas (created, updated, settled)
+  // and rows of other replicas' tasks written through this store (TaskChange), on a store thread,
+  // one at a time; nullptr stops the reports (and waits for one in progress). A row a store's own
+  // runner writes is not reported to that store. Never called by SQLite.
   virtual void SetTaskListener(TaskListener listener) {}
 
   // Draws a place in `session_id`'s line now; never blocks. kInvalidArgument for a bad id.

@@ -8,6 +8,7 @@
 #include "server/tools/conformance_fixtures.h"
 #include "server/tools/session_resources.h"
 #include "server/ui/ui_resources.h"
+#include "session/postgres/postgres_session_store.h"
 
 namespace imgmcp::app {
 namespace {
@@ -67,6 +68,10 @@ Result<std::unique_ptr<WiredServer>> WiredServer::Build(const Config& config) {
   mcp::ServerOptions server_options = MakeServerOptions(config);
   wired->task_ledger_ = std::make_unique<tools::StoreTaskLedger>(*wired->store_);
   server_options.tasks.ledger = wired->task_ledger_.get();
+  if (session::postgres::IsPostgresUrl(config.store)) {  // SQLite has no other writer to hear of
+    wired->task_watch_ = std::make_unique<tools::StoreTaskWatch>(*wired->store_);
+    server_options.task_watch = wired->task_watch_.get();
+  }
   server_options.tasks.ttl_ms = int64_t{config.task_ttl_seconds} * 1000;
   server_options.metrics = wired->metrics_.get();
   server_options.tasks.metrics = wired->metrics_.get();

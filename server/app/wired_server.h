@@ -15,6 +15,7 @@
 #include "server/tools/image_input.h"
 #include "server/tools/image_tools.h"
 #include "server/tools/store_task_ledger.h"
+#include "server/tools/store_task_watch.h"
 #include "session/deferred_session_store.h"
 
 namespace imgmcp::app {
@@ -43,6 +44,7 @@ class WiredServer {
   BackendSelection backend_;
   std::unique_ptr<session::DeferredSessionStore> store_;
   std::unique_ptr<tools::StoreTaskLedger> task_ledger_;  // tasks as the store's rows
+  std::unique_ptr<tools::StoreTaskWatch> task_watch_;    // PostgreSQL: other replicas' changes
   std::unique_ptr<mcp::McpServer> server_;
   std::unique_ptr<tools::ImageInputResolver> input_resolver_;
   std::unique_ptr<tools::ImageTools> image_tools_;        // uses everything above

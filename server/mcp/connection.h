@@ -99,6 +99,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // notifications/tasks (the whole task) to the listen streams that asked for this task, and
   // notifications/tasks/status to the legacy session that created it (the 2025-11-25 utility).
   void NotifyTask(const TaskSnapshot& task);
+  // True when a listen stream of this connection asked for this task.
+  bool ListensForTask(const std::string& task_id) const;
 
   // Whose tasks this connection's requests create and see (task_runner.h): an opaque digest of
   // the credentials its transport checked, "" without any. Set before the first message.

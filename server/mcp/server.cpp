@@ -21,9 +21,16 @@ McpServer::McpServer(ServerOptions options)
   tasks_.OnChange([this](const TaskSnapshot& task) {
     for (const auto& connection : LiveConnections()) connection->NotifyTask(task);
   });
+  if (options_.task_watch != nullptr) {
+    options_.task_watch->SetListener(
+        [this](const TaskWatch::Change& change, const TaskWatch::Reader& read) {
+          OnWatchedTask(change, read);
+        });
+  }
 }
 
 McpServer::~McpServer() {
+  if (options_.task_watch != nullptr) options_.task_watch->SetListener(nullptr);
   tasks_.CancelAll();  // running tasks end before the pool joins them
   pool_.Shutdown();
 }
@@ -66,6 +73,24 @@ std::vector<std::shared_ptr<Connection>> McpServer::LiveConnections() {
     return false;
   });
   return live;
+}
+
+// The row is read once, for all the connections listening. A change the runner made here never
+// comes through the watch (session_store.h TaskChange), and one that does is a whole task state
+// again, which a listener may receive twice without harm (the extension's notifications carry the
+// full task, mcp-2026-07-28 extension_tasks_overview "Notifications").
+void McpServer::OnWatchedTask(const TaskWatch::Change& change, const TaskWatch::Reader& read) {
+  // Another replica cancelled it (tasks/cancel there): if it runs here, Cancel stops it now (and
+  // tells this process's listeners); otherwise it finds the row terminal and leaves it.
+  if (change.state == TaskState::kCancelled) (void)tasks_.Cancel(change.task_id, change.owner);
+  std::vector<std::shared_ptr<Connection>> listening;
+  for (auto& connection : LiveConnections()) {
+    if (connection->ListensForTask(change.task_id)) listening.push_back(std::move(connection));
+  }
+  if (listening.empty()) return;
+  std::optional<TaskSnapshot> task = read();
+  if (!task) return;
+  for (const auto& connection : listening) connection->NotifyTask(*task);
 }
 
 ServerCapabilities McpServer::capabilities() const {

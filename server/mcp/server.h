@@ -33,6 +33,7 @@
 #include "server/mcp/request_state.h"
 #include "server/mcp/resource.h"
 #include "server/mcp/task_runner.h"
+#include "server/mcp/task_watch.h"
 #include "server/mcp/tool.h"
 #include "server/mcp/tool_registry.h"
 #include "server/mcp/worker_pool.h"
@@ -60,6 +61,9 @@ struct ServerOptions {
   metrics::Metrics* metrics = nullptr;
   // Tasks (task_runner.h): how long a finished task stays readable and the suggested poll interval.
   TaskOptions tasks;
+  // Changes to tasks made elsewhere (task_watch.h: another replica's), sent to the connections
+  // listening for them like the runner's own; nullptr: only the runner's. Must outlive the server.
+  TaskWatch* task_watch = nullptr;
 };
 
 class McpServer {
@@ -129,6 +133,10 @@ class McpServer {
 
   // Live connections (expired ones are pruned as they are met).
   std::vector<std::shared_ptr<Connection>> LiveConnections();
+  // A task changed elsewhere (options_.task_watch). Cancelled: the runner stops it if it runs it
+  // here (its call is woken, its turn given back). Then the connections listening for it are
+  // told; the row is read only when one does.
+  void OnWatchedTask(const TaskWatch::Change& change, const TaskWatch::Reader& read);
 
   const ServerOptions options_;
   ToolRegistry tools_;

@@ -87,6 +87,14 @@ Connection::Outcome Connection::CancelTask(RequestScope& scope, const TaskIdPara
   return Outcome::Of(EmptyResult());
 }
 
+bool Connection::ListensForTask(const std::string& task_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::any_of(listens_.begin(), listens_.end(), [&task_id](const auto& item) {
+    const auto& ids = item.second.filter.task_ids;
+    return std::find(ids.begin(), ids.end(), task_id) != ids.end();
+  });
+}
+
 void Connection::NotifyTask(const TaskSnapshot& task) {
   NotifyLegacyTask(task);
   std::vector<Json> streams;

@@ -2,8 +2,10 @@
 // runners: a replica lives while its listener connection holds the advisory lock
 // (kAdvisoryNamespace, replica id) (pg_turns.h), so a replica that can take that lock shared
 // knows the runner is gone. Every row written is announced (NOTIFY imgmcp_tasks, in the same
-// statement) to the other replicas' task listeners.
+// statement) to the other replicas' task listeners, and to this replica's too when the row is
+// another runner's (kAnyOrigin).
 #include <sstream>
+#include <string>
 #include <utility>
 
 #include "common/log.h"
@@ -14,6 +16,10 @@ namespace imgmcp::session::postgres {
 namespace {
 
 constexpr char kRunnerPrefix[] = "replica:";
+// The origin of an imgmcp_tasks payload that every replica reports, its writer included: a row of
+// a task another replica runs (cancelled or settled here), whose change this replica's callers
+// did not make themselves. Never a store's origin_ (RandomHex).
+constexpr char kAnyOrigin[] = "-";
 constexpr const char* kColumns = kTaskColumns;
 constexpr const char* kNotTerminal = kTaskNotTerminal;
 // A row expired at the parameter that follows (TaskExpired, task_rules.h).
@@ -112,7 +118,12 @@ Status PostgresSessionStore::ReleaseRunner(const std::string& runner) {
   return Status::Ok();
 }
 
+// A task is created once its call was admitted (server/mcp/task_runner.h), i.e. its turn reserved;
+// the draw of that reservation is asynchronous (pg_turns.h), so the row waits for it: once the
+// creation is answered, a task created next through any replica draws a later ticket, and tasks
+// of one session commit in the order they were created.
 Status PostgresSessionStore::InsertTaskRow(const TaskRow& row) {
+  turns_->WaitForDraws();
   const TaskRecord& t = row.record;
   ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
   ASSIGN_OR_RETURN(
@@ -120,8 +131,8 @@ Status PostgresSessionStore::InsertTaskRow(const TaskRow& row) {
       conn->Exec(
           std::string("WITH i AS (INSERT INTO imgmcp.tasks(") + kColumns +
               ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) "
-              "RETURNING task_id, status) SELECT pg_notify('imgmcp_tasks', $16 || ' ' || "
-              "task_id || ' ' || status) FROM i",
+              "RETURNING task_id, status, owner) SELECT pg_notify('imgmcp_tasks', $16 || ' ' || "
+              "task_id || ' ' || status || ' ' || owner) FROM i",
           {PgParam::Text(t.task_id), PgParam::Text(t.owner), PgParam::Text(t.session_id),
            PgParam::Text(t.tool), PgParam::Text(t.request_json),
            PgParam::Text(std::string(TaskStatusName(t.status))), PgParam::Text(t.status_message),
@@ -155,12 +166,15 @@ Result<std::optional<TaskRow>> PostgresSessionStore::WriteTaskUpdate(const TaskU
                              "coalesce($5, error_json), updated_ms = $6 WHERE task_id = $7 AND "
                              "owner = $8 AND ") +
                      kNotTerminal + " RETURNING " + kColumns + ") SELECT " + kColumns +
-                     ", pg_notify('imgmcp_tasks', $9 || ' ' || task_id || ' ' || status) FROM u",
+                     ", pg_notify('imgmcp_tasks', CASE WHEN runner = $10 THEN $9 ELSE '" +
+                     kAnyOrigin +
+                     "' END || ' ' || task_id || ' ' || status || ' ' || owner) FROM u",
                  {PgParam::Text(std::string(TaskStatusName(update.status))),
                   OptionalText(update.status_message), OptionalText(update.result_json),
                   PgParam::OptionalInt(update.version), OptionalText(update.error_json),
                   PgParam::Int(now_ms), PgParam::Text(update.task_id), PgParam::Text(update.owner),
-                  PgParam::Text(origin_)},
+                  PgParam::Text(origin_),
+                  PgParam::Text(kRunnerPrefix + std::to_string(turns_->replica_id()))},
                  "updating a task"));
   ASSIGN_OR_RETURN(std::vector<TaskRow> rows, ReadRows(r));
   *applied = !rows.empty();
@@ -218,7 +232,11 @@ void PostgresSessionStore::OnTaskNotification(const std::string& payload) {
     log::Warn("postgres", "ignoring a malformed imgmcp_tasks notification");
     return;
   }
-  if (origin == origin_) return;  // written through this store: its callers know
+  // The rest after one space, whatever it holds; absent: "" (no credentials, or a replica from
+  // before owners were announced).
+  std::getline(in, change.owner);
+  if (!change.owner.empty() && change.owner.front() == ' ') change.owner.erase(0, 1);
+  if (origin == origin_) return;  // written through this store by its runner: its callers know
   change.status = *ParseTaskStatus(status);
   std::lock_guard lock(task_listener_mu_);
   if (task_listener_) task_listener_(change);

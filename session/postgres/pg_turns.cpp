@@ -214,11 +214,18 @@ void PgTurns::Enqueue(Job job) {
   {
     std::lock_guard lock(mu_);
     jobs_.push_back(std::move(job));
+    ++jobs_enqueued_;
   }
   jobs_changed_.notify_one();
 }
 
 void PgTurns::Release(const PgTicket& ticket) { Enqueue(Job{nullptr, ticket}); }
+
+void PgTurns::WaitForDraws() {
+  std::unique_lock lock(mu_);
+  const uint64_t enqueued = jobs_enqueued_;
+  state_changed_.wait(lock, [&] { return jobs_done_ >= enqueued || stopping_; });
+}
 
 void PgTurns::Abandon(const std::shared_ptr<Draw>& draw) {
   std::optional<PgTicket> give_back;
@@ -253,6 +260,10 @@ void PgTurns::DrawLoop() {
       } else {
         RunRelease(**conn, job.release);
       }
+    }
+    {
+      std::lock_guard lock(mu_);
+      jobs_done_ += batch.size();
     }
     state_changed_.notify_all();
   }

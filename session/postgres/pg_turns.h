@@ -71,6 +71,10 @@ class PgTurns {
 
   // A place in `session_id`'s line, drawn in call order on the background thread. Never blocks.
   std::unique_ptr<TurnReservation> Reserve(const std::string& session_id);
+  // Returns once every reservation made before this call is drawn (its ticket is in the table,
+  // so a later draw on any replica comes after it) or has failed. What a caller answers after it
+  // (a task's creation) cannot overtake the place the call reserved.
+  void WaitForDraws();
 
   // The turn of a reservation made by Reserve: gives it back when destroyed.
   class HeldTurn {
@@ -148,6 +152,8 @@ class PgTurns {
   int64_t replica_id_ = 0;                  // 0 while disconnected
   std::unique_ptr<PgConnection> listener_;  // used by the listener thread only, once started
   std::deque<Job> jobs_;                    // for the draw thread, in order
+  uint64_t jobs_enqueued_ = 0;              // ever put in jobs_
+  uint64_t jobs_done_ = 0;                  // ever finished by the draw thread
   std::condition_variable_any jobs_changed_;
   std::unordered_map<std::string, std::unique_ptr<Line>> lines_;  // lines with waiters
   std::map<int64_t, std::unique_ptr<Watcher>> watchers_;          // by watched replica id

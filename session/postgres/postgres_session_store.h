@@ -17,7 +17,8 @@
 // ticket still exists, so a replica that lost its place can never commit over the next one.
 //
 // Changes made by other replicas arrive as NOTIFY imgmcp_commits and go to SetChangeListener; task
-// rows they write arrive as NOTIFY imgmcp_tasks and go to SetTaskListener.
+// rows they write (and rows of their tasks written here) arrive as NOTIFY imgmcp_tasks and go to
+// SetTaskListener.
 //
 // `path` of a version is this replica's local copy, <data dir>/pg-cache/<store id>/<session>/
 // v<N><ext>, written on demand: Commit, GetVersion and ReadSession (its `version`) make sure it
@@ -87,7 +88,8 @@ class PostgresSessionStore final : public ChainStore {
   Status Initialize();
   Status ExpireIdleSessions();
   void OnCommitNotification(const std::string& payload);
-  // Payload "<origin> <task_id> <status>" (imgmcp_tasks, written with every task row).
+  // Payload "<origin> <task_id> <status> <owner>" (imgmcp_tasks, written with every task row;
+  // origin "-" for a row of a task another replica runs, reported by every replica).
   void OnTaskNotification(const std::string& payload);
 
   // A read on a pooled connection, tried once more on a fresh one when the first connection

@@ -330,3 +330,44 @@ def check_ordered_edits(test, ports, session_id, n, fake, client=LegacyClient):
                           "include_history": False}))
         test.assertEqual(squares_drawn(read_version_file(got)), set(range(k - 1)),
                          f"pixels of version {k}")
+
+
+class SubscriptionListener(Listener):
+    """A 2026-07-28 subscriptions/listen stream: a POST whose SSE answer stays open, read on a
+    thread once its acknowledgement is here (`acknowledged`: what the server honours).
+    `notifications` is the request's filter, e.g. {"taskIds": [...]}; `client` gives the
+    request's _meta and headers (a ModernClient, or one declaring the tasks extension)."""
+
+    def __init__(self, client, notifications):
+        self.conn = http.client.HTTPConnection(client.host, client.port, timeout=client.timeout)
+        params = {"notifications": notifications, "_meta": client._meta()}
+        message = {"jsonrpc": "2.0", "id": f"listen-{next(LegacyClient._ids)}",
+                   "method": "subscriptions/listen", "params": params}
+        self.conn.request("POST", "/mcp", body=json.dumps(message).encode(),
+                          headers=client._headers("subscriptions/listen", params))
+        resp = self.conn.getresponse()
+        if resp.status != 200 or not resp.getheader("Content-Type", "").startswith(
+                "text/event-stream"):
+            raise CallFailed(f"subscriptions/listen: HTTP {resp.status} {resp.read()[:300]!r}")
+        self.messages = []
+        self.cv = threading.Condition()
+        self.reader = SseReader(resp)
+        self.acknowledged = None
+        while self.acknowledged is None:
+            event = self.reader.next_event()
+            if event is None:
+                raise CallFailed("subscriptions/listen: the stream ended before its acknowledgement")
+            if event.get("data"):
+                m = json.loads(event["data"])
+                if m.get("method") == "notifications/subscriptions/acknowledged":
+                    self.acknowledged = m["params"]
+                elif "error" in m:
+                    raise CallFailed(f"subscriptions/listen: {m['error']}")
+        self.conn.sock.settimeout(None)  # from now on the stream may stay quiet for long
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def task_status(self, task_id, status, timeout=TIMEOUT):
+        """The notifications/tasks of `task_id` with `status` (waits for it)."""
+        return self.wait_for(lambda m: m.get("method") == "notifications/tasks"
+                             and m["params"].get("taskId") == task_id
+                             and m["params"].get("status") == status, timeout)["params"]

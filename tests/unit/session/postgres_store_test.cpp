@@ -264,10 +264,73 @@ TEST_F(PostgresStoreTest, TaskChangesReachOtherReplicas) {
   EXPECT_EQ(seen_there[0].status, TaskStatus::kWorking);
   EXPECT_EQ(seen_there[1].task_id, t->task_id);
   EXPECT_EQ(seen_there[1].status, TaskStatus::kCancelled);
+  EXPECT_EQ(seen_there[1].owner, "o");
   EXPECT_TRUE(seen_here.empty());
   lock.unlock();
   other->SetTaskListener(nullptr);
   store_->SetTaskListener(nullptr);
+}
+
+// A replica that writes the row of a task another replica runs (a cancel, or the settling of a
+// dead runner's task) hears of it too: its own callers did not make that change. The runner
+// hears of it as of any other replica's write.
+TEST_F(PostgresStoreTest, WritingAnotherRunnersTaskIsReportedEverywhere) {
+  std::unique_ptr<PostgresSessionStore> other = OpenReplica();
+  ASSERT_NE(other, nullptr);
+  std::mutex mu;  // guards seen_here, seen_there
+  std::condition_variable cv;
+  std::vector<TaskChange> seen_here, seen_there;
+  store_->SetTaskListener([&](const TaskChange& c) {
+    std::lock_guard lock(mu);
+    seen_here.push_back(c);
+    cv.notify_all();
+  });
+  other->SetTaskListener([&](const TaskChange& c) {
+    std::lock_guard lock(mu);
+    seen_there.push_back(c);
+    cv.notify_all();
+  });
+  NewTask task;
+  task.owner = "owner digest";
+  task.tool = "edit_image";
+  Result<TaskRecord> t = store_->CreateTask(task);  // run by store_
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  TaskUpdate cancel;
+  cancel.task_id = t->task_id;
+  cancel.owner = task.owner;
+  cancel.status = TaskStatus::kCancelled;
+  ASSERT_TRUE(other->UpdateTask(cancel).ok());
+  auto cancelled = [](const std::vector<TaskChange>& seen) {
+    return !seen.empty() && seen.back().status == TaskStatus::kCancelled;
+  };
+  std::unique_lock lock(mu);
+  ASSERT_TRUE(
+      cv.wait_for(lock, kWait, [&] { return cancelled(seen_here) && cancelled(seen_there); }));
+  EXPECT_EQ(seen_here.size(), 1u);  // not its own creation
+  EXPECT_EQ(seen_here.back().task_id, t->task_id);
+  EXPECT_EQ(seen_here.back().owner, "owner digest");
+  EXPECT_EQ(seen_there.back().task_id, t->task_id);
+  EXPECT_EQ(seen_there.back().owner, "owner digest");
+  lock.unlock();
+  other->SetTaskListener(nullptr);
+  store_->SetTaskListener(nullptr);
+}
+
+// A task is created after its call reserved its turn: once CreateTask returns, that reservation's
+// ticket is in the table, so a task created next (through any replica) is behind it.
+TEST_F(PostgresStoreTest, CreatingATaskWaitsForTheTurnsReservedBeforeIt) {
+  std::vector<std::unique_ptr<TurnReservation>> reserved;
+  for (int i = 0; i < 20; ++i) {
+    auto r = store_->ReserveTurn("ordered");
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    reserved.push_back(std::move(*r));
+  }
+  NewTask task;
+  task.owner = "o";
+  task.session_id = "ordered";
+  task.tool = "edit_image";
+  ASSERT_TRUE(store_->CreateTask(task).ok());
+  EXPECT_EQ(Count("SELECT count(*) FROM imgmcp.turn_tickets WHERE session_id = 'ordered'"), 20);
 }
 
 // Equal bytes are one blob, whatever session or version they belong to; bytes nobody refers to

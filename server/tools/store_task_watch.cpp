@@ -1,0 +1,100 @@
+#include "server/tools/store_task_watch.h"
+
+#include <utility>
+
+#include "common/log.h"
+#include "server/tools/store_task_ledger.h"
+
+namespace imgmcp::tools {
+
+namespace {
+constexpr char kLog[] = "tasks";
+
+mcp::TaskState StateOf(session::TaskStatus status) {
+  switch (status) {
+    case session::TaskStatus::kWorking:
+      return mcp::TaskState::kWorking;
+    case session::TaskStatus::kInputRequired:
+      return mcp::TaskState::kInputRequired;
+    case session::TaskStatus::kCompleted:
+      return mcp::TaskState::kCompleted;
+    case session::TaskStatus::kFailed:
+      return mcp::TaskState::kFailed;
+    case session::TaskStatus::kCancelled:
+      return mcp::TaskState::kCancelled;
+  }
+  return mcp::TaskState::kFailed;
+}
+}  // namespace
+
+StoreTaskWatch::~StoreTaskWatch() { SetListener(nullptr); }
+
+void StoreTaskWatch::SetListener(Listener listener) {
+  std::lock_guard<std::mutex> set_lock(set_mu_);
+  const bool start = listener && !thread_.joinable();
+  const bool stop = !listener && thread_.joinable();
+  if (stop) store_.SetTaskListener(nullptr);  // no report is queued from here on
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    listener_ = std::move(listener);
+    stopping_ = stop;
+    if (stop) {
+      queue_.clear();
+      queued_ids_.clear();
+    }
+  }
+  if (stop) {
+    cv_.notify_all();
+    thread_.join();
+    return;
+  }
+  if (start) {
+    thread_ = std::thread([this] { Loop(); });
+    store_.SetTaskListener([this](const session::TaskChange& change) { Enqueue(change); });
+  }
+}
+
+void StoreTaskWatch::Enqueue(const session::TaskChange& change) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ || !queued_ids_.insert(change.task_id).second) return;
+    if (queue_.size() >= kMaxQueued) {
+      log::Warn(kLog, "dropping the report of task " + queue_.front().task_id +
+                          "'s change: too many are waiting");
+      queued_ids_.erase(queue_.front().task_id);
+      queue_.pop_front();
+    }
+    queue_.push_back(change);
+  }
+  cv_.notify_one();
+}
+
+void StoreTaskWatch::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (stopping_) return;
+    session::TaskChange change = std::move(queue_.front());
+    queue_.pop_front();
+    queued_ids_.erase(change.task_id);
+    Listener listener = listener_;
+    lock.unlock();
+    if (listener) {
+      mcp::TaskWatch::Change announced{change.task_id, change.owner, StateOf(change.status)};
+      listener(announced, [this, &change] { return Read(change); });
+    }
+    lock.lock();
+  }
+}
+
+std::optional<mcp::TaskSnapshot> StoreTaskWatch::Read(const session::TaskChange& change) {
+  auto record = store_.GetTask(change.task_id, change.owner);
+  if (!record.ok()) {
+    log::Warn(kLog, "task " + change.task_id + ": " + record.error().message);
+    return std::nullopt;
+  }
+  if (!*record) return std::nullopt;
+  return SnapshotOf(**record);
+}
+
+}  // namespace imgmcp::tools

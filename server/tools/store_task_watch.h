@@ -1,0 +1,53 @@
+// The session store's task announcements (SessionStore::SetTaskListener, session/session_store.h:
+// PostgreSQL's NOTIFY imgmcp_tasks) as the protocol core's TaskWatch (server/mcp/task_watch.h), so
+// a listener on any replica hears of a task that runs on another.
+//
+// The store reports on its notification thread, which also wakes the waiters of session turns, so
+// a report is only queued there; the watch's own thread reads the row (GetTask, with the owner the
+// store announced) when the listener asks for it. A task announced again before its report ran is
+// reported once: the read shows its newest state anyway.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "server/mcp/task_watch.h"
+#include "session/session_store.h"
+
+namespace imgmcp::tools {
+
+class StoreTaskWatch final : public mcp::TaskWatch {
+ public:
+  // `store` must outlive the watch.
+  explicit StoreTaskWatch(session::SessionStore& store) : store_(store) {}
+  ~StoreTaskWatch() override;  // SetListener(nullptr)
+  StoreTaskWatch(const StoreTaskWatch&) = delete;
+  StoreTaskWatch& operator=(const StoreTaskWatch&) = delete;
+
+  void SetListener(Listener listener) override;
+
+  // Changes waiting at most; beyond it the oldest is dropped (with a warning): a listener that
+  // fell that far behind reads the rows polled anyway.
+  static constexpr size_t kMaxQueued = 4096;
+
+ private:
+  void Enqueue(const session::TaskChange& change);  // on the store's thread
+  void Loop();                                      // the watch's thread
+  std::optional<mcp::TaskSnapshot> Read(const session::TaskChange& change);
+
+  session::SessionStore& store_;
+  std::mutex set_mu_;           // serialises SetListener (held while it starts or joins thread_)
+  std::thread thread_;          // runs Loop while a listener is set; guarded by set_mu_
+  std::mutex mu_;               // guards everything below
+  std::condition_variable cv_;  // signalled when queue_ grows or stopping_ is set
+  Listener listener_;
+  bool stopping_ = false;
+  std::deque<session::TaskChange> queue_;
+  std::set<std::string> queued_ids_;  // the task ids in queue_
+};
+
+}  // namespace imgmcp::tools
