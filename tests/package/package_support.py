@@ -25,13 +25,13 @@ def fresh_prefix(test):
     return prefix
 
 
-def generate_over_stdio(test, command):
-    """Starts `command` (an installed imgmcp, with --backend local), initializes and generates
+def generate_over_stdio(test, command, args=("--backend", "local"), env=None):
+    """Starts `command --data-dir TMP ARGS` (an installed imgmcp), initializes and generates
     one image; returns the initialize result and the generate_image structured content."""
     previous = os.environ.get("IMGMCP_BIN")
     os.environ["IMGMCP_BIN"] = command  # mcp_harness starts $IMGMCP_BIN
     try:
-        server = ServerProcess(args=["--backend", "local"])
+        server = ServerProcess(args=list(args), env=env)
     finally:
         if previous is None:
             del os.environ["IMGMCP_BIN"]
@@ -43,4 +43,5 @@ def generate_over_stdio(test, command):
                                                   "inline": "none"}, timeout=60)
     test.assertNotIn("error", result, result)
     test.assertFalse(result["result"].get("isError"), result)
+    test.tool_names = [t["name"] for t in server.request("tools/list")["result"]["tools"]]
     return info, result["result"]["structuredContent"]
