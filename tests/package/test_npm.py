@@ -1,6 +1,8 @@
 """The two npm tarballs as a user installs them: `npm install --offline` into an empty project
 (the launcher picks the platform package up as its optional dependency), then `npx imgmcp`
-answering --version and an MCP conversation over stdio, its exit code passed through."""
+answering --version and an MCP conversation over stdio, its exit code passed through, and
+Claude Code (tests/interop_modern's pinned native binary, when installed) configured with
+`claude mcp add imgmcp -- npx imgmcp` reporting it Connected."""
 import os
 import shutil
 import subprocess
@@ -8,6 +10,9 @@ import tempfile
 import unittest
 
 from package_support import VERSION, artifact, generate_over_stdio
+
+CLAUDE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "interop_modern",
+                      "node_modules", "@anthropic-ai", "claude-code-linux-x64", "claude")
 
 
 @unittest.skipUnless(shutil.which("npm") and shutil.which("npx"), "needs npm")
@@ -50,6 +55,26 @@ class NpmPackages(unittest.TestCase):
         info, image = generate_over_stdio(self, self.command)
         self.assertEqual(info["serverInfo"]["version"], VERSION)
         self.assertEqual((image["version"], image["backend"]), (1, "local"))
+
+    @unittest.skipUnless(os.path.exists(CLAUDE), "npm ci in tests/interop_modern installs Claude Code")
+    def test_claude_code_reports_npx_imgmcp_connected(self):
+        home = os.path.join(self.project, "claude-home")
+        os.makedirs(home, exist_ok=True)
+        env = {"PATH": os.environ["PATH"], "HOME": home, "TMPDIR": os.environ.get("TMPDIR", "/tmp"),
+               "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
+               "DISABLE_ERROR_REPORTING": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+               "npm_config_offline": "true", "npm_config_cache": self.npm_env["npm_config_cache"],
+               "npm_config_update_notifier": "false"}
+
+        def claude(*args):
+            return subprocess.run([CLAUDE, *args], cwd=self.project, env=env, capture_output=True,
+                                  text=True, timeout=120)
+
+        add = claude("mcp", "add", "imgmcp", "--", "npx", "imgmcp", "--backend", "local")
+        self.assertEqual(add.returncode, 0, add.stdout + add.stderr)
+        listed = claude("mcp", "list")
+        self.assertEqual(listed.returncode, 0, listed.stdout + listed.stderr)
+        self.assertRegex(listed.stdout, r"(?m)^imgmcp: npx imgmcp .* - ✔ Connected$", listed.stdout)
 
 
 if __name__ == "__main__":
