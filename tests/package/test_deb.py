@@ -1,10 +1,11 @@
 """The .deb as a user receives it: lintian's verdict, its control fields, and its files unpacked
 with dpkg-deb -x into a fresh prefix, where the installed binary answers --version and an MCP
-conversation over stdio."""
+conversation over stdio, and runs the README's demo scenario (demo/run_demo.py)."""
 import gzip
 import os
 import shutil
 import subprocess
+import sys
 import unittest
 
 from package_support import VERSION, artifact, fresh_prefix, generate_over_stdio
@@ -50,6 +51,25 @@ class DebPackage(unittest.TestCase):
         self.assertEqual(info["serverInfo"]["version"], VERSION)
         self.assertEqual((image["version"], image["backend"]), (1, "local"))
         self.assertTrue(os.path.isfile(image["path"]))
+
+    @unittest.skipUnless(os.environ.get("IMGMCP_CONTACT_SHEET"), "needs the demo's helper (ctest)")
+    def test_demo_scenario_runs_against_the_installed_binary(self):
+        prefix = fresh_prefix(self)
+        subprocess.run(["dpkg-deb", "-x", deb(), prefix], check=True, timeout=60)
+        out = os.path.join(prefix, "demo-out")
+        demo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "demo",
+                            "run_demo.py")
+        env = {k: v for k, v in os.environ.items() if k not in ("GEMINI_API_KEY", "IMGMCP_BIN")}
+        run = subprocess.run([sys.executable, demo, "--binary",
+                              os.path.join(prefix, "usr", "bin", "imgmcp"), "--contact-sheet-tool",
+                              os.environ["IMGMCP_CONTACT_SHEET"], "--out", out],
+                             env=env, capture_output=True, text=True, timeout=180)
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        with open(os.path.join(out, "report.md")) as f:
+            report = f.read()
+        self.assertIn(f"imgmcp {VERSION}", report)
+        self.assertIn("- [x] history is versions 1..21", report)
+        self.assertNotIn("- [ ]", report)
 
     def test_man_page_is_generated_from_help(self):
         prefix = fresh_prefix(self)
