@@ -3,7 +3,9 @@
 answering --version and an MCP conversation over stdio, its exit code passed through, and
 Claude Code (tests/interop_modern's pinned native binary, when installed) configured with
 `claude mcp add imgmcp -- npx imgmcp` reporting it Connected."""
+import json
 import os
+import signal
 import shutil
 import subprocess
 import tempfile
@@ -50,6 +52,25 @@ class NpmPackages(unittest.TestCase):
         run = self.npx("--no-such-flag")
         self.assertEqual(run.returncode, 2, run.stderr)
         self.assertIn("--no-such-flag", run.stderr)
+
+    def test_the_launcher_forwards_sigterm_and_the_server_drains_and_exits_0(self):
+        launcher = os.path.join(self.project, "node_modules", ".bin", "imgmcp")
+        proc = subprocess.Popen([launcher, "--backend", "local", "--data-dir",
+                                 os.path.join(self.project, "signal-data")],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=self.npm_env)
+        self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "imgmcp-tests", "version": "0"}}}).encode() + b"\n")
+        proc.stdin.flush()
+        answer = json.loads(proc.stdout.readline())  # the server is up behind the launcher
+        self.assertEqual(answer["result"]["serverInfo"]["version"], VERSION)
+        proc.send_signal(signal.SIGTERM)  # to the launcher (node), which forwards it
+        code = proc.wait(timeout=30)
+        stderr = proc.stderr.read().decode()
+        self.assertEqual(code, 0, stderr)
+        self.assertIn("SIGTERM", stderr)  # the server's own drain log line
 
     def test_npx_imgmcp_serves_mcp_over_stdio(self):
         info, image = generate_over_stdio(self, self.command)
