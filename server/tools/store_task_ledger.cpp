@@ -8,22 +8,6 @@ namespace imgmcp::tools {
 
 namespace {
 
-mcp::TaskState StateOf(session::TaskStatus status) {
-  switch (status) {
-    case session::TaskStatus::kWorking:
-      return mcp::TaskState::kWorking;
-    case session::TaskStatus::kInputRequired:
-      return mcp::TaskState::kInputRequired;
-    case session::TaskStatus::kCompleted:
-      return mcp::TaskState::kCompleted;
-    case session::TaskStatus::kFailed:
-      return mcp::TaskState::kFailed;
-    case session::TaskStatus::kCancelled:
-      return mcp::TaskState::kCancelled;
-  }
-  return mcp::TaskState::kFailed;
-}
-
 session::TaskStatus StatusOf(mcp::TaskState state) {
   switch (state) {
     case mcp::TaskState::kWorking:
@@ -58,10 +42,26 @@ std::optional<int64_t> VersionIn(const Json& result) {
 
 }  // namespace
 
+mcp::TaskState TaskStateOf(session::TaskStatus status) {
+  switch (status) {
+    case session::TaskStatus::kWorking:
+      return mcp::TaskState::kWorking;
+    case session::TaskStatus::kInputRequired:
+      return mcp::TaskState::kInputRequired;
+    case session::TaskStatus::kCompleted:
+      return mcp::TaskState::kCompleted;
+    case session::TaskStatus::kFailed:
+      return mcp::TaskState::kFailed;
+    case session::TaskStatus::kCancelled:
+      return mcp::TaskState::kCancelled;
+  }
+  return mcp::TaskState::kFailed;
+}
+
 mcp::TaskSnapshot SnapshotOf(const session::TaskRecord& record) {
   mcp::TaskSnapshot s;
   s.task_id = record.task_id;
-  s.state = StateOf(record.status);
+  s.state = TaskStateOf(record.status);
   s.status_message = record.status_message;
   s.created_at = record.created_at;
   s.updated_at = record.updated_at;

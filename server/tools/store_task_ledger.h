@@ -28,6 +28,9 @@ class StoreTaskLedger final : public mcp::TaskLedger {
   session::SessionStore& store_;
 };
 
+// A stored task status as the protocol core names it.
+mcp::TaskState TaskStateOf(session::TaskStatus status);
+
 // A row as tasks/get shows it. A completed row without a stored result (a task whose runner died
 // after committing, completed from its version) shows the version it committed.
 mcp::TaskSnapshot SnapshotOf(const session::TaskRecord& record);

@@ -9,22 +9,6 @@ namespace imgmcp::tools {
 
 namespace {
 constexpr char kLog[] = "tasks";
-
-mcp::TaskState StateOf(session::TaskStatus status) {
-  switch (status) {
-    case session::TaskStatus::kWorking:
-      return mcp::TaskState::kWorking;
-    case session::TaskStatus::kInputRequired:
-      return mcp::TaskState::kInputRequired;
-    case session::TaskStatus::kCompleted:
-      return mcp::TaskState::kCompleted;
-    case session::TaskStatus::kFailed:
-      return mcp::TaskState::kFailed;
-    case session::TaskStatus::kCancelled:
-      return mcp::TaskState::kCancelled;
-  }
-  return mcp::TaskState::kFailed;
-}
 }  // namespace
 
 StoreTaskWatch::~StoreTaskWatch() { SetListener(nullptr); }
@@ -80,7 +64,7 @@ void StoreTaskWatch::Loop() {
     Listener listener = listener_;
     lock.unlock();
     if (listener) {
-      mcp::TaskWatch::Change announced{change.task_id, change.owner, StateOf(change.status)};
+      mcp::TaskWatch::Change announced{change.task_id, change.owner, TaskStateOf(change.status)};
       listener(announced, [this, &change] { return Read(change); });
     }
     lock.lock();
