@@ -146,7 +146,8 @@ TEST_F(LegacyTasksTest, InitializeAndToolsListDeclareTheUtility) {
 TEST_F(LegacyTasksTest, AnOlderSessionHasNoneOfIt) {
   Json init = Initialize("2025-06-18");
   EXPECT_FALSE(init["result"]["capabilities"].contains("tasks"));
-  for (const Json& tool : Request("tools/list", Json::object())["result"]["tools"]) {
+  const Json listed = Request("tools/list", Json::object());  // outlives the loop below
+  for (const Json& tool : listed["result"]["tools"]) {
     EXPECT_FALSE(tool.contains("execution"));
   }
   OpenGate();
