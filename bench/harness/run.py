@@ -1496,12 +1496,13 @@ def main():
         # ---- P6 ----
         if want("P6"):
             log("bench: P6")
+            p6_seconds = 1 if args.quick else 5
             wired = imgmcp_http_wired(args.imgmcp, workdir)
             peer_port = free_port()
             t2i = peers[0]
             peer_env = dict(t2i.env, PORT=str(peer_port))
             peer = measure_http(node_peer("text2image-mcp", "remote.js"), peer_env, workdir,
-                                peer_port, "get_last_image_info", {}, 5, 16,
+                                peer_port, "get_last_image_info", {}, p6_seconds, 16,
                                 os.path.join(workdir, "t2i-remote.log"))
             if wired:
                 port = free_port()
@@ -1510,13 +1511,15 @@ def main():
                      f"127.0.0.1:{port}", "--data-dir", os.path.join(workdir, "http-data")],
                     imgmcp.env, workdir, port, "get_image",
                     {"session_id": "small", "inline": "none", "include_history": False},
-                    5, 16, os.path.join(workdir, "imgmcp-http.log"),
+                    p6_seconds, 16, os.path.join(workdir, "imgmcp-http.log"),
                     setup={"name": "generate_image",
                            "arguments": {"prompt": "solid teal", "session_id": "small",
                                          "inline": "none"}})
                 log("bench: P6 imgmcp, metrics on and --metrics off in turn")
-                cost = measure_metrics_cost(args.imgmcp, imgmcp.env, workdir)
-                if "error" not in cost:
+                cost = measure_metrics_cost(args.imgmcp, imgmcp.env, workdir,
+                                            rounds=1 if args.quick else 4,
+                                            seconds=p6_seconds if args.quick else 3)
+                if "error" not in cost and not args.quick:  # callgrind: a minute or more
                     log("bench: P6 imgmcp, instructions per call under callgrind")
                     counts = [instructions_per_call(args.imgmcp, imgmcp.env, workdir, extra)
                               for extra in ([], ["--metrics", "off"])]
@@ -1530,7 +1533,7 @@ def main():
                      f"127.0.0.1:{port}", "--data-dir", os.path.join(workdir, "http-data")],
                     imgmcp.env, workdir, port, "get_image",
                     {"session_id": "small", "inline": "none", "include_history": False},
-                    5, 16, os.path.join(workdir, "imgmcp-http-modern.log"), modern=True)
+                    p6_seconds, 16, os.path.join(workdir, "imgmcp-http-modern.log"), modern=True)
                 what = "small tools/call over HTTP, 16 clients, 2026-07-28 stateless"
                 if "error" in modern:
                     rows.append(("P6", what, "imgmcp", "FAILED", "—", "—",
