@@ -59,7 +59,7 @@ class Series {
     }
     const std::string_view found_key(out, size);
     for (std::string_view v : values) {
-      std::memcpy(out, v.data(), v.size());
+      if (!v.empty()) std::memcpy(out, v.data(), v.size());  // an empty value may have no data()
       out += v.size();
       *out++ = '\x1f';
     }
