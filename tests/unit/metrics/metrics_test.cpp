@@ -102,6 +102,15 @@ TEST(MetricsTest, LongLabelValuesKeepTheirOwnSeries) {
                                 long_b + R"(",mcp_method_name="tools/call"} 1)"));
 }
 
+TEST(MetricsTest, DefaultConstructedValuesAreEmptyLabels) {
+  // A default string_view has no data(); it must still be a plain empty label value.
+  Metrics metrics;
+  metrics.RecordOperation("ping", std::string_view{}, std::string_view{}, 0.001);
+  EXPECT_TRUE(HasLine(metrics.Render(), R"(mcp_server_operation_duration_seconds_count{)"
+                                        R"(error_type="",gen_ai_tool_name="",)"
+                                        R"(mcp_method_name="ping"} 1)"));
+}
+
 TEST(MetricsTest, RecordingFromManyThreadsLosesNothing) {
   Metrics metrics;
   std::vector<std::thread> threads;
