@@ -1,23 +1,64 @@
-"""dist/server.json, the MCP Registry entry: the constraints of the registry's server.json schema
-(2025-09-29, https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json) that
-this entry relies on, checked field by field, and its packages pointing at what scripts/package
-built: the npm launcher of this version, whose mcpName is the entry's name (the registry's
-ownership check), and the .mcpb with the SHA-256 of the file in dist/."""
+"""dist/server.json, the MCP Registry entry: valid against the registry's published schema
+(registry/server.schema.json, a copy of the 2025-09-29 schema with its source commit in
+registry/README.md, checked by Ajv from tests/package/node_modules), and its packages pointing at
+what scripts/package built: the npm launcher of this version, whose mcpName is the entry's name
+(the registry's ownership check), and the .mcpb with the SHA-256 of the file in dist/."""
+import copy
 import hashlib
 import json
 import os
+import shutil
+import subprocess
 import tarfile
+import tempfile
 import unittest
 
 from package_support import VERSION, artifact
 
 SCHEMA = "https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json"
+HERE = os.path.dirname(os.path.abspath(__file__))
+VALIDATOR = os.path.join(HERE, "validate_server_json.mjs")
+
+
+def validate(entry):
+    """Runs the registry schema's validator on entry; returns (exit code, its output)."""
+    with tempfile.TemporaryDirectory(prefix="imgmcp-server-json-") as tmp:
+        path = os.path.join(tmp, "server.json")
+        with open(path, "w") as f:
+            json.dump(entry, f)
+        proc = subprocess.run(["node", VALIDATOR, path], capture_output=True, text=True,
+                              timeout=60)
+    return proc.returncode, proc.stdout + proc.stderr
 
 
 class ServerJson(unittest.TestCase):
     def setUp(self):
         with open(artifact("server.json")) as f:
             self.entry = json.load(f)
+
+    @unittest.skipUnless(shutil.which("node") and os.path.isdir(
+        os.path.join(HERE, "node_modules", "ajv")), "tests/package/node_modules is not installed")
+    def test_valid_against_the_registry_schema(self):
+        code, out = validate(self.entry)
+        self.assertEqual(code, 0, out)
+        self.assertIn(SCHEMA, out)
+
+    @unittest.skipUnless(shutil.which("node") and os.path.isdir(
+        os.path.join(HERE, "node_modules", "ajv")), "tests/package/node_modules is not installed")
+    def test_the_validator_refuses_what_the_schema_forbids(self):
+        # The same entry with one defect each: the check above can fail.
+        defects = {
+            "/packages/1/fileSha256": lambda e: e["packages"][1].update(fileSha256="ABC"),
+            "/packages/0/version": lambda e: e["packages"][0].update(version="latest"),
+            "/packages/0": lambda e: e["packages"][0].pop("transport"),
+            "/name": lambda e: e.update(name="no-slash"),
+        }
+        for pointer, damage in defects.items():
+            entry = copy.deepcopy(self.entry)
+            damage(entry)
+            code, out = validate(entry)
+            self.assertEqual(code, 1, f"{pointer}: {out}")
+            self.assertIn(pointer, out)
 
     def test_top_level_fields(self):
         self.assertEqual(self.entry["$schema"], SCHEMA)
