@@ -1356,7 +1356,8 @@ def main():
     with open(small, "wb") as f:
         f.write(small_png())
     big_size = os.path.getsize(big)
-    log = lambda *a: print(*a, file=sys.stderr, flush=True)  # noqa: E731
+    def log(*a):  # progress on stderr, with the seconds since the harness started
+        print(f"[{time.time() - started:6.1f} s]", *a, file=sys.stderr, flush=True)
     log(f"bench: workdir {workdir}; answer {big_size} B, preview source "
         f"{os.path.getsize(preview_src)} B")
 
