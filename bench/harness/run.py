@@ -1340,7 +1340,7 @@ def main():
     args.imgmcp = os.path.abspath(args.imgmcp)
     args.fake_gemini = os.path.abspath(args.fake_gemini)
     if args.quick:
-        args.calls, args.versions = 5, 100
+        args.calls, args.versions = 3, 100
     only = set(x.strip().upper() for x in args.only.split(",") if x.strip())
     want = (lambda p: not only or p in only)
 
@@ -1402,9 +1402,9 @@ def main():
             for s in servers:
                 log(f"bench: P2 {s.name}")
                 mode = "preview" if s is imgmcp else "full"
+                calls = max(3 if args.quick else 5, args.calls // 2)
                 results[("P2", s.name)] = measure_calls(s, workdir, fake, preview_src, mode,
-                                                        max(5, args.calls // 2),
-                                                        safe_tag(s.name) + "-p2")
+                                                        calls, safe_tag(s.name) + "-p2")
             me = results[("P2", "imgmcp")]
             for s in servers:
                 r = results[("P2", s.name)]
@@ -1425,9 +1425,10 @@ def main():
 
         # ---- P3 ----
         if want("P3"):
+            starts = 3 if args.quick else 5
             for s in servers:
                 log(f"bench: P3 {s.name}")
-                results[("P3", s.name)] = measure_cold_start(s, workdir, 5, safe_tag(s.name))
+                results[("P3", s.name)] = measure_cold_start(s, workdir, starts, safe_tag(s.name))
             me = results[("P3", "imgmcp")]
             for s in servers:
                 r = results[("P3", s.name)]
@@ -1439,7 +1440,7 @@ def main():
                 rows.append(("P3", "cold start to initialize answer", s.name,
                              f"median {fmt_ms(r['median'])}", rp, "—", ""))
             log("bench: P3 imgmcp, 2026-07-28")
-            modern = measure_cold_start(imgmcp, workdir, 5, "imgmcp-modern", modern=True)
+            modern = measure_cold_start(imgmcp, workdir, starts, "imgmcp-modern", modern=True)
             what = "cold start to server/discover answer (2026-07-28)"
             if "error" in modern:
                 rows.append(("P3", what, "imgmcp", "FAILED", "—", "—", modern["error"][:300]))
@@ -1476,19 +1477,21 @@ def main():
             log("bench: P5 imgmcp")
             variants = [("default --max-backend-calls 32", []),
                         ("--max-backend-calls 8", ["--max-backend-calls", "8"])]
+            edits = 3 if args.quick else 10
+            what = f"32 sessions × {edits} edits vs 1 × {edits} (200 ms latency)"
             for label, extra in variants:
                 s = Server("imgmcp", imgmcp.argv + extra, imgmcp.env, imgmcp.generate,
                            imgmcp.edit)
-                one = measure_sessions(s, workdir, fake, small, 1, 10, "p5-one" + str(len(extra)))
-                many = measure_sessions(s, workdir, fake, small, 32, 10,
+                one = measure_sessions(s, workdir, fake, small, 1, edits,
+                                       "p5-one" + str(len(extra)))
+                many = measure_sessions(s, workdir, fake, small, 32, edits,
                                         "p5-many" + str(len(extra)))
                 if "error" in one or "error" in many:
-                    rows.append(("P5", "32 sessions × 10 edits vs 1 × 10 (200 ms latency)",
-                                 "imgmcp", "FAILED", "—", "—",
+                    rows.append(("P5", what, "imgmcp", "FAILED", "—", "—",
                                  (one.get("error") or many.get("error"))[:300]))
                     continue
                 results[("P5", label)] = many["wall"] / one["wall"]
-                rows.append(("P5", "32 sessions × 10 edits vs 1 × 10 (200 ms latency)", "imgmcp",
+                rows.append(("P5", what, "imgmcp",
                              f"{many['wall']:.2f} s vs {one['wall']:.2f} s = "
                              f"{many['wall'] / one['wall']:.2f}×", "—", "—", label))
             rows.append(("P5", "same", "peers", "n/a", "—", "—",
@@ -1611,11 +1614,12 @@ def main():
 
         # ---- M1 ----
         if want("M1"):
-            what = "3 concurrent generate_image calls, 14 references of a 12.6 MB PNG each"
+            refs = 4 if args.quick else 14
+            what = f"3 concurrent generate_image calls, {refs} references of a 12.6 MB PNG each"
             for budget in (512, 0):
                 log(f"bench: M1 --max-inflight-mb {budget}")
                 r = measure_memory_budget(imgmcp, workdir, fake, small, budget,
-                                          f"imgmcp-m1-{budget}")
+                                          f"imgmcp-m1-{budget}", refs=refs)
                 label = f"--max-inflight-mb {budget}" if budget else "no budget (0)"
                 if "error" in r:
                     rows.append(("M1", what, "imgmcp", "FAILED", "—", "—",
