@@ -38,7 +38,7 @@ struct Error {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit
+  Result(T value) : state_(std::in_place_index<0>, std::move(value)) {}      // NOLINT: implicit
   Result(Error error) : state_(std::in_place_index<1>, std::move(error)) {}  // NOLINT: implicit
 
   bool ok() const { return state_.index() == 0; }
@@ -78,6 +78,12 @@ inline Error MakeError(ErrorCode code, std::string message) {
   return Error(code, std::move(message));
 }
 
+// The caller sent something malformed or out of range; `message` names the field and what is
+// allowed.
+inline Error InvalidArgument(std::string message) {
+  return Error(ErrorCode::kInvalidArgument, std::move(message));
+}
+
 }  // namespace imgmcp
 
 // Early return of an expected failure, the one piece of ceremony every layer repeats.
@@ -102,7 +108,7 @@ inline Error MakeError(ErrorCode code, std::string message) {
 #define ASSIGN_OR_RETURN(lhs, ...) \
   IMGMCP_ASSIGN_OR_RETURN_IMPL(IMGMCP_RESULT_CONCAT(imgmcp_result_, __LINE__), lhs, __VA_ARGS__)
 
-#define IMGMCP_ASSIGN_OR_RETURN_IMPL(result, lhs, ...)            \
-  auto result = (__VA_ARGS__);                                    \
-  if (!result.ok()) return ::imgmcp::Error(result.error());       \
+#define IMGMCP_ASSIGN_OR_RETURN_IMPL(result, lhs, ...)      \
+  auto result = (__VA_ARGS__);                              \
+  if (!result.ok()) return ::imgmcp::Error(result.error()); \
   lhs = std::move(result).value()

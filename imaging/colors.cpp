@@ -4,6 +4,8 @@
 #include <array>
 #include <cctype>
 
+#include "common/ascii.h"
+
 namespace imgmcp::imaging {
 namespace {
 
@@ -171,12 +173,6 @@ int HexDigit(char c) {
   return -1;
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 }  // namespace
 
 std::optional<Rgb> ParseColor(std::string_view text) {
@@ -195,7 +191,7 @@ std::optional<Rgb> ParseColor(std::string_view text) {
     return Rgb{static_cast<uint8_t>(d[0] * 16 + d[1]), static_cast<uint8_t>(d[2] * 16 + d[3]),
                static_cast<uint8_t>(d[4] * 16 + d[5])};
   }
-  const std::string name = Lower(text);
+  const std::string name = AsciiLower(text);
   auto it = std::lower_bound(std::begin(kCssColors), std::end(kCssColors), name,
                              [](const NamedColor& c, const std::string& n) { return c.name < n; });
   if (it == std::end(kCssColors) || it->name != name) return std::nullopt;

@@ -9,6 +9,8 @@
 #include <string>
 #include <utility>
 
+#include "common/ascii.h"
+
 namespace imgmcp::imaging {
 namespace {
 
@@ -25,12 +27,6 @@ struct Token {
 };
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 bool IsSpace(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
 
@@ -90,7 +86,7 @@ size_t ReadWord(std::string_view s, size_t begin, std::vector<Token>& tokens) {
   const bool full_stop =
       end - begin > 1 && s[end - 1] == '.' && (end == s.size() || IsSpace(s[end]));
   const size_t word_end = full_stop ? end - 1 : end;
-  tokens.push_back(Word(Lower(s.substr(begin, word_end - begin)), begin, word_end));
+  tokens.push_back(Word(AsciiLower(s.substr(begin, word_end - begin)), begin, word_end));
   if (full_stop) tokens.push_back(Punctuation('.', word_end));
   return end;
 }

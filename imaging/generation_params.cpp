@@ -62,10 +62,6 @@ std::string OfferedBy(const std::vector<ModelCapabilities>& models, Pred has) {
   return ids.empty() ? "" : " (offered by " + JoinList(ids, " and ") + ")";
 }
 
-Error Invalid(std::string message) {
-  return Error(ErrorCode::kInvalidArgument, std::move(message));
-}
-
 }  // namespace
 
 const std::vector<std::string>& ImageSizeNames() {
@@ -105,25 +101,25 @@ std::string JoinList(const std::vector<std::string>& items, std::string_view las
 Result<ImageSize> PixelSize(std::string_view image_size, std::string_view aspect_ratio) {
   const SizeScale* scale = FindScale(image_size);
   if (scale == nullptr) {
-    return Invalid("image_size " + Quoted(image_size) +
-                   " is not supported; allowed: " + JoinList(ImageSizeNames(), ", "));
+    return InvalidArgument("image_size " + Quoted(image_size) +
+                           " is not supported; allowed: " + JoinList(ImageSizeNames(), ", "));
   }
   for (const RatioSize& s : k1KSizes) {
     if (s.ratio == aspect_ratio) {
       return ImageSize{s.width * scale->num / scale->den, s.height * scale->num / scale->den};
     }
   }
-  return Invalid("aspect_ratio " + Quoted(aspect_ratio) +
-                 " is not supported; allowed: " + JoinList(AspectRatioNames(), ", "));
+  return InvalidArgument("aspect_ratio " + Quoted(aspect_ratio) +
+                         " is not supported; allowed: " + JoinList(AspectRatioNames(), ", "));
 }
 
 Result<ImageSize> ScaleToImageSize(int width, int height, std::string_view image_size) {
   const SizeScale* scale = FindScale(image_size);
   if (scale == nullptr) {
-    return Invalid("image_size " + Quoted(image_size) +
-                   " is not supported; allowed: " + JoinList(ImageSizeNames(), ", "));
+    return InvalidArgument("image_size " + Quoted(image_size) +
+                           " is not supported; allowed: " + JoinList(ImageSizeNames(), ", "));
   }
-  if (width <= 0 || height <= 0) return Invalid("image dimensions must be positive");
+  if (width <= 0 || height <= 0) return InvalidArgument("image dimensions must be positive");
   const double side = 1024.0 * scale->num / scale->den;
   const double factor = std::sqrt(side * side / (static_cast<double>(width) * height));
   return ImageSize{std::max(1, static_cast<int>(std::lround(width * factor))),
@@ -146,48 +142,50 @@ Status CheckGenerationOptions(const std::vector<ModelCapabilities>& models,
   if (m == nullptr) {
     std::vector<std::string> ids;
     for (const ModelCapabilities& row : models) ids.push_back(row.id);
-    return Invalid("model " + Quoted(o.model) +
-                   " is not offered by this server; allowed: " + JoinList(ids, ", "));
+    return InvalidArgument("model " + Quoted(o.model) +
+                           " is not offered by this server; allowed: " + JoinList(ids, ", "));
   }
   const std::string model = "model " + m->id;
   if (!o.image_size.empty() && !Contains(m->image_sizes, o.image_size)) {
     if (!Contains(ImageSizeNames(), o.image_size)) {
-      return Invalid("image_size " + Quoted(o.image_size) + " is not one of " +
-                     JoinList(ImageSizeNames(), ", "));
+      return InvalidArgument("image_size " + Quoted(o.image_size) + " is not one of " +
+                             JoinList(ImageSizeNames(), ", "));
     }
-    return Invalid(model + " does not support image_size " + o.image_size + ": it supports " +
-                   Spaced(m->image_sizes) + (m->image_sizes.size() == 1 ? " only" : "") +
-                   OfferedBy(models, [&](const ModelCapabilities& r) {
-                     return Contains(r.image_sizes, o.image_size);
-                   }));
+    return InvalidArgument(model + " does not support image_size " + o.image_size +
+                           ": it supports " + Spaced(m->image_sizes) +
+                           (m->image_sizes.size() == 1 ? " only" : "") +
+                           OfferedBy(models, [&](const ModelCapabilities& r) {
+                             return Contains(r.image_sizes, o.image_size);
+                           }));
   }
   if (!o.aspect_ratio.empty() && !Contains(m->aspect_ratios, o.aspect_ratio)) {
     if (!Contains(AspectRatioNames(), o.aspect_ratio)) {
-      return Invalid("aspect_ratio " + Quoted(o.aspect_ratio) + " is not one of " +
-                     JoinList(AspectRatioNames(), ", "));
+      return InvalidArgument("aspect_ratio " + Quoted(o.aspect_ratio) + " is not one of " +
+                             JoinList(AspectRatioNames(), ", "));
     }
-    return Invalid(model + " does not support aspect_ratio " + o.aspect_ratio + ": it supports " +
-                   Spaced(m->aspect_ratios) + OfferedBy(models, [&](const ModelCapabilities& r) {
-                     return Contains(r.aspect_ratios, o.aspect_ratio);
-                   }));
+    return InvalidArgument(model + " does not support aspect_ratio " + o.aspect_ratio +
+                           ": it supports " + Spaced(m->aspect_ratios) +
+                           OfferedBy(models, [&](const ModelCapabilities& r) {
+                             return Contains(r.aspect_ratios, o.aspect_ratio);
+                           }));
   }
   std::vector<std::string> unused;
   if (!o.thinking.empty()) {
     if (!Contains(ThinkingLevelNames(), o.thinking)) {
-      return Invalid("thinking " + Quoted(o.thinking) + " is not one of " +
-                     JoinList(ThinkingLevelNames(), ", "));
+      return InvalidArgument("thinking " + Quoted(o.thinking) + " is not one of " +
+                             JoinList(ThinkingLevelNames(), ", "));
     }
     if (m->thinking == Support::kNo) {
-      return Invalid(model + " does not take a thinking level" +
-                     OfferedBy(models, [](const ModelCapabilities& r) {
-                       return r.thinking == Support::kYes;
-                     }));
+      return InvalidArgument(model + " does not take a thinking level" +
+                             OfferedBy(models, [](const ModelCapabilities& r) {
+                               return r.thinking == Support::kYes;
+                             }));
     }
     if (m->thinking == Support::kIgnored) unused.push_back("thinking");
   }
   if (o.search) {
     if (m->search == Support::kNo) {
-      return Invalid(
+      return InvalidArgument(
           model + " does not support search (Google Search grounding)" +
           OfferedBy(models, [](const ModelCapabilities& r) { return r.search == Support::kYes; }));
     }
@@ -195,16 +193,16 @@ Status CheckGenerationOptions(const std::vector<ModelCapabilities>& models,
   }
   if (o.chain) {
     if (m->chain == Support::kNo) {
-      return Invalid(
+      return InvalidArgument(
           model + " does not support context \"chain\"" +
           OfferedBy(models, [](const ModelCapabilities& r) { return r.chain == Support::kYes; }));
     }
     if (m->chain == Support::kIgnored) unused.push_back("context chain");
   }
   if (o.input_images > m->max_input_images) {
-    return Invalid(model + " takes at most " + std::to_string(m->max_input_images) +
-                   " input images (the image to edit counts as one); this request has " +
-                   std::to_string(o.input_images));
+    return InvalidArgument(model + " takes at most " + std::to_string(m->max_input_images) +
+                           " input images (the image to edit counts as one); this request has " +
+                           std::to_string(o.input_images));
   }
   if (chosen != nullptr) *chosen = m;
   if (ignored != nullptr) *ignored = std::move(unused);

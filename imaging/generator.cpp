@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <string>
 
+#include "common/ascii.h"
+
 namespace imgmcp::imaging {
 namespace {
 
@@ -26,12 +28,6 @@ class Rng {
  private:
   uint64_t state_;
 };
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -263,7 +259,7 @@ Result<GeneratedImage> GenerateImage(std::string_view prompt, int width, int hei
   GeneratedImage out;
   out.image.width = width;
   out.image.height = height;
-  const std::string lower = Lower(trimmed);
+  const std::string lower = AsciiLower(trimmed);
 
   if (lower.rfind("solid", 0) == 0 &&
       (lower.size() == 5 || std::isspace(static_cast<unsigned char>(lower[5])))) {

@@ -10,7 +10,7 @@
 namespace imgmcp::session {
 namespace {
 
-constexpr std::string_view kCursorPrefix = "t1:";
+constexpr std::string_view kTaskCursorPrefix = "t1:";
 
 Error Invalid(const std::string& message) {
   return MakeError(ErrorCode::kInvalidArgument, message);
@@ -63,13 +63,13 @@ void RenderTaskTimes(TaskRow& row) {
 }
 
 std::string EncodeTaskCursor(int64_t created_ms, const std::string& task_id) {
-  return Base64Encode(std::string(kCursorPrefix) + std::to_string(created_ms) + ":" + task_id);
+  return Base64Encode(std::string(kTaskCursorPrefix) + std::to_string(created_ms) + ":" + task_id);
 }
 
 bool DecodeTaskCursor(const std::string& cursor, int64_t* created_ms, std::string* task_id) {
   Result<std::string> raw = Base64Decode(cursor);
-  if (!raw.ok() || raw->compare(0, kCursorPrefix.size(), kCursorPrefix) != 0) return false;
-  const std::string_view rest = std::string_view(*raw).substr(kCursorPrefix.size());
+  if (!raw.ok() || raw->compare(0, kTaskCursorPrefix.size(), kTaskCursorPrefix) != 0) return false;
+  const std::string_view rest = std::string_view(*raw).substr(kTaskCursorPrefix.size());
   const size_t colon = rest.find(':');
   if (colon == std::string_view::npos || colon == 0) return false;
   const auto [end, ec] = std::from_chars(rest.data(), rest.data() + colon, *created_ms);

@@ -12,7 +12,7 @@ namespace {
 
 constexpr int kMaxPageSize = 1000;
 constexpr int kDefaultPageSize = 100;
-constexpr std::string_view kCursorPrefix = "c1:";
+constexpr std::string_view kSessionCursorPrefix = "c1:";
 
 }  // namespace
 
@@ -83,13 +83,15 @@ int ClampPageSize(int limit) {
 }
 
 std::string EncodeSessionCursor(int64_t updated_ms, const std::string& session_id) {
-  return Base64Encode(std::string(kCursorPrefix) + std::to_string(updated_ms) + ":" + session_id);
+  return Base64Encode(std::string(kSessionCursorPrefix) + std::to_string(updated_ms) + ":" +
+                      session_id);
 }
 
 bool DecodeSessionCursor(const std::string& cursor, int64_t* updated_ms, std::string* session_id) {
   Result<std::string> raw = Base64Decode(cursor);
-  if (!raw.ok() || raw->compare(0, kCursorPrefix.size(), kCursorPrefix) != 0) return false;
-  const std::string_view rest = std::string_view(*raw).substr(kCursorPrefix.size());
+  if (!raw.ok() || raw->compare(0, kSessionCursorPrefix.size(), kSessionCursorPrefix) != 0)
+    return false;
+  const std::string_view rest = std::string_view(*raw).substr(kSessionCursorPrefix.size());
   const size_t colon = rest.find(':');
   if (colon == std::string_view::npos || colon == 0) return false;
   const auto [end, ec] = std::from_chars(rest.data(), rest.data() + colon, *updated_ms);

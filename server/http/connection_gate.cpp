@@ -14,13 +14,14 @@
 #include <cstring>
 #include <limits>
 
+#include "common/ascii.h"
 #include "common/log.h"
+#include "server/http/log_tag.h"
 
 namespace imgmcp::http {
 
 namespace {
 
-constexpr char kLog[] = "http";
 constexpr int kMaxEvents = 256;
 constexpr int kMaxAcceptsPerWake = 64;  // then serve what is already here before accepting more
 constexpr size_t kReadChunk = 16 << 10;
@@ -28,23 +29,7 @@ constexpr size_t kReadChunk = 16 << 10;
 constexpr auto kAcceptPause = std::chrono::milliseconds(50);
 constexpr auto kEvictionWarningEvery = std::chrono::seconds(10);
 
-using Clock = std::chrono::steady_clock;
-
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (Lower(a[i]) != Lower(b[i])) return false;
-  }
-  return true;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
+using SteadyClock = std::chrono::steady_clock;
 
 // Digits only; saturates instead of overflowing. nullopt for anything else.
 std::optional<uint64_t> ParseLength(std::string_view s) {
@@ -101,14 +86,14 @@ HeadScan ScanRequestHead(std::string_view bytes, size_t max_head_bytes, size_t s
     const size_t colon = line.find(':');
     if (colon == std::string_view::npos) continue;
     const std::string_view name = line.substr(0, colon);
-    const std::string_view value = Trim(line.substr(colon + 1));
-    if (EqualsIgnoreCase(name, "Content-Length")) {
+    const std::string_view value = TrimSpacesAndTabs(line.substr(colon + 1));
+    if (EqualsIgnoreAsciiCase(name, "Content-Length")) {
       // Unparsable values are left to the HTTP parser; of several, the largest counts here.
       if (auto length = ParseLength(value)) {
         scan.content_length = std::max(scan.content_length.value_or(0), *length);
       }
-    } else if (EqualsIgnoreCase(name, "Transfer-Encoding")) {
-      scan.chunked = EqualsIgnoreCase(value, "chunked");
+    } else if (EqualsIgnoreAsciiCase(name, "Transfer-Encoding")) {
+      scan.chunked = EqualsIgnoreAsciiCase(value, "chunked");
     }
   }
   return scan;
@@ -232,7 +217,7 @@ void ConnectionGate::Run() {
         OnReadable(fd);
       }
     }
-    if (accept_paused_ && Clock::now() >= accept_resume_) {
+    if (accept_paused_ && SteadyClock::now() >= accept_resume_) {
       epoll_event ev{};
       ev.events = EPOLLIN;
       ev.data.fd = listen_fd_;
@@ -254,11 +239,12 @@ void ConnectionGate::Run() {
 }
 
 int ConnectionGate::NextTimeoutMs() const {
-  std::optional<Clock::time_point> next;
+  std::optional<SteadyClock::time_point> next;
   if (!deadlines_.empty()) next = deadlines_.begin()->first;
   if (accept_paused_ && (!next || accept_resume_ < *next)) next = accept_resume_;
   if (!next) return -1;
-  const auto left = std::chrono::ceil<std::chrono::milliseconds>(*next - Clock::now()).count();
+  const auto left =
+      std::chrono::ceil<std::chrono::milliseconds>(*next - SteadyClock::now()).count();
   return static_cast<int>(std::clamp<int64_t>(left, 0, 60'000));
 }
 
@@ -276,7 +262,7 @@ void ConnectionGate::AcceptAll() {
         }
         if (::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listen_fd_, nullptr) == 0) {
           accept_paused_ = true;
-          accept_resume_ = Clock::now() + kAcceptPause;
+          accept_resume_ = SteadyClock::now() + kAcceptPause;
         }
         log::Warn(kLog, "out of file descriptors; accepting paused briefly");
         return;
@@ -320,7 +306,7 @@ void ConnectionGate::Admit(std::unique_ptr<GateConnection> connection, Phase pha
     return;
   }
   admission_.emplace(it->second.order, fd);
-  SetDeadline(it->second, Clock::now() + wait);
+  SetDeadline(it->second, SteadyClock::now() + wait);
   epoll_event ev{};
   // Edge-triggered: each arrival of bytes wakes the gate once; it reads until EAGAIN.
   ev.events = EPOLLIN | EPOLLRDHUP | EPOLLET;
@@ -333,7 +319,7 @@ void ConnectionGate::Admit(std::unique_ptr<GateConnection> connection, Phase pha
   OnReadable(fd);
 }
 
-void ConnectionGate::SetDeadline(Entry& entry, Clock::time_point deadline) {
+void ConnectionGate::SetDeadline(Entry& entry, SteadyClock::time_point deadline) {
   const int fd = entry.connection->fd;
   deadlines_.erase({entry.deadline, fd});
   entry.deadline = deadline;
@@ -382,7 +368,7 @@ void ConnectionGate::ReadHead(Entry& entry) {
     if (!c.buffer.empty()) {
       if (entry.phase == Phase::kIdle) {
         entry.phase = Phase::kHead;
-        SetDeadline(entry, Clock::now() + options_.header_timeout);
+        SetDeadline(entry, SteadyClock::now() + options_.header_timeout);
       }
       const HeadScan scan = ScanRequestHead(c.buffer, options_.max_head_bytes, entry.scanned);
       entry.scanned = c.buffer.size();
@@ -454,7 +440,7 @@ void ConnectionGate::TakeInbound() {
 }
 
 void ConnectionGate::ExpireDeadlines() {
-  const auto now = Clock::now();
+  const auto now = SteadyClock::now();
   while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
     const int fd = deadlines_.begin()->second;
     auto it = entries_.find(fd);
@@ -476,7 +462,7 @@ void ConnectionGate::EvictOldest() {
   const int fd = admission_.begin()->second;
   evicted_.fetch_add(1);
   if (options_.metrics != nullptr) options_.metrics->RecordGateRejection("overflow");
-  const auto now = Clock::now();
+  const auto now = SteadyClock::now();
   if (now - last_eviction_warning_ >= kEvictionWarningEvery) {
     last_eviction_warning_ = now;
     log::Warn(kLog, "more than " + std::to_string(options_.max_pending) +
@@ -509,7 +495,7 @@ void ConnectionGate::StartLinger(int fd) {
   entry.connection->buffer.clear();
   entry.connection->buffer.shrink_to_fit();
   ::shutdown(fd, SHUT_WR);
-  SetDeadline(entry, Clock::now() + options_.linger);
+  SetDeadline(entry, SteadyClock::now() + options_.linger);
   Drain(fd);
 }
 

@@ -20,13 +20,14 @@
 #include <string_view>
 #include <utility>
 
+#include "common/ascii.h"
 #include "common/log.h"
+#include "server/http/log_tag.h"
 
 namespace imgmcp::http {
 
 namespace {
 
-constexpr char kLog[] = "http";
 // Room for chunk-size lines and CRLFs around a body of the full limit (a client that sends
 // chunks of a few bytes pays for it with a smaller body).
 constexpr uint64_t kFramingAllowance = uint64_t{1} << 20;
@@ -46,13 +47,6 @@ std::chrono::milliseconds ToMs(time_t sec, time_t usec) {
   return std::chrono::milliseconds(static_cast<int64_t>(sec) * 1000 + usec / 1000);
 }
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
 // The value of header `name` in a response head (the first such line), without surrounding
 // spaces; nullopt when absent.
 std::optional<std::string_view> HeaderValue(std::string_view head, std::string_view name) {
@@ -63,7 +57,7 @@ std::optional<std::string_view> HeaderValue(std::string_view head, std::string_v
     const std::string_view line =
         head.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
     const size_t colon = line.find(':');
-    if (colon != std::string_view::npos && EqualsIgnoreCase(line.substr(0, colon), name)) {
+    if (colon != std::string_view::npos && EqualsIgnoreAsciiCase(line.substr(0, colon), name)) {
       std::string_view value = line.substr(colon + 1);
       while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
       while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
@@ -77,7 +71,7 @@ std::optional<std::string_view> HeaderValue(std::string_view head, std::string_v
 // True when a response head carries "Connection: close".
 bool SaysConnectionClose(std::string_view head) {
   auto value = HeaderValue(head, "Connection");
-  return value && EqualsIgnoreCase(*value, "close");
+  return value && EqualsIgnoreAsciiCase(*value, "close");
 }
 
 // True when a response head declares a body of known, non-zero length.
@@ -567,7 +561,7 @@ BodyRead ReadCappedBody(const RequestHeaders& headers, const httplib::ContentRea
   body->clear();
   const auto length = headers.Get(Header::kContentLength);
   const auto encoding = headers.Get(Header::kTransferEncoding);
-  if (length && !(encoding && EqualsIgnoreCase(*encoding, "chunked"))) {
+  if (length && !(encoding && EqualsIgnoreAsciiCase(*encoding, "chunked"))) {
     // Leading digits, as httplib reads them (0 when there are none; too many saturate).
     uint64_t declared = 0;
     const auto [end, error] =

@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "server/http/gated_server.h"
 #include "server/http/http_session.h"
+#include "server/http/log_tag.h"
 #include "server/http/mcp_routes.h"
 #include "server/mcp/server.h"
 
@@ -26,7 +27,6 @@ extern "C" const char* __tsan_default_suppressions() {
 namespace imgmcp::http {
 
 namespace {
-constexpr char kLog[] = "http";
 
 // Where this listener's sessions, streams and gate refusals are counted: the server's metrics,
 // except on the --metrics listener, which serves them but has none of its own.

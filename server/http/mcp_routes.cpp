@@ -10,6 +10,7 @@
 #include "common/sha256.h"
 #include "server/http/gallery_route.h"
 #include "server/http/gated_server.h"
+#include "server/http/log_tag.h"
 #include "server/http/metrics_route.h"
 #include "server/http/request_head.h"
 #include "server/mcp/connection.h"
@@ -27,7 +28,6 @@ using httplib::Response;
 using Handled = httplib::Server::HandlerResponse;
 using Kind = mcp::IncomingMessage::Kind;
 
-constexpr char kLog[] = "http";
 constexpr char kEndpoint[] = "/mcp";
 // Health checks: like /healthz, /readyz needs no Host/Origin or token (a load balancer's checks
 // send neither) and says nothing about sessions.

@@ -4,32 +4,12 @@
 #include <cctype>
 #include <utility>
 
+#include "common/ascii.h"
 #include "common/base64.h"
 
 namespace imgmcp::http {
 
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
-// ASCII case-insensitive equality, without building lower-cased copies (runs on every POST).
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](unsigned char x, unsigned char y) {
-           return (x >= 'A' && x <= 'Z' ? x + 32 : x) == (y >= 'A' && y <= 'Z' ? y + 32 : y);
-         });
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 bool AllDigits(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
@@ -38,24 +18,24 @@ bool AllDigits(std::string_view s) {
 }  // namespace
 
 std::string HostnameOf(std::string_view authority) {
-  authority = Trim(authority);
+  authority = TrimSpacesAndTabs(authority);
   if (authority.empty()) return "";
   if (authority.front() == '[') {  // IPv6 literal: "[addr]" or "[addr]:port"
     const size_t close = authority.find(']');
     if (close == std::string_view::npos) return "";
     std::string_view rest = authority.substr(close + 1);
     if (!rest.empty() && (rest.front() != ':' || !AllDigits(rest.substr(1)))) return "";
-    return Lower(authority.substr(0, close + 1));
+    return AsciiLower(authority.substr(0, close + 1));
   }
   const size_t colon = authority.find(':');
   std::string_view name = authority.substr(0, colon);
   if (colon != std::string_view::npos && !AllDigits(authority.substr(colon + 1))) return "";
   if (name.empty() || name.find_first_of("/@ \t") != std::string_view::npos) return "";
-  return Lower(name);
+  return AsciiLower(name);
 }
 
 std::optional<int> PortOf(std::string_view authority) {
-  authority = Trim(authority);
+  authority = TrimSpacesAndTabs(authority);
   size_t colon = std::string_view::npos;
   if (!authority.empty() && authority.front() == '[') {
     const size_t close = authority.find(']');
@@ -90,7 +70,7 @@ bool OriginPolicy::OwnName(const std::string& hostname) const {
 }
 
 bool OriginPolicy::HostAllowed(std::string_view host_header) const {
-  if (Trim(host_header).empty()) return true;
+  if (TrimSpacesAndTabs(host_header).empty()) return true;
   const std::string name = HostnameOf(host_header);
   if (name.empty()) return false;
   return OwnName(name) || std::any_of(extra_hosts_.begin(), extra_hosts_.end(),
@@ -98,9 +78,9 @@ bool OriginPolicy::HostAllowed(std::string_view host_header) const {
 }
 
 bool OriginPolicy::OriginAllowed(std::string_view origin_header) const {
-  std::string_view origin = Trim(origin_header);
+  std::string_view origin = TrimSpacesAndTabs(origin_header);
   if (origin.empty()) return true;
-  const std::string lowered = Lower(origin);
+  const std::string lowered = AsciiLower(origin);
   std::string_view rest;
   int default_port = 0;
   if (lowered.rfind("http://", 0) == 0) {
@@ -137,10 +117,10 @@ bool AcceptsMediaType(std::string_view accept_header, std::string_view media_typ
     const size_t comma = rest.find(',');
     std::string_view item = rest.substr(0, comma);
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-    item = Trim(item.substr(0, item.find(';')));
-    if (EqualsIgnoreCase(item, media_type) || item == "*/*") return true;
+    item = TrimSpacesAndTabs(item.substr(0, item.find(';')));
+    if (EqualsIgnoreAsciiCase(item, media_type) || item == "*/*") return true;
     if (item.size() == family.size() + 2 && item.substr(family.size()) == "/*" &&
-        EqualsIgnoreCase(item.substr(0, family.size()), family)) {
+        EqualsIgnoreAsciiCase(item.substr(0, family.size()), family)) {
       return true;
     }
   }
@@ -148,7 +128,8 @@ bool AcceptsMediaType(std::string_view accept_header, std::string_view media_typ
 }
 
 bool IsJsonContentType(std::string_view content_type) {
-  return EqualsIgnoreCase(Trim(content_type.substr(0, content_type.find(';'))), "application/json");
+  return EqualsIgnoreAsciiCase(TrimSpacesAndTabs(content_type.substr(0, content_type.find(';'))),
+                               "application/json");
 }
 
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {
@@ -164,12 +145,12 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b) {
 }
 
 bool BearerTokenMatches(std::string_view authorization_header, std::string_view token) {
-  std::string_view value = Trim(authorization_header);
+  std::string_view value = TrimSpacesAndTabs(authorization_header);
   constexpr std::string_view kScheme = "bearer ";
-  if (value.size() < kScheme.size() || Lower(value.substr(0, kScheme.size())) != kScheme) {
+  if (value.size() < kScheme.size() || AsciiLower(value.substr(0, kScheme.size())) != kScheme) {
     return false;
   }
-  return ConstantTimeEquals(Trim(value.substr(kScheme.size())), token);
+  return ConstantTimeEquals(TrimSpacesAndTabs(value.substr(kScheme.size())), token);
 }
 
 EraChoice ChooseEra(const mcp::RequestFacts& facts, const McpHeaders& headers) {

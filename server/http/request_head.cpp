@@ -1,5 +1,7 @@
 #include "server/http/request_head.h"
 
+#include "common/ascii.h"
+
 namespace imgmcp::http {
 
 namespace {
@@ -20,16 +22,6 @@ constexpr std::array<std::string_view, 13> kNames = {
     "traceparent",
 };
 
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (Lower(a[i]) != Lower(b[i])) return false;
-  }
-  return true;
-}
-
 // RFC 9110 tchar: the characters of a header name.
 bool IsTokenChar(unsigned char c) {
   if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;
@@ -40,7 +32,7 @@ bool IsTokenChar(unsigned char c) {
 // Which of the headers imgmcp reads `name` is; nullopt for any other.
 std::optional<Header> Identify(std::string_view name) {
   for (size_t i = 0; i < kNames.size(); ++i) {
-    if (EqualsIgnoreCase(name, kNames[i])) return static_cast<Header>(i);
+    if (EqualsIgnoreAsciiCase(name, kNames[i])) return static_cast<Header>(i);
   }
   return std::nullopt;
 }

@@ -10,13 +10,10 @@
 #include "common/log.h"
 #include "common/trace_context.h"
 #include "server/mcp/json_writer.h"
+#include "server/mcp/log_tag.h"
 #include "server/mcp/server.h"
 
 namespace imgmcp::mcp {
-
-namespace {
-constexpr char kLog[] = "mcp";
-}  // namespace
 
 // What a running tools/call can do towards its client (see tool.h). Lives on the worker thread
 // for the duration of the handler.

@@ -12,7 +12,7 @@
 namespace imgmcp::mcp {
 
 namespace {
-RpcError UnknownTask(const std::string& task_id) {
+RpcError UnknownLegacyTask(const std::string& task_id) {
   return InvalidParams("Failed to retrieve task: unknown task " + Json(Quoted(task_id)).dump() +
                        " (it never existed, has expired, or belongs to other credentials)");
 }
@@ -42,7 +42,7 @@ Connection::Outcome Connection::LegacyGetTask(RequestScope& scope, const TaskIdP
   if (!HasTasksUtility(scope.protocol_version))
     return Outcome::Fail(MethodNotFound(methods::kTasksGet));
   auto task = server_.tasks().Get(params.task_id, scope.owner);
-  if (!task) return Outcome::Fail(UnknownTask(params.task_id));
+  if (!task) return Outcome::Fail(UnknownLegacyTask(params.task_id));
   return Outcome::Of(LegacyTaskJson(*task));
 }
 
@@ -52,14 +52,14 @@ Connection::Outcome Connection::LegacyCancelTask(RequestScope& scope, const Task
   }
   std::optional<TaskSnapshot> ended;
   Status cancelled = server_.tasks().Cancel(params.task_id, scope.owner, &ended);
-  if (!cancelled.ok()) return Outcome::Fail(UnknownTask(params.task_id));
+  if (!cancelled.ok()) return Outcome::Fail(UnknownLegacyTask(params.task_id));
   if (ended) {
     return Outcome::Fail(
         InvalidParams(std::string("Cannot cancel task: already in terminal status '") +
                       LegacyStatusName(*ended) + "'"));
   }
   auto task = server_.tasks().Get(params.task_id, scope.owner);
-  if (!task) return Outcome::Fail(UnknownTask(params.task_id));
+  if (!task) return Outcome::Fail(UnknownLegacyTask(params.task_id));
   return Outcome::Of(LegacyTaskJson(*task));
 }
 
@@ -91,7 +91,7 @@ Connection::Outcome Connection::AwaitTaskResult(const RequestScope& scope,
                                                 const std::string& task_id, std::stop_token token) {
   auto task = server_.tasks().WaitTerminal(task_id, scope.owner, token);
   if (!task.ok()) {
-    if (task.error().code == ErrorCode::kNotFound) return Outcome::Fail(UnknownTask(task_id));
+    if (task.error().code == ErrorCode::kNotFound) return Outcome::Fail(UnknownLegacyTask(task_id));
     return Outcome::Fail(InternalError(task.error().message));  // stopped: not sent
   }
   switch (task->state) {

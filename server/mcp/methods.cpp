@@ -7,12 +7,12 @@
 #include "common/log.h"
 #include "server/mcp/connection.h"
 #include "server/mcp/legacy_task_json.h"
+#include "server/mcp/log_tag.h"
 #include "server/mcp/server.h"
 
 namespace imgmcp::mcp {
 
 namespace {
-constexpr char kLog[] = "mcp";
 
 // Lists that are the same for every caller and change only with a new build or configuration.
 constexpr CachePolicy kStableList{300'000, /*public_scope=*/true};

@@ -25,10 +25,6 @@ const Json* MetaOf(const Json& params) {
   return it != params.end() && it->is_object() ? &*it : nullptr;
 }
 
-Error Invalid(std::string message) {
-  return Error(ErrorCode::kInvalidArgument, std::move(message));
-}
-
 // Reads the members of one params object; the first problem is kept, naming the method and field.
 class ParamReader {
  public:
@@ -76,7 +72,7 @@ class ParamReader {
     return it == params_.end() || it->is_null() ? nullptr : &*it;
   }
   void Fail(std::string message) {
-    if (!error_) error_ = Invalid(std::move(message));
+    if (!error_) error_ = InvalidArgument(std::move(message));
   }
 
   const Json& params_;
@@ -207,9 +203,9 @@ Result<SetLevelParams> SetLevelParams::FromJson(const Json& params, std::string_
   if (level != params.end() && level->is_string())
     parsed = ParseLogLevel(level->get<std::string>());
   if (!parsed) {
-    return Invalid("Invalid log level" +
-                   (level == params.end() ? std::string() : ": " + level->dump()) + "; " +
-                   LogLevelChoices());
+    return InvalidArgument("Invalid log level" +
+                           (level == params.end() ? std::string() : ": " + level->dump()) + "; " +
+                           LogLevelChoices());
   }
   return SetLevelParams{*parsed};
 }
@@ -254,8 +250,8 @@ Result<ListenParams> ListenParams::FromJson(const Json& params, std::string_view
     auto it = filter.find(key);
     if (it == filter.end() || it->is_null()) return Status::Ok();
     if (!it->is_boolean()) {
-      return Invalid(std::string(method) + " params.notifications." + key +
-                     " must be true or false");
+      return InvalidArgument(std::string(method) + " params.notifications." + key +
+                             " must be true or false");
     }
     *out = it->get<bool>();
     return Status::Ok();
@@ -267,13 +263,15 @@ Result<ListenParams> ListenParams::FromJson(const Json& params, std::string_view
   }
   if (auto uris = filter.find("resourceSubscriptions"); uris != filter.end() && !uris->is_null()) {
     if (!uris->is_array()) {
-      return Invalid(std::string(method) +
-                     " params.notifications.resourceSubscriptions must be an array of URIs");
+      return InvalidArgument(
+          std::string(method) +
+          " params.notifications.resourceSubscriptions must be an array of URIs");
     }
     for (const Json& uri : *uris) {
       if (!uri.is_string()) {
-        return Invalid(std::string(method) +
-                       " params.notifications.resourceSubscriptions must be an array of URIs");
+        return InvalidArgument(
+            std::string(method) +
+            " params.notifications.resourceSubscriptions must be an array of URIs");
       }
       p.filter.resource_subscriptions.push_back(uri.get<std::string>());
     }
@@ -281,9 +279,9 @@ Result<ListenParams> ListenParams::FromJson(const Json& params, std::string_view
   if (auto ids = filter.find("taskIds"); ids != filter.end() && !ids->is_null()) {
     const std::string bad =
         std::string(method) + " params.notifications.taskIds must be an " + "array of task ids";
-    if (!ids->is_array()) return Invalid(bad);
+    if (!ids->is_array()) return InvalidArgument(bad);
     for (const Json& id : *ids) {
-      if (!id.is_string()) return Invalid(bad);
+      if (!id.is_string()) return InvalidArgument(bad);
       p.filter.task_ids.push_back(id.get<std::string>());
     }
   }
@@ -293,7 +291,7 @@ Result<ListenParams> ListenParams::FromJson(const Json& params, std::string_view
 Result<CancelledParams> CancelledParams::FromJson(const Json& params, std::string_view method) {
   auto id = params.find("requestId");
   if (id == params.end() || !IsValidId(*id)) {
-    return Invalid(std::string(method) + " needs params.requestId (string or integer)");
+    return InvalidArgument(std::string(method) + " needs params.requestId (string or integer)");
   }
   ParamReader r(params, method);
   CancelledParams p;

@@ -19,7 +19,7 @@
 namespace imgmcp::mcp {
 
 namespace {
-constexpr char kLog[] = "stdio";
+constexpr char kStdioLog[] = "stdio";
 }  // namespace
 
 StdioTransport::StdioTransport(McpServer& server, StdioOptions options)
@@ -31,8 +31,8 @@ bool StdioTransport::Run() {
       options_.max_message_bytes,
       [&connection](std::string_view line) { connection->HandleMessage(line); },
       [this] {
-        log::Warn(kLog, "refused a message over " + std::to_string(options_.max_message_bytes) +
-                            " bytes");
+        log::Warn(kStdioLog, "refused a message over " +
+                                 std::to_string(options_.max_message_bytes) + " bytes");
         WriteLine(ErrorResponseText(
             nullptr, InvalidRequest("message exceeds the limit of " +
                                     std::to_string(options_.max_message_bytes) + " bytes")));
@@ -49,7 +49,7 @@ bool StdioTransport::Run() {
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) log::Error(kLog, std::string("reading stdin failed: ") + std::strerror(errno));
+    if (n < 0) log::Error(kStdioLog, std::string("reading stdin failed: ") + std::strerror(errno));
     break;
   }
   if (!stopped()) splitter.Finish();  // a line cut short by a drain is not a message
@@ -59,12 +59,13 @@ bool StdioTransport::Run() {
   connection->EndSubscriptions();
   bool idle = connection->WaitIdle(stopped() ? options_.stop_grace : options_.finish_grace);
   if (!idle) {
-    log::Info(kLog, std::string(stopped() ? "drain timeout" : "stdin closed") + "; cancelling " +
-                        std::to_string(connection->InFlightCount()) + " call(s) still running");
+    log::Info(kStdioLog, std::string(stopped() ? "drain timeout" : "stdin closed") +
+                             "; cancelling " + std::to_string(connection->InFlightCount()) +
+                             " call(s) still running");
     connection->CancelAll();
     idle = connection->WaitIdle(options_.cancel_grace);
   }
-  if (!idle) log::Warn(kLog, "calls still running after cancellation; exiting without them");
+  if (!idle) log::Warn(kStdioLog, "calls still running after cancellation; exiting without them");
   connection->Close();
   return idle;
 }
@@ -87,8 +88,8 @@ void StdioTransport::WriteLine(std::string_view text) {
         ::poll(&pfd, 1, 1000);
         continue;
       }
-      log::Error(kLog, std::string("writing stdout failed: ") + std::strerror(errno) +
-                           "; dropping further messages");
+      log::Error(kStdioLog, std::string("writing stdout failed: ") + std::strerror(errno) +
+                                "; dropping further messages");
       broken_ = true;
       return;
     }

@@ -17,7 +17,7 @@
 namespace imgmcp::mcp {
 
 namespace {
-constexpr char kLog[] = "tasks";
+constexpr char kTasksLog[] = "tasks";
 
 std::string Now() { return FormatRfc3339(std::chrono::system_clock::now()); }
 
@@ -157,7 +157,7 @@ Result<TaskSnapshot> TaskRunner::Start(const std::string& owner, TaskCall call) 
     tasks_.emplace(s.task_id, entry);
     first = s;
   }
-  log::Info(kLog, "task " + first.task_id + " created for " + entry->call.tool);
+  log::Info(kTasksLog, "task " + first.task_id + " created for " + entry->call.tool);
   if (options_.metrics != nullptr) options_.metrics->RecordTaskStatus(TaskStateName(first.state));
   Submit(entry);
   return first;
@@ -204,7 +204,7 @@ void TaskRunner::Record(const std::shared_ptr<Entry>& entry, TaskState state,
   if (options_.ledger == nullptr) return counted();
   auto recorded = options_.ledger->Set(entry->id, entry->owner, state, payload);
   if (recorded.ok()) return counted();
-  log::Warn(kLog, "task " + entry->id + ": " + recorded.error().message);
+  log::Warn(kTasksLog, "task " + entry->id + ": " + recorded.error().message);
   if (recorded.error().code != ErrorCode::kFailedPrecondition) return;
   auto row = options_.ledger->Get(entry->id, entry->owner);
   if (!row.ok() || !*row) return;
@@ -230,7 +230,7 @@ void TaskRunner::Run(const std::shared_ptr<Entry>& entry) {
     try {
       result = entry->call.call->run(context);
     } catch (const std::exception& e) {  // a protocol-level failure: the task fails
-      log::Error(kLog, "task of " + entry->call.tool + " threw: " + e.what());
+      log::Error(kTasksLog, "task of " + entry->call.tool + " threw: " + e.what());
       error = ErrorJson(InternalError(std::string("Internal error: ") + e.what()));
     }
   }
@@ -262,7 +262,7 @@ void TaskRunner::Run(const std::shared_ptr<Entry>& entry) {
     if (Terminal(s.state)) entry->ended = std::chrono::steady_clock::now();
     state = s.state;
   }
-  log::Info(kLog, "task " + entry->id + " " + TaskStateName(state));
+  log::Info(kTasksLog, "task " + entry->id + " " + TaskStateName(state));
   Record(entry, state, std::move(payload));
   Changed(entry);
 }
@@ -292,7 +292,7 @@ std::optional<TaskSnapshot> TaskRunner::Get(const std::string& task_id, const st
   if (options_.ledger == nullptr) return std::nullopt;
   auto row = options_.ledger->Get(task_id, owner);
   if (!row.ok()) {
-    log::Warn(kLog, "task " + task_id + ": " + row.error().message);
+    log::Warn(kTasksLog, "task " + task_id + ": " + row.error().message);
     return std::nullopt;
   }
   return *row;
@@ -315,7 +315,7 @@ Status TaskRunner::Cancel(const std::string& task_id, const std::string& owner,
     entry->ended = std::chrono::steady_clock::now();
     entry->stop.request_stop();
   }
-  log::Info(kLog, "task " + task_id + " cancelled");
+  log::Info(kTasksLog, "task " + task_id + " cancelled");
   Record(entry, TaskState::kCancelled, std::nullopt);
   Changed(entry);
   return Status::Ok();

@@ -8,14 +8,6 @@
 #include "session/version_rules.h"
 
 namespace imgmcp::tools {
-namespace {
-
-Error InvalidArgument(std::string message) {
-  return Error(ErrorCode::kInvalidArgument, std::move(message));
-}
-
-}  // namespace
-
 std::string JsonTypeName(const Json& value) {
   switch (value.type()) {
     case Json::value_t::null:

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/cancellation.h"
+#include "server/tools/fixture_requests.h"
 #include "server/tools/task_fixtures.h"
 
 namespace imgmcp::tools {
@@ -333,13 +334,6 @@ const ToolFixture kTools[] = {
 
 // --- multi round-trip (MRTR) fixtures: the input_required flows of 2026-07-28 -------------------
 
-Json ElicitationRequest(const std::string& message, const std::string& field, const char* type) {
-  Json schema = {
-      {"type", "object"}, {"properties", {{field, {{"type", type}}}}}, {"required", {field}}};
-  return {{"method", "elicitation/create"},
-          {"params", {{"message", message}, {"requestedSchema", std::move(schema)}}}};
-}
-
 Json SamplingRequest(const std::string& text, int max_tokens) {
   Json message = {{"role", "user"}, {"content", {{"type", "text"}, {"text", text}}}};
   return {{"method", "sampling/createMessage"},
@@ -347,12 +341,6 @@ Json SamplingRequest(const std::string& text, int max_tokens) {
 }
 
 Json RootsRequest() { return {{"method", "roots/list"}, {"params", Json::object()}}; }
-
-ToolResult AskFor(Json requests, std::optional<std::string> state = std::nullopt) {
-  ToolResult r;
-  r.input_required = mcp::InputRequest{std::move(requests), std::move(state)};
-  return r;
-}
 
 // The client's answer under `key` of an MRTR retry, when it is an object.
 const Json* Answer(const mcp::InputResponses& inputs, const std::string& key) {

@@ -19,10 +19,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-Error Invalid(std::string message) {
-  return Error(ErrorCode::kInvalidArgument, std::move(message));
-}
-
 bool IsInside(const fs::path& path, const fs::path& root) {
   const std::string p = path.string();
   std::string r = root.string();
@@ -49,17 +45,17 @@ const std::vector<std::string>& AcceptedImageMimeTypes() {
 
 Status ImageInputArg::Check(const std::string& where) const {
   if (path.has_value() == data.has_value()) {
-    return Invalid("'" + where +
-                   "' needs exactly one of {\"path\": \"...\"} or {\"data\": \"<base64>\", "
-                   "\"mime_type\": \"image/png\"}");
+    return InvalidArgument("'" + where +
+                           "' needs exactly one of {\"path\": \"...\"} or {\"data\": \"<base64>\", "
+                           "\"mime_type\": \"image/png\"}");
   }
   if (path.has_value() && mime_type.has_value()) {
-    return Invalid("'" + where + ".mime_type' goes with 'data', not with 'path'");
+    return InvalidArgument("'" + where + ".mime_type' goes with 'data', not with 'path'");
   }
   if (data.has_value() && !mime_type.has_value() && !IsDataUrl(*data)) {
-    return Invalid("'" + where +
-                   ".mime_type' is required with 'data' (image/png, image/jpeg, "
-                   "image/webp or image/gif), unless 'data' is a data: URL");
+    return InvalidArgument("'" + where +
+                           ".mime_type' is required with 'data' (image/png, image/jpeg, "
+                           "image/webp or image/gif), unless 'data' is a data: URL");
   }
   return Status::Ok();
 }
@@ -86,9 +82,9 @@ namespace {
 // The real path of `path` (`field` in errors), when it is inside one of `roots`.
 Result<fs::path> AllowedRealPath(const std::string& path, const std::string& field,
                                  const std::vector<fs::path>& roots) {
-  if (path.empty()) return Invalid("'" + field + ".path' is empty");
+  if (path.empty()) return InvalidArgument("'" + field + ".path' is empty");
   if (path.find('\0') != std::string::npos) {
-    return Invalid("'" + field + ".path' contains a NUL byte");
+    return InvalidArgument("'" + field + ".path' contains a NUL byte");
   }
   char resolved[PATH_MAX];
   if (::realpath(path.c_str(), resolved) == nullptr) {
@@ -96,7 +92,8 @@ Result<fs::path> AllowedRealPath(const std::string& path, const std::string& fie
     if (err == ENOENT || err == ENOTDIR) {
       return Error(ErrorCode::kNotFound, "'" + field + ".path': no such file: " + path);
     }
-    return Invalid("'" + field + ".path': cannot resolve " + path + ": " + std::strerror(err));
+    return InvalidArgument("'" + field + ".path': cannot resolve " + path + ": " +
+                           std::strerror(err));
   }
   fs::path real(resolved);
   bool allowed = false;
@@ -121,15 +118,16 @@ Result<std::string> ReadRegularFile(const fs::path& real, const std::string& pat
   // file is refused right after, by fstat on what was actually opened.
   const int fd = ::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
-    return Invalid("'" + field + ".path': cannot open " + path + ": " + std::strerror(errno));
+    return InvalidArgument("'" + field + ".path': cannot open " + path + ": " +
+                           std::strerror(errno));
   }
   struct stat st {};
   std::string bytes;
   Status status;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    status = Invalid("'" + field + ".path' " + path +
-                     " is not a regular file (only image files "
-                     "are read, never FIFOs, devices or directories)");
+    status = InvalidArgument("'" + field + ".path' " + path +
+                             " is not a regular file (only image files "
+                             "are read, never FIFOs, devices or directories)");
   } else if (st.st_size > limits.max_bytes) {
     status = Error(ErrorCode::kTooLarge, "'" + field + ".path' " + path + " is " +
                                              std::to_string(st.st_size) + " bytes; the limit is " +
@@ -196,7 +194,7 @@ Result<imaging::EncodedImage> ImageInputResolver::Resolve(const ImageInputArg& i
     return CheckImage(std::move(bytes), field);
   }
   if (!input.data.has_value()) {  // ImageInputArg::Check refuses this; kept for direct callers
-    return Invalid("'" + field + "' has neither 'path' nor 'data'");
+    return InvalidArgument("'" + field + "' has neither 'path' nor 'data'");
   }
   // What agents paste: a data URL ("data:image/png;base64,iVBOR…") and base64 wrapped at 76
   // columns. The prefix and the line breaks are dropped; the bytes still decide the type.
@@ -206,9 +204,9 @@ Result<imaging::EncodedImage> ImageInputResolver::Resolve(const ImageInputArg& i
     const std::string_view header = text.substr(0, comma);
     if (comma == std::string_view::npos || header.size() < 7 ||
         header.substr(header.size() - 7) != ";base64") {
-      return Invalid("'" + field +
-                     ".data' is a data URL that is not base64; send "
-                     "\"data:image/png;base64,<base64>\" or the base64 alone");
+      return InvalidArgument("'" + field +
+                             ".data' is a data URL that is not base64; send "
+                             "\"data:image/png;base64,<base64>\" or the base64 alone");
     }
     text.remove_prefix(comma + 1);
   }
@@ -221,8 +219,8 @@ Result<imaging::EncodedImage> ImageInputResolver::Resolve(const ImageInputArg& i
     text = compact;
   }
   auto bytes = Base64Decode(text);
-  if (!bytes.ok()) return Invalid("'" + field + ".data': " + bytes.error().message);
-  if (bytes->empty()) return Invalid("'" + field + ".data' is empty");
+  if (!bytes.ok()) return InvalidArgument("'" + field + ".data': " + bytes.error().message);
+  if (bytes->empty()) return InvalidArgument("'" + field + ".data' is empty");
   // The label is checked for form only; the bytes decide the type.
   return CheckImage(std::move(*bytes), field);
 }

@@ -57,11 +57,6 @@ bool ReadsStructuredContent(const mcp::ToolCallContext& ctx) {
   return ctx.ProtocolVersion() >= "2025-06-18";
 }
 
-std::string Describe(const session::VersionInfo& v) {
-  return std::to_string(v.width) + "x" + std::to_string(v.height) + " " + v.mime_type + ", " +
-         HumanBytes(v.bytes);
-}
-
 // What a saved copy adds to a result: structuredContent fields and a line of text.
 Json SavedFields(const SavedCopy& saved) {
   Json fields = Json::object();
@@ -542,7 +537,7 @@ Result<mcp::ToolResult> ImageTools::Generate(const GenerateImageArgs& args,
   SaveReport saved = SaveCopy(save, version, to_commit.back().bytes);
   extra.update(saved.fields);
   return VersionResult("Generated version " + std::to_string(version.version) + " of session '" +
-                           id + "' (" + Describe(version) + ") with the " + version.backend +
+                           id + "' (" + DescribeVersion(version) + ") with the " + version.backend +
                            " backend (" + version.model + ")." + lines + saved.line,
                        version, args.inline_mode, std::move(extra), std::move(prepared));
 }
@@ -769,8 +764,8 @@ Result<mcp::ToolResult> ImageTools::CommitEdit(const EditImageArgs& args,
   return VersionResult("Edited session '" + args.session_id + "': version " +
                            std::to_string(version.version) + " made from version " +
                            std::to_string(base.info.version) + imported_note + " (" +
-                           Describe(version) + ") with the " + version.backend + " backend (" +
-                           version.model + ")." + lines + saved.line,
+                           DescribeVersion(version) + ") with the " + version.backend +
+                           " backend (" + version.model + ")." + lines + saved.line,
                        version, args.inline_mode, std::move(extra), std::move(prepared));
 }
 
@@ -852,7 +847,7 @@ Result<mcp::ToolResult> ImageTools::Get(const GetImageArgs& args, mcp::ToolCallC
   }
   return VersionResult(
       "Session '" + session_id + "' version " + std::to_string(version.version) + " (" +
-          Describe(version) + ", " + version.operation + ")." + paging + saved_line,
+          DescribeVersion(version) + ", " + version.operation + ")." + paging + saved_line,
       version, args.inline_mode, std::move(history_fields), std::nullopt, history_in_text);
 }
 

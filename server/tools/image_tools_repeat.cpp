@@ -8,15 +8,6 @@
 #include "session/idempotency.h"
 
 namespace imgmcp::tools {
-namespace {
-
-std::string Describe(const session::VersionInfo& v) {
-  return std::to_string(v.width) + "x" + std::to_string(v.height) + " " + v.mime_type + ", " +
-         HumanBytes(v.bytes);
-}
-
-}  // namespace
-
 Result<std::optional<mcp::ToolResult>> ImageTools::Repeat(
     const std::string& tool, const std::string& session_id,
     const std::optional<session::IdempotencyRecord>& key, InlineMode mode, bool saving) {
@@ -47,7 +38,7 @@ Result<std::optional<mcp::ToolResult>> ImageTools::Repeat(
   Json extra = RecordedAnswerFields(version.details);
   extra["repeated"] = true;
   std::string summary = said + "it made version " + number + " of session '" + session_id + "' (" +
-                        Describe(version) + ") with the " + version.backend + " backend (" +
+                        DescribeVersion(version) + ") with the " + version.backend + " backend (" +
                         version.model + "), returned again; nothing was done again.";
   if (saving) {
     summary += "\nNo copy was written by this repeat (save_to): call get_image with version " +

@@ -42,10 +42,6 @@ std::string SaveFormatName(imaging::ImageFormat format) {
 
 namespace {
 
-Error Invalid(std::string message) {
-  return Error(ErrorCode::kInvalidArgument, std::move(message));
-}
-
 std::optional<imaging::ImageFormat> FormatNamed(const std::string& name) {
   if (name == "png") return imaging::ImageFormat::kPng;
   if (name == "jpeg") return imaging::ImageFormat::kJpeg;
@@ -63,19 +59,20 @@ Result<std::optional<imaging::ImageFormat>> ExtensionFormat(const std::string& n
   if (ext == ".jpg" || ext == ".jpeg") return std::optional(imaging::ImageFormat::kJpeg);
   if (ext == ".webp") return std::optional(imaging::ImageFormat::kWebp);
   if (ext == ".gif") return std::optional(imaging::ImageFormat::kGif);
-  return Invalid("'save_to' ends in " + fs::path(name).extension().string() +
-                 ", which names no image format imgmcp writes; use .png, .jpg (or .jpeg) or "
-                 ".webp, or a directory ending in '/'");
+  return InvalidArgument(
+      "'save_to' ends in " + fs::path(name).extension().string() +
+      ", which names no image format imgmcp writes; use .png, .jpg (or .jpeg) or "
+      ".webp, or a directory ending in '/'");
 }
 
 // save_to split into path components; ".." refused, "" and "." dropped.
 Status SplitPath(const std::string& text, SaveRequest& request) {
   if (text.empty()) {
-    return Invalid(
+    return InvalidArgument(
         "'save_to' is empty; give a file path such as assets/hero.png, or a directory "
         "ending in '/'");
   }
-  if (text.find('\0') != std::string::npos) return Invalid("'save_to' contains a NUL byte");
+  if (text.find('\0') != std::string::npos) return InvalidArgument("'save_to' contains a NUL byte");
   request.directory = text.back() == '/';
   size_t start = 0;
   while (start <= text.size()) {
@@ -84,13 +81,13 @@ Status SplitPath(const std::string& text, SaveRequest& request) {
     start = slash + 1;
     if (part.empty() || part == ".") continue;
     if (part == "..") {
-      return Invalid(
+      return InvalidArgument(
           "'save_to' contains '..'; give the path without it (relative paths start "
           "at the server's working directory)");
     }
     if (part.size() > NAME_MAX) {
-      return Invalid("'save_to' has a name of " + std::to_string(part.size()) + " bytes; at most " +
-                     std::to_string(NAME_MAX) + " are allowed");
+      return InvalidArgument("'save_to' has a name of " + std::to_string(part.size()) +
+                             " bytes; at most " + std::to_string(NAME_MAX) + " are allowed");
     }
     request.components.push_back(std::move(part));
   }
@@ -107,10 +104,10 @@ Status ChooseFormat(const SaveArgs& args, SaveRequest& request) {
   if (args.save_format) {
     request.format = FormatNamed(*args.save_format);
     if (named && named != request.format) {
-      return Invalid("'save_to' ends in " +
-                     fs::path(request.components.back()).extension().string() +
-                     " but 'save_format' is \"" + *args.save_format + "\"; give a name ending in " +
-                     "the save_format's extension, or leave save_format out");
+      return InvalidArgument(
+          "'save_to' ends in " + fs::path(request.components.back()).extension().string() +
+          " but 'save_format' is \"" + *args.save_format + "\"; give a name ending in " +
+          "the save_format's extension, or leave save_format out");
     }
   } else {
     request.format = named;
@@ -118,7 +115,7 @@ Status ChooseFormat(const SaveArgs& args, SaveRequest& request) {
   if (args.save_quality) {
     if (request.format != imaging::ImageFormat::kJpeg &&
         request.format != imaging::ImageFormat::kWebp) {
-      return Invalid(
+      return InvalidArgument(
           "'save_quality' applies to jpeg and webp copies only; give save_format "
           "\"jpeg\" or \"webp\" (or a save_to ending in .jpg or .webp), or leave "
           "save_quality out");
@@ -173,9 +170,10 @@ Status SaveArgs::Check(const std::string&) const {
     lone = "overwrite";
   }
   if (lone == nullptr) return Status::Ok();
-  return Invalid(std::string("'") + lone +
-                 "' goes with 'save_to' (a file path, or a directory ending in '/'), which is "
-                 "missing");
+  return InvalidArgument(
+      std::string("'") + lone +
+      "' goes with 'save_to' (a file path, or a directory ending in '/'), which is "
+      "missing");
 }
 
 Result<SaveRequest> ParseSaveRequest(const SaveArgs& args, const fs::path& working_dir) {
@@ -244,9 +242,10 @@ Result<std::optional<SavePlan>> SaveTargets::Plan(const SaveArgs& args, SaveSour
   ASSIGN_OR_RETURN(SaveRequest request, ParseSaveRequest(args, options_.working_dir));
   if (request.format == imaging::ImageFormat::kGif && source == SaveSource::kNewVersion) {
     // Refused now, not after the commit: a GIF copy is only ever the version's own bytes.
-    return Invalid("'save_to' ends in " + fs::path(request.components.back()).extension().string() +
-                   ", but a new version is never a GIF and imgmcp does not convert to GIF; use "
-                   ".png, .jpg or .webp (get_image can save a stored GIF version as .gif)");
+    return InvalidArgument(
+        "'save_to' ends in " + fs::path(request.components.back()).extension().string() +
+        ", but a new version is never a GIF and imgmcp does not convert to GIF; use "
+        ".png, .jpg or .webp (get_image can save a stored GIF version as .gif)");
   }
   SavePlan plan;
   std::vector<std::string> dir = request.components;
@@ -326,7 +325,7 @@ Result<std::string> SaveTargets::Converted(const SavePlan& plan, std::string_vie
   *format = plan.format.value_or(own);
   if (*format == own && !plan.quality) return std::string(bytes);
   if (*format == imaging::ImageFormat::kGif) {
-    return Invalid(
+    return InvalidArgument(
         "imgmcp does not write GIF: a .gif name needs a version that is a GIF already "
         "(this one is " +
         std::string(imaging::MimeTypeOf(own)) + "); use .png, .jpg or .webp");
@@ -343,7 +342,7 @@ Result<std::string> SaveTargets::Converted(const SavePlan& plan, std::string_vie
     default:
       break;
   }
-  return Invalid("no format to save the copy in");
+  return InvalidArgument("no format to save the copy in");
 }
 
 Result<SavedCopy> SaveTargets::Save(const SavePlan& plan, const std::string& session_id,

@@ -8,7 +8,7 @@
 namespace imgmcp::tools {
 
 namespace {
-constexpr char kLog[] = "tasks";
+constexpr char kTasksLog[] = "tasks";
 }  // namespace
 
 StoreTaskWatch::~StoreTaskWatch() { SetListener(nullptr); }
@@ -43,8 +43,8 @@ void StoreTaskWatch::Enqueue(const session::TaskChange& change) {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_ || !queued_ids_.insert(change.task_id).second) return;
     if (queue_.size() >= kMaxQueued) {
-      log::Warn(kLog, "dropping the report of task " + queue_.front().task_id +
-                          "'s change: too many are waiting");
+      log::Warn(kTasksLog, "dropping the report of task " + queue_.front().task_id +
+                               "'s change: too many are waiting");
       queued_ids_.erase(queue_.front().task_id);
       queue_.pop_front();
     }
@@ -74,7 +74,7 @@ void StoreTaskWatch::Loop() {
 std::optional<mcp::TaskSnapshot> StoreTaskWatch::Read(const session::TaskChange& change) {
   auto record = store_.GetTask(change.task_id, change.owner);
   if (!record.ok()) {
-    log::Warn(kLog, "task " + change.task_id + ": " + record.error().message);
+    log::Warn(kTasksLog, "task " + change.task_id + ": " + record.error().message);
     return std::nullopt;
   }
   if (!*record) return std::nullopt;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/cancellation.h"
+#include "server/tools/fixture_requests.h"
 
 namespace imgmcp::tools {
 
@@ -18,27 +19,14 @@ using mcp::ToolCallContext;
 using mcp::ToolDefinition;
 using mcp::ToolResult;
 
-ToolDefinition Tool(std::string name, std::string description, Json properties,
-                    TaskSupport support) {
+ToolDefinition TaskTool(std::string name, std::string description, Json properties,
+                        TaskSupport support) {
   ToolDefinition d;
   d.name = std::move(name);
   d.description = std::move(description);
   d.input_schema = Json{{"type", "object"}, {"properties", std::move(properties)}};
   d.task_support = support;
   return d;
-}
-
-Json Elicit(const std::string& message, const std::string& field, const char* type) {
-  Json schema = {
-      {"type", "object"}, {"properties", {{field, {{"type", type}}}}}, {"required", {field}}};
-  return {{"method", "elicitation/create"},
-          {"params", {{"message", message}, {"requestedSchema", std::move(schema)}}}};
-}
-
-ToolResult AskFor(Json requests) {
-  ToolResult r;
-  r.input_required = mcp::InputRequest{std::move(requests), std::nullopt};
-  return r;
 }
 
 // The accepted elicitation answer under `key`, or nullptr.
@@ -80,7 +68,7 @@ ToolResult ConfirmDelete(const Json& args, ToolCallContext& ctx) {
   const std::string file = args.value("filename", std::string("the file"));
   const Json* answer = Accepted(ctx.Inputs(), "confirm");
   if (answer == nullptr) {
-    return AskFor({{"confirm", Elicit("Delete " + file + "?", "confirm", "boolean")}});
+    return AskFor({{"confirm", ElicitationRequest("Delete " + file + "?", "confirm", "boolean")}});
   }
   return ToolResult::Text(answer->value("confirm", false) ? "Deleted " + file : "Kept " + file);
 }
@@ -89,8 +77,8 @@ ToolResult MultiInput(const Json&, ToolCallContext& ctx) {
   const Json* name = Accepted(ctx.Inputs(), "name");
   const Json* confirm = Accepted(ctx.Inputs(), "confirm");
   if (name == nullptr || confirm == nullptr) {
-    return AskFor({{"name", Elicit("What is your name?", "name", "string")},
-                   {"confirm", Elicit("Proceed?", "confirm", "boolean")}});
+    return AskFor({{"name", ElicitationRequest("What is your name?", "name", "string")},
+                   {"confirm", ElicitationRequest("Proceed?", "confirm", "boolean")}});
   }
   return ToolResult::Text("Hello, " + name->value("name", std::string("?")) + "; confirmed");
 }
@@ -98,7 +86,7 @@ ToolResult MultiInput(const Json&, ToolCallContext& ctx) {
 ToolResult AskNameThenTask(const Json&, ToolCallContext& ctx) {
   const Json* answer = Accepted(ctx.Inputs(), "user_name");
   if (answer == nullptr) {
-    return AskFor({{"user_name", Elicit("What is your name?", "name", "string")}});
+    return AskFor({{"user_name", ElicitationRequest("What is your name?", "name", "string")}});
   }
   return ToolResult::Text("Hello, " + answer->value("name", std::string("?")) + "!");
 }
@@ -108,33 +96,33 @@ ToolResult AskNameThenTask(const Json&, ToolCallContext& ctx) {
 Status RegisterTaskFixtures(mcp::McpServer& server) {
   const Json text = {{"type", "string"}};
   const Json number = {{"type", "number"}};
-  ToolDefinition slow = Tool("slow_compute", "Waits `seconds` (a task), then answers",
-                             {{"seconds", number}, {"label", text}}, TaskSupport::kOptional);
+  ToolDefinition slow = TaskTool("slow_compute", "Waits `seconds` (a task), then answers",
+                                 {{"seconds", number}, {"label", text}}, TaskSupport::kOptional);
   slow.as_task = [](const Json& args, const InputResponses&) { return Seconds(args) > 0; };
   ToolDefinition with_task =
-      Tool("test_tool_with_task", "Asks for a name with input_required, then becomes a task",
-           Json::object(), TaskSupport::kRequired);
+      TaskTool("test_tool_with_task", "Asks for a name with input_required, then becomes a task",
+               Json::object(), TaskSupport::kRequired);
   with_task.as_task = [](const Json&, const InputResponses& inputs) {
     return Accepted(inputs, "user_name") != nullptr;
   };
   std::vector<std::pair<ToolDefinition, mcp::ToolHandler>> tools;
   tools.emplace_back(
-      Tool("greet", "Says hello; never a task", {{"name", text}}, TaskSupport::kForbidden),
+      TaskTool("greet", "Says hello; never a task", {{"name", text}}, TaskSupport::kForbidden),
       [](const Json& args, ToolCallContext&) {
         return ToolResult::Text("Hello, " + args.value("name", std::string("?")) + "!");
       });
   tools.emplace_back(std::move(slow), SlowCompute);
-  tools.emplace_back(Tool("failing_job", "A task whose tool reports an error", Json::object(),
-                          TaskSupport::kRequired),
+  tools.emplace_back(TaskTool("failing_job", "A task whose tool reports an error", Json::object(),
+                              TaskSupport::kRequired),
                      FailingJob);
-  tools.emplace_back(Tool("protocol_error_job", "A task that fails with a protocol error",
-                          Json::object(), TaskSupport::kRequired),
+  tools.emplace_back(TaskTool("protocol_error_job", "A task that fails with a protocol error",
+                              Json::object(), TaskSupport::kRequired),
                      ProtocolErrorJob);
-  tools.emplace_back(Tool("confirm_delete", "A task that asks the client to confirm",
-                          {{"filename", text}}, TaskSupport::kRequired),
+  tools.emplace_back(TaskTool("confirm_delete", "A task that asks the client to confirm",
+                              {{"filename", text}}, TaskSupport::kRequired),
                      ConfirmDelete);
-  tools.emplace_back(Tool("multi_input", "A task that asks two questions at once", Json::object(),
-                          TaskSupport::kRequired),
+  tools.emplace_back(TaskTool("multi_input", "A task that asks two questions at once",
+                              Json::object(), TaskSupport::kRequired),
                      MultiInput);
   tools.emplace_back(std::move(with_task), AskNameThenTask);
   for (auto& [definition, handler] : tools) {

@@ -34,6 +34,11 @@ std::string HumanBytes(int64_t bytes) {
   return buf;
 }
 
+std::string DescribeVersion(const session::VersionInfo& v) {
+  return std::to_string(v.width) + "x" + std::to_string(v.height) + " " + v.mime_type + ", " +
+         HumanBytes(v.bytes);
+}
+
 namespace {
 
 // `prompt` cut to at most max_bytes without splitting a UTF-8 sequence; sets the markers.

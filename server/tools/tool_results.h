@@ -90,5 +90,7 @@ mcp::ToolResult BuildToolResult(ResultParts parts, const imaging::PreviewOptions
                                 const imaging::DecodeLimits& limits);
 
 std::string HumanBytes(int64_t bytes);
+// A version in the words of a result's text: "1024x1024 image/png, 1.2 MB".
+std::string DescribeVersion(const session::VersionInfo& v);
 
 }  // namespace imgmcp::tools

@@ -11,11 +11,10 @@
 
 #include "common/log.h"
 #include "session/postgres/libpq_api.h"
+#include "session/postgres/log_tag.h"
 
 namespace imgmcp::session::postgres {
 namespace {
-
-constexpr char kLog[] = "postgres";
 
 // SQLSTATE classes that mean "the server or the connection went away, or the transaction lost a
 // race; nothing was done and retrying may help".

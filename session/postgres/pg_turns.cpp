@@ -10,13 +10,13 @@
 
 #include "common/log.h"
 #include "session/data_dir.h"
+#include "session/postgres/log_tag.h"
 #include "session/postgres/pg_schema.h"
 #include "session/version_rules.h"
 
 namespace imgmcp::session::postgres {
 namespace {
 
-constexpr char kLog[] = "postgres";
 constexpr char kTurnsChannel[] = "imgmcp_turns";
 constexpr char kCommitsChannel[] = "imgmcp_commits";
 constexpr char kTasksChannel[] = "imgmcp_tasks";

@@ -8,13 +8,12 @@
 #include "common/random.h"
 #include "session/data_dir.h"
 #include "session/file_io.h"
+#include "session/postgres/log_tag.h"
 #include "session/postgres/pg_schema.h"
 #include "session/version_rules.h"
 
 namespace imgmcp::session::postgres {
 namespace {
-
-constexpr char kLog[] = "postgres";
 
 std::string DigestArray(const std::vector<std::string>& digests) {
   std::string out = "{";

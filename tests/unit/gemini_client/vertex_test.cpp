@@ -120,12 +120,12 @@ TEST(ProxyTest, ProxyUrlsAndTheChoicePerScheme) {
   EXPECT_FALSE(excepted->has_value());
 }
 
-class AdcTest : public testing::Test {
+class AdcTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() /
            ("imgmcp-adc-" + std::to_string(::getpid()) + "-" +
-            testing::UnitTest::GetInstance()->current_test_info()->name());
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }

@@ -17,12 +17,12 @@
 #include "server/mcp/json_rpc.h"
 #include "server/mcp/memory_sink.h"
 #include "server/mcp/server.h"
+#include "tests/unit/mcp/tool_def.h"
 
 namespace imgmcp::mcp {
 namespace {
 
 using std::chrono::milliseconds;
-constexpr milliseconds kWait{10000};
 
 // Lets a test wait until a tool is running.
 class Signal {
@@ -82,14 +82,6 @@ class FakeProvider : public ResourceProvider {
   std::string scheme_;
   std::vector<std::string> names_;
 };
-
-ToolDefinition Def(const std::string& name) {
-  ToolDefinition d;
-  d.name = name;
-  d.description = name + " tool";
-  d.input_schema = {{"type", "object"}};
-  return d;
-}
 
 class CoreTest : public ::testing::Test {
  protected:

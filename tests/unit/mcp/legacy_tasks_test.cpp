@@ -15,22 +15,13 @@
 #include "server/mcp/legacy_task_json.h"
 #include "server/mcp/memory_sink.h"
 #include "server/mcp/server.h"
+#include "tests/unit/mcp/tool_def.h"
 
 namespace imgmcp::mcp {
 namespace {
 
 using std::chrono::milliseconds;
-constexpr milliseconds kWait{5000};
 constexpr char kRelated[] = "io.modelcontextprotocol/related-task";
-
-ToolDefinition Def(const std::string& name, TaskSupport support) {
-  ToolDefinition d;
-  d.name = name;
-  d.description = name;
-  d.input_schema = {{"type", "object"}};
-  d.task_support = support;
-  return d;
-}
 
 class LegacyTasksTest : public ::testing::Test {
  protected:

@@ -14,20 +14,12 @@
 #include "server/mcp/json_rpc.h"
 #include "server/mcp/memory_sink.h"
 #include "server/mcp/server.h"
+#include "tests/unit/mcp/tool_def.h"
 
 namespace imgmcp::mcp {
 namespace {
 
 using std::chrono::milliseconds;
-constexpr milliseconds kWait{5000};
-
-ToolDefinition Def(const std::string& name) {
-  ToolDefinition d;
-  d.name = name;
-  d.description = name;
-  d.input_schema = {{"type", "object"}};
-  return d;
-}
 
 class FixedResources final : public ResourceProvider {
  public:
@@ -90,23 +82,24 @@ class ModernTest : public ::testing::Test {
                            })
             .ok());
     // A prompt that asks for the roots first (MRTR), then answers with its state.
-    ASSERT_TRUE(
-        server_
-            ->RegisterPrompt(
-                {"needs", "Needs", "asks first", {}},
-                [](const PromptCall& call) -> Result<PromptAnswer> {
-                  if (!call.inputs.responses) {
-                    PromptAnswer ask;
-                    ask.input_required = InputRequest{
-                        {{"ctx", {{"method", "roots/list"}, {"params", {}}}}}, "p-state"};
-                    return ask;
-                  }
-                  return PromptAnswer(Json{
-                      {"messages",
-                       {{{"role", "user"},
-                         {"content", {{"type", "text"}, {"text", call.inputs.request_state.value_or("")}}}}}}});
-                })
-            .ok());
+    ASSERT_TRUE(server_
+                    ->RegisterPrompt(
+                        {"needs", "Needs", "asks first", {}},
+                        [](const PromptCall& call) -> Result<PromptAnswer> {
+                          if (!call.inputs.responses) {
+                            PromptAnswer ask;
+                            ask.input_required = InputRequest{
+                                {{"ctx", {{"method", "roots/list"}, {"params", {}}}}}, "p-state"};
+                            return ask;
+                          }
+                          return PromptAnswer(
+                              Json{{"messages",
+                                    {{{"role", "user"},
+                                      {"content",
+                                       {{"type", "text"},
+                                        {"text", call.inputs.request_state.value_or("")}}}}}}});
+                        })
+                    .ok());
     server_->AddResourceProvider(std::make_shared<FixedResources>());
     connection_ = server_->Connect(sink_);
   }

@@ -7,7 +7,7 @@
 namespace imgmcp::mcp {
 namespace {
 
-ToolDefinition Def(std::string name) {
+ToolDefinition PlainDef(std::string name) {
   ToolDefinition d;
   d.name = std::move(name);
   d.description = "d";
@@ -21,13 +21,13 @@ ToolHandler Noop() {
 
 TEST(ToolRegistry, ValidatesNamesSchemasAndDuplicates) {
   ToolRegistry r;
-  EXPECT_TRUE(r.Register(MakeToolSpec(Def("good_name-1.x"), Noop())).ok());
-  EXPECT_FALSE(r.Register(MakeToolSpec(Def("good_name-1.x"), Noop())).ok());  // duplicate
-  EXPECT_FALSE(r.Register(MakeToolSpec(Def(""), Noop())).ok());
-  EXPECT_FALSE(r.Register(MakeToolSpec(Def("has space"), Noop())).ok());
-  EXPECT_FALSE(r.Register(MakeToolSpec(Def(std::string(129, 'a')), Noop())).ok());
-  EXPECT_FALSE(r.Register(MakeToolSpec(Def("no_handler"), nullptr)).ok());
-  ToolDefinition bad = Def("array_schema");
+  EXPECT_TRUE(r.Register(MakeToolSpec(PlainDef("good_name-1.x"), Noop())).ok());
+  EXPECT_FALSE(r.Register(MakeToolSpec(PlainDef("good_name-1.x"), Noop())).ok());  // duplicate
+  EXPECT_FALSE(r.Register(MakeToolSpec(PlainDef(""), Noop())).ok());
+  EXPECT_FALSE(r.Register(MakeToolSpec(PlainDef("has space"), Noop())).ok());
+  EXPECT_FALSE(r.Register(MakeToolSpec(PlainDef(std::string(129, 'a')), Noop())).ok());
+  EXPECT_FALSE(r.Register(MakeToolSpec(PlainDef("no_handler"), nullptr)).ok());
+  ToolDefinition bad = PlainDef("array_schema");
   bad.input_schema = {{"type", "array"}};
   EXPECT_FALSE(r.Register(MakeToolSpec(bad, Noop())).ok());
   EXPECT_EQ(r.size(), 1u);
@@ -38,7 +38,7 @@ TEST(ToolRegistry, ValidatesNamesSchemasAndDuplicates) {
 TEST(ToolRegistry, PaginatesInRegistrationOrder) {
   ToolRegistry r;
   for (int i = 0; i < 5; ++i)
-    ASSERT_TRUE(r.Register(MakeToolSpec(Def("t" + std::to_string(i)), Noop())).ok());
+    ASSERT_TRUE(r.Register(MakeToolSpec(PlainDef("t" + std::to_string(i)), Noop())).ok());
   std::vector<std::string> names;
   std::optional<std::string> cursor;
   int pages = 0;
@@ -83,7 +83,7 @@ TEST(Pagination, PageOfCutsWindowsAndNamesTheNextOne) {
 }
 
 TEST(ToolRegistry, SerialisesOnlyTheFieldsThatAreSet) {
-  ToolDefinition d = Def("plain");
+  ToolDefinition d = PlainDef("plain");
   Json plain = ToolDefinitionToJson(d);
   EXPECT_EQ(plain,
             (Json{{"name", "plain"}, {"description", "d"}, {"inputSchema", {{"type", "object"}}}}));

@@ -19,7 +19,7 @@ using testing::FakeClock;
 using testing::MakeVersion;
 using testing::TempDir;
 
-constexpr auto kWait = std::chrono::seconds(20);
+using testing::kWait;
 // How long a call is given to (wrongly) finish while the open is held back. Only ever waited
 // for in full when the code is right, so it cannot make a correct build flaky.
 constexpr auto kStillBlocked = std::chrono::milliseconds(100);

@@ -14,6 +14,9 @@
 
 namespace imgmcp::session::testing {
 
+// How long a test waits for something that should happen quickly.
+inline constexpr auto kWait = std::chrono::seconds(20);
+
 // A fresh directory under $TMPDIR (or /tmp), removed with everything in it at destruction.
 class TempDir {
  public:

@@ -10,10 +10,12 @@
 #include <thread>
 #include <vector>
 
+#include "test_util.h"
+
 namespace imgmcp::session {
 namespace {
 
-constexpr auto kWait = std::chrono::seconds(20);  // bound for waits that should succeed quickly
+using testing::kWait;
 
 // Records on_queued reports of one waiter and lets the test wait for a given report.
 class QueuedProbe {

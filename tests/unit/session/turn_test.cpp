@@ -20,7 +20,7 @@ using testing::FakeClock;
 using testing::MakeVersion;
 using testing::TempDir;
 
-constexpr auto kWait = std::chrono::seconds(20);
+using testing::kWait;
 
 class TurnTest : public ::testing::Test {
  protected:

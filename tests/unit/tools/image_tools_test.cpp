@@ -17,29 +17,12 @@
 #include "common/clock.h"
 #include "imaging/local_backend.h"
 #include "session/sqlite_session_store.h"
+#include "tests/unit/tools/temp_dir.h"
 
 namespace imgmcp::tools {
 namespace {
 
 constexpr auto kWait = std::chrono::seconds(20);  // bound for waits that should succeed quickly
-
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string templ =
-        std::string(base != nullptr && *base ? base : "/tmp") + "/imgmcp-tools-test-XXXXXX";
-    path_ = ::mkdtemp(templ.data()) != nullptr ? templ : "";
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 // The local engine, holding every call until `target` calls are inside at once (or kWait).
 class GatedBackend final : public imaging::ImageBackend {

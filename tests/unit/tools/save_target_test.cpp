@@ -18,29 +18,12 @@
 
 #include "imaging/codec.h"
 #include "server/tools/rooted_write.h"
+#include "tests/unit/tools/temp_dir.h"
 
 namespace imgmcp::tools {
 namespace {
 
 namespace fs = std::filesystem;
-
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string templ =
-        std::string(base != nullptr && *base ? base : "/tmp") + "/imgmcp-save-test-XXXXXX";
-    path_ = ::mkdtemp(templ.data()) != nullptr ? fs::canonical(templ) : fs::path();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 // A w x h gradient, encoded as PNG.
 std::string Png(int w, int h) {

@@ -1,0 +1,38 @@
+#include "common/ascii.h"
+
+#include <gtest/gtest.h>
+
+#include <clocale>
+
+namespace imgmcp {
+namespace {
+
+TEST(Ascii, LowerMapsOnlyAsciiLetters) {
+  EXPECT_EQ(AsciiLower("Content-TYPE: Image/PNG 42"), "content-type: image/png 42");
+  EXPECT_EQ(AsciiLower("\xC3\x89t\xC3\xA9"), "\xC3\x89t\xC3\xA9");  // UTF-8 bytes unchanged
+  EXPECT_EQ(AsciiLower(""), "");
+}
+
+TEST(Ascii, LowerIgnoresTheLocale) {
+  const std::string saved = std::setlocale(LC_CTYPE, nullptr);
+  std::setlocale(LC_CTYPE, "tr_TR.UTF-8");  // where the C library knows it (I → ı)
+  EXPECT_EQ(AsciiLower("INFO"), "info");
+  std::setlocale(LC_CTYPE, saved.c_str());
+}
+
+TEST(Ascii, EqualsIgnoreCaseComparesWholeStrings) {
+  EXPECT_TRUE(EqualsIgnoreAsciiCase("Transfer-Encoding", "transfer-encoding"));
+  EXPECT_TRUE(EqualsIgnoreAsciiCase("", ""));
+  EXPECT_FALSE(EqualsIgnoreAsciiCase("chunked", "chunked "));
+  EXPECT_FALSE(EqualsIgnoreAsciiCase("close", "clos"));
+  EXPECT_FALSE(EqualsIgnoreAsciiCase("[", "{"));  // 0x5B and 0x7B differ by 32 but are not letters
+}
+
+TEST(Ascii, TrimRemovesSpacesAndTabsAtBothEnds) {
+  EXPECT_EQ(TrimSpacesAndTabs(" \t value with space\t "), "value with space");
+  EXPECT_EQ(TrimSpacesAndTabs("\r\nvalue"), "\r\nvalue");  // only HTTP's optional whitespace
+  EXPECT_EQ(TrimSpacesAndTabs(" \t "), "");
+}
+
+}  // namespace
+}  // namespace imgmcp

@@ -1,0 +1,24 @@
+// What the protocol-core tests share: the tool definition they register: an object schema, the name
+// as its description, and the given task support.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "server/mcp/tool.h"
+
+namespace imgmcp::mcp {
+
+// How long a test waits for something that should happen quickly.
+inline constexpr std::chrono::milliseconds kWait{10000};
+
+inline ToolDefinition Def(const std::string& name, TaskSupport support = TaskSupport::kForbidden) {
+  ToolDefinition d;
+  d.name = name;
+  d.description = name;
+  d.input_schema = {{"type", "object"}};
+  d.task_support = support;
+  return d;
+}
+
+}  // namespace imgmcp::mcp
