@@ -11,33 +11,14 @@
 
 #include "common/clock.h"
 #include "session/session_store.h"
+#include "tests/unit/temp_dir.h"
 
 namespace imgmcp::session::testing {
 
 // How long a test waits for something that should happen quickly.
 inline constexpr auto kWait = std::chrono::seconds(20);
 
-// A fresh directory under $TMPDIR (or /tmp), removed with everything in it at destruction.
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string templ =
-        std::string(base != nullptr && *base ? base : "/tmp") + "/imgmcp-session-test-XXXXXX";
-    char* made = ::mkdtemp(templ.data());
-    path_ = made != nullptr ? std::filesystem::path(made) : std::filesystem::path();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using test_util::TempDir;  // tests/unit/temp_dir.h
 
 // Wall time set by the test; steady time is real.
 class FakeClock final : public Clock {

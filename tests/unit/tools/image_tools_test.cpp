@@ -17,10 +17,12 @@
 #include "common/clock.h"
 #include "imaging/local_backend.h"
 #include "session/sqlite_session_store.h"
-#include "tests/unit/tools/temp_dir.h"
+#include "tests/unit/temp_dir.h"
 
 namespace imgmcp::tools {
 namespace {
+
+using test_util::TempDir;
 
 constexpr auto kWait = std::chrono::seconds(20);  // bound for waits that should succeed quickly
 

@@ -18,10 +18,12 @@
 
 #include "imaging/codec.h"
 #include "server/tools/rooted_write.h"
-#include "tests/unit/tools/temp_dir.h"
+#include "tests/unit/temp_dir.h"
 
 namespace imgmcp::tools {
 namespace {
+
+using test_util::TempDir;
 
 namespace fs = std::filesystem;
 

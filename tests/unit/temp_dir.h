@@ -1,5 +1,5 @@
-// A fresh directory under $TMPDIR (or /tmp) for the tools tests, by its canonical path (the
-// rooted writes of save_to compare real paths); removed with everything in it at destruction.
+// A fresh directory under $TMPDIR (or /tmp) for a unit test, by its canonical path (the rooted
+// writes of save_to compare real paths); removed with everything in it at destruction.
 #pragma once
 
 #include <stdlib.h>
@@ -9,14 +9,14 @@
 #include <string>
 #include <system_error>
 
-namespace imgmcp::tools {
+namespace imgmcp::test_util {
 
 class TempDir {
  public:
   TempDir() {
     const char* base = std::getenv("TMPDIR");
     std::string templ =
-        std::string(base != nullptr && *base ? base : "/tmp") + "/imgmcp-tools-test-XXXXXX";
+        std::string(base != nullptr && *base ? base : "/tmp") + "/imgmcp-unit-test-XXXXXX";
     path_ = ::mkdtemp(templ.data()) != nullptr ? std::filesystem::canonical(templ)
                                                : std::filesystem::path();
   }
@@ -32,4 +32,4 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-}  // namespace imgmcp::tools
+}  // namespace imgmcp::test_util
