@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <clocale>
-
 namespace imgmcp {
 namespace {
 
@@ -11,13 +9,6 @@ TEST(Ascii, LowerMapsOnlyAsciiLetters) {
   EXPECT_EQ(AsciiLower("Content-TYPE: Image/PNG 42"), "content-type: image/png 42");
   EXPECT_EQ(AsciiLower("\xC3\x89t\xC3\xA9"), "\xC3\x89t\xC3\xA9");  // UTF-8 bytes unchanged
   EXPECT_EQ(AsciiLower(""), "");
-}
-
-TEST(Ascii, LowerIgnoresTheLocale) {
-  const std::string saved = std::setlocale(LC_CTYPE, nullptr);
-  std::setlocale(LC_CTYPE, "tr_TR.UTF-8");  // where the C library knows it (I → ı)
-  EXPECT_EQ(AsciiLower("INFO"), "info");
-  std::setlocale(LC_CTYPE, saved.c_str());
 }
 
 TEST(Ascii, EqualsIgnoreCaseComparesWholeStrings) {

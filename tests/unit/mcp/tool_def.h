@@ -1,5 +1,5 @@
-// What the protocol-core tests share: the tool definition they register: an object schema, the name
-// as its description, and the given task support.
+// What the protocol-core tests share: how long they wait, and the tool definition they register
+// (an object schema, the name as its description, the given task support).
 #pragma once
 
 #include <chrono>
