@@ -152,6 +152,7 @@ Result<CommitPlan> ChainStore::PlanCommit(const std::string& session_id, int64_t
   CommitPlan plan;
   plan.session_id = session_id;
   plan.key = key;
+  if (key.has_value()) plan.claims_task = TaskIdOfKey(key->key);
   plan.last_issued = last_issued;
   plan.now_ms = NowMs();
   plan.created_at =

@@ -52,6 +52,12 @@ struct CommitPlan {
   std::string created_at;  // RFC 3339 of now_ms
   std::vector<Planned> versions;
   std::optional<IdempotencyRecord> key;  // recorded with the last version, in the same transaction
+  // The task whose commit this is (a key made by TaskIdempotencyKey), or "". The store claims the
+  // task's row in the same transaction (sets its version while it is working or input_required
+  // and has none); a row it cannot claim — the task was cancelled or stopped, or has no row —
+  // refuses the whole commit (TaskEndedBeforeCommitError). The one decision between a commit and a
+  // cancel (task_records.h TaskUpdate::unless_committed).
+  std::string claims_task;
 };
 
 // A clear as planned: the session, its counter when the turn started, the moment, and the key to
@@ -141,8 +147,9 @@ class ChainStore : public SessionStore {
   // The session's state as of now, read by the holder of its turn.
   virtual Result<TurnStart> ReadTurnStart(const std::string& session_id) = 0;
   // Writes `plan` durably (all versions or none; the counter moves from plan.last_issued), with
-  // plan.key and the retention prune in the same transaction; returns what the prune removed (the
-  // keys of pruned versions go with them). Called only by the holder of the session's turn.
+  // plan.key, the claim of plan.claims_task and the retention prune in the same transaction;
+  // returns what the prune removed (the keys of pruned versions go with them). Called only by the
+  // holder of the session's turn.
   virtual Result<std::vector<RemovedVersion>> WriteCommit(TurnHold& turn,
                                                           const CommitPlan& plan) = 0;
   // Deletes every version of the session (the counter stays) with their keys and an earlier

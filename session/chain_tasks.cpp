@@ -48,6 +48,9 @@ Result<TaskRecord> ChainStore::UpdateTask(const TaskUpdate& update) {
   bool applied = false;
   ASSIGN_OR_RETURN(std::optional<TaskRow> row, WriteTaskUpdate(update, NowMs(), &applied));
   if (!row.has_value() || TaskExpired(*row, NowMs())) return UnknownTaskError(update.task_id);
+  if (!applied && !IsTerminal(row->record.status) && row->record.version.has_value()) {
+    return TaskAlreadyCommittedError(update.task_id, *row->record.version);
+  }
   if (!applied) return TaskAlreadyTerminalError(update.task_id, row->record.status);
   return std::move(row->record);
 }

@@ -265,8 +265,11 @@ class SessionStore {
   }
   // Applies `update` to a task that is not terminal and returns the new row. kNotFound when the
   // task is unknown, expired or not the owner's; kFailedPrecondition (naming the status) when it
-  // is already terminal; kInvalidArgument for an update that makes no sense (completed without a
-  // result, failed without an error).
+  // is already terminal; kConflict (naming the version) for an update `unless_committed` of a
+  // task whose commit has claimed its row; kInvalidArgument for an update that makes no sense
+  // (completed without a result, failed without an error). A commit with the task's key
+  // (TaskIdempotencyKey) claims the row in its own transaction, and is refused (kCancelled,
+  // nothing committed) when the task already ended: a commit and a cancel are decided once.
   virtual Result<TaskRecord> UpdateTask(const TaskUpdate& /*update*/) {
     return Error(ErrorCode::kUnsupported, "this session store keeps no tasks");
   }

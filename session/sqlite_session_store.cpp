@@ -358,6 +358,10 @@ Result<std::vector<RemovedVersion>> SqliteSessionStore::WriteCommit(TurnHold&,
   std::vector<RemovedVersion> pruned;
   Status written = InWriteTransaction(db, [&]() -> Status {
     RETURN_IF_ERROR(sqlite_rows::InsertCommit(db, plan, files));
+    if (!plan.claims_task.empty()) {
+      RETURN_IF_ERROR(
+          sqlite_tasks::ClaimForCommit(db, plan.claims_task, plan.versions.back().number));
+    }
     if (options().max_versions_per_session <= 0) return Status::Ok();
     ASSIGN_OR_RETURN(pruned, sqlite_rows::PruneVersions(db, plan.session_id,
                                                         options().max_versions_per_session));

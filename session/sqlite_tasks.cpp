@@ -85,7 +85,8 @@ Result<std::optional<TaskRow>> UpdateTask(SqliteDb& db, const TaskUpdate& update
       db.Prepare(std::string("UPDATE tasks SET status = ?1, status_message = coalesce(?2, "
                              "status_message), result_json = coalesce(?3, result_json), version "
                              "= coalesce(?4, version), error_json = coalesce(?5, error_json), "
-                             "updated_ms = ?6 WHERE task_id = ?7 AND owner = ?8 AND ") +
+                             "updated_ms = ?6 WHERE task_id = ?7 AND owner = ?8 AND (?9 = 0 OR "
+                             "version IS NULL) AND ") +
                  kNotTerminal + " RETURNING " + kColumns));
   st.Bind(1, TaskStatusName(update.status));
   BindOptional(st, 2, update.status_message);
@@ -93,12 +94,25 @@ Result<std::optional<TaskRow>> UpdateTask(SqliteDb& db, const TaskUpdate& update
   st.Bind(4, update.version);
   BindOptional(st, 5, update.error_json);
   st.Bind(6, now_ms).Bind(7, update.task_id).Bind(8, update.owner);
+  st.Bind(9, static_cast<int64_t>(update.unless_committed ? 1 : 0));
   ASSIGN_OR_RETURN(std::vector<TaskRow> rows, ReadRows(st));
   *applied = !rows.empty();
   if (*applied) return std::optional<TaskRow>(std::move(rows.front()));
   ASSIGN_OR_RETURN(std::optional<TaskRow> row, LoadTask(db, update.task_id));
   if (row.has_value() && row->record.owner != update.owner) row.reset();
   return row;
+}
+
+Status ClaimForCommit(SqliteDb& db, const std::string& task_id, int64_t version) {
+  ASSIGN_OR_RETURN(Statement st,
+                   db.Prepare(std::string("UPDATE tasks SET version = ?1 WHERE task_id = ?2 AND "
+                                          "version IS NULL AND ") +
+                              kNotTerminal + " RETURNING task_id"));
+  st.Bind(1, version).Bind(2, task_id);
+  int64_t claimed = 0;
+  RETURN_IF_ERROR(st.ForEachRow([&](Statement&) { ++claimed; }));
+  if (claimed == 0) return TaskEndedBeforeCommitError(task_id);
+  return Status::Ok();
 }
 
 Result<std::vector<TaskRow>> ListTasks(SqliteDb& db, const std::string& owner,

@@ -20,6 +20,10 @@ Result<std::optional<TaskRow>> LoadTask(SqliteDb& db, const std::string& task_id
 // is afterwards (nullopt: no row of this owner); *applied says whether it changed.
 Result<std::optional<TaskRow>> UpdateTask(SqliteDb& db, const TaskUpdate& update, int64_t now_ms,
                                           bool* applied);
+// Claims the task's row for a commit (CommitPlan::claims_task): sets its version while it is not
+// terminal and has none. TaskEndedBeforeCommitError when there is no such row. Run inside the
+// commit's write transaction.
+Status ClaimForCommit(SqliteDb& db, const std::string& task_id, int64_t version);
 // The owner's rows not expired at now_ms, newest first, after (after_ms, after_id) when given.
 Result<std::vector<TaskRow>> ListTasks(SqliteDb& db, const std::string& owner,
                                        std::optional<std::pair<int64_t, std::string>> after,

@@ -43,6 +43,18 @@ bool IsValidTaskId(std::string_view task_id) {
   return true;
 }
 
-std::string TaskIdempotencyKey(std::string_view task_id) { return "task:" + std::string(task_id); }
+namespace {
+constexpr std::string_view kTaskKeyPrefix = "task:";
+}  // namespace
+
+std::string TaskIdempotencyKey(std::string_view task_id) {
+  return std::string(kTaskKeyPrefix) + std::string(task_id);
+}
+
+std::string TaskIdOfKey(std::string_view key) {
+  if (key.substr(0, kTaskKeyPrefix.size()) != kTaskKeyPrefix) return "";
+  const std::string_view id = key.substr(kTaskKeyPrefix.size());
+  return IsValidTaskId(id) ? std::string(id) : "";
+}
 
 }  // namespace imgmcp::session

@@ -30,6 +30,8 @@ bool IsValidTaskId(std::string_view task_id);
 
 // The idempotency key a task's commit records: "task:" + task id.
 std::string TaskIdempotencyKey(std::string_view task_id);
+// The task id of a key TaskIdempotencyKey made; "" for any other key.
+std::string TaskIdOfKey(std::string_view key);
 
 // What CreateTask is given.
 struct NewTask {
@@ -54,7 +56,9 @@ struct TaskRecord {
   std::string status_message;
   // Terminal states: completed → the CallToolResult as JSON text (isError results included), and
   // the committed version when the task made one; failed → the JSON-RPC error object as JSON
-  // text. Empty otherwise.
+  // text. Empty otherwise. `version` is also set, while the task is still working, by the
+  // transaction that commits its version (the commit claims the row): from then on neither a
+  // cancel nor a shutdown can end it any other way than completed.
   std::string result_json;
   std::optional<int64_t> version;
   std::string error_json;
@@ -75,6 +79,10 @@ struct TaskUpdate {
   std::optional<std::string> result_json;  // with kCompleted
   std::optional<int64_t> version;          // with kCompleted
   std::optional<std::string> error_json;   // with kFailed
+  // A cancel, or a shutdown that fails the task: applies only while the task's commit has not
+  // claimed the row (TaskRecord::version still unset). Once the commit has claimed it the task
+  // completes with that version, and UpdateTask answers kConflict naming it.
+  bool unless_committed = false;
 };
 
 struct TaskPage {

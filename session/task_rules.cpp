@@ -88,6 +88,17 @@ Error TaskAlreadyTerminalError(const std::string& task_id, TaskStatus status) {
                    "task " + task_id + " is already " + std::string(TaskStatusName(status)));
 }
 
+Error TaskAlreadyCommittedError(const std::string& task_id, int64_t version) {
+  return MakeError(ErrorCode::kConflict, "task " + task_id + " already committed version " +
+                                             std::to_string(version) + " and completes with it");
+}
+
+Error TaskEndedBeforeCommitError(const std::string& task_id) {
+  return MakeError(ErrorCode::kCancelled, "task " + task_id +
+                                              " was cancelled or stopped before its commit; "
+                                              "nothing was committed");
+}
+
 Error UnknownTaskError(const std::string& task_id) {
   return MakeError(ErrorCode::kNotFound, "unknown task \"" + task_id.substr(0, 64) + "\"");
 }

@@ -55,6 +55,12 @@ bool DecodeTaskCursor(const std::string& cursor, int64_t* created_ms, std::strin
 std::string RunnerStoppedErrorJson(std::string_view runner_kind);
 // kFailedPrecondition for an update of a task that is already `status`.
 Error TaskAlreadyTerminalError(const std::string& task_id, TaskStatus status);
+// kConflict for a cancel or shutdown of a task whose commit already claimed its row (it completes
+// with `version`).
+Error TaskAlreadyCommittedError(const std::string& task_id, int64_t version);
+// kCancelled for a commit whose task was ended (cancelled, or failed by a shutdown) before the
+// commit could claim its row: nothing was committed.
+Error TaskEndedBeforeCommitError(const std::string& task_id);
 // kNotFound for a task that is unknown, expired or another owner's (indistinguishable).
 Error UnknownTaskError(const std::string& task_id);
 

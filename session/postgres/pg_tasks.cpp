@@ -164,7 +164,7 @@ Result<std::optional<TaskRow>> PostgresSessionStore::WriteTaskUpdate(const TaskU
                              "coalesce($2, status_message), result_json = coalesce($3, "
                              "result_json), version = coalesce($4::bigint, version), error_json = "
                              "coalesce($5, error_json), updated_ms = $6 WHERE task_id = $7 AND "
-                             "owner = $8 AND ") +
+                             "owner = $8 AND (NOT $11::boolean OR version IS NULL) AND ") +
                      kNotTerminal + " RETURNING " + kColumns + ") SELECT " + kColumns +
                      ", pg_notify('imgmcp_tasks', CASE WHEN runner = $10 THEN $9 ELSE '" +
                      kAnyOrigin +
@@ -174,7 +174,8 @@ Result<std::optional<TaskRow>> PostgresSessionStore::WriteTaskUpdate(const TaskU
                   PgParam::OptionalInt(update.version), OptionalText(update.error_json),
                   PgParam::Int(now_ms), PgParam::Text(update.task_id), PgParam::Text(update.owner),
                   PgParam::Text(origin_),
-                  PgParam::Text(kRunnerPrefix + std::to_string(turns_->replica_id()))},
+                  PgParam::Text(kRunnerPrefix + std::to_string(turns_->replica_id())),
+                  PgParam::Text(update.unless_committed ? "true" : "false")},
                  "updating a task"));
   ASSIGN_OR_RETURN(std::vector<TaskRow> rows, ReadRows(r));
   *applied = !rows.empty();
@@ -182,6 +183,19 @@ Result<std::optional<TaskRow>> PostgresSessionStore::WriteTaskUpdate(const TaskU
   ASSIGN_OR_RETURN(std::optional<TaskRow> row, LoadTaskRow(update.task_id));
   if (row.has_value() && row->record.owner != update.owner) row.reset();
   return row;
+}
+
+// The row lock this takes orders the commit against a concurrent cancel (WriteTaskUpdate with
+// unless_committed): whichever writes the row first decides, and the other sees its outcome.
+Status PostgresSessionStore::ClaimTask(PgConnection& conn, const CommitPlan& plan) {
+  ASSIGN_OR_RETURN(PgResult r, conn.Exec(std::string("UPDATE imgmcp.tasks SET version = $1 WHERE "
+                                                     "task_id = $2 AND version IS NULL AND ") +
+                                             kNotTerminal + " RETURNING 1",
+                                         {PgParam::Int(plan.versions.back().number),
+                                          PgParam::Text(plan.claims_task)},
+                                         "claiming the task of a commit"));
+  if (r.Rows() == 0) return TaskEndedBeforeCommitError(plan.claims_task);
+  return Status::Ok();
 }
 
 Result<std::vector<TaskRow>> PostgresSessionStore::ListTaskRows(

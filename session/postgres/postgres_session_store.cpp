@@ -280,6 +280,7 @@ Status PostgresSessionStore::WriteRows(PgConnection& conn, const CommitPlan& pla
     RETURN_IF_ERROR(
         InsertKey(conn, id, *plan.key, "version", plan.versions.back().number, plan.now_ms));
   }
+  if (!plan.claims_task.empty()) RETURN_IF_ERROR(ClaimTask(conn, plan));
   if (options().max_versions_per_session > 0) {
     ASSIGN_OR_RETURN(
         PgResult old,

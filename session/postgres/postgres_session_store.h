@@ -100,6 +100,8 @@ class PostgresSessionStore final : public ChainStore {
   // The steps of WriteCommit.
   Status WriteRows(PgConnection& conn, const CommitPlan& plan, const PgTicket& ticket,
                    std::vector<RemovedVersion>* pruned);
+  // Claims plan.claims_task's row in the commit's transaction (pg_tasks.cpp).
+  Status ClaimTask(PgConnection& conn, const CommitPlan& plan);
   // After COMMIT failed on a broken connection: Ok if the commit happened after all.
   Status CheckOutcome(const CommitPlan& plan, const Error& commit_error);
   // Deletes the blobs among `digests` that no version refers to any more (best effort).

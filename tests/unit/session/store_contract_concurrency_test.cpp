@@ -3,8 +3,9 @@
 // sessions in parallel, many threads on one session and on many (no lost update, versions exactly
 // once, commit order = arrival order, every parent the previous version), reads that never mix
 // two moments, two stores on one backing (processes or replicas) sharing one order, an
-// idempotency key applied once however its callers race, and a task that two stores race to
-// complete and to cancel ending exactly one way.
+// idempotency key applied once however its callers race, a task that two stores race to
+// complete and to cancel ending exactly one way, and a task's commit racing its cancel decided
+// once (cancelled and nothing committed, or committed and not cancelled).
 //
 // How arrival order is made observable in the stress tests: a thread takes `entry_mu` (its
 // session's), appends itself to the arrival log and calls AcquireTurn; it lets go of `entry_mu`
@@ -17,6 +18,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <future>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <set>
@@ -536,6 +538,77 @@ TYPED_TEST(StoreConcurrencyTest, ACompleteAndACancelRacingHaveExactlyOneWinner) 
       EXPECT_EQ((*read)->status, winner);
     }
   }
+}
+
+// A task's commit (through one store) and its cancel (through another: a tasks/cancel on another
+// replica or process) start together, round after round, the cancel a little later each round
+// (0 to 10 ms: from before the commit's transaction to after it). Whichever reaches the task's row
+// first decides, and the other sees it: the commit is refused and nothing is committed, or the
+// cancel is refused naming the version and the task is not cancelled. Never both, never neither.
+TYPED_TEST(StoreConcurrencyTest, ATasksCommitAndItsCancelAreDecidedOnce) {
+  std::unique_ptr<SessionStore> other = this->Open();
+  ASSERT_NE(other, nullptr);
+  constexpr int kRounds = 40;
+  int committed_rounds = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    const std::string session = "race" + std::to_string(round);
+    NewTask task;
+    task.owner = "o";
+    task.session_id = session;
+    task.tool = "edit_image";
+    Result<TaskRecord> t = this->store_->CreateTask(task);
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    TaskUpdate cancel;
+    cancel.task_id = t->task_id;
+    cancel.owner = "o";
+    cancel.status = TaskStatus::kCancelled;
+    cancel.unless_committed = true;
+    Result<std::unique_ptr<EditTurn>> turn = this->store_->AcquireTurn(session, {});
+    ASSERT_TRUE(turn.ok()) << turn.error().message;
+    std::promise<void> go;
+    std::shared_future<void> start = go.get_future().share();
+    auto committer = std::async(std::launch::async, [&] {
+      start.wait();
+      return (*turn)->Commit(MakeVersion("bytes" + std::to_string(round)),
+                             IdempotencyRecord{TaskIdempotencyKey(t->task_id), "d"});
+    });
+    auto canceller = std::async(std::launch::async, [&] {
+      start.wait();
+      std::this_thread::sleep_for(std::chrono::microseconds(250 * round));  // the stagger
+      return other->UpdateTask(cancel);
+    });
+    go.set_value();
+    ASSERT_EQ(committer.wait_for(kWait), std::future_status::ready);
+    ASSERT_EQ(canceller.wait_for(kWait), std::future_status::ready);
+    Result<VersionInfo> commit = committer.get();
+    Result<TaskRecord> cancelled = canceller.get();
+    turn->reset();
+    ASSERT_NE(commit.ok(), cancelled.ok()) << "round " << round;
+    Result<std::optional<TaskRecord>> read = this->store_->GetTask(t->task_id, "o");
+    ASSERT_TRUE(read.ok() && read->has_value());
+    if (commit.ok()) {
+      ++committed_rounds;
+      EXPECT_EQ(cancelled.error().code, ErrorCode::kConflict) << cancelled.error().message;
+      EXPECT_NE(cancelled.error().message.find("already committed version 1"), std::string::npos)
+          << cancelled.error().message;
+      EXPECT_EQ((*read)->status, TaskStatus::kWorking);  // its run records the completion
+      EXPECT_EQ((*read)->version, 1);
+      EXPECT_EQ(this->store_->History(session)->size(), 1u);
+    } else {
+      EXPECT_EQ(commit.error().code, ErrorCode::kCancelled) << commit.error().message;
+      EXPECT_EQ((*read)->status, TaskStatus::kCancelled);
+      EXPECT_FALSE((*read)->version.has_value());
+      EXPECT_FALSE(this->store_->SessionExists(session));  // nothing was committed
+      Result<std::optional<AppliedKey>> key =
+          this->store_->FindAppliedKey(session, TaskIdempotencyKey(t->task_id));
+      ASSERT_TRUE(key.ok());
+      EXPECT_FALSE(key->has_value());
+    }
+  }
+  // Which one wins is the race's; both outcomes are expected over the rounds, but neither is
+  // required (a fast machine may let one side win every time).
+  std::cout << TypeParam::kName << ": the commit won " << committed_rounds << " of " << kRounds
+            << " rounds\n";
 }
 
 }  // namespace

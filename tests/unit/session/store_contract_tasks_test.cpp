@@ -346,5 +346,70 @@ TYPED_TEST(StoreTaskTest, ATaskWhoseRunnerStoppedAfterCommittingIsCompletedFromT
   EXPECT_EQ(this->store_->History("s")->size(), 2u);  // nothing committed twice
 }
 
+// A commit with the task's key claims its row in the same transaction: a cancel afterwards (one
+// that must not undo a commit, unless_committed) is refused naming the version, and the task can
+// still complete. A plain cancel of a task without a commit goes through as before.
+TYPED_TEST(StoreTaskTest, ACommitClaimsItsTaskSoALaterCancelIsTooLate) {
+  const TaskRecord t = this->Create();
+  {
+    auto turn = this->store_->AcquireTurn("s", {});
+    ASSERT_TRUE(turn.ok());
+    Result<VersionInfo> committed = (*turn)->Commit(
+        MakeVersion("bytes"), IdempotencyRecord{TaskIdempotencyKey(t.task_id), "digest"});
+    ASSERT_TRUE(committed.ok()) << committed.error().message;
+  }
+  std::optional<TaskRecord> claimed = this->Get(*this->store_, t.task_id);
+  ASSERT_TRUE(claimed.has_value());
+  EXPECT_EQ(claimed->status, TaskStatus::kWorking);
+  EXPECT_EQ(claimed->version, 1);
+  for (TaskStatus end : {TaskStatus::kCancelled, TaskStatus::kFailed}) {
+    TaskUpdate stop{t.task_id, "owner-a", end};
+    stop.unless_committed = true;
+    if (end == TaskStatus::kFailed) stop.error_json = R"({"code":-32603,"message":"shut down"})";
+    Result<TaskRecord> refused = this->store_->UpdateTask(stop);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().code, ErrorCode::kConflict);
+    EXPECT_EQ(refused.error().message,
+              "task " + t.task_id + " already committed version 1 and completes with it");
+  }
+  ASSERT_TRUE(this->Update(t.task_id, TaskStatus::kCompleted).ok());
+  EXPECT_EQ(this->Get(*this->store_, t.task_id)->version, 1);
+}
+
+// A task ended before its commit (cancelled, or failed by a shutdown) makes the commit fail
+// whole: no version, no key, no session row — and the task stays as it ended.
+TYPED_TEST(StoreTaskTest, ACommitOfATaskThatEndedIsRefusedAndCommitsNothing) {
+  for (TaskStatus end : {TaskStatus::kCancelled, TaskStatus::kFailed}) {
+    const std::string session = end == TaskStatus::kCancelled ? "c" : "f";
+    const TaskRecord t = this->Create("owner-a", session);
+    TaskUpdate stop{t.task_id, "owner-a", end};
+    stop.unless_committed = true;
+    if (end == TaskStatus::kFailed) stop.error_json = R"({"code":-32603,"message":"shut down"})";
+    ASSERT_TRUE(this->store_->UpdateTask(stop).ok());
+    auto turn = this->store_->AcquireTurn(session, {});
+    ASSERT_TRUE(turn.ok());
+    Result<VersionInfo> commit = (*turn)->Commit(
+        MakeVersion("bytes"), IdempotencyRecord{TaskIdempotencyKey(t.task_id), "digest"});
+    ASSERT_FALSE(commit.ok());
+    EXPECT_EQ(commit.error().code, ErrorCode::kCancelled);
+    EXPECT_EQ(commit.error().message, "task " + t.task_id +
+                                          " was cancelled or stopped before its commit; nothing "
+                                          "was committed");
+    EXPECT_EQ((*turn)->LastIssuedVersion(), 0);
+    turn->reset();
+    EXPECT_FALSE(this->store_->SessionExists(session));
+    EXPECT_EQ(this->Get(*this->store_, t.task_id)->status, end);
+    EXPECT_FALSE(this->Get(*this->store_, t.task_id)->version.has_value());
+  }
+  // A commit naming a task that has no row (never created, or gone) is refused the same way.
+  auto turn = this->store_->AcquireTurn("n", {});
+  ASSERT_TRUE(turn.ok());
+  Result<VersionInfo> orphan = (*turn)->Commit(
+      MakeVersion("bytes"),
+      IdempotencyRecord{TaskIdempotencyKey("0123456789abcdef0123456789abcdef"), "d"});
+  ASSERT_FALSE(orphan.ok());
+  EXPECT_EQ(orphan.error().code, ErrorCode::kCancelled);
+}
+
 }  // namespace
 }  // namespace imgmcp::session
