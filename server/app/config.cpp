@@ -439,6 +439,14 @@ constexpr FlagSpec kFlags[] = {
              "the version it committed stays",
      .set = SetInt<&Config::task_ttl_seconds, 1, 30 * 24 * 3600>,
      .default_text = ShowDefault<&Config::task_ttl_seconds>},
+    {.name = "--max-tasks-per-owner",
+     .env = "IMGMCP_MAX_TASKS_PER_OWNER",
+     .value = "N",
+     .help = "tasks of one caller (the same credentials) not yet finished in this process; "
+             "beyond it a new task is refused at once with an error naming the limit. 0 = no "
+             "limit",
+     .set = SetInt<&Config::max_tasks_per_owner, 0, 100000>,
+     .default_text = ShowDefault<&Config::max_tasks_per_owner>},
 
     {.heading = "Other"},
     {.name = "--conformance-fixtures",

@@ -79,6 +79,7 @@ struct Config {
   int drain_timeout_seconds = 30;
   // How long a finished task (MCP tasks extension) stays readable; --task-ttl / IMGMCP_TASK_TTL.
   int task_ttl_seconds = 3600;
+  int max_tasks_per_owner = 32;  // --max-tasks-per-owner
   bool conformance_fixtures = false;
   std::string log_level = "info";   // a name log::ParseLevel accepts
   std::string log_format = "text";  // --log-format / IMGMCP_LOG_FORMAT: text or json

@@ -73,6 +73,8 @@ Result<std::unique_ptr<WiredServer>> WiredServer::Build(const Config& config) {
     server_options.task_watch = wired->task_watch_.get();
   }
   server_options.tasks.ttl_ms = int64_t{config.task_ttl_seconds} * 1000;
+  server_options.tasks.max_per_owner = static_cast<size_t>(config.max_tasks_per_owner);
+  server_options.tasks.max_running = server_options.max_concurrent_calls;
   server_options.metrics = wired->metrics_.get();
   server_options.tasks.metrics = wired->metrics_.get();
   wired->server_ = std::make_unique<mcp::McpServer>(std::move(server_options));

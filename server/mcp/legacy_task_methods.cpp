@@ -50,17 +50,19 @@ Connection::Outcome Connection::LegacyCancelTask(RequestScope& scope, const Task
   if (!HasTasksUtility(scope.protocol_version)) {
     return Outcome::Fail(MethodNotFound(methods::kTasksCancel));
   }
-  std::optional<TaskSnapshot> ended;
-  Status cancelled = server_.tasks().Cancel(params.task_id, scope.owner, &ended);
+  auto cancelled = server_.tasks().Cancel(params.task_id, scope.owner);
   if (!cancelled.ok()) return Outcome::Fail(UnknownLegacyTask(params.task_id));
-  if (ended) {
-    return Outcome::Fail(
-        InvalidParams(std::string("Cannot cancel task: already in terminal status '") +
-                      LegacyStatusName(*ended) + "'"));
+  switch (cancelled->kind) {
+    case CancelOutcome::Kind::kCancelled:
+      return Outcome::Of(LegacyTaskJson(cancelled->task));
+    case CancelOutcome::Kind::kTooLate:
+      return Outcome::Fail(InvalidParams("Cannot cancel task: " + cancelled->message));
+    case CancelOutcome::Kind::kEnded:
+      break;
   }
-  auto task = server_.tasks().Get(params.task_id, scope.owner);
-  if (!task) return Outcome::Fail(UnknownLegacyTask(params.task_id));
-  return Outcome::Of(LegacyTaskJson(*task));
+  return Outcome::Fail(
+      InvalidParams(std::string("Cannot cancel task: already in terminal status '") +
+                    LegacyStatusName(cancelled->task) + "'"));
 }
 
 Connection::Outcome Connection::ListTasks(RequestScope& scope, const ListParams& params) {

@@ -31,7 +31,7 @@ McpServer::McpServer(ServerOptions options)
 
 McpServer::~McpServer() {
   if (options_.task_watch != nullptr) options_.task_watch->SetListener(nullptr);
-  tasks_.CancelAll();  // running tasks end before the pool joins them
+  tasks_.Shutdown("the server shut down before this task finished; nothing was committed");
   pool_.Shutdown();
 }
 

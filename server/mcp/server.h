@@ -147,8 +147,8 @@ class McpServer {
   Notifier notifier_{*this};
   std::mutex connections_mu_;  // guards connections_
   std::vector<std::weak_ptr<Connection>> connections_;
-  TaskRunner tasks_{pool_, options_.tasks};  // runs on pool_; outlives it
-  WorkerPool pool_;  // last: destroyed (joined) first, while everything above is still alive
+  WorkerPool pool_;                   // destroyed (joined) before everything above
+  TaskRunner tasks_{options_.tasks};  // last: its own pool is joined first
 };
 
 }  // namespace imgmcp::mcp

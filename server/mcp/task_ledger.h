@@ -26,6 +26,12 @@ class TaskLedger {
   // kFailedPrecondition when it is terminal already (e.g. cancelled by another replica).
   virtual Result<TaskSnapshot> Set(const std::string& task_id, const std::string& owner,
                                    TaskState state, const std::optional<Json>& payload) = 0;
+  // Ends a task that is not terminal with `state` (kCancelled, or kFailed with its error) unless
+  // the task's commit has claimed it: kConflict then, naming the version it completes with;
+  // kFailedPrecondition when it is terminal already. Decided atomically against that commit.
+  virtual Result<TaskSnapshot> EndUncommitted(const std::string& task_id, const std::string& owner,
+                                              TaskState state,
+                                              const std::optional<Json>& error) = 0;
   // The owner's tasks, newest first, at most `limit` (<= 0: the ledger's page). A cursor it did
   // not make is kInvalidArgument. A ledger that cannot list answers kUnsupported.
   virtual Result<TaskList> List(const std::string& /*owner*/,

@@ -18,6 +18,9 @@ namespace imgmcp::mcp {
 
 namespace {
 constexpr char kTasksLog[] = "tasks";
+// How long a cancel that came too late waits for the task's run to record its completion (it has
+// committed; what is left is building its result).
+constexpr auto kCommittedTaskWait = std::chrono::seconds(30);
 
 std::string Now() { return FormatRfc3339(std::chrono::system_clock::now()); }
 
@@ -36,12 +39,12 @@ bool Terminal(TaskState state) {
 // server→client requests (it asks with input_required instead), and its own cancellation.
 class TaskCallContext final : public ToolCallContext {
  public:
-  TaskCallContext(std::string task_id, const TaskCall& call, std::stop_token token,
+  TaskCallContext(std::string task_id, std::shared_ptr<const TaskCall> call, std::stop_token token,
                   InputResponses inputs, std::unique_ptr<CallReservation> reservation,
                   std::function<bool()> cancelled)
       : cancelled_(std::move(cancelled)),
         task_id_(std::move(task_id)),
-        call_(call),
+        call_(std::move(call)),
         token_(std::move(token)),
         inputs_(std::move(inputs)),
         reservation_(std::move(reservation)) {}
@@ -50,15 +53,15 @@ class TaskCallContext final : public ToolCallContext {
   void ReportProgress(double, std::optional<double>, const std::string&) override {}
   void Log(LogLevel, const std::string&, const Json&) override {}
   std::stop_token Cancellation() const override { return token_; }
-  std::string ProtocolVersion() const override { return call_.protocol_version; }
-  std::string TraceParent() const override { return call_.traceparent; }
+  std::string ProtocolVersion() const override { return call_->protocol_version; }
+  std::string TraceParent() const override { return call_->traceparent; }
   Result<Json> SendRequest(const std::string& method, const Json&) override {
     return MakeError(ErrorCode::kUnsupported,
                      "a task cannot send " + method + "; it asks with input_required instead");
   }
   std::unique_ptr<CallReservation> TakeReservation() override { return std::move(reservation_); }
-  bool Modern() const override { return call_.modern; }
-  const Json& ClientCapabilities() const override { return call_.client_capabilities; }
+  bool Modern() const override { return call_->modern; }
+  const Json& ClientCapabilities() const override { return call_->client_capabilities; }
   const InputResponses& Inputs() const override { return inputs_; }
   std::string TaskId() const override { return task_id_; }
   Status TaskStillWanted() override {
@@ -69,7 +72,7 @@ class TaskCallContext final : public ToolCallContext {
  private:
   const std::function<bool()> cancelled_;
   const std::string task_id_;
-  const TaskCall& call_;
+  const std::shared_ptr<const TaskCall> call_;
   const std::stop_token token_;
   const InputResponses inputs_;
   std::unique_ptr<CallReservation> reservation_;
@@ -99,84 +102,134 @@ const char* TaskStateName(TaskState state) {
   return "failed";
 }
 
-// One task. `id`, `owner`, `call` and `stop` are set at creation (read without a lock); the rest
-// is guarded by TaskRunner::mu_.
+// One task. `id`, `owner` and `stop` are set at creation (read without a lock); the rest is
+// guarded by TaskRunner::mu_.
 struct TaskRunner::Entry {
   std::string id;
   std::string owner;
-  TaskCall call;
+  std::string tool;
+  // The call, while the task is not terminal; a run holds its own reference. Dropped when the
+  // task ends: its request (arguments, decoded inputs) is not kept.
+  std::shared_ptr<const TaskCall> call;
   std::stop_source stop;
   TaskSnapshot snapshot;
   std::chrono::steady_clock::time_point ended;  // when it became terminal
+  bool active = true;                           // counted in active_ (not terminal)
   Json asked = Json::object();                  // input requests still unanswered
   Json answered = Json::object();               // answers gathered so far
   std::optional<std::string> request_state;     // the handler's state between rounds
 };
 
-TaskRunner::TaskRunner(WorkerPool& pool, TaskOptions options) : pool_(pool), options_(options) {}
+TaskRunner::TaskRunner(TaskOptions options)
+    : options_(options), pool_(std::max<size_t>(options.max_running, 1)) {}
 
-TaskRunner::~TaskRunner() { CancelAll(); }
+TaskRunner::~TaskRunner() {
+  Shutdown("the server shut down before this task finished; nothing was committed");
+  pool_.Shutdown();
+}
 
-void TaskRunner::CancelAll() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-    for (auto& [id, entry] : tasks_) entry->stop.request_stop();
+void TaskRunner::EndLocked(Entry& entry, TaskState state, bool stop) {
+  entry.snapshot.state = state;
+  entry.snapshot.updated_at = Now();
+  entry.snapshot.input_requests.reset();
+  entry.ended = std::chrono::steady_clock::now();
+  if (entry.active) {
+    entry.active = false;
+    auto it = active_.find(entry.owner);
+    if (it != active_.end() && --it->second == 0) active_.erase(it);
   }
-  changed_.notify_all();
+  entry.call.reset();
+  if (stop) entry.stop.request_stop();
 }
 
 Result<TaskSnapshot> TaskRunner::Start(const std::string& owner, TaskCall call) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) {
+      return MakeError(ErrorCode::kUnavailable,
+                       "the server is shutting down and starts no new tasks; retry after the "
+                       "restart or on another replica");
+    }
+    ForgetExpired();
+    size_t& mine = active_[owner];
+    if (options_.max_per_owner > 0 && mine >= options_.max_per_owner) {
+      return MakeError(ErrorCode::kResourceExhausted,
+                       "too many tasks in flight for these credentials: " +
+                           std::to_string(options_.max_per_owner) +
+                           " (--max-tasks-per-owner); wait for one to finish or cancel one");
+    }
+    ++mine;  // counted now, so concurrent starts cannot pass the cap together
+  }
+  Result<TaskSnapshot> started = Create(owner, std::move(call));
+  if (!started.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = active_.find(owner);
+    if (it != active_.end() && --it->second == 0) active_.erase(it);
+  }
+  return started;
+}
+
+Result<TaskSnapshot> TaskRunner::Create(const std::string& owner, TaskCall call) {
   auto entry = std::make_shared<Entry>();
   entry->owner = owner;
-  entry->call = std::move(call);
-  if (entry->call.inputs.responses && entry->call.inputs.responses->is_object()) {
-    entry->answered = *entry->call.inputs.responses;
+  entry->tool = call.tool;
+  if (call.inputs.responses && call.inputs.responses->is_object()) {
+    entry->answered = *call.inputs.responses;
   }
-  entry->request_state = entry->call.inputs.request_state;
+  entry->request_state = call.inputs.request_state;
   TaskOptions options = options_;
-  if (entry->call.ttl_ms) {
+  if (call.ttl_ms) {
     options.ttl_ms =
-        std::clamp(*entry->call.ttl_ms, std::min(kMinTaskTtlMs, options_.ttl_ms), options_.ttl_ms);
+        std::clamp(*call.ttl_ms, std::min(kMinTaskTtlMs, options_.ttl_ms), options_.ttl_ms);
   }
   TaskSnapshot& s = entry->snapshot;
   if (options.ledger != nullptr) {
-    ASSIGN_OR_RETURN(
-        s, options.ledger->Create(owner, entry->call.tool, entry->call.arguments, options));
+    ASSIGN_OR_RETURN(s, options.ledger->Create(owner, call.tool, call.arguments, options));
   } else {
     s.task_id = RandomHex(16);
     s.created_at = s.updated_at = Now();
     s.ttl_ms = options.ttl_ms;
     s.poll_interval_ms = options.poll_interval_ms;
   }
+  call.arguments = Json();  // the ledger keeps the request; the admitted call has what it needs
+  entry->call = std::make_shared<const TaskCall>(std::move(call));
   entry->id = s.task_id;
-  TaskSnapshot first;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    ForgetExpired();
     tasks_.emplace(s.task_id, entry);
-    first = s;
   }
-  log::Info(kTasksLog, "task " + first.task_id + " created for " + entry->call.tool);
-  if (options_.metrics != nullptr) options_.metrics->RecordTaskStatus(TaskStateName(first.state));
+  log::Info(kTasksLog, "task " + s.task_id + " created for " + entry->tool);
+  if (options_.metrics != nullptr) options_.metrics->RecordTaskStatus(TaskStateName(s.state));
+  TaskSnapshot first = s;  // before Submit: the run may change the entry at once
   Submit(entry);
   return first;
 }
 
 void TaskRunner::Submit(const std::shared_ptr<Entry>& entry) {
-  Status submitted = pool_.Submit([this, entry] { Run(entry); });
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++running_;
+  }
+  Status submitted = pool_.Submit([this, entry] {
+    Run(entry);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      --running_;
+    }
+    changed_.notify_all();
+  });
   if (submitted.ok()) return;
   std::optional<Json> error;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    --running_;
     if (Terminal(entry->snapshot.state)) return;
-    entry->snapshot.state = TaskState::kFailed;
     entry->snapshot.error = error = ErrorJson(InternalError(submitted.error().message));
-    entry->snapshot.updated_at = Now();
-    entry->ended = std::chrono::steady_clock::now();
+    EndLocked(*entry, TaskState::kFailed, /*stop=*/false);
   }
-  Record(entry, TaskState::kFailed, std::move(error));
+  const bool recorded = Record(entry, TaskState::kFailed, std::move(error));
   Changed(entry);
+  if (recorded) ForgetRecorded(entry);
 }
 
 void TaskRunner::Changed(const std::shared_ptr<Entry>& entry) {
@@ -190,47 +243,70 @@ void TaskRunner::Changed(const std::shared_ptr<Entry>& entry) {
   if (on_change_) on_change_(now);
 }
 
-bool TaskRunner::CancelledInLedger(const Entry& entry) {
-  if (options_.ledger == nullptr) return false;
-  auto row = options_.ledger->Get(entry.id, entry.owner);
-  return row.ok() && *row && (*row)->state == TaskState::kCancelled;
+void TaskRunner::ForgetRecorded(const std::shared_ptr<Entry>& entry) {
+  if (options_.ledger == nullptr) return;  // memory is all there is: kept until the ttl
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!Terminal(entry->snapshot.state)) return;
+    auto it = tasks_.find(entry->id);
+    if (it != tasks_.end() && it->second == entry) tasks_.erase(it);
+    ++generation_;
+  }
+  changed_.notify_all();
 }
 
-void TaskRunner::Record(const std::shared_ptr<Entry>& entry, TaskState state,
+bool TaskRunner::EndedInLedger(const Entry& entry) {
+  if (options_.ledger == nullptr) return false;
+  auto row = options_.ledger->Get(entry.id, entry.owner);
+  return row.ok() && *row && Terminal((*row)->state);
+}
+
+bool TaskRunner::Record(const std::shared_ptr<Entry>& entry, TaskState state,
                         std::optional<Json> payload) {
   auto counted = [&] {
     if (options_.metrics != nullptr) options_.metrics->RecordTaskStatus(TaskStateName(state));
   };
-  if (options_.ledger == nullptr) return counted();
+  if (options_.ledger == nullptr) {
+    counted();
+    return false;
+  }
   auto recorded = options_.ledger->Set(entry->id, entry->owner, state, payload);
-  if (recorded.ok()) return counted();
+  if (recorded.ok()) {
+    counted();
+    return true;
+  }
   log::Warn(kTasksLog, "task " + entry->id + ": " + recorded.error().message);
-  if (recorded.error().code != ErrorCode::kFailedPrecondition) return;
+  if (recorded.error().code != ErrorCode::kFailedPrecondition) return false;  // kept here instead
   auto row = options_.ledger->Get(entry->id, entry->owner);
-  if (!row.ok() || !*row) return;
+  if (!row.ok() || !*row) return false;
   std::lock_guard<std::mutex> lock(mu_);
+  const bool was_terminal = Terminal(entry->snapshot.state);
   entry->snapshot = **row;
-  if (Terminal(entry->snapshot.state)) entry->stop.request_stop();
+  if (!Terminal(entry->snapshot.state)) return false;
+  if (!was_terminal) EndLocked(*entry, entry->snapshot.state, /*stop=*/true);
+  return true;
 }
 
 void TaskRunner::Run(const std::shared_ptr<Entry>& entry) {
   InputResponses inputs;
+  std::shared_ptr<const TaskCall> call;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (Terminal(entry->snapshot.state)) return;
+    if (Terminal(entry->snapshot.state) || !entry->call) return;
+    call = entry->call;
     if (!entry->answered.empty()) inputs.responses = entry->answered;
     inputs.request_state = entry->request_state;
   }
   ToolResult result;
   std::optional<Json> error;
   {
-    TaskCallContext context(entry->id, entry->call, entry->stop.get_token(), std::move(inputs),
-                            std::move(entry->call.call->reservation),
-                            [this, entry] { return CancelledInLedger(*entry); });
+    TaskCallContext context(entry->id, call, entry->stop.get_token(), std::move(inputs),
+                            std::move(call->call->reservation),
+                            [this, entry] { return EndedInLedger(*entry); });
     try {
-      result = entry->call.call->run(context);
+      result = call->call->run(context);
     } catch (const std::exception& e) {  // a protocol-level failure: the task fails
-      log::Error(kTasksLog, "task of " + entry->call.tool + " threw: " + e.what());
+      log::Error(kTasksLog, "task of " + entry->tool + " threw: " + e.what());
       error = ErrorJson(InternalError(std::string("Internal error: ") + e.what()));
     }
   }
@@ -238,33 +314,45 @@ void TaskRunner::Run(const std::shared_ptr<Entry>& entry) {
   std::optional<Json> payload;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    TaskSnapshot& s = entry->snapshot;
-    if (Terminal(s.state)) return;  // cancelled meanwhile: whatever it returned is dropped
-    s.updated_at = Now();
-    if (error) {
-      s.state = TaskState::kFailed;
-      s.error = payload = std::move(error);
-    } else if (result.input_required && !entry->call.modern) {
-      s.state = TaskState::kCompleted;  // as a direct legacy call answers (connection.cpp)
-      s.result = payload = ToolResultToJson(ToolResult::ErrorText(
-          "Tool " + entry->call.tool + " needs input from the client, which protocol " +
-          entry->call.protocol_version + " cannot ask for"));
-    } else if (result.input_required) {
-      s.state = TaskState::kInputRequired;
-      entry->asked = result.input_required->requests.is_object() ? result.input_required->requests
-                                                                 : Json::object();
-      entry->request_state = result.input_required->state;
-      s.input_requests = entry->asked;
-    } else {
-      s.state = TaskState::kCompleted;
-      s.result = payload = ToolResultToJson(std::move(result));
-    }
-    if (Terminal(s.state)) entry->ended = std::chrono::steady_clock::now();
-    state = s.state;
+    // Cancelled or stopped meanwhile: whatever it returned is dropped (its commit, if any, was
+    // refused: session_store.h UpdateTask).
+    if (Terminal(entry->snapshot.state)) return;
+    payload = Conclude(*entry, *call, std::move(result), std::move(error));
+    state = entry->snapshot.state;
   }
   log::Info(kTasksLog, "task " + entry->id + " " + TaskStateName(state));
-  Record(entry, state, std::move(payload));
+  const bool recorded = Record(entry, state, std::move(payload));
   Changed(entry);
+  if (recorded) ForgetRecorded(entry);
+}
+
+std::optional<Json> TaskRunner::Conclude(Entry& entry, const TaskCall& call, ToolResult result,
+                                         std::optional<Json> error) {
+  TaskSnapshot& s = entry.snapshot;
+  s.updated_at = Now();
+  if (error) {
+    s.error = error;
+    EndLocked(entry, TaskState::kFailed, /*stop=*/false);
+    return error;
+  }
+  if (result.input_required && !call.modern) {
+    s.result = ToolResultToJson(ToolResult::ErrorText(
+        "Tool " + call.tool + " needs input from the client, which protocol " +
+        call.protocol_version + " cannot ask for"));  // as a direct legacy call answers
+    EndLocked(entry, TaskState::kCompleted, /*stop=*/false);
+    return s.result;
+  }
+  if (result.input_required) {
+    s.state = TaskState::kInputRequired;
+    entry.asked = result.input_required->requests.is_object() ? result.input_required->requests
+                                                              : Json::object();
+    entry.request_state = result.input_required->state;
+    s.input_requests = entry.asked;
+    return std::nullopt;
+  }
+  s.result = ToolResultToJson(std::move(result));
+  EndLocked(entry, TaskState::kCompleted, /*stop=*/false);
+  return s.result;
 }
 
 std::shared_ptr<TaskRunner::Entry> TaskRunner::Find(const std::string& task_id,
@@ -298,49 +386,117 @@ std::optional<TaskSnapshot> TaskRunner::Get(const std::string& task_id, const st
   return *row;
 }
 
-Status TaskRunner::Cancel(const std::string& task_id, const std::string& owner,
-                          std::optional<TaskSnapshot>* ended) {
+Result<CancelOutcome> TaskRunner::Cancel(const std::string& task_id, const std::string& owner) {
   std::shared_ptr<Entry> entry;
   {
     std::lock_guard<std::mutex> lock(mu_);
     entry = Find(task_id, owner);
-    if (!entry) return CancelElsewhere(task_id, owner, ended);
-    if (Terminal(entry->snapshot.state)) {
-      if (ended != nullptr) *ended = entry->snapshot;
-      return Status::Ok();
+    if (entry && Terminal(entry->snapshot.state)) {
+      return CancelOutcome{CancelOutcome::Kind::kEnded, entry->snapshot, ""};
     }
-    entry->snapshot.state = TaskState::kCancelled;
-    entry->snapshot.input_requests.reset();
-    entry->snapshot.updated_at = Now();
-    entry->ended = std::chrono::steady_clock::now();
-    entry->stop.request_stop();
   }
-  log::Info(kTasksLog, "task " + task_id + " cancelled");
-  Record(entry, TaskState::kCancelled, std::nullopt);
-  Changed(entry);
-  return Status::Ok();
+  if (!entry) return CancelElsewhere(task_id, owner);
+  ASSIGN_OR_RETURN(CancelOutcome outcome, EndUncommitted(entry, TaskState::kCancelled, std::nullopt,
+                                                         /*await_completion=*/true));
+  if (outcome.kind == CancelOutcome::Kind::kCancelled)
+    log::Info(kTasksLog, "task " + task_id + " cancelled");
+  return outcome;
 }
 
-Status TaskRunner::CancelElsewhere(const std::string& task_id, const std::string& owner,
-                                   std::optional<TaskSnapshot>* ended) {
+Result<CancelOutcome> TaskRunner::EndUncommitted(const std::shared_ptr<Entry>& entry,
+                                                 TaskState state, std::optional<Json> error,
+                                                 bool await_completion) {
+  CancelOutcome outcome;
+  if (options_.ledger != nullptr) {
+    auto ended = options_.ledger->EndUncommitted(entry->id, entry->owner, state, error);
+    if (!ended.ok() && ended.error().code == ErrorCode::kConflict) {
+      // Its commit came first: it completes. Wait (briefly) for the run to record that.
+      std::unique_lock<std::mutex> lock(mu_);
+      if (await_completion) {
+        changed_.wait_for(lock, kCommittedTaskWait,
+                          [&] { return Terminal(entry->snapshot.state); });
+      }
+      return CancelOutcome{CancelOutcome::Kind::kTooLate, entry->snapshot, ended.error().message};
+    }
+    if (!ended.ok() && ended.error().code != ErrorCode::kFailedPrecondition) return ended.error();
+    if (!ended.ok()) {  // ended already (elsewhere, or by its run): the ledger's end stands
+      ASSIGN_OR_RETURN(std::optional<TaskSnapshot> row,
+                       options_.ledger->Get(entry->id, entry->owner));
+      std::lock_guard<std::mutex> lock(mu_);
+      if (row && Terminal(row->state) && !Terminal(entry->snapshot.state)) {
+        entry->snapshot = *row;
+        EndLocked(*entry, row->state, /*stop=*/true);
+      }
+      return CancelOutcome{CancelOutcome::Kind::kEnded, row ? *row : entry->snapshot, ""};
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (Terminal(entry->snapshot.state)) {  // its run ended it meanwhile (nothing committed)
+      return CancelOutcome{CancelOutcome::Kind::kEnded, entry->snapshot, ""};
+    }
+    entry->snapshot.error = error;
+    EndLocked(*entry, state, /*stop=*/true);
+    outcome.task = entry->snapshot;
+  }
+  if (options_.metrics != nullptr) options_.metrics->RecordTaskStatus(TaskStateName(state));
+  Changed(entry);
+  if (options_.ledger != nullptr) ForgetRecorded(entry);
+  return outcome;
+}
+
+Result<CancelOutcome> TaskRunner::CancelElsewhere(const std::string& task_id,
+                                                  const std::string& owner) {
   if (options_.ledger == nullptr) return MakeError(ErrorCode::kNotFound, "unknown task " + task_id);
   ASSIGN_OR_RETURN(std::optional<TaskSnapshot> row, options_.ledger->Get(task_id, owner));
   if (!row) return MakeError(ErrorCode::kNotFound, "unknown task " + task_id);
-  if (Terminal(row->state)) {
-    if (ended != nullptr) *ended = *row;
-    return Status::Ok();
+  if (Terminal(row->state)) return CancelOutcome{CancelOutcome::Kind::kEnded, *row, ""};
+  // Run by another process: the row says cancelled before that process's commit can claim it
+  // (then its commit is refused and nothing is committed), or its commit came first.
+  auto cancelled =
+      options_.ledger->EndUncommitted(task_id, owner, TaskState::kCancelled, std::nullopt);
+  if (cancelled.ok()) return CancelOutcome{CancelOutcome::Kind::kCancelled, *cancelled, ""};
+  if (cancelled.error().code == ErrorCode::kConflict) {
+    return CancelOutcome{CancelOutcome::Kind::kTooLate, *row, cancelled.error().message};
   }
-  // Run by another process: its row says cancelled, which that process finds before it records
-  // a result (and its commit is the task's idempotency key's, never repeated).
-  auto cancelled = options_.ledger->Set(task_id, owner, TaskState::kCancelled, std::nullopt);
-  if (cancelled.ok()) return Status::Ok();
   if (cancelled.error().code != ErrorCode::kFailedPrecondition) return cancelled.error();
-  // It ended meanwhile.
-  if (ended != nullptr) {
-    ASSIGN_OR_RETURN(row, options_.ledger->Get(task_id, owner));
-    if (row) *ended = *row;
+  ASSIGN_OR_RETURN(row, options_.ledger->Get(task_id, owner));  // it ended meanwhile
+  if (!row) return MakeError(ErrorCode::kNotFound, "unknown task " + task_id);
+  return CancelOutcome{CancelOutcome::Kind::kEnded, *row, ""};
+}
+
+void TaskRunner::Shutdown(const std::string& reason) {
+  std::vector<std::shared_ptr<Entry>> open;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+    for (const auto& [id, entry] : tasks_) {
+      if (!Terminal(entry->snapshot.state)) open.push_back(entry);
+    }
   }
-  return Status::Ok();
+  changed_.notify_all();
+  const Json error = ErrorJson(InternalError(reason));
+  for (const auto& entry : open) {
+    auto ended = EndUncommitted(entry, TaskState::kFailed, error, /*await_completion=*/false);
+    if (!ended.ok()) {
+      log::Warn(kTasksLog, "task " + entry->id +
+                               " could not be marked failed at shutdown: " + ended.error().message);
+      entry->stop.request_stop();
+    } else if (ended->kind == CancelOutcome::Kind::kCancelled) {
+      log::Info(kTasksLog, "task " + entry->id + " failed: " + reason);
+    }
+  }
+}
+
+size_t TaskRunner::Running() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return running_;
+}
+
+bool TaskRunner::WaitIdle(std::chrono::steady_clock::time_point deadline, std::stop_token stop) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return changed_.wait_until(lock, stop, deadline, [this] { return running_ == 0; });
 }
 
 Result<TaskSnapshot> TaskRunner::WaitTerminal(const std::string& task_id, const std::string& owner,

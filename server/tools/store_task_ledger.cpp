@@ -125,6 +125,25 @@ Result<mcp::TaskSnapshot> StoreTaskLedger::Set(const std::string& task_id, const
   return SnapshotOf(record);
 }
 
+Result<mcp::TaskSnapshot> StoreTaskLedger::EndUncommitted(const std::string& task_id,
+                                                          const std::string& owner,
+                                                          mcp::TaskState state,
+                                                          const std::optional<Json>& error) {
+  session::TaskUpdate update;
+  update.task_id = task_id;
+  update.owner = owner;
+  update.status = StatusOf(state);
+  update.unless_committed = true;
+  if (state == mcp::TaskState::kFailed) {
+    update.error_json = error.value_or(Json::object()).dump();
+    if (error && error->contains("message") && (*error)["message"].is_string()) {
+      update.status_message = (*error)["message"].get<std::string>();
+    }
+  }
+  ASSIGN_OR_RETURN(session::TaskRecord record, store_.UpdateTask(update));
+  return SnapshotOf(record);
+}
+
 Result<mcp::TaskList> StoreTaskLedger::List(const std::string& owner,
                                             const std::optional<std::string>& cursor, int limit) {
   ASSIGN_OR_RETURN(session::TaskPage page, store_.ListTasks(owner, cursor, limit));

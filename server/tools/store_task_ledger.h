@@ -21,6 +21,9 @@ class StoreTaskLedger final : public mcp::TaskLedger {
                                                const std::string& owner) override;
   Result<mcp::TaskSnapshot> Set(const std::string& task_id, const std::string& owner,
                                 mcp::TaskState state, const std::optional<Json>& payload) override;
+  Result<mcp::TaskSnapshot> EndUncommitted(const std::string& task_id, const std::string& owner,
+                                           mcp::TaskState state,
+                                           const std::optional<Json>& error) override;
   Result<mcp::TaskList> List(const std::string& owner, const std::optional<std::string>& cursor,
                              int limit) override;
 

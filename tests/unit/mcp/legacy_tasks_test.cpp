@@ -281,8 +281,7 @@ TEST(LegacyTaskJson, Shapes) {
 }
 
 TEST(TaskRunnerWait, StopsWhenAskedAndKnowsNoStrangers) {
-  WorkerPool pool(4);
-  TaskRunner runner(pool, TaskOptions{.ttl_ms = 60'000, .poll_interval_ms = 10});
+  TaskRunner runner(TaskOptions{.ttl_ms = 60'000, .poll_interval_ms = 10, .max_running = 4});
   std::stop_source gate;
   TaskCall call;
   call.tool = "t";
@@ -307,12 +306,10 @@ TEST(TaskRunnerWait, StopsWhenAskedAndKnowsNoStrangers) {
   auto done = runner.WaitTerminal(task->task_id, "", std::stop_token());
   ASSERT_TRUE(done.ok());
   EXPECT_EQ(done->state, TaskState::kCompleted);
-  std::optional<TaskSnapshot> ended;
-  EXPECT_TRUE(runner.Cancel(task->task_id, "", &ended).ok());
-  ASSERT_TRUE(ended);
-  EXPECT_EQ(ended->state, TaskState::kCompleted);
-  runner.CancelAll();
-  pool.Shutdown();
+  auto ended = runner.Cancel(task->task_id, "");
+  ASSERT_TRUE(ended.ok());
+  EXPECT_EQ(ended->kind, CancelOutcome::Kind::kEnded);
+  EXPECT_EQ(ended->task.state, TaskState::kCompleted);
 }
 
 }  // namespace

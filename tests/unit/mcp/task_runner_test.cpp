@@ -3,11 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "common/cancellation.h"
@@ -20,6 +22,8 @@ namespace {
 using std::chrono::milliseconds;
 
 // Rows by id; Set refuses a terminal row, and `end_elsewhere` ends a row as another replica would.
+// Claim is what a commit does to its task's row (session_store.h UpdateTask): afterwards
+// EndUncommitted answers kConflict, as the store does.
 class MemoryLedger final : public TaskLedger {
  public:
   Result<TaskSnapshot> Create(const std::string& owner, const std::string&, const Json&,
@@ -42,13 +46,40 @@ class MemoryLedger final : public TaskLedger {
                            const std::optional<Json>& payload) override {
     std::lock_guard<std::mutex> lock(mu_);
     TaskSnapshot& s = rows_.at(id).second;
-    if (s.state == TaskState::kCompleted || s.state == TaskState::kFailed ||
-        s.state == TaskState::kCancelled) {
-      return MakeError(ErrorCode::kFailedPrecondition, "already ended");
-    }
+    if (Ended(s)) return MakeError(ErrorCode::kFailedPrecondition, "already ended");
     s.state = state;
     if (state == TaskState::kCompleted) s.result = payload;
     return s;
+  }
+  Result<TaskSnapshot> EndUncommitted(const std::string& id, const std::string&, TaskState state,
+                                      const std::optional<Json>& error) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    ++ends_asked_;
+    cv_.notify_all();
+    TaskSnapshot& s = rows_.at(id).second;
+    if (Ended(s)) return MakeError(ErrorCode::kFailedPrecondition, "already ended");
+    if (claimed_.count(id) > 0) return MakeError(ErrorCode::kConflict, "committed version 3");
+    s.state = state;
+    s.error = error;
+    return s;
+  }
+  // A commit of the task: true when it claimed the row (not ended), as the stores decide.
+  bool Claim(const std::string& id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++claims_asked_;
+    cv_.notify_all();
+    if (Ended(rows_.at(id).second)) return false;
+    claimed_.insert(id);
+    return true;
+  }
+  void AwaitClaimsAsked(int n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return claims_asked_ >= n; });
+  }
+  // Waits until EndUncommitted has been asked `n` times.
+  void AwaitEndsAsked(int n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return ends_asked_ >= n; });
   }
   void EndElsewhere(const std::string& id) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -58,10 +89,22 @@ class MemoryLedger final : public TaskLedger {
     std::lock_guard<std::mutex> lock(mu_);
     return rows_.at(id).second.state;
   }
+  std::optional<Json> ErrorOf(const std::string& id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return rows_.at(id).second.error;
+  }
 
  private:
-  std::mutex mu_;  // guards rows_
+  static bool Ended(const TaskSnapshot& s) {
+    return s.state == TaskState::kCompleted || s.state == TaskState::kFailed ||
+           s.state == TaskState::kCancelled;
+  }
+  std::mutex mu_;               // guards rows_, claimed_, ends_asked_, claims_asked_
+  std::condition_variable cv_;  // notified with ends_asked_ and claims_asked_
   std::map<std::string, std::pair<std::string, TaskSnapshot>> rows_;
+  std::set<std::string> claimed_;
+  int ends_asked_ = 0;
+  int claims_asked_ = 0;
 };
 
 TaskCall CallOf(std::function<ToolResult(ToolCallContext&)> run) {
@@ -87,14 +130,10 @@ TaskSnapshot WaitFor(TaskRunner& runner, const std::string& id, TaskState state,
 
 class TaskRunnerTest : public ::testing::Test {
  protected:
-  WorkerPool pool_{8};
   MemoryLedger ledger_;
   std::unique_ptr<TaskRunner> runner_ =
-      std::make_unique<TaskRunner>(pool_, TaskOptions{.ledger = &ledger_});
-  void TearDown() override {
-    runner_->CancelAll();
-    pool_.Shutdown();
-  }
+      std::make_unique<TaskRunner>(TaskOptions{.max_running = 8, .ledger = &ledger_});
+  void TearDown() override { runner_.reset(); }  // shuts down and joins its pool
 };
 
 TEST_F(TaskRunnerTest, ACompletedTaskIsRecordedWithItsResult) {
@@ -119,10 +158,14 @@ TEST_F(TaskRunnerTest, CancellingARunningTaskStopsItAndDropsWhatItReturns) {
                                return ToolResult::Text("finished anyway");
                              }));
   ASSERT_TRUE(task.ok());
-  ASSERT_TRUE(runner_->Cancel(task->task_id, "").ok());
+  auto cancelled = runner_->Cancel(task->task_id, "");
+  ASSERT_TRUE(cancelled.ok());
+  EXPECT_EQ(cancelled->kind, CancelOutcome::Kind::kCancelled);
   WaitFor(*runner_, task->task_id, TaskState::kCancelled);
   EXPECT_EQ(ledger_.StateOf(task->task_id), TaskState::kCancelled);
-  EXPECT_TRUE(runner_->Cancel(task->task_id, "").ok());  // again: still an acknowledgement
+  auto again = runner_->Cancel(task->task_id, "");  // again: it has ended
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->kind, CancelOutcome::Kind::kEnded);
   EXPECT_FALSE(runner_->Cancel("nope", "").ok());
 }
 
@@ -170,7 +213,7 @@ TEST_F(TaskRunnerTest, ATaskEndedElsewhereKeepsTheLedgersState) {
   cv.notify_all();
   TaskSnapshot ended = WaitFor(*runner_, task->task_id, TaskState::kCancelled);
   EXPECT_FALSE(ended.result);
-  pool_.Shutdown();  // the tool has returned: at_commit is settled
+  runner_.reset();  // joins its pool: the tool has returned, at_commit is settled
   EXPECT_EQ(at_commit, ErrorCode::kCancelled);
 }
 
@@ -180,8 +223,121 @@ TEST_F(TaskRunnerTest, ATaskThisProcessDoesNotRunIsReadFromTheLedger) {
   auto task = runner_->Get(row->task_id, "");
   ASSERT_TRUE(task);
   EXPECT_EQ(task->state, TaskState::kWorking);
-  ASSERT_TRUE(runner_->Cancel(row->task_id, "").ok());
+  auto cancelled = runner_->Cancel(row->task_id, "");
+  ASSERT_TRUE(cancelled.ok());
+  EXPECT_EQ(cancelled->kind, CancelOutcome::Kind::kCancelled);
   EXPECT_EQ(ledger_.StateOf(row->task_id), TaskState::kCancelled);
+}
+
+// The decision between a commit and a cancel is the ledger's (the store's, atomically): a cancel
+// that comes after the commit claimed the task does not make it "cancelled" — the task completes
+// with what it committed, and the cancel says it came too late.
+TEST_F(TaskRunnerTest, ACancelAfterTheCommitIsTooLateAndTheTaskCompletes) {
+  std::atomic<bool> claimed{false};
+  auto task = runner_->Start("", CallOf([&](ToolCallContext& ctx) {
+                               claimed = ledger_.Claim(ctx.TaskId());  // the commit
+                               ledger_.AwaitEndsAsked(1);  // the cancel arrives meanwhile
+                               return ToolResult::Text("committed v3");
+                             }));
+  ASSERT_TRUE(task.ok());
+  ledger_.AwaitClaimsAsked(1);
+  auto cancelled = runner_->Cancel(task->task_id, "");
+  ASSERT_TRUE(cancelled.ok());
+  ASSERT_TRUE(claimed);
+  EXPECT_EQ(cancelled->kind, CancelOutcome::Kind::kTooLate);
+  EXPECT_EQ(cancelled->message, "committed version 3");
+  EXPECT_EQ(cancelled->task.state, TaskState::kCompleted);
+  TaskSnapshot done = WaitFor(*runner_, task->task_id, TaskState::kCompleted);
+  EXPECT_EQ((*done.result)["content"][0]["text"], "committed v3");
+  EXPECT_EQ(ledger_.StateOf(task->task_id), TaskState::kCompleted);
+}
+
+// A cancel that comes first ends the task in the ledger before its commit: the commit finds it
+// ended (and so commits nothing), and what the call returns is dropped.
+TEST_F(TaskRunnerTest, ACancelBeforeTheCommitLeavesTheCommitNothingToClaim) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool go = false;
+  bool started = false;
+  std::atomic<bool> claimed{true};
+  auto task = runner_->Start("", CallOf([&](ToolCallContext& ctx) {
+                               {
+                                 std::unique_lock<std::mutex> lock(mu);
+                                 started = true;
+                                 cv.notify_all();
+                                 cv.wait(lock, [&] { return go; });
+                               }
+                               claimed = ledger_.Claim(ctx.TaskId());
+                               return ToolResult::Text("would have committed");
+                             }));
+  ASSERT_TRUE(task.ok());
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return started; });
+  }
+  auto cancelled = runner_->Cancel(task->task_id, "");
+  ASSERT_TRUE(cancelled.ok());
+  EXPECT_EQ(cancelled->kind, CancelOutcome::Kind::kCancelled);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    go = true;
+  }
+  cv.notify_all();
+  runner_.reset();  // joins: the call has returned
+  EXPECT_FALSE(claimed);
+  EXPECT_EQ(ledger_.StateOf(task->task_id), TaskState::kCancelled);
+}
+
+// A shutdown ends every task in flight failed, saying the server shut down and nothing was
+// committed — not cancelled (the client did not ask), and not one whose commit came first.
+TEST_F(TaskRunnerTest, AShutdownFailsTasksInFlightSayingSoAndSparesACommittedOne) {
+  auto waiting = runner_->Start("", CallOf([&](ToolCallContext& ctx) {
+                                  SleepUnlessStopped(std::chrono::seconds(30), ctx.Cancellation());
+                                  return ToolResult::Text("late");
+                                }));
+  std::atomic<bool> claimed{false};
+  auto committing = runner_->Start("", CallOf([&](ToolCallContext& ctx) {
+                                     claimed = ledger_.Claim(ctx.TaskId());
+                                     ledger_.AwaitEndsAsked(2);
+                                     return ToolResult::Text("committed");
+                                   }));
+  ASSERT_TRUE(waiting.ok() && committing.ok());
+  ledger_.AwaitClaimsAsked(1);
+  EXPECT_EQ(runner_->Running(), 2u);
+  runner_->Shutdown("the server shut down; nothing was committed");
+  EXPECT_TRUE(runner_->WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(10)));
+  EXPECT_EQ(ledger_.StateOf(waiting->task_id), TaskState::kFailed);
+  EXPECT_EQ((*ledger_.ErrorOf(waiting->task_id))["message"],
+            "the server shut down; nothing was committed");
+  EXPECT_EQ(ledger_.StateOf(committing->task_id), TaskState::kCompleted);
+  auto refused = runner_->Start("", CallOf([](ToolCallContext&) { return ToolResult::Text(""); }));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kUnavailable);
+}
+
+// One owner cannot take every worker: beyond its cap a task is refused at once, naming the cap,
+// while another owner still starts tasks.
+TEST_F(TaskRunnerTest, AnOwnerPastItsCapIsRefusedAndOthersAreNot) {
+  TaskRunner runner(TaskOptions{.max_running = 8, .max_per_owner = 2, .ledger = &ledger_});
+  std::stop_source release;
+  auto held = [&release](ToolCallContext&) {
+    SleepUnlessStopped(std::chrono::seconds(30), release.get_token());
+    return ToolResult::Text("ok");
+  };
+  ASSERT_TRUE(runner.Start("alice", CallOf(held)).ok());
+  ASSERT_TRUE(runner.Start("alice", CallOf(held)).ok());
+  auto third = runner.Start("alice", CallOf(held));
+  ASSERT_FALSE(third.ok());
+  EXPECT_EQ(third.error().code, ErrorCode::kResourceExhausted);
+  EXPECT_NE(third.error().message.find("too many tasks in flight for these credentials: 2"),
+            std::string::npos)
+      << third.error().message;
+  auto bobs = runner.Start("bob", CallOf(held));
+  ASSERT_TRUE(bobs.ok());
+  release.request_stop();
+  WaitFor(runner, bobs->task_id, TaskState::kCompleted, "bob");
+  EXPECT_TRUE(runner.WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(10)));
+  EXPECT_TRUE(runner.Start("alice", CallOf(held)).ok());  // room again once they ended
 }
 
 }  // namespace
