@@ -46,7 +46,14 @@ bool AwaitQuiet(http::HttpListener& listener, const sigset_t& signals, Clock::ti
     log::Info(kLog, "nothing ever asked /readyz (no load balancer watches it): no notice window");
     return Clock::now() < deadline;
   }
+  const Clock::time_point notice_ends =
+      std::min(start + kMaxNoticeWindow, start + (deadline - start) / 2);
   while (Clock::now() < deadline) {
+    if (Clock::now() >= notice_ends) {
+      log::Info(kLog, "requests still coming after " + Seconds(Clock::now() - start) +
+                          ": the notice window ends");
+      return true;
+    }
     const Clock::time_point since = std::max(listener.Activity().last_request, start);
     if (Clock::now() - since >= kQuietWindow) {
       log::Info(kLog, "no new requests for " + Seconds(kQuietWindow));
@@ -57,9 +64,11 @@ bool AwaitQuiet(http::HttpListener& listener, const sigset_t& signals, Clock::ti
   return false;
 }
 
-// Step 2: waits for the POSTs being answered. False: the deadline passed or a signal came first.
-bool AwaitIdle(http::HttpListener& listener, const sigset_t& signals, Clock::time_point deadline) {
-  while (listener.Activity().busy > 0) {
+// Step 2: waits for the POSTs being answered and the tasks running. False: the deadline passed or
+// a signal came first.
+bool AwaitIdle(http::HttpListener& listener, mcp::TaskRunner& tasks, const sigset_t& signals,
+               Clock::time_point deadline) {
+  while (listener.Activity().busy > 0 || tasks.Running() > 0) {
     if (Clock::now() >= deadline || SignalWithin(signals, deadline)) return false;
   }
   return true;
@@ -67,8 +76,8 @@ bool AwaitIdle(http::HttpListener& listener, const sigset_t& signals, Clock::tim
 
 }  // namespace
 
-void Drain(http::HttpListener& listener, std::chrono::seconds timeout, int first_signal,
-           const sigset_t& signals) {
+void Drain(http::HttpListener& listener, mcp::TaskRunner& tasks, std::chrono::seconds timeout,
+           int first_signal, const sigset_t& signals) {
   const Clock::time_point start = Clock::now();
   const Clock::time_point deadline = start + timeout;
   listener.BeginDrain();
@@ -81,12 +90,15 @@ void Drain(http::HttpListener& listener, std::chrono::seconds timeout, int first
   listener.RefuseNewCalls();
   if (on_time) {
     log::Info(kLog, "refusing new calls; " + std::to_string(listener.Activity().busy) +
-                        " request(s) in flight may finish");
-    AwaitIdle(listener, signals, deadline);
+                        " request(s) and " + std::to_string(tasks.Running()) +
+                        " task(s) in flight may finish");
+    AwaitIdle(listener, tasks, signals, deadline);
   }
   const size_t left = listener.Activity().busy;
-  if (left > 0) {
-    log::Warn(kLog, "cancelling " + std::to_string(left) + " request(s) still in flight after " +
+  const size_t tasks_left = tasks.Running();
+  if (left > 0 || tasks_left > 0) {
+    log::Warn(kLog, "cancelling " + std::to_string(left) + " request(s) and " +
+                        std::to_string(tasks_left) + " task(s) still in flight after " +
                         Seconds(Clock::now() - start) + "; nothing of them is committed");
   } else {
     log::Info(kLog, "nothing in flight after " + Seconds(Clock::now() - start));

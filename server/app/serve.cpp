@@ -23,8 +23,12 @@
 namespace imgmcp::app {
 namespace {
 
-// Interrupts the stdio reader's blocking read() for a drain.
-constexpr int kWakeReader = SIGUSR1;
+// What a task still running when a drain ends is failed with. Such a task is not taken over by
+// another replica: it may have reached the backend already, and running it again could charge
+// for it twice; its client retries.
+constexpr char kTasksStoppedByShutdown[] =
+    "the server was stopped (SIGTERM or SIGINT) before this task finished and its drain timeout "
+    "passed; nothing was committed and no other server takes it over: retry the call";
 
 sigset_t StopSignals() {
   sigset_t signals;
@@ -48,12 +52,13 @@ Result<std::unique_ptr<http::HttpListener>> StartListener(const Config& config,
   return listener;
 }
 
-// The stdio drain: on SIGTERM or SIGINT the reader stops reading (as at EOF; `reader` is
-// interrupted with kWakeReader until StdioTransport::Run returns, `done`) and calls in flight get
-// `grace` to finish. A second signal exits at once: the state on disk is crash-safe and a turn
-// dies with the process.
-void StopStdioOnSignal(pthread_t reader, std::chrono::milliseconds grace,
-                       std::atomic<bool>& stop_reading, const std::atomic<bool>& done) {
+// The stdio drain: on SIGTERM or SIGINT the reader stops reading (as at EOF: `drain` is
+// requested, which wakes it) and calls in flight get the drain timeout to finish. A second signal
+// exits at once: the state on disk is crash-safe and a turn dies with the process. Returns when
+// StdioTransport::Run has (`done`; the main thread then wakes this wait with a SIGTERM of this
+// thread).
+void StopStdioOnSignal(std::stop_source& drain, std::chrono::milliseconds grace,
+                       const std::atomic<bool>& done) {
   const sigset_t stop_signals = StopSignals();
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
@@ -61,15 +66,11 @@ void StopStdioOnSignal(pthread_t reader, std::chrono::milliseconds grace,
   log::Info("drain", std::string(signal_number == SIGINT ? "SIGINT" : "SIGTERM") +
                          ": no more input is read; calls in flight may finish within " +
                          std::to_string(grace.count() / 1000) + " s");
-  stop_reading.store(true);
-  const timespec step{0, 50'000'000};
-  while (!done.load()) {
-    pthread_kill(reader, kWakeReader);
-    if (sigtimedwait(&stop_signals, nullptr, &step) > 0 && !done.load()) {
-      log::Info("drain", "signalled again: exiting now");
-      std::_Exit(0);
-    }
-  }
+  drain.request_stop();
+  sigwait(&stop_signals, &signal_number);
+  if (done.load()) return;
+  log::Info("drain", "signalled again: exiting now");
+  std::_Exit(0);
 }
 
 }  // namespace
@@ -87,13 +88,6 @@ void PrepareProcess(const Config& config) {
     const sigset_t stop_signals = StopSignals();
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   }
-  if (!config.http_listen) {
-    // Interrupts the stdio reader's read() for a drain (ServeStdio): no SA_RESTART.
-    struct sigaction wake = {};
-    wake.sa_handler = [](int) {};
-    sigemptyset(&wake.sa_mask);
-    sigaction(kWakeReader, &wake, nullptr);
-  }
 }
 
 Status ServeHttpUntilStopped(const Config& config, WiredServer& wired) {
@@ -102,14 +96,16 @@ Status ServeHttpUntilStopped(const Config& config, WiredServer& wired) {
   if (!started.ok()) return Error(started.error().code, "--http: " + started.error().message);
   const std::unique_ptr<http::HttpListener> listener = std::move(*started);
   std::atomic<bool> listener_ended{false};
-  std::thread stopper([&listener, &listener_ended, &config] {
+  mcp::TaskRunner& tasks = wired.server().tasks();
+  std::thread stopper([&listener, &listener_ended, &config, &tasks] {
     const sigset_t stop_signals = StopSignals();
     int signal_number = 0;
     sigwait(&stop_signals, &signal_number);
     if (!listener_ended.load()) {
-      Drain(*listener, std::chrono::seconds(config.drain_timeout_seconds), signal_number,
+      Drain(*listener, tasks, std::chrono::seconds(config.drain_timeout_seconds), signal_number,
             stop_signals);
     }
+    tasks.Shutdown(kTasksStoppedByShutdown);
     listener->Stop();
   });
   listener->Wait();
@@ -122,19 +118,17 @@ Status ServeHttpUntilStopped(const Config& config, WiredServer& wired) {
 }
 
 bool ServeStdio(const Config& config, mcp::McpServer& server) {
-  std::atomic<bool> stop_reading{false};
+  std::stop_source drain;
   std::atomic<bool> done{false};
   mcp::StdioOptions options;
-  options.stop_reading = &stop_reading;
+  options.drain = drain.get_token();
   options.stop_grace = std::chrono::seconds(config.drain_timeout_seconds);
-  const pthread_t reader = pthread_self();
-  std::thread stopper([&stop_reading, &done, &options, reader] {
-    StopStdioOnSignal(reader, options.stop_grace, stop_reading, done);
-  });
+  std::thread stopper(
+      [&drain, &done, grace = options.stop_grace] { StopStdioOnSignal(drain, grace, done); });
   mcp::StdioTransport transport(server, options);
   const bool idle = transport.Run();
   done.store(true);
-  pthread_kill(stopper.native_handle(), SIGTERM);  // wakes its wait when no signal came
+  pthread_kill(stopper.native_handle(), SIGTERM);  // wakes its wait, whichever it is in
   stopper.join();
   return idle;
 }

@@ -129,6 +129,7 @@ void HttpTransport::Stop() {
     stopping_ = true;
   }
   state_cv_.notify_all();
+  AnswerCallsInFlight();
   // Every stream's last frame tells its client how soon to reconnect (sse.h, RetryFrame).
   live_->HintRetry(RetryFrame(options_.sse_retry));
   for (const auto& session : sessions_.TakeAll()) session->End();
@@ -141,6 +142,26 @@ void HttpTransport::Stop() {
   if (sweep_thread_.joinable()) sweep_thread_.join();
   // Sessions created by requests that raced with the shutdown.
   for (const auto& session : sessions_.TakeAll()) session->End();
+}
+
+// Calls still running when the server stops are cancelled and answered with an error that says
+// so (nothing of them is committed), on the stream or response they were going to be answered on
+// — not left without an answer. Their work stops within moments (a turn or a backend call wakes on
+// its stop token); what has not stopped within kStreamsEndWait is left unanswered.
+void HttpTransport::AnswerCallsInFlight() {
+  const mcp::RpcError stopped = mcp::InternalError(
+      "Internal error: the server is shutting down and cancelled this call before it finished; "
+      "nothing was committed — send it again");
+  std::vector<std::shared_ptr<HttpSession>> holders = live_->Requests();
+  for (auto& session : sessions_.All()) holders.push_back(std::move(session));
+  for (const auto& holder : holders) holder->connection().CancelAll(stopped);
+  const auto deadline = std::chrono::steady_clock::now() + kStreamsEndWait;
+  for (const auto& holder : holders) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    holder->connection().WaitIdle(left);
+  }
 }
 
 void HttpTransport::Wait() {

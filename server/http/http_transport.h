@@ -66,6 +66,7 @@ class HttpTransport final : public HttpListener {
   // The listener, on listen_thread_: serves until Stop() or a failure.
   void Listen();
   void SweepLoop();
+  void AnswerCallsInFlight();
 
   mcp::McpServer& server_;
   const HttpOptions options_;

@@ -277,6 +277,15 @@ bool LiveAnswers::AddRequest(const std::shared_ptr<HttpSession>& request) {
   return true;
 }
 
+std::vector<std::shared_ptr<HttpSession>> LiveAnswers::Requests() {
+  std::vector<std::shared_ptr<HttpSession>> requests;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [key, weak] : requests_) {
+    if (auto request = weak.lock()) requests.push_back(std::move(request));
+  }
+  return requests;
+}
+
 void LiveAnswers::RemoveRequest(const HttpSession* request) {
   std::lock_guard<std::mutex> lock(mu_);
   requests_.erase(request);

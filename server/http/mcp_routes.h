@@ -51,6 +51,8 @@ class LiveAnswers {
   void RemoveRequest(const HttpSession* request);
   bool AddStream(const std::shared_ptr<SseChannel>& channel);
   void RemoveStream(const SseChannel* channel);
+  // The modern requests being answered (each has a connection of its own).
+  std::vector<std::shared_ptr<HttpSession>> Requests();
   // Queues `frame` (RetryFrame) on every open stream, before a stopping server closes them.
   void HintRetry(const std::string& frame);
   // Ends every modern request (a listen stream gets its closing result first) and finishes every

@@ -99,6 +99,14 @@ class SessionTable {
     return expired;
   }
 
+  // Every session, left in the table.
+  std::vector<std::shared_ptr<Session>> All() const {
+    std::vector<std::shared_ptr<Session>> all;
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [id, entry] : entries_) all.push_back(entry.session);
+    return all;
+  }
+
   std::vector<std::shared_ptr<Session>> TakeAll() {
     std::vector<std::shared_ptr<Session>> all;
     std::lock_guard<std::mutex> lock(mu_);

@@ -375,7 +375,8 @@ void Connection::RunAsync(const RequestScope& scope,
     std::lock_guard<std::mutex> lock(mu_);
     closed = closed_;
     duplicate = in_flight_.count(key) > 0;
-    if (!closed && !duplicate) in_flight_.emplace(key, InFlight{scope.id, stop, scope.batch});
+    if (!closed && !duplicate)
+      in_flight_.emplace(key, InFlight{scope.id, stop, scope.batch, false, std::nullopt});
   }
   if (closed) {  // nobody to answer
     if (scope.batch) BatchDone(scope.batch, std::nullopt);
@@ -422,7 +423,10 @@ void Connection::FinishAsync(const RequestScope& scope, std::optional<Outcome> o
     std::lock_guard<std::mutex> lock(mu_);
     auto it = in_flight_.find(key);
     if (it == in_flight_.end()) return;
-    if (it->second.stop.stop_requested()) outcome.reset();  // cancelled: no response at all
+    if (it->second.stop.stop_requested()) {  // cancelled: no response at all, or the stop's
+      outcome.reset();
+      if (it->second.answer_on_stop) outcome = Outcome::Fail(*it->second.answer_on_stop);
+    }
   }
   // Sent before the request leaves in_flight_, so WaitIdle() also waits for the answer's write.
   if (outcome) {
@@ -689,7 +693,7 @@ void Connection::EndSubscriptions() {
   for (const Json& id : ids) EndSubscription(id, /*graceful=*/true);
 }
 
-void Connection::CancelAll() {
+void Connection::CancelAll(std::optional<RpcError> answer) {
   std::vector<Json> streams;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -697,6 +701,7 @@ void Connection::CancelAll() {
       if (request.subscription) {
         streams.push_back(request.id);
       } else {
+        if (answer && !request.stop.stop_requested()) request.answer_on_stop = answer;
         request.stop.request_stop();
       }
     }
@@ -704,9 +709,9 @@ void Connection::CancelAll() {
   for (const Json& id : streams) EndSubscription(id, /*graceful=*/false);
 }
 
-bool Connection::WaitIdle(std::chrono::milliseconds timeout) {
+bool Connection::WaitIdle(std::chrono::milliseconds timeout, std::stop_token stop) {
   std::unique_lock<std::mutex> lock(mu_);
-  return idle_cv_.wait_for(lock, timeout, [this] { return in_flight_.empty(); });
+  return idle_cv_.wait_for(lock, stop, timeout, [this] { return in_flight_.empty(); });
 }
 
 void Connection::Close() {

@@ -74,11 +74,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Ends every subscriptions/listen stream with its graceful result (server shutdown, end of
   // input).
   void EndSubscriptions();
-  // Cancels every in-flight request; their responses are not sent. Pending server→client
-  // requests fail.
-  void CancelAll();
-  // Waits until no request is in flight; false on timeout.
-  bool WaitIdle(std::chrono::milliseconds timeout);
+  // Cancels every in-flight request; their responses are not sent — or, with `answer` (a server
+  // that stops: its drain ran out of time), each is answered with that error once its work has
+  // stopped. Pending server→client requests fail.
+  void CancelAll(std::optional<RpcError> answer = std::nullopt);
+  // Waits until no request is in flight; false on timeout or when `stop` is requested first.
+  bool WaitIdle(std::chrono::milliseconds timeout, std::stop_token stop = {});
   // CancelAll, then detaches the sink: once Close returns the sink is never called again and new
   // messages are ignored. Idempotent.
   void Close();
@@ -165,6 +166,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::stop_source stop;  // requested → the work is cancelled and its response dropped
     std::shared_ptr<Batch> batch;
     bool subscription = false;  // a subscriptions/listen stream (no work behind it)
+    std::optional<RpcError> answer_on_stop;  // …the response replaced by this error (CancelAll)
   };
   struct Subscription {
     Json id;  // the listen request's id: tags every notification of the stream
@@ -285,7 +287,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::map<std::string, InFlight> in_flight_;         // by IdKey
   std::map<std::string, std::shared_ptr<PendingRequest>> pending_out_;  // by IdKey
   int64_t next_out_id_ = 1;
-  std::condition_variable idle_cv_;  // signalled when in_flight_ becomes empty
+  std::condition_variable_any idle_cv_;  // signalled when in_flight_ becomes empty
 
   std::atomic<int> log_level_;  // legacy session's LogLevel threshold for notifications/message
 };

@@ -224,7 +224,7 @@ Connection::Outcome Connection::Listen(RequestScope& scope, const ListenParams& 
     if (in_flight_.count(key) > 0) {
       return Outcome::Fail(DuplicateRequestIdError(scope.id));
     }
-    in_flight_.emplace(key, InFlight{scope.id, std::stop_source(), nullptr, true});
+    in_flight_.emplace(key, InFlight{scope.id, std::stop_source(), nullptr, true, std::nullopt});
   }
   // The acknowledgement names what will be honoured (URIs no provider serves are left out) and
   // goes first; only then does the stream get notifications.

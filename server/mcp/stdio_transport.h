@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <string_view>
 
 #include "common/json.h"
@@ -18,6 +19,7 @@
 
 namespace imgmcp::mcp {
 
+class Connection;
 class McpServer;
 
 struct StdioOptions {
@@ -25,14 +27,16 @@ struct StdioOptions {
   int out_fd = 1;
   size_t max_message_bytes = size_t{64} << 20;  // larger lines are refused (-32600, id null)
   size_t read_chunk_bytes = size_t{1} << 20;
-  // On EOF: how long in-flight calls may finish normally, then how long they get after being
-  // cancelled. Together they stay under the 2 s exit promise.
+  // On EOF: how long in-flight calls and tasks may finish normally, then how long they get after
+  // being cancelled (tasks: failed, saying the server exited). Together they stay under the 2 s
+  // exit promise.
   std::chrono::milliseconds finish_grace{1200};
   std::chrono::milliseconds cancel_grace{500};
-  // A drain (SIGTERM/SIGINT; server/app/serve.cpp): another thread sets *stop_reading and then
-  // interrupts the reading thread with a signal whose handler does not restart read(). Reading
-  // stops as at EOF, and running calls get stop_grace (not finish_grace) to finish.
-  const std::atomic<bool>* stop_reading = nullptr;
+  // A drain (SIGTERM/SIGINT; server/app/serve.cpp): another thread requests a stop of `drain`.
+  // Reading stops as at EOF (the reader waits on the input and on an eventfd the stop writes),
+  // and running calls and tasks get stop_grace (not finish_grace) to finish — also when the
+  // drain is asked while they already had the EOF grace.
+  std::stop_token drain;
   std::chrono::milliseconds stop_grace{0};
 };
 
@@ -50,6 +54,9 @@ class StdioTransport final : public MessageSink {
 
  private:
   void WriteLine(std::string_view text);
+  // Reads the input into `splitter` until EOF, an error, or the drain. One read() at a time.
+  void ReadUntilEnd(class LineSplitter& splitter);
+  bool WaitForCallsAndTasks(Connection& connection);
 
   McpServer& server_;
   const StdioOptions options_;

@@ -1,10 +1,14 @@
 """Readiness and the graceful drain of one HTTP replica on SQLite (README.md, "Draining and rolling
 restarts"): /readyz, SIGTERM with a call in flight (it finishes and commits; new calls are refused
 with 503 once the notice window is over; exit 0), a call still running at --drain-timeout
-(cancelled, nothing committed, the session's turn free for the next server on the same data dir),
-a second signal, the SSE retry hint, and --drain-timeout's validation; over stdio, SIGTERM stops
-reading and lets the call in flight finish (or cancels it at --drain-timeout). Calls are held at a gate of
-the Gemini fake (tests/support/fake_gemini_process.py) for as long as a test needs them in flight.
+(cancelled and answered with an error saying nothing was committed, the session's turn free for
+the next server on the same data dir), a notice window that clients polling all the time cannot
+keep open, a second signal, the SSE retry hint, and --drain-timeout's validation; tasks in flight
+are calls in flight (both task wires: the drain waits for them, and one still running at the
+timeout ends failed saying the server stopped); over stdio, SIGTERM stops reading and lets the
+call or task in flight finish (or cancels it at --drain-timeout), also when SIGINT and the end of
+input come together. Calls are held at a gate of the Gemini fake
+(tests/support/fake_gemini_process.py) for as long as a test needs them in flight.
 """
 import http.client
 import os
@@ -19,6 +23,8 @@ import unittest
 
 from fake_gemini_support import TEST_KEY, FakeGemini
 from replica_support import CallFailed, LegacyClient, ModernClient, structured
+from test_tasks import TasksClient
+from test_tasks_legacy import HttpSession, TASKS_CAPABILITY, start_task
 from imgmcp_process import HttpProcess, SseReader, binary_path, clean_env
 from mcp_harness import ServerProcess
 from tools_support import wait_until
@@ -150,11 +156,104 @@ class DrainTest(unittest.TestCase):
         server.proc.send_signal(signal.SIGTERM)
         self.assertEqual(server.proc.wait(WAIT), 0, server.stderr)
         self.assertLess(time.monotonic() - started, 8.0)
-        self.assertIn("cancelling 1 request(s) still in flight", server.stderr)
+        self.assertIn("cancelling 1 request(s) and 0 task(s) still in flight", server.stderr)
         thread.join(WAIT)
-        self.assertNotIn("response", outcome, "the cancelled edit answered")
+        # Answered, on the stream it was waiting on: an error saying nothing was committed.
+        self.assertIn("response", outcome, outcome)
+        error = outcome["response"].get("error")
+        self.assertIsNotNone(error, outcome)
+        self.assertEqual(error["code"], -32603)
+        self.assertIn("shutting down", error["message"])
+        self.assertIn("nothing was committed", error["message"])
         # Nothing of it was committed, and its turn is free: the next edit is version 2.
         self.assertEqual(self.versions_on_next_server("cut"), (2, [1, 2]))
+
+    def test_the_notice_window_ends_however_often_clients_ask(self):
+        # Clients that keep sending requests more often than every 2 s cannot keep the notice
+        # window open until the drain timeout: it ends after 10 s (or half the timeout).
+        server = self.start("--drain-timeout", "12")
+        client = ModernClient(server.port)
+        wait_until(lambda: get(server.port, "/readyz") == (200, "ready"), what="/readyz 200")
+        structured(client.call_tool("generate_image", {"session_id": "busy", "prompt": "white",
+                                                       "inline": "none"}))
+        thread, outcome = self.start_held_edit(client, "busy", "busy")
+        server.proc.send_signal(signal.SIGTERM)
+        started = time.monotonic()
+        while "refusing new calls" not in server.stderr:  # asking all the time, as a poller does
+            self.assertLess(time.monotonic() - started, 11.0, server.stderr)
+            try:
+                client.call("ping")
+            except CallFailed:
+                pass
+            time.sleep(0.2)
+        self.assertLess(time.monotonic() - started, 7.5)  # half of 12 s, not the whole timeout
+        self.assertIn("the notice window ends", server.stderr)
+        self.fake.release("busy")
+        thread.join(WAIT)
+        self.assertEqual(structured(outcome["response"])["version"], 2, outcome)
+        self.assertEqual(server.proc.wait(WAIT), 0, server.stderr)
+
+    def held_tasks(self, server, gate):
+        """A modern task and a legacy one (2025-11-25 utility), each an edit of its own session
+        held at the fake's `gate`. Returns [(wire, session, task id)]."""
+        modern = TasksClient(server.port)
+        legacy = HttpSession(server.port)
+        plain = ModernClient(server.port)
+        for session in ("tm", "tl"):
+            structured(plain.call_tool("generate_image", {"session_id": session,
+                                                          "prompt": "white", "inline": "none"}))
+        self.fake.script({"hold": gate}, {"hold": gate})
+        edit = {"prompt": "draw square black at 20,20 size 6", "inline": "none"}
+        m = modern.start("edit_image", dict(edit, session_id="tm"))["taskId"]
+        l_ = start_task(legacy, "edit_image", dict(edit, session_id="tl"))["taskId"]
+        self.assertEqual(self.fake.wait(held=2, timeout=WAIT)["held"], 2)
+        return [("modern", "tm", m), ("legacy", "tl", l_)]
+
+    def tasks_on_next_server(self, tasks):
+        """Each task as a fresh server on the same data dir reads it (the wire it was made on)."""
+        seen = {}
+        with HttpProcess("--backend", "local", data_dir=self.data_dir, name="next") as after:
+            modern = TasksClient(after.port)
+            legacy = HttpSession(after.port)
+            for wire, session, task_id in tasks:
+                client = modern if wire == "modern" else legacy
+                seen[wire] = client.call("tasks/get", {"taskId": task_id})["result"]
+            self.assertEqual(after.close(), 0)
+        return seen
+
+    def test_sigterm_waits_for_tasks_in_flight(self):
+        server = self.start("--drain-timeout", "30")
+        tasks = self.held_tasks(server, "tasks in flight")
+        server.proc.send_signal(signal.SIGTERM)
+        self.log_has(server, "refusing new calls; 0 request(s) and 2 task(s) in flight may finish")
+        self.assertIsNone(server.proc.poll(), "exited with tasks in flight")
+        self.fake.release("tasks in flight")
+        self.assertEqual(server.proc.wait(WAIT), 0, server.stderr)
+        self.assertIn("nothing in flight", server.stderr)
+        seen = self.tasks_on_next_server(tasks)
+        self.assertEqual(seen["modern"]["status"], "completed", seen)
+        self.assertEqual(seen["modern"]["result"]["structuredContent"]["version"], 2)
+        self.assertEqual(seen["legacy"]["status"], "completed", seen)
+
+    def test_a_task_past_the_drain_timeout_fails_saying_the_server_stopped(self):
+        server = self.start("--drain-timeout", "1")
+        tasks = self.held_tasks(server, "tasks never released")
+        started = time.monotonic()
+        server.proc.send_signal(signal.SIGTERM)
+        self.assertEqual(server.proc.wait(WAIT), 0, server.stderr)
+        self.assertGreater(time.monotonic() - started, 0.9)  # it waited for them
+        self.assertIn("cancelling 0 request(s) and 2 task(s) still in flight", server.stderr)
+        seen = self.tasks_on_next_server(tasks)
+        for wire in ("modern", "legacy"):
+            task = seen[wire]
+            self.assertEqual(task["status"], "failed", task)
+            self.assertIn("stopped (SIGTERM or SIGINT) before this task finished",
+                          task["statusMessage"])
+            self.assertIn("nothing was committed", task["statusMessage"])
+        self.assertEqual(seen["modern"]["error"]["code"], -32603)
+        self.assertNotIn("cancel", seen["modern"]["error"]["message"].replace("cancelled", ""))
+        for session in ("tm", "tl"):  # nothing committed, and the turn is free
+            self.assertEqual(self.versions_on_next_server(session), (2, [1, 2]))
 
     def test_a_second_signal_stops_at_once(self):
         server = self.start("--drain-timeout", "600")
@@ -214,6 +313,49 @@ class DrainTest(unittest.TestCase):
         self.assertEqual(answer["result"]["structuredContent"]["version"], 2, answer)
         self.assertEqual(server.wait_exit(WAIT), 0, server.stderr)
         self.assertEqual(self.versions_on_next_server("piped"), (3, [1, 2, 3]))
+
+    def test_stdio_sigint_and_the_end_of_input_together_keep_the_drain_timeout(self):
+        # An interactive client's Ctrl-C: its pipe closes and SIGINT comes at once. The call in
+        # flight keeps the drain timeout (30 s), not the 1.2 s a bare end of input gives.
+        server = self.start_stdio("--drain-timeout", "30")
+        server.proc.stdin.close()
+        server.proc.send_signal(signal.SIGINT)
+        server.wait_for_stderr("SIGINT: no more input is read")
+        time.sleep(2.0)  # the point: longer than the end-of-input grace
+        self.assertEqual(self.fake.wait(held=1, timeout=WAIT)["held"], 1, server.stderr)
+        self.assertNotIn("cancelling", server.stderr)
+        self.fake.release("stdio")
+        answer = server.wait_for(lambda m: m.get("id") == 900, WAIT)
+        self.assertEqual(answer["result"]["structuredContent"]["version"], 2, answer)
+        self.assertEqual(server.wait_exit(WAIT), 0, server.stderr)
+
+    def test_stdio_sigterm_waits_for_a_task_in_flight(self):
+        server = ServerProcess(["--backend", "gemini", "--drain-timeout", "30"],
+                               data_dir=self.data_dir, env={
+                                   "GEMINI_API_KEY": TEST_KEY,
+                                   "GEMINI_BASE_URL": self.fake.base_url})
+        self.addCleanup(server.__exit__, None, None, None)
+        server.initialize(version="2025-11-25", capabilities={"tasks": TASKS_CAPABILITY})
+        result = server.call_tool("generate_image", {"session_id": "st", "prompt": "white",
+                                                     "inline": "none"})["result"]
+        self.assertEqual(result["structuredContent"]["version"], 1, result)
+        self.fake.script({"hold": "stdio task"})
+        created = server.request("tools/call", {
+            "name": "edit_image", "task": {},
+            "arguments": {"session_id": "st", "inline": "none",
+                          "prompt": "draw square black at 20,20 size 6"}}, timeout=WAIT)
+        task_id = created["result"]["task"]["taskId"]
+        self.assertEqual(self.fake.wait(held=1, timeout=WAIT)["held"], 1)
+        server.proc.send_signal(signal.SIGTERM)
+        server.wait_for_stderr("SIGTERM: no more input is read")
+        self.assertIsNone(server.proc.poll(), "exited with a task in flight")
+        self.fake.release("stdio task")
+        self.assertEqual(server.wait_exit(WAIT), 0, server.stderr)
+        self.assertEqual(self.versions_on_next_server("st"), (3, [1, 2, 3]))
+        with HttpProcess("--backend", "local", data_dir=self.data_dir, name="next") as after:
+            legacy = HttpSession(after.port)
+            self.assertEqual(legacy.call("tasks/get", {"taskId": task_id})["result"]["status"],
+                             "completed")
 
     def test_stdio_call_past_the_drain_timeout_is_cancelled(self):
         server = self.start_stdio("--drain-timeout", "1")

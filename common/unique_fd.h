@@ -1,0 +1,38 @@
+// UniqueFd: the one owner of a POSIX file descriptor in imgmcp — closed when it goes, moved, never
+// copied. Every descriptor the code opens lives in one of these (no bare ::close elsewhere).
+#pragma once
+
+#include <unistd.h>
+
+#include <utility>
+
+namespace imgmcp {
+
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  ~UniqueFd() { Reset(); }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.Release()) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept {
+    if (this != &other) Reset(other.Release());
+    return *this;
+  }
+
+  bool valid() const { return fd_ >= 0; }
+  int get() const { return fd_; }
+  // Gives the descriptor up without closing it.
+  int Release() { return std::exchange(fd_, -1); }
+  // Closes the descriptor held (if any) and holds `fd` instead.
+  void Reset(int fd = -1) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace imgmcp
