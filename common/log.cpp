@@ -65,15 +65,68 @@ void AppendHexEscape(const char* prefix, unsigned char c, std::string& out) {
   out += kHex[c & 0xf];
 }
 
-// How a byte that is not part of well-formed UTF-8 is written: \xNN (text lines) or U+FFFD as
-// \ufffd (JSON lines, whose strings must be Unicode).
-enum class NotUtf8 { kHexEscape, kReplacementCharacter };
+// The code point of the well-formed `n`-byte UTF-8 sequence at `p`.
+char32_t DecodeUtf8(const char* p, size_t n) {
+  const auto byte = [p](size_t k) {
+    return static_cast<char32_t>(static_cast<unsigned char>(p[k]));
+  };
+  if (n == 2) return (byte(0) & 0x1F) << 6 | (byte(1) & 0x3F);
+  if (n == 3) return (byte(0) & 0x0F) << 12 | (byte(1) & 0x3F) << 6 | (byte(2) & 0x3F);
+  return (byte(0) & 0x07) << 18 | (byte(1) & 0x3F) << 12 | (byte(2) & 0x3F) << 6 | (byte(3) & 0x3F);
+}
+
+// Whether `c` is a format character (Unicode general category Cf: the bidi controls U+202A..202E
+// and U+2066..2069, the marks U+200E, U+200F and U+061C, zero-width characters, tags) or a line or
+// paragraph separator (Zl U+2028, Zp U+2029): invisible, yet they reorder or break what a viewer
+// shows, so a logged prompt with U+202E could show "gnp.exe" for "exe.png". Unicode 15.1's table.
+bool IsFormatOrSeparator(char32_t c) {
+  struct Range {
+    char32_t first, last;
+  };
+  static constexpr Range kRanges[] = {{0xAD, 0xAD},       {0x600, 0x605},     {0x61C, 0x61C},
+                                      {0x6DD, 0x6DD},     {0x70F, 0x70F},     {0x890, 0x891},
+                                      {0x8E2, 0x8E2},     {0x180E, 0x180E},   {0x200B, 0x200F},
+                                      {0x2028, 0x202E},   {0x2060, 0x2064},   {0x2066, 0x206F},
+                                      {0xFEFF, 0xFEFF},   {0xFFF9, 0xFFFB},   {0x110BD, 0x110BD},
+                                      {0x110CD, 0x110CD}, {0x13430, 0x1343F}, {0x1BCA0, 0x1BCA3},
+                                      {0x1D173, 0x1D17A}, {0xE0001, 0xE0001}, {0xE0020, 0xE007F}};
+  for (const Range& range : kRanges) {
+    if (c < range.first) return false;
+    if (c <= range.last) return true;
+  }
+  return false;
+}
+
+// How a line is written: text (a byte that is not UTF-8 as \xNN, a code point above U+FFFF as
+// \UXXXXXXXX) or JSON (strings must be Unicode: such a byte as U+FFFD, written \ufffd; such a
+// code point as its UTF-16 surrogate pair, \uXXXX\uXXXX).
+enum class Style { kText, kJson };
+
+void AppendCodePointEscape(char32_t c, Style style, std::string& out) {
+  char escape[16];
+  if (c <= 0xFFFF) {
+    std::snprintf(escape, sizeof(escape), "\\u%04x", static_cast<unsigned>(c));
+  } else if (style == Style::kText) {
+    std::snprintf(escape, sizeof(escape), "\\U%08x", static_cast<unsigned>(c));
+  } else {
+    const char32_t v = c - 0x10000;
+    std::snprintf(escape, sizeof(escape), "\\u%04x\\u%04x",
+                  static_cast<unsigned>(0xD800 + (v >> 10)),
+                  static_cast<unsigned>(0xDC00 + (v & 0x3FF)));
+  }
+  out += escape;
+}
 
 // Appends what starts at s[i] (a byte >= 0x80): a well-formed UTF-8 character as it is, a C1
-// control as \u00NN, a byte that is not UTF-8 per `not_utf8`. Returns the bytes consumed.
-size_t AppendNonAscii(std::string_view s, size_t i, NotUtf8 not_utf8, std::string& out) {
+// control as \u00NN, a format or separator character as \uNNNN, a byte that is not UTF-8 per
+// `style`. Returns the bytes consumed.
+size_t AppendNonAscii(std::string_view s, size_t i, Style style, std::string& out) {
   if (const size_t n = Utf8SequenceAt(s, i); n > 0) {
-    out.append(s.data() + i, n);
+    if (const char32_t c = DecodeUtf8(s.data() + i, n); IsFormatOrSeparator(c)) {
+      AppendCodePointEscape(c, style, out);
+    } else {
+      out.append(s.data() + i, n);
+    }
     return n;
   }
   if (static_cast<unsigned char>(s[i]) == 0xC2 && i + 1 < s.size() &&
@@ -81,7 +134,7 @@ size_t AppendNonAscii(std::string_view s, size_t i, NotUtf8 not_utf8, std::strin
     AppendHexEscape("\\u00", static_cast<unsigned char>(s[i + 1]), out);
     return 2;
   }
-  if (not_utf8 == NotUtf8::kHexEscape) {
+  if (style == Style::kText) {
     AppendHexEscape("\\x", static_cast<unsigned char>(s[i]), out);
   } else {
     out += "\\ufffd";
@@ -90,7 +143,8 @@ size_t AppendNonAscii(std::string_view s, size_t i, NotUtf8 not_utf8, std::strin
 }
 
 // Appends `s` with every byte a terminal could act on escaped: \n \r \t, other control bytes and
-// DEL as \xNN, C1 controls as \u00NN, bytes that are not UTF-8 as \xNN.
+// DEL as \xNN, C1 controls as \u00NN, format and separator characters as \uNNNN (\UNNNNNNNN),
+// bytes that are not UTF-8 as \xNN.
 void AppendEscaped(std::string_view s, std::string& out) {
   size_t i = 0;
   while (i < s.size()) {
@@ -101,7 +155,7 @@ void AppendEscaped(std::string_view s, std::string& out) {
     i = run;
     const unsigned char c = static_cast<unsigned char>(s[i]);
     if (c >= 0x80) {
-      i += AppendNonAscii(s, i, NotUtf8::kHexEscape, out);
+      i += AppendNonAscii(s, i, Style::kText, out);
       continue;
     }
     if (c == '\n') {
@@ -126,14 +180,15 @@ std::string_view CutAtCharacter(std::string_view text, size_t max_bytes) {
 }
 
 // Appends `s` as the body of a JSON string: quotes, backslashes and control bytes escaped
-// (\n, \u001b, C1 controls as \u0080..), bytes that are not UTF-8 as U+FFFD.
+// (\n, \u001b, C1 controls as \u0080.., format and separator characters as \u202e or a
+// surrogate pair), bytes that are not UTF-8 as U+FFFD.
 void AppendJsonEscaped(std::string_view s, std::string& out) {
   static constexpr char kHex[] = "0123456789abcdef";
   size_t i = 0;
   while (i < s.size()) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
     if (c >= 0x80) {
-      i += AppendNonAscii(s, i, NotUtf8::kReplacementCharacter, out);
+      i += AppendNonAscii(s, i, Style::kJson, out);
       continue;
     }
     if (c == '"' || c == '\\') {

@@ -2,11 +2,12 @@
 // The minimum level is process-wide because stderr is: main.cpp sets it once from flags.
 //
 // Log lines often carry what a client sent (a refused Host header, a method name, clientInfo).
-// So every line is made safe here, in one place: control characters, C1 controls and bytes that
-// are not UTF-8 are written as escapes (\n, \t, \x1b, \u009b), so logged text can neither move
-// the operator's terminal nor forge a line; and a message is cut at kMaxMessageBytes. Callers
-// quote client values through Clip(), and lines a client can cause at will (refusals before
-// authentication) go through a Throttle.
+// So every line is made safe here, in one place: control characters, C1 controls, format and
+// separator characters (Unicode Cf, Zl, Zp: bidi overrides, U+2028) and bytes that are not UTF-8
+// are written as escapes (\n, \t, \x1b, \u009b, \u202e), so logged text can neither move the
+// operator's terminal, forge a line nor read differently from what it holds; and a message is
+// cut at kMaxMessageBytes. Callers quote client values through Clip(), and lines a client can
+// cause at will (refusals before authentication) go through a Throttle.
 #pragma once
 
 #include <chrono>

@@ -13,6 +13,7 @@
 
 #include "common/base64.h"
 #include "server/tools/arguments.h"
+#include "server/tools/rooted_write.h"
 
 namespace imgmcp::tools {
 namespace {
@@ -68,20 +69,15 @@ void ImageInputResolver::ApplyLimits(ArgumentOptions& options) const {
 }
 
 ImageInputResolver::ImageInputResolver(ImageInputOptions options) : options_(std::move(options)) {
-  std::vector<fs::path> canonical;
-  for (const auto& root : options_.allowed_roots) {
-    std::error_code ec;
-    fs::path c = fs::canonical(root, ec);
-    if (!ec) canonical.push_back(c);
-  }
-  options_.allowed_roots = std::move(canonical);
+  options_.allowed_roots = AllowedRoots(options_.allowed_roots, &root_left_out_);
 }
 
 namespace {
 
-// The real path of `path` (`field` in errors), when it is inside one of `roots`.
+// The real path of `path` (`field` in errors), when it is inside one of `roots`; a refusal says
+// that / is never a root when `root_left_out` (a server started in /).
 Result<fs::path> AllowedRealPath(const std::string& path, const std::string& field,
-                                 const std::vector<fs::path>& roots) {
+                                 const std::vector<fs::path>& roots, bool root_left_out) {
   if (path.empty()) return InvalidArgument("'" + field + ".path' is empty");
   if (path.find('\0') != std::string::npos) {
     return InvalidArgument("'" + field + ".path' contains a NUL byte");
@@ -101,6 +97,7 @@ Result<fs::path> AllowedRealPath(const std::string& path, const std::string& fie
   if (!allowed) {
     std::string list;
     for (const auto& root : roots) list += (list.empty() ? "" : ", ") + root.string();
+    if (root_left_out) list += (list.empty() ? "none; " : "; ") + std::string("/ is never one");
     return Error(ErrorCode::kPermissionDenied,
                  "'" + field + ".path' " + path + " resolves to " + real.string() +
                      ", which is outside the allowed directories (" + list +
@@ -152,14 +149,15 @@ Result<std::string> ReadRegularFile(const fs::path& real, const std::string& pat
 
 Result<std::string> ImageInputResolver::ReadAllowedFile(const std::string& path,
                                                         const std::string& field) const {
-  ASSIGN_OR_RETURN(fs::path real, AllowedRealPath(path, field, options_.allowed_roots));
+  ASSIGN_OR_RETURN(fs::path real,
+                   AllowedRealPath(path, field, options_.allowed_roots, root_left_out_));
   return ReadRegularFile(real, path, field, options_.limits);
 }
 
 size_t ImageInputResolver::EncodedSize(const ImageInputArg& input) const {
   if (input.data) return input.data->size() / 4 * 3;
   if (!input.path) return 0;
-  auto real = AllowedRealPath(*input.path, "path", options_.allowed_roots);
+  auto real = AllowedRealPath(*input.path, "path", options_.allowed_roots, root_left_out_);
   if (!real.ok()) return 0;
   std::error_code error;
   const auto size = fs::file_size(*real, error);

@@ -1,6 +1,7 @@
 // The image argument ({path} or {data, mime_type}): its typed form and schema (ImageInputArg), and
 // the resolver that turns it into checked bytes. Paths must resolve (symlinks included) inside an
-// allowed root; the MIME type always comes from the bytes.
+// allowed root (never /: rooted_write.h's AllowedRoots, the rule save_to's writes follow too);
+// the MIME type always comes from the bytes.
 #pragma once
 
 #include <filesystem>
@@ -40,7 +41,9 @@ struct ImageInputArg {
 };
 
 struct ImageInputOptions {
-  std::vector<std::filesystem::path> allowed_roots;  // canonicalised by the constructor
+  // The working dir, the data dir and --allow-read dirs; the constructor keeps AllowedRoots of
+  // them (canonical, existing directories, never /).
+  std::vector<std::filesystem::path> allowed_roots;
   imaging::DecodeLimits limits;
   size_t max_reference_images = 14;
 };
@@ -68,6 +71,7 @@ class ImageInputResolver {
   Result<imaging::EncodedImage> CheckImage(std::string bytes, const std::string& field) const;
 
   ImageInputOptions options_;
+  bool root_left_out_ = false;  // / was among the roots given, and left out (said in refusals)
 };
 
 }  // namespace imgmcp::tools

@@ -102,6 +102,23 @@ DirIdentity IdentityOf(const fs::path& dir) {
   return DirIdentity{st.st_dev, st.st_ino, true};
 }
 
+std::vector<fs::path> AllowedRoots(const std::vector<fs::path>& dirs, bool* root_left_out) {
+  std::vector<fs::path> roots;
+  bool left_out = false;
+  for (const fs::path& dir : dirs) {
+    std::error_code ec;
+    fs::path canonical = fs::canonical(dir, ec);
+    if (ec || !fs::is_directory(canonical, ec)) continue;
+    if (canonical == canonical.root_path()) {
+      left_out = true;
+      continue;
+    }
+    roots.push_back(std::move(canonical));
+  }
+  if (root_left_out != nullptr) *root_left_out = left_out;
+  return roots;
+}
+
 Result<Walk> WalkBelowRoot(const fs::path& root, const std::vector<std::string>& dirs,
                            WalkMode mode, const DirIdentity& forbidden) {
   Walk walk;

@@ -5,7 +5,8 @@
 // the walk happens relative to the descriptor actually opened. The file itself is written to a
 // temp name in that directory, fsynced, and moved into place with renameat (or renameat2
 // RENAME_NOREPLACE / linkat when an existing file must not be replaced), then the directory is
-// fsynced. Used by save_target.h; knows nothing about tools or images.
+// fsynced. Used by save_target.h; knows nothing about tools or images. AllowedRoots, the rule of
+// which directories may be roots at all, is shared with the reads of image_input.h.
 #pragma once
 
 #include <sys/types.h>
@@ -48,6 +49,15 @@ struct DirIdentity {
   }
 };
 DirIdentity IdentityOf(const std::filesystem::path& dir);
+
+// The roots below which the paths a client names may lie — where {path} images are read from
+// (image_input.h) and where save_to copies are written (save_target.h) — from the directories
+// configured: each made canonical, and left out when it does not exist, is not a directory, or is
+// the file system's root. `/` is never a root, whoever names it (the working directory of a
+// server started in /, as some clients start their servers, or a flag): it would let a client
+// read or overwrite every file the user can. `root_left_out` (optional) tells whether / was named.
+std::vector<std::filesystem::path> AllowedRoots(const std::vector<std::filesystem::path>& dirs,
+                                                bool* root_left_out = nullptr);
 
 enum class WalkMode {
   kCheck,   // read only: stops at the first directory that does not exist yet

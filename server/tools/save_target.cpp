@@ -190,13 +190,7 @@ Result<SaveRequest> ParseSaveRequest(const SaveArgs& args, const fs::path& worki
 
 SaveTargets::SaveTargets(SaveOptions options) : options_(std::move(options)) {
   options_.working_dir = Canonical(options_.working_dir.empty() ? "/" : options_.working_dir);
-  std::vector<fs::path> roots;
-  for (const fs::path& root : options_.roots) {
-    std::error_code ec;
-    fs::path c = fs::canonical(root, ec);
-    if (!ec && fs::is_directory(c, ec)) roots.push_back(std::move(c));
-  }
-  options_.roots = std::move(roots);
+  options_.roots = AllowedRoots(options_.roots);
   if (!options_.data_dir.empty()) {
     options_.data_dir = Canonical(options_.data_dir);
     data_dir_id_ = IdentityOf(options_.data_dir);

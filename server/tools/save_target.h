@@ -109,8 +109,8 @@ enum class SaveSource { kNewVersion, kStoredVersion };
 
 class SaveTargets {
  public:
-  // Canonicalises the working dir, the roots (those that do not exist are left out) and the data
-  // dir.
+  // Canonicalises the working dir, the roots (AllowedRoots: those that do not exist, and /, are
+  // left out) and the data dir.
   explicit SaveTargets(SaveOptions options);
 
   // nullopt without save_to. Otherwise the plan, or an error naming save_to and what is allowed.

@@ -25,9 +25,9 @@ def fresh_prefix(test):
     return prefix
 
 
-def generate_over_stdio(test, command, args=("--backend", "local"), env=None):
-    """Starts `command --data-dir TMP ARGS` (an installed imgmcp), initializes and generates
-    one image; returns the initialize result and the generate_image structured content."""
+def server_over_stdio(test, command, args=("--backend", "local"), env=None):
+    """`command --data-dir TMP ARGS` (an installed imgmcp) as a ServerProcess, ended and removed
+    when `test` ends."""
     previous = os.environ.get("IMGMCP_BIN")
     os.environ["IMGMCP_BIN"] = command  # mcp_harness starts $IMGMCP_BIN
     try:
@@ -38,6 +38,13 @@ def generate_over_stdio(test, command, args=("--backend", "local"), env=None):
         else:
             os.environ["IMGMCP_BIN"] = previous
     test.addCleanup(server.__exit__, None, None, None)
+    return server
+
+
+def generate_over_stdio(test, command, args=("--backend", "local"), env=None):
+    """Starts `command --data-dir TMP ARGS` (an installed imgmcp), initializes and generates
+    one image; returns the initialize result and the generate_image structured content."""
+    server = server_over_stdio(test, command, args, env)
     info = server.initialize()
     result = server.call_tool("generate_image", {"prompt": "solid red", "session_id": "pkg",
                                                   "inline": "none"}, timeout=60)

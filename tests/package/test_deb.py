@@ -1,14 +1,23 @@
 """The .deb as a user receives it: lintian's verdict, its control fields, and its files unpacked
 with dpkg-deb -x into a fresh prefix, where the installed binary answers --version and an MCP
-conversation over stdio, and runs the README's demo scenario (demo/run_demo.py)."""
+conversation over stdio, and runs the README's demo scenario (demo/run_demo.py). Its systemd
+unit: hardened to an exposure of 2.5 or less by `systemd-analyze security`, and its system call
+filter and address families allowing everything the installed server does over HTTP with the
+Gemini backend (seen by strace)."""
 import gzip
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 import unittest
 
 from package_support import VERSION, artifact, fresh_prefix, generate_over_stdio
+from replica_support import LegacyClient, structured  # tests/integration
+from imgmcp_process import HttpProcess  # tests/support
+from fake_gemini_support import TEST_KEY, FakeGemini  # tests/integration
 
 
 def deb():
@@ -80,16 +89,142 @@ class DebPackage(unittest.TestCase):
         self.assertIn(r"\fB\-\-data\-dir\fR", page)  # every flag of --help
         self.assertIn("imgmcp — MCP server", page)
 
-    def test_systemd_unit_runs_http_mode_as_a_dynamic_user_and_drains_on_sigterm(self):
-        prefix = fresh_prefix(self)
-        subprocess.run(["dpkg-deb", "-x", deb(), prefix], check=True, timeout=60)
-        with open(os.path.join(prefix, "usr/lib/systemd/system/imgmcp.service")) as f:
-            unit = dict(line.split("=", 1) for line in f.read().splitlines()
-                        if "=" in line and not line.startswith("#"))
+
+
+def unpacked(test):
+    """The .deb unpacked into a fresh prefix: (prefix, the unit's path, its settings)."""
+    prefix = fresh_prefix(test)
+    subprocess.run(["dpkg-deb", "-x", deb(), prefix], check=True, timeout=60)
+    path = os.path.join(prefix, "usr/lib/systemd/system/imgmcp.service")
+    with open(path) as f:
+        unit = dict(line.split("=", 1) for line in f.read().splitlines()
+                    if "=" in line and not line.startswith("#"))
+    return prefix, path, unit
+
+
+def tool(name):
+    """The path of `name`, which scripts/setup installs: a test needing it fails without it."""
+    path = shutil.which(name)
+    if path is None:
+        raise AssertionError(f"{name} is not installed; scripts/setup installs it")
+    return path
+
+
+def system_call_groups():
+    """systemd-analyze's system call groups: {"@name": [members: calls and "@groups"]}."""
+    listing = subprocess.run([tool("systemd-analyze"), "syscall-filter"], capture_output=True,
+                             text=True, check=True, timeout=60).stdout
+    groups, current = {}, None
+    for line in listing.splitlines():
+        if line.startswith("@"):
+            current = groups.setdefault(line.strip(), [])
+        elif line.startswith("    ") and current is not None and not line.strip().startswith("#"):
+            current.append(line.strip())
+    return groups
+
+
+def allowed_calls(filter_value):
+    """The system calls an allow-list SystemCallFilter= value lets through."""
+    groups = system_call_groups()
+    allowed, todo = set(), filter_value.split()
+    while todo:
+        name = todo.pop()
+        if name.startswith("@"):
+            todo.extend(groups[name])
+        else:
+            allowed.add(name)
+    return allowed
+
+
+class SystemdUnit(unittest.TestCase):
+    def test_runs_http_mode_as_a_dynamic_user_in_its_state_directory_and_drains_on_sigterm(self):
+        _, _, unit = unpacked(self)
         self.assertEqual(unit["DynamicUser"], "yes")
         self.assertEqual(unit["StateDirectory"], "imgmcp")
+        self.assertEqual(unit["Environment"], "IMGMCP_DATA_DIR=%S/imgmcp")
+        # The working directory is a root of {path} reads and save_to writes (never into the
+        # data dir): the state directory, not systemd's default /.
+        self.assertEqual(unit["WorkingDirectory"], "%S/imgmcp")
         self.assertEqual(unit["KillSignal"], "SIGTERM")
         self.assertTrue(unit["ExecStart"].startswith("/usr/bin/imgmcp --http "))
+
+    def test_is_hardened(self):
+        _, _, unit = unpacked(self)
+        for key, value in (("SystemCallFilter", "@system-service"),
+                           ("SystemCallArchitectures", "native"), ("RestrictNamespaces", "yes"),
+                           ("RestrictRealtime", "yes"), ("ProtectClock", "yes"),
+                           ("ProtectKernelLogs", "yes"), ("ProtectHostname", "yes"),
+                           ("ProtectProc", "invisible"), ("ProcSubset", "pid"),
+                           ("CapabilityBoundingSet", ""), ("PrivateUsers", "yes"),
+                           ("UMask", "0077"), ("ProtectHome", "yes"),
+                           ("ProtectSystem", "strict"), ("NoNewPrivileges", "yes"),
+                           ("MemoryDenyWriteExecute", "yes")):
+            self.assertEqual(unit.get(key), value, key)
+        # What the server needs: TCP to listen and to reach Gemini, Unix sockets.
+        self.assertEqual(set(unit["RestrictAddressFamilies"].split()),
+                         {"AF_INET", "AF_INET6", "AF_UNIX"})
+
+    def test_systemd_analyze_rates_its_exposure_2_5_or_less(self):
+        _, path, _ = unpacked(self)
+        run = subprocess.run([tool("systemd-analyze"), "security", "--offline=true", path],
+                             capture_output=True, text=True, timeout=60)
+        found = re.search(r"Overall exposure level for imgmcp\.service: (\d+\.\d+)",
+                          run.stdout + run.stderr)
+        self.assertIsNotNone(found, run.stdout + run.stderr)
+        self.assertLessEqual(float(found.group(1)), 2.5, run.stdout)
+
+    def test_its_filters_allow_what_the_installed_server_does(self):
+        prefix, _, unit = unpacked(self)
+        self.assertIn("SystemCallFilter", unit, "the unit filters no system calls")
+        allowed = allowed_calls(unit["SystemCallFilter"])
+        families = set(unit["RestrictAddressFamilies"].split())
+        calls, sockets = self.traced_http_server(prefix)
+        self.assertIn("flock", calls)  # the trace saw the store's turns: it is not empty
+        self.assertEqual(sorted(calls - allowed), [],
+                         "system calls the unit's SystemCallFilter refuses")
+        self.assertEqual(sorted(sockets - families), [],
+                         "address families RestrictAddressFamilies refuses")
+
+    def traced_http_server(self, prefix):
+        """The installed server over HTTP, as the unit runs it (its data dir its working
+        directory), under strace -f, through a Gemini-backed generate and edit, a get with a
+        preview, /metrics and a SIGTERM drain. Returns (system calls made, socket families)."""
+        fake = FakeGemini()
+        self.addCleanup(fake.close)
+        trace = os.path.join(prefix, "strace.out")
+        wrapper = os.path.join(prefix, "traced-imgmcp")
+        with open(wrapper, "w") as f:
+            f.write(f'#!/bin/sh\nexec {tool("strace")} -f -qq -o {trace} '
+                    f'{prefix}/usr/bin/imgmcp "$@"\n')
+        os.chmod(wrapper, 0o755)
+        data = tempfile.mkdtemp(prefix="imgmcp-unit-", dir=prefix)
+        server = HttpProcess("--backend", "gemini", binary=wrapper, data_dir=data, env={
+            "GEMINI_API_KEY": TEST_KEY, "GEMINI_BASE_URL": fake.base_url}, start_timeout=60)
+        self.addCleanup(server.close, 30.0, False)
+        client = LegacyClient(server.port)
+        structured(client.call_tool("generate_image", {"session_id": "unit", "prompt": "white",
+                                                       "inline": "none"}))
+        structured(client.call_tool("edit_image", {"session_id": "unit", "prompt": "invert",
+                                                   "inline": "none"}))
+        structured(client.call_tool("get_image", {"session_id": "unit"}))
+        conn = server.connection()
+        conn.request("GET", "/metrics", headers={"Host": f"127.0.0.1:{server.port}"})
+        self.assertEqual(conn.getresponse().status, 200)
+        conn.close()
+        with open(f"/proc/{server.proc.pid}/task/{server.proc.pid}/children") as f:
+            traced = int(f.read().split()[0])  # strace's child: the server
+        os.kill(traced, signal.SIGTERM)
+        self.assertEqual(server.proc.wait(timeout=60), 0, server.stderr)
+        calls, sockets = set(), set()
+        with open(trace) as f:
+            for line in f:
+                named = re.match(r"\d+\s+(?:<\.\.\. )?([a-z0-9_]+)(?:\(| resumed>)", line)
+                if named:
+                    calls.add(named.group(1))
+                family = re.search(r"\bsocket\((AF_\w+)", line)
+                if family:
+                    sockets.add(family.group(1))
+        return calls, sockets
 
 
 if __name__ == "__main__":

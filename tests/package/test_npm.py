@@ -1,8 +1,10 @@
 """The two npm tarballs as a user installs them: `npm install --offline` into an empty project
 (the launcher picks the platform package up as its optional dependency), then `npx imgmcp`
-answering --version and an MCP conversation over stdio, its exit code passed through, and
-Claude Code (tests/interop_modern's pinned native binary, when installed) configured with
-`claude mcp add imgmcp -- npx imgmcp` reporting it Connected."""
+answering --version and an MCP conversation over stdio, its exit code passed through, signals
+reaching the server once whoever sends them (so one Ctrl-C drains: the call in flight is
+answered), and Claude Code (tests/interop_modern's pinned native binary, when installed)
+configured with `claude mcp add imgmcp -- npx imgmcp` reporting it Connected."""
+import fcntl
 import json
 import os
 import signal
@@ -11,10 +13,32 @@ import subprocess
 import tempfile
 import unittest
 
-from package_support import VERSION, artifact, generate_over_stdio
+from package_support import VERSION, artifact, generate_over_stdio, server_over_stdio
 
 CLAUDE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "interop_modern",
                       "node_modules", "@anthropic-ai", "claude-code-linux-x64", "claude")
+
+
+def child_of(pid):
+    """The one process whose parent is `pid` (the launcher's imgmcp)."""
+    children = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # ended meanwhile
+            if int(fields[1]) == pid:
+                children.append(int(entry))
+    if len(children) != 1:
+        raise AssertionError(f"process {pid} has children {children}, not one")
+    return children[0]
+
+
+def process_group_of(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[2])
 
 
 @unittest.skipUnless(shutil.which("npm") and shutil.which("npx"), "needs npm")
@@ -71,6 +95,83 @@ class NpmPackages(unittest.TestCase):
         stderr = proc.stderr.read().decode()
         self.assertEqual(code, 0, stderr)
         self.assertIn("SIGTERM", stderr)  # the server's own drain log line
+
+    def start_call_held_in_its_turn(self):
+        """The installed launcher, as the leader of a process group of its own (as a terminal or
+        an MCP client that ends its server with kill(-pgid) starts it), with an edit_image call
+        in flight: it waits for its session's turn, which the test holds (the session's flock,
+        as another imgmcp process would). Returns (server, release)."""
+        launcher = os.path.join(self.project, "node_modules", ".bin", "imgmcp")
+        leader = os.path.join(self.project, "imgmcp-own-group")
+        with open(leader, "w") as f:  # setsid(1) execs the launcher in the same process
+            f.write(f'#!/bin/sh\nexec setsid "{launcher}" "$@"\n')
+        os.chmod(leader, 0o755)
+        server = server_over_stdio(self, leader, ["--backend", "local", "--drain-timeout", "30"])
+        server.initialize()
+        first = server.call_tool("generate_image", {"session_id": "held", "prompt": "solid red",
+                                                    "inline": "none"}, timeout=60)
+        self.assertEqual(first["result"]["structuredContent"]["version"], 1, first)
+        turn = os.open(os.path.join(server.data_dir, "locks", "held.lock"),
+                       os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        self.addCleanup(os.close, turn)
+        fcntl.flock(turn, fcntl.LOCK_EX)
+        server.send({"jsonrpc": "2.0", "id": 900, "method": "tools/call", "params": {
+            "name": "edit_image", "_meta": {"progressToken": "held"},
+            "arguments": {"session_id": "held", "prompt": "invert", "inline": "none"}}})
+        server.wait_for(lambda m: m.get("method") == "notifications/progress" and
+                        "waiting for another imgmcp process" in m["params"].get("message", ""),
+                        timeout=30)
+        return server, lambda: fcntl.flock(turn, fcntl.LOCK_UN)
+
+    def assert_drains_and_answers(self, server, release):
+        self.assertIn("SIGINT: no more input is read",
+                      server.wait_for_stderr("SIGINT: no more input is read"))
+        release()
+        answer = server.wait_for(lambda m: m.get("id") == 900, timeout=30)
+        self.assertEqual(answer["result"]["structuredContent"]["version"], 2, answer)
+        self.assertEqual(server.wait_exit(30), 0, server.stderr)
+        self.assertNotIn("signalled again", server.stderr)
+
+    def test_one_ctrl_c_to_the_process_group_drains_and_the_call_in_flight_is_answered(self):
+        # A terminal's Ctrl-C signals every process of its foreground process group at once;
+        # which acts first is up to the scheduler. Here the launcher acts last: it is stopped
+        # until the server, if the Ctrl-C reached it too, has acted on its copy.
+        server, release = self.start_call_held_in_its_turn()
+        launcher = server.proc.pid
+        imgmcp = child_of(launcher)
+        os.kill(launcher, signal.SIGSTOP)
+        os.waitpid(launcher, os.WUNTRACED)  # returns once it is stopped
+        os.killpg(launcher, signal.SIGINT)
+        if process_group_of(imgmcp) == launcher:
+            server.wait_for_stderr("SIGINT: no more input is read")
+        os.kill(launcher, signal.SIGCONT)
+        self.assert_drains_and_answers(server, release)
+
+    def test_a_signal_that_reaches_the_launcher_twice_is_forwarded_once(self):
+        # Under `npx` where /bin/sh execs the launcher (bash does), a Ctrl-C reaches it from the
+        # terminal and again from npm, which forwards what it gets to its child.
+        server, release = self.start_call_held_in_its_turn()
+        os.killpg(server.proc.pid, signal.SIGINT)
+        os.kill(server.proc.pid, signal.SIGINT)
+        self.assert_drains_and_answers(server, release)
+
+    def test_a_second_ctrl_c_later_still_exits_at_once(self):
+        server, _ = self.start_call_held_in_its_turn()
+        os.killpg(server.proc.pid, signal.SIGINT)
+        server.wait_for_stderr("SIGINT: no more input is read")
+        # The user's second Ctrl-C comes later than one event's copies (the launcher's repeat
+        # window): sent until the server says it exits, each after waiting for that line.
+        for _ in range(20):
+            try:
+                os.killpg(server.proc.pid, signal.SIGINT)
+            except ProcessLookupError:
+                break  # the launcher is gone: it followed the server out
+            if "signalled again: exiting now" in server.wait_for_stderr("signalled again", 1.0):
+                break
+        self.assertIn("signalled again: exiting now", server.stderr)
+        self.assertEqual(server.wait_exit(30), 0, server.stderr)
+        with self.assertRaises(EOFError):  # the held call died with the process
+            server.wait_for(lambda m: m.get("id") == 900, timeout=30)
 
     def test_npx_imgmcp_serves_mcp_over_stdio(self):
         info, image = generate_over_stdio(self, self.command)

@@ -57,6 +57,55 @@ TEST(Log, ControlCharactersAreEscapedSoTheyCannotReachTheTerminal) {
   EXPECT_EQ(Logged("bad \xff\xc3"), "imgmcp warning [test] bad \\xff\\xc3\n");
 }
 
+// The UTF-8 encoding of code point `c`.
+std::string Utf8(char32_t c) {
+  std::string out;
+  if (c < 0x80) {
+    out += static_cast<char>(c);
+  } else if (c < 0x800) {
+    out += static_cast<char>(0xC0 | (c >> 6));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  } else if (c < 0x10000) {
+    out += static_cast<char>(0xE0 | (c >> 12));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (c >> 18));
+    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  }
+  return out;
+}
+
+// Format characters (Unicode category Cf: the bidi controls, zero-width characters, tags) and the
+// line and paragraph separators (Zl, Zp) change how a line reads without being seen: U+202E shows
+// "exe.png" as "gnp.exe", U+2028 breaks a line in viewers that honour it. They are escaped.
+TEST(Log, FormatAndSeparatorCharactersAreEscapedSoTheyCannotSpoofALine) {
+  EXPECT_EQ(Logged("prompt " + Utf8(0x202E) + "gnp.exe"),
+            "imgmcp warning [test] prompt \\u202egnp.exe\n");
+  EXPECT_EQ(Logged("a" + Utf8(0x2028) + "imgmcp error [http] forged" + Utf8(0x2029) + "b"),
+            "imgmcp warning [test] a\\u2028imgmcp error [http] forged\\u2029b\n");
+  for (char32_t c : {0x202A, 0x202B, 0x202C,  0x202D,  0x202E,  0x2066,  0x2067, 0x2068, 0x2069,
+                     0x200E, 0x200F, 0x061C,  0x2028,  0x2029,  0x00AD,  0x200B, 0x2060, 0xFEFF,
+                     0xFFF9, 0x0600, 0x110BD, 0x1343F, 0x1D173, 0xE0001, 0xE007F}) {
+    char escape[16];
+    if (c > 0xFFFF) {
+      std::snprintf(escape, sizeof escape, "\\U%08x", static_cast<unsigned>(c));
+    } else {
+      std::snprintf(escape, sizeof escape, "\\u%04x", static_cast<unsigned>(c));
+    }
+    EXPECT_EQ(Logged("<" + Utf8(c) + ">"), "imgmcp warning [test] <" + std::string(escape) + ">\n")
+        << std::hex << static_cast<unsigned>(c);
+  }
+  // Their neighbours, visible characters and other spaces, are written as they are.
+  for (char32_t c : {0x00AC, 0x00AE, 0x0608, 0x061B, 0x200A, 0x2010, 0x2027, 0x202F, 0x2065, 0x2070,
+                     0xFEFE, 0x1F600, 0xE0100}) {
+    EXPECT_EQ(Logged("<" + Utf8(c) + ">"), "imgmcp warning [test] <" + Utf8(c) + ">\n")
+        << std::hex << static_cast<unsigned>(c);
+  }
+}
+
 TEST(Log, ALongMessageIsCutAndSaysSo) {
   const std::string line = Logged(std::string(kMaxMessageBytes + 1000, 'a'));
   EXPECT_LT(line.size(), kMaxMessageBytes + 100);
@@ -110,6 +159,23 @@ TEST(LogFormat, JsonLinesAreOneObjectWithTheCallsFieldsAndEscapes) {
   const std::string second = text.substr(first_end + 1);
   EXPECT_EQ(second.find("trace_id"), std::string::npos) << "the scope ended: " << second;
   EXPECT_NE(second.find("\"level\":\"warning\""), std::string::npos) << second;
+}
+
+TEST(LogFormat, JsonLinesEscapeFormatAndSeparatorCharacters) {
+  SetFormat(Format::kJson);
+  StderrCapture capture;
+  Write(Level::kInfo, "mcp",
+        "rlo " + Utf8(0x202E) + " ls " + Utf8(0x2028) + " ps " + Utf8(0x2029) + " lri " +
+            Utf8(0x2066) + " alm " + Utf8(0x061C) + " tag " + Utf8(0xE0041) + " ok " +
+            Utf8(0x00E9));
+  SetFormat(Format::kText);
+  const std::string text = capture.Text();
+  // A code point above U+FFFF is a UTF-16 surrogate pair in JSON.
+  EXPECT_NE(text.find("\"message\":\"rlo \\u202e ls \\u2028 ps \\u2029 lri \\u2066 alm "
+                      "\\u061c tag \\udb40\\udc41 ok " +
+                      Utf8(0x00E9) + "\""),
+            std::string::npos)
+      << text;
 }
 
 TEST(LogFormat, TextLinesEndWithTheTraceIdInsideATracedCall) {
