@@ -153,7 +153,8 @@ class ChainStore : public SessionStore {
   virtual Result<std::vector<RemovedVersion>> WriteCommit(TurnHold& turn,
                                                           const CommitPlan& plan) = 0;
   // Deletes every version of the session (the counter stays) with their keys and an earlier
-  // clear's key, and records plan.key (when the session has a row); returns the versions.
+  // clear's key, empties the request and result its tasks keep, and records plan.key (when the
+  // session has a row); returns the versions.
   virtual Result<std::vector<RemovedVersion>> WriteClear(TurnHold& turn, const ClearPlan& plan) = 0;
   // After a committed commit, clear or expiry: deletes what `removed` left behind (files, local
   // copies, unreferenced blobs) — and, when `whole_session` (a clear or an expiry), whatever else

@@ -390,6 +390,7 @@ Result<std::vector<RemovedVersion>> SqliteSessionStore::WriteClear(TurnHold&,
     ASSIGN_OR_RETURN(removed, sqlite_rows::DeleteVersions(db, plan.session_id));
     RETURN_IF_ERROR(sqlite_rows::DeleteClearKeys(db, plan.session_id));
     RETURN_IF_ERROR(sqlite_rows::InsertClearKey(db, plan));
+    RETURN_IF_ERROR(sqlite_tasks::ForgetSessionPayloads(db, plan.session_id));
     return sqlite_rows::TouchSession(db, plan.session_id, plan.now_ms);
   }));
   return removed;

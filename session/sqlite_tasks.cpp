@@ -115,6 +115,13 @@ Status ClaimForCommit(SqliteDb& db, const std::string& task_id, int64_t version)
   return Status::Ok();
 }
 
+Status ForgetSessionPayloads(SqliteDb& db, const std::string& session_id) {
+  ASSIGN_OR_RETURN(Statement st, db.Prepare("UPDATE tasks SET request_json = '', result_json = '' "
+                                            "WHERE session_id = ?"));
+  st.Bind(1, session_id);
+  return st.Run();
+}
+
 Result<std::vector<TaskRow>> ListTasks(SqliteDb& db, const std::string& owner,
                                        std::optional<std::pair<int64_t, std::string>> after,
                                        int limit, int64_t now_ms) {

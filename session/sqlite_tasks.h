@@ -24,6 +24,9 @@ Result<std::optional<TaskRow>> UpdateTask(SqliteDb& db, const TaskUpdate& update
 // terminal and has none. TaskEndedBeforeCommitError when there is no such row. Run inside the
 // commit's write transaction.
 Status ClaimForCommit(SqliteDb& db, const std::string& task_id, int64_t version);
+// Empties the request and result kept in the rows of `session_id`'s tasks (a reset: what the
+// tasks said of the session's images goes with them). Statuses and versions stay.
+Status ForgetSessionPayloads(SqliteDb& db, const std::string& session_id);
 // The owner's rows not expired at now_ms, newest first, after (after_ms, after_id) when given.
 Result<std::vector<TaskRow>> ListTasks(SqliteDb& db, const std::string& owner,
                                        std::optional<std::pair<int64_t, std::string>> after,

@@ -66,13 +66,18 @@ Result<std::unique_ptr<WiredServer>> WiredServer::Build(const Config& config) {
   wired->store_ = std::move(*store);
 
   mcp::ServerOptions server_options = MakeServerOptions(config);
-  wired->task_ledger_ = std::make_unique<tools::StoreTaskLedger>(*wired->store_);
+  const tools::ImageToolsOptions tool_options = MakeImageToolsOptions(config, "");
+  wired->task_ledger_ = std::make_unique<tools::StoreTaskLedger>(
+      *wired->store_, tool_options.preview, tool_options.limits);
   server_options.tasks.ledger = wired->task_ledger_.get();
   if (session::postgres::IsPostgresUrl(config.store)) {  // SQLite has no other writer to hear of
-    wired->task_watch_ = std::make_unique<tools::StoreTaskWatch>(*wired->store_);
+    wired->task_watch_ =
+        std::make_unique<tools::StoreTaskWatch>(*wired->store_, *wired->task_ledger_);
     server_options.task_watch = wired->task_watch_.get();
   }
   server_options.tasks.ttl_ms = int64_t{config.task_ttl_seconds} * 1000;
+  wired->task_sweeper_ = std::make_unique<TaskSweeper>(
+      *wired->store_, std::chrono::milliseconds(server_options.tasks.ttl_ms));
   server_options.tasks.max_per_owner = static_cast<size_t>(config.max_tasks_per_owner);
   server_options.tasks.max_running = server_options.max_concurrent_calls;
   server_options.metrics = wired->metrics_.get();

@@ -9,6 +9,7 @@
 #include "common/result.h"
 #include "metrics/metrics.h"
 #include "server/app/config.h"
+#include "server/app/task_sweeper.h"
 #include "server/app/wiring.h"
 #include "server/http/http_listener.h"
 #include "server/mcp/server.h"
@@ -45,6 +46,7 @@ class WiredServer {
   std::unique_ptr<session::DeferredSessionStore> store_;
   std::unique_ptr<tools::StoreTaskLedger> task_ledger_;  // tasks as the store's rows
   std::unique_ptr<tools::StoreTaskWatch> task_watch_;    // PostgreSQL: other replicas' changes
+  std::unique_ptr<TaskSweeper> task_sweeper_;            // expired task rows, while serving
   std::unique_ptr<mcp::McpServer> server_;
   std::unique_ptr<tools::ImageInputResolver> input_resolver_;
   std::unique_ptr<tools::ImageTools> image_tools_;        // uses everything above

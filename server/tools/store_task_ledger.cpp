@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "server/tools/task_payloads.h"
 #include "session/task_records.h"
 
 namespace imgmcp::tools {
@@ -86,6 +87,32 @@ mcp::TaskSnapshot SnapshotOf(const session::TaskRecord& record) {
   return s;
 }
 
+StoreTaskLedger::StoreTaskLedger(session::SessionStore& store, imaging::PreviewOptions preview,
+                                 imaging::DecodeLimits limits)
+    : store_(store), preview_(preview), limits_(limits) {}
+
+Result<Json> StoreTaskLedger::ImageBlock(const std::string& session_id, int64_t version,
+                                         InlineMode mode) const {
+  ASSIGN_OR_RETURN(session::VersionInfo info, store_.GetVersion(session_id, version));
+  ASSIGN_OR_RETURN(std::string bytes, store_.ReadImage(info));
+  PreparedImage image =
+      PrepareImage(ImageAttachment{mode, &bytes, info.mime_type}, preview_, limits_);
+  if (!image.preview_error.empty()) return MakeError(ErrorCode::kInternal, image.preview_error);
+  return std::move(image.block);
+}
+
+mcp::TaskSnapshot StoreTaskLedger::Snapshot(const session::TaskRecord& record) const {
+  mcp::TaskSnapshot s = SnapshotOf(record);
+  if (s.result) {
+    s.result =
+        ResultFromTaskRow(std::move(*s.result), record.request_json,
+                          [this](const std::string& session_id, int64_t version, InlineMode mode) {
+                            return ImageBlock(session_id, version, mode);
+                          });
+  }
+  return s;
+}
+
 Result<mcp::TaskSnapshot> StoreTaskLedger::Create(const std::string& owner, const std::string& tool,
                                                   const Json& arguments,
                                                   const mcp::TaskOptions& options) {
@@ -94,7 +121,7 @@ Result<mcp::TaskSnapshot> StoreTaskLedger::Create(const std::string& owner, cons
   auto id = arguments.find("session_id");
   if (id != arguments.end() && id->is_string()) task.session_id = id->get<std::string>();
   task.tool = tool;
-  task.request_json = Json{{"name", tool}, {"arguments", arguments}}.dump();
+  task.request_json = Json{{"name", tool}, {"arguments", RequestForTaskRow(arguments)}}.dump();
   task.ttl_ms = options.ttl_ms;
   task.poll_interval_ms = options.poll_interval_ms;
   ASSIGN_OR_RETURN(session::TaskRecord record, store_.CreateTask(task));
@@ -106,7 +133,7 @@ Result<std::optional<mcp::TaskSnapshot>> StoreTaskLedger::Get(const std::string&
   if (!session::IsValidTaskId(task_id)) return std::optional<mcp::TaskSnapshot>();
   ASSIGN_OR_RETURN(std::optional<session::TaskRecord> record, store_.GetTask(task_id, owner));
   if (!record) return std::optional<mcp::TaskSnapshot>();
-  return std::optional<mcp::TaskSnapshot>(SnapshotOf(*record));
+  return std::optional<mcp::TaskSnapshot>(Snapshot(*record));
 }
 
 Result<mcp::TaskSnapshot> StoreTaskLedger::Set(const std::string& task_id, const std::string& owner,
@@ -117,7 +144,7 @@ Result<mcp::TaskSnapshot> StoreTaskLedger::Set(const std::string& task_id, const
   update.owner = owner;
   update.status = StatusOf(state);
   if (state == mcp::TaskState::kCompleted) {
-    update.result_json = payload.value_or(Json::object()).dump();
+    update.result_json = ResultForTaskRow(payload.value_or(Json::object())).dump();
     if (payload) update.version = VersionIn(*payload);
   }
   if (state == mcp::TaskState::kFailed) update.error_json = payload.value_or(Json::object()).dump();

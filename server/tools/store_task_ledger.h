@@ -1,19 +1,25 @@
 // The session store's task rows (session/task_records.h) as the protocol core's TaskLedger
 // (server/mcp/task_ledger.h): a task survives its request, connection and process, and any
-// replica on the same store answers tasks/get for it.
+// replica on the same store answers tasks/get for it. Rows keep no image bytes
+// (task_payloads.h): a result's image block is rebuilt from its version when the task is read.
 #pragma once
 
 #include <optional>
 #include <string>
 
+#include "imaging/codec.h"
 #include "server/mcp/task_ledger.h"
+#include "server/tools/tool_results.h"
 #include "session/session_store.h"
 
 namespace imgmcp::tools {
 
 class StoreTaskLedger final : public mcp::TaskLedger {
  public:
-  explicit StoreTaskLedger(session::SessionStore& store) : store_(store) {}
+  // `store` must outlive the ledger; `preview` and `limits` rebuild a result's preview as the
+  // tools made it (ImageToolsOptions).
+  StoreTaskLedger(session::SessionStore& store, imaging::PreviewOptions preview,
+                  imaging::DecodeLimits limits);
 
   Result<mcp::TaskSnapshot> Create(const std::string& owner, const std::string& tool,
                                    const Json& arguments, const mcp::TaskOptions& options) override;
@@ -27,15 +33,24 @@ class StoreTaskLedger final : public mcp::TaskLedger {
   Result<mcp::TaskList> List(const std::string& owner, const std::optional<std::string>& cursor,
                              int limit) override;
 
+  // A row as tasks/get shows it, its image blocks rebuilt.
+  mcp::TaskSnapshot Snapshot(const session::TaskRecord& record) const;
+
  private:
+  // The image block of a version as a result shows it for `mode`.
+  Result<Json> ImageBlock(const std::string& session_id, int64_t version, InlineMode mode) const;
+
   session::SessionStore& store_;
+  const imaging::PreviewOptions preview_;
+  const imaging::DecodeLimits limits_;
 };
 
 // A stored task status as the protocol core names it.
 mcp::TaskState TaskStateOf(session::TaskStatus status);
 
-// A row as tasks/get shows it. A completed row without a stored result (a task whose runner died
-// after committing, completed from its version) shows the version it committed.
+// A row as tasks/get shows it, as stored (image blocks not rebuilt: StoreTaskLedger::Snapshot).
+// A completed row without a stored result (a task whose runner died after committing, completed
+// from its version) shows the version it committed.
 mcp::TaskSnapshot SnapshotOf(const session::TaskRecord& record);
 
 }  // namespace imgmcp::tools

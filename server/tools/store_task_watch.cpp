@@ -78,7 +78,7 @@ std::optional<mcp::TaskSnapshot> StoreTaskWatch::Read(const session::TaskChange&
     return std::nullopt;
   }
   if (!*record) return std::nullopt;
-  return SnapshotOf(**record);
+  return ledger_.Snapshot(**record);
 }
 
 }  // namespace imgmcp::tools

@@ -16,14 +16,16 @@
 #include <thread>
 
 #include "server/mcp/task_watch.h"
+#include "server/tools/store_task_ledger.h"
 #include "session/session_store.h"
 
 namespace imgmcp::tools {
 
 class StoreTaskWatch final : public mcp::TaskWatch {
  public:
-  // `store` must outlive the watch.
-  explicit StoreTaskWatch(session::SessionStore& store) : store_(store) {}
+  // `store` and `ledger` (which shows a row as tasks/get does) must outlive the watch.
+  StoreTaskWatch(session::SessionStore& store, const StoreTaskLedger& ledger)
+      : store_(store), ledger_(ledger) {}
   ~StoreTaskWatch() override;  // SetListener(nullptr)
   StoreTaskWatch(const StoreTaskWatch&) = delete;
   StoreTaskWatch& operator=(const StoreTaskWatch&) = delete;
@@ -40,6 +42,7 @@ class StoreTaskWatch final : public mcp::TaskWatch {
   std::optional<mcp::TaskSnapshot> Read(const session::TaskChange& change);
 
   session::SessionStore& store_;
+  const StoreTaskLedger& ledger_;
   std::mutex set_mu_;           // serialises SetListener (held while it starts or joins thread_)
   std::thread thread_;          // runs Loop while a listener is set; guarded by set_mu_
   std::mutex mu_;               // guards everything below

@@ -35,6 +35,8 @@ inline constexpr int kAdvisoryNamespace = 0x696d67;  // "img"
 inline constexpr int kMigrationLockKey = 0;          // held while migrating
 // A replica's liveness lock is (kAdvisoryNamespace, replica id): replica ids start above this.
 inline constexpr int kFirstReplicaId = 1;
+// Held (for one statement) by the replica that removes expired task rows: one at a time.
+inline constexpr int kTaskSweepLockKey = -1;
 
 // Brings the database to kPgSchemaVersion. kFailedPrecondition for a newer schema than this build
 // knows. Returns the database's store id.

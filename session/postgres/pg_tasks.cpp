@@ -226,9 +226,14 @@ Result<std::vector<TaskRow>> PostgresSessionStore::LoadOthersUnsettledTaskRows(
 
 Result<int64_t> PostgresSessionStore::DeleteExpiredTaskRows(int64_t now_ms) {
   ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
-  ASSIGN_OR_RETURN(PgResult r, conn->Exec(std::string("DELETE FROM imgmcp.tasks WHERE ") +
-                                              kExpired + "$1) RETURNING task_id",
-                                          {PgParam::Int(now_ms)}, "removing expired tasks"));
+  // One replica at a time: the one that gets the sweep's lock for this statement deletes; the
+  // others find it taken and leave the rows to it.
+  ASSIGN_OR_RETURN(
+      PgResult r,
+      conn->Exec(std::string("DELETE FROM imgmcp.tasks WHERE (SELECT pg_try_advisory_xact_lock(") +
+                     std::to_string(kAdvisoryNamespace) + ", " + std::to_string(kTaskSweepLockKey) +
+                     ")) AND " + kExpired + "$1) RETURNING task_id",
+                 {PgParam::Int(now_ms)}, "removing expired tasks"));
   return static_cast<int64_t>(r.Rows());
 }
 

@@ -370,6 +370,11 @@ Result<std::vector<RemovedVersion>> PostgresSessionStore::WriteClear(TurnHold& t
           RETURN_IF_ERROR(InsertKey(*conn, session_id, *plan.key, "next_version",
                                     plan.last_issued + 1, plan.now_ms));
         }
+        // What the session's tasks kept of it goes too (their statuses and versions stay).
+        RETURN_IF_ERROR(
+            conn->Exec("UPDATE imgmcp.tasks SET request_json = '', result_json = '' "
+                       "WHERE session_id = $1",
+                       {PgParam::Text(session_id)}, "forgetting the tasks' payloads"));
         RETURN_IF_ERROR(conn->Exec("SELECT pg_notify('imgmcp_commits', $1)",
                                    {PgParam::Text(origin_ + " " + session_id + " 0 0")},
                                    "announcing the clear"));

@@ -340,5 +340,23 @@ TEST_F(TaskRunnerTest, AnOwnerPastItsCapIsRefusedAndOthersAreNot) {
   EXPECT_TRUE(runner.Start("alice", CallOf(held)).ok());  // room again once they ended
 }
 
+// A task that ended keeps neither its request nor its result in this process: the ledger holds
+// them (so tasks/get still answers), and the call — its arguments, its decoded inputs — is let go.
+TEST_F(TaskRunnerTest, AnEndedTaskKeepsNeitherItsRequestNorItsResultInMemory) {
+  auto request = std::make_shared<std::string>(4 << 20, 'x');  // stands for decoded inputs
+  std::weak_ptr<std::string> watched = request;
+  TaskCall call = CallOf([request](ToolCallContext&) { return ToolResult::Text("done"); });
+  call.arguments = Json{{"image", {{"data", std::string(1 << 20, 'A')}}}};
+  request.reset();
+  auto task = runner_->Start("", std::move(call));
+  ASSERT_TRUE(task.ok());
+  WaitFor(*runner_, task->task_id, TaskState::kCompleted);
+  EXPECT_TRUE(runner_->WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(10)));
+  EXPECT_TRUE(watched.expired());               // the admitted call went with the run
+  auto read = runner_->Get(task->task_id, "");  // from the ledger now
+  ASSERT_TRUE(read);
+  EXPECT_EQ((*read->result)["content"][0]["text"], "done");
+}
+
 }  // namespace
 }  // namespace imgmcp::mcp
