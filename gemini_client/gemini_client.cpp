@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "common/trace_context.h"
 #include "gemini_client/models.h"
+#include "gemini_client/redact.h"
 #include "gemini_client/wire_format.h"
 
 namespace imgmcp::gemini {
@@ -18,7 +19,6 @@ using imaging::BackendImage;
 using imaging::CallContext;
 
 constexpr char kLog[] = "gemini";
-constexpr size_t kMinScrubbedKeyLength = 4;
 
 bool IsModelChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
@@ -182,14 +182,14 @@ Error GeminiClient::Scrub(Error error) const {
       pos += instead.size();
     }
   }
-  for (const std::string& key : {options_.api_key, auth_->SecretToScrub()}) {
-    if (key.size() < kMinScrubbedKeyLength) continue;
-    for (size_t pos = error.message.find(key); pos != std::string::npos;
-         pos = error.message.find(key, pos)) {
-      error.message.replace(pos, key.size(), "[redacted]");
-    }
-  }
+  error.message = Redact(std::move(error.message), Secrets());
   return error;
+}
+
+std::vector<std::string> GeminiClient::Secrets() const {
+  std::vector<std::string> secrets = auth_->SecretsToScrub();
+  secrets.push_back(options_.api_key);
+  return secrets;
 }
 
 Result<BackendImage> GeminiClient::Call(const std::string& model, const std::string& body,
@@ -216,6 +216,7 @@ struct GeminiClient::CallState {
   int attempts = 0;
   bool retry_once_used = false;
   bool reauthorized = false;  // a 401 has dropped a credential once
+  bool credential_failed = false;  // the current attempt could not get its credential
   std::string last_error;
   std::mt19937_64 rng{std::random_device{}()};
 
@@ -281,9 +282,17 @@ Result<GeminiClient::AttemptOutcome> GeminiClient::Attempt(CallState& call, cons
                                  ? call.deadline
                                  : std::chrono::steady_clock::now() + (call.deadline - now);
   HttpFailure http_failure;
+  call.credential_failed = false;
   auto answer = PostAuthorized(call, path, body, ctx, real_deadline, &http_failure);
   const std::string attempt_of =
       std::to_string(call.attempts) + " of " + std::to_string(max_attempts);
+  if (!answer.ok() && call.credential_failed && http_failure.stop == HttpStop::kDeadline) {
+    // The token endpoint (named in the error) did not answer in time, not Gemini.
+    return MakeError(
+        ErrorCode::kDeadlineExceeded,
+        call.WithLast(answer.error().message + " (" + SecondsText(sleeper_->Now() - call.start) +
+                      ", attempt " + attempt_of + "). Try again later or allow more time."));
+  }
   if (!answer.ok()) {
     if (http_failure.stop == HttpStop::kCancelled) {
       return MakeError(ErrorCode::kCancelled,
@@ -298,6 +307,9 @@ Result<GeminiClient::AttemptOutcome> GeminiClient::Attempt(CallState& call, cons
     }
     return TransportFailure(answer.error(), http_failure);
   }
+  // An error body may echo the request's headers: redact the credentials before any of it is
+  // quoted (and cut to length, which would leave a piece no redaction recognises).
+  if (answer->status != 200) RedactSecrets(answer->body, Secrets());
   return ClassifyAnswer(*answer);
 }
 
@@ -309,6 +321,7 @@ Result<HttpAnswer> GeminiClient::PostAuthorized(CallState& call, const std::stri
     *failure = HttpFailure{};
     auto credential = auth_->Credential(ctx.cancel, deadline);
     if (!credential.ok()) {
+      call.credential_failed = true;
       if (credential.error().code == ErrorCode::kCancelled) failure->stop = HttpStop::kCancelled;
       if (credential.error().code == ErrorCode::kDeadlineExceeded) {
         failure->stop = HttpStop::kDeadline;

@@ -111,7 +111,10 @@ class GeminiClient final : public imaging::ImageBackend {
   static AttemptOutcome TransportFailure(Error error, const HttpFailure& http_failure);
   static AttemptOutcome ClassifyAnswer(const HttpAnswer& answer);
   Status WaitToRetry(CallState& call, AttemptOutcome outcome, const imaging::CallContext& ctx);
+  // `error` with every credential redacted (redact.h) and the key hint fitted to the auth.
   Error Scrub(Error error) const;
+  // The key and what the auth says an answer could echo (RequestAuth::SecretsToScrub).
+  std::vector<std::string> Secrets() const;
 
   const GeminiClientOptions options_;
   const std::vector<imaging::ModelCapabilities> models_;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 
@@ -194,8 +195,73 @@ Status ConfigureClient(httplib::Client& client, const Endpoint& endpoint,
   return Status::Ok();
 }
 
+// The answer's body as it arrives, up to `cap` bytes; past that, or when the Content-Length
+// declares more, the read stops and `too_large` says why.
+struct CappedBody {
+  size_t cap = 0;
+  std::string body;
+  bool too_large = false;
+  uint64_t declared = 0;  // the Content-Length that was over the cap, if one was
+};
+
+// httplib's request for `request`: its body streamed from the caller's buffer (checking for a
+// stop before each chunk, see AbortWatcher), its answer read into `capped`.
+httplib::Request BuildRequest(const Endpoint& endpoint, const HttpRequest& request,
+                              const AbortWatcher& watcher, CappedBody& capped) {
+  httplib::Request req;
+  req.method = request.method == "GET" ? "GET" : "POST";
+  req.path = endpoint.path_prefix + request.path;
+  req.headers = {{"User-Agent", "imgmcp-gemini-client"}};
+  for (const auto& [name, value] : request.headers) req.headers.emplace(name, value);
+  if (req.method == "POST") {
+    if (!request.content_type.empty()) req.headers.emplace("Content-Type", request.content_type);
+    // What httplib's Post(path, headers, length, provider, type) sets up.
+    req.content_length_ = request.body.size();
+    req.content_provider_ = [&request, &watcher](size_t offset, size_t length,
+                                                 httplib::DataSink& sink) {
+      if (watcher.stop() != HttpStop::kNone) return false;
+      return sink.write(request.body.data() + offset, std::min(length, kWriteChunk));
+    };
+    req.is_chunked_content_provider_ = false;
+  }
+  req.response_handler = [&capped](const httplib::Response& res) {
+    if (!res.has_header("Content-Length")) return true;
+    const uint64_t declared =
+        std::strtoull(res.get_header_value("Content-Length").c_str(), nullptr, 10);
+    if (declared > capped.cap) {
+      capped.too_large = true;
+      capped.declared = declared;
+      return false;
+    }
+    capped.body.reserve(declared);  // one allocation, not a doubling string
+    return true;
+  };
+  req.content_receiver = [&capped](const char* data, size_t size, uint64_t, uint64_t) {
+    if (size > capped.cap - capped.body.size()) {
+      capped.too_large = true;
+      return false;
+    }
+    capped.body.append(data, size);
+    return true;
+  };
+  return req;
+}
+
+Error TooLarge(const CappedBody& capped, const Endpoint& endpoint, const HttpRequest& request,
+               bool proxied) {
+  return MakeError(
+      ErrorCode::kTooLarge,
+      "the answer from " + request.peer + " (" + endpoint.scheme_host_port +
+          (proxied ? ", through the proxy" : "") + ") is larger than " + FormatByteCap(capped.cap) +
+          ", the most imgmcp accepts from it" +
+          (capped.declared > 0 ? " (it declared " + std::to_string(capped.declared) + " bytes)"
+                               : "") +
+          "; it was refused, and retrying will not help");
+}
+
 // The answer, or why there is none.
-Result<HttpAnswer> Conclude(httplib::Result result, HttpStop stop, const Endpoint& endpoint,
+Result<HttpAnswer> Conclude(const httplib::Response* result, httplib::Error error,
+                            CappedBody& capped, HttpStop stop, const Endpoint& endpoint,
                             const HttpRequest& request, const HttpCallOptions& options,
                             std::chrono::steady_clock::time_point deadline, HttpFailure* failure) {
   failure->stop = stop;
@@ -207,8 +273,8 @@ Result<HttpAnswer> Conclude(httplib::Result result, HttpStop stop, const Endpoin
     return MakeError(ErrorCode::kDeadlineExceeded,
                      "the call deadline passed while waiting for " + request.peer);
   }
-  if (!result) {
-    const httplib::Error error = result.error();
+  if (capped.too_large) return TooLarge(capped, endpoint, request, options.proxy.has_value());
+  if (result == nullptr) {
     failure->tls_verification =
         error == httplib::Error::SSLServerVerification || error == httplib::Error::SSLLoadingCerts;
     if (options.proxy.has_value() && !failure->tls_verification) {
@@ -226,7 +292,7 @@ Result<HttpAnswer> Conclude(httplib::Result result, HttpStop stop, const Endpoin
   }
   HttpAnswer answer;
   answer.status = result->status;
-  answer.body = std::move(result->body);
+  answer.body = std::move(capped.body);
   return answer;
 }
 
@@ -248,23 +314,16 @@ Result<HttpAnswer> SendHttp(const Endpoint& endpoint, const HttpRequest& request
     if (options.proxy.has_value() && endpoint.https) {
       RETURN_IF_ERROR(CheckTunnel(*options.proxy, endpoint, deadline));
     }
-    httplib::Headers headers = {{"User-Agent", "imgmcp-gemini-client"}};
-    for (const auto& [name, value] : request.headers) headers.emplace(name, value);
-
+    CappedBody capped;
+    capped.cap = request.max_answer_bytes;
     AbortWatcher watcher(client, cancel, deadline);
-    httplib::Result result =
-        request.method == "GET"
-            ? client.Get(endpoint.path_prefix + request.path, headers)
-            : client.Post(
-                  endpoint.path_prefix + request.path, headers, request.body.size(),
-                  [&](size_t offset, size_t length, httplib::DataSink& sink) {
-                    if (watcher.stop() != HttpStop::kNone) return false;
-                    return sink.write(request.body.data() + offset, std::min(length, kWriteChunk));
-                  },
-                  request.content_type);
+    httplib::Request req = BuildRequest(endpoint, request, watcher, capped);
+    httplib::Response res;
+    httplib::Error error = httplib::Error::Success;
+    const bool answered = client.send(req, res, error);
     watcher.Finish();
-    return Conclude(std::move(result), watcher.stop(), endpoint, request, options, deadline,
-                    failure);
+    return Conclude(answered ? &res : nullptr, error, capped, watcher.stop(), endpoint, request,
+                    options, deadline, failure);
   } catch (const std::exception& e) {
     // httplib and the standard library may throw (bad_alloc on a huge body, system_error).
     return MakeError(ErrorCode::kInternal,
@@ -284,6 +343,7 @@ Result<HttpAnswer> PostJson(const Endpoint& endpoint, const std::string& path,
   if (!options.traceparent.empty())
     request.headers.emplace_back("traceparent", options.traceparent);
   request.body = body;  // a view: a 100 MB request is not copied
+  request.max_answer_bytes = kMaxGeminiAnswerBytes;
   return SendHttp(endpoint, request, options, cancel, deadline, failure);
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -15,6 +16,29 @@
 #include "common/result.h"
 
 namespace imgmcp::gemini {
+
+// The most imgmcp reads of an answer: the one home of these caps (docs/security.md, "Backend
+// answers"). SendHttp refuses an answer over its request's cap as soon as the Content-Length
+// declares it, or when a chunked body passes it, with kTooLarge (never retried), so neither a
+// broken endpoint nor a hostile one can make imgmcp buffer more than this.
+//  - A generateContent answer (Gemini or Vertex AI): 96 MiB. A 4K image is 5-30 MB of base64
+//    (reference: a 1K PNG ~2 MB, 2K/4K 5-30 MB, "allow >= 64 MB bodies"); 96 MiB holds a
+//    64 MiB image (--max-image-bytes' default) in base64 with its text and thought parts.
+//  - A token endpoint's or the metadata server's answer: 64 KiB (a token answer is about 1 KiB).
+//  - An access token: 8 KiB (Google's are at most 2 KiB); a longer one, or one with characters a
+//    header cannot carry, is refused and never sent (oauth_sources.cpp).
+inline constexpr size_t kMaxGeminiAnswerBytes = size_t{96} << 20;
+inline constexpr size_t kMaxTokenAnswerBytes = size_t{64} << 10;
+inline constexpr size_t kMaxAccessTokenBytes = size_t{8} << 10;
+
+// "96 MiB", "64 KiB", "8 KiB", "100 bytes": a cap as errors and docs state it.
+inline std::string FormatByteCap(size_t bytes) {
+  if (bytes >= (size_t{1} << 20) && bytes % (size_t{1} << 20) == 0) {
+    return std::to_string(bytes >> 20) + " MiB";
+  }
+  if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes) + " bytes";
+}
 
 // A parsed base URL: "https://host[:port][/prefix]".
 struct Endpoint {
@@ -57,6 +81,7 @@ struct HttpRequest {
   std::string content_type;     // POST only
   std::string_view body;        // POST only; the caller keeps it alive during the call
   std::string peer = "Gemini";  // who answers, for error messages ("the token endpoint")
+  size_t max_answer_bytes = kMaxTokenAnswerBytes;  // a longer answer is refused (kTooLarge)
 };
 
 struct HttpAnswer {
@@ -77,6 +102,7 @@ struct HttpFailure {
 };
 
 // Sends `request` to `endpoint`, abortable like PostJson. Errors never contain header values.
+// An answer over request.max_answer_bytes is kTooLarge, naming the cap and the endpoint.
 Result<HttpAnswer> SendHttp(const Endpoint& endpoint, const HttpRequest& request,
                             const HttpCallOptions& options, std::stop_token cancel,
                             std::chrono::steady_clock::time_point deadline, HttpFailure* failure);
@@ -91,7 +117,8 @@ Result<std::string> SignRs256(const std::string& private_key_pem, const std::str
 using SignRs256Function = Result<std::string> (*)(const std::string& private_key_pem,
                                                   const std::string& data);
 
-// POSTs `body` as application/json with `api_key` in options.auth_header. While the call runs, a
+// POSTs `body` as application/json with `api_key` in options.auth_header; reads at most
+// kMaxGeminiAnswerBytes of the answer. While the call runs, a
 // watcher aborts the connection when `cancel` fires or `deadline` (real steady clock) passes. On
 // failure the Error says what went wrong (never the key) and `failure` says why.
 Result<HttpAnswer> PostJson(const Endpoint& endpoint, const std::string& path,

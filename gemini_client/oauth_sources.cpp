@@ -5,6 +5,7 @@
 
 #include "common/base64.h"
 #include "common/json.h"
+#include "gemini_client/redact.h"
 
 namespace imgmcp::gemini {
 namespace {
@@ -21,16 +22,72 @@ std::string Base64Url(std::string_view bytes) {
   return out;
 }
 
-// A token endpoint's answer: {"access_token": "...", "expires_in": N}; else an error naming
-// `who` and the OAuth error code and description (which never carry the credential).
-Result<AccessToken> ParseTokenAnswer(const HttpAnswer& answer, const std::string& who) {
+// expires_in as a lifetime within [kMinTokenLifetime, kMaxTokenLifetime]; read as a double, so
+// that 1e300 or -5.5 is compared, never converted to an integer out of range.
+std::chrono::seconds TokenLifetime(const Json& expires_in) {
+  if (!expires_in.is_number()) return std::chrono::seconds(3600);
+  const double seconds = expires_in.get<double>();
+  const double low = static_cast<double>(kMinTokenLifetime.count());
+  const double high = static_cast<double>(kMaxTokenLifetime.count());
+  if (!(seconds >= low)) return kMinTokenLifetime;  // also NaN
+  if (seconds >= high) return kMaxTokenLifetime;
+  return std::chrono::seconds(static_cast<int64_t>(seconds));
+}
+
+// Why `token` cannot go into an Authorization header, or "" when it can.
+std::string UnsendableToken(const std::string& token) {
+  if (token.size() > kMaxAccessTokenBytes) {
+    return "an access_token of " + std::to_string(token.size()) + " bytes, over the " +
+           FormatByteCap(kMaxAccessTokenBytes) + " imgmcp accepts";
+  }
+  for (char c : token) {
+    if (static_cast<unsigned char>(c) < 0x21 || static_cast<unsigned char>(c) > 0x7e) {
+      return "an access_token with characters an HTTP header cannot carry";
+    }
+  }
+  return "";
+}
+
+// Fetch's wrapper: the request and its answer, errors prefixed with where the credential came
+// from, and the request's `secrets` redacted from them.
+Result<AccessToken> Exchange(const NetworkAccess& access, const std::string& url,
+                             HttpRequest request, const std::string& origin,
+                             const std::vector<std::string>& secrets, std::stop_token cancel,
+                             std::chrono::steady_clock::time_point deadline) {
+  const std::string who = "the token endpoint " + url;
+  request.peer = who;
+  request.max_answer_bytes = kMaxTokenAnswerBytes;
+  auto answer = SendTo(access, url, std::move(request), cancel, deadline);
+  if (!answer.ok()) {
+    return Error(answer.error().code, Redact("could not get an access token for " + origin + ": " +
+                                                 answer.error().message,
+                                             secrets));
+  }
+  auto token = ParseTokenAnswer(*answer, who, secrets);
+  if (!token.ok()) {
+    return Error(token.error().code, Redact(origin + ": " + token.error().message, secrets));
+  }
+  return token;
+}
+
+}  // namespace
+
+Result<AccessToken> ParseTokenAnswer(const HttpAnswer& answer, const std::string& who,
+                                     const std::vector<std::string>& secrets) {
   const Json json = Json::parse(answer.body, nullptr, /*allow_exceptions=*/false);
+  // The endpoint's own words, redacted before they are cut to length: a cut secret would not be
+  // recognised any more.
+  auto quote = [&](const char* field, size_t limit) {
+    std::string text = json[field].get<std::string>();
+    RedactSecrets(text, secrets);
+    return text.substr(0, limit);
+  };
   if (answer.status != 200) {
     std::string why = "HTTP " + std::to_string(answer.status);
     if (json.is_object() && json.contains("error") && json["error"].is_string()) {
-      why += " " + json["error"].get<std::string>().substr(0, 80);
+      why += " " + quote("error", 80);
       if (json.contains("error_description") && json["error_description"].is_string()) {
-        why += ": " + json["error_description"].get<std::string>().substr(0, 200);
+        why += ": " + quote("error_description", 200);
       }
     }
     const ErrorCode code = answer.status >= 500 || answer.status == 429
@@ -44,31 +101,15 @@ Result<AccessToken> ParseTokenAnswer(const HttpAnswer& answer, const std::string
   }
   AccessToken token;
   token.token = json["access_token"].get<std::string>();
-  token.expires_in = std::chrono::seconds(3600);
-  if (json.contains("expires_in") && json["expires_in"].is_number()) {
-    token.expires_in = std::chrono::seconds(json["expires_in"].get<int64_t>());
+  if (const std::string why = UnsendableToken(token.token); !why.empty()) {
+    return Error(ErrorCode::kFailedPrecondition,
+                 who + " answered with " + why + "; it is not sent, and retrying will not help");
   }
+  token.expires_in = TokenLifetime(json.contains("expires_in") ? json["expires_in"] : Json());
   return token;
 }
 
-// Fetch's wrapper: the request and its answer, errors prefixed with where the credential came
-// from.
-Result<AccessToken> Exchange(const NetworkAccess& access, const std::string& url,
-                             HttpRequest request, const std::string& origin, std::stop_token cancel,
-                             std::chrono::steady_clock::time_point deadline) {
-  const std::string who = "the token endpoint " + url;
-  request.peer = who;
-  auto answer = SendTo(access, url, std::move(request), cancel, deadline);
-  if (!answer.ok()) {
-    return Error(answer.error().code,
-                 "could not get an access token for " + origin + ": " + answer.error().message);
-  }
-  auto token = ParseTokenAnswer(*answer, who);
-  if (!token.ok()) {
-    return Error(token.error().code, origin + ": " + token.error().message);
-  }
-  return token;
-}
+namespace {
 
 class ServiceAccountSource final : public TokenSource {
  public:
@@ -96,7 +137,7 @@ class ServiceAccountSource final : public TokenSource {
         "grant_type=" + FormEncode("urn:ietf:params:oauth:grant-type:jwt-bearer") +
         "&assertion=" + *jwt;
     request.body = body;
-    return Exchange(access_, token_uri_, std::move(request), Describe(), cancel, deadline);
+    return Exchange(access_, token_uri_, std::move(request), Describe(), {*jwt}, cancel, deadline);
   }
   std::string Describe() const override { return "service_account " + email_ + " from " + file_; }
 
@@ -123,9 +164,11 @@ class AuthorizedUserSource final : public TokenSource {
                              "&client_secret=" + FormEncode(client_secret_) +
                              "&refresh_token=" + FormEncode(refresh_token_);
     request.body = body;
-    return Exchange(access_, token_uri_, std::move(request), Describe(), cancel, deadline);
+    return Exchange(access_, token_uri_, std::move(request), Describe(), Secrets(), cancel,
+                    deadline);
   }
   std::string Describe() const override { return "authorized_user from " + file_; }
+  std::vector<std::string> Secrets() const override { return {refresh_token_, client_secret_}; }
 
  private:
   const std::string file_, client_id_, client_secret_, refresh_token_, token_uri_;
@@ -148,7 +191,7 @@ class MetadataSource final : public TokenSource {
     request.headers = {{"Metadata-Flavor", "Google"}};
     const std::string url =
         "http://" + host_ + "/computeMetadata/v1/instance/service-accounts/default/token";
-    auto token = Exchange(access_, url, std::move(request), Describe(), cancel, deadline);
+    auto token = Exchange(access_, url, std::move(request), Describe(), {}, cancel, deadline);
     if (!token.ok() && token.error().code != ErrorCode::kCancelled) {
       return Error(token.error().code,
                    token.error().message +

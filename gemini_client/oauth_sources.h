@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gemini_client/adc.h"
 #include "gemini_client/token_source.h"
@@ -25,6 +26,14 @@ Result<std::string> MakeServiceAccountJwt(const std::string& client_email,
                                           const std::string& private_key_pem,
                                           const std::string& audience, int64_t issued_at,
                                           SignRs256Function sign);
+
+// A token endpoint's answer (exposed for tests): {"access_token": "...", "expires_in": N} gives
+// the token with N clamped to [kMinTokenLifetime, kMaxTokenLifetime] (3600 s when absent); a
+// token over kMaxAccessTokenBytes or with characters a header cannot carry is an error. Other
+// answers are errors naming `who` with the OAuth error code and description, `secrets` (what the
+// request sent) redacted from them.
+Result<AccessToken> ParseTokenAnswer(const HttpAnswer& answer, const std::string& who,
+                                     const std::vector<std::string>& secrets);
 
 // application/x-www-form-urlencoded value.
 std::string FormEncode(const std::string& value);

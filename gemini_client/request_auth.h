@@ -7,6 +7,7 @@
 #include <chrono>
 #include <stop_token>
 #include <string>
+#include <vector>
 
 #include "common/result.h"
 
@@ -27,8 +28,9 @@ class RequestAuth {
   // What kind of credential this is, for --self-check and errors: "API key (GEMINI_API_KEY)",
   // "service_account from /path/key.json", … Never the credential itself.
   virtual std::string Describe() const = 0;
-  // A secret a message could echo (a key; a token is never echoed); "" when none.
-  virtual std::string SecretToScrub() const { return ""; }
+  // The secrets an answer could echo back into a message, to be redacted from it (redact.h):
+  // the key, or the access tokens handed out lately and the credential's own secrets. Thread-safe.
+  virtual std::vector<std::string> SecretsToScrub() const { return {}; }
 };
 
 // A fixed API key: Gemini's, or a Vertex AI express-mode key. `description` says where it came
@@ -43,7 +45,7 @@ class ApiKeyAuth final : public RequestAuth {
   }
   bool Rejected(const std::string&) override { return false; }
   std::string Describe() const override { return description_; }
-  std::string SecretToScrub() const override { return key_; }
+  std::vector<std::string> SecretsToScrub() const override { return {key_}; }
 
  private:
   const std::string key_;

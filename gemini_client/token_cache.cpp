@@ -48,7 +48,10 @@ Result<std::string> TokenCache::FetchAsLeader(std::unique_lock<std::mutex>& lock
   Result<std::string> out = MakeError(ErrorCode::kInternal, "unreachable");
   if (fetched.ok()) {
     const auto now = clock_->SteadyNow();
-    const auto life = fetched->expires_in;
+    // Clamped again here, whatever the source: the sum below cannot overflow.
+    const auto life = std::clamp(fetched->expires_in, kMinTokenLifetime, kMaxTokenLifetime);
+    recent_tokens_.push_back(fetched->token);
+    if (recent_tokens_.size() > kRememberedTokens) recent_tokens_.pop_front();
     token_ = std::move(fetched->token);
     refresh_at_ = now + std::max(life - kTokenRefreshMargin, life / 2);
     out = "Bearer " + *token_;
@@ -60,6 +63,13 @@ Result<std::string> TokenCache::FetchAsLeader(std::unique_lock<std::mutex>& lock
   fetched_.notify_all();
   lock.lock();
   return out;
+}
+
+std::vector<std::string> TokenCache::SecretsToScrub() const {
+  std::vector<std::string> secrets = source_->Secrets();
+  std::lock_guard<std::mutex> lock(mutex_);
+  secrets.insert(secrets.end(), recent_tokens_.begin(), recent_tokens_.end());
+  return secrets;
 }
 
 bool TokenCache::Rejected(const std::string& credential) {

@@ -8,10 +8,12 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/clock.h"
 #include "gemini_client/request_auth.h"
@@ -22,6 +24,8 @@ namespace imgmcp::gemini {
 // A token is refreshed this long before it expires (Google's libraries use 3 min 45 s), or at
 // half its life when that is shorter.
 inline constexpr std::chrono::seconds kTokenRefreshMargin{225};
+// How many of the latest access tokens are redacted from messages.
+inline constexpr size_t kRememberedTokens = 4;
 
 class TokenCache final : public RequestAuth {
  public:
@@ -36,6 +40,9 @@ class TokenCache final : public RequestAuth {
                                  std::chrono::steady_clock::time_point deadline) override;
   bool Rejected(const std::string& credential) override;
   std::string Describe() const override { return source_->Describe(); }
+  // The last kRememberedTokens access tokens (an answer to a call that used an older one may
+  // arrive after a refresh) and the source's secrets.
+  std::vector<std::string> SecretsToScrub() const override;
 
   // Token requests made so far (for tests and --self-check).
   uint64_t FetchCount() const;
@@ -48,10 +55,11 @@ class TokenCache final : public RequestAuth {
   const SystemClock system_clock_;
   const Clock* const clock_;
 
-  // guards token_, refresh_at_, fetching_, flight_, last_failure_, fetch_count_
+  // guards token_, recent_tokens_, refresh_at_, fetching_, flight_, last_failure_, fetch_count_
   mutable std::mutex mutex_;
   std::condition_variable_any fetched_;  // signalled when a fetch ends (well or not)
   std::optional<std::string> token_;     // the current token, if any
+  std::deque<std::string> recent_tokens_;  // the last kRememberedTokens fetched, oldest first
   std::chrono::steady_clock::time_point refresh_at_;
   bool fetching_ = false;              // a caller is fetching now, without the lock
   uint64_t flight_ = 0;                // fetches begun; the current one's number while fetching_

@@ -7,6 +7,7 @@
 #include <memory>
 #include <stop_token>
 #include <string>
+#include <vector>
 
 #include "common/result.h"
 #include "gemini_client/http_call.h"
@@ -16,9 +17,16 @@ namespace imgmcp::gemini {
 
 inline constexpr char kCloudPlatformScope[] = "https://www.googleapis.com/auth/cloud-platform";
 
+// An access token's lifetime is taken as the answer's expires_in clamped to these bounds
+// (oauth_sources.cpp): a negative, zero, huge or non-integer one (1e300) can neither overflow
+// the cache's clock arithmetic nor make every call fetch a token. A token that expires before
+// its stated lifetime gets a 401, and TokenCache then fetches a fresh one.
+inline constexpr std::chrono::seconds kMinTokenLifetime{60};
+inline constexpr std::chrono::seconds kMaxTokenLifetime{24 * 3600};
+
 struct AccessToken {
   std::string token;  // never logged, never in an error
-  std::chrono::seconds expires_in{0};
+  std::chrono::seconds expires_in{0};  // within [kMinTokenLifetime, kMaxTokenLifetime]
 };
 
 class TokenSource {
@@ -30,6 +38,9 @@ class TokenSource {
                                     std::chrono::steady_clock::time_point deadline) = 0;
   // "service_account from /path/key.json (sa@project.iam.gserviceaccount.com)", …
   virtual std::string Describe() const = 0;
+  // The long-lived secrets a request sends (a refresh token, a client secret), for redaction
+  // (redact.h); the per-request ones (a signed JWT) are redacted by Fetch itself.
+  virtual std::vector<std::string> Secrets() const { return {}; }
 };
 
 // What token sources need to reach the network: the module's functions and the options every

@@ -40,6 +40,51 @@ std::string DraftPng() {
   return png.ok() ? std::move(png).value() : std::string();
 }
 
+// The request's headers as "Name: value" items joined by `separator` (httplib's own
+// LOCAL_ADDR/REMOTE_ADDR entries left out): what a proxy or an echo server might send back.
+std::string EchoedHeaders(const httplib::Request& req, const char* separator) {
+  std::string out;
+  for (const auto& [name, value] : req.headers) {
+    if (name.rfind("LOCAL_", 0) == 0 || name.rfind("REMOTE_", 0) == 0) continue;
+    if (!out.empty()) out += separator;
+    out += name + ": " + value;
+  }
+  return out;
+}
+
+// A 200 answer of exactly `size` bytes (at least its skeleton's): one text part padded with 'x',
+// produced piece by piece so that a test of a huge answer costs the fake no memory.
+void SendPaddedAnswer(httplib::Response& res, size_t size, bool chunked) {
+  static const std::string head = R"({"candidates":[{"content":{"role":"model","parts":[{"text":")";
+  static const std::string tail = R"("}]},"finishReason":"STOP","index":0}]})";
+  static const std::string pad(64 * 1024, 'x');
+  const size_t total = std::max(size, head.size() + tail.size());
+  const size_t tail_at = total - tail.size();
+  // Writes the bytes from `offset` up to the next piece boundary; false at the end.
+  auto write_piece = [=](size_t offset, httplib::DataSink& sink) {
+    if (offset >= total) return false;
+    if (offset < head.size()) return sink.write(head.data() + offset, head.size() - offset);
+    if (offset >= tail_at) return sink.write(tail.data() + offset - tail_at, total - offset);
+    return sink.write(pad.data(), std::min(pad.size(), tail_at - offset));
+  };
+  res.status = 200;
+  if (!chunked) {
+    res.set_content_provider(total, kJson,
+                             [write_piece](size_t offset, size_t, httplib::DataSink& sink) {
+                               return write_piece(offset, sink);
+                             });
+    return;
+  }
+  res.set_chunked_content_provider(kJson,
+                                   [write_piece, total](size_t offset, httplib::DataSink& sink) {
+                                     if (offset >= total) {
+                                       sink.done();
+                                       return true;
+                                     }
+                                     return write_piece(offset, sink);
+                                   });
+}
+
 Json ErrorDetails(const Action& a) {
   Json details = Json::array();
   if (!a.reason.empty()) {
@@ -184,11 +229,28 @@ void FakeGeminiServer::RegisterOAuthRoutes() {
     res.status = answer.first;
     res.set_content(answer.second, kJson);
   };
-  server_->Post("/token", [this, reply](const httplib::Request& req, httplib::Response& res) {
-    reply(res, oauth_.HandleToken(req.body));
+  // A token request waits at the configured gate, if any (a hanging token endpoint). False when
+  // a reset or Stop() let it go: it belongs to an earlier test and is answered 503, unlogged.
+  auto hold = [this, reply](httplib::Response& res) {
+    const std::string gate = oauth_.HoldGate();
+    if (gate.empty()) return true;
+    uint64_t epoch;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      epoch = log_epoch_;
+    }
+    Hold(gate, epoch);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (log_epoch_ == epoch && !stopping_) return true;
+    reply(res, {503, R"({"error":"unavailable"})"});
+    return false;
+  };
+  server_->Post("/token", [this, reply, hold](const httplib::Request& req, httplib::Response& res) {
+    if (hold(res)) reply(res, oauth_.HandleToken(req.body));
   });
   server_->Get("/computeMetadata/v1/instance/service-accounts/default/token",
-               [this, reply](const httplib::Request& req, httplib::Response& res) {
+               [this, reply, hold](const httplib::Request& req, httplib::Response& res) {
+                 if (!hold(res)) return;
                  reply(res,
                        oauth_.HandleMetadata(req.get_header_value("Metadata-Flavor") == "Google"));
                });
@@ -488,6 +550,18 @@ void FakeGeminiServer::HandleGenerate(const httplib::Request& req, httplib::Resp
     if (stopping_) return;  // the server is going away; httplib closes the connection
   }
 
+  if (!action.echo_headers.empty()) {
+    const int status = action.status != 0 ? action.status : 400;
+    if (action.echo_headers == "text") {
+      return send(status, EchoedHeaders(req, "\r\n") + "\r\n", "text/plain; charset=UTF-8");
+    }
+    return send_error(status, "the request carried these headers: " + EchoedHeaders(req, "; "),
+                      DefaultApiStatus(status));
+  }
+  if (action.answer_bytes > 0) {
+    SetStatus(index, 200);
+    return SendPaddedAnswer(res, static_cast<size_t>(action.answer_bytes), action.chunked);
+  }
   if (action.drop_connection) {
     SetStatus(index, 0);
     res.set_content_provider(4096, kJson, [](size_t, size_t, httplib::DataSink&) { return false; });

@@ -4,6 +4,7 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
+#include <algorithm>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -95,6 +96,15 @@ Status FakeOAuth::Configure(const Json& config) {
       next.token_lifetime_s = value;
     } else if (key == "metadata" && value.is_boolean()) {
       next.metadata = value;
+    } else if (key == "expires_in" && value.is_number()) {
+      next.expires_in = value;
+    } else if (key == "access_token_bytes" && value.is_number_integer() &&
+               value.get<int64_t>() >= 0 && value.get<int64_t>() <= (int64_t{256} << 20)) {
+      next.access_token_bytes = value;
+    } else if (key == "echo_request" && value.is_boolean()) {
+      next.echo_request = value;
+    } else if (key == "hold" && value.is_string()) {
+      next.hold = value;
     } else {
       return MakeError(ErrorCode::kInvalidArgument,
                        "oauth config field \"" + key + "\" is unknown or has the wrong type");
@@ -127,21 +137,29 @@ bool FakeOAuth::Valid(const std::string& token) const {
   return it != tokens_.end() && std::chrono::steady_clock::now() < it->second;
 }
 
+std::string FakeOAuth::HoldGate() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return settings_.hold;
+}
+
 std::pair<int, std::string> FakeOAuth::Issue(const std::string& kind, const Json& claims) {
   static thread_local std::mt19937_64 rng{std::random_device{}()};
   std::lock_guard<std::mutex> lock(mutex_);
-  std::ostringstream token;
-  token << "ya29.fake-" << ++serial_ << "-" << std::hex << rng() << rng();
-  tokens_[token.str()] =
+  std::ostringstream out;
+  out << "ya29.fake-" << ++serial_ << "-" << std::hex << rng() << rng();
+  std::string token = out.str();
+  if (settings_.access_token_bytes > 0) {
+    token.resize(std::max<size_t>(token.size(), settings_.access_token_bytes), 'A');
+  }
+  tokens_[token] =
       std::chrono::steady_clock::now() + std::chrono::seconds(settings_.token_lifetime_s);
-  requests_.push_back({{"kind", kind},
-                       {"ok", true},
-                       {"error", nullptr},
-                       {"claims", claims},
-                       {"token", token.str()}});
-  const Json body = {{"access_token", token.str()},
-                     {"expires_in", settings_.token_lifetime_s},
-                     {"token_type", "Bearer"}};
+  requests_.push_back(
+      {{"kind", kind}, {"ok", true}, {"error", nullptr}, {"claims", claims}, {"token", token}});
+  const Json body = {
+      {"access_token", token},
+      {"expires_in",
+       settings_.expires_in.is_null() ? Json(settings_.token_lifetime_s) : settings_.expires_in},
+      {"token_type", "Bearer"}};
   return {200, body.dump()};
 }
 
@@ -198,6 +216,16 @@ std::pair<int, std::string> FakeOAuth::HandleToken(const std::string& form_body)
     return it == form.end() ? std::string() : it->second;
   };
   const std::string grant = field("grant_type");
+  if (settings.echo_request) {
+    // What a careless endpoint or proxy does: quote the request's credentials, decoded, first.
+    std::string echo;
+    for (const char* name : {"refresh_token", "client_secret", "assertion", "client_id"}) {
+      if (form.count(name) > 0)
+        echo += std::string(echo.empty() ? "" : ", ") + name + "=" + field(name);
+    }
+    return Refuse(grant == "refresh_token" ? "refresh" : "jwt", 400, "invalid_request",
+                  "the request was: " + echo);
+  }
   if (grant == "urn:ietf:params:oauth:grant-type:jwt-bearer") {
     Json claims;
     std::string why;

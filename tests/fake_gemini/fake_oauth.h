@@ -7,7 +7,13 @@
 //                               or grant_type=refresh_token&client_id&client_secret&refresh_token
 //   GET  /computeMetadata/v1/instance/service-accounts/default/token   (Metadata-Flavor: Google)
 //   POST /_fake/oauth           {"public_key_file", "client_email", "client_id", "client_secret",
-//                                "refresh_token", "token_lifetime_s", "metadata": bool}
+//                                "refresh_token", "token_lifetime_s", "metadata": bool,
+//                                fault modes: "expires_in": any number the answers carry instead
+//                                of token_lifetime_s (e.g. 1e300), "access_token_bytes": N (issued
+//                                tokens padded out to N bytes), "echo_request": bool (refuse
+//                                every request, echoing its credentials in error_description),
+//                                "hold": GATE (token requests wait at that gate, as the script
+//                                action "hold" does: a hanging token endpoint)}
 //   POST /_fake/expire_tokens   every token issued so far is rejected from now on (401)
 //   GET  /_fake/token_requests  [{kind, ok, error, claims, token}] in arrival order
 #pragma once
@@ -31,7 +37,11 @@ struct FakeOAuthSettings {
   std::string client_secret;
   std::string refresh_token;
   int64_t token_lifetime_s = 3600;
-  bool metadata = true;  // the metadata route answers
+  bool metadata = true;            // the metadata route answers
+  Json expires_in;                 // not null: the expires_in every answer carries
+  int64_t access_token_bytes = 0;  // > 0: issued tokens are padded out to this length
+  bool echo_request = false;       // refuse every request, quoting its credentials
+  std::string hold;                // "" or the gate token requests wait at
 };
 
 class FakeOAuth {
@@ -48,6 +58,8 @@ class FakeOAuth {
   std::pair<int, std::string> HandleMetadata(bool flavor_header);
   // True when `token` was issued here and neither expired nor revoked.
   bool Valid(const std::string& token) const;
+  // The gate token requests wait at ("" = none).
+  std::string HoldGate() const;
 
  private:
   std::pair<int, std::string> Issue(const std::string& kind, const Json& claims);

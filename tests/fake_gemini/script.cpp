@@ -80,6 +80,15 @@ Result<Action> ParseAction(const Json& json) {
       s = want_bool(&a.drop_connection);
     } else if (key == "fixed_image_file") {
       s = want_string(&a.fixed_image_file);
+    } else if (key == "echo_headers") {
+      s = want_string(&a.echo_headers);
+      if (s.ok() && a.echo_headers != "json" && a.echo_headers != "text") {
+        s = Bad(key, "\"json\" or \"text\"");
+      }
+    } else if (key == "answer_bytes") {
+      s = want_int(&a.answer_bytes);
+    } else if (key == "chunked") {
+      s = want_bool(&a.chunked);
     } else if (key == "hold") {
       s = want_string(&a.hold);
       if (s.ok() && a.hold.empty()) s = Bad(key, "a gate name (a non-empty string)");
@@ -132,6 +141,9 @@ Json ActionToJson(const Action& a) {
   if (a.malformed_json) j["malformed_json"] = true;
   if (a.drop_connection) j["drop_connection"] = true;
   if (!a.fixed_image_file.empty()) j["fixed_image_file"] = a.fixed_image_file;
+  if (!a.echo_headers.empty()) j["echo_headers"] = a.echo_headers;
+  if (a.answer_bytes != 0) j["answer_bytes"] = a.answer_bytes;
+  if (a.chunked) j["chunked"] = true;
   if (!a.hold.empty()) j["hold"] = a.hold;
   return j;
 }

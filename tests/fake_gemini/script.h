@@ -30,6 +30,14 @@ struct Action {
   bool malformed_json = false;     // 200 with a body that is not valid JSON
   bool drop_connection = false;    // send the status line and headers, then close
   std::string fixed_image_file;    // answer with these bytes instead of the engine's output
+  // Answer with the request's headers echoed back, as a proxy or an echo server might: "json" is
+  // a Google-style error body whose message lists them, "text" a text/plain body of "Name: value"
+  // lines. The status is `status` (400 when unset).
+  std::string echo_headers;
+  // 200 with an answer of exactly this many bytes (one text part, padded out), declared with a
+  // Content-Length, or sent chunked (no length) when `chunked` is true.
+  int answer_bytes = 0;
+  bool chunked = false;
   // Hold the call (before any delay) until POST /_fake/release opens the gate of this name, a
   // reset clears the log, or the server stops: a latch a test opens when it is ready.
   std::string hold;

@@ -611,6 +611,62 @@ TEST_F(GeminiClientFakeTest, LargeBodiesRoundTripBothWays) {
   std::remove(path.c_str());
 }
 
+TEST_F(GeminiClientFakeTest, AnswersOverTheCapAreRefusedOnceNamingTheCapAndTheEndpoint) {
+  const int over = static_cast<int>(kMaxGeminiAnswerBytes + 1024);
+  Script(R"([{"answer_bytes":)" + std::to_string(over) + R"(},{"answer_bytes":)" +
+         std::to_string(over) + R"(,"chunked":true}])");
+  auto client = MakeClient();
+  for (const char* how : {"declared", "chunked"}) {
+    auto r = Generate(*client, "solid red");
+    ASSERT_FALSE(r.ok()) << how;
+    EXPECT_EQ(r.error().code, ErrorCode::kTooLarge) << how;
+    EXPECT_NE(r.error().message.find("the answer from Gemini (" + server_.base_url() +
+                                     ") is larger than 96 MiB"),
+              std::string::npos)
+        << r.error().message;
+  }
+  EXPECT_NE(messages_[0].find("(it declared " + std::to_string(over) + " bytes)"),
+            std::string::npos);
+  EXPECT_EQ(server_.RequestCount(), 2u);  // one request each: not retried
+  EXPECT_TRUE(sleeper_->sleeps().empty());
+}
+
+TEST(SendHttpTest, EachRequestReadsAtMostItsCap) {
+  fake_gemini::FakeGeminiServer server;
+  ASSERT_TRUE(server.Start("127.0.0.1", 0).ok());
+  ASSERT_TRUE(server
+                  .PushScript(Json::parse(R"([{"answer_bytes":5000},{"answer_bytes":5000,
+      "chunked":true},{"answer_bytes":5000},{"answer_bytes":5000,"chunked":true}])"))
+                  .ok());
+  const std::string body = R"({"contents":[{"role":"user","parts":[{"text":"x"}]}]})";
+  HttpRequest request;
+  request.path = "/v1beta/models/gemini-2.5-flash-image:generateContent";
+  request.headers = {{"x-goog-api-key", "k-123456"}};
+  request.content_type = "application/json";
+  request.body = body;
+  request.peer = "the test peer";
+  const auto endpoint = ParseBaseUrl(server.base_url());
+  ASSERT_TRUE(endpoint.ok());
+  for (size_t cap : {size_t{4999}, size_t{4999}, size_t{5000}, size_t{5000}}) {
+    request.max_answer_bytes = cap;
+    auto answer = SendHttp(*endpoint, request, {}, {}, steady_clock::time_point::max(), nullptr);
+    if (cap == 5000) {
+      ASSERT_TRUE(answer.ok()) << answer.error().message;
+      EXPECT_EQ(answer->body.size(), 5000u);
+      continue;
+    }
+    ASSERT_FALSE(answer.ok());
+    EXPECT_EQ(answer.error().code, ErrorCode::kTooLarge);
+    EXPECT_NE(answer.error().message.find("the answer from the test peer (" + server.base_url() +
+                                          ") is larger than 4999 bytes"),
+              std::string::npos)
+        << answer.error().message;
+  }
+  EXPECT_EQ(HttpRequest().max_answer_bytes, kMaxTokenAnswerBytes);
+  EXPECT_EQ(FormatByteCap(kMaxGeminiAnswerBytes), "96 MiB");
+  EXPECT_EQ(FormatByteCap(kMaxTokenAnswerBytes), "64 KiB");
+}
+
 TEST_F(GeminiClientFakeTest, ConnectionRefusedIsRetriedThenReported) {
   const std::string url = server_.base_url();
   server_.Stop();

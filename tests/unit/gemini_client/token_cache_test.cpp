@@ -38,10 +38,12 @@ class CountingSource final : public TokenSource {
   Result<AccessToken> Fetch(std::stop_token, std::chrono::steady_clock::time_point) override {
     const int n = ++*fetches_;
     if (fail_) return MakeError(ErrorCode::kPermissionDenied, "refused (test)");
-    return AccessToken{"token-" + std::to_string(n), seconds(3600)};
+    return AccessToken{"token-" + std::to_string(n), life_};
   }
   std::string Describe() const override { return "counting source"; }
+  std::vector<std::string> Secrets() const override { return {"refresh-secret"}; }
   bool fail_ = false;
+  seconds life_{3600};
 
  private:
   std::atomic<int>* const fetches_;
@@ -118,6 +120,36 @@ TEST(TokenCacheTest, AFailedFetchIsAnErrorAndTheNextCallTriesAgain) {
   raw->fail_ = false;
   EXPECT_EQ(*cache.Credential({}, kNoDeadline), "Bearer token-2");
   EXPECT_EQ(cache.Describe(), "counting source");
+}
+
+// A lifetime no source should hand over (the token answer's parser clamps it already) is
+// clamped again: the refresh time cannot overflow, and the token is reused.
+TEST(TokenCacheTest, AnOutOfRangeLifetimeIsClampedAndTheTokenReused) {
+  for (const seconds life : {seconds::max(), seconds::min(), seconds(-5), seconds(0)}) {
+    std::atomic<int> fetches{0};
+    auto source = std::make_unique<CountingSource>(&fetches);
+    source->life_ = life;
+    ManualClock clock;
+    TokenCache cache(std::move(source), &clock);
+    EXPECT_EQ(*cache.Credential({}, kNoDeadline), "Bearer token-1") << life.count();
+    clock.Advance(seconds(20));
+    EXPECT_EQ(*cache.Credential({}, kNoDeadline), "Bearer token-1") << life.count();
+    EXPECT_EQ(fetches.load(), 1) << life.count();
+  }
+}
+
+TEST(TokenCacheTest, TheLatestTokensAndTheSourcesSecretsAreToBeScrubbed) {
+  std::atomic<int> fetches{0};
+  TokenCache cache(std::make_unique<CountingSource>(&fetches));
+  EXPECT_EQ(cache.SecretsToScrub(), std::vector<std::string>{"refresh-secret"});
+  for (size_t i = 0; i < kRememberedTokens + 2; ++i) {
+    const std::string credential = *cache.Credential({}, kNoDeadline);
+    cache.Rejected(credential);
+  }
+  std::vector<std::string> expected = {"refresh-secret"};
+  for (size_t n = 3; n <= kRememberedTokens + 2; ++n)
+    expected.push_back("token-" + std::to_string(n));
+  EXPECT_EQ(cache.SecretsToScrub(), expected);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "common/base64.h"
 #include "common/json.h"
@@ -244,6 +245,66 @@ TEST(JwtTest, ServiceAccountJwtIsSignedRs256WithTheClaimsGoogleExpects) {
 }
 
 TEST(JwtTest, FormEncoding) { EXPECT_EQ(FormEncode("a b/c=d&e~"), "a%20b%2Fc%3Dd%26e~"); }
+
+Result<AccessToken> TokenAnswer(int status, const Json& body,
+                                const std::vector<std::string>& secrets = {}) {
+  return ParseTokenAnswer(HttpAnswer{status, body.dump()}, "the token endpoint T", secrets);
+}
+
+// expires_in is read as a double and clamped, never converted out of range (1e300 to an integer
+// is undefined: the AddressSanitizer build's float-cast-overflow check stops on it).
+TEST(TokenAnswerTest, ExpiresInIsClampedToTheLifetimeBounds) {
+  const auto life = [](const Json& expires_in) {
+    Json body = {{"access_token", "ya29.t"}};
+    if (!expires_in.is_null()) body["expires_in"] = expires_in;
+    auto token = TokenAnswer(200, body);
+    EXPECT_TRUE(token.ok()) << token.error().message;
+    return token.ok() ? token->expires_in.count() : -1;
+  };
+  EXPECT_EQ(life(3599), 3599);
+  EXPECT_EQ(life(3599.9), 3599);
+  EXPECT_EQ(life(Json()), 3600);
+  EXPECT_EQ(life("3599"), 3600);  // not a number: the default
+  EXPECT_EQ(life(1e300), kMaxTokenLifetime.count());
+  EXPECT_EQ(life(9.3e18), kMaxTokenLifetime.count());
+  EXPECT_EQ(life(std::numeric_limits<uint64_t>::max()), kMaxTokenLifetime.count());
+  EXPECT_EQ(life(-1e300), kMinTokenLifetime.count());
+  EXPECT_EQ(life(-5), kMinTokenLifetime.count());
+  EXPECT_EQ(life(0), kMinTokenLifetime.count());
+}
+
+TEST(TokenAnswerTest, ATokenAHeaderCannotCarryIsRefusedWithoutQuotingIt) {
+  const std::string long_token = "ya29." + std::string(kMaxAccessTokenBytes, 'a');
+  auto refused = TokenAnswer(200, {{"access_token", long_token}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_NE(refused.error().message.find("the token endpoint T answered with an access_token of " +
+                                         std::to_string(long_token.size()) +
+                                         " bytes, over the 8 KiB imgmcp accepts"),
+            std::string::npos)
+      << refused.error().message;
+  EXPECT_EQ(refused.error().message.find("aaaa"), std::string::npos);
+  for (const char* token : {R"(ya29.a\r\nX-Injected: 1)", "ya29.a b", R"(ya29.\u00e9)"}) {
+    auto bad = TokenAnswer(200, Json::parse(std::string(R"({"access_token":")") + token + R"("})"));
+    ASSERT_FALSE(bad.ok()) << token;
+    EXPECT_NE(bad.error().message.find("characters an HTTP header cannot carry"),
+              std::string::npos);
+  }
+  EXPECT_TRUE(TokenAnswer(200, {{"access_token", std::string(kMaxAccessTokenBytes, 'b')}}).ok());
+}
+
+TEST(TokenAnswerTest, SecretsEchoedInARefusalAreRedactedBeforeItIsCut) {
+  const std::string secret = "1//refresh-" + std::string(300, 'r');
+  // The description is cut to 200 characters: the secret straddles the cut.
+  auto refused = TokenAnswer(
+      400, {{"error", "invalid_grant"}, {"error_description", std::string(150, '.') + secret}},
+      {secret});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kPermissionDenied);
+  EXPECT_NE(refused.error().message.find("invalid_grant: ....."), std::string::npos);
+  EXPECT_NE(refused.error().message.find("[redacted]"), std::string::npos);
+  EXPECT_EQ(refused.error().message.find("rrrrrrrr"), std::string::npos) << refused.error().message;
+}
 
 }  // namespace
 }  // namespace imgmcp::gemini
