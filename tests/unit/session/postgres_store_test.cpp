@@ -335,6 +335,36 @@ TEST_F(PostgresStoreTest, CreatingATaskWaitsForTheTurnsReservedBeforeIt) {
 
 // Equal bytes are one blob, whatever session or version they belong to; bytes nobody refers to
 // any more are deleted.
+// Expired task rows are removed by one replica at a time: while another holds the sweep's
+// advisory lock, a sweep leaves the rows to it; once it is free, the sweep removes them.
+TEST_F(PostgresStoreTest, ExpiredTasksAreSweptByOneReplicaAtATime) {
+  NewTask task;
+  task.owner = "o";
+  task.tool = "edit_image";
+  task.ttl_ms = 1000;
+  auto t = store_->CreateTask(task);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_TRUE(store_->UpdateTask({t->task_id, "o", TaskStatus::kCancelled}).ok());
+  clock_.Advance(std::chrono::seconds(2));
+  auto holder = Admin();
+  ASSERT_NE(holder, nullptr);
+  ASSERT_TRUE(holder->Exec("BEGIN", {}, "x").ok());
+  ASSERT_TRUE(holder
+                  ->Exec("SELECT pg_advisory_xact_lock(" + std::to_string(kAdvisoryNamespace) +
+                             ", " + std::to_string(kTaskSweepLockKey) + ")",
+                         {}, "taking the sweep's lock")
+                  .ok());
+  auto swept = store_->SweepTasks();
+  ASSERT_TRUE(swept.ok()) << swept.error().message;
+  EXPECT_EQ(*swept, 0);  // another replica is sweeping
+  EXPECT_EQ(Count("SELECT count(*) FROM imgmcp.tasks"), 1);
+  ASSERT_TRUE(holder->Exec("COMMIT", {}, "x").ok());
+  swept = store_->SweepTasks();
+  ASSERT_TRUE(swept.ok()) << swept.error().message;
+  EXPECT_EQ(*swept, 1);
+  EXPECT_EQ(Count("SELECT count(*) FROM imgmcp.tasks"), 0);
+}
+
 TEST_F(PostgresStoreTest, EqualBytesAreStoredOnce) {
   options_.max_versions_per_session = 2;
   store_ = OpenReplica();
