@@ -12,17 +12,17 @@
 #include <vector>
 
 #include "common/log.h"
-#include "imaging/bitmap_font.h"
+#include "local_backend/bitmap_font.h"
 #include "imaging/codec.h"
 
 namespace {
 
 using imgmcp::imaging::Image;
-using imgmcp::imaging::Rgb;
+using imgmcp::local::Rgb;
 
 constexpr int kGap = 8;
 constexpr int kTextScale = 2;
-constexpr int kLabelBand = imgmcp::imaging::kGlyphHeight * kTextScale + 10;  // text + padding
+constexpr int kLabelBand = imgmcp::local::kGlyphHeight * kTextScale + 10;  // text + padding
 constexpr Rgb kBackground{32, 32, 32};
 constexpr Rgb kVersionColour{245, 245, 245};
 
@@ -52,11 +52,11 @@ void DrawLabel(Image& sheet, std::string label, int x, int y, int max_chars) {
   if (static_cast<int>(label.size()) > max_chars) label.resize(std::max(0, max_chars));
   const size_t space = label.find(' ');
   const std::string head = label.substr(0, space);
-  imgmcp::imaging::DrawText(sheet, head, x, y, kTextScale, kVersionColour);
+  imgmcp::local::DrawText(sheet, head, x, y, kTextScale, kVersionColour);
   if (space == std::string::npos) return;
   const std::string rest = label.substr(space);
-  const int advance = imgmcp::imaging::kGlyphAdvance * kTextScale;
-  imgmcp::imaging::DrawText(sheet, rest, x + static_cast<int>(head.size()) * advance, y, kTextScale,
+  const int advance = imgmcp::local::kGlyphAdvance * kTextScale;
+  imgmcp::local::DrawText(sheet, rest, x + static_cast<int>(head.size()) * advance, y, kTextScale,
                             OperationColour(rest));
 }
 
@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
     sheet.rgba[i + 2] = kBackground.b;
     sheet.rgba[i + 3] = 255;
   }
-  const int max_chars = (edge - 4) / (imgmcp::imaging::kGlyphAdvance * kTextScale);
+  const int max_chars = (edge - 4) / (imgmcp::local::kGlyphAdvance * kTextScale);
   for (int n = 0; n < count; ++n) {
     std::string bytes;
     if (!ReadFile(tiles[n].path, &bytes)) {

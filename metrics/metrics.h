@@ -1,7 +1,7 @@
 // Metrics: imgmcp's Prometheus metrics in one place — one registry, one typed family per metric,
 // and the text exposition GET /metrics serves (server/http/mcp_routes.cpp, and the --metrics
 // listener). Built on prometheus-cpp's core; no prometheus-cpp type appears in this header, so the
-// layers that record (server/mcp, gemini_client, session, server/http) see only these methods.
+// layers that record (mcp through its own interface, gemini_client, session, server/http) see only these methods.
 //
 // A layer receives a `Metrics*` when it is wired (server/app/wired_server.cpp); nullptr means
 // metrics are off (stdio without --metrics), and every hook is then one pointer test.
@@ -41,7 +41,7 @@ class Metrics {
   Metrics(const Metrics&) = delete;
   Metrics& operator=(const Metrics&) = delete;
 
-  // --- MCP (server/mcp) ---
+  // --- MCP (mcp/) ---
   // One request answered: `method` from the method table, `tool` the registered tool of a
   // tools/call ("" otherwise), `error_type` "" on success, kToolError for an isError result, else
   // the JSON-RPC error code ("-32602").
@@ -63,7 +63,7 @@ class Metrics {
   // The store's connection pool (PostgreSQL): connections lent out, and callers waiting for one.
   void SetStorePool(int64_t in_use, int64_t waiting);
 
-  // --- tasks (server/mcp/task_runner.h) ---
+  // --- tasks (mcp/task_runner.h) ---
   // A task this process created or ran reached `status` (working when created, then
   // input_required, completed, failed or cancelled).
   void RecordTaskStatus(std::string_view status);

@@ -9,9 +9,9 @@
 // Turns, across the three layers that order them (one explanation, here):
 //   - In one process, edits of a session take a ticket from a FIFO line when they arrive
 //     (ReserveTurn, on the protocol's reading thread) and wait for it (AcquireReservedTurn, on a
-//     worker): session/turn_queue.h. SQLite only.
+//     worker): session/sqlite/turn_queue.h. SQLite only.
 //   - Between processes sharing one data directory, the turn holder also holds an exclusive flock
-//     on the session's lock file, taken after its in-process ticket: session/file_lock.h. SQLite.
+//     on the session's lock file, taken after its in-process ticket: session/sqlite/file_lock.h. SQLite.
 //   - Between replicas sharing one PostgreSQL database, the ticket is a row numbered in arrival
 //     order, granted to the smallest, woken by LISTEN/NOTIFY and released when a replica's
 //     connection dies: session/postgres/pg_turns.h. PostgreSQL.

@@ -286,9 +286,4 @@ class SessionStore {
   }
 };
 
-// Opens (creating if needed) the SQLite store in options.data_dir: migrates the schema, sweeps
-// orphans.
-Result<std::unique_ptr<SessionStore>> OpenSessionStore(const StoreOptions& options,
-                                                       const Clock& clock);
-
 }  // namespace imgmcp::session

@@ -16,14 +16,14 @@
 #include "gemini_client/models.h"
 #include "gemini_client/wire_format.h"
 #include "imaging/codec.h"
-#include "imaging/generator.h"
+#include "local_backend/generator.h"
 
 namespace imgmcp::gemini {
 namespace {
 
 std::string NoisyPng(int size, uint32_t seed) {
   imaging::Image img =
-      imaging::GenerateImage("a harbour at dusk, teal and orange, boats " + std::to_string(seed),
+      local::GenerateImage("a harbour at dusk, teal and orange, boats " + std::to_string(seed),
                              size, size)
           .value()
           .image;

@@ -1,4 +1,4 @@
-"""T1: MCP Tasks (the io.modelcontextprotocol/tasks extension, server/mcp/task_runner.h) over
+"""T1: MCP Tasks (the io.modelcontextprotocol/tasks extension, mcp/task_runner.h) over
 HTTP with MCP 2026-07-28 stateless requests, each on its own connection, the local backend.
 
 - A task round trip: edit_image from a client that declares the extension (create, then tasks/get

@@ -9,13 +9,13 @@
 #include <string>
 
 #include "imaging/codec.h"
-#include "imaging/generator.h"
+#include "local_backend/generator.h"
 
 namespace imgmcp::imaging {
 namespace {
 
 Image MakeContent(int size) {
-  Image img = GenerateImage("a harbour at dusk, teal and orange, boats and circles", size, size)
+  Image img = local::GenerateImage("a harbour at dusk, teal and orange, boats and circles", size, size)
                   .value()
                   .image;
   uint32_t state = 12345;

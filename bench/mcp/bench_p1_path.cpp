@@ -10,7 +10,7 @@
 #include "common/json.h"
 #include "common/sha256.h"
 #include "gemini_client/wire_format.h"
-#include "server/mcp/json_writer.h"
+#include "mcp/json_writer.h"
 
 namespace {
 

@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "session/session_store.h"
+#include "session/sqlite/sqlite_session_store.h"
 
 namespace imgmcp::session {
 namespace {
@@ -88,7 +89,7 @@ std::unique_ptr<SessionStore> OpenStore(const BenchDir& dir, const Clock& clock,
                                         benchmark::State& state) {
   StoreOptions options;
   options.data_dir = dir.path();  // defaults: keep 100 versions (pruning included), 64 MiB cache
-  auto store = OpenSessionStore(options, clock);
+  auto store = session::sqlite::OpenSessionStore(options, clock);
   if (!store.ok()) {
     state.SkipWithError(store.error().message.c_str());
     return nullptr;

@@ -19,7 +19,7 @@
 #include <chrono>
 
 #include "server/http/http_listener.h"
-#include "server/mcp/task_runner.h"
+#include "mcp/task_runner.h"
 
 namespace imgmcp::app {
 

@@ -6,7 +6,7 @@
 
 #include "common/log.h"
 #include "server/app/wiring.h"
-#include "server/mcp/self_check.h"
+#include "mcp/self_check.h"
 #include "server/netmod/net_module_loader.h"
 
 namespace imgmcp::app {

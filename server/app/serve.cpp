@@ -16,7 +16,7 @@
 #include "server/app/wiring.h"
 #include "server/http/http_listener.h"
 #include "server/http/listen_address.h"
-#include "server/mcp/stdio_transport.h"
+#include "mcp/stdio_transport.h"
 #include "server/netmod/net_module_loader.h"
 #include "server/ui/ui_resources.h"
 
@@ -40,9 +40,11 @@ sigset_t StopSignals() {
 
 // Loads the network module and starts listening; the port it listens on is logged.
 Result<std::unique_ptr<http::HttpListener>> StartListener(const Config& config,
-                                                          mcp::McpServer& server,
+                                                          WiredServer& wired,
                                                           const ReadinessProbe& probe) {
+  mcp::McpServer& server = wired.server();
   http::HttpOptions options = MakeHttpOptions(config);
+  options.metrics = wired.metrics();
   options.gallery_page = ui::SessionViewerHtml();
   options.readiness = [&probe] { return probe.Problem(); };
   ASSIGN_OR_RETURN(const netmod::NetModuleApi* net_module, netmod::LoadNetModule());
@@ -92,7 +94,7 @@ void PrepareProcess(const Config& config) {
 
 Status ServeHttpUntilStopped(const Config& config, WiredServer& wired) {
   const ReadinessProbe probe(wired.store(), config.data_dir);
-  auto started = StartListener(config, wired.server(), probe);
+  auto started = StartListener(config, wired, probe);
   if (!started.ok()) return Error(started.error().code, "--http: " + started.error().message);
   const std::unique_ptr<http::HttpListener> listener = std::move(*started);
   std::atomic<bool> listener_ended{false};

@@ -4,7 +4,7 @@
 #include "common/result.h"
 #include "server/app/config.h"
 #include "server/app/wired_server.h"
-#include "server/mcp/server.h"
+#include "mcp/server.h"
 
 namespace imgmcp::app {
 

@@ -5,7 +5,7 @@
 
 #include "common/log.h"
 #include "common/sha256.h"
-#include "server/tools/conformance_fixtures.h"
+#include "server/conformance/conformance_fixtures.h"
 #include "server/tools/session_resources.h"
 #include "server/ui/ui_resources.h"
 #include "session/postgres/postgres_session_store.h"
@@ -13,7 +13,7 @@
 namespace imgmcp::app {
 namespace {
 
-// The MAC key of MRTR requestState (server/mcp/request_state.h). A client may send a multi-round
+// The MAC key of MRTR requestState (mcp/request_state.h). A client may send a multi-round
 // retry to another replica behind the same load balancer, so replicas must share the key:
 // IMGMCP_REQUEST_STATE_KEY when set; else one derived from the bearer token, which replicas share
 // anyway (a one-way derivation: the key never reveals the token); else none, and the server makes
@@ -80,20 +80,21 @@ Result<std::unique_ptr<WiredServer>> WiredServer::Build(const Config& config) {
       *wired->store_, std::chrono::milliseconds(server_options.tasks.ttl_ms));
   server_options.tasks.max_per_owner = static_cast<size_t>(config.max_tasks_per_owner);
   server_options.tasks.max_running = server_options.max_concurrent_calls;
-  server_options.metrics = wired->metrics_.get();
-  server_options.tasks.metrics = wired->metrics_.get();
+  if (wired->metrics_) wired->mcp_metrics_ = std::make_unique<McpMetrics>(*wired->metrics_);
+  server_options.metrics = wired->mcp_metrics_.get();
+  server_options.tasks.metrics = wired->mcp_metrics_.get();
   wired->server_ = std::make_unique<mcp::McpServer>(std::move(server_options));
   RETURN_IF_ERROR(wired->RegisterTools(config));
   wired->server_->AddResourceProvider(std::make_shared<tools::SessionResources>(*wired->store_));
   // After the sessions, so resources/list still starts with the newest session.
   wired->server_->AddResourceProvider(std::make_shared<ui::UiResources>());
   if (config.conformance_fixtures) {
-    if (Status s = tools::RegisterConformanceFixtures(*wired->server_); !s.ok()) {
+    if (Status s = conformance::RegisterConformanceFixtures(*wired->server_); !s.ok()) {
       return Prefixed("conformance fixtures", s.error());
     }
   }
   if (config.metrics_listen && !config.self_check) {
-    ASSIGN_OR_RETURN(wired->metrics_listener_, StartMetricsListener(config, *wired->server_));
+    ASSIGN_OR_RETURN(wired->metrics_listener_, StartMetricsListener(config, *wired->server_, wired->metrics_.get()));
   }
   return wired;
 }

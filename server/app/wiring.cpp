@@ -14,11 +14,12 @@
 #include "gemini_client/adc.h"
 #include "gemini_client/gemini_client.h"
 #include "gemini_client/token_cache.h"
-#include "imaging/local_backend.h"
-#include "server/mcp/server.h"
+#include "local_backend/local_backend.h"
+#include "mcp/server.h"
 #include "server/netmod/net_module_loader.h"
 #include "session/file_io.h"
 #include "session/postgres/postgres_session_store.h"
+#include "session/sqlite/sqlite_session_store.h"
 
 namespace imgmcp::app {
 namespace {
@@ -209,10 +210,10 @@ Result<BackendSelection> MakeBackend(const Config& config, metrics::Metrics* met
   if (choice == BackendChoice::kGemini) return MakeGeminiBackend(config, metrics);
   if (choice == BackendChoice::kVertex) return MakeVertexBackend(config, metrics);
   BackendSelection selection;
-  imaging::LocalBackendOptions options;
+  local::LocalBackendOptions options;
   options.limits.max_bytes = config.max_image_bytes;
   options.limits.max_pixels = config.max_pixels;
-  selection.backend = std::make_unique<imaging::LocalBackend>(options);
+  selection.backend = std::make_unique<local::LocalBackend>(options);
   if (config.backend == BackendChoice::kAuto) {
     selection.note = "offline local backend: GEMINI_API_KEY is not set";
   }
@@ -254,7 +255,7 @@ Result<std::unique_ptr<session::DeferredSessionStore>> OpenStore(const Config& c
   return std::make_unique<session::DeferredSessionStore>(
       [options, postgres, pg, gate, &clock]() -> Result<std::unique_ptr<session::SessionStore>> {
         RETURN_IF_ERROR(RunStoreOpenTestHooks(gate));
-        if (!postgres) return session::OpenSessionStore(options, clock);
+        if (!postgres) return session::sqlite::OpenSessionStore(options, clock);
         ASSIGN_OR_RETURN(auto store,
                          session::postgres::PostgresSessionStore::Open(options, pg, clock));
         return std::unique_ptr<session::SessionStore>(std::move(store));
@@ -360,8 +361,10 @@ http::HttpOptions MakeMetricsHttpOptions(const Config& config) {
 }
 
 Result<std::unique_ptr<http::HttpListener>> StartMetricsListener(const Config& config,
-                                                                 mcp::McpServer& server) {
-  const http::HttpOptions options = MakeMetricsHttpOptions(config);
+                                                                 mcp::McpServer& server,
+                                                                 metrics::Metrics* metrics) {
+  http::HttpOptions options = MakeMetricsHttpOptions(config);
+  options.metrics = metrics;
   auto net_module = netmod::LoadNetModule();
   if (!net_module.ok()) {
     return Error(net_module.error().code, "--metrics: " + net_module.error().message);

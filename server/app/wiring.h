@@ -68,10 +68,11 @@ bool MetricsWanted(const Config& config);
 // The --metrics listener's options (config.metrics_listen must be set): only GET /metrics (and
 // /healthz), with the Host/Origin allow-list and bearer token of --http.
 http::HttpOptions MakeMetricsHttpOptions(const Config& config);
-// Loads the network module and starts the --metrics listener for `server` (whose options carry
-// the metrics); logs "metrics at http://HOST:PORT/metrics". Errors start with "--metrics: ".
+// Loads the network module and starts the --metrics listener for `server`, serving `metrics`;
+// logs "metrics at http://HOST:PORT/metrics". Errors start with "--metrics: ".
 Result<std::unique_ptr<http::HttpListener>> StartMetricsListener(const Config& config,
-                                                                 mcp::McpServer& server);
+                                                                 mcp::McpServer& server,
+                                                                 metrics::Metrics* metrics);
 
 // Things in a valid Config that an operator should hear about at start-up, one line each: an
 // --allow-read or --allow-write directory that does not exist, an --allow-write inside the data

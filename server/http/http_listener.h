@@ -13,6 +13,10 @@
 #include "common/clock.h"
 #include "common/result.h"
 
+namespace imgmcp::metrics {
+class Metrics;
+}  // namespace imgmcp::metrics
+
 namespace imgmcp::http {
 
 struct HttpOptions {
@@ -40,9 +44,12 @@ struct HttpOptions {
   const Clock* clock = nullptr;                // session expiry clock; nullptr = system
   // HTML served at GET /gallery (gallery_route.h); empty = no /gallery. Must outlive the server.
   std::string_view gallery_page;
-  // Serve only GET /metrics and /healthz (the --metrics listener); /metrics is served when the
-  // server's ServerOptions::metrics is set.
+  // Serve only GET /metrics and /healthz (the --metrics listener); /metrics is served when
+  // `metrics` is set.
   bool metrics_only = false;
+  // The server's metrics: /metrics renders them, and the transport records its own (sessions,
+  // streams, gate refusals) into them; nullptr: off. Must outlive the transport.
+  metrics::Metrics* metrics = nullptr;
   // GET /readyz: why this replica is not ready to take requests (e.g. its store does not answer),
   // nullopt when it is. Called on a worker thread for every probe, so it must answer at once
   // (server/app/readiness_probe.h keeps a verdict a background thread refreshes). Unset: ready

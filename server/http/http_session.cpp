@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "server/mcp/json_rpc.h"
+#include "mcp/json_rpc.h"
 
 namespace imgmcp::http {
 

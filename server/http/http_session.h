@@ -30,8 +30,8 @@
 #include "common/json.h"
 #include "server/http/hangup_watch.h"
 #include "server/http/sse.h"
-#include "server/mcp/connection.h"
-#include "server/mcp/message_sink.h"
+#include "mcp/connection.h"
+#include "mcp/message_sink.h"
 
 namespace imgmcp::http {
 

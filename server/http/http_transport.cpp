@@ -11,7 +11,7 @@
 #include "server/http/http_session.h"
 #include "server/http/log_tag.h"
 #include "server/http/mcp_routes.h"
-#include "server/mcp/server.h"
+#include "mcp/server.h"
 
 // ThreadSanitizer suppressions (TSAN builds only) for the uninstrumented system cpp-httplib:
 // TSAN cannot see the acquire fast path of its function-local statics (e.g. the chunked-encoding
@@ -31,7 +31,7 @@ namespace {
 // Where this listener's sessions, streams and gate refusals are counted: the server's metrics,
 // except on the --metrics listener, which serves them but has none of its own.
 metrics::Metrics* RecordingMetrics(const mcp::McpServer& server, const HttpOptions& options) {
-  return options.metrics_only ? nullptr : server.options().metrics;
+  return options.metrics_only ? nullptr : options.metrics;
 }
 
 constexpr auto kStreamsEndWait = std::chrono::milliseconds(1000);

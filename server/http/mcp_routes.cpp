@@ -13,11 +13,11 @@
 #include "server/http/log_tag.h"
 #include "server/http/metrics_route.h"
 #include "server/http/request_head.h"
-#include "server/mcp/connection.h"
-#include "server/mcp/json_rpc.h"
-#include "server/mcp/method_table.h"
-#include "server/mcp/protocol_version.h"
-#include "server/mcp/server.h"
+#include "mcp/connection.h"
+#include "mcp/json_rpc.h"
+#include "mcp/method_table.h"
+#include "mcp/protocol_version.h"
+#include "mcp/server.h"
 
 namespace imgmcp::http {
 
@@ -375,7 +375,7 @@ void McpRoutes::Install(httplib::Server& http) {
       }));
   http.set_exception_handler(AnswerException);
   http.Get(kHealthPath, [](const Request&, Response& res) { res.set_content("ok", "text/plain"); });
-  InstallMetricsRoute(http, server_.options().metrics);
+  InstallMetricsRoute(http, options_.metrics);
   if (options_.metrics_only) return;
   http.Get(kReadyPath, [this](const Request&, Response& res) { Ready(res); });
   InstallGalleryRoute(http, options_.gallery_page);

@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "server/mcp/json_rpc.h"
-#include "server/mcp/method_table.h"
-#include "server/mcp/protocol_version.h"
+#include "mcp/json_rpc.h"
+#include "mcp/method_table.h"
+#include "mcp/protocol_version.h"
 
 namespace imgmcp::http {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <thread>
 
-#include "server/mcp/tool.h"
+#include "mcp/tool.h"
 
 namespace imgmcp::tools {
 

@@ -2,7 +2,7 @@
 
 #include "common/base64.h"
 #include "imaging/codec.h"
-#include "server/mcp/json_rpc.h"
+#include "mcp/json_rpc.h"
 #include "server/tools/tool_results.h"
 #include "server/tools/uris.h"
 

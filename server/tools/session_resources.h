@@ -3,7 +3,7 @@
 // imgmcp://sessions/{id}/versions/{n}/preview (a small rendition, for thumbnails).
 #pragma once
 
-#include "server/mcp/resource.h"
+#include "mcp/resource.h"
 #include "session/session_store.h"
 
 namespace imgmcp::tools {

@@ -1,5 +1,5 @@
 // The session store's task rows (session/task_records.h) as the protocol core's TaskLedger
-// (server/mcp/task_ledger.h): a task survives its request, connection and process, and any
+// (mcp/task_ledger.h): a task survives its request, connection and process, and any
 // replica on the same store answers tasks/get for it. Rows keep no image bytes
 // (task_payloads.h): a result's image block is rebuilt from its version when the task is read.
 #pragma once
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "imaging/codec.h"
-#include "server/mcp/task_ledger.h"
+#include "mcp/task_ledger.h"
 #include "server/tools/tool_results.h"
 #include "session/session_store.h"
 

@@ -1,5 +1,5 @@
 // The session store's task announcements (SessionStore::SetTaskListener, session/session_store.h:
-// PostgreSQL's NOTIFY imgmcp_tasks) as the protocol core's TaskWatch (server/mcp/task_watch.h), so
+// PostgreSQL's NOTIFY imgmcp_tasks) as the protocol core's TaskWatch (mcp/task_watch.h), so
 // a listener on any replica hears of a task that runs on another.
 //
 // The store reports on its notification thread, which also wakes the waiters of session turns, so
@@ -15,7 +15,7 @@
 #include <string>
 #include <thread>
 
-#include "server/mcp/task_watch.h"
+#include "mcp/task_watch.h"
 #include "server/tools/store_task_ledger.h"
 #include "session/session_store.h"
 

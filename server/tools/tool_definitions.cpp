@@ -201,7 +201,7 @@ mcp::ToolDefinition GenerateImageDefinition(const ArgumentOptions& options) {
       Retention(options);
   d.input_schema = ArgumentsSchema<GenerateImageArgs>(options);
   d.output_schema = VersionOutputSchema(false);
-  // A client that declared the tasks extension gets a task to poll (server/mcp/task_runner.h).
+  // A client that declared the tasks extension gets a task to poll (mcp/task_runner.h).
   d.task_support = mcp::TaskSupport::kOptional;
   // Destructive when retention is on: a new version can delete the oldest one.
   d.annotations = Hints(/*read_only=*/false, /*destructive=*/options.max_versions > 0,

@@ -6,7 +6,7 @@
 
 #include "common/base64.h"
 #include "common/log.h"
-#include "server/mcp/json_writer.h"
+#include "mcp/json_writer.h"
 #include "server/tools/uris.h"
 #include "server/tools/version_details.h"
 

@@ -9,7 +9,7 @@
 
 #include "common/json.h"
 #include "imaging/codec.h"
-#include "server/mcp/tool.h"
+#include "mcp/tool.h"
 #include "session/session_store.h"
 
 namespace imgmcp::tools {

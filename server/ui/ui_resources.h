@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "common/json.h"
-#include "server/mcp/resource.h"
+#include "mcp/resource.h"
 
 namespace imgmcp::ui {
 

@@ -118,7 +118,7 @@ Status PostgresSessionStore::ReleaseRunner(const std::string& runner) {
   return Status::Ok();
 }
 
-// A task is created once its call was admitted (server/mcp/task_runner.h), i.e. its turn reserved;
+// A task is created once its call was admitted (mcp/task_runner.h), i.e. its turn reserved;
 // the draw of that reservation is asynchronous (pg_turns.h), so the row waits for it: once the
 // creation is answered, a task created next through any replica draws a later ticket, and tasks
 // of one session commit in the order they were created.

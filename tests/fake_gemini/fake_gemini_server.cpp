@@ -8,7 +8,7 @@
 
 #include "common/log.h"
 #include "imaging/codec.h"
-#include "imaging/local_backend.h"
+#include "local_backend/local_backend.h"
 #include "tests/fake_gemini/fake_wire.h"
 
 namespace imgmcp::fake_gemini {
@@ -624,7 +624,7 @@ void FakeGeminiServer::HandleGenerate(const httplib::Request& req, httplib::Resp
       if (!bytes.ok()) return send_error(500, bytes.error().message, "INTERNAL");
       image = std::move(bytes).value();
     } else {
-      imaging::LocalBackend engine;
+      local::LocalBackend engine;
       imaging::CallContext ctx;
       Result<imaging::BackendImage> made = Error();
       if (parsed->images.empty()) {

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "server/mcp/line_reader.h"
+#include "mcp/line_reader.h"
 
 namespace {
 

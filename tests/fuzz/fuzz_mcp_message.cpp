@@ -15,11 +15,11 @@
 
 #include "common/json.h"
 #include "common/log.h"
-#include "server/mcp/connection.h"
-#include "server/mcp/json_rpc.h"
-#include "server/mcp/memory_sink.h"
-#include "server/mcp/server.h"
-#include "server/tools/conformance_fixtures.h"
+#include "mcp/connection.h"
+#include "mcp/json_rpc.h"
+#include "mcp/memory_sink.h"
+#include "mcp/server.h"
+#include "server/conformance/conformance_fixtures.h"
 
 namespace {
 
@@ -36,7 +36,7 @@ mcp::McpServer* MakeServer() {
   options.max_concurrent_calls = 16;
   options.client_request_timeout = std::chrono::milliseconds(5);
   auto* server = new mcp::McpServer(options);  // leaked: lives for the whole fuzzing run
-  if (!imgmcp::tools::RegisterConformanceFixtures(*server).ok()) std::abort();
+  if (!imgmcp::conformance::RegisterConformanceFixtures(*server).ok()) std::abort();
   mcp::ToolDefinition echo;
   echo.name = "echo";
   echo.description = "Echoes its arguments as text and as structured content.";

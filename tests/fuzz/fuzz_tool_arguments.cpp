@@ -26,8 +26,8 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "imaging/codec.h"
-#include "imaging/local_backend.h"
-#include "server/mcp/tool_registry.h"
+#include "local_backend/local_backend.h"
+#include "mcp/tool_registry.h"
 #include "server/tools/image_input.h"
 #include "server/tools/image_tools.h"
 #include "session/session_store.h"
@@ -52,14 +52,14 @@ std::string SmallPng(uint8_t shade) {
 // Generation is not what is being fuzzed here: a fixed tiny image keeps every call cheap.
 class TinyBackend final : public imaging::ImageBackend {
  public:
-  explicit TinyBackend(imaging::LocalBackendOptions options) : local_(options) {}
+  explicit TinyBackend(local::LocalBackendOptions options) : local_(options) {}
   std::string Name() const override { return "local"; }
   std::string Model() const override { return "tiny"; }
   // The local engine's row under this backend's model id, with conversational edits on, so that
   // context "chain" walks the session's stored turns (Generate leaves replay data).
   const std::vector<imaging::ModelCapabilities>& Models() const override {
     static const std::vector<imaging::ModelCapabilities> kModels = [] {
-      imaging::ModelCapabilities m = imaging::LocalBackend().Models().front();
+      imaging::ModelCapabilities m = local::LocalBackend().Models().front();
       m.id = "tiny";
       m.chain = imaging::Support::kYes;
       m.input_token_limit = 65'536;
@@ -87,7 +87,7 @@ class TinyBackend final : public imaging::ImageBackend {
  private:
   static constexpr const char* kReplay =
       R"({"parts":[{"inlineData":{"mimeType":"image/png"}}],"image":0})";
-  imaging::LocalBackend local_;
+  local::LocalBackend local_;
 };
 
 class FuzzContext final : public mcp::ToolCallContext {
@@ -142,11 +142,11 @@ struct Fixture {
     store_options.data_dir = dir / "data";
     store_options.max_versions_per_session = 3;
     store_options.cache_bytes = 1 << 20;
-    auto opened = imgmcp::session::OpenSessionStore(store_options, clock);
+    auto opened = imgmcp::session::sqlite::OpenSessionStore(store_options, clock);
     if (!opened.ok()) std::abort();
     store = std::move(*opened);
 
-    imaging::LocalBackendOptions local;
+    local::LocalBackendOptions local;
     local.limits.max_pixels = 256 * 256;
     local.limits.max_bytes = 256 * 1024;
     backend = std::make_unique<TinyBackend>(local);

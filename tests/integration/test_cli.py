@@ -23,7 +23,7 @@ def cli_path():
         os.path.dirname(binary_path()), "imgmcp-cli")
     if not os.path.exists(path):
         raise RuntimeError(f"imgmcp-cli not found at {path}: build the imgmcp-cli target "
-                           "(server/cli) or set IMGMCP_CLI_BIN")
+                           "(cli/) or set IMGMCP_CLI_BIN")
     return path
 
 

@@ -1,4 +1,4 @@
-"""MCP Tasks (the io.modelcontextprotocol/tasks extension, server/mcp/task_runner.h) against the
+"""MCP Tasks (the io.modelcontextprotocol/tasks extension, mcp/task_runner.h) against the
 real binary over HTTP with MCP 2026-07-28 stateless requests: generate_image and edit_image from a
 client that declared the extension are answered with a task, polled with tasks/get until their
 version is committed; tasks of one session commit in the order they were created; a cancelled task

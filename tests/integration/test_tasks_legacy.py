@@ -1,4 +1,4 @@
-"""The 2025-11-25 experimental tasks utility (server/mcp/legacy_task_json.h) against the real
+"""The 2025-11-25 experimental tasks utility (mcp/legacy_task_json.h) against the real
 binary, over stdio and over HTTP legacy sessions: a task-augmented tools/call answers with a
 CreateTaskResult, tasks/get polls it, tasks/result waits for and returns the committed version,
 tasks/list pages the caller's tasks, tasks/cancel of a queued task commits nothing and of a

@@ -1,4 +1,4 @@
-"""MCP Tasks (io.modelcontextprotocol/tasks, server/mcp/task_runner.h) across PostgreSQL replicas:
+"""MCP Tasks (io.modelcontextprotocol/tasks, mcp/task_runner.h) across PostgreSQL replicas:
 scripts/cluster's PostgreSQL, three real imgmcp replicas and HAProxy, their backend the Gemini fake
 (which holds a call at a gate, so a task can be caught running or queued), modern stateless
 requests only.

@@ -1,5 +1,5 @@
 // Interop, modern era: the v2 MCP SDK client with @modelcontextprotocol/ext-tasks 0.2.2 drives
-// imgmcp's io.modelcontextprotocol/tasks extension (server/mcp/task_runner.h), over Streamable
+// imgmcp's io.modelcontextprotocol/tasks extension (mcp/task_runner.h), over Streamable
 // HTTP and over stdio. imgmcp runs with --backend gemini against tests/fake_gemini, so every
 // generate_image and edit_image from a client that declares the extension is answered with a
 // task: ext-tasks polls it with tasks/get to completed and reads the committed version from its

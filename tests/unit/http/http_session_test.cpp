@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "server/mcp/server.h"
-#include "server/tools/conformance_fixtures.h"
+#include "mcp/server.h"
+#include "server/conformance/conformance_fixtures.h"
 
 namespace imgmcp::http {
 namespace {
@@ -61,7 +61,7 @@ std::vector<Frame> ReadAll(SseChannel& channel) {
 class HttpSessionTest : public ::testing::Test {
  protected:
   HttpSessionTest() : server_(mcp::ServerOptions{}) {
-    EXPECT_TRUE(tools::RegisterConformanceFixtures(server_).ok());
+    EXPECT_TRUE(conformance::RegisterConformanceFixtures(server_).ok());
     session_ = std::make_shared<HttpSession>("test-session", SessionOptions{});
     session_->Attach(server_.Connect(*session_));
     auto init = Call(Json{{"jsonrpc", "2.0"},

@@ -28,7 +28,7 @@ TEST(Sniff, RecognisesMagicBytesOnly) {
 }
 
 TEST(Sniff, JpegBytesAreJpegWhateverTheyAreCalled) {
-  const std::string jpeg = testing::JpegOf(Solid(8, 8, Rgb{1, 2, 3}));
+  const std::string jpeg = testing::JpegOf(Solid(8, 8, local::Rgb{1, 2, 3}));
   EXPECT_EQ(SniffFormat(jpeg), ImageFormat::kJpeg);
   EXPECT_STREQ(MimeTypeOf(SniffFormat(jpeg)), "image/jpeg");
   EXPECT_STREQ(FileExtensionOf(ImageFormat::kJpeg), ".jpg");
@@ -37,13 +37,13 @@ TEST(Sniff, JpegBytesAreJpegWhateverTheyAreCalled) {
 }
 
 TEST(ImageInfo, ReadsPngJpegGifWebpHeaders) {
-  Result<ImageInfo> png = ReadImageInfo(PngOf(Solid(37, 21, Rgb{})));
+  Result<ImageInfo> png = ReadImageInfo(PngOf(Solid(37, 21, local::Rgb{})));
   ASSERT_TRUE(png.ok()) << png.error().message;
   EXPECT_EQ(png->format, ImageFormat::kPng);
   EXPECT_EQ(png->width, 37);
   EXPECT_EQ(png->height, 21);
 
-  Result<ImageInfo> jpeg = ReadImageInfo(testing::JpegOf(Solid(40, 30, Rgb{})));
+  Result<ImageInfo> jpeg = ReadImageInfo(testing::JpegOf(Solid(40, 30, local::Rgb{})));
   ASSERT_TRUE(jpeg.ok()) << jpeg.error().message;
   EXPECT_EQ(jpeg->width, 40);
   EXPECT_EQ(jpeg->height, 30);
@@ -204,7 +204,7 @@ TEST(Codec, PngEncodingIsDeterministic) {
 }
 
 TEST(Codec, JpegRoundTripIsClose) {
-  const Image img = Solid(64, 48, Rgb{200, 100, 50});
+  const Image img = Solid(64, 48, local::Rgb{200, 100, 50});
   Result<std::string> jpeg = EncodeJpeg(img, 95);
   ASSERT_TRUE(jpeg.ok());
   EXPECT_EQ(SniffFormat(*jpeg), ImageFormat::kJpeg);
@@ -231,20 +231,20 @@ TEST(Codec, EncodeRejectsInconsistentImage) {
 }
 
 TEST(Resize, FlatStaysExactAndSizesMatch) {
-  const Image img = Solid(300, 200, Rgb{10, 200, 30});
+  const Image img = Solid(300, 200, local::Rgb{10, 200, 30});
   for (auto [w, h] : {std::pair{100, 50}, std::pair{299, 1}, std::pair{600, 400}}) {
     Result<Image> r = Resize(img, w, h);
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->width, w);
     EXPECT_EQ(r->height, h);
-    EXPECT_EQ(testing::At(*r, w / 2, h / 2), (Rgb{10, 200, 30}));
+    EXPECT_EQ(testing::At(*r, w / 2, h / 2), (local::Rgb{10, 200, 30}));
   }
   EXPECT_EQ(Resize(img, 0, 5).error().code, ErrorCode::kInvalidArgument);
 }
 
 TEST(Resize, DownscaleAveragesAreas) {
   // 4x1 -> 2x1: each output pixel is the mean of two inputs.
-  Image img = Solid(4, 1, Rgb{});
+  Image img = Solid(4, 1, local::Rgb{});
   const uint8_t values[4] = {0, 100, 200, 255};
   for (int x = 0; x < 4; ++x) img.Pixel(x, 0)[0] = values[x];
   Result<Image> r = Resize(img, 2, 1);

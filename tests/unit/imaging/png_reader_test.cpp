@@ -172,7 +172,7 @@ TEST(PngRowDecoder, SplitIdatAndAncillaryChunksMatchStb) {
 }
 
 TEST(PngRowDecoder, ProductionEncoderOutputMatchesStb) {
-  for (const Image& img : {testing::Photo(257, 129), testing::Solid(5, 3, Rgb{1, 2, 3}, 128)}) {
+  for (const Image& img : {testing::Photo(257, 129), testing::Solid(5, 3, local::Rgb{1, 2, 3}, 128)}) {
     const std::string png = testing::PngOf(img);
     Result<std::vector<uint8_t>> rows = DecodeRows(png);
     ASSERT_TRUE(rows.ok()) << rows.error().message;

@@ -60,7 +60,7 @@ TEST(Preview, RespectsByteBudget) {
 }
 
 TEST(Preview, FlatImagesStayPng) {
-  const std::string src = testing::PngOf(testing::Solid(2000, 1000, Rgb{1, 2, 3}));
+  const std::string src = testing::PngOf(testing::Solid(2000, 1000, local::Rgb{1, 2, 3}));
   Result<EncodedImage> p = MakePreview(src);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->mime_type, "image/png");
@@ -68,7 +68,7 @@ TEST(Preview, FlatImagesStayPng) {
   ASSERT_TRUE(img.ok());
   EXPECT_EQ(img->width, 768);
   EXPECT_EQ(img->height, 384);
-  EXPECT_EQ(testing::At(*img, 100, 100), (Rgb{1, 2, 3}));
+  EXPECT_EQ(testing::At(*img, 100, 100), (local::Rgb{1, 2, 3}));
 }
 
 TEST(Preview, GifIsConverted) {
@@ -82,7 +82,7 @@ TEST(Preview, GifIsConverted) {
   EXPECT_EQ(p->mime_type, "image/png");
   Result<Image> img = Decode(p->bytes);
   ASSERT_TRUE(img.ok());
-  EXPECT_EQ(testing::At(*img, 0, 0), (Rgb{255, 0, 0}));
+  EXPECT_EQ(testing::At(*img, 0, 0), (local::Rgb{255, 0, 0}));
 }
 
 TEST(Preview, BadInputsAreErrors) {

@@ -22,7 +22,7 @@ void Chunk(std::string& out, const std::string& type, const std::string& data) {
 
 }  // namespace
 
-Image Solid(int w, int h, Rgb c, uint8_t alpha) {
+Image Solid(int w, int h, local::Rgb c, uint8_t alpha) {
   Image img;
   img.width = w;
   img.height = h;
@@ -37,7 +37,7 @@ Image Solid(int w, int h, Rgb c, uint8_t alpha) {
 }
 
 Image Photo(int w, int h, uint32_t seed) {
-  Image img = Solid(w, h, Rgb{});
+  Image img = Solid(w, h, local::Rgb{});
   uint32_t state = seed * 2654435761u + 1;
   for (int y = 0; y < h; ++y) {
     for (int x = 0; x < w; ++x) {
@@ -77,9 +77,9 @@ std::string CraftPng(uint32_t width, uint32_t height, uint64_t raw_zeros, uint8_
 std::string PngOf(const Image& img) { return EncodePng(img).value(); }
 std::string JpegOf(const Image& img, int quality) { return EncodeJpeg(img, quality).value(); }
 
-Rgb At(const Image& img, int x, int y) {
+local::Rgb At(const Image& img, int x, int y) {
   const uint8_t* p = img.Pixel(x, y);
-  return Rgb{p[0], p[1], p[2]};
+  return local::Rgb{p[0], p[1], p[2]};
 }
 
 }  // namespace imgmcp::imaging::testing

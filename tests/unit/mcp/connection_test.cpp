@@ -1,5 +1,5 @@
 // The protocol core driven in memory: McpServer + Connection + MemorySink.
-#include "server/mcp/connection.h"
+#include "mcp/connection.h"
 
 #include <gtest/gtest.h>
 
@@ -14,9 +14,9 @@
 
 #include "common/base64.h"
 #include "common/cancellation.h"
-#include "server/mcp/json_rpc.h"
-#include "server/mcp/memory_sink.h"
-#include "server/mcp/server.h"
+#include "mcp/json_rpc.h"
+#include "mcp/memory_sink.h"
+#include "mcp/server.h"
 #include "tests/unit/mcp/tool_def.h"
 
 namespace imgmcp::mcp {

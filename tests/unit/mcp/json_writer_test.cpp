@@ -1,4 +1,4 @@
-#include "server/mcp/json_writer.h"
+#include "mcp/json_writer.h"
 
 #include <gtest/gtest.h>
 
@@ -64,7 +64,7 @@ TEST(JsonWriter, MatchesNlohmannOnRandomStrings) {
 }  // namespace
 }  // namespace imgmcp::mcp
 
-#include "server/mcp/json_rpc.h"
+#include "mcp/json_rpc.h"
 
 namespace imgmcp::mcp {
 namespace {

@@ -1,4 +1,4 @@
-// The 2025-11-25 tasks utility (server/mcp/legacy_task_json.h, legacy_task_methods.cpp) on a
+// The 2025-11-25 tasks utility (mcp/legacy_task_json.h, legacy_task_methods.cpp) on a
 // legacy session of the core with an in-memory sink, and the TaskRunner parts it uses (List,
 // WaitTerminal, Cancel reporting a task that had ended, the requested ttl).
 #include <gtest/gtest.h>
@@ -11,10 +11,10 @@
 #include <string>
 #include <thread>
 
-#include "server/mcp/connection.h"
-#include "server/mcp/legacy_task_json.h"
-#include "server/mcp/memory_sink.h"
-#include "server/mcp/server.h"
+#include "mcp/connection.h"
+#include "mcp/legacy_task_json.h"
+#include "mcp/memory_sink.h"
+#include "mcp/server.h"
 #include "tests/unit/mcp/tool_def.h"
 
 namespace imgmcp::mcp {

@@ -1,4 +1,4 @@
-#include "server/mcp/line_reader.h"
+#include "mcp/line_reader.h"
 
 #include <gtest/gtest.h>
 

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "server/mcp/connection.h"
-#include "server/mcp/json_rpc.h"
-#include "server/mcp/memory_sink.h"
-#include "server/mcp/server.h"
+#include "mcp/connection.h"
+#include "mcp/json_rpc.h"
+#include "mcp/memory_sink.h"
+#include "mcp/server.h"
 #include "tests/unit/mcp/tool_def.h"
 
 namespace imgmcp::mcp {

@@ -1,13 +1,13 @@
 // The core's typed protocol edges: the method table, typed params (errors name the field), the
 // modern _meta envelope, era decorations of results, routing facts and the error mapping.
-#include "server/mcp/protocol.h"
+#include "mcp/protocol.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
 
-#include "server/mcp/method_table.h"
+#include "mcp/method_table.h"
 
 namespace imgmcp::mcp {
 namespace {

@@ -1,6 +1,6 @@
 // RequestStateSeal: MRTR requestState goes out sealed (bound to its request, with an expiry, MACed)
 // and only an unaltered, unexpired state of the same request opens.
-#include "server/mcp/request_state.h"
+#include "mcp/request_state.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // StdioTransport over real pipes: framing, the oversize refusal and EOF shutdown.
-#include "server/mcp/stdio_transport.h"
+#include "mcp/stdio_transport.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "common/cancellation.h"
-#include "server/mcp/server.h"
+#include "mcp/server.h"
 
 namespace imgmcp::mcp {
 namespace {

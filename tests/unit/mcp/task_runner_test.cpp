@@ -1,5 +1,5 @@
-// TaskRunner (server/mcp/task_runner.h) on a real worker pool, with a ledger kept in memory.
-#include "server/mcp/task_runner.h"
+// TaskRunner (mcp/task_runner.h) on a real worker pool, with a ledger kept in memory.
+#include "mcp/task_runner.h"
 
 #include <gtest/gtest.h>
 
@@ -13,8 +13,8 @@
 #include <thread>
 
 #include "common/cancellation.h"
-#include "server/mcp/task_ledger.h"
-#include "server/mcp/worker_pool.h"
+#include "mcp/task_ledger.h"
+#include "mcp/worker_pool.h"
 
 namespace imgmcp::mcp {
 namespace {

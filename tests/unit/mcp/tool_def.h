@@ -5,7 +5,7 @@
 #include <chrono>
 #include <string>
 
-#include "server/mcp/tool.h"
+#include "mcp/tool.h"
 
 namespace imgmcp::mcp {
 

@@ -1,8 +1,8 @@
-#include "server/mcp/tool_registry.h"
+#include "mcp/tool_registry.h"
 
 #include <gtest/gtest.h>
 
-#include "server/mcp/pagination.h"
+#include "mcp/pagination.h"
 
 namespace imgmcp::mcp {
 namespace {

@@ -1,4 +1,4 @@
-#include "server/mcp/worker_pool.h"
+#include "mcp/worker_pool.h"
 
 #include <gtest/gtest.h>
 

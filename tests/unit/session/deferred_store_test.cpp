@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "session/deferred_session_store.h"
+#include "session/sqlite/sqlite_session_store.h"
 #include "test_util.h"
 
 namespace imgmcp::session {
@@ -32,7 +33,7 @@ class GatedOpener {
     return [this]() -> Result<std::unique_ptr<SessionStore>> {
       gate_.get_future().wait();
       if (fail_) return MakeError(ErrorCode::kFailedPrecondition, "disk on fire");
-      return OpenSessionStore(options_, clock_);
+      return sqlite::OpenSessionStore(options_, clock_);
     };
   }
   void Release(bool fail = false) {
@@ -53,7 +54,7 @@ class DeferredStoreTest : public ::testing::Test {
 
   // Commits one version with `prompt` to `session` through a plain (non-deferred) store.
   void Precommit(const std::string& session, const std::string& prompt) {
-    auto store = OpenSessionStore(options_, clock_);
+    auto store = sqlite::OpenSessionStore(options_, clock_);
     ASSERT_TRUE(store.ok()) << store.error().message;
     auto turn = (*store)->AcquireTurn(session, {});
     ASSERT_TRUE(turn.ok());
@@ -242,7 +243,7 @@ TEST_F(DeferredStoreTest, AThrowingOpenerBecomesAnError) {
 
 TEST_F(DeferredStoreTest, TheRealStoreSeesEarlierSessions) {
   ASSERT_NO_FATAL_FAILURE(Precommit("kept", "p1"));
-  DeferredSessionStore store([this] { return OpenSessionStore(options_, clock_); });
+  DeferredSessionStore store([this] { return sqlite::OpenSessionStore(options_, clock_); });
   auto v = store.GetVersion("kept", {});
   ASSERT_TRUE(v.ok()) << v.error().message;
   EXPECT_EQ(v->prompt, "p1");
@@ -260,7 +261,7 @@ TEST_F(DeferredStoreTest, AnUnavailableStoreIsRetriedAndCallsSayWhyMeanwhile) {
     ++attempts;
     attempted.notify_all();
     if (!reachable) return Error(ErrorCode::kUnavailable, "connection refused");
-    return OpenSessionStore(options_, clock_);
+    return sqlite::OpenSessionStore(options_, clock_);
   });
   {
     std::unique_lock lock(mu);

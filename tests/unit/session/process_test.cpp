@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "common/sha256.h"
-#include "session/sqlite_session_store.h"
+#include "session/sqlite/sqlite_session_store.h"
 #include "test_util.h"
 
 namespace imgmcp::session {
@@ -36,7 +36,7 @@ StoreOptions KeepAll(const std::filesystem::path& dir) {
 int ChildEdits(const std::filesystem::path& dir, const std::string& session_id, int child,
                int threads, int edits) {
   SystemClock clock;
-  auto store = SqliteSessionStore::Open(KeepAll(dir), clock);
+  auto store = sqlite::SqliteSessionStore::Open(KeepAll(dir), clock);
   if (!store.ok()) {
     std::fprintf(stderr, "child %d: open: %s\n", child, store.error().message.c_str());
     return 2;
@@ -94,7 +94,7 @@ TEST(ProcessTest, SeveralProcessesShareOneSessionWithoutLosingUpdates) {
   }
 
   SystemClock clock;
-  auto store = SqliteSessionStore::Open(KeepAll(tmp.path()), clock);
+  auto store = sqlite::SqliteSessionStore::Open(KeepAll(tmp.path()), clock);
   ASSERT_TRUE(store.ok());
   auto history = (*store)->History("shared");
   ASSERT_TRUE(history.ok());
@@ -128,7 +128,7 @@ static_assert(sizeof(Ack) < PIPE_BUF);
 
 [[noreturn]] void CrashChild(const std::filesystem::path& dir, int fd, int iteration) {
   SystemClock clock;
-  auto store = SqliteSessionStore::Open(KeepAll(dir), clock);
+  auto store = sqlite::SqliteSessionStore::Open(KeepAll(dir), clock);
   if (!store.ok()) ::_exit(2);
   for (int i = 0;; ++i) {
     auto turn = (*store)->AcquireTurn("crash", {});
@@ -200,7 +200,7 @@ TEST(ProcessTest, SigkillAtRandomPointsNeverLosesAnAcknowledgedVersion) {
 
     // Reopen (this sweeps) and check the state.
     SystemClock clock;
-    auto store = SqliteSessionStore::Open(KeepAll(tmp.path()), clock);
+    auto store = sqlite::SqliteSessionStore::Open(KeepAll(tmp.path()), clock);
     ASSERT_TRUE(store.ok()) << store.error().message;
     auto history = (*store)->History("crash");
     ASSERT_TRUE(history.ok());
@@ -231,7 +231,7 @@ TEST(ProcessTest, SigkillAtRandomPointsNeverLosesAnAcknowledgedVersion) {
 // task id through `fd`, then waits to be killed.
 [[noreturn]] void TaskChild(const std::filesystem::path& dir, int fd, bool commit) {
   SystemClock clock;
-  auto store = SqliteSessionStore::Open(KeepAll(dir), clock);
+  auto store = sqlite::SqliteSessionStore::Open(KeepAll(dir), clock);
   if (!store.ok()) ::_exit(2);
   NewTask task;
   task.owner = "o";
@@ -273,7 +273,7 @@ std::optional<TaskRecord> KillInTheMiddleOfATask(const std::filesystem::path& di
   SystemClock clock;
   std::optional<TaskRecord> before;
   if (reported) {
-    auto watcher = SqliteSessionStore::Open(KeepAll(dir), clock);
+    auto watcher = sqlite::SqliteSessionStore::Open(KeepAll(dir), clock);
     EXPECT_TRUE(watcher.ok());
     if (watcher.ok()) before = *(*watcher)->GetTask(id, "o");
   }
@@ -282,7 +282,7 @@ std::optional<TaskRecord> KillInTheMiddleOfATask(const std::filesystem::path& di
   EXPECT_EQ(::waitpid(pid, &status, 0), pid);
   EXPECT_TRUE(reported) << "the child failed before creating its task";
   EXPECT_TRUE(before.has_value() && before->status == TaskStatus::kWorking);
-  auto restarted = SqliteSessionStore::Open(KeepAll(dir), clock);
+  auto restarted = sqlite::SqliteSessionStore::Open(KeepAll(dir), clock);
   EXPECT_TRUE(restarted.ok());
   if (!reported || !restarted.ok()) return std::nullopt;
   auto after = (*restarted)->GetTask(id, "o");

@@ -1,5 +1,5 @@
 // Opening data dirs whose database is old, new, foreign or corrupt.
-#include "session/schema.h"
+#include "session/sqlite/schema.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -8,7 +8,7 @@
 
 #include "common/sha256.h"
 #include "session/file_io.h"
-#include "session/sqlite_session_store.h"
+#include "session/sqlite/sqlite_session_store.h"
 #include "test_util.h"
 
 namespace imgmcp::session {
@@ -47,14 +47,14 @@ int RawSchemaVersion(const std::filesystem::path& db_path) {
 Result<std::unique_ptr<SessionStore>> OpenAt(const std::filesystem::path& dir, const Clock& clock) {
   StoreOptions options;
   options.data_dir = dir;
-  return OpenSessionStore(options, clock);
+  return sqlite::OpenSessionStore(options, clock);
 }
 
 TEST(SchemaTest, FreshDataDirGetsTheCurrentSchema) {
   TempDir tmp;
   FakeClock clock;
   ASSERT_TRUE(OpenAt(tmp.path(), clock).ok());
-  EXPECT_EQ(RawSchemaVersion(tmp.path() / "imgmcp.db"), kSchemaVersion);
+  EXPECT_EQ(RawSchemaVersion(tmp.path() / "imgmcp.db"), sqlite::kSchemaVersion);
 }
 
 // A data dir written by schema v1 (as the first release created it, by hand here) is migrated and
@@ -85,7 +85,7 @@ TEST(SchemaTest, MigratesAVersion1DataDir) {
 
   auto store = OpenAt(tmp.path(), clock);
   ASSERT_TRUE(store.ok()) << store.error().message;
-  EXPECT_EQ(RawSchemaVersion(db_path), kSchemaVersion);
+  EXPECT_EQ(RawSchemaVersion(db_path), sqlite::kSchemaVersion);
   Result<VersionInfo> v = (*store)->GetVersion("old", std::nullopt);
   ASSERT_TRUE(v.ok()) << v.error().message;
   EXPECT_EQ(v->version, 2);
@@ -159,7 +159,7 @@ TEST(SchemaTest, DamagedDatabasePagesAreAClearDataLossError) {
   {
     StoreOptions options;
     options.data_dir = tmp.path();
-    auto store = OpenSessionStore(options, clock);
+    auto store = sqlite::OpenSessionStore(options, clock);
     ASSERT_TRUE(store.ok());
     for (int s = 0; s < 40; ++s) {
       auto turn = (*store)->AcquireTurn("s" + std::to_string(s), {});

@@ -1,6 +1,6 @@
 // SqliteDb's statement cache: a finished Statement goes back to its connection and is reused,
 // reset and unbound, and holds no lock while it waits there.
-#include "session/sqlite_db.h"
+#include "session/sqlite/sqlite_db.h"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,8 @@ namespace {
 
 using testing::TempDir;
 
-std::unique_ptr<SqliteDb> OpenDb(const TempDir& tmp) {
-  auto db = SqliteDb::Open(tmp.path() / "t.db", 1000);
+std::unique_ptr<sqlite::SqliteDb> OpenDb(const TempDir& tmp) {
+  auto db = sqlite::SqliteDb::Open(tmp.path() / "t.db", 1000);
   EXPECT_TRUE(db.ok());
   EXPECT_TRUE(
       (*db)->Exec("PRAGMA journal_mode=WAL; CREATE TABLE IF NOT EXISTS t(k INTEGER, v TEXT)").ok());

@@ -13,7 +13,7 @@
 #include "pg_test_cluster.h"
 #include "session/postgres/postgres_session_store.h"
 #include "session/session_store.h"
-#include "session/sqlite_session_store.h"
+#include "session/sqlite/sqlite_session_store.h"
 #include "test_util.h"
 
 namespace imgmcp::session::testing {
@@ -28,7 +28,7 @@ class SqliteBacking {
 
   Result<std::unique_ptr<SessionStore>> Open(StoreOptions options, const Clock& clock) {
     options.data_dir = dir_.path();
-    Result<std::unique_ptr<SqliteSessionStore>> store = SqliteSessionStore::Open(options, clock);
+    Result<std::unique_ptr<sqlite::SqliteSessionStore>> store = sqlite::SqliteSessionStore::Open(options, clock);
     if (!store.ok()) return store.error();
     return std::unique_ptr<SessionStore>(std::move(*store));
   }

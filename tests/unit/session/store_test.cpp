@@ -7,8 +7,8 @@
 
 #include "common/sha256.h"
 #include "session/file_io.h"
-#include "session/file_lock.h"
-#include "session/sqlite_session_store.h"
+#include "session/sqlite/file_lock.h"
+#include "session/sqlite/sqlite_session_store.h"
 #include "test_util.h"
 
 namespace imgmcp::session {
@@ -29,7 +29,7 @@ class StoreTest : public ::testing::Test {
 
   void Reopen() {
     store_.reset();
-    auto opened = SqliteSessionStore::Open(options_, clock_);
+    auto opened = sqlite::SqliteSessionStore::Open(options_, clock_);
     ASSERT_TRUE(opened.ok()) << opened.error().message;
     store_ = std::move(*opened);
   }
@@ -58,7 +58,7 @@ class StoreTest : public ::testing::Test {
   TempDir tmp_;
   FakeClock clock_;
   StoreOptions options_;
-  std::unique_ptr<SqliteSessionStore> store_;
+  std::unique_ptr<sqlite::SqliteSessionStore> store_;
 };
 
 TEST_F(StoreTest, OpenCreatesAPrivateLayout) {
@@ -74,7 +74,7 @@ TEST_F(StoreTest, OpenCreatesAPrivateLayout) {
 
 TEST_F(StoreTest, OpenWithoutDataDirIsInvalid) {
   FakeClock clock;
-  auto r = OpenSessionStore(StoreOptions{}, clock);
+  auto r = sqlite::OpenSessionStore(StoreOptions{}, clock);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);
 }
@@ -228,7 +228,7 @@ TEST_F(StoreTest, StartupSweepLeavesLockedSessionsAlone) {
   const auto dir = tmp_.path() / "images" / "s";
   ASSERT_TRUE(WriteFileAtomically(dir, "v2.png", "in-flight", ".tmp-").ok());
   {
-    auto held = FileLock::TryAcquire(tmp_.path() / "locks" / "s.lock");
+    auto held = sqlite::FileLock::TryAcquire(tmp_.path() / "locks" / "s.lock");
     ASSERT_TRUE(held.ok() && held->has_value());
     Reopen();
     EXPECT_TRUE(std::filesystem::exists(dir / "v2.png"));

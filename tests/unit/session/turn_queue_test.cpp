@@ -1,5 +1,5 @@
 // TurnQueue: FIFO order, on_queued reports, cancellation while queued.
-#include "session/turn_queue.h"
+#include "session/sqlite/turn_queue.h"
 
 #include <gtest/gtest.h>
 
@@ -45,9 +45,9 @@ class QueuedProbe {
 // A thread that enters the queue and keeps its ticket until told to leave.
 class Waiter {
  public:
-  Waiter(TurnQueue& q, const std::string& id, std::stop_source cancel = {})
+  Waiter(sqlite::TurnQueue& q, const std::string& id, std::stop_source cancel = {})
       : cancel_(cancel), thread_([this, &q, id, token = cancel.get_token()] {
-          Result<TurnQueue::Ticket> t = q.Enter(id, token, probe.Callback());
+          Result<sqlite::TurnQueue::Ticket> t = q.Enter(id, token, probe.Callback());
           std::unique_lock lock(mu_);
           got_ = t.ok();
           code_ = t.ok() ? std::nullopt : std::optional(t.error().code);
@@ -94,17 +94,17 @@ class Waiter {
 };
 
 TEST(TurnQueueTest, FirstComerGetsTheTurnAtOnce) {
-  TurnQueue q;
+  sqlite::TurnQueue q;
   QueuedProbe probe;
-  Result<TurnQueue::Ticket> t = q.Enter("s", {}, probe.Callback());
+  Result<sqlite::TurnQueue::Ticket> t = q.Enter("s", {}, probe.Callback());
   ASSERT_TRUE(t.ok());
   EXPECT_TRUE(probe.Reports().empty());  // never waited
   EXPECT_EQ(q.LineLength("s"), 1);
 }
 
 TEST(TurnQueueTest, WaitersGoInArrivalOrderAndHearHowManyAreAhead) {
-  TurnQueue q;
-  std::optional<Result<TurnQueue::Ticket>> first(q.Enter("s", {}, nullptr));
+  sqlite::TurnQueue q;
+  std::optional<Result<sqlite::TurnQueue::Ticket>> first(q.Enter("s", {}, nullptr));
   ASSERT_TRUE(first->ok());
   Waiter second(q, "s");
   ASSERT_TRUE(second.probe.WaitFor(1));
@@ -124,8 +124,8 @@ TEST(TurnQueueTest, WaitersGoInArrivalOrderAndHearHowManyAreAhead) {
 }
 
 TEST(TurnQueueTest, CancelledWaiterLeavesWithoutDisturbingOthers) {
-  TurnQueue q;
-  std::optional<Result<TurnQueue::Ticket>> first(q.Enter("s", {}, nullptr));
+  sqlite::TurnQueue q;
+  std::optional<Result<sqlite::TurnQueue::Ticket>> first(q.Enter("s", {}, nullptr));
   std::stop_source cancel;
   Waiter second(q, "s", cancel);
   ASSERT_TRUE(second.probe.WaitFor(1));
@@ -147,15 +147,15 @@ TEST(TurnQueueTest, CancelledWaiterLeavesWithoutDisturbingOthers) {
 TEST(TurnQueueTest, CancelledBeforeArrivingStillGetsAFreeTurn) {
   // Cancellation only matters while waiting: an uncontended caller is not refused here (the
   // store checks cancellation again before handing out the turn).
-  TurnQueue q;
+  sqlite::TurnQueue q;
   std::stop_source cancel;
   cancel.request_stop();
   EXPECT_TRUE(q.Enter("s", cancel.get_token(), nullptr).ok());
 }
 
 TEST(TurnQueueTest, SessionsAreIndependent) {
-  TurnQueue q;
-  Result<TurnQueue::Ticket> a = q.Enter("a", {}, nullptr);
+  sqlite::TurnQueue q;
+  Result<sqlite::TurnQueue::Ticket> a = q.Enter("a", {}, nullptr);
   ASSERT_TRUE(a.ok());
   Waiter b(q, "b");
   ASSERT_TRUE(b.WaitEntered());
@@ -164,8 +164,8 @@ TEST(TurnQueueTest, SessionsAreIndependent) {
 }
 
 TEST(TurnQueueTest, EmptyLinesAreForgotten) {
-  TurnQueue q;
-  { Result<TurnQueue::Ticket> t = q.Enter("s", {}, nullptr); }
+  sqlite::TurnQueue q;
+  { Result<sqlite::TurnQueue::Ticket> t = q.Enter("s", {}, nullptr); }
   EXPECT_EQ(q.LineLength("s"), 0);
 }
 

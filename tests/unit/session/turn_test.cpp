@@ -9,8 +9,8 @@
 #include <stop_token>
 #include <thread>
 
-#include "session/file_lock.h"
-#include "session/sqlite_session_store.h"
+#include "session/sqlite/file_lock.h"
+#include "session/sqlite/sqlite_session_store.h"
 #include "test_util.h"
 
 namespace imgmcp::session {
@@ -26,14 +26,14 @@ class TurnTest : public ::testing::Test {
  protected:
   void SetUp() override {
     options_.data_dir = tmp_.path();
-    auto opened = SqliteSessionStore::Open(options_, clock_);
+    auto opened = sqlite::SqliteSessionStore::Open(options_, clock_);
     ASSERT_TRUE(opened.ok()) << opened.error().message;
     store_ = std::move(*opened);
   }
   TempDir tmp_;
   FakeClock clock_;
   StoreOptions options_;
-  std::unique_ptr<SqliteSessionStore> store_;
+  std::unique_ptr<sqlite::SqliteSessionStore> store_;
 };
 
 TEST_F(TurnTest, CancelWhileQueuedCommitsNothingAndLeavesTheLine) {
@@ -74,7 +74,7 @@ TEST_F(TurnTest, CancelWhileQueuedCommitsNothingAndLeavesTheLine) {
 // Another process holds the session (simulated by a second open file description of the lock
 // file, which flock treats as a separate owner): the turn waits for it, and can be cancelled.
 TEST_F(TurnTest, WaitsForTheCrossProcessLockAndHonoursCancellation) {
-  auto other = FileLock::TryAcquire(tmp_.path() / "locks" / "s.lock");
+  auto other = sqlite::FileLock::TryAcquire(tmp_.path() / "locks" / "s.lock");
   ASSERT_TRUE(other.ok() && other->has_value());
 
   TurnOptions cancelled;
@@ -110,7 +110,7 @@ TEST_F(TurnTest, ReportsOnceThatItWaitsForAnotherProcess) {
   }
   EXPECT_EQ(reports.load(), 0);
 
-  auto other = FileLock::TryAcquire(tmp_.path() / "locks" / "s.lock");
+  auto other = sqlite::FileLock::TryAcquire(tmp_.path() / "locks" / "s.lock");
   ASSERT_TRUE(other.ok() && other->has_value());
   auto waiting = std::async(std::launch::async, [&] { return store_->AcquireTurn("s", options); });
   EXPECT_EQ(waiting.wait_for(std::chrono::milliseconds(100)), std::future_status::timeout);

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "imaging/local_backend.h"
-#include "session/sqlite_session_store.h"
+#include "local_backend/local_backend.h"
+#include "session/sqlite/sqlite_session_store.h"
 #include "tests/unit/temp_dir.h"
 
 namespace imgmcp::tools {
@@ -34,7 +34,7 @@ class GatedBackend final : public imaging::ImageBackend {
   std::string Model() const override { return "gated"; }
   const std::vector<imaging::ModelCapabilities>& Models() const override {
     static const std::vector<imaging::ModelCapabilities> kModels = [] {
-      imaging::ModelCapabilities m = imaging::LocalBackend().Models().front();
+      imaging::ModelCapabilities m = local::LocalBackend().Models().front();
       m.id = "gated";
       return std::vector<imaging::ModelCapabilities>{m};
     }();
@@ -62,7 +62,7 @@ class GatedBackend final : public imaging::ImageBackend {
 
  private:
   const int target_;
-  imaging::LocalBackend local_;
+  local::LocalBackend local_;
   std::mutex mu_;  // guards inside_, max_inside_
   std::condition_variable changed_;
   int inside_ = 0;
@@ -90,7 +90,7 @@ TEST(ImageToolsTest, BackendCallsAreCappedAcrossSessions) {
   SystemClock clock;
   session::StoreOptions store_options;
   store_options.data_dir = tmp.path();
-  auto store = session::SqliteSessionStore::Open(store_options, clock);
+  auto store = session::sqlite::SqliteSessionStore::Open(store_options, clock);
   ASSERT_TRUE(store.ok()) << store.error().message;
   GatedBackend backend(/*target=*/3);
   ImageInputResolver inputs(ImageInputOptions{});

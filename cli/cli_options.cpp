@@ -1,0 +1,139 @@
+#include "cli/cli_options.h"
+
+#include <charconv>
+
+namespace imgmcp::cli {
+namespace {
+
+Error UsageError(const std::string& message) {
+  return Error(ErrorCode::kInvalidArgument, message + " (see imgmcp-cli --help)");
+}
+
+}  // namespace
+
+Status AddKeyValue(const std::string& pair, Json& arguments) {
+  auto eq = pair.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    return UsageError("expected key=value, got \"" + pair + "\"");
+  }
+  std::string key = pair.substr(0, eq);
+  std::string text = pair.substr(eq + 1);
+  Json value = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded()) value = text;
+
+  Json* node = &arguments;
+  size_t start = 0;
+  while (true) {
+    auto dot = key.find('.', start);
+    std::string part =
+        key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (part.empty()) return UsageError("empty name in key \"" + key + "\"");
+    if (dot == std::string::npos) {
+      if (node->contains(part)) return UsageError("\"" + key + "\" given twice");
+      (*node)[part] = std::move(value);
+      return Status::Ok();
+    }
+    Json& child = (*node)[part];
+    if (child.is_null()) child = Json::object();
+    if (!child.is_object()) {
+      return UsageError("\"" + key.substr(0, dot) + "\" is already a value, not an object");
+    }
+    node = &child;
+    start = dot + 1;
+  }
+}
+
+Result<CliOptions> ParseCliOptions(const std::vector<std::string>& args) {
+  CliOptions o;
+  size_t i = 0;
+  auto value = [&](const std::string& flag) -> Result<std::string> {
+    if (i + 1 >= args.size()) return UsageError(flag + " needs a value");
+    return args[++i];
+  };
+  // Flags may come anywhere before "--" (no argument key starts with "-"); the first other word
+  // is the tool, the rest are key=value pairs.
+  for (; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") break;
+    if (a.rfind("-", 0) != 0 && !o.tool.empty()) {
+      RETURN_IF_ERROR(AddKeyValue(a, o.arguments));
+      continue;
+    }
+    if (a == "--help" || a == "-h") {
+      o.show_help = true;
+    } else if (a == "--version") {
+      o.show_version = true;
+    } else if (a == "--server" || a == "--out" || a == "--timeout") {
+      auto v = value(a);
+      if (!v.ok()) return v.error();
+      if (a == "--server") {
+        o.server = *v;
+      } else if (a == "--out") {
+        o.out = *v;
+      } else {
+        int t = 0;
+        auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), t);
+        if (v->empty() || ec != std::errc() || ptr != v->data() + v->size() || t < 1 || t > 86400) {
+          return UsageError("--timeout expects seconds from 1 to 86400, got \"" + *v + "\"");
+        }
+        o.timeout_seconds = t;
+      }
+    } else if (a == "--no-out") {
+      o.no_out = true;
+    } else if (a == "--json") {
+      o.json = true;
+    } else if (a == "--quiet" || a == "-q") {
+      o.quiet = true;
+    } else if (a.rfind("-", 0) == 0) {
+      return UsageError("unknown flag " + a);
+    } else {
+      o.tool = a;
+    }
+  }
+  if (i < args.size()) o.server_args.assign(args.begin() + static_cast<long>(i) + 1, args.end());
+  if (o.show_help || o.show_version) return o;
+  if (o.tool.empty()) return UsageError("no tool given");
+  if (o.out && o.no_out) return UsageError("--out and --no-out together");
+  return o;
+}
+
+std::string CliHelpText() {
+  return R"(imgmcp-cli — call one imgmcp tool from a shell
+
+Usage: imgmcp-cli [flags] TOOL [key=value ...] [-- SERVER_FLAGS ...]
+
+Starts the imgmcp server over stdio, initializes, makes one tools/call, prints the result's text
+to stdout and writes the returned image (if any) to a file, then stops the server.
+
+  TOOL                 generate_image, edit_image, get_image or reset_session
+  key=value            one tool argument. The value is parsed as JSON when it is valid JSON
+                       (numbers, true/false, {"path":"a.png"}, "\"42\""), else taken as a string.
+                       Dotted keys nest: image.path=in.png → {"image": {"path": "in.png"}}.
+  -- SERVER_FLAGS      passed to imgmcp as they are, e.g. -- --backend local --data-dir ./data
+                       (imgmcp-cli adds --log-level warning unless a --log-level is given)
+
+Flags:
+  --server PATH        the imgmcp binary (default: imgmcp next to imgmcp-cli, else from PATH)
+  --out FILE           where to write the returned image (default: <session>-v<N>.<ext> in the
+                       current directory, or <session>-v<N>-preview.<ext> when the server sent
+                       a preview rather than the full image; pass inline=full for full bytes)
+  --no-out             never write an image file
+  --json               print the whole tools/call result as JSON instead of its text
+  --timeout SECONDS    give up (exit 2) after this long (default 600)
+  -q, --quiet          no progress or "wrote FILE" lines on stderr
+  --version, --help
+
+Exit status: 0 success; 1 the tool reported an error (its text goes to stderr); 2 usage error,
+server failed to start, protocol error or timeout.
+
+Examples:
+  imgmcp-cli generate_image prompt="a red fox in snow" session_id=fox aspect_ratio=16:9
+  imgmcp-cli edit_image session_id=fox prompt="make it night" inline=full --out fox-night.png
+  imgmcp-cli edit_image session_id=mine prompt="grayscale" image.path=photo.jpg
+  imgmcp-cli get_image session_id=fox version=1 inline=none --json
+  imgmcp-cli reset_session session_id=fox to_version=1
+  imgmcp-cli generate_image prompt="solid teal" -- --backend local --data-dir /tmp/imgs
+)";
+}
+
+}  // namespace imgmcp::cli

@@ -1,0 +1,147 @@
+#include "local_backend/local_backend.h"
+
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "local_backend/colors.h"
+#include "local_backend/edit_ops.h"
+#include "local_backend/edit_parser.h"
+#include "local_backend/generator.h"
+
+namespace imgmcp::local {
+namespace {
+
+Status CheckContext(const imaging::CallContext& ctx) {
+  if (ctx.cancel.stop_requested())
+    return MakeError(ErrorCode::kCancelled, "cancelled by the client");
+  if (std::chrono::steady_clock::now() >= ctx.deadline) {
+    return MakeError(ErrorCode::kDeadlineExceeded, "deadline passed before the image was made");
+  }
+  return Status::Ok();
+}
+
+Result<imaging::BackendImage> Finish(const imaging::Image& image, std::string text, int level) {
+  ASSIGN_OR_RETURN(std::string png, imaging::EncodePng(image, imaging::PngOptions{level}));
+  imaging::BackendImage out;
+  out.bytes = std::move(png);
+  out.mime_type = imaging::MimeTypeOf(imaging::SniffFormat(out.bytes));
+  out.text = std::move(text);
+  return out;
+}
+
+// The mean colour of each reference image joins the generation palette.
+Result<std::vector<Rgb>> ReferenceColors(const std::vector<imaging::EncodedImage>& refs,
+                                         const imaging::DecodeLimits& limits) {
+  std::vector<Rgb> colors;
+  for (size_t i = 0; i < refs.size(); ++i) {
+    Result<imaging::Image> img = imaging::Decode(refs[i].bytes, limits);
+    if (!img.ok()) {
+      return MakeError(img.error().code,
+                       "reference image " + std::to_string(i + 1) + ": " + img.error().message);
+    }
+    uint64_t sum[3] = {0, 0, 0};
+    const size_t n = img->rgba.size() / 4;
+    for (size_t p = 0; p < n; ++p) {
+      for (int c = 0; c < 3; ++c) sum[c] += img->rgba[p * 4 + c];
+    }
+    colors.push_back(Rgb{static_cast<uint8_t>(sum[0] / n), static_cast<uint8_t>(sum[1] / n),
+                         static_cast<uint8_t>(sum[2] / n)});
+  }
+  return colors;
+}
+
+}  // namespace
+
+const std::vector<imaging::ModelCapabilities>& LocalBackend::Models() const {
+  static const std::vector<imaging::ModelCapabilities> kModels = [] {
+    imaging::ModelCapabilities m;
+    m.id = kModel;
+    m.image_sizes = imaging::ImageSizeNames();
+    m.aspect_ratios = imaging::AspectRatioNames();
+    m.max_input_images = imaging::kMostInputImages;
+    m.thinking = imaging::Support::kIgnored;
+    m.search = imaging::Support::kIgnored;
+    m.chain = imaging::Support::kIgnored;
+    return std::vector<imaging::ModelCapabilities>{m};
+  }();
+  return kModels;
+}
+
+Result<imaging::BackendImage> LocalBackend::Generate(const imaging::GenerateRequest& request,
+                                                     const imaging::CallContext& ctx) {
+  if (Status s = CheckContext(ctx); !s) return s.error();
+  const imaging::GenerationOptions& o = request.options;
+  const std::string& ratio = o.aspect_ratio;
+  ASSIGN_OR_RETURN(imaging::ImageSize size,
+                   imaging::PixelSize(o.image_size.empty() ? "1K" : o.image_size,
+                                      ratio.empty() ? "1:1" : ratio));
+  if (static_cast<int64_t>(size.width) * size.height > options_.limits.max_pixels) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "image_size " + o.image_size + " at " + (ratio.empty() ? "1:1" : ratio) +
+                         " is " + std::to_string(size.width) + "x" + std::to_string(size.height) +
+                         " pixels, more than the server allows (--max-pixels)");
+  }
+  ASSIGN_OR_RETURN(std::vector<Rgb> refs, ReferenceColors(request.references, options_.limits));
+  ASSIGN_OR_RETURN(GeneratedImage gen,
+                   GenerateImage(request.prompt, size.width, size.height, refs));
+  if (Status s = CheckContext(ctx); !s) return s.error();
+  return Finish(gen.image,
+                "local engine: " + std::to_string(size.width) + "x" + std::to_string(size.height) +
+                    ", " + gen.description,
+                options_.png_compression_level);
+}
+
+Status LocalBackend::CheckEditInstruction(const std::string& instruction) const {
+  ASSIGN_OR_RETURN(std::vector<EditClause> clauses, ParseEditInstructions(instruction));
+  return Status::Ok();
+}
+
+Result<imaging::BackendImage> LocalBackend::Edit(const imaging::EditRequest& request,
+                                                 const imaging::CallContext& ctx) {
+  if (Status s = CheckContext(ctx); !s) return s.error();
+  // Parse first: an instruction we do not understand fails before any decoding work.
+  ASSIGN_OR_RETURN(std::vector<EditClause> clauses, ParseEditInstructions(request.prompt));
+  Result<imaging::Image> image = imaging::Decode(request.base.bytes, options_.limits);
+  if (!image.ok()) {
+    return MakeError(image.error().code, "base image: " + image.error().message);
+  }
+  // The text names the first few edits only: it goes back in the result, and an instruction
+  // can be 100 KB.
+  constexpr size_t kEditsNamed = 8;
+  std::string applied;
+  for (size_t i = 0; i < clauses.size(); ++i) {
+    const EditClause& clause = (clauses)[i];
+    if (Status s = CheckContext(ctx); !s) return s.error();
+    if (Status s = ApplyEdit(*image, clause.op, options_.limits); !s) {
+      return MakeError(s.error().code, "\"" + clause.source + "\": " + s.error().message);
+    }
+    if (i < kEditsNamed) applied += (applied.empty() ? "" : "; ") + clause.source;
+  }
+  if (clauses.size() > kEditsNamed) {
+    applied += "; … (" + std::to_string(clauses.size()) + " edits in all)";
+  }
+  if (!request.options.image_size.empty()) {
+    ASSIGN_OR_RETURN(
+        imaging::ImageSize size,
+        imaging::ScaleToImageSize(image->width, image->height, request.options.image_size));
+    if (size.width != image->width || size.height != image->height) {
+      if (static_cast<int64_t>(size.width) * size.height > options_.limits.max_pixels) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "image_size " + request.options.image_size + " would make " +
+                             std::to_string(size.width) + "x" + std::to_string(size.height) +
+                             " pixels, more than the server allows (--max-pixels)");
+      }
+      ASSIGN_OR_RETURN(imaging::Image scaled, imaging::Resize(*image, size.width, size.height));
+      *image = std::move(scaled);
+      applied += "; scaled to image_size " + request.options.image_size;
+    }
+  }
+  return Finish(*image,
+                "local engine: applied " + applied + " -> " + std::to_string(image->width) + "x" +
+                    std::to_string(image->height),
+                options_.png_compression_level);
+}
+
+}  // namespace imgmcp::local

@@ -1,0 +1,119 @@
+// The tasks extension's methods on a connection (task_runner.h): a tools/call answered with a
+// task, and tasks/get, tasks/update and tasks/cancel, for modern callers that declared the
+// extension in the request's client capabilities. tasks/get and tasks/cancel of a legacy session
+// are the 2025-11-25 utility's (legacy_task_methods.cpp).
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "mcp/connection.h"
+#include "mcp/legacy_task_json.h"
+#include "mcp/server.h"
+
+namespace imgmcp::mcp {
+
+namespace {
+RpcError TasksNotDeclared() {
+  return MissingClientCapability(Json{{"extensions", Json{{kTasksExtension, Json::object()}}}});
+}
+
+RpcError UnknownTask(const std::string& task_id) {
+  return InvalidParams("Unknown task: " + Json(Quoted(task_id)).dump() +
+                       " (it never existed, has expired, or belongs to other credentials)");
+}
+}  // namespace
+
+Result<bool> Connection::CallAsTask(const RequestScope& scope, const ToolSpec& tool,
+                                    const CallToolParams& params) const {
+  const ToolDefinition& def = tool.definition;
+  if (!scope.modern()) {
+    ASSIGN_OR_RETURN(std::optional<TaskAugmentation> augmented,
+                     ReadAugmentation(scope.protocol_version, def, params.task));
+    return augmented.has_value();
+  }
+  if (def.task_support == TaskSupport::kForbidden) return false;
+  if (!DeclaresTasks(scope.client_capabilities)) {
+    if (def.task_support == TaskSupport::kRequired) {
+      return MakeError(ErrorCode::kFailedPrecondition, "tool needs the tasks extension");
+    }
+    return false;
+  }
+  return !def.as_task || def.as_task(params.arguments, params.inputs);
+}
+
+Connection::Outcome Connection::StartTask(const RequestScope& scope, const ToolSpec& tool,
+                                          const CallToolParams& params,
+                                          std::shared_ptr<AdmittedCall> call,
+                                          InputResponses inputs) {
+  TaskCall task;
+  task.tool = tool.definition.name;
+  task.arguments = params.arguments;
+  task.modern = scope.modern();
+  if (!scope.modern() && params.task) {
+    auto augmentation = TaskAugmentation::FromJson(*params.task);  // CallAsTask read it already
+    if (augmentation.ok()) task.ttl_ms = augmentation->ttl_ms;
+  }
+  task.call = std::move(call);
+  task.protocol_version = scope.protocol_version;
+  task.client_capabilities = scope.client_capabilities;
+  task.traceparent = scope.traceparent;
+  task.inputs = std::move(inputs);
+  auto started = server_.tasks().Start(scope.owner, std::move(task));
+  if (!started.ok()) return Outcome::Fail(ToRpcError(started.error()));
+  if (!scope.modern()) return AnswerLegacyTask(scope, *started);
+  return Outcome::Of(CreateTaskResultJson(*started));
+}
+
+Connection::Outcome Connection::GetTask(RequestScope& scope, const TaskIdParams& params) {
+  if (!scope.modern()) return LegacyGetTask(scope, params);
+  if (!DeclaresTasks(scope.client_capabilities)) return Outcome::Fail(TasksNotDeclared());
+  auto task = server_.tasks().Get(params.task_id, scope.owner);
+  if (!task) return Outcome::Fail(UnknownTask(params.task_id));
+  return Outcome::Of(DetailedTaskJson(*task));
+}
+
+Connection::Outcome Connection::UpdateTask(RequestScope& scope, const TaskUpdateParams& params) {
+  if (!DeclaresTasks(scope.client_capabilities)) return Outcome::Fail(TasksNotDeclared());
+  Status updated = server_.tasks().Update(params.task_id, scope.owner, params.input_responses);
+  if (!updated.ok()) return Outcome::Fail(UnknownTask(params.task_id));
+  return Outcome::Of(EmptyResult());
+}
+
+Connection::Outcome Connection::CancelTask(RequestScope& scope, const TaskIdParams& params) {
+  if (!scope.modern()) return LegacyCancelTask(scope, params);
+  if (!DeclaresTasks(scope.client_capabilities)) return Outcome::Fail(TasksNotDeclared());
+  // The extension's cancel is acknowledged whatever came of it (a task whose commit came first
+  // still completes, which its status then shows).
+  auto cancelled = server_.tasks().Cancel(params.task_id, scope.owner);
+  if (!cancelled.ok()) return Outcome::Fail(UnknownTask(params.task_id));
+  return Outcome::Of(EmptyResult());
+}
+
+bool Connection::ListensForTask(const std::string& task_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::any_of(listens_.begin(), listens_.end(), [&task_id](const auto& item) {
+    const auto& ids = item.second.filter.task_ids;
+    return std::find(ids.begin(), ids.end(), task_id) != ids.end();
+  });
+}
+
+void Connection::NotifyTask(const TaskSnapshot& task) {
+  NotifyLegacyTask(task);
+  std::vector<Json> streams;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [key, listen] : listens_) {
+      const auto& ids = listen.filter.task_ids;
+      if (std::find(ids.begin(), ids.end(), task.task_id) != ids.end()) {
+        streams.push_back(listen.id);
+      }
+    }
+  }
+  for (const Json& id : streams) {
+    Json params = DetailedTaskJson(task);
+    TagSubscription(params, id);
+    EmitNotification(methods::kTasksNotification, std::move(params), id, /*modern=*/true);
+  }
+}
+
+}  // namespace imgmcp::mcp

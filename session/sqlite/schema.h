@@ -1,0 +1,34 @@
+// The database schema and its migrations. The table schema_version records every migration that
+// has been applied; opening a data dir applies the missing ones in one IMMEDIATE transaction, so
+// two processes opening an old data dir at once migrate it exactly once.
+//
+// History:
+//   v1  sessions(session_id, last_version, created_ms, updated_ms),
+//       versions(session_id, version, parent, operation, prompt, mime_type, bytes, sha256, file,
+//                created_at)
+//   v2  versions += width, height, backend, model; sessions += expired; activity index
+//   v3  versions += details (opaque JSON text kept by the tools; '{}' for older rows)
+//   v4  idempotency_keys(session_id, idempotency_key, digest, version, next_version, created_ms):
+//       a commit's key names its version and is deleted with it (ON DELETE CASCADE); a clear's key
+//       has no version but next_version, and lasts until the next clear or expiry
+//   v5  tasks(task_id, owner, session_id, tool, request_json, status, status_message,
+//             result_json, version, error_json, ttl_ms, poll_interval_ms, created_ms, updated_ms,
+//             runner): MCP tasks (task_records.h); no foreign key to sessions: a task's row and
+//       the versions it made expire each by their own rule, neither ever removes the other
+#pragma once
+
+#include "common/result.h"
+#include "session/sqlite/sqlite_db.h"
+
+namespace imgmcp::session::sqlite {
+
+inline constexpr int kSchemaVersion = 5;
+
+// Brings the database to kSchemaVersion. Errors: kFailedPrecondition for a schema newer than this
+// build or a database that is not imgmcp's; kDataLoss for a corrupt file.
+Status MigrateSchema(SqliteDb& db, int64_t now_ms);
+
+// The schema version recorded in the database (0 when it has none yet).
+Result<int> ReadSchemaVersion(SqliteDb& db);
+
+}  // namespace imgmcp::session::sqlite

@@ -1,0 +1,143 @@
+// The embedded SessionStore: SQLite (WAL, synchronous=FULL) for metadata, one file per version,
+// an in-process FIFO TurnQueue plus a flock per session for ordering. The commit path, reads and
+// listing are ChainStore's; this class supplies the SQLite and file operations.
+//
+// Data directory layout (directories 0700, files 0600):
+//   <data>/imgmcp.db (+ -wal, -shm)   SQLite, WAL, synchronous=FULL, busy_timeout, foreign keys;
+//                                     tables schema_version, sessions, versions, idempotency_keys
+//                                     (session/sqlite/schema.h)
+//   <data>/images/<session_id>/v<N><ext>   the bytes of version N, exactly as committed
+//   <data>/images/<session_id>/.tmp-*      a commit in flight (swept at start-up if left behind)
+//   <data>/locks/<session_id>.lock    flock(LOCK_EX) held for the whole turn; never deleted
+//   <data>/locks/.runner-<id>.lock    flock(LOCK_EX) held by one store process for its lifetime:
+//                                     the liveness of the tasks it runs (runner "process:<id>").
+//                                     A reader that can lock it knows the process is gone and
+//                                     settles its tasks, as when the file is missing. A store
+//                                     removes its own when closed; an open removes those no one
+//                                     holds (left by a killed process).
+// A version exists once its row exists; its file is written and fsynced (file and directory)
+// before the row is committed, so a crash leaves either the old state or the new one. Start-up
+// removes temp files and files without a row, taking each session's lock so that a commit in
+// flight in another process is left alone. Version numbers come from sessions.last_version and
+// are never reused — not after a clear, nor after idle expiry (the session row stays, expired).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/result.h"
+#include "session/chain_store.h"
+#include "session/data_dir.h"
+#include "session/sqlite/file_lock.h"
+#include "session/sqlite/sqlite_db.h"
+#include "session/sqlite/turn_queue.h"
+
+namespace imgmcp::session::sqlite {
+
+class SqliteSessionStore final : public ChainStore {
+ public:
+  // What OpenSessionStore does; also exposes the concrete type to tests.
+  static Result<std::unique_ptr<SqliteSessionStore>> Open(const StoreOptions& options,
+                                                          const Clock& clock);
+  ~SqliteSessionStore() override;
+
+  Result<std::unique_ptr<TurnReservation>> ReserveTurn(const std::string& session_id) override;
+
+  // Diagnostics and tests.
+  const DataDirLayout& layout() const { return layout_; }
+  // Edits holding or waiting for a turn of `session_id` in this process.
+  int QueuedTurns(const std::string& session_id) const { return turns_.LineLength(session_id); }
+
+ private:
+  // A pooled connection, handed back to the pool when the lease ends.
+  class Lease {
+   public:
+    Lease(SqliteSessionStore* store, std::unique_ptr<SqliteDb> db)
+        : store_(store), db_(std::move(db)) {}
+    Lease(Lease&&) = default;
+    Lease& operator=(Lease&&) = delete;
+    ~Lease();
+    SqliteDb& db() { return *db_; }
+
+   private:
+    SqliteSessionStore* store_;
+    std::unique_ptr<SqliteDb> db_;
+  };
+  class SqliteTurnHold;
+
+  SqliteSessionStore(const StoreOptions& options, const Clock& clock);
+  Status Initialize();
+  Result<std::unique_ptr<SqliteDb>> PrepareDatabase();
+  Result<Lease> Connection();
+  Result<std::unique_ptr<SqliteDb>> OpenConnection();
+  Status ExpireIdleSessions();
+  Status ExpireIfIdle(SqliteDb& db, const std::string& session_id, int64_t cutoff_ms);
+  Status SweepOrphans();
+  Status SweepSession(SqliteDb& db, const std::string& session_id);
+  // Runs `write` inside one IMMEDIATE transaction on `db`, in this process's write order.
+  Status InWriteTransaction(SqliteDb& db, const std::function<Status()>& write);
+  // Under the open lock: removes the runner lock files of processes that are gone, then takes
+  // this process's own.
+  Status TakeRunnerLock();
+  std::filesystem::path RunnerLockPath(const std::string& runner_hex) const;
+  Status WriteVersionFiles(const CommitPlan& plan, const std::vector<std::string>& files);
+  void DiscardVersionFiles(const CommitPlan& plan, const std::vector<std::string>& files);
+
+  // ChainStore's storage operations.
+  Result<std::unique_ptr<TurnHold>> WaitForTurn(std::unique_ptr<TurnReservation> reservation,
+                                                const TurnOptions& options) override;
+  Result<TurnStart> ReadTurnStart(const std::string& session_id) override;
+  Result<std::vector<RemovedVersion>> WriteCommit(TurnHold& turn, const CommitPlan& plan) override;
+  Result<std::vector<RemovedVersion>> WriteClear(TurnHold& turn, const ClearPlan& plan) override;
+  void DeleteRemoved(const std::string& session_id, const std::vector<RemovedVersion>& removed,
+                     bool whole_session) override;
+  std::filesystem::path VersionPath(const std::string& session_id, int64_t version,
+                                    const std::string& extension) const override;
+  Result<SessionSnapshot> LoadSession(const std::string& session_id, std::optional<int64_t> version,
+                                      bool include_history) override;
+  Result<StoredBytes> LoadBytes(const VersionInfo& version) override;
+  Result<bool> VersionExists(const std::string& session_id, int64_t version) override;
+  Result<std::vector<ListedSession>> ListSessionRows(const std::optional<ListAfter>& after,
+                                                     int limit) override;
+  Result<bool> SessionIsLive(const std::string& session_id) override;
+  Result<std::optional<AppliedKey>> LoadAppliedKey(const std::string& session_id,
+                                                   const std::string& key) override;
+  // Task rows (session/sqlite/sqlite_tasks.h).
+  Result<std::string> TaskRunnerId() override { return runner_id_; }
+  Result<bool> RunnerIsAlive(const std::string& runner) override;
+  Status InsertTaskRow(const TaskRow& row) override;
+  Result<std::optional<TaskRow>> LoadTaskRow(const std::string& task_id) override;
+  Result<std::optional<TaskRow>> WriteTaskUpdate(const TaskUpdate& update, int64_t now_ms,
+                                                 bool* applied) override;
+  Result<std::vector<TaskRow>> ListTaskRows(const std::string& owner,
+                                            const std::optional<TaskAfter>& after, int limit,
+                                            int64_t now_ms) override;
+  Result<std::vector<TaskRow>> LoadOthersUnsettledTaskRows(const std::string& runner) override;
+  Result<int64_t> DeleteExpiredTaskRows(int64_t now_ms) override;
+  std::string_view RunnerKind() const override { return "process"; }
+
+  const DataDirLayout layout_;
+  TurnQueue turns_;
+  std::string runner_id_;                // "process:<32 hex>", set by Initialize
+  std::optional<FileLock> runner_lock_;  // held for the store's lifetime
+
+  // Serialises this process's SQLite write transactions: in-process writers wait here and are
+  // woken at once, instead of polling in SQLite's busy handler (which sleeps in growing steps).
+  // Other processes are still held off by SQLite's own lock and busy_timeout. Guards no data.
+  std::mutex write_mu_;
+
+  std::mutex pool_mu_;  // guards idle_connections_
+  std::vector<std::unique_ptr<SqliteDb>> idle_connections_;
+};
+
+// Opens (creating if needed) the SQLite store in options.data_dir: migrates the schema, sweeps
+// orphans.
+Result<std::unique_ptr<SessionStore>> OpenSessionStore(const StoreOptions& options,
+                                                       const Clock& clock);
+
+}  // namespace imgmcp::session::sqlite

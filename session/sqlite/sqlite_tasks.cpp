@@ -1,0 +1,160 @@
+#include "session/sqlite/sqlite_tasks.h"
+
+#include <utility>
+
+namespace imgmcp::session::sqlite::tasks {
+namespace {
+
+constexpr const char* kColumns = kTaskColumns;
+constexpr const char* kNotTerminal = kTaskNotTerminal;
+// A row expired at ?N (TaskExpired, task_rules.h).
+constexpr const char* kExpired = kTaskExpiredAtPrefix;
+
+Result<TaskRow> ReadRow(const Statement& st) {
+  TaskRow row;
+  TaskRecord& r = row.record;
+  r.task_id = st.ColumnText(0);
+  r.owner = st.ColumnText(1);
+  r.session_id = st.ColumnText(2);
+  r.tool = st.ColumnText(3);
+  r.request_json = st.ColumnText(4);
+  const std::optional<TaskStatus> status = ParseTaskStatus(st.ColumnText(5));
+  if (!status.has_value()) {
+    return MakeError(ErrorCode::kDataLoss,
+                     "task " + r.task_id + " has an unknown status \"" + st.ColumnText(5) + "\"");
+  }
+  r.status = *status;
+  r.status_message = st.ColumnText(6);
+  r.result_json = st.ColumnText(7);
+  if (!st.ColumnIsNull(8)) r.version = st.ColumnInt(8);
+  r.error_json = st.ColumnText(9);
+  r.ttl_ms = st.ColumnInt(10);
+  r.poll_interval_ms = st.ColumnInt(11);
+  row.created_ms = st.ColumnInt(12);
+  row.updated_ms = st.ColumnInt(13);
+  r.runner = st.ColumnText(14);
+  RenderTaskTimes(row);
+  return row;
+}
+
+Result<std::vector<TaskRow>> ReadRows(Statement& st) {
+  std::vector<TaskRow> out;
+  RETURN_IF_ERROR(st.ForEachRow([&](Statement& s) -> Status {
+    ASSIGN_OR_RETURN(TaskRow row, ReadRow(s));
+    out.push_back(std::move(row));
+    return Status::Ok();
+  }));
+  return out;
+}
+
+void BindOptional(Statement& st, int index, const std::optional<std::string>& value) {
+  if (value.has_value()) {
+    st.Bind(index, *value);
+  } else {
+    st.BindNull(index);
+  }
+}
+
+}  // namespace
+
+Status InsertTask(SqliteDb& db, const TaskRow& row) {
+  ASSIGN_OR_RETURN(Statement st, db.Prepare(std::string("INSERT INTO tasks(") + kColumns +
+                                            ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
+  const TaskRecord& r = row.record;
+  st.Bind(1, r.task_id).Bind(2, r.owner).Bind(3, r.session_id).Bind(4, r.tool);
+  st.Bind(5, r.request_json).Bind(6, TaskStatusName(r.status)).Bind(7, r.status_message);
+  st.Bind(8, r.result_json).Bind(9, r.version).Bind(10, r.error_json).Bind(11, r.ttl_ms);
+  st.Bind(12, r.poll_interval_ms).Bind(13, row.created_ms).Bind(14, row.updated_ms);
+  st.Bind(15, r.runner);
+  return st.Run();
+}
+
+Result<std::optional<TaskRow>> LoadTask(SqliteDb& db, const std::string& task_id) {
+  ASSIGN_OR_RETURN(Statement st,
+                   db.Prepare(std::string("SELECT ") + kColumns + " FROM tasks WHERE task_id = ?"));
+  st.Bind(1, task_id);
+  ASSIGN_OR_RETURN(std::vector<TaskRow> rows, ReadRows(st));
+  if (rows.empty()) return std::optional<TaskRow>();
+  return std::optional<TaskRow>(std::move(rows.front()));
+}
+
+Result<std::optional<TaskRow>> UpdateTask(SqliteDb& db, const TaskUpdate& update, int64_t now_ms,
+                                          bool* applied) {
+  ASSIGN_OR_RETURN(
+      Statement st,
+      db.Prepare(std::string("UPDATE tasks SET status = ?1, status_message = coalesce(?2, "
+                             "status_message), result_json = coalesce(?3, result_json), version "
+                             "= coalesce(?4, version), error_json = coalesce(?5, error_json), "
+                             "updated_ms = ?6 WHERE task_id = ?7 AND owner = ?8 AND (?9 = 0 OR "
+                             "version IS NULL) AND ") +
+                 kNotTerminal + " RETURNING " + kColumns));
+  st.Bind(1, TaskStatusName(update.status));
+  BindOptional(st, 2, update.status_message);
+  BindOptional(st, 3, update.result_json);
+  st.Bind(4, update.version);
+  BindOptional(st, 5, update.error_json);
+  st.Bind(6, now_ms).Bind(7, update.task_id).Bind(8, update.owner);
+  st.Bind(9, static_cast<int64_t>(update.unless_committed ? 1 : 0));
+  ASSIGN_OR_RETURN(std::vector<TaskRow> rows, ReadRows(st));
+  *applied = !rows.empty();
+  if (*applied) return std::optional<TaskRow>(std::move(rows.front()));
+  ASSIGN_OR_RETURN(std::optional<TaskRow> row, LoadTask(db, update.task_id));
+  if (row.has_value() && row->record.owner != update.owner) row.reset();
+  return row;
+}
+
+Status ClaimForCommit(SqliteDb& db, const std::string& task_id, int64_t version) {
+  ASSIGN_OR_RETURN(Statement st,
+                   db.Prepare(std::string("UPDATE tasks SET version = ?1 WHERE task_id = ?2 AND "
+                                          "version IS NULL AND ") +
+                              kNotTerminal + " RETURNING task_id"));
+  st.Bind(1, version).Bind(2, task_id);
+  int64_t claimed = 0;
+  RETURN_IF_ERROR(st.ForEachRow([&](Statement&) { ++claimed; }));
+  if (claimed == 0) return TaskEndedBeforeCommitError(task_id);
+  return Status::Ok();
+}
+
+Status ForgetSessionPayloads(SqliteDb& db, const std::string& session_id) {
+  ASSIGN_OR_RETURN(Statement st, db.Prepare("UPDATE tasks SET request_json = '', result_json = '' "
+                                            "WHERE session_id = ?"));
+  st.Bind(1, session_id);
+  return st.Run();
+}
+
+Result<std::vector<TaskRow>> ListTasks(SqliteDb& db, const std::string& owner,
+                                       std::optional<std::pair<int64_t, std::string>> after,
+                                       int limit, int64_t now_ms) {
+  ASSIGN_OR_RETURN(
+      Statement st,
+      db.Prepare(std::string("SELECT ") + kColumns + " FROM tasks WHERE owner = ?1 AND NOT " +
+                 kExpired + "?2) AND (?3 IS NULL OR created_ms < ?3 OR (created_ms = ?3 AND " +
+                 "task_id < ?4)) ORDER BY created_ms DESC, task_id DESC LIMIT ?5"));
+  st.Bind(1, owner).Bind(2, now_ms);
+  if (after.has_value()) {
+    st.Bind(3, after->first).Bind(4, after->second);
+  } else {
+    st.BindNull(3).BindNull(4);
+  }
+  st.Bind(5, static_cast<int64_t>(limit));
+  return ReadRows(st);
+}
+
+Result<std::vector<TaskRow>> LoadOthersUnsettled(SqliteDb& db, const std::string& runner) {
+  ASSIGN_OR_RETURN(Statement st,
+                   db.Prepare(std::string("SELECT ") + kColumns + " FROM tasks WHERE " +
+                              kNotTerminal + " AND runner <> ?"));
+  st.Bind(1, runner);
+  return ReadRows(st);
+}
+
+Result<int64_t> DeleteExpired(SqliteDb& db, int64_t now_ms) {
+  ASSIGN_OR_RETURN(Statement st, db.Prepare(std::string("DELETE FROM tasks WHERE ") + kExpired +
+                                            "?1) RETURNING task_id"));
+  st.Bind(1, now_ms);
+  int64_t n = 0;
+  RETURN_IF_ERROR(st.ForEachRow([&](Statement&) { ++n; }));
+  return n;
+}
+
+}  // namespace imgmcp::session::sqlite::tasks
