@@ -43,7 +43,20 @@ Status ByteBudget::Lease::Extend(size_t more, const std::string& what) {
   return Status::Ok();
 }
 
-ByteBudget::ByteBudget(size_t limit, std::string flag) : limit_(limit), flag_(std::move(flag)) {}
+ByteBudget::ByteBudget(size_t limit, std::string flag)
+    : ByteBudget(limit, std::move(flag), Trim{ReturnFreedMemory}) {}
+
+ByteBudget::ByteBudget(size_t limit, std::string flag, Trim trim)
+    : limit_(limit), flag_(std::move(flag)), trim_(std::move(trim)) {}
+
+ByteBudget::~ByteBudget() {
+  std::jthread trimmer;
+  {
+    std::lock_guard lock(mu_);
+    trimmer = std::move(trimmer_);
+  }
+  // Joined outside the lock: the thread takes it to see the stop.
+}
 
 Result<ByteBudget::Lease> ByteBudget::Acquire(size_t bytes, const std::string& what) {
   if (limit_ == 0) return Lease(nullptr, bytes);
@@ -70,15 +83,34 @@ Status ByteBudget::Take(size_t held, size_t more, const std::string& what) {
                          "; retry when one of them has finished");
   }
   in_use_ += more;
+  ++changes_;
   return Status::Ok();
 }
 
 void ByteBudget::Give(size_t bytes) {
-  {
-    std::lock_guard lock(mu_);
-    in_use_ -= bytes;
+  std::lock_guard lock(mu_);
+  in_use_ -= bytes;
+  ++changes_;
+  if (bytes < kTrimAfterBytes || !trim_.run) return;
+  trim_due_ = true;
+  if (!trimmer_.joinable()) {
+    trimmer_ = std::jthread([this](std::stop_token stop) { TrimWhenQuiet(stop); });
   }
-  if (bytes >= kTrimAfterBytes) ReturnFreedMemory();
+  changed_.notify_all();
+}
+
+void ByteBudget::TrimWhenQuiet(std::stop_token stop) {
+  std::unique_lock lock(mu_);
+  while (changed_.wait(lock, stop, [&] { return trim_due_; })) {
+    // Quiet: nothing taken or given for trim_.quiet. Busy: wait again from the last change.
+    const uint64_t seen = changes_;
+    if (changed_.wait_for(lock, stop, trim_.quiet, [&] { return changes_ != seen; })) continue;
+    if (stop.stop_requested()) return;
+    trim_due_ = false;
+    lock.unlock();
+    trim_.run();
+    lock.lock();
+  }
 }
 
 size_t ByteBudget::InUse() const {

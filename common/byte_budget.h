@@ -6,9 +6,15 @@
 // place in it, so waiting here could wait for itself.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <mutex>
+#include <stop_token>
 #include <string>
+#include <thread>
 
 #include "common/result.h"
 
@@ -40,8 +46,16 @@ class ByteBudget {
     size_t bytes_ = 0;
   };
 
+  // What the budget does when a large lease has ended and it has been quiet since.
+  struct Trim {
+    std::function<void()> run;  // ReturnFreedMemory by default
+    std::chrono::milliseconds quiet{1000};
+  };
+
   // limit 0 = unlimited (every lease is granted). `flag` names the setting in errors.
   ByteBudget(size_t limit, std::string flag);
+  ByteBudget(size_t limit, std::string flag, Trim trim);
+  ~ByteBudget();  // stops the trimming thread, if it started
   ByteBudget(const ByteBudget&) = delete;
   ByteBudget& operator=(const ByteBudget&) = delete;
 
@@ -58,26 +72,35 @@ class ByteBudget {
   // `held`: what the caller's lease holds already (0 for a new one); `more`: what it asks for.
   Status Take(size_t held, size_t more, const std::string& what);
   void Give(size_t bytes);
+  // The trimming thread: once a lease of kTrimAfterBytes or more has ended, it waits until no
+  // lease has been taken, grown or ended for trim_.quiet, then runs trim_.run.
+  void TrimWhenQuiet(std::stop_token stop);
 
   const size_t limit_;
   const std::string flag_;
-  mutable std::mutex mu_;  // guards in_use_
+  const Trim trim_;
+  mutable std::mutex mu_;                // guards in_use_, changes_, trim_due_, trimmer_
+  std::condition_variable_any changed_;  // notified when a trim becomes due
   size_t in_use_ = 0;
+  uint64_t changes_ = 0;   // leases taken, grown or ended so far
+  bool trim_due_ = false;  // a large lease ended since the last trim
+  std::jthread trimmer_;   // started when the first trim is due; last: stopped first
 };
 
-// Hands memory freed by a large call back to the operating system (glibc keeps freed pages of
-// big allocations mapped otherwise, so RSS after a burst stays at its peak). A lease of
-// kTrimAfterBytes or more does it when it ends: a trim costs the next call page faults, which
-// only a large call pays back (trimming after every 2 MB import cost it 45 % more CPU).
+// Hands memory freed by calls back to the operating system (glibc keeps freed pages mapped
+// otherwise, so RSS after a burst stays at its peak). A budget does it once a lease of
+// kTrimAfterBytes or more has ended and no lease has come or gone for a second: a trim costs the
+// next call page faults (right after each 4.3 MB import it cost 40 % more CPU a call here), which
+// a server under load would pay again and again, and one at rest not at all.
 void ReturnFreedMemory();
 inline constexpr size_t kTrimAfterBytes = 16u << 20;
 
 // Bounds what the allocator keeps between calls; called once at start-up, before any thread.
 // glibc gives threads their own arenas (up to 8 a core), each keeping the high-water mark of the
-// calls that ran on it: 60 edits importing 4.3 MB each over HTTP, one at a time, left 589 MB
-// resident. Two arenas keep about two calls' worth (and page faults in fresh arenas went down:
-// the same run took less CPU). Mapping every large buffer on its own (M_MMAP_THRESHOLD) gave as
-// much back but cost a third more CPU a call in page faults and unmappings.
+// calls that ran on it: 60 edits importing 4.3 MB each over HTTP, one at a time, left 546 MB
+// resident. Two arenas keep about two calls' worth until the trim (and page faults in fresh
+// arenas went down: the same run took less CPU). Mapping every large buffer on its own
+// (M_MMAP_THRESHOLD) gave as much back but cost a third more CPU a call in page faults.
 void BoundRetainedMemory();
 
 }  // namespace imgmcp

@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
@@ -101,6 +104,40 @@ TEST(ByteBudgetTest, LeasesOfAnUnlimitedBudgetOrNoneGrowFreely) {
   ByteBudget::Lease none;
   EXPECT_TRUE(none.Extend(5, "b").ok());
   EXPECT_EQ(budget.InUse(), 0u);
+}
+
+TEST(ByteBudgetTest, AfterALargeLeaseEndsTheBudgetTrimsOnceItIsQuiet) {
+  std::mutex mu;  // guards trims
+  std::condition_variable trimmed;
+  int trims = 0;
+  ByteBudget::Trim trim;
+  trim.run = [&] {
+    std::lock_guard lock(mu);
+    ++trims;
+    trimmed.notify_all();
+  };
+  trim.quiet = std::chrono::milliseconds(10);
+  ByteBudget budget(1024 * kMB, "--max-inflight-mb", trim);
+  for (int round = 1; round <= 2; ++round) {
+    {
+      auto large = budget.Acquire(kTrimAfterBytes, "a large call");
+      ASSERT_TRUE(large.ok());
+    }
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(trimmed.wait_for(lock, std::chrono::seconds(20), [&] { return trims == round; }))
+        << "no trim after round " << round;
+  }
+}
+
+TEST(ByteBudgetTest, ABudgetWithATrimDueStopsAtOnce) {
+  ByteBudget::Trim trim;
+  trim.run = [] { ADD_FAILURE() << "trimmed before it was quiet for an hour"; };
+  trim.quiet = std::chrono::hours(1);
+  ByteBudget budget(1024 * kMB, "--max-inflight-mb", trim);
+  auto large = budget.Acquire(64 * kMB, "a large call");
+  ASSERT_TRUE(large.ok());
+  { ByteBudget::Lease gone = std::move(*large); }
+  // The destructor stops the thread waiting for the quiet hour (or this test times out).
 }
 
 TEST(ByteBudgetTest, UnlimitedGrantsEverything) {
