@@ -97,7 +97,7 @@ inline constexpr size_t kTrimAfterBytes = 16u << 20;
 
 // Bounds what the allocator keeps between calls; called once at start-up, before any thread.
 // glibc gives threads their own arenas (up to 8 a core), each keeping the high-water mark of the
-// calls that ran on it: 60 edits importing 4.3 MB each over HTTP, one at a time, left 546 MB
+// calls that ran on it: 60 edits importing 4.3 MB each over HTTP, one at a time, left over 500 MB
 // resident. Two arenas keep about two calls' worth until the trim (and page faults in fresh
 // arenas went down: the same run took less CPU). Mapping every large buffer on its own
 // (M_MMAP_THRESHOLD) gave as much back but cost a third more CPU a call in page faults.
