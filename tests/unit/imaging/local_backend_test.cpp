@@ -229,5 +229,89 @@ TEST(LocalBackend, CancelledBeforeWork) {
   EXPECT_EQ(backend.Edit(edit, ctx).error().code, ErrorCode::kCancelled);
 }
 
+// --- The memory estimate (GenerateMemory, EditMemory) --------------------------------------------
+
+size_t Frame(int width, int height) { return static_cast<size_t>(width) * height * 4; }
+
+// A frame and the PNG written from it, which reserves about one more frame: what the end of any
+// call holds.
+void ExpectEndsWithPngOf(const WorkMemory& memory, int width, int height) {
+  EXPECT_EQ(memory.output.width, width);
+  EXPECT_EQ(memory.output.height, height);
+  EXPECT_GE(memory.answer, Frame(width, height));
+  EXPECT_LE(memory.answer, Frame(width, height) + Frame(width, height) / 500 + 16384);
+  EXPECT_GE(memory.peak, Frame(width, height) + memory.answer);
+}
+
+TEST(LocalBackendMemory, AGenerationHoldsItsFrameAndThePngWrittenFromIt) {
+  LocalBackend backend;
+  GenerationOptions options;
+  WorkMemory plain = backend.GenerateMemory(options, {});
+  ExpectEndsWithPngOf(plain, 1024, 1024);  // 1K at 1:1 by default
+  EXPECT_EQ(plain.peak, Frame(1024, 1024) + plain.answer);
+  options.image_size = "4K";
+  WorkMemory big = backend.GenerateMemory(options, {});
+  ExpectEndsWithPngOf(big, 4096, 4096);
+  EXPECT_GT(big.peak, 128u << 20);  // what a 64 MB budget cannot hold
+  EXPECT_LT(big.peak, 130u << 20);
+  options.aspect_ratio = "16:9";
+  ExpectEndsWithPngOf(backend.GenerateMemory(options, {}), 5376, 3072);
+}
+
+TEST(LocalBackendMemory, ReferencesLargerThanTheImageMadeAreDecodedTwiceOver) {
+  LocalBackend backend;
+  GenerationOptions options;
+  options.image_size = "512";
+  WorkMemory small_refs = backend.GenerateMemory(options, {{64, 64}, {100, 100}});
+  EXPECT_EQ(small_refs.peak, backend.GenerateMemory(options, {}).peak);
+  WorkMemory big_ref = backend.GenerateMemory(options, {{64, 64}, {6000, 4000}});
+  EXPECT_EQ(big_ref.peak, 2 * Frame(6000, 4000));  // the decoder's frame and its copy
+  EXPECT_EQ(big_ref.output.width, 512);
+}
+
+TEST(LocalBackendMemory, AGenerationOverThePixelLimitMakesNothing) {
+  LocalBackendOptions limited;
+  limited.limits.max_pixels = 1'000'000;
+  GenerationOptions options;
+  options.image_size = "2K";
+  WorkMemory refused = LocalBackend(limited).GenerateMemory(options, {});
+  EXPECT_EQ(refused.output.width, 0);
+  EXPECT_LE(refused.peak, 16384u);
+}
+
+TEST(LocalBackendMemory, AnEditFollowsItsOperationsFromSizeToSize) {
+  LocalBackend backend;
+  GenerationOptions options;
+  // In place: decoding the base (two frames) is the most it holds.
+  WorkMemory invert = backend.EditMemory("invert, grayscale", {1000, 800}, options);
+  ExpectEndsWithPngOf(invert, 1000, 800);
+  EXPECT_GE(invert.peak, 2 * Frame(1000, 800));
+  ExpectEndsWithPngOf(backend.EditMemory("rotate 90", {1000, 800}, options), 800, 1000);
+  ExpectEndsWithPngOf(backend.EditMemory("rotate 180; flip horizontal", {1000, 800}, options), 1000,
+                      800);
+  // Growing: the old frame beside the new, then the new one's PNG.
+  WorkMemory grown = backend.EditMemory("resize 200%", {1000, 800}, options);
+  ExpectEndsWithPngOf(grown, 2000, 1600);
+  // Cropped first: the resize starts from the small frame.
+  WorkMemory cropped =
+      backend.EditMemory("crop 0,0,100,100 then resize 5000x5000", {3000, 3000}, options);
+  ExpectEndsWithPngOf(cropped, 5000, 5000);
+  EXPECT_EQ(cropped.peak, Frame(5000, 5000) + cropped.answer);
+  // Then the scaling to image_size.
+  options.image_size = "4K";
+  ExpectEndsWithPngOf(backend.EditMemory("blur 3", {1000, 1000}, options), 4096, 4096);
+}
+
+TEST(LocalBackendMemory, RefusedStepsCountAsNone) {
+  LocalBackend backend;
+  GenerationOptions options;
+  // Not in the vocabulary: refused before the call, so only the base counts.
+  WorkMemory unknown = backend.EditMemory("make it look like a watercolour", {1000, 800}, options);
+  ExpectEndsWithPngOf(unknown, 1000, 800);
+  EXPECT_EQ(unknown.peak, Frame(1000, 800) + unknown.answer);
+  // A resize over the pixel limit is refused when it comes.
+  ExpectEndsWithPngOf(backend.EditMemory("resize 10000x10000", {1000, 800}, options), 1000, 800);
+}
+
 }  // namespace
 }  // namespace imgmcp::imaging
