@@ -7,8 +7,9 @@
 namespace imgmcp {
 namespace {
 
-// Leases at least this large hand their memory back to the system when they end.
-constexpr size_t kTrimAfterBytes = 16u << 20;
+// Arenas glibc may make (M_ARENA_MAX): calls on other threads share them. Allocations of up to
+// 1 KB, most of them, come from each thread's own cache and take no arena lock.
+constexpr int kMallocArenas = 2;
 
 std::string Megabytes(size_t bytes) {
   return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MB";
@@ -36,33 +37,80 @@ void ByteBudget::Lease::Release() {
   bytes_ = 0;
 }
 
-ByteBudget::ByteBudget(size_t limit, std::string flag) : limit_(limit), flag_(std::move(flag)) {}
+Status ByteBudget::Lease::Extend(size_t more, const std::string& what) {
+  if (budget_ != nullptr) RETURN_IF_ERROR(budget_->Take(bytes_, more, what));
+  bytes_ += more;
+  return Status::Ok();
+}
+
+ByteBudget::ByteBudget(size_t limit, std::string flag)
+    : ByteBudget(limit, std::move(flag), Trim{ReturnFreedMemory}) {}
+
+ByteBudget::ByteBudget(size_t limit, std::string flag, Trim trim)
+    : limit_(limit), flag_(std::move(flag)), trim_(std::move(trim)) {}
+
+ByteBudget::~ByteBudget() {
+  std::jthread trimmer;
+  {
+    std::lock_guard lock(mu_);
+    trimmer = std::move(trimmer_);
+  }
+  // Joined outside the lock: the thread takes it to see the stop.
+}
 
 Result<ByteBudget::Lease> ByteBudget::Acquire(size_t bytes, const std::string& what) {
   if (limit_ == 0) return Lease(nullptr, bytes);
-  if (bytes > limit_) {
-    return Error(ErrorCode::kResourceExhausted,
-                 what + " needs about " + Megabytes(bytes) +
-                     " of memory while it runs, more than " + flag_ + " allows (" +
-                     Megabytes(limit_) + "); send fewer or smaller images, or raise " + flag_);
-  }
-  std::lock_guard lock(mu_);
-  if (in_use_ + bytes > limit_) {
-    return Error(ErrorCode::kUnavailable,
-                 "busy: calls in flight hold " + Megabytes(in_use_) + " of the " +
-                     Megabytes(limit_) + " imgmcp may use for images (" + flag_ + ") and " + what +
-                     " needs about " + Megabytes(bytes) + "; retry when one of them has finished");
-  }
-  in_use_ += bytes;
+  RETURN_IF_ERROR(Take(0, bytes, what));
   return Lease(this, bytes);
 }
 
-void ByteBudget::Give(size_t bytes) {
-  {
-    std::lock_guard lock(mu_);
-    in_use_ -= bytes;
+Status ByteBudget::Take(size_t held, size_t more, const std::string& what) {
+  if (held + more > limit_) {
+    return MakeError(ErrorCode::kResourceExhausted,
+                     what + " needs about " + Megabytes(held + more) +
+                         " of memory while it runs, more than the whole " + flag_ + " budget (" +
+                         Megabytes(limit_) +
+                         ") allows, so it cannot run even alone; send fewer or smaller images, "
+                         "ask for a smaller image_size, or raise " +
+                         flag_);
   }
-  if (bytes >= kTrimAfterBytes) ReturnFreedMemory();
+  std::lock_guard lock(mu_);
+  if (in_use_ + more > limit_) {
+    return MakeError(ErrorCode::kUnavailable,
+                     "busy: calls in flight hold " + Megabytes(in_use_) + " of the " +
+                         Megabytes(limit_) + " imgmcp may use for images (" + flag_ + ") and " +
+                         what + " needs about " + Megabytes(more) + (held > 0 ? " more" : "") +
+                         "; retry when one of them has finished");
+  }
+  in_use_ += more;
+  ++changes_;
+  return Status::Ok();
+}
+
+void ByteBudget::Give(size_t bytes) {
+  std::lock_guard lock(mu_);
+  in_use_ -= bytes;
+  ++changes_;
+  if (bytes < kTrimAfterBytes || !trim_.run) return;
+  trim_due_ = true;
+  if (!trimmer_.joinable()) {
+    trimmer_ = std::jthread([this](std::stop_token stop) { TrimWhenQuiet(stop); });
+  }
+  changed_.notify_all();
+}
+
+void ByteBudget::TrimWhenQuiet(std::stop_token stop) {
+  std::unique_lock lock(mu_);
+  while (changed_.wait(lock, stop, [&] { return trim_due_; })) {
+    // Quiet: nothing taken or given for trim_.quiet. Busy: wait again from the last change.
+    const uint64_t seen = changes_;
+    if (changed_.wait_for(lock, stop, trim_.quiet, [&] { return changes_ != seen; })) continue;
+    if (stop.stop_requested()) return;
+    trim_due_ = false;
+    lock.unlock();
+    trim_.run();
+    lock.lock();
+  }
 }
 
 size_t ByteBudget::InUse() const {
@@ -71,5 +119,7 @@ size_t ByteBudget::InUse() const {
 }
 
 void ReturnFreedMemory() { malloc_trim(0); }
+
+void BoundRetainedMemory() { mallopt(M_ARENA_MAX, kMallocArenas); }
 
 }  // namespace imgmcp

@@ -78,6 +78,14 @@ struct CallContext {
       traceparent;  // the client's W3C traceparent, "" if none: a remote backend passes it on
 };
 
+// What one backend call holds in this process, for the lease the tools take on --max-inflight-mb
+// before it runs (docs/design.md §6). The encoded inputs are not in it: the tools count those.
+struct WorkMemory {
+  size_t peak = 0;    // bytes held at once while the backend works, the answer it makes included
+  size_t answer = 0;  // the answer's bytes, which the call holds after the backend has returned
+  imaging::ImageSize output;  // the answer's size in pixels
+};
+
 class ImageBackend {
  public:
   virtual ~ImageBackend() = default;
@@ -97,6 +105,17 @@ class ImageBackend {
   virtual Status CheckEditInstruction(const std::string& instruction) const {
     (void)instruction;
     return Status::Ok();
+  }
+  // What a Generate (with reference images of these sizes) or an Edit (of a base of that size)
+  // holds at its peak in this process, for a backend that works here (the local engine); nullopt
+  // for one whose work is elsewhere (a remote model: the tools allow for its answer instead).
+  virtual std::optional<WorkMemory> GenerateMemory(const GenerationOptions& options,
+                                                   const std::vector<ImageSize>& references) const {
+    return std::nullopt;
+  }
+  virtual std::optional<WorkMemory> EditMemory(const std::string& instruction, ImageSize base,
+                                               const GenerationOptions& options) const {
+    return std::nullopt;
   }
 };
 

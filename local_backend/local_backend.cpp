@@ -1,8 +1,11 @@
 #include "local_backend/local_backend.h"
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "local_backend/colors.h"
@@ -142,6 +145,107 @@ Result<imaging::BackendImage> LocalBackend::Edit(const imaging::EditRequest& req
                 "local engine: applied " + applied + " -> " + std::to_string(image->width) + "x" +
                     std::to_string(image->height),
                 options_.png_compression_level);
+}
+
+// --- Memory ------------------------------------------------------------------------------------
+
+namespace {
+
+size_t FrameBytes(imaging::ImageSize size) {
+  return static_cast<size_t>(std::max(size.width, 0)) *
+         static_cast<size_t>(std::max(size.height, 0)) * 4;
+}
+
+// What EncodePng reserves for a frame of `size`: zlib's bound on its rows (4 bytes a pixel at
+// most, and a filter byte a row), with room for the chunks around them.
+size_t PngBytes(imaging::ImageSize size) {
+  const size_t raw = FrameBytes(size) + static_cast<size_t>(std::max(size.height, 0));
+  return raw + raw / 1024 + 4096;
+}
+
+// The frame an edit operation makes beside the one it is given (`in`), or nullopt when it works
+// in place (or is refused: a resize over the pixel limit).
+struct NewFrame {
+  imaging::ImageSize in;
+  int64_t max_pixels;
+
+  std::optional<imaging::ImageSize> operator()(const RotateOp& op) const {
+    if (op.degrees == 0) return std::nullopt;
+    return op.degrees == 180 ? in : imaging::ImageSize{in.height, in.width};
+  }
+  std::optional<imaging::ImageSize> operator()(const BlurOp&) const { return in; }
+  std::optional<imaging::ImageSize> operator()(const SharpenOp&) const { return in; }
+  std::optional<imaging::ImageSize> operator()(const CropOp& op) const {
+    return imaging::ImageSize{std::min(op.width, in.width), std::min(op.height, in.height)};
+  }
+  std::optional<imaging::ImageSize> operator()(const ResizeOp& op) const {
+    int64_t w = op.width, h = op.height;
+    if (op.percent > 0) {
+      w = std::max<int64_t>(1, (static_cast<int64_t>(in.width) * op.percent + 50) / 100);
+      h = std::max<int64_t>(1, (static_cast<int64_t>(in.height) * op.percent + 50) / 100);
+    }
+    if (w * h > max_pixels || (w == in.width && h == in.height)) return std::nullopt;
+    return imaging::ImageSize{static_cast<int>(w), static_cast<int>(h)};
+  }
+  template <typename Op>
+  std::optional<imaging::ImageSize> operator()(const Op&) const {
+    return std::nullopt;
+  }
+};
+
+// A call that ends by writing the PNG of a `last` frame, having held `peak` before.
+imaging::WorkMemory EndsWithPng(size_t peak, imaging::ImageSize last) {
+  imaging::WorkMemory memory;
+  memory.output = last;
+  memory.answer = PngBytes(last);
+  memory.peak = std::max(peak, FrameBytes(last) + memory.answer);
+  return memory;
+}
+
+}  // namespace
+
+std::optional<imaging::WorkMemory> LocalBackend::GenerateMemory(
+    const imaging::GenerationOptions& options,
+    const std::vector<imaging::ImageSize>& references) const {
+  size_t peak = 0;
+  for (const imaging::ImageSize& reference : references)
+    peak = std::max(peak, 2 * FrameBytes(reference));
+  const std::string& ratio = options.aspect_ratio;
+  Result<imaging::ImageSize> size = imaging::PixelSize(
+      options.image_size.empty() ? "1K" : options.image_size, ratio.empty() ? "1:1" : ratio);
+  // A size the call will refuse makes nothing.
+  imaging::ImageSize out;
+  if (size.ok() && static_cast<int64_t>(size->width) * size->height <= options_.limits.max_pixels) {
+    out = *size;
+  }
+  return EndsWithPng(peak, out);
+}
+
+std::optional<imaging::WorkMemory> LocalBackend::EditMemory(
+    const std::string& instruction, imaging::ImageSize base,
+    const imaging::GenerationOptions& options) const {
+  imaging::ImageSize at = base;
+  size_t peak = 2 * FrameBytes(base);  // decoding it
+  auto step = [&](imaging::ImageSize next) {
+    peak = std::max(peak, FrameBytes(at) + FrameBytes(next));
+    at = next;
+  };
+  if (Result<std::vector<EditClause>> clauses = ParseEditInstructions(instruction); clauses.ok()) {
+    for (const EditClause& clause : *clauses) {
+      const std::optional<imaging::ImageSize> next =
+          std::visit(NewFrame{at, options_.limits.max_pixels}, clause.op);
+      if (next) step(*next);
+    }
+  }
+  if (!options.image_size.empty()) {
+    Result<imaging::ImageSize> size =
+        imaging::ScaleToImageSize(at.width, at.height, options.image_size);
+    if (size.ok() && (size->width != at.width || size->height != at.height) &&
+        static_cast<int64_t>(size->width) * size->height <= options_.limits.max_pixels) {
+      step(*size);
+    }
+  }
+  return EndsWithPng(peak, at);
 }
 
 }  // namespace imgmcp::local

@@ -5,7 +5,10 @@
 // edit given an image_size is scaled, aspect kept, to about that size's pixel count.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "imaging/codec.h"
 #include "imaging/image_backend.h"
@@ -35,6 +38,22 @@ class LocalBackend final : public imaging::ImageBackend {
                                      const imaging::CallContext& ctx) override;
   // The instruction must parse in the edit vocabulary (docs/local-backend.md).
   Status CheckEditInstruction(const std::string& instruction) const override;
+
+  // The memory estimate of the engine, in one place (local_backend.cpp, "Memory"): what a
+  // Generate or an Edit holds at its peak. Each frame is 4 bytes a pixel; decoding an image holds
+  // two (the decoder's and the copy it hands over); an operation that makes a new frame (rotate,
+  // crop, resize, blur, sharpen, the scaling to image_size) holds the old and the new one; the
+  // PNG written at the end reserves zlib's bound, about one more frame, and stays as the answer.
+  // Generate: `references` are the sizes of the reference images, decoded one at a time.
+  std::optional<imaging::WorkMemory> GenerateMemory(
+      const imaging::GenerationOptions& options,
+      const std::vector<imaging::ImageSize>& references) const override;
+  // Edit of a `base` image of that size: `instruction`'s operations followed from size to size
+  // (one that does not parse counts as none: the edit is refused before it runs), then the
+  // scaling to options.image_size.
+  std::optional<imaging::WorkMemory> EditMemory(
+      const std::string& instruction, imaging::ImageSize base,
+      const imaging::GenerationOptions& options) const override;
 
  private:
   LocalBackendOptions options_;

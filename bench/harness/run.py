@@ -7,7 +7,8 @@ here at run time. Prints one markdown table and writes it to bench/RESULTS.md. I
 fails on a number (exit status is non-zero only when the harness itself cannot run).
 
 Usage: bench/harness/run.py --imgmcp BIN --fake-gemini BIN [--out bench/RESULTS.md] [--quick]
-       [--only P1,…,R1,R2,C1,T1] [--chain-bench BIN]
+       [--only P1,…,R1,R2,C1,M1,M2,M3,T1] [--chain-bench BIN] [--merge]
+       [--baseline-imgmcp BIN --baseline-label TEXT]   (M2, M3 also against an earlier build)
 """
 
 import argparse
@@ -600,7 +601,8 @@ def proc_status_kb(pid, field):
 def measure_memory_budget(server, workdir, fake, small_file, budget_mb, tag, calls=3, refs=14):
     """`calls` concurrent generate_image calls, each with `refs` references of a 12.6 MB noisy PNG
     (by path), against --max-inflight-mb `budget_mb` (0: no budget). Peak resident memory
-    (VmHWM) over the run, resident memory after it, and how many calls were refused as busy."""
+    (VmHWM) over the run, resident memory IDLE_SECONDS after it, and how many calls were refused
+    as busy."""
     fake.configure(fixed_image_file=small_file, latency_ms=400)
     cwd = os.path.join(workdir, "cwd-" + tag)
     os.makedirs(cwd, exist_ok=True)
@@ -636,6 +638,7 @@ def measure_memory_budget(server, workdir, fake, small_file, budget_mb, tag, cal
         other = [o for o in outcomes if o not in ("ok", "busy")]
         if other:
             return {"error": "; ".join(other)[:300]}
+        time.sleep(IDLE_SECONDS)  # the budget trims after a second without leases
         return {"peak": proc_status_kb(client.proc.pid, "VmHWM"), "idle_peak": idle,
                 "after": proc_status_kb(client.proc.pid, "VmRSS"), "ref_mb": ref_mb,
                 "ok": outcomes.count("ok"), "busy": outcomes.count("busy")}
@@ -643,6 +646,240 @@ def measure_memory_budget(server, workdir, fake, small_file, budget_mb, tag, cal
         return {"error": f"{e}; stderr: {client.stderr_tail(client.err_path)}"}
     finally:
         client.close()
+
+
+def budget_outcome(error_text):
+    """How a call refused by the memory budget was refused: "busy", "whole" or the text."""
+    if "busy" in error_text:
+        return "busy"
+    return "whole" if "more than the whole --max-inflight-mb budget" in error_text else error_text
+
+
+def measure_local_generations(binary, workdir, budget_mb, tag, calls=16):
+    """M2: `calls` local 4K generate_image calls sent at once on one stdio connection, against
+    --max-inflight-mb `budget_mb`. Peak resident memory (VmHWM) over the run, resident memory
+    (VmRSS) before and after, and how the calls ended: applied, busy, or refused as larger than
+    the whole budget."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GEMINI", "IMGMCP"))}
+    argv = [binary, "--backend", "local", "--log-level", "error", "--max-inflight-mb",
+            str(budget_mb), "--data-dir", os.path.join(workdir, tag + "-data")]
+    client = start(Server(tag, argv, env, None), workdir, tag)
+    try:
+        client.initialize()
+        idle = proc_status_kb(client.proc.pid, "VmRSS")
+        outcomes = [None] * calls
+
+        def one(i):
+            try:
+                client.call("generate_image", {"session_id": f"g{i}", "prompt": f"a lighthouse {i}",
+                                               "image_size": "4K", "inline": "none"}, timeout=600)
+                outcomes[i] = "ok"
+            except McpError as e:
+                outcomes[i] = budget_outcome(str(e))
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(calls)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        other = [o for o in outcomes if o not in ("ok", "busy", "whole")]
+        if other:
+            return {"error": "; ".join(other)[:300]}
+        return {"peak": proc_status_kb(client.proc.pid, "VmHWM"), "idle": idle,
+                "after": proc_status_kb(client.proc.pid, "VmRSS"),
+                "ok": outcomes.count("ok"), "busy": outcomes.count("busy"),
+                "whole": outcomes.count("whole")}
+    except Exception as e:  # noqa: BLE001
+        return {"error": f"{e}; stderr: {client.stderr_tail(client.err_path)}"}
+    finally:
+        client.close()
+
+
+class HttpMcpSession:
+    """One MCP session over HTTP, every request on a new connection (as a client without
+    keep-alive sends them), so calls land on the listener's threads in turn."""
+
+    def __init__(self, port):
+        self.port, self.session = port, None
+        _, headers, _ = self.post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": PROTOCOL, "capabilities": {},
+            "clientInfo": {"name": "imgmcp-bench", "version": "1"}}})
+        self.session = headers["mcp-session-id"]
+        self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def post(self, message):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=300)
+        try:
+            headers = {"Content-Type": "application/json",
+                       "Accept": "application/json, text/event-stream"}
+            if self.session:
+                headers["Mcp-Session-Id"] = self.session
+            conn.request("POST", "/mcp", body=json.dumps(message).encode(), headers=headers)
+            resp = conn.getresponse()
+            return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
+        finally:
+            conn.close()
+
+    def call(self, call_id, tool, args):
+        status, headers, body = self.post({"jsonrpc": "2.0", "id": call_id, "method": "tools/call",
+                                           "params": {"name": tool, "arguments": args}})
+        if status != 200:
+            raise McpError(f"HTTP {status}: {body[:200]!r}")
+        if headers.get("content-type", "").startswith("text/event-stream"):
+            datas = [ln[5:] for ln in body.split(b"\n") if ln.startswith(b"data:")]
+            body = next(d for d in reversed(datas) if d.strip())
+        result = json.loads(body)["result"]
+        if result.get("isError"):
+            raise McpError(result["content"][0]["text"][:300])
+        return result
+
+
+IDLE_SECONDS = 3  # M1, M3: resident memory this long after the last call ("after", "idle")
+
+
+def measure_sequential_imports(binary, workdir, tag, calls, width, height):
+    """M3: `calls` edit_image calls one after the other over HTTP, each importing a noisy
+    width x height PNG (inline preview, the default), local backend, --max-inflight-mb 64,
+    --cache-mb 0 (the cache holds recent images by design). Peak resident memory (VmHWM),
+    resident memory after the first call, right after the last and IDLE_SECONDS later (idle),
+    server CPU per call."""
+    png = noisy_png(width, height, seed=5)
+    image = {"data": base64.b64encode(png).decode(), "mime_type": "image/png"}
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GEMINI", "IMGMCP"))}
+    argv = [binary, "--backend", "local", "--log-level", "error", "--http", f"127.0.0.1:{port}",
+            "--max-inflight-mb", "64", "--cache-mb", "0",
+            "--data-dir", os.path.join(workdir, tag + "-data")]
+    cwd = os.path.join(workdir, "cwd-" + tag)
+    os.makedirs(cwd, exist_ok=True)
+    with HttpServer(argv, env, cwd, port, os.path.join(workdir, tag + ".log")) as server:
+        if server.error:
+            return {"error": server.error}
+        try:
+            client = HttpMcpSession(port)
+            first = None
+            cpu0 = process_cpu_seconds(server.proc.pid)
+            for i in range(calls):
+                client.call(i + 1, "edit_image", {"session_id": f"import-{i}", "prompt": "invert",
+                                                  "image": image})
+                if first is None:
+                    first = proc_status_kb(server.proc.pid, "VmRSS")
+            cpu = process_cpu_seconds(server.proc.pid) - cpu0
+            last = proc_status_kb(server.proc.pid, "VmRSS")
+            time.sleep(IDLE_SECONDS)  # the budget trims after a second without leases
+            return {"peak": proc_status_kb(server.proc.pid, "VmHWM"), "first": first,
+                    "last": last, "idle": proc_status_kb(server.proc.pid, "VmRSS"),
+                    "image_mb": len(png) / 1e6, "cpu_ms": cpu / calls * 1e3}
+        except Exception as e:  # noqa: BLE001
+            return {"error": str(e)[:300]}
+
+
+def memory_builds(args):
+    """(label, binary) of the builds the memory rows measure: this one, and the earlier one."""
+    builds = [("imgmcp", args.imgmcp)]
+    if args.baseline_imgmcp:
+        builds.append((f"imgmcp {args.baseline_label}", os.path.abspath(args.baseline_imgmcp)))
+    return builds
+
+
+def run_memory_rows(args, workdir, want, rows, results, log):
+    """M2 (16 local 4K generations at once, #35 finding 7) and M3 (sequential imports over HTTP,
+    finding 10), for this build and, with --baseline-imgmcp, an earlier one in the same run."""
+    if want("M2"):
+        what = "16 concurrent local 4K generate_image calls"
+        for label, binary in memory_builds(args):
+            for budget in ((64, 160) if label == "imgmcp" else (64,)):
+                log(f"bench: M2 {label} --max-inflight-mb {budget}")
+                r = measure_local_generations(binary, workdir, budget,
+                                              f"{safe_tag(label)}-m2-{budget}")
+                if "error" in r:
+                    rows.append(("M2", what, label, "FAILED", "—", "—", r["error"]))
+                    continue
+                results[("M2", label, budget)] = r
+                rows.append(("M2", what, label, f"peak {r['peak'] / 1024:.0f} MB, after "
+                             f"{r['after'] / 1024:.0f} MB", "—", "—",
+                             f"--max-inflight-mb {budget}: {r['ok']} applied, {r['busy']} busy, "
+                             f"{r['whole']} larger than the whole budget; "
+                             f"{r['idle'] / 1024:.0f} MB before the calls"))
+    if want("M3"):
+        calls = 20 if args.quick else 60
+        for width, height in ((1400, 1024), (800, 800)):  # 4.3 MB and 1.9 MB of noise
+            for label, binary in memory_builds(args):
+                log(f"bench: M3 {label} {width}x{height}")
+                r = measure_sequential_imports(binary, workdir, f"{safe_tag(label)}-m3-{width}",
+                                               calls, width, height)
+                what = f"{calls} sequential edit_image imports over HTTP, {width}x{height} noise"
+                if "error" in r:
+                    rows.append(("M3", what, label, "FAILED", "—", "—", r["error"]))
+                    continue
+                results[("M3", label, width)] = r
+                rows.append(("M3", what, label, f"peak {r['peak'] / 1024:.0f} MB, idle "
+                             f"{r['idle'] / 1024:.0f} MB", "—", "—",
+                             f"{r['image_mb']:.1f} MB each, inline preview, local backend, "
+                             f"--max-inflight-mb 64, --cache-mb 0; {r['first'] / 1024:.0f} MB "
+                             f"after the first call, {r['last'] / 1024:.0f} MB right after the "
+                             f"last, idle {IDLE_SECONDS} s later; server CPU "
+                             f"{r['cpu_ms']:.0f} ms a call"))
+
+
+def memory_targets(results):
+    """The target lines of M2 and M3 (issue #35, findings 7 and 10)."""
+    out = []
+    for (row, label, key), r in sorted((k, v) for k, v in results.items()
+                                       if isinstance(k, tuple) and len(k) == 3
+                                       and k[0] in ("M2", "M3")):
+        if row == "M2":
+            bound = r["idle"] / 1024 + key + 64
+            peak = r["peak"] / 1024
+            out.append(f"M2 ({label}, --max-inflight-mb {key}) peak ≤ the budget + what the "
+                       f"process held before + 64 MB: {peak:.0f} MB against {bound:.0f} MB — "
+                       f"{'met' if peak <= bound else 'not met'}")
+        else:
+            bound = r["first"] / 1024 + 64
+            idle = r["idle"] / 1024
+            out.append(f"M3 ({label}, {r['image_mb']:.1f} MB imports) idle ≤ after the first "
+                       f"call + 64 MB: {idle:.0f} MB against {bound:.0f} MB — "
+                       f"{'met' if idle <= bound else 'not met'}")
+    return out
+
+
+def merged_results(path, text, ids, note):
+    """The results file at `path` with the rows and target lines of `ids` replaced by those of
+    `text` (a run with --only), and `note` saying where they come from."""
+    with open(path) as f:
+        old = f.read().splitlines()
+    new = text.splitlines()
+
+    def row_id(line):
+        return line.split("|")[1].strip() if line.startswith("| ") else None
+
+    def target_id(line):
+        words = line[2:].replace("(not a target) ", "").split()
+        return words[0] if line.startswith("- ") and words else None
+
+    new_rows = [ln for ln in new if row_id(ln) in ids]
+    new_targets = [ln for ln in new if target_id(ln) in ids]
+    earlier_note = "Rows " + ", ".join(sorted(ids)) + ":"
+    out, placed = [], False
+    for line in old:
+        if line.startswith(earlier_note):  # from an earlier merge: replaced, with its blank line
+            out.pop()
+            continue
+        if row_id(line) in ids or target_id(line) in ids:
+            if row_id(line) in ids and not placed:
+                out += new_rows
+                placed = True
+            continue
+        out.append(line)
+    if not placed:  # no such rows before: after the last row of the table
+        last = max(i for i, ln in enumerate(out) if row_id(ln) not in (None, "row"))
+        out[last + 1:last + 1] = new_rows
+    while out and out[-1] == "":
+        out.pop()
+    out += new_targets
+    # After the paragraph that says which run the file comes from.
+    run_line = next(i for i, ln in enumerate(out) if ln.startswith("One run"))
+    out[run_line + 1:run_line + 1] = ["", note]
+    return "\n".join(out) + "\n"
 
 
 def free_port():
@@ -1332,10 +1569,20 @@ def main():
     ap.add_argument("--calls", type=int, default=15)
     ap.add_argument("--versions", type=int, default=1000)
     ap.add_argument("--quick", action="store_true", help="fewer calls; for trying the harness")
-    ap.add_argument("--only", default="", help="comma list of P1,P2,P3,P4,P5,P6,P7,P8,P9,R1,R2,C1,M1,T1")
+    ap.add_argument("--only", default="",
+                    help="comma list of P1,P2,P3,P4,P5,P6,P7,P8,P9,R1,R2,C1,M1,M2,M3,T1")
     ap.add_argument("--chain-bench", default="",
                     help="bench_chain_request binary for C1 (default: beside imgmcp's build tree)")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir")
+    ap.add_argument("--baseline-imgmcp", default="",
+                    help="an earlier imgmcp build: M2 and M3 measure it too, in the same run")
+    ap.add_argument("--baseline-label", default="before",
+                    help="what the earlier build is, e.g. a commit (shown in its rows)")
+    ap.add_argument("--builds", default="",
+                    help="what the measured builds are (e.g. their build type), for --merge's note")
+    ap.add_argument("--merge", action="store_true",
+                    help="with --only: replace just those rows (and their target lines) in --out, "
+                         "saying which run they come from, and keep the rest")
     args = ap.parse_args()
     args.imgmcp = os.path.abspath(args.imgmcp)
     args.fake_gemini = os.path.abspath(args.fake_gemini)
@@ -1631,7 +1878,11 @@ def main():
                              "—", "—",
                              f"{label}: {r['ok']} applied, {r['busy']} refused as busy; peak "
                              f"before the edits {r['idle_peak'] / 1024:.0f} MB; references by "
-                             f"path, {r['ref_mb']:.1f} MB each"))
+                             f"path, {r['ref_mb']:.1f} MB each; after: {IDLE_SECONDS} s after "
+                             f"the calls"))
+
+        # ---- M2, M3 (before and after, when --baseline-imgmcp names an earlier build) ----
+        run_memory_rows(args, workdir, want, rows, results, log)
 
         # ---- C1 ----
         if want("C1"):
@@ -1686,9 +1937,19 @@ def main():
         lines.append("| " + " | ".join(str(x).replace("|", "/").replace("\n", " ") for x in r)
                      + " |")
     lines += ["", "Targets, as measured in this run:", ""]
-    lines += ["- " + t for t in targets(results)]
+    lines += ["- " + t for t in targets(results) + memory_targets(results)]
     text = "\n".join(lines) + "\n"
     print(text)
+    if args.merge and only and os.path.exists(args.out):
+        ids = ", ".join(sorted(only))
+        baseline = (f"; `imgmcp {args.baseline_label}` is an earlier build measured in the same "
+                    f"run" if args.baseline_imgmcp else "")
+        builds = f" ({args.builds})" if args.builds else ""
+        text = merged_results(args.out, text, only, (
+            f"Rows {ids}: a later run (`--only {ids} --merge`) on "
+            f"{platform.node() or 'this machine'} ({os.cpu_count()} CPUs, "
+            f"{time.strftime('%Y-%m-%d %H:%M')}), {elapsed:.0f} s, of builds{builds} of the "
+            f"commit the file is in{baseline}; the other rows are from the run above."))
     with open(args.out, "w") as f:
         f.write(text)
     log(f"bench: wrote {args.out}")

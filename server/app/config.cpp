@@ -346,8 +346,9 @@ constexpr FlagSpec kFlags[] = {
     {.name = "--max-inflight-mb",
      .env = "IMGMCP_MAX_INFLIGHT_MB",
      .value = "MB",
-     .help = "memory the image calls in flight may hold together (the images they read and the "
-             "requests they build); a call that does not fit is refused, 0 = no limit",
+     .help = "memory the image calls in flight may hold together (the images they read, the "
+             "pixels they decode and make, their requests and answers); a call that does not "
+             "fit is refused, 0 = no limit",
      .set = SetInt<&Config::max_inflight_mb, 0, 1 << 20>,
      .default_text = ShowDefault<&Config::max_inflight_mb>},
 

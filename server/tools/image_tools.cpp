@@ -244,18 +244,68 @@ std::string ImageTools::IgnoredNote(const std::vector<std::string>& ignored) con
 
 namespace {
 
-// An answer's bytes are not known before it comes; this much is set aside for one.
-constexpr size_t kAnswerAllowance = 2u << 20;
+// " (making a 4096x4096 image)", for what a message about a call's memory says of the call.
+std::string Making(imaging::ImageSize size) {
+  if (size.width <= 0 || size.height <= 0) return "";
+  return " (making a " + std::to_string(size.width) + "x" + std::to_string(size.height) + " image)";
+}
+
+// The remote answer to a call making an image of `size` ("" = 1K) from `base`'s aspect ratio
+// (an edit), or of `aspect_ratio` ("" = 1:1) when there is no base.
+imaging::ImageSize RemoteOutput(const std::string& image_size, const std::string& aspect_ratio,
+                                std::optional<imaging::ImageSize> base) {
+  const std::string size = image_size.empty() ? "1K" : image_size;
+  Result<imaging::ImageSize> out =
+      base ? imaging::ScaleToImageSize(base->width, base->height, size)
+           : imaging::PixelSize(size, aspect_ratio.empty() ? "1:1" : aspect_ratio);
+  return out.ok() ? *out : imaging::ImageSize{};
+}
 
 }  // namespace
 
-Result<ByteBudget::Lease> ImageTools::LeaseMemory(const std::string& tool,
-                                                  const std::vector<const ImageInputArg*>& inputs) {
+Result<ByteBudget::Lease> ImageTools::LeaseMemory(const std::string& what,
+                                                  const std::vector<const ImageInputArg*>& inputs,
+                                                  size_t work) {
   size_t encoded = 0;
   for (const ImageInputArg* input : inputs) encoded += inputs_.EncodedSize(*input);
-  if (encoded == 0) return ByteBudget::Lease();
-  // The bytes themselves, and their base64 in the request body (4/3 of them).
-  return inflight_.Acquire(encoded + encoded / 3 * 4, "this " + tool + " call");
+  return inflight_.Acquire(EncodedBytes(encoded) + work, what);
+}
+
+imaging::WorkMemory ImageTools::GenerateWork(
+    const imaging::GenerationOptions& options,
+    const std::vector<imaging::EncodedImage>& references) const {
+  std::vector<imaging::ImageSize> sizes;
+  for (const imaging::EncodedImage& reference : references) {
+    // One that cannot be read is refused by the backend before it decodes anything.
+    if (auto info = imaging::ReadImageInfo(reference.bytes, options_.limits); info.ok()) {
+      sizes.push_back({info->width, info->height});
+    }
+  }
+  if (auto here = backend_.GenerateMemory(options, sizes)) return *here;
+  return RemoteAnswerMemory(RemoteOutput(options.image_size, options.aspect_ratio, std::nullopt),
+                            options_.limits);
+}
+
+imaging::WorkMemory ImageTools::EditWork(const std::string& instruction, imaging::ImageSize base,
+                                         const imaging::GenerationOptions& options) const {
+  if (auto here = backend_.EditMemory(instruction, base, options)) return *here;
+  return RemoteAnswerMemory(RemoteOutput(options.image_size, "", base), options_.limits);
+}
+
+Result<ByteBudget::Lease> ImageTools::LeaseGeneration(
+    const GenerateImageArgs& args, const imaging::GenerationOptions& options,
+    std::vector<imaging::EncodedImage>* references) {
+  std::vector<const ImageInputArg*> inputs;
+  for (const ImageInputArg& reference : args.reference_images) inputs.push_back(&reference);
+  const imaging::WorkMemory work = GenerateWork(options, {});
+  const std::string what = "this generate_image call" + Making(work.output);
+  const size_t bytes = WorkBytes(work, args.inline_mode);
+  ASSIGN_OR_RETURN(ByteBudget::Lease lease, LeaseMemory(what, inputs, bytes));
+  ASSIGN_OR_RETURN(*references, inputs_.ResolveList(args.reference_images, "reference_images"));
+  // The local engine decodes each reference: one larger than the image made needs more.
+  const size_t with_references = WorkBytes(GenerateWork(options, *references), args.inline_mode);
+  if (with_references > bytes) RETURN_IF_ERROR(lease.Extend(with_references - bytes, what));
+  return lease;
 }
 
 namespace {
@@ -499,11 +549,9 @@ Result<mcp::ToolResult> ImageTools::Generate(const GenerateImageArgs& args,
   // Before anything else: nothing is sent otherwise.
   ASSIGN_OR_RETURN(const imaging::ModelCapabilities* model, ChooseModel(options, &ignored));
   options.model = model->id;
-  std::vector<const ImageInputArg*> inputs;
-  for (const ImageInputArg& reference : args.reference_images) inputs.push_back(&reference);
-  ASSIGN_OR_RETURN(const ByteBudget::Lease memory, LeaseMemory("generate_image", inputs));
-  ASSIGN_OR_RETURN(std::vector<imaging::EncodedImage> references,
-                   inputs_.ResolveList(args.reference_images, "reference_images"));
+  // Held until the call ends: what its images, backend call and result hold (call_memory.h).
+  std::vector<imaging::EncodedImage> references;
+  ASSIGN_OR_RETURN(const ByteBudget::Lease memory, LeaseGeneration(args, options, &references));
 
   CallProgress progress(ctx);
   ASSIGN_OR_RETURN(std::unique_ptr<session::EditTurn> turn, TakeTurn(store_, id, ctx, progress));
@@ -552,7 +600,8 @@ struct ImageTools::CheckedEdit {
   std::optional<imaging::EncodedImage> outside;   // the `image` argument, decoded whole
   std::vector<imaging::EncodedImage> references;  // `reference_images`, decoded whole
   std::optional<SavePlan> save;                   // where a copy goes (`save_to`)
-  ByteBudget::Lease memory;  // held until the call ends: its images and request are in memory
+  // Held until the call ends: its images, request, backend call and result (call_memory.h).
+  ByteBudget::Lease memory;
 };
 
 // The version an edit is made from, read in the session's turn.
@@ -617,6 +666,8 @@ Result<mcp::ToolResult> ImageTools::Edit(const EditImageArgs& args, mcp::ToolCal
                    Repeat("edit_image", args.session_id, key, args.inline_mode, saving));
   if (repeat) return std::move(*repeat);
   ASSIGN_OR_RETURN(EditBase base, ResolveEditBase(args, *turn, std::move(checked.outside)));
+  // In the turn: the base is read, and the edit's size and the chain's follow from it.
+  RETURN_IF_ERROR(LeaseEditBase(args, base, checked));
   imaging::EditRequest request;
   request.prompt = args.prompt;
   request.options = checked.options;
@@ -646,7 +697,8 @@ Result<ImageTools::CheckedEdit> ImageTools::CheckEdit(const EditImageArgs& args)
   std::vector<const ImageInputArg*> inputs;
   if (args.image) inputs.push_back(&*args.image);
   for (const ImageInputArg& reference : args.reference_images) inputs.push_back(&reference);
-  ASSIGN_OR_RETURN(checked.memory, LeaseMemory("edit_image", inputs));
+  // The work is leased in the turn, once the base's size is known (LeaseEditBase).
+  ASSIGN_OR_RETURN(checked.memory, LeaseMemory("this edit_image call", inputs, 0));
   if (args.image) {
     ASSIGN_OR_RETURN(checked.outside, inputs_.Resolve(*args.image, "image"));
   }
@@ -693,14 +745,18 @@ Result<ImageTools::EditBase> ImageTools::ResolveEditBase(
   return base;
 }
 
-Result<ByteBudget::Lease> ImageTools::LeaseEditBase(const EditBase& base, bool chain) {
+Status ImageTools::LeaseEditBase(const EditImageArgs& args, const EditBase& base,
+                                 CheckedEdit& checked) {
   // An outside image was leased with the references, before the turn.
   const size_t bytes = base.import ? 0 : base.image.bytes.size();
-  const size_t turns = chain ? static_cast<size_t>(options_.chain_turns) : 0;
+  const size_t turns = args.chain() ? static_cast<size_t>(options_.chain_turns) : 0;
   // A replayed turn sends its answer and, for an import, the image the user gave: each about
   // the size of the base.
-  const size_t stored = bytes * (1 + 2 * turns) + kAnswerAllowance;
-  return inflight_.Acquire(stored + stored / 3 * 4, "this edit_image call");
+  const imaging::WorkMemory work =
+      EditWork(args.prompt, {base.info.width, base.info.height}, checked.options);
+  return checked.memory.Extend(
+      EncodedBytes(bytes * (1 + 2 * turns)) + WorkBytes(work, args.inline_mode),
+      "this edit_image call" + Making(work.output));
 }
 
 Result<ImageTools::EditAnswer> ImageTools::RunEdit(const EditImageArgs& args,
@@ -709,8 +765,6 @@ Result<ImageTools::EditAnswer> ImageTools::RunEdit(const EditImageArgs& args,
                                                    imaging::EditRequest request,
                                                    mcp::ToolCallContext& ctx) {
   EditAnswer answer;
-  // In the turn: the base is read, and the chain's size follows from it.
-  ASSIGN_OR_RETURN(const ByteBudget::Lease memory, LeaseEditBase(base, args.chain()));
   // Context "chain": the turns that led to the base version, replayed before the instruction.
   if (args.chain() && model.chain == imaging::Support::kYes) {
     ASSIGN_OR_RETURN(request.chain, LoadChain(base.info, request.base, model, args.prompt,

@@ -6,8 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -22,9 +26,9 @@ TEST(ByteBudgetTest, ALeaseLargerThanTheBudgetIsRefused) {
   ASSERT_FALSE(lease.ok());
   EXPECT_EQ(lease.error().code, ErrorCode::kResourceExhausted);
   EXPECT_EQ(lease.error().message,
-            "this edit_image call needs about 300 MB of memory while it runs, more than "
-            "--max-inflight-mb allows (100 MB); send fewer or smaller images, or raise "
-            "--max-inflight-mb");
+            "this edit_image call needs about 300 MB of memory while it runs, more than the "
+            "whole --max-inflight-mb budget (100 MB) allows, so it cannot run even alone; send "
+            "fewer or smaller images, ask for a smaller image_size, or raise --max-inflight-mb");
   EXPECT_EQ(budget.InUse(), 0u);
 }
 
@@ -46,6 +50,94 @@ TEST(ByteBudgetTest, ALeaseThatDoesNotFitBesideOthersIsBusyUntilTheyEnd) {
   held.reset();
   EXPECT_EQ(budget.InUse(), 40 * kMB);
   EXPECT_TRUE(budget.Acquire(60 * kMB, "this generate_image call").ok());
+}
+
+TEST(ByteBudgetTest, AnExtendedLeaseIsJudgedWithWhatItHoldsAlready) {
+  ByteBudget budget(100 * kMB, "--max-inflight-mb");
+  auto lease = budget.Acquire(60 * kMB, "this generate_image call");
+  ASSERT_TRUE(lease.ok());
+  // 60 + 50 MB exceed the whole budget though 50 MB alone would not: no retry can help.
+  Status grown = lease->Extend(50 * kMB, "this generate_image call (making a 4096x4096 image)");
+  ASSERT_FALSE(grown.ok());
+  EXPECT_EQ(grown.error().code, ErrorCode::kResourceExhausted);
+  EXPECT_EQ(grown.error().message,
+            "this generate_image call (making a 4096x4096 image) needs about 110 MB of memory "
+            "while it runs, more than the whole --max-inflight-mb budget (100 MB) allows, so it "
+            "cannot run even alone; send fewer or smaller images, ask for a smaller image_size, "
+            "or raise --max-inflight-mb");
+  EXPECT_EQ(lease->bytes(), 60 * kMB);  // a refusal leaves the lease as it was
+  EXPECT_EQ(budget.InUse(), 60 * kMB);
+  ASSERT_TRUE(lease->Extend(40 * kMB, "this generate_image call").ok());
+  EXPECT_EQ(lease->bytes(), 100 * kMB);
+  EXPECT_EQ(budget.InUse(), 100 * kMB);
+  { ByteBudget::Lease gone = std::move(*lease); }
+  EXPECT_EQ(budget.InUse(), 0u);  // all of it given back at once
+}
+
+TEST(ByteBudgetTest, AnExtensionThatDoesNotFitBesideOthersIsBusy) {
+  ByteBudget budget(100 * kMB, "--max-inflight-mb");
+  auto other = budget.Acquire(50 * kMB, "another call");
+  ASSERT_TRUE(other.ok());
+  auto lease = budget.Acquire(0, "this edit_image call");  // nothing read yet
+  ASSERT_TRUE(lease.ok());
+  Status grown = lease->Extend(60 * kMB, "this edit_image call");
+  ASSERT_FALSE(grown.ok());
+  EXPECT_EQ(grown.error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(grown.error().message,
+            "busy: calls in flight hold 50 MB of the 100 MB imgmcp may use for images "
+            "(--max-inflight-mb) and this edit_image call needs about 60 MB; retry when one of "
+            "them has finished");
+  ASSERT_TRUE(lease->Extend(10 * kMB, "this edit_image call").ok());
+  grown = lease->Extend(45 * kMB, "this edit_image call");
+  ASSERT_FALSE(grown.ok());
+  EXPECT_NE(grown.error().message.find("needs about 45 MB more;"), std::string::npos)
+      << grown.error().message;
+  EXPECT_EQ(budget.InUse(), 60 * kMB);
+}
+
+TEST(ByteBudgetTest, LeasesOfAnUnlimitedBudgetOrNoneGrowFreely) {
+  ByteBudget budget(0, "--max-inflight-mb");
+  auto lease = budget.Acquire(size_t{1} << 40, "a");
+  ASSERT_TRUE(lease.ok());
+  EXPECT_TRUE(lease->Extend(size_t{1} << 40, "a").ok());
+  EXPECT_EQ(lease->bytes(), size_t{2} << 40);
+  ByteBudget::Lease none;
+  EXPECT_TRUE(none.Extend(5, "b").ok());
+  EXPECT_EQ(budget.InUse(), 0u);
+}
+
+TEST(ByteBudgetTest, AfterALargeLeaseEndsTheBudgetTrimsOnceItIsQuiet) {
+  std::mutex mu;  // guards trims
+  std::condition_variable trimmed;
+  int trims = 0;
+  ByteBudget::Trim trim;
+  trim.run = [&] {
+    std::lock_guard lock(mu);
+    ++trims;
+    trimmed.notify_all();
+  };
+  trim.quiet = std::chrono::milliseconds(10);
+  ByteBudget budget(1024 * kMB, "--max-inflight-mb", trim);
+  for (int round = 1; round <= 2; ++round) {
+    {
+      auto large = budget.Acquire(kTrimAfterBytes, "a large call");
+      ASSERT_TRUE(large.ok());
+    }
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(trimmed.wait_for(lock, std::chrono::seconds(20), [&] { return trims == round; }))
+        << "no trim after round " << round;
+  }
+}
+
+TEST(ByteBudgetTest, ABudgetWithATrimDueStopsAtOnce) {
+  ByteBudget::Trim trim;
+  trim.run = [] { ADD_FAILURE() << "trimmed before it was quiet for an hour"; };
+  trim.quiet = std::chrono::hours(1);
+  ByteBudget budget(1024 * kMB, "--max-inflight-mb", trim);
+  auto large = budget.Acquire(64 * kMB, "a large call");
+  ASSERT_TRUE(large.ok());
+  { ByteBudget::Lease gone = std::move(*large); }
+  // The destructor stops the thread waiting for the quiet hour (or this test times out).
 }
 
 TEST(ByteBudgetTest, UnlimitedGrantsEverything) {

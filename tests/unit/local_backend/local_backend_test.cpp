@@ -14,7 +14,9 @@ namespace {
 using imaging::testing::At;
 using imaging::testing::Solid;
 
-imaging::EncodedImage Png(const imaging::Image& img) { return imaging::EncodedImage{imaging::testing::PngOf(img), "image/png"}; }
+imaging::EncodedImage Png(const imaging::Image& img) {
+  return imaging::EncodedImage{imaging::testing::PngOf(img), "image/png"};
+}
 
 TEST(LocalBackend, NameAndModel) {
   LocalBackend backend;
@@ -110,7 +112,8 @@ TEST(LocalBackend, GenerateErrors) {
   LocalBackend backend;
   imaging::GenerateRequest req;
   req.prompt = "";
-  EXPECT_EQ(backend.Generate(req, imaging::CallContext{}).error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(backend.Generate(req, imaging::CallContext{}).error().code,
+            ErrorCode::kInvalidArgument);
   req.prompt = "a cat";
   req.options.aspect_ratio = "2:1";
   Result<imaging::BackendImage> r = backend.Generate(req, imaging::CallContext{});
@@ -161,7 +164,8 @@ TEST(LocalBackend, JpegBaseIsEditedAndOutputIsPng) {
   imaging::EditRequest edit;
   edit.prompt = "rotate 90, draw square black at 0,0 size 3";
   // Labelled PNG, but the bytes are JPEG: the label is ignored.
-  edit.base = imaging::EncodedImage{imaging::testing::JpegOf(Solid(40, 20, Rgb{250, 250, 250}), 95), "image/png"};
+  edit.base = imaging::EncodedImage{imaging::testing::JpegOf(Solid(40, 20, Rgb{250, 250, 250}), 95),
+                                    "image/png"};
   Result<imaging::BackendImage> r = backend.Edit(edit, imaging::CallContext{});
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->mime_type, "image/png");
@@ -227,6 +231,91 @@ TEST(LocalBackend, CancelledBeforeWork) {
   edit.prompt = "invert";
   edit.base = Png(Solid(4, 4, Rgb{}));
   EXPECT_EQ(backend.Edit(edit, ctx).error().code, ErrorCode::kCancelled);
+}
+
+// --- The memory estimate (GenerateMemory, EditMemory) --------------------------------------------
+
+size_t Frame(int width, int height) { return static_cast<size_t>(width) * height * 4; }
+
+// A frame and the PNG written from it, which reserves about one more frame: what the end of any
+// call holds.
+void ExpectEndsWithPngOf(const imaging::WorkMemory& memory, int width, int height) {
+  EXPECT_EQ(memory.output.width, width);
+  EXPECT_EQ(memory.output.height, height);
+  EXPECT_GE(memory.answer, Frame(width, height));
+  EXPECT_LE(memory.answer, Frame(width, height) + Frame(width, height) / 500 + 16384);
+  EXPECT_GE(memory.peak, Frame(width, height) + memory.answer);
+}
+
+TEST(LocalBackendMemory, AGenerationHoldsItsFrameAndThePngWrittenFromIt) {
+  LocalBackend backend;
+  imaging::GenerationOptions options;
+  imaging::WorkMemory plain = *backend.GenerateMemory(options, {});
+  ExpectEndsWithPngOf(plain, 1024, 1024);  // 1K at 1:1 by default
+  EXPECT_EQ(plain.peak, Frame(1024, 1024) + plain.answer);
+  options.image_size = "4K";
+  imaging::WorkMemory big = *backend.GenerateMemory(options, {});
+  ExpectEndsWithPngOf(big, 4096, 4096);
+  EXPECT_GT(big.peak, 128u << 20);  // what a 64 MB budget cannot hold
+  EXPECT_LT(big.peak, 130u << 20);
+  options.aspect_ratio = "16:9";
+  ExpectEndsWithPngOf(*backend.GenerateMemory(options, {}), 5376, 3072);
+}
+
+TEST(LocalBackendMemory, ReferencesLargerThanTheImageMadeAreDecodedTwiceOver) {
+  LocalBackend backend;
+  imaging::GenerationOptions options;
+  options.image_size = "512";
+  imaging::WorkMemory small_refs = *backend.GenerateMemory(options, {{64, 64}, {100, 100}});
+  EXPECT_EQ(small_refs.peak, backend.GenerateMemory(options, {})->peak);
+  imaging::WorkMemory big_ref = *backend.GenerateMemory(options, {{64, 64}, {6000, 4000}});
+  EXPECT_EQ(big_ref.peak, 2 * Frame(6000, 4000));  // the decoder's frame and its copy
+  EXPECT_EQ(big_ref.output.width, 512);
+}
+
+TEST(LocalBackendMemory, AGenerationOverThePixelLimitMakesNothing) {
+  LocalBackendOptions limited;
+  limited.limits.max_pixels = 1'000'000;
+  imaging::GenerationOptions options;
+  options.image_size = "2K";
+  imaging::WorkMemory refused = *LocalBackend(limited).GenerateMemory(options, {});
+  EXPECT_EQ(refused.output.width, 0);
+  EXPECT_LE(refused.peak, 16384u);
+}
+
+TEST(LocalBackendMemory, AnEditFollowsItsOperationsFromSizeToSize) {
+  LocalBackend backend;
+  imaging::GenerationOptions options;
+  // In place: decoding the base (two frames) is the most it holds.
+  imaging::WorkMemory invert = *backend.EditMemory("invert, grayscale", {1000, 800}, options);
+  ExpectEndsWithPngOf(invert, 1000, 800);
+  EXPECT_GE(invert.peak, 2 * Frame(1000, 800));
+  ExpectEndsWithPngOf(*backend.EditMemory("rotate 90", {1000, 800}, options), 800, 1000);
+  ExpectEndsWithPngOf(*backend.EditMemory("rotate 180; flip horizontal", {1000, 800}, options),
+                      1000, 800);
+  // Growing: the old frame beside the new, then the new one's PNG.
+  imaging::WorkMemory grown = *backend.EditMemory("resize 200%", {1000, 800}, options);
+  ExpectEndsWithPngOf(grown, 2000, 1600);
+  // Cropped first: the resize starts from the small frame.
+  imaging::WorkMemory cropped =
+      *backend.EditMemory("crop 0,0,100,100 then resize 5000x5000", {3000, 3000}, options);
+  ExpectEndsWithPngOf(cropped, 5000, 5000);
+  EXPECT_EQ(cropped.peak, Frame(5000, 5000) + cropped.answer);
+  // Then the scaling to image_size.
+  options.image_size = "4K";
+  ExpectEndsWithPngOf(*backend.EditMemory("blur 3", {1000, 1000}, options), 4096, 4096);
+}
+
+TEST(LocalBackendMemory, RefusedStepsCountAsNone) {
+  LocalBackend backend;
+  imaging::GenerationOptions options;
+  // Not in the vocabulary: refused before the call, so only the base counts.
+  imaging::WorkMemory unknown =
+      *backend.EditMemory("make it look like a watercolour", {1000, 800}, options);
+  ExpectEndsWithPngOf(unknown, 1000, 800);
+  EXPECT_EQ(unknown.peak, Frame(1000, 800) + unknown.answer);
+  // A resize over the pixel limit is refused when it comes.
+  ExpectEndsWithPngOf(*backend.EditMemory("resize 10000x10000", {1000, 800}, options), 1000, 800);
 }
 
 }  // namespace

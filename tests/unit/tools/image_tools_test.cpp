@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <mutex>
 #include <stop_token>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -118,6 +119,52 @@ TEST(ImageToolsTest, BackendCallsAreCappedAcrossSessions) {
   for (auto& t : threads) t.join();
   EXPECT_TRUE(failures.empty()) << failures.front();
   EXPECT_EQ(backend.max_inside(), 3);
+}
+
+// The text of a tool's result (its first content block).
+std::string TextOf(const mcp::ToolResult& result) {
+  return result.content.empty() ? "" : result.content[0].value("text", "");
+}
+
+TEST(ImageToolsTest, AGenerationIsLeasedWhatItWillHoldBeforeTheBackendRuns) {
+  TempDir tmp;
+  ASSERT_FALSE(tmp.path().empty());
+  SystemClock clock;
+  session::StoreOptions store_options;
+  store_options.data_dir = tmp.path();
+  auto store = session::SqliteSessionStore::Open(store_options, clock);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  ImageInputResolver inputs(ImageInputOptions{});
+  ImageToolsOptions options;
+  options.max_inflight_bytes = size_t{64} << 20;
+  QuietContext ctx;
+  GenerateImageArgs args;
+  args.prompt = "a lighthouse";
+  args.session_id = "big";
+  args.inline_mode = InlineMode::kNone;
+  args.generation.image_size = "4K";
+  {
+    // The local engine: a 4096x4096 frame and its PNG, about 129 MB.
+    imaging::LocalBackend local;
+    ImageTools tools(**store, local, inputs, nullptr, options);
+    const mcp::ToolResult refused = tools.GenerateImage(args, ctx);
+    ASSERT_TRUE(refused.is_error);
+    EXPECT_NE(TextOf(refused).find("(making a 4096x4096 image) needs about 129 MB"),
+              std::string::npos)
+        << TextOf(refused);
+    args.generation.image_size = "1K";
+    const mcp::ToolResult made = tools.GenerateImage(args, ctx);
+    EXPECT_FALSE(made.is_error) << TextOf(made);
+  }
+  // Any other backend: the allowance for the answer, about 12 MB for a 1K image.
+  GatedBackend remote(/*target=*/1);
+  options.max_inflight_bytes = size_t{8} << 20;
+  ImageTools tools(**store, remote, inputs, nullptr, options);
+  args.session_id = "answer";
+  const mcp::ToolResult refused = tools.GenerateImage(args, ctx);
+  ASSERT_TRUE(refused.is_error);
+  EXPECT_NE(TextOf(refused).find("needs about 12 MB"), std::string::npos) << TextOf(refused);
+  EXPECT_EQ(remote.max_inside(), 0);  // the backend was never called
 }
 
 TEST(ImageToolsTest, TheDefaultCapIsTheFlagsDefault) {
