@@ -132,7 +132,7 @@ TEST(ImageToolsTest, AGenerationIsLeasedWhatItWillHoldBeforeTheBackendRuns) {
   SystemClock clock;
   session::StoreOptions store_options;
   store_options.data_dir = tmp.path();
-  auto store = session::SqliteSessionStore::Open(store_options, clock);
+  auto store = session::sqlite::SqliteSessionStore::Open(store_options, clock);
   ASSERT_TRUE(store.ok()) << store.error().message;
   ImageInputResolver inputs(ImageInputOptions{});
   ImageToolsOptions options;
@@ -145,8 +145,8 @@ TEST(ImageToolsTest, AGenerationIsLeasedWhatItWillHoldBeforeTheBackendRuns) {
   args.generation.image_size = "4K";
   {
     // The local engine: a 4096x4096 frame and its PNG, about 129 MB.
-    imaging::LocalBackend local;
-    ImageTools tools(**store, local, inputs, nullptr, options);
+    local::LocalBackend engine;
+    ImageTools tools(**store, engine, inputs, nullptr, options);
     const mcp::ToolResult refused = tools.GenerateImage(args, ctx);
     ASSERT_TRUE(refused.is_error);
     EXPECT_NE(TextOf(refused).find("(making a 4096x4096 image) needs about 129 MB"),
