@@ -249,6 +249,8 @@ TEST_F(TaskRunnerTest, ACancelAfterTheCommitIsTooLateAndTheTaskCompletes) {
   EXPECT_EQ(cancelled->task.state, TaskState::kCompleted);
   TaskSnapshot done = WaitFor(*runner_, task->task_id, TaskState::kCompleted);
   EXPECT_EQ((*done.result)["content"][0]["text"], "committed v3");
+  // The run records its end in the ledger just after its snapshot changes; it has once it returns.
+  EXPECT_TRUE(runner_->WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(10)));
   EXPECT_EQ(ledger_.StateOf(task->task_id), TaskState::kCompleted);
 }
 
