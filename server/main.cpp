@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "common/byte_budget.h"
 #include "common/log.h"
 #include "server/app/config.h"
 #include "server/app/self_check.h"
@@ -44,7 +43,6 @@ int main(int argc, char** argv) {
     std::puts(app::VersionText().c_str());  // stdout-ok: CLI mode, not serving MCP
     return 0;
   }
-  BoundRetainedMemory();         // before any thread exists: it bounds their malloc arenas
   app::PrepareProcess(*config);  // before any thread exists
   auto wired = app::WiredServer::Build(*config);
   if (!wired.ok()) return Fail(wired.error());

@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "common/byte_budget.h"
 #include "common/log.h"
 #include "server/app/drain.h"
 #include "server/app/readiness_probe.h"
@@ -78,6 +79,7 @@ void StopStdioOnSignal(std::stop_source& drain, std::chrono::milliseconds grace,
 }  // namespace
 
 void PrepareProcess(const Config& config) {
+  BoundRetainedMemory();  // first, before any thread exists: it bounds their malloc arenas
   log::Level level = log::Level::kInfo;
   log::ParseLevel(config.log_level, &level);  // ParseConfig accepted it
   log::SetMinLevel(level);

@@ -8,11 +8,11 @@
 
 namespace imgmcp::app {
 
-// Call first, before any thread exists: sets the log level, logs ConfigWarnings, ignores SIGPIPE
-// (a client that goes away must not kill us mid-write; the writer sees EPIPE instead) and, unless
-// it is a self-check, blocks SIGINT and SIGTERM so that every thread started later inherits the
-// block and only the waiter of ServeHttpUntilStopped or ServeStdio receives them (a worker thread
-// would otherwise die of them); for stdio it also sets up the signal that interrupts the reader.
+// Call first, before any thread exists: bounds malloc's arenas (BoundRetainedMemory), sets the log
+// level, logs ConfigWarnings, ignores SIGPIPE (a client that goes away must not kill us
+// mid-write; the writer sees EPIPE instead) and, unless it is a self-check, blocks SIGINT and
+// SIGTERM so that every thread started later inherits the block and only the waiter of
+// ServeHttpUntilStopped or ServeStdio receives them (a worker thread would otherwise die of them).
 void PrepareProcess(const Config& config);
 
 // Serves Streamable HTTP (config.http_listen must be set), with /readyz from the store's
