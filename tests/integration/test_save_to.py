@@ -27,6 +27,7 @@ from tools_support import (error_text, jpeg_size, noisy_png, ok_result, pngio, r
 
 CALL_TIMEOUT = 30.0
 GATE_TIMEOUT = 20.0
+RACE_ROUNDS = 20  # rounds of 40 saves against the swapping thread until the race is hit
 
 
 # --- image checks ---------------------------------------------------------------------------------
@@ -407,17 +408,40 @@ class SaveToRaces(Sandbox):
         self.assertEqual(self.files_below("work", "assets-moved"), [])
 
     def test_a_racing_thread_swapping_the_directory_never_leads_a_write_outside(self):
+        """A thread moves swap/ aside and puts a symlink out of the root in its place, over and
+        over, while 40 saves write into it: whatever each save meets, nothing lands outside the
+        root. And the race was hit, or the test fails: some copy landed in a directory after
+        the thread had moved it aside, so that save's walk opened the directory before the move
+        and its write came after (the thread lists each directory right after moving it; the
+        server never names a moved directory, so a copy not in that list came through an open
+        made before the move). Rounds of 40 go on until that is seen, RACE_ROUNDS at most."""
         self.start()
-        self.session_with_image("s")
+        # Copies of about 770 KB of noise: each write keeps the window open long enough to be
+        # hit on a tmpfs too, where small copies were hit in a round of 40 only now and then.
+        structured(self.call("edit_image", {
+            "session_id": "s", "prompt": "invert", "inline": "none",
+            "image": {"data": base64.b64encode(noisy_png(512, 512)).decode(),
+                      "mime_type": "image/png"}}))
+        late = []
+        for round_ in range(RACE_ROUNDS):
+            late += self.race_round(round_)
+            if late:
+                break
+        self.assertNotEqual(late, [], f"in {RACE_ROUNDS} rounds of 40 saves no directory moved "
+                            "between a save's walk and its write: the race was never hit")
+
+    def race_round(self, round_):
+        """40 saves to swap/ against the swapping thread; the copies that landed late."""
         swap = self.path("work", "swap")
         stop = threading.Event()
-        swaps = []
+        moved = []  # (a directory moved aside, its entries right after the move)
 
         def swapper():
             while not stop.is_set():
-                aside = f"{swap}.{len(swaps)}"
+                aside = f"{swap}.{round_}.{len(moved)}"
                 try:
                     os.rename(swap, aside)  # a directory moves aside, still inside the root
+                    moved.append((aside, set(os.listdir(aside))))
                 except OSError:
                     pass
                 try:
@@ -425,25 +449,25 @@ class SaveToRaces(Sandbox):
                     os.unlink(swap)
                 except OSError:
                     pass
-                swaps.append(aside)
         thread = threading.Thread(target=swapper)
         thread.start()
         try:
             results = self.call_all("get_image", [
-                {"session_id": "s", "inline": "none", "save_to": f"swap/copy-{i}.png"}
+                {"session_id": "s", "inline": "none", "save_to": f"swap/copy-{round_}-{i}.png"}
                 for i in range(40)])
         finally:
             stop.set()
             thread.join()
-        self.assertGreater(len(swaps), 0)
         written = {os.path.basename(f) for f in self.files_below("work")}
         for i, result in enumerate(results):
             if result.get("isError"):
                 self.assertRegex(result["content"][0]["text"],
                                  "(?i)symbolic link|not a directory|no such file")
             else:  # in swap/ or a directory moved aside: inside the root either way
-                self.assertIn(f"copy-{i}.png", written)
+                self.assertIn(f"copy-{round_}-{i}.png", written)
         self.assertEqual(self.files_below("outside"), [])
+        return [os.path.join(aside, name) for aside, before in moved
+                for name in set(os.listdir(aside)) - before if name.startswith("copy-")]
 
     def test_twenty_concurrent_saves_of_one_session_to_one_directory(self):
         self.start()
