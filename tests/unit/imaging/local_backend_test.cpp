@@ -16,13 +16,13 @@ using testing::Solid;
 
 EncodedImage Png(const Image& img) { return EncodedImage{testing::PngOf(img), "image/png"}; }
 
-TEST(LocalBackend, NameAndModel) {
+TEST(LocalBackendTest, NameAndModel) {
   LocalBackend backend;
   EXPECT_EQ(backend.Name(), "local");
   EXPECT_EQ(backend.Model(), "imgmcp-local-1");
 }
 
-TEST(LocalBackend, GenerateIsPngOfTheRatioSizeAndDeterministic) {
+TEST(LocalBackendTest, GenerateIsPngOfTheRatioSizeAndDeterministic) {
   LocalBackend backend;
   GenerateRequest req;
   req.prompt = "a lighthouse at dusk, teal and gold";
@@ -40,7 +40,7 @@ TEST(LocalBackend, GenerateIsPngOfTheRatioSizeAndDeterministic) {
   EXPECT_EQ(Sha256Hex(a->bytes), Sha256Hex(b->bytes));
 }
 
-TEST(LocalBackend, OffersOneModelWithEverySizeAndRatioAndIgnoresTheRest) {
+TEST(LocalBackendTest, OffersOneModelWithEverySizeAndRatioAndIgnoresTheRest) {
   LocalBackend backend;
   ASSERT_EQ(backend.Models().size(), 1u);
   const ModelCapabilities& m = backend.Models().front();
@@ -52,7 +52,7 @@ TEST(LocalBackend, OffersOneModelWithEverySizeAndRatioAndIgnoresTheRest) {
   EXPECT_EQ(m.chain, Support::kIgnored);
 }
 
-TEST(LocalBackend, GenerateHonoursImageSizeAndTheExtremeRatios) {
+TEST(LocalBackendTest, GenerateHonoursImageSizeAndTheExtremeRatios) {
   LocalBackend backend;
   struct Case {
     const char* size;
@@ -88,7 +88,7 @@ TEST(LocalBackend, GenerateHonoursImageSizeAndTheExtremeRatios) {
   EXPECT_NE(refused.error().message.find("--max-pixels"), std::string::npos);
 }
 
-TEST(LocalBackend, EditWithImageSizeScalesKeepingTheAspect) {
+TEST(LocalBackendTest, EditWithImageSizeScalesKeepingTheAspect) {
   LocalBackend backend;
   EditRequest edit;
   edit.prompt = "invert";
@@ -106,7 +106,7 @@ TEST(LocalBackend, EditWithImageSizeScalesKeepingTheAspect) {
   EXPECT_EQ(At(*pixels, 300, 200), (Rgb{0, 255, 255}));
 }
 
-TEST(LocalBackend, GenerateErrors) {
+TEST(LocalBackendTest, GenerateErrors) {
   LocalBackend backend;
   GenerateRequest req;
   req.prompt = "";
@@ -124,7 +124,7 @@ TEST(LocalBackend, GenerateErrors) {
   EXPECT_NE(r.error().message.find("reference image 1"), std::string::npos);
 }
 
-TEST(LocalBackend, ReferenceColoursJoinThePalette) {
+TEST(LocalBackendTest, ReferenceColoursJoinThePalette) {
   LocalBackend backend;
   GenerateRequest req;
   req.prompt = "an abstract piece";
@@ -136,7 +136,7 @@ TEST(LocalBackend, ReferenceColoursJoinThePalette) {
   EXPECT_NE(with_ref->text.find("#0ac81e"), std::string::npos) << with_ref->text;
 }
 
-TEST(LocalBackend, SolidRedInvertedIsCyan) {
+TEST(LocalBackendTest, SolidRedInvertedIsCyan) {
   LocalBackend backend;
   GenerateRequest gen;
   gen.prompt = "solid red";
@@ -156,7 +156,7 @@ TEST(LocalBackend, SolidRedInvertedIsCyan) {
   }
 }
 
-TEST(LocalBackend, JpegBaseIsEditedAndOutputIsPng) {
+TEST(LocalBackendTest, JpegBaseIsEditedAndOutputIsPng) {
   LocalBackend backend;
   EditRequest edit;
   edit.prompt = "rotate 90, draw square black at 0,0 size 3";
@@ -173,7 +173,7 @@ TEST(LocalBackend, JpegBaseIsEditedAndOutputIsPng) {
   EXPECT_NEAR(At(*img, 10, 20).r, 250, 3);
 }
 
-TEST(LocalBackend, EditIsDeterministic) {
+TEST(LocalBackendTest, EditIsDeterministic) {
   LocalBackend backend;
   EditRequest edit;
   edit.prompt = "blur 3 then sharpen then tint orange 40%";
@@ -184,7 +184,7 @@ TEST(LocalBackend, EditIsDeterministic) {
   EXPECT_EQ(a->bytes, b->bytes);
 }
 
-TEST(LocalBackend, EditErrors) {
+TEST(LocalBackendTest, EditErrors) {
   LocalBackend backend;
   EditRequest edit;
   edit.base = Png(Solid(10, 10, Rgb{}));
@@ -214,7 +214,7 @@ TEST(LocalBackend, EditErrors) {
   EXPECT_EQ(strict.Edit(edit, CallContext{}).error().code, ErrorCode::kTooLarge);
 }
 
-TEST(LocalBackend, CancelledBeforeWork) {
+TEST(LocalBackendTest, CancelledBeforeWork) {
   LocalBackend backend;
   CallContext ctx;
   std::stop_source cancel;
