@@ -65,7 +65,8 @@ class Tinyproxy:
         return port
 
     def _drain(self):
-        """Appends what the pipe holds now; False at its end. Called with _lock held."""
+        """Appends what the pipe holds now; False at its end. With _lock held once the reader
+        thread runs."""
         while True:
             try:
                 chunk = os.read(self.proc.stdout.fileno(), 65536)
