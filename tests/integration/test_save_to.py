@@ -304,7 +304,8 @@ class SaveToFormats(Sandbox):
         sc = structured(self.call("get_image", {"session_id": "j", "version": 1, "inline": "none",
                                                 "save_to": "back.png"}))
         self.assertEqual(sc["mime_type"], "image/jpeg")
-        self.assertEqual(read_bytes(sc["path"]), read_bytes(jpg))  # the import kept the JPEG's bytes
+        # The import kept the JPEG's bytes.
+        self.assertEqual(read_bytes(sc["path"]), read_bytes(jpg))
         self.assertEqual(png_size(read_bytes(self.path("work", "back.png"))), (48, 48))
 
     def test_a_gif_name_is_refused_for_a_new_version_and_kept_for_a_stored_gif(self):

@@ -310,9 +310,9 @@ class FailuresAreLogged(unittest.TestCase):
 
 class CatalogueDocs(unittest.TestCase):
     def test_the_docs_list_every_test_here(self):
-        assert_listed(self, names_of_tests(ImportAndEditAreOneOperation, ImportEditWithAFailingModel,
-                                       Retention, SmallResults, OlderClientsGetTheHistoryInText,
-                                       FailuresAreLogged))
+        assert_listed(self, names_of_tests(
+            ImportAndEditAreOneOperation, ImportEditWithAFailingModel, Retention, SmallResults,
+            OlderClientsGetTheHistoryInText, FailuresAreLogged))
 
 
 if __name__ == "__main__":
