@@ -49,9 +49,10 @@ class CliTest(unittest.TestCase):
         self.env = {k: v for k, v in os.environ.items()
                     if k not in ("GEMINI_API_KEY", "IMGMCP_DATA_DIR", "IMGMCP_BACKEND")}
 
-    def cli(self, *args, server_flags=("--backend", "local"), explicit_server=True):
-        """Runs imgmcp-cli in self.cwd; returns CompletedProcess with text stdout/stderr."""
-        argv = [cli_path()]
+    def cli(self, *args, server_flags=("--backend", "local"), explicit_server=True, cli=None):
+        """Runs imgmcp-cli (`cli`, else cli_path()) in self.cwd; returns CompletedProcess with
+        text stdout/stderr."""
+        argv = [cli or cli_path()]
         if explicit_server:
             argv += ["--server", binary_path()]
         argv += [*args, "--", *server_flags, "--data-dir", self.data_dir]
@@ -130,10 +131,15 @@ class CliTest(unittest.TestCase):
         self.assertIn("prompt", r.stderr)
 
     def test_default_server_is_the_imgmcp_next_to_the_cli(self):
-        if os.path.dirname(cli_path()) != os.path.dirname(binary_path()):
-            self.skipTest("imgmcp-cli is not in the same directory as imgmcp")
+        # Both binaries side by side in a directory of their own (wherever the build put them),
+        # and no imgmcp on PATH: only "next to the CLI" can find the server.
+        bindir = tempfile.mkdtemp(prefix="imgmcp-cli-bin-")
+        self.addCleanup(shutil.rmtree, bindir, True)
+        shutil.copy2(cli_path(), os.path.join(bindir, "imgmcp-cli"))
+        shutil.copy2(binary_path(), os.path.join(bindir, "imgmcp"))
+        self.env["PATH"] = os.path.join(bindir, "no-such-dir")
         r = self.cli("generate_image", "prompt=solid blue", "session_id=d", "inline=none",
-                     explicit_server=False)
+                     explicit_server=False, cli=os.path.join(bindir, "imgmcp-cli"))
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("version 1 of session 'd'", r.stdout)
 

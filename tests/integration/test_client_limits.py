@@ -13,7 +13,7 @@ import random
 import struct
 import unittest
 
-from tools_support import ok_result, pngio, start_server, structured
+from tools_support import jpeg_size, ok_result, pngio, start_server, structured
 
 MIB = 1024 * 1024
 PREVIEW_EDGE = 768
@@ -36,26 +36,6 @@ def noisy_4k_png(width=3840, height=2160, seed=4096):
         rows += row
         rows += row  # and twice down
     return pngio.encode_png(width, height, bytes(rows))
-
-
-def jpeg_size(data):
-    """(width, height) from a JPEG's SOFn header; checks SOI and EOI markers."""
-    if data[:2] != b"\xff\xd8" or data[-2:] != b"\xff\xd9":
-        raise AssertionError("not a complete JPEG (SOI/EOI missing)")
-    pos = 2
-    while pos + 4 <= len(data):
-        if data[pos] != 0xFF:
-            raise AssertionError(f"bad JPEG marker at {pos}")
-        marker = data[pos + 1]
-        if marker == 0xFF:  # fill byte
-            pos += 1
-            continue
-        length = struct.unpack(">H", data[pos + 2:pos + 4])[0]
-        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
-            height, width = struct.unpack(">HH", data[pos + 5:pos + 9])
-            return width, height
-        pos += 2 + length
-    raise AssertionError("JPEG has no SOF marker")
 
 
 class DefaultResultsStaySmall(unittest.TestCase):

@@ -15,6 +15,7 @@ import subprocess
 import tempfile
 import unittest
 
+from docs_support import assert_listed, names_of_tests
 from test_http import LATEST, HttpServer
 
 TIMEOUT = 30
@@ -258,19 +259,8 @@ def local_ipv4_addresses():
 
 class CatalogueDocs(unittest.TestCase):
     def test_the_docs_list_every_test_here(self):
-        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
-                               "bad-input.md"), encoding="utf-8") as f:
-            doc = f.read()
-        missing = [f"{cls.__name__}.{name}"
-                   for cls in (UsageErrors,
-                               AllowReadWarning,
-                               AllowWriteWarning,
-                               AllowedHosts,
-                               NonLoopbackWarning,
-                               SelfCheck)
-                   for name in dir(cls)
-                   if name.startswith("test_") and f"{cls.__name__}.{name}" not in doc]
-        self.assertEqual(missing, [], "add these tests to docs/bad-input.md")
+        assert_listed(self, names_of_tests(UsageErrors, AllowReadWarning, AllowWriteWarning,
+                                       AllowedHosts, NonLoopbackWarning, SelfCheck))
 
 
 if __name__ == "__main__":

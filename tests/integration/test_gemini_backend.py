@@ -13,21 +13,12 @@ import unittest
 
 from fake_gemini_support import (MODEL, TEST_KEY, FakeGeminiTestCase, current_version,
                                  files_under, progress_of)
-from tools_support import blocks, error_text, ok_result, pngio, structured, tool_result
+from tools_support import (blocks, center_pixel, error_text, ok_result, pngio, read_bytes,
+                           structured, tool_result)
 
 OFFLINE = "offline local backend"
 GRADIENT_WEBP_64X32 = ("UklGRlYAAABXRUJQVlA4TEoAAAAvP8AHAAmAIAb8PzuI6H/qBUAQ/s8dRPQ/NdQ2kuJsCP037eFNYiBt"
                        "21C2/aMVSts2YFpWNK9Ajom8SDMCZHN+KMcnf6Dfvh4ZAA==")
-
-
-def read(path):
-    with open(path, "rb") as f:
-        return f.read()
-
-
-def center_pixel(path):
-    decoded = pngio.decode_png(read(path))
-    return pngio.pixel(decoded, decoded[0] // 2, decoded[1] // 2)
 
 
 def generate(server, session_id, prompt="solid red", **extra):
@@ -43,7 +34,7 @@ class GenerateAndEditThroughTheFake(FakeGeminiTestCase):
         self.assertEqual((v1["version"], v1["backend"], v1["model"]), (1, "gemini", MODEL))
         self.assertEqual((v1["width"], v1["height"], v1["mime_type"]), (1024, 1024, "image/png"))
         self.assertEqual(center_pixel(v1["path"]), (255, 0, 0))
-        self.assertEqual(hashlib.sha256(read(v1["path"])).hexdigest(), v1["sha256"])
+        self.assertEqual(hashlib.sha256(read_bytes(v1["path"])).hexdigest(), v1["sha256"])
         self.assertIn("gemini backend", blocks(resp, "text")[0]["text"])
         self.assertNotIn(OFFLINE, blocks(resp, "text")[0]["text"])
 
@@ -92,7 +83,7 @@ class GenerateAndEditThroughTheFake(FakeGeminiTestCase):
         sc = generate(server, "j1", "solid blue")
         self.assertEqual(sc["mime_type"], "image/jpeg")
         self.assertTrue(sc["path"].endswith(".jpg"), sc["path"])
-        data = read(sc["path"])
+        data = read_bytes(sc["path"])
         self.assertEqual(data[:3], b"\xff\xd8\xff")
         self.assertEqual((len(data), hashlib.sha256(data).hexdigest()), (sc["bytes"], sc["sha256"]))
         full = server.call_tool("get_image", {"session_id": "j1", "inline": "full"})
@@ -124,7 +115,7 @@ class GenerateAndEditThroughTheFake(FakeGeminiTestCase):
         sc = structured(resp)
         self.assertEqual((sc["version"], sc["mime_type"], sc["width"], sc["height"]),
                          (1, "image/webp", 64, 32))
-        self.assertEqual(read(sc["path"]), webp)
+        self.assertEqual(read_bytes(sc["path"]), webp)
         [image] = blocks(resp, "image")
         self.assertEqual(image["mimeType"], "image/png")
         preview = pngio.decode_png(base64.b64decode(image["data"]))
@@ -149,7 +140,7 @@ class GenerateAndEditThroughTheFake(FakeGeminiTestCase):
         sc = structured(resp)
         self.assertEqual((sc["version"], sc["mime_type"], sc["width"], sc["height"]),
                          (1, "image/webp", 64, 32))
-        self.assertEqual(read(sc["path"]), webp)
+        self.assertEqual(read_bytes(sc["path"]), webp)
         self.assertEqual(blocks(resp, "image"), [])
         text = blocks(resp, "text")[0]["text"]
         self.assertIn("no inline preview: could not decode image/webp image", text)
@@ -349,7 +340,7 @@ class ApiKeyNeverLeaks(FakeGeminiTestCase):
         prompt_seen = False  # positive control: the scan does see what imgmcp stores
         for path in files_under(server.data_dir):
             scanned += 1
-            content = read(path)
+            content = read_bytes(path)
             self.assertNotIn(key, content, path)
             prompt_seen = prompt_seen or b"solid red" in content
         self.assertGreaterEqual(scanned, 3)  # the database and the image files at least

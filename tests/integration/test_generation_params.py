@@ -18,7 +18,8 @@ import tempfile
 import unittest
 
 from fake_gemini_support import FakeGeminiTestCase, current_version
-from tools_support import blocks, error_text, pngio, small_png_b64, start_server, structured
+from tools_support import (blocks, center_pixel, error_text, pngio, read_bytes, small_png_b64,
+                           start_server, structured)
 
 SIZES = ["512", "1K", "2K", "4K"]
 TEN = ["1:1", "2:3", "3:2", "3:4", "4:3", "4:5", "5:4", "9:16", "16:9", "21:9"]
@@ -37,19 +38,9 @@ FLASH = "gemini-3.1-flash-image"
 PRO = "gemini-3-pro-image"
 
 
-def read(path):
-    with open(path, "rb") as f:
-        return f.read()
-
-
 def size_of(path):
-    decoded = pngio.decode_png(read(path))
+    decoded = pngio.decode_png(read_bytes(path))
     return decoded[0], decoded[1]
-
-
-def center_pixel(path):
-    decoded = pngio.decode_png(read(path))
-    return pngio.pixel(decoded, decoded[0] // 2, decoded[1] // 2)
 
 
 def text_of(resp):

@@ -22,8 +22,10 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
+from docs_support import assert_listed, names_of_tests  # noqa: E402
 from fake_gemini_process import FakeGemini  # noqa: E402  (tests/support)
 from imgmcp_process import LISTENING, HttpProcess, SseReader  # noqa: E402  (tests/support)
+from tools_support import under_sanitizer  # noqa: E402
 
 TIMEOUT = 20.0
 TEST_TIMEOUT = 120  # seconds; a watchdog fails a test that hangs longer
@@ -328,10 +330,6 @@ def rss_kib(pid):
     raise AssertionError("no VmRSS")
 
 
-def under_sanitizer():
-    return "ASAN_OPTIONS" in os.environ or "TSAN_OPTIONS" in os.environ
-
-
 class OversizedCursor(ServerTestCase):
     def test_a_cursor_of_nested_arrays_is_refused_without_growing_memory(self):
         cursor = base64.b64encode(b"resources:" + b"[" * (1 << 20)).decode()
@@ -615,17 +613,10 @@ class RequestStateAcrossReplicas(WatchedTest):
 
 class CatalogueDocs(unittest.TestCase):
     def test_the_docs_list_every_test_here(self):
-        docs = os.path.join(HERE, "..", "..", "docs")
-        with open(os.path.join(docs, "bad-input.md"), encoding="utf-8") as f:
-            doc = f.read()
-        missing = [f"{cls.__name__}.{name}"
-                   for cls in (RoutingHeadersAreRawBytes, RepeatedRoutingHeaders,
-                               BearerTokenAsWritten, OversizedCursor, HangUpCancels,
-                               LoggedHeadersAreSafe, BoundedEchoes, BatchesOutsideASession,
-                               GalleryPolicy, GallerySummary, RequestStateAcrossReplicas)
-                   for name in dir(cls)
-                   if name.startswith("test_") and f"{cls.__name__}.{name}" not in doc]
-        self.assertEqual(missing, [], "add these tests to docs/bad-input.md")
+        assert_listed(self, names_of_tests(
+            RoutingHeadersAreRawBytes, RepeatedRoutingHeaders, BearerTokenAsWritten,
+            OversizedCursor, HangUpCancels, LoggedHeadersAreSafe, BoundedEchoes,
+            BatchesOutsideASession, GalleryPolicy, GallerySummary, RequestStateAcrossReplicas))
 
 
 if __name__ == "__main__":

@@ -18,7 +18,9 @@ import threading
 import time
 import unittest
 
+from docs_support import assert_listed, names_of_tests
 from test_http import ACCEPT_BOTH, LATEST, HttpServer, SseReader, error_of
+from tools_support import under_sanitizer
 
 CAP = 96 << 20          # the HTTP body limit (bytes)
 WORKERS = 128           # the server's worker threads (--http default)
@@ -33,11 +35,6 @@ def rss_peak_kib(pid):
             if line.startswith("VmHWM:"):
                 return int(line.split()[1])
     raise AssertionError("no VmHWM")
-
-
-def under_sanitizer():
-    # Sanitizers' shadow memory (and ASan's quarantine) make RSS figures meaningless.
-    return "ASAN_OPTIONS" in os.environ or "TSAN_OPTIONS" in os.environ
 
 
 def half_open(port, head=b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"):
@@ -407,16 +404,8 @@ class SessionTableBound(unittest.TestCase):
 
 class CatalogueDocs(unittest.TestCase):
     def test_the_docs_list_every_test_here(self):
-        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
-                               "bad-input.md"), encoding="utf-8") as f:
-            doc = f.read()
-        missing = []
-        for cls in (HalfOpenConnections, HeaderDeadline, BodyLimits, UnreadBodies, PortInUse,
-                    SessionTableBound):
-            for name in dir(cls):
-                if name.startswith("test_") and f"{cls.__name__}.{name}" not in doc:
-                    missing.append(f"{cls.__name__}.{name}")
-        self.assertEqual(missing, [], "add these tests to docs/bad-input.md")
+        assert_listed(self, names_of_tests(HalfOpenConnections, HeaderDeadline, BodyLimits,
+                                       UnreadBodies, PortInUse, SessionTableBound))
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 import urllib.parse
@@ -19,6 +20,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from imgmcp_process import HttpProcess, binary_path, clean_env  # noqa: E402  (tests/support)
 from fake_gemini_support import FakeGeminiTestCase  # noqa: E402
 from mcp_harness import ServerProcess  # noqa: E402
+from skips import require_tool  # noqa: E402  (tests/support)
 from replica_support import LegacyClient  # noqa: E402
 from tools_support import error_text, structured, wait_until  # noqa: E402
 
@@ -27,7 +29,9 @@ TOKEN = "metrics-test-token"
 METRICS_AT = re.compile(r"metrics at http://127\.0\.0\.1:(\d+)/metrics")
 SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$")
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
-PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
+# Prometheus's log lines: the port it listens on (asked for port 0), and that it serves.
+PROMETHEUS_LISTENING = re.compile(r'msg="Listening on" address=127\.0\.0\.1:(\d+)')
+PROMETHEUS_READY = 'msg="Server is ready to receive web requests."'
 
 
 def parse_samples(text):
@@ -78,12 +82,6 @@ def scrape(port, headers=None):
     return parse_samples(body)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class TokenClient(LegacyClient):
     """A legacy-era client that sends the bearer token."""
 
@@ -95,7 +93,8 @@ class TokenClient(LegacyClient):
 
 def start_prometheus(test, ports, token=None):
     """A real Prometheus scraping 127.0.0.1:PORT/metrics for each port every second (with the
-    bearer token when given), stopped and removed at the test's cleanup; returns its API port."""
+    bearer token when given), stopped and removed at the test's cleanup; returns its API port.
+    It listens on port 0 and its log says which port it got and when it is ready."""
     work = tempfile.mkdtemp(prefix="imgmcp-prometheus-")
     test.addCleanup(shutil.rmtree, work, True)
     config = os.path.join(work, "prometheus.yml")
@@ -105,23 +104,29 @@ def start_prometheus(test, ports, token=None):
                 "scrape_configs:\n  - job_name: imgmcp\n"
                 + (f"    authorization:\n      credentials: {token}\n" if token else "")
                 + f"    static_configs:\n      - targets: [{targets}]\n")
-    api = free_port()
-    with open(os.path.join(work, "prometheus.log"), "wb") as log:
-        proc = subprocess.Popen(
-            [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={work}/data",
-             f"--web.listen-address=127.0.0.1:{api}"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, env=clean_env())
-    test.addCleanup(lambda: (proc.kill(), proc.wait(10)))
+    proc = subprocess.Popen(
+        [require_tool("prometheus"), f"--config.file={config}",
+         f"--storage.tsdb.path={work}/data", "--web.listen-address=127.0.0.1:0"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env=clean_env())
+    log, found, ready = [], {}, threading.Event()
 
-    def ready():
-        if proc.poll() is not None:
-            raise AssertionError(f"prometheus exited {proc.returncode}")
-        try:
-            return get(api, "/-/ready")[0] == 200
-        except OSError:
-            return False
-    wait_until(ready, 30, "Prometheus to be ready")
-    return api
+    def read_log():  # until EOF: the pipe never fills
+        for line in iter(proc.stderr.readline, b""):
+            log.append(line.decode(errors="replace"))
+            m = PROMETHEUS_LISTENING.search(log[-1])
+            if m:
+                found.setdefault("port", int(m.group(1)))
+            if PROMETHEUS_READY in log[-1]:
+                ready.set()
+        ready.set()  # exited before it was ready
+    reader = threading.Thread(target=read_log, daemon=True)
+    reader.start()
+    test.addCleanup(lambda: (proc.kill(), proc.wait(10), reader.join(10), proc.stderr.close()))
+    if not ready.wait(30) or proc.poll() is not None or "port" not in found:
+        raise AssertionError("Prometheus did not report a port and readiness:\n"
+                             + "".join(log[-20:]))
+    return found["port"]
 
 
 def prometheus_query(api, query):
@@ -256,10 +261,8 @@ class StdioWithMetricsListener(unittest.TestCase):
         self.assertEqual(get(self.port, "/gallery")[0], 404)
         self.assertEqual(get(self.port, headers={"Host": "evil.example"})[0], 403)
 
-    @unittest.skipUnless(os.access(PROMETHEUS, os.X_OK),
-                         f"{PROMETHEUS} is not installed (Debian package prometheus; scripts/setup "
-                         "installs it)")
     def test_a_real_prometheus_scrapes_the_calls_made(self):
+        require_tool("prometheus")
         expected = self.make_calls()
         api = self.start_prometheus()
         query = ('sum by (gen_ai_tool_name) (mcp_server_operation_duration_seconds_count'
@@ -332,15 +335,13 @@ class RetryStormFromGemini(FakeGeminiTestCase):
                                backend="gemini"), 1)
 
 
-@unittest.skipUnless(os.access(PROMETHEUS, os.X_OK),
-                     f"{PROMETHEUS} is not installed (Debian package prometheus; scripts/setup "
-                     "installs it)")
 class PrometheusScrapesEveryReplica(unittest.TestCase):
     """Three --http replicas on one data dir, each behind the bearer token, scraped by one
     Prometheus with the documented `authorization: {credentials: TOKEN}`: its sums per tool over
     the replicas equal the calls the test made through each."""
 
     def test_the_sum_over_replicas_equals_the_calls_made(self):
+        require_tool("prometheus")
         data_dir = tempfile.mkdtemp(prefix="imgmcp-metrics-replicas-")
         self.addCleanup(shutil.rmtree, data_dir, True)
         replicas = []

@@ -15,6 +15,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from fake_gemini_support import FakeGeminiTestCase, progress_of  # noqa: E402
 from imgmcp_process import HttpProcess  # noqa: E402  (tests/support)
 from mcp_harness import ServerProcess, binary_path  # noqa: E402
+from skips import require  # noqa: E402  (tests/support)
 from tools_support import error_text, structured  # noqa: E402
 
 NETWORK_LIBRARIES = ("libcpp-httplib", "libimgmcp_net.so", "libssl")  # sorted
@@ -48,9 +49,9 @@ class LoadedOnFirstUse(FakeGeminiTestCase):
 
 
 class InstalledLayout(unittest.TestCase):
-    @unittest.skipUnless(os.environ.get("IMGMCP_BUILD_DIR") and os.environ.get("CMAKE_COMMAND"),
-                         "needs the build tree (set by ctest)")
     def test_cmake_install_puts_the_module_where_the_installed_binary_finds_it(self):
+        require(os.environ.get("IMGMCP_BUILD_DIR") and os.environ.get("CMAKE_COMMAND"),
+                "needs the build tree: ctest sets IMGMCP_BUILD_DIR and CMAKE_COMMAND")
         prefix = tempfile.mkdtemp(prefix="imgmcp-install-")
         self.addCleanup(shutil.rmtree, prefix, True)
         subprocess.run([os.environ["CMAKE_COMMAND"], "--install", os.environ["IMGMCP_BUILD_DIR"],

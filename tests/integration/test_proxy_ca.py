@@ -5,15 +5,18 @@ HTTPS_PROXY (lower-case here) as CONNECT tunnels, trusting the test's CA from --
 SSL_CERT_FILE; NO_PROXY proved by the proxy never seeing the call; an untrusted certificate is a
 clear error; --self-check names the proxy and never its password."""
 import os
+import select
 import shutil
-import socket
 import subprocess
 import tempfile
+import threading
 import time
 import unittest
 
 from fake_gemini_support import TEST_KEY, FakeGemini
 from mcp_harness import ServerProcess
+from ports import AddressInUse, on_a_free_port  # tests/support, on sys.path through mcp_harness
+from skips import require_tool  # tests/support
 from tools_support import error_text, structured
 from vertex_support import ServiceAccount, configure_fake, vertex_env
 
@@ -21,43 +24,79 @@ PROXY_USER, PROXY_PASSWORD = "imgmcp", "pr0xy-" + os.urandom(6).hex()
 START_TIMEOUT = 20
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Tinyproxy:
-    """tinyproxy in the foreground with Basic auth, logging every request to a file."""
+    """tinyproxy in the foreground with Basic auth, logging every request to its stdout, which a
+    thread keeps reading into memory. tinyproxy cannot listen on port 0: it starts on a port
+    drawn below the ephemeral range, and on a fresh one when it reports the port taken
+    (tests/support/ports.py)."""
 
     def __init__(self, workdir):
-        self.port = free_port()
-        self.log_path = os.path.join(workdir, "tinyproxy.log")
-        conf = os.path.join(workdir, "tinyproxy.conf")
-        with open(conf, "w") as f:
-            f.write(f"Port {self.port}\nListen 127.0.0.1\nTimeout 120\nMaxClients 200\n"
-                    f'LogFile "{self.log_path}"\nLogLevel Info\n'
-                    f"BasicAuth {PROXY_USER} {PROXY_PASSWORD}\n")
-        self.proc = subprocess.Popen(["tinyproxy", "-d", "-c", conf], stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.binary = require_tool("tinyproxy")
+        self.workdir = workdir
+        self._reader = None
+        self._lock = threading.Lock()  # guards _log and the reads of the log pipe
+        self._log = b""
+        self.port = on_a_free_port(self._start_on)
+
+    def _start_on(self, port):
+        conf = os.path.join(self.workdir, "tinyproxy.conf")
+        with open(conf, "w") as f:  # no LogFile: in the foreground (-d) it logs to stdout
+            f.write(f"Port {port}\nListen 127.0.0.1\nTimeout 120\nMaxClients 200\n"
+                    f"LogLevel Info\nBasicAuth {PROXY_USER} {PROXY_PASSWORD}\n")
+        self.proc = subprocess.Popen([self.binary, "-d", "-c", conf], stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        os.set_blocking(self.proc.stdout.fileno(), False)
+        self._log = b""
         deadline = time.monotonic() + START_TIMEOUT
-        while True:  # readiness: the port accepts a connection
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+        running = True  # until its readiness line, its end or the deadline
+        while running and b"Accepting connections" not in self._log:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.proc.stdout], [], [], left)[0]:
                 break
-            except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    self.close()
-                    raise RuntimeError("tinyproxy did not start")
-                time.sleep(0.02)
+            running = self._drain()
+        if b"Accepting connections" not in self._log:
+            said = self._log.decode(errors="replace")
+            self.close()
+            if "Could not create listening sockets" in said:
+                raise AddressInUse(said)
+            raise RuntimeError("tinyproxy did not start:\n" + said)
+        self._reader = threading.Thread(target=self._keep_reading, daemon=True)
+        self._reader.start()
+        return port
+
+    def _drain(self):
+        """Appends what the pipe holds now; False at its end. With _lock held once the reader
+        thread runs."""
+        while True:
+            try:
+                chunk = os.read(self.proc.stdout.fileno(), 65536)
+            except BlockingIOError:
+                return True
+            if not chunk:
+                return False
+            self._log += chunk
+
+    def _keep_reading(self):  # the pipe never fills, whatever a test makes the proxy log
+        while True:
+            select.select([self.proc.stdout], [], [])
+            with self._lock:
+                if not self._drain():
+                    return
+
+    def log(self):
+        """Everything the proxy has logged: what it wrote before this call is all there, since
+        the pipe is drained here too."""
+        with self._lock:
+            self._drain()
+            return self._log.decode(errors="replace")
 
     def url(self, credentials=True, password=PROXY_PASSWORD):
         auth = f"{PROXY_USER}:{password}@" if credentials else ""
         return f"http://{auth}127.0.0.1:{self.port}"
 
     def requests(self):
-        with open(self.log_path, errors="replace") as f:
-            return [line.split("): ", 1)[1] for line in f if "Request (file descriptor" in line]
+        return [line.split("): ", 1)[1] for line in self.log().splitlines()
+                if "Request (file descriptor" in line]
 
     def close(self):
         if self.proc.poll() is None:
@@ -67,6 +106,9 @@ class Tinyproxy:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(timeout=10)
+        if self._reader is not None:
+            self._reader.join(10)  # it ends at the end of the pipe
+        self.proc.stdout.close()
 
 
 def make_ca_and_server_cert(d):
@@ -85,6 +127,7 @@ def make_ca_and_server_cert(d):
 class ProxyAndCaTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
+        require_tool("openssl")
         cls.dir = tempfile.mkdtemp(prefix="imgmcp-proxy-")
         cls.addClassCleanup(shutil.rmtree, cls.dir, True)
         cls.cert, cls.key, cls.ca = make_ca_and_server_cert(cls.dir)
@@ -131,8 +174,7 @@ class ProxyAndCaTests(unittest.TestCase):
         seen = self.proxy.requests()
         self.assertTrue(any(r.startswith(f"POST http://127.0.0.1:{port}/v1beta/models/")
                             for r in seen), seen)
-        with open(self.proxy.log_path, errors="replace") as f:
-            self.assertNotIn(TEST_KEY, f.read())
+        self.assertNotIn(TEST_KEY, self.proxy.log())
 
     def test_vertex_and_its_token_endpoint_tunnel_through_https_proxy_with_ca_file(self):
         port = self.tls_fake.base_url.rsplit(":", 1)[1]

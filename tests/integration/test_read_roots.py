@@ -7,6 +7,7 @@ import shutil
 import tempfile
 import unittest
 
+from docs_support import assert_listed, names_of_tests
 from mcp_harness import ServerProcess
 from tools_support import pngio
 
@@ -64,12 +65,7 @@ class ReadRootsInSlash(unittest.TestCase):
 
 class CatalogueDocs(unittest.TestCase):
     def test_the_docs_list_every_test_here(self):
-        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
-                               "bad-input.md"), encoding="utf-8") as f:
-            doc = f.read()
-        missing = [f"{cls.__name__}.{name}" for cls in (ReadRootsInSlash,) for name in dir(cls)
-                   if name.startswith("test_") and f"{cls.__name__}.{name}" not in doc]
-        self.assertEqual(missing, [], "add these tests to docs/bad-input.md")
+        assert_listed(self, names_of_tests(ReadRootsInSlash))
 
 
 if __name__ == "__main__":

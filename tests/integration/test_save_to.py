@@ -10,7 +10,6 @@ ends that nothing appeared outside work/ and extra/ (besides the data dir).
 import base64
 import json
 import os
-import random
 import shutil
 import stat
 import struct
@@ -18,33 +17,20 @@ import subprocess
 import tempfile
 import threading
 import unittest
-import zlib
 
+from docs_support import assert_listed, names_of_tests
 from mcp_harness import ServerProcess
+from skips import require  # tests/support, on sys.path through mcp_harness
 from test_http import HttpServer
-from tools_support import (error_text, ok_result, pngio, sha256_file, small_png_b64, structured,
-                           tool_result)
+from tools_support import (error_text, jpeg_size, noisy_png, ok_result, pngio, read_bytes,
+                           sha256_file, small_png_b64, structured, tool_result)
 
 CALL_TIMEOUT = 30.0
 GATE_TIMEOUT = 20.0
+RACE_ROUNDS = 20  # rounds of 40 saves against the swapping thread until the race is hit
 
 
 # --- image checks ---------------------------------------------------------------------------------
-
-def jpeg_size(data):
-    """(width, height) from a JPEG's SOF segment; fails when the bytes are not a JPEG."""
-    assert data[:3] == b"\xff\xd8\xff", data[:4]
-    pos = 2
-    while pos + 4 <= len(data):
-        assert data[pos] == 0xFF, f"no marker at {pos}"
-        marker = data[pos + 1]
-        length = struct.unpack(">H", data[pos + 2:pos + 4])[0]
-        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
-            height, width = struct.unpack(">HH", data[pos + 5:pos + 9])
-            return width, height
-        pos += 2 + length
-    raise AssertionError("JPEG without a frame header")
-
 
 def webp_size(data):
     """(width, height) from a WebP's first chunk (VP8, VP8L or VP8X)."""
@@ -65,25 +51,6 @@ def webp_size(data):
 def png_size(data):
     width, height, _, _ = pngio.decode_png(data)  # decodes every row: the file is whole
     return width, height
-
-
-def read(path):
-    with open(path, "rb") as f:
-        return f.read()
-
-
-def noisy_png(width, height, seed=3):
-    """A PNG that does not compress: width * height * 3 bytes of noise."""
-    rng = random.Random(seed)
-    rows = b"".join(b"\x00" + bytes(rng.randrange(256) for _ in range(width * 3))
-                    for _ in range(height))
-
-    def chunk(kind, body):
-        return (struct.pack(">I", len(body)) + kind + body
-                + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF))
-    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(rows))
-            + chunk(b"IEND", b""))
 
 
 # --- the sandbox ----------------------------------------------------------------------------------
@@ -166,7 +133,7 @@ class SaveToPaths(Sandbox):
         self.assertEqual(sc["saved_format"], "png")
         self.assertEqual(sc["saved_bytes"], os.path.getsize(target))
         self.assertEqual(sha256_file(target), sc["sha256"])  # the version's own bytes
-        self.assertEqual(png_size(read(target)), (1024, 1024))
+        self.assertEqual(png_size(read_bytes(target)), (1024, 1024))
         text = ok_result(resp)["content"][0]["text"].split("\n{")[0]
         self.assertEqual([line for line in text.split("\n") if "Saved a copy" in line],
                          [f"Saved a copy to {target} (png, {sc['saved_bytes'] / 1024:.1f} KB)."])
@@ -178,7 +145,7 @@ class SaveToPaths(Sandbox):
         sc = structured(self.call("generate_image", {"prompt": "solid red", "inline": "none",
                                                      "save_to": target}))
         self.assertEqual(sc["saved_to"], target)
-        self.assertEqual(png_size(read(target)), (1024, 1024))
+        self.assertEqual(png_size(read_bytes(target)), (1024, 1024))
 
     def test_a_directory_target_gets_the_default_name(self):
         self.start()
@@ -248,7 +215,7 @@ class SaveToRefusals(Sandbox):
         self.assertIsNone(self.version_of("fresh"), "nothing was generated")
         self.assertEqual(self.version_of("s"), 2, "nothing was committed")
         self.assertEqual(self.files_below("work"), before)
-        self.assertEqual(read(self.path("work", "taken.png")), b"keep me")
+        self.assertEqual(read_bytes(self.path("work", "taken.png")), b"keep me")
 
     def test_traversal(self):
         self.refused({"save_to": "../outside/x.png"}, "'save_to'", "'..'")
@@ -280,7 +247,7 @@ class SaveToRefusals(Sandbox):
         try:
             os.mknod(self.path("work", "null.png"), 0o600 | stat.S_IFCHR, os.makedev(1, 3))
         except PermissionError:
-            self.skipTest("creating a device node needs root")
+            require(False, "creating a device node needs root")
         self.refused({"save_to": "null.png", "overwrite": True}, "'save_to'",
                      "a character device")
 
@@ -313,7 +280,7 @@ class SaveToFormats(Sandbox):
         sc = structured(self.call("get_image", {"session_id": "f", "inline": "none",
                                                 "save_to": "out/f.jpg"}))
         self.assertEqual((sc["saved_format"], sc["mime_type"]), ("jpeg", "image/png"))
-        self.assertEqual(jpeg_size(read(sc["saved_to"])), (48, 48))
+        self.assertEqual(jpeg_size(read_bytes(sc["saved_to"])), (48, 48))
         self.assertEqual(sha256_file(sc["path"]), self.version["sha256"])  # the version untouched
 
     def test_webp_with_a_quality(self):
@@ -322,7 +289,7 @@ class SaveToFormats(Sandbox):
             sc = structured(self.call("get_image", {
                 "session_id": "f", "inline": "none", "save_to": f"q{quality}",
                 "save_format": "webp", "save_quality": quality}))
-            data = read(sc["saved_to"])
+            data = read_bytes(sc["saved_to"])
             self.assertEqual(webp_size(data), (48, 48))
             sizes[quality] = len(data)
             self.assertEqual(sc["saved_bytes"], len(data))
@@ -337,8 +304,9 @@ class SaveToFormats(Sandbox):
         sc = structured(self.call("get_image", {"session_id": "j", "version": 1, "inline": "none",
                                                 "save_to": "back.png"}))
         self.assertEqual(sc["mime_type"], "image/jpeg")
-        self.assertEqual(read(sc["path"]), read(jpg))  # the import kept the JPEG's bytes
-        self.assertEqual(png_size(read(self.path("work", "back.png"))), (48, 48))
+        # The import kept the JPEG's bytes.
+        self.assertEqual(read_bytes(sc["path"]), read_bytes(jpg))
+        self.assertEqual(png_size(read_bytes(self.path("work", "back.png"))), (48, 48))
 
     def test_a_gif_name_is_refused_for_a_new_version_and_kept_for_a_stored_gif(self):
         # generate_image and edit_image make a PNG or JPEG: refused before anything is done.
@@ -358,7 +326,7 @@ class SaveToFormats(Sandbox):
         sc = structured(self.call("get_image", {"session_id": "g", "version": 1, "inline": "none",
                                                 "save_to": "anim.gif"}))
         self.assertEqual((sc["mime_type"], sc["saved_format"]), ("image/gif", "gif"))
-        self.assertEqual(read(self.path("work", "anim.gif")), gif)
+        self.assertEqual(read_bytes(self.path("work", "anim.gif")), gif)
         text = error_text(self.call("get_image", {"session_id": "f", "inline": "none",
                                                   "save_to": "png.gif"}))
         self.assertIn("imgmcp does not write GIF", text)
@@ -369,7 +337,7 @@ class SaveToFormats(Sandbox):
                                                  "inline": "none", "save_to": "shots/",
                                                  "save_format": "jpeg", "save_quality": 60}))
         self.assertEqual(sc["saved_to"], self.path("work", "shots", "f-v3.jpg"))
-        self.assertEqual(jpeg_size(read(sc["saved_to"])), (48, 48))
+        self.assertEqual(jpeg_size(read_bytes(sc["saved_to"])), (48, 48))
 
 
 # --- races ------------------------------------------------------------------------------------------
@@ -441,17 +409,40 @@ class SaveToRaces(Sandbox):
         self.assertEqual(self.files_below("work", "assets-moved"), [])
 
     def test_a_racing_thread_swapping_the_directory_never_leads_a_write_outside(self):
+        """A thread moves swap/ aside and puts a symlink out of the root in its place, over and
+        over, while 40 saves write into it: whatever each save meets, nothing lands outside the
+        root. And the race was hit, or the test fails: some copy landed in a directory after
+        the thread had moved it aside, so that save's walk opened the directory before the move
+        and its write came after (the thread lists each directory right after moving it; the
+        server never names a moved directory, so a copy not in that list came through an open
+        made before the move). Rounds of 40 go on until that is seen, RACE_ROUNDS at most."""
         self.start()
-        self.session_with_image("s")
+        # Copies of about 770 KB of noise: each write keeps the window open long enough to be
+        # hit on a tmpfs too, where small copies were hit in a round of 40 only now and then.
+        structured(self.call("edit_image", {
+            "session_id": "s", "prompt": "invert", "inline": "none",
+            "image": {"data": base64.b64encode(noisy_png(512, 512)).decode(),
+                      "mime_type": "image/png"}}))
+        late = []
+        for round_ in range(RACE_ROUNDS):
+            late += self.race_round(round_)
+            if late:
+                break
+        self.assertNotEqual(late, [], f"in {RACE_ROUNDS} rounds of 40 saves no directory moved "
+                            "between a save's walk and its write: the race was never hit")
+
+    def race_round(self, round_):
+        """40 saves to swap/ against the swapping thread; the copies that landed late."""
         swap = self.path("work", "swap")
         stop = threading.Event()
-        swaps = []
+        moved = []  # (a directory moved aside, its entries right after the move)
 
         def swapper():
             while not stop.is_set():
-                aside = f"{swap}.{len(swaps)}"
+                aside = f"{swap}.{round_}.{len(moved)}"
                 try:
                     os.rename(swap, aside)  # a directory moves aside, still inside the root
+                    moved.append((aside, set(os.listdir(aside))))
                 except OSError:
                     pass
                 try:
@@ -459,25 +450,25 @@ class SaveToRaces(Sandbox):
                     os.unlink(swap)
                 except OSError:
                     pass
-                swaps.append(aside)
         thread = threading.Thread(target=swapper)
         thread.start()
         try:
             results = self.call_all("get_image", [
-                {"session_id": "s", "inline": "none", "save_to": f"swap/copy-{i}.png"}
+                {"session_id": "s", "inline": "none", "save_to": f"swap/copy-{round_}-{i}.png"}
                 for i in range(40)])
         finally:
             stop.set()
             thread.join()
-        self.assertGreater(len(swaps), 0)
         written = {os.path.basename(f) for f in self.files_below("work")}
         for i, result in enumerate(results):
             if result.get("isError"):
                 self.assertRegex(result["content"][0]["text"],
                                  "(?i)symbolic link|not a directory|no such file")
             else:  # in swap/ or a directory moved aside: inside the root either way
-                self.assertIn(f"copy-{i}.png", written)
+                self.assertIn(f"copy-{round_}-{i}.png", written)
         self.assertEqual(self.files_below("outside"), [])
+        return [os.path.join(aside, name) for aside, before in moved
+                for name in set(os.listdir(aside)) - before if name.startswith("copy-")]
 
     def test_twenty_concurrent_saves_of_one_session_to_one_directory(self):
         self.start()
@@ -491,7 +482,7 @@ class SaveToRaces(Sandbox):
         for sc in results:
             self.assertEqual(sc["saved_to"], self.path("work", "shots", f"s-v{sc['version']}.png"))
             self.assertEqual(sha256_file(sc["saved_to"]), sc["sha256"])
-            self.assertEqual(png_size(read(sc["saved_to"])), (32, 32))
+            self.assertEqual(png_size(read_bytes(sc["saved_to"])), (32, 32))
 
     def test_twenty_concurrent_saves_to_one_name_write_it_once(self):
         self.start()
@@ -536,8 +527,8 @@ class SaveToFailures(Sandbox):
         os.mkdir(small)
         mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", small],
                                  capture_output=True)
-        if mounted.returncode != 0:
-            self.skipTest("cannot mount a tmpfs here: " + mounted.stderr.decode().strip())
+        require(mounted.returncode == 0,
+                "cannot mount a tmpfs here (needs root): " + mounted.stderr.decode().strip())
         self.addCleanup(subprocess.run, ["umount", "-l", small], capture_output=True)
         self.start("--allow-write", small)
         self.noisy_session()
@@ -578,7 +569,7 @@ class SaveToRoots(Sandbox):
             sc = structured(self.call("generate_image", {
                 "prompt": "solid red", "inline": "none",
                 "save_to": self.path("extra", d, "x.webp")}))
-            self.assertEqual(webp_size(read(sc["saved_to"])), (1024, 1024))
+            self.assertEqual(webp_size(read_bytes(sc["saved_to"])), (1024, 1024))
         text = error_text(self.call("generate_image", {
             "prompt": "solid red", "inline": "none", "save_to": self.path("extra", "x.png")}))
         self.assertIn(self.path("extra", "a"), text)  # the roots are named
@@ -616,7 +607,7 @@ class SaveToRoots(Sandbox):
             return [m for m in messages if m.get("id") == id_][0]["result"]
         result = generate(1, self.path("extra", "http", "x.png"))
         self.assertFalse(result.get("isError"), result)
-        self.assertEqual(png_size(read(self.path("extra", "http", "x.png"))), (1024, 1024))
+        self.assertEqual(png_size(read_bytes(self.path("extra", "http", "x.png"))), (1024, 1024))
         # An HTTP server's working directory here is its data dir: relative paths are refused.
         result = generate(2, "x.png")
         self.assertTrue(result.get("isError"))
@@ -627,15 +618,8 @@ class CatalogueDocs(unittest.TestCase):
     """docs/bad-input.md lists every test here (so the page cannot fall behind the tests)."""
 
     def test_the_docs_list_every_test_here(self):
-        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
-                               "bad-input.md"), encoding="utf-8") as f:
-            doc = f.read()
-        missing = [f"{cls.__name__}.{name}"
-                   for cls in (SaveToPaths, SaveToRefusals, SaveToFormats, SaveToRaces,
-                               SaveToFailures, SaveToRoots)
-                   for name in dir(cls)
-                   if name.startswith("test_") and f"{cls.__name__}.{name}" not in doc]
-        self.assertEqual(missing, [], "add these tests to docs/bad-input.md")
+        assert_listed(self, names_of_tests(SaveToPaths, SaveToRefusals, SaveToFormats, SaveToRaces,
+                                       SaveToFailures, SaveToRoots))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,6 @@ texts, files), no shell or other program is ever executed, files and directories
 (0600/0700 even with umask 000), and the server refuses to start, before answering anything, with a
 data dir it cannot create, write or lock. (HTTP Host/Origin/token checks live in test_http.py.)
 """
-import base64
 import json
 import os
 import shutil
@@ -14,15 +13,12 @@ import unittest
 
 import mcp_harness
 from mcp_harness import ServerProcess
-from tools_support import pngio
+from skips import require, require_tool  # tests/support, on sys.path through mcp_harness
+from tools_support import small_png_b64
 
 # A dummy key: distinctive enough that any copy of it, anywhere, is found.
 API_KEY = "DUMMY-imgmcp-sec-key-7f3c91e2b4d05a68"  # not a real key, nor shaped like one
 SHELL_BAIT = "solid red $(touch {sentinel}) `touch {sentinel}`; touch {sentinel} | sh"
-
-
-def small_png_b64():
-    return base64.b64encode(pngio.solid_png(8, 8, (30, 60, 90))).decode()
 
 
 def all_bytes_under(root):
@@ -43,7 +39,7 @@ def exercise_tools(server, sentinel, expect_ok=True):
                                                          "inline": "preview"}, timeout=60))
     responses.append(server.call_tool("edit_image", {
         "session_id": "sec2", "prompt": "invert", "inline": "full",
-        "image": {"data": small_png_b64(), "mime_type": "image/png"}}, timeout=60))
+        "image": {"data": small_png_b64(8, (30, 60, 90)), "mime_type": "image/png"}}, timeout=60))
     responses.append(server.call_tool("get_image", {"session_id": "sec2", "version": 1}))
     responses.append(server.call_tool("reset_session", {"session_id": "sec2", "to_version": 1}))
     responses.append(server.call_tool("get_image", {"session_id": "nope"}))
@@ -100,13 +96,11 @@ class NoShell(unittest.TestCase):
     """The server never executes anything: no shell, no helper program, not even for odd input."""
 
     def test_no_execve_besides_the_server_itself(self):
-        strace = shutil.which("strace")
-        if strace is None:
-            self.skipTest("strace is not installed (scripts/setup installs it)")
+        strace = require_tool("strace")
         probe = subprocess.run([strace, "-f", "-qq", "-e", "trace=execve", "-o", os.devnull,
                                 "true"], capture_output=True, timeout=30)
-        if probe.returncode != 0:
-            self.skipTest(f"strace cannot trace here (no ptrace?): {probe.stderr[-200:]!r}")
+        require(probe.returncode == 0,
+                f"strace cannot trace here (no ptrace?): {probe.stderr[-200:]!r}")
         # Local backend: every tool succeeds. Gemini backend (unreachable): the HTTP client's
         # connection and retry paths run.
         for label, args, expect_ok in [
@@ -214,19 +208,22 @@ class FilePermissions(unittest.TestCase):
 
 class RefusesUnusableDataDir(unittest.TestCase):
     """Exits non-zero with a clear stderr message before answering anything. Tests run as root
-    in CI, which ignores file modes, so the cases use what root cannot do either."""
+    in CI, which ignores file modes, so the cases use what root cannot do either, or (a
+    read-only directory) run the server as nobody."""
 
     def setUp(self):
         self.parent = tempfile.mkdtemp(prefix="imgmcp-refuse-")
         self.addCleanup(shutil.rmtree, self.parent, True)
 
-    def assert_refuses(self, data_dir, *message_parts):
+    def assert_refuses(self, data_dir, *message_parts, binary=None, as_user=()):
+        """`as_user`: a command prefix that runs `binary` (the one under test by default) as
+        another user (setpriv)."""
         initialize = (b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":'
                       b'"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}\n')
         env = {k: v for k, v in os.environ.items() if k != "GEMINI_API_KEY"}
-        proc = subprocess.run([mcp_harness.binary_path(), "--data-dir", data_dir, "--backend",
-                               "local"], input=initialize, capture_output=True, timeout=30,
-                              env=env, cwd=self.parent)
+        proc = subprocess.run([*as_user, binary or mcp_harness.binary_path(), "--data-dir",
+                               data_dir, "--backend", "local"], input=initialize,
+                              capture_output=True, timeout=30, env=env, cwd=self.parent)
         self.assertNotEqual(proc.returncode, 0)
         self.assertEqual(proc.stdout, b"", "answered before refusing to start")
         stderr = proc.stderr.decode("utf-8", "replace")
@@ -256,13 +253,27 @@ class RefusesUnusableDataDir(unittest.TestCase):
         os.makedirs(os.path.join(data, "imgmcp.db"))
         self.assert_refuses(data, "imgmcp.db")
 
-    @unittest.skipIf(os.geteuid() == 0, "root ignores directory modes")
     def test_read_only_directory(self):
-        data = os.path.join(self.parent, "ro")
+        binary, as_user, parent = None, (), self.parent
+        if os.geteuid() == 0:
+            # Root ignores directory modes: the server runs as nobody, whose own directory this
+            # is, as an unprivileged user's would be; all below /tmp (which nobody may enter),
+            # the binary a copy nobody may run wherever the build tree is.
+            as_user = (require_tool("setpriv", "util-linux"), "--reuid=65534", "--regid=65534",
+                       "--clear-groups")
+            parent = tempfile.mkdtemp(prefix="imgmcp-refuse-nobody-", dir="/tmp")
+            self.addCleanup(shutil.rmtree, parent, True)
+            os.chmod(parent, 0o711)
+            binary = os.path.join(parent, "imgmcp")
+            shutil.copy2(mcp_harness.binary_path(), binary)
+            os.chmod(binary, 0o755)
+        data = os.path.join(parent, "ro")
         os.makedirs(data)
+        if as_user:
+            os.chown(data, 65534, 65534)
         os.chmod(data, 0o500)
         self.addCleanup(os.chmod, data, 0o700)
-        self.assert_refuses(data, "ro")
+        self.assert_refuses(data, data, "Permission denied", binary=binary, as_user=as_user)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,6 @@ agents read it and a revert to a deleted version is a clear error; results stay 
 long the session and its prompts are (history in pages, prompts cut, nothing large sent twice);
 tool failures are logged at the default level.
 """
-import base64
 import concurrent.futures
 import json
 import os
@@ -12,16 +11,13 @@ import shutil
 import tempfile
 import unittest
 
+from docs_support import assert_listed, names_of_tests
 from fake_gemini_support import FakeGeminiTestCase
 from mcp_harness import ServerProcess
-from tools_support import error_text, pngio, structured
+from tools_support import error_text, pngio, small_png_b64, structured
 
 CALL_TIMEOUT = 60
 LONG_PROMPT = "rotate 0, " * 9_600  # 96 KB of a valid local instruction that is cheap to apply
-
-
-def png_b64(size=16, rgb=(200, 40, 40)):
-    return base64.b64encode(pngio.solid_png(size, size, rgb)).decode()
 
 
 def start(test, *args, data_dir=None, cwd=None, protocol=None):
@@ -64,11 +60,11 @@ class ImportAndEditAreOneOperation(unittest.TestCase):
         server = start(self)
         first = structured(server.call_tool("edit_image", {
             "session_id": "keep", "prompt": "invert", "inline": "none",
-            "image": {"data": png_b64(), "mime_type": "image/png"}}))
+            "image": {"data": small_png_b64(16), "mime_type": "image/png"}}))
         self.assertEqual(first["version"], 2)
         error_text(server.call_tool("edit_image", {
             "session_id": "keep", "prompt": "sparkle", "inline": "none",
-            "image": {"data": png_b64(rgb=(9, 9, 9)), "mime_type": "image/png"}}))
+            "image": {"data": small_png_b64(16, (9, 9, 9)), "mime_type": "image/png"}}))
         sc, _ = history(server, "keep")
         self.assertEqual(sc["version"], 2)
         self.assertEqual([h["operation"] for h in sc["history"]], ["import", "edit"])
@@ -79,7 +75,7 @@ class ImportAndEditAreOneOperation(unittest.TestCase):
                                                        "inline": "none"}))
         sc = structured(server.call_tool("edit_image", {
             "session_id": "pair", "prompt": "invert", "inline": "none",
-            "image": {"data": png_b64(), "mime_type": "image/png"}}))
+            "image": {"data": small_png_b64(16), "mime_type": "image/png"}}))
         self.assertEqual(sc["version"], 3)
         self.assertEqual(sc["parent_version"], 2)
         hist, _ = history(server, "pair")
@@ -98,7 +94,7 @@ class ImportAndEditAreOneOperation(unittest.TestCase):
             server.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {
                 "name": "edit_image", "arguments": {
                     "session_id": "busy", "prompt": prompt, "inline": "none",
-                    "image": {"data": png_b64(rgb=(i, i, i)), "mime_type": "image/png"}}}})
+                    "image": {"data": small_png_b64(16, (i, i, i)), "mime_type": "image/png"}}}})
         results = {}
         for rid in ids:
             results[rid] = server.wait_for(lambda m, r=rid: m.get("id") == r, CALL_TIMEOUT)
@@ -128,7 +124,7 @@ class ImportEditWithAFailingModel(FakeGeminiTestCase):
         self.fake.script({"status": 403, "message": "Permission denied: consumer blocked"})
         text = error_text(server.call_tool("edit_image", {
             "session_id": "g", "prompt": "make it pop", "inline": "none",
-            "image": {"data": png_b64(), "mime_type": "image/png"}}, timeout=CALL_TIMEOUT))
+            "image": {"data": small_png_b64(16), "mime_type": "image/png"}}, timeout=CALL_TIMEOUT))
         self.assertIn("403", text)
         self.assertIn("nothing was saved", text)
         self.assertIn("unknown session 'g'",
@@ -137,7 +133,7 @@ class ImportEditWithAFailingModel(FakeGeminiTestCase):
         # vocabulary): versions 1 (import) and 2 (edit).
         sc = structured(server.call_tool("edit_image", {
             "session_id": "g", "prompt": "invert", "inline": "none",
-            "image": {"data": png_b64(), "mime_type": "image/png"}}, timeout=CALL_TIMEOUT))
+            "image": {"data": small_png_b64(16), "mime_type": "image/png"}}, timeout=CALL_TIMEOUT))
         self.assertEqual((sc["version"], sc["parent_version"]), (2, 1))
 
 
@@ -208,7 +204,7 @@ class SmallResults(unittest.TestCase):
         cls.server.initialize()
         structured(cls.server.call_tool("edit_image", {
             "session_id": "long", "prompt": LONG_PROMPT, "inline": "none",
-            "image": {"data": png_b64(), "mime_type": "image/png"}}, timeout=CALL_TIMEOUT))
+            "image": {"data": small_png_b64(16), "mime_type": "image/png"}}, timeout=CALL_TIMEOUT))
         rids = []
         for i in range(cls.VERSIONS - 3):
             rid = f"long-{i}"
@@ -269,7 +265,7 @@ class SmallResults(unittest.TestCase):
     def test_an_edit_result_does_not_echo_a_long_prompt(self):
         resp = self.server.call_tool("edit_image", {
             "session_id": "long-echo", "prompt": LONG_PROMPT, "inline": "none",
-            "image": {"data": png_b64(), "mime_type": "image/png"}}, timeout=CALL_TIMEOUT)
+            "image": {"data": small_png_b64(16), "mime_type": "image/png"}}, timeout=CALL_TIMEOUT)
         sc = structured(resp)
         self.assertTrue(sc["prompt_truncated"])
         self.assertLess(response_bytes(resp), 8 << 10)  # the 96 KB prompt came back twice before
@@ -314,19 +310,9 @@ class FailuresAreLogged(unittest.TestCase):
 
 class CatalogueDocs(unittest.TestCase):
     def test_the_docs_list_every_test_here(self):
-        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
-                               "bad-input.md"), encoding="utf-8") as f:
-            doc = f.read()
-        missing = [f"{cls.__name__}.{name}"
-                   for cls in (ImportAndEditAreOneOperation,
-                               ImportEditWithAFailingModel,
-                               Retention,
-                               SmallResults,
-                               OlderClientsGetTheHistoryInText,
-                               FailuresAreLogged)
-                   for name in dir(cls)
-                   if name.startswith("test_") and f"{cls.__name__}.{name}" not in doc]
-        self.assertEqual(missing, [], "add these tests to docs/bad-input.md")
+        assert_listed(self, names_of_tests(
+            ImportAndEditAreOneOperation, ImportEditWithAFailingModel, Retention, SmallResults,
+            OlderClientsGetTheHistoryInText, FailuresAreLogged))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ The order is shown by events, not by a time budget: IMGMCP_TEST_STORE_OPEN_GATE 
 by the binary) names a FIFO that the background open waits on until the test opens it for writing
 and closes it. Whatever is answered while the gate is shut was answered without the store.
 """
-import base64
 import os
 import select
 import shutil
@@ -16,7 +15,7 @@ import threading
 import unittest
 
 from mcp_harness import ServerProcess
-from tools_support import pngio
+from tools_support import small_png_b64, structured
 
 GATE_TIMEOUT = 30  # seconds for the server to reach its end of the gate; a bound, not a measure
 
@@ -46,16 +45,6 @@ class StoreOpenGate:
             raise AssertionError("the server never opened " + self.path)
 
 
-def png_b64(rgb):
-    return base64.b64encode(pngio.solid_png(8, 8, rgb)).decode()
-
-
-def structured(resp):
-    result = resp["result"]
-    assert not result.get("isError"), result["content"][0]["text"]
-    return result["structuredContent"]
-
-
 class SlowStoreOpen(unittest.TestCase):
     def setUp(self):
         self.data_dir = tempfile.mkdtemp(prefix="imgmcp-startup-")
@@ -65,7 +54,7 @@ class SlowStoreOpen(unittest.TestCase):
             first.initialize()
             structured(first.call_tool("edit_image", {
                 "session_id": "old", "prompt": "invert", "inline": "none",
-                "image": {"data": png_b64((10, 20, 30)), "mime_type": "image/png"}}))
+                "image": {"data": small_png_b64(8, (10, 20, 30)), "mime_type": "image/png"}}))
             first.close_stdin()
             self.assertEqual(first.wait_exit(), 0)
 

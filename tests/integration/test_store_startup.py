@@ -12,6 +12,7 @@ import unittest
 import replica_support
 from mcp_harness import ServerProcess
 from replica_support import pg_cluster, structured
+from tools_support import error_text
 
 CLUSTER = None
 _db_names = itertools.count(1)
@@ -43,12 +44,6 @@ def start_fails(test, url, *args, env=None):
     test.assertNotIn(PASSWORD, stderr)
     test.assertEqual(r.stdout, b"")
     return stderr
-
-
-def error_text(response):
-    result = response["result"]
-    assert result.get("isError"), result
-    return result["content"][0]["text"]
 
 
 class UnreachableAtStartTest(unittest.TestCase):

@@ -9,12 +9,10 @@ import base64
 import os
 import shutil
 import sqlite3
-import struct
 import sys
 import tempfile
 import time
 import unittest
-import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from replica_support import ModernClient, structured  # noqa: E402
@@ -22,27 +20,10 @@ from test_tasks import TasksClient  # noqa: E402
 from test_tasks_legacy import HttpSession, start_task  # noqa: E402
 from test_tasks_legacy import wait_status as legacy_wait_status  # noqa: E402
 from imgmcp_process import HttpProcess  # noqa: E402  (tests/support)
+from tools_support import noisy_png  # noqa: E402
 
 WAIT = 30.0
 ROW_LIMIT = 16 * 1024  # a row's request and result, without images: a few kilobytes
-
-
-def noisy_png(width, height, seed):
-    """A PNG that does not compress (pseudo-random pixels): its base64 is about 4/3 of w*h*3."""
-    rows, x = [], seed
-    for _ in range(height):
-        row = bytearray([0])
-        for _ in range(width * 3):
-            x = (x * 1103515245 + 12345) & 0x7FFFFFFF
-            row.append(x >> 16 & 0xFF)
-        rows.append(bytes(row))
-
-    def chunk(kind, data):
-        return (struct.pack(">I", len(data)) + kind + data +
-                struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0,
-                                                              0, 0)) +
-            chunk(b"IDAT", zlib.compress(b"".join(rows), 1)) + chunk(b"IEND", b""))
 
 
 class TaskRowsTest(unittest.TestCase):

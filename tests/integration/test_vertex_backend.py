@@ -6,23 +6,17 @@ rejected token and one token request, wrong files and keys and an unreachable me
 material, secret or token in anything imgmcp writes."""
 import os
 import shutil
-import socket
 import tempfile
 import unittest
 
 from fake_gemini_support import FakeGeminiTestCase, current_version
 from mcp_harness import ServerProcess
+from ports import refusing_port  # tests/support, on sys.path through mcp_harness
 from tools_support import error_text, structured
 from vertex_support import (CLIENT_SECRET, EXPRESS_KEY, PROJECT, REFRESH_TOKEN, ServiceAccount,
                             configure_fake, vertex_env)
 
 MODEL = "gemini-3.1-flash-lite-image"
-
-
-def closed_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class VertexBase(FakeGeminiTestCase):
@@ -230,7 +224,7 @@ class BadCredentials(VertexBase):
         self.assert_nothing_committed(server)
 
     def test_unreachable_metadata_server_is_a_clear_error(self):
-        host = f"127.0.0.1:{closed_port()}"
+        host = f"127.0.0.1:{refusing_port(self)}"
         env = self.env(GCE_METADATA_HOST=host)
         del env["GOOGLE_APPLICATION_CREDENTIALS"]
         server = self.start(env, extra_args=["--gemini-timeout", "10"])

@@ -10,10 +10,10 @@ the Gemini fake (tests/fake_gemini) and its token endpoint (docs/bad-input.md, "
 - answers over the caps (gemini_client/http_call.h): a Gemini answer over 96 MiB, declared or
   chunked, and a token answer over 64 KiB are refused naming the cap and the endpoint, without
   a retry; an access token over 8 KiB is never sent as a header."""
-import os
 import re
 import unittest
 
+from docs_support import assert_listed, names_of_tests
 from fake_gemini_support import TEST_KEY, FakeGeminiTestCase, progress_of
 from mcp_harness import ServerProcess
 from tools_support import error_text, structured
@@ -199,14 +199,8 @@ class AnswerCap(HardeningBase):
 
 class CatalogueDocs(unittest.TestCase):
     def test_both_docs_list_every_case_here(self):
-        docs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs")
-        for page in ("bad-input.md", "security.md"):
-            with open(os.path.join(docs, page), encoding="utf-8") as f:
-                doc = f.read()
-            missing = [f"{cls.__name__}.{name}" for cls in (Redaction, TokenEndpoint, AnswerCap)
-                       for name in dir(cls)
-                       if name.startswith("test_") and f"{cls.__name__}.{name}" not in doc]
-            self.assertEqual(missing, [], f"add these cases to docs/{page}")
+        assert_listed(self, names_of_tests(Redaction, TokenEndpoint, AnswerCap),
+                      pages=("bad-input.md", "security.md"))
 
 
 if __name__ == "__main__":

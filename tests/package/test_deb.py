@@ -7,7 +7,6 @@ Gemini backend (seen by strace)."""
 import gzip
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -15,6 +14,7 @@ import tempfile
 import unittest
 
 from package_support import VERSION, artifact, fresh_prefix, generate_over_stdio
+from skips import require, require_tool  # tests/support
 from replica_support import LegacyClient, structured  # tests/integration
 from imgmcp_process import HttpProcess  # tests/support
 from fake_gemini_support import TEST_KEY, FakeGemini  # tests/integration
@@ -39,10 +39,9 @@ class DebPackage(unittest.TestCase):
         self.assertNotIn("libpq", depends)  # loaded on first use: only suggested
         self.assertIn("libpq5", self.field("Suggests"))
 
-    @unittest.skipUnless(shutil.which("lintian"), "lintian is not installed (scripts/setup)")
     def test_lintian_reports_no_errors(self):
-        run = subprocess.run(["lintian", "--fail-on", "error", deb()], capture_output=True,
-                             text=True, timeout=240)
+        run = subprocess.run([require_tool("lintian"), "--fail-on", "error", deb()],
+                             capture_output=True, text=True, timeout=240)
         self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
         self.assertNotIn("\nE: ", "\n" + run.stdout)
 
@@ -61,8 +60,9 @@ class DebPackage(unittest.TestCase):
         self.assertEqual((image["version"], image["backend"]), (1, "local"))
         self.assertTrue(os.path.isfile(image["path"]))
 
-    @unittest.skipUnless(os.environ.get("IMGMCP_CONTACT_SHEET"), "needs the demo's helper (ctest)")
     def test_demo_scenario_runs_against_the_installed_binary(self):
+        require(os.environ.get("IMGMCP_CONTACT_SHEET"),
+                "needs the demo's helper: ctest sets IMGMCP_CONTACT_SHEET")
         prefix = fresh_prefix(self)
         subprocess.run(["dpkg-deb", "-x", deb(), prefix], check=True, timeout=60)
         out = os.path.join(prefix, "demo-out")
@@ -102,17 +102,10 @@ def unpacked(test):
     return prefix, path, unit
 
 
-def tool(name):
-    """The path of `name`, which scripts/setup installs: a test needing it fails without it."""
-    path = shutil.which(name)
-    if path is None:
-        raise AssertionError(f"{name} is not installed; scripts/setup installs it")
-    return path
-
-
 def system_call_groups():
     """systemd-analyze's system call groups: {"@name": [members: calls and "@groups"]}."""
-    listing = subprocess.run([tool("systemd-analyze"), "syscall-filter"], capture_output=True,
+    listing = subprocess.run([require_tool("systemd-analyze", "systemd"),
+                              "syscall-filter"], capture_output=True,
                              text=True, check=True, timeout=60).stdout
     groups, current = {}, None
     for line in listing.splitlines():
@@ -166,7 +159,8 @@ class SystemdUnit(unittest.TestCase):
 
     def test_systemd_analyze_rates_its_exposure_2_5_or_less(self):
         _, path, _ = unpacked(self)
-        run = subprocess.run([tool("systemd-analyze"), "security", "--offline=true", path],
+        run = subprocess.run([require_tool("systemd-analyze", "systemd"), "security",
+                              "--offline=true", path],
                              capture_output=True, text=True, timeout=60)
         found = re.search(r"Overall exposure level for imgmcp\.service: (\d+\.\d+)",
                           run.stdout + run.stderr)
@@ -194,7 +188,7 @@ class SystemdUnit(unittest.TestCase):
         trace = os.path.join(prefix, "strace.out")
         wrapper = os.path.join(prefix, "traced-imgmcp")
         with open(wrapper, "w") as f:
-            f.write(f'#!/bin/sh\nexec {tool("strace")} -f -qq -o {trace} '
+            f.write(f'#!/bin/sh\nexec {require_tool("strace")} -f -qq -o {trace} '
                     f'{prefix}/usr/bin/imgmcp "$@"\n')
         os.chmod(wrapper, 0o755)
         data = tempfile.mkdtemp(prefix="imgmcp-unit-", dir=prefix)

@@ -11,6 +11,7 @@ import unittest
 import zipfile
 
 from package_support import VERSION, artifact, fresh_prefix, generate_over_stdio
+from skips import require  # tests/support, on sys.path through package_support
 
 MCPB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "node_modules", ".bin", "mcpb")
 
@@ -37,12 +38,10 @@ class McpBundle(unittest.TestCase):
         self.assertEqual(self.manifest["server"]["type"], "binary")
         self.assertTrue(self.manifest["user_config"]["gemini_api_key"]["sensitive"])
         self.assertEqual(self.manifest["user_config"]["data_dir"]["type"], "directory")
-        if os.path.exists(MCPB):
-            run = subprocess.run([MCPB, "validate", os.path.join(self.dir, "manifest.json")],
-                                 capture_output=True, text=True, timeout=60)
-            self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
-        else:
-            self.skipTest("npm ci in tests/package installs mcpb")
+        require(os.path.exists(MCPB), "npm ci in tests/package installs mcpb")
+        run = subprocess.run([MCPB, "validate", os.path.join(self.dir, "manifest.json")],
+                             capture_output=True, text=True, timeout=60)
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
 
     def test_launched_as_the_manifest_says_it_serves_the_listed_tools(self):
         config = self.manifest["server"]["mcp_config"]

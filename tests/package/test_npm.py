@@ -14,6 +14,7 @@ import tempfile
 import unittest
 
 from package_support import VERSION, artifact, generate_over_stdio, server_over_stdio
+from skips import require, require_tool  # tests/support, on sys.path through package_support
 
 CLAUDE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "interop_modern",
                       "node_modules", "@anthropic-ai", "claude-code-linux-x64", "claude")
@@ -41,10 +42,11 @@ def process_group_of(pid):
         return int(f.read().rsplit(")", 1)[1].split()[2])
 
 
-@unittest.skipUnless(shutil.which("npm") and shutil.which("npx"), "needs npm")
 class NpmPackages(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
+        require_tool("npm")
+        require_tool("npx", "npm")
         cls.project = tempfile.mkdtemp(prefix="imgmcp-npm-")
         cls.addClassCleanup(shutil.rmtree, cls.project, True)
         self = cls
@@ -178,8 +180,8 @@ class NpmPackages(unittest.TestCase):
         self.assertEqual(info["serverInfo"]["version"], VERSION)
         self.assertEqual((image["version"], image["backend"]), (1, "local"))
 
-    @unittest.skipUnless(os.path.exists(CLAUDE), "npm ci in tests/interop_modern installs Claude Code")
     def test_claude_code_reports_npx_imgmcp_connected(self):
+        require(os.path.exists(CLAUDE), "npm ci in tests/interop_modern installs Claude Code")
         home = os.path.join(self.project, "claude-home")
         os.makedirs(home, exist_ok=True)
         env = {"PATH": os.environ["PATH"], "HOME": home, "TMPDIR": os.environ.get("TMPDIR", "/tmp"),

@@ -7,13 +7,13 @@ import copy
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import tarfile
 import tempfile
 import unittest
 
 from package_support import VERSION, artifact
+from skips import require, require_tool  # tests/support, on sys.path through package_support
 
 SCHEMA = "https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -36,16 +36,19 @@ class ServerJson(unittest.TestCase):
         with open(artifact("server.json")) as f:
             self.entry = json.load(f)
 
-    @unittest.skipUnless(shutil.which("node") and os.path.isdir(
-        os.path.join(HERE, "node_modules", "ajv")), "tests/package/node_modules is not installed")
+    def require_validator(self):
+        require_tool("node", "nodejs")
+        require(os.path.isdir(os.path.join(HERE, "node_modules", "ajv")),
+                "tests/package/node_modules is not installed (npm ci in tests/package)")
+
     def test_valid_against_the_registry_schema(self):
+        self.require_validator()
         code, out = validate(self.entry)
         self.assertEqual(code, 0, out)
         self.assertIn(SCHEMA, out)
 
-    @unittest.skipUnless(shutil.which("node") and os.path.isdir(
-        os.path.join(HERE, "node_modules", "ajv")), "tests/package/node_modules is not installed")
     def test_the_validator_refuses_what_the_schema_forbids(self):
+        self.require_validator()
         # The same entry with one defect each: the check above can fail.
         defects = {
             "/packages/1/fileSha256": lambda e: e["packages"][1].update(fileSha256="ABC"),

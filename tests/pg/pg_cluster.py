@@ -1,8 +1,9 @@
 """A throwaway PostgreSQL cluster for tests and scripts/cluster.
 
 initdb in a fresh temp dir, pg_ctl start with its unix socket in that dir and TCP on 127.0.0.1 at
-a port the OS picked (asked for with a bind to port 0, retried if taken by the time postgres
-binds it). Run as root (CI), the server runs as the `postgres` user, which owns the directory.
+a port drawn below the kernel's ephemeral range, drawn again when postgres reports it in use
+(tests/support/ports.py: PostgreSQL cannot listen on port 0 and report the port). Run as root
+(CI), the server runs as the `postgres` user, which owns the directory.
 The cluster is stopped and the directory removed on every path:
 
   python3 pg_cluster.py serve [--fsync on|off]
@@ -21,12 +22,13 @@ import os
 import pwd
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
-import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from ports import AddressInUse, on_a_free_port  # noqa: E402  (tests/support)
 
 SUPERUSER = "imgmcp"
 DATABASE = "imgmcp"
@@ -42,12 +44,6 @@ def find_bindir():
         raise RuntimeError("PostgreSQL server binaries not found (Debian package postgresql; "
                            "or set IMGMCP_PG_BINDIR)")
     return os.path.dirname(found[-1])
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def world_traversable(path):
@@ -108,20 +104,19 @@ class _Server:
                        "synchronous_commit = off\n"
                        f"fsync = {'on' if self.fsync else 'off'}\n"
                        "log_min_messages = warning\nlog_line_prefix = '%m [%p] '\n")
-        last = None
-        for _ in range(8):
-            self.port = free_port()
-            r = self.run("pg_ctl", "start", "-w", "-t", "60", "-D", self.data_dir, "-l", self.log,
-                         "-o", f"-p {self.port}", check=False)
-            if r.returncode == 0:
-                break
-            last = r.stderr.decode(errors="replace") + self.log_tail()
-            if "could not bind" not in last and "already in use" not in last:
-                raise RuntimeError("pg_ctl start failed:\n" + last)
-        else:
-            raise RuntimeError("pg_ctl start failed on every port tried:\n" + last)
+        self.port = on_a_free_port(self._start_on)
         self.run("createdb", "-h", self.socket_dir, "-p", str(self.port), "-U", SUPERUSER,
                  DATABASE)
+
+    def _start_on(self, port):
+        r = self.run("pg_ctl", "start", "-w", "-t", "60", "-D", self.data_dir, "-l", self.log,
+                     "-o", f"-p {port}", check=False)
+        if r.returncode == 0:
+            return port
+        said = r.stderr.decode(errors="replace") + self.log_tail()
+        if "could not bind" in said or "already in use" in said:
+            raise AddressInUse(said)
+        raise RuntimeError("pg_ctl start failed:\n" + said)
 
     def log_tail(self, n=4000):
         try:

@@ -9,7 +9,7 @@
 namespace imgmcp {
 namespace {
 
-TEST(Base64, EncodesRfc4648Vectors) {
+TEST(Base64Test, EncodesRfc4648Vectors) {
   EXPECT_EQ(Base64Encode(""), "");
   EXPECT_EQ(Base64Encode("f"), "Zg==");
   EXPECT_EQ(Base64Encode("fo"), "Zm8=");
@@ -19,7 +19,7 @@ TEST(Base64, EncodesRfc4648Vectors) {
   EXPECT_EQ(Base64Encode("foobar"), "Zm9vYmFy");
 }
 
-TEST(Base64, RoundTripsAllByteValues) {
+TEST(Base64Test, RoundTripsAllByteValues) {
   std::string bytes;
   for (int i = 0; i < 256 * 3 + 1; ++i) bytes.push_back(static_cast<char>(i * 7));
   auto decoded = Base64Decode(Base64Encode(bytes));
@@ -58,7 +58,7 @@ std::string Bytes(size_t n, uint32_t seed) {
 
 // The encoder takes 12 bytes per step, then 3, then the padded tail, in chunks of 12 KiB: every
 // length around those steps and around a chunk's end.
-TEST(Base64, EncodesEveryLengthAsThePlainDefinition) {
+TEST(Base64Test, EncodesEveryLengthAsThePlainDefinition) {
   std::vector<size_t> lengths;
   for (size_t n = 0; n <= 64; ++n) lengths.push_back(n);
   for (size_t chunks : {1, 2, 3}) {
@@ -71,7 +71,7 @@ TEST(Base64, EncodesEveryLengthAsThePlainDefinition) {
   }
 }
 
-TEST(Base64, AppendsAfterWhatIsThere) {
+TEST(Base64Test, AppendsAfterWhatIsThere) {
   const std::string bytes = Bytes(40000, 7);
   std::string out = "prefix:";
   Base64EncodeAppend(bytes, out);
@@ -86,12 +86,12 @@ TEST(Base64, AppendsAfterWhatIsThere) {
   EXPECT_EQ(reserved.data(), storage);  // written into the reserved storage, never moved
 }
 
-TEST(Base64, AcceptsMissingPaddingAndUrlSafeAlphabet) {
+TEST(Base64Test, AcceptsMissingPaddingAndUrlSafeAlphabet) {
   EXPECT_EQ(*Base64Decode("Zm9vYg"), "foob");
   EXPECT_EQ(*Base64Decode("-_8="), *Base64Decode("+/8="));
 }
 
-TEST(Base64, RejectsBadCharactersAndLengths) {
+TEST(Base64Test, RejectsBadCharactersAndLengths) {
   auto bad = Base64Decode("Zm9v!mFy");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().code, ErrorCode::kInvalidArgument);

@@ -44,7 +44,7 @@ std::string Logged(std::string_view message) {
   return capture.Text();
 }
 
-TEST(Log, ControlCharactersAreEscapedSoTheyCannotReachTheTerminal) {
+TEST(LogTest, ControlCharactersAreEscapedSoTheyCannotReachTheTerminal) {
   EXPECT_EQ(Logged("Host '\x1b]0;pwned\x07'"), "imgmcp warning [test] Host '\\x1b]0;pwned\\x07'\n");
   EXPECT_EQ(Logged("a\nimgmcp error [http] forged\r\tb\x7f"),
             "imgmcp warning [test] a\\nimgmcp error [http] forged\\r\\tb\\x7f\n");
@@ -81,7 +81,7 @@ std::string Utf8(char32_t c) {
 // Format characters (Unicode category Cf: the bidi controls, zero-width characters, tags) and the
 // line and paragraph separators (Zl, Zp) change how a line reads without being seen: U+202E shows
 // "exe.png" as "gnp.exe", U+2028 breaks a line in viewers that honour it. They are escaped.
-TEST(Log, FormatAndSeparatorCharactersAreEscapedSoTheyCannotSpoofALine) {
+TEST(LogTest, FormatAndSeparatorCharactersAreEscapedSoTheyCannotSpoofALine) {
   EXPECT_EQ(Logged("prompt " + Utf8(0x202E) + "gnp.exe"),
             "imgmcp warning [test] prompt \\u202egnp.exe\n");
   EXPECT_EQ(Logged("a" + Utf8(0x2028) + "imgmcp error [http] forged" + Utf8(0x2029) + "b"),
@@ -106,14 +106,14 @@ TEST(Log, FormatAndSeparatorCharactersAreEscapedSoTheyCannotSpoofALine) {
   }
 }
 
-TEST(Log, ALongMessageIsCutAndSaysSo) {
+TEST(LogTest, ALongMessageIsCutAndSaysSo) {
   const std::string line = Logged(std::string(kMaxMessageBytes + 1000, 'a'));
   EXPECT_LT(line.size(), kMaxMessageBytes + 100);
   EXPECT_NE(line.find("1000 more bytes not logged"), std::string::npos);
   EXPECT_EQ(line.back(), '\n');
 }
 
-TEST(Log, ClipBoundsAQuotedValueAtACharacterBoundary) {
+TEST(LogTest, ClipBoundsAQuotedValueAtACharacterBoundary) {
   EXPECT_EQ(Clip("short"), "short");
   const std::string clipped = Clip(std::string(300, 'h'));
   EXPECT_EQ(clipped.substr(0, kMaxFieldBytes), std::string(kMaxFieldBytes, 'h'));
@@ -122,7 +122,7 @@ TEST(Log, ClipBoundsAQuotedValueAtACharacterBoundary) {
   EXPECT_EQ(Clip("\xc3\xa9\xc3\xa9", 3).substr(0, 3), "\xc3\xa9\xe2");  // "é" then "…"
 }
 
-TEST(Log, AThrottleLetsABurstThroughThenCountsWhatItHeldBack) {
+TEST(LogTest, AThrottleLetsABurstThroughThenCountsWhatItHeldBack) {
   Throttle throttle("refusals", /*burst=*/2, std::chrono::hours(1));
   StderrCapture capture;
   for (int i = 0; i < 10; ++i) throttle.Write(Level::kWarning, "http", "refused");
@@ -132,7 +132,7 @@ TEST(Log, AThrottleLetsABurstThroughThenCountsWhatItHeldBack) {
   EXPECT_EQ(lines, 2u) << text;
 }
 
-TEST(LogFormat, JsonLinesAreOneObjectWithTheCallsFieldsAndEscapes) {
+TEST(LogFormatTest, JsonLinesAreOneObjectWithTheCallsFieldsAndEscapes) {
   SetFormat(Format::kJson);
   StderrCapture capture;
   {
@@ -161,7 +161,7 @@ TEST(LogFormat, JsonLinesAreOneObjectWithTheCallsFieldsAndEscapes) {
   EXPECT_NE(second.find("\"level\":\"warning\""), std::string::npos) << second;
 }
 
-TEST(LogFormat, JsonLinesEscapeFormatAndSeparatorCharacters) {
+TEST(LogFormatTest, JsonLinesEscapeFormatAndSeparatorCharacters) {
   SetFormat(Format::kJson);
   StderrCapture capture;
   Write(Level::kInfo, "mcp",
@@ -178,7 +178,7 @@ TEST(LogFormat, JsonLinesEscapeFormatAndSeparatorCharacters) {
       << text;
 }
 
-TEST(LogFormat, TextLinesEndWithTheTraceIdInsideATracedCall) {
+TEST(LogFormatTest, TextLinesEndWithTheTraceIdInsideATracedCall) {
   StderrCapture capture;
   {
     CallScope scope({"4bf92f3577b34da6a3ce929d0e0e4736", "tools/call", "", ""});

@@ -16,7 +16,7 @@ Result<int> Half(int v) {
   return v / 2;
 }
 
-TEST(Result, CarriesValueOrError) {
+TEST(ResultTest, CarriesValueOrError) {
   auto a = Half(4);
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(*a, 2);
@@ -26,14 +26,14 @@ TEST(Result, CarriesValueOrError) {
   EXPECT_EQ(b.error().message, "odd");
 }
 
-TEST(Result, HoldsMoveOnlyValues) {
+TEST(ResultTest, HoldsMoveOnlyValues) {
   Result<std::unique_ptr<int>> r(std::make_unique<int>(7));
   ASSERT_TRUE(r.ok());
   std::unique_ptr<int> p = std::move(r).value();
   EXPECT_EQ(*p, 7);
 }
 
-TEST(Status, DefaultsToOk) {
+TEST(StatusTest, DefaultsToOk) {
   Status s;
   EXPECT_TRUE(s.ok());
   Status e = Error(ErrorCode::kNotFound, "x");
@@ -65,7 +65,7 @@ Result<std::unique_ptr<int>> Boxed(int v) {
   return box;
 }
 
-TEST(ResultMacros, ReturnTheFirstErrorAndOtherwiseCarryOn) {
+TEST(ResultMacrosTest, ReturnTheFirstErrorAndOtherwiseCarryOn) {
   EXPECT_EQ(*Quarter(8), 2);
   EXPECT_EQ(Quarter(6).error().message, "odd");  // 6/2 = 3 fails the second step
   int out = 0;
@@ -79,19 +79,19 @@ TEST(ResultMacros, ReturnTheFirstErrorAndOtherwiseCarryOn) {
   EXPECT_FALSE(Boxed(5).ok());
 }
 
-TEST(Sha256, MatchesKnownDigest) {
+TEST(Sha256Test, MatchesKnownDigest) {
   EXPECT_EQ(Sha256Hex("abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
-TEST(RandomHex, HasRequestedLengthAndDiffers) {
+TEST(RandomHexTest, HasRequestedLengthAndDiffers) {
   const std::string a = RandomHex(16), b = RandomHex(16);
   EXPECT_EQ(a.size(), 32u);
   EXPECT_NE(a, b);
   EXPECT_EQ(a.find_first_not_of("0123456789abcdef"), std::string::npos);
 }
 
-TEST(Clock, FormatsRfc3339) {
+TEST(ClockTest, FormatsRfc3339) {
   using namespace std::chrono;
   EXPECT_EQ(FormatRfc3339(system_clock::time_point(milliseconds(1700000000123))),
             "2023-11-14T22:13:20.123Z");

@@ -7,7 +7,7 @@ namespace {
 
 constexpr char kValid[] = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
-TEST(TraceContext, ReadsTheFourFieldsOfAValidTraceparent) {
+TEST(TraceContextTest, ReadsTheFourFieldsOfAValidTraceparent) {
   auto parsed = ParseTraceParent(kValid);
   ASSERT_TRUE(parsed.has_value());
   EXPECT_EQ(parsed->trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
@@ -17,7 +17,7 @@ TEST(TraceContext, ReadsTheFourFieldsOfAValidTraceparent) {
   EXPECT_TRUE(ParseTraceParent("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x"));
 }
 
-TEST(TraceContext, RefusesWhatTheSpecificationCallsInvalid) {
+TEST(TraceContextTest, RefusesWhatTheSpecificationCallsInvalid) {
   for (const char* bad : {
            "",
            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7",       // no flags
@@ -33,7 +33,7 @@ TEST(TraceContext, RefusesWhatTheSpecificationCallsInvalid) {
   }
 }
 
-TEST(TraceContext, AChildKeepsTheTraceAndFlagsWithAFreshSpan) {
+TEST(TraceContextTest, AChildKeepsTheTraceAndFlagsWithAFreshSpan) {
   const TraceParent parent = *ParseTraceParent(kValid);
   const std::string child = ChildTraceParent(parent);
   auto parsed = ParseTraceParent(child);

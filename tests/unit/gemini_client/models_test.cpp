@@ -25,7 +25,7 @@ std::vector<std::string> Ids(const std::vector<ModelCapabilities>& rows) {
 }
 
 // The reference table (docs/generation.md), row by row.
-TEST(GeminiModels, TheTableIsTheReferenceTable) {
+TEST(GeminiModelsTest, TheTableIsTheReferenceTable) {
   EXPECT_EQ(Ids(KnownGeminiModels()),
             (std::vector<std::string>{"gemini-3.1-flash-lite-image", "gemini-3.1-flash-image",
                                       "gemini-3.1-flash-image-preview", "gemini-3-pro-image",
@@ -68,7 +68,7 @@ TEST(GeminiModels, TheTableIsTheReferenceTable) {
   }
 }
 
-TEST(GeminiModels, OfferedModelsPutTheDefaultFirst) {
+TEST(GeminiModelsTest, OfferedModelsPutTheDefaultFirst) {
   auto all = OfferedGeminiModels("gemini-3-pro-image", {});
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->size(), KnownGeminiModels().size());
@@ -87,7 +87,7 @@ TEST(GeminiModels, OfferedModelsPutTheDefaultFirst) {
   EXPECT_NE(missing.error().message.find("--models"), std::string::npos);
 }
 
-TEST(GeminiModels, AnUnlistedIdGetsWhatEveryModelTakes) {
+TEST(GeminiModelsTest, AnUnlistedIdGetsWhatEveryModelTakes) {
   auto rows = OfferedGeminiModels("gemini-9-image", {});
   ASSERT_TRUE(rows.ok());
   const ModelCapabilities& row = rows->front();
@@ -99,7 +99,7 @@ TEST(GeminiModels, AnUnlistedIdGetsWhatEveryModelTakes) {
   EXPECT_EQ(row.search, Support::kNo);
 }
 
-TEST(GeminiModels, SplitModelList) {
+TEST(GeminiModelsTest, SplitModelList) {
   EXPECT_EQ(SplitModelList(" a , b,,c "), (std::vector<std::string>{"a", "b", "c"}));
   EXPECT_TRUE(SplitModelList("").empty());
   EXPECT_TRUE(SplitModelList(" , ").empty());

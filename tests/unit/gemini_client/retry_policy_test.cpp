@@ -7,14 +7,14 @@ namespace {
 
 using std::chrono::milliseconds;
 
-TEST(RetryPolicy, RetryableStatusesAreExactlyTheDocumentedOnes) {
+TEST(RetryPolicyTest, RetryableStatusesAreExactlyTheDocumentedOnes) {
   for (int s : {408, 429, 500, 502, 503, 504}) EXPECT_TRUE(IsRetryableHttpStatus(s)) << s;
   for (int s : {200, 400, 401, 402, 403, 404, 409, 413, 501, 505}) {
     EXPECT_FALSE(IsRetryableHttpStatus(s)) << s;
   }
 }
 
-TEST(RetryPolicy, ParsesProtobufDurations) {
+TEST(RetryPolicyTest, ParsesProtobufDurations) {
   EXPECT_EQ(ParseProtoDuration("47s"), milliseconds(47000));
   EXPECT_EQ(ParseProtoDuration("1.203608125s"), milliseconds(1204));  // rounded up
   EXPECT_EQ(ParseProtoDuration("0.5s"), milliseconds(500));
@@ -26,7 +26,7 @@ TEST(RetryPolicy, ParsesProtobufDurations) {
   }
 }
 
-TEST(RetryPolicy, BackoffDoublesUpToTheCapAndJitterOnlyAdds) {
+TEST(RetryPolicyTest, BackoffDoublesUpToTheCapAndJitterOnlyAdds) {
   RetryPolicyOptions o;
   EXPECT_EQ(BackoffDelay(0, o, 0.0), milliseconds(1000));
   EXPECT_EQ(BackoffDelay(1, o, 0.0), milliseconds(2000));
@@ -39,7 +39,7 @@ TEST(RetryPolicy, BackoffDoublesUpToTheCapAndJitterOnlyAdds) {
   EXPECT_LE(jittered, milliseconds(5000));
 }
 
-TEST(RetryPolicy, TransientFailuresRetryUntilMaxAttempts) {
+TEST(RetryPolicyTest, TransientFailuresRetryUntilMaxAttempts) {
   RetryPolicyOptions o;
   o.jitter_fraction = 0;
   AttemptFailure f{FailureKind::kTransient, 503, std::nullopt, false};
@@ -53,7 +53,7 @@ TEST(RetryPolicy, TransientFailuresRetryUntilMaxAttempts) {
   EXPECT_EQ(last.why_not, "gave up after 5 attempts");
 }
 
-TEST(RetryPolicy, RetryInfoDelayIsAFloorFor429) {
+TEST(RetryPolicyTest, RetryInfoDelayIsAFloorFor429) {
   RetryPolicyOptions o;
   AttemptFailure f{FailureKind::kTransient, 429, milliseconds(7500), false};
   auto d = DecideRetry(f, 1, false, o, 0.9);
@@ -63,7 +63,7 @@ TEST(RetryPolicy, RetryInfoDelayIsAFloorFor429) {
   EXPECT_GE(DecideRetry(f, 3, false, o, 0.0).delay, milliseconds(4000));
 }
 
-TEST(RetryPolicy, DailyQuotaAndLongServerDelaysAreTerminal) {
+TEST(RetryPolicyTest, DailyQuotaAndLongServerDelaysAreTerminal) {
   RetryPolicyOptions o;
   AttemptFailure daily{FailureKind::kTransient, 429, milliseconds(1000), true};
   auto d = DecideRetry(daily, 1, false, o, 0);
@@ -77,7 +77,7 @@ TEST(RetryPolicy, DailyQuotaAndLongServerDelaysAreTerminal) {
   EXPECT_TRUE(DecideRetry(long_wait, 1, false, o, 0).retry);
 }
 
-TEST(RetryPolicy, RetryOnceFailuresRetryExactlyOnce) {
+TEST(RetryPolicyTest, RetryOnceFailuresRetryExactlyOnce) {
   RetryPolicyOptions o;
   AttemptFailure f{FailureKind::kRetryOnce, 200, std::nullopt, false};
   EXPECT_TRUE(DecideRetry(f, 1, false, o, 0).retry);
@@ -86,7 +86,7 @@ TEST(RetryPolicy, RetryOnceFailuresRetryExactlyOnce) {
   EXPECT_FALSE(DecideRetry(f, 1, false, o, 0).retry);
 }
 
-TEST(RetryPolicy, TerminalFailuresNeverRetry) {
+TEST(RetryPolicyTest, TerminalFailuresNeverRetry) {
   RetryPolicyOptions o;
   for (int s : {400, 402, 403, 404}) {
     AttemptFailure f{FailureKind::kTerminal, s, std::nullopt, false};
@@ -96,7 +96,7 @@ TEST(RetryPolicy, TerminalFailuresNeverRetry) {
   }
 }
 
-TEST(RetryPolicy, FormatsDelaysForPeople) {
+TEST(RetryPolicyTest, FormatsDelaysForPeople) {
   EXPECT_EQ(FormatDelay(milliseconds(250)), "250 ms");
   EXPECT_EQ(FormatDelay(milliseconds(4000)), "4 s");
   EXPECT_EQ(FormatDelay(milliseconds(1204)), "1.3 s");

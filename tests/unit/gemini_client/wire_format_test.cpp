@@ -51,7 +51,7 @@ std::string Candidate(const std::string& parts, const std::string& finish = "STO
 
 // ---- requests --------------------------------------------------------------------------------
 
-TEST(WireFormatRequest, GenerateHasPromptRatioAndModalitiesAndNoNulls) {
+TEST(WireFormatRequestTest, GenerateHasPromptRatioAndModalitiesAndNoNulls) {
   imaging::GenerateRequest req;
   req.prompt = "a \"quoted\" cat\nwith ünïcode \\ and a tab\t";
   req.options.aspect_ratio = "16:9";
@@ -68,7 +68,7 @@ TEST(WireFormatRequest, GenerateHasPromptRatioAndModalitiesAndNoNulls) {
   EXPECT_EQ(j.size(), 2u);  // contents and generationConfig only
 }
 
-TEST(WireFormatRequest, DeclaresSniffedMimeTypesNotLabels) {
+TEST(WireFormatRequestTest, DeclaresSniffedMimeTypesNotLabels) {
   const std::string jpeg = SolidJpeg(8, 8, 0, 0, 255);
   imaging::GenerateRequest req;
   req.prompt = "combine";
@@ -84,7 +84,7 @@ TEST(WireFormatRequest, DeclaresSniffedMimeTypesNotLabels) {
   EXPECT_EQ(parts[2]["inlineData"]["mimeType"], "image/png");
 }
 
-TEST(WireFormatRequest, EditSendsInstructionThenBaseThenReferencesWithoutImageConfig) {
+TEST(WireFormatRequestTest, EditSendsInstructionThenBaseThenReferencesWithoutImageConfig) {
   const std::string base = SolidPng(4, 4, 255, 0, 0);
   const std::string ref = SolidJpeg(4, 4, 0, 255, 0);
   imaging::EditRequest req;
@@ -104,7 +104,7 @@ TEST(WireFormatRequest, EditSendsInstructionThenBaseThenReferencesWithoutImageCo
   EXPECT_EQ(j["generationConfig"]["responseModalities"], Json::array({"TEXT", "IMAGE"}));
 }
 
-TEST(WireFormatRequest, RejectsBadInputsBeforeSending) {
+TEST(WireFormatRequestTest, RejectsBadInputsBeforeSending) {
   imaging::GenerateRequest req;
   req.prompt = "x";
   req.options.aspect_ratio = "7:5";
@@ -127,7 +127,7 @@ TEST(WireFormatRequest, RejectsBadInputsBeforeSending) {
   EXPECT_EQ(BuildEditRequest(edit, Lite()).error().code, ErrorCode::kInvalidArgument);
 }
 
-TEST(WireFormatRequest, GenerationParametersReachTheBodyAsTheApiSpellsThem) {
+TEST(WireFormatRequestTest, GenerationParametersReachTheBodyAsTheApiSpellsThem) {
   imaging::GenerateRequest req;
   req.prompt = "a poster";
   req.options.image_size = "2K";
@@ -160,7 +160,7 @@ TEST(WireFormatRequest, GenerationParametersReachTheBodyAsTheApiSpellsThem) {
   EXPECT_EQ(j.size(), 2u);
 }
 
-TEST(WireFormatRequest, TheBuilderRefusesWhatTheModelsRowForbids) {
+TEST(WireFormatRequestTest, TheBuilderRefusesWhatTheModelsRowForbids) {
   struct Case {
     const char* model;
     imaging::GenerationOptions options;
@@ -197,7 +197,7 @@ TEST(WireFormatRequest, TheBuilderRefusesWhatTheModelsRowForbids) {
   }
 }
 
-TEST(WireFormatRequest, EditSendsOnlyTheImageSizeItWasGiven) {
+TEST(WireFormatRequestTest, EditSendsOnlyTheImageSizeItWasGiven) {
   imaging::EditRequest req;
   req.prompt = "sharpen";
   req.base = {SolidPng(4, 4, 1, 2, 3), "image/png"};
@@ -229,7 +229,7 @@ std::string SignedAnswer(const std::string& image, const std::string& sig_text,
   return doc.dump();
 }
 
-TEST(WireFormatResponse, KeepsUsageFinishReasonSourcesAndReplayData) {
+TEST(WireFormatResponseTest, KeepsUsageFinishReasonSourcesAndReplayData) {
   const std::string png = SolidPng(300, 200, 1, 2, 3);  // big enough for the fast path
   const std::string sig_image(6000, 'S');               // a long signature is lifted, then restored
   Json doc = Json::parse(SignedAnswer(png, "c2lnLXRleHQ=", sig_image));
@@ -259,7 +259,7 @@ TEST(WireFormatResponse, KeepsUsageFinishReasonSourcesAndReplayData) {
 
 // What a chain request replays is what Gemini sent: the model contents of the request equal the
 // answers' parts as JSON values (every part, thought parts and signatures included).
-TEST(WireFormatRequest, ChainReplaysEachAnswerExactlyThenTheInstruction) {
+TEST(WireFormatRequestTest, ChainReplaysEachAnswerExactlyThenTheInstruction) {
   const std::string first = SolidPng(300, 200, 10, 20, 30);
   const std::string second = SolidJpeg(64, 64, 200, 0, 0);
   const std::string base = SolidPng(8, 8, 0, 0, 0);
@@ -307,7 +307,7 @@ TEST(WireFormatRequest, ChainReplaysEachAnswerExactlyThenTheInstruction) {
             ErrorCode::kInvalidArgument);
 }
 
-TEST(WireFormatRequest, DamagedReplayDataIsDataLossNotARequest) {
+TEST(WireFormatRequestTest, DamagedReplayDataIsDataLossNotARequest) {
   imaging::EditRequest req;
   req.prompt = "again";
   req.base = {SolidPng(4, 4, 1, 1, 1), "image/png"};
@@ -328,7 +328,7 @@ TEST(WireFormatRequest, DamagedReplayDataIsDataLossNotARequest) {
 
 // ---- successful responses --------------------------------------------------------------------
 
-TEST(WireFormatResponse, TakesTheLastNonThoughtImageAndSniffsItsType) {
+TEST(WireFormatResponseTest, TakesTheLastNonThoughtImageAndSniffsItsType) {
   const std::string draft = SolidPng(2, 2, 9, 9, 9);
   const std::string first = SolidPng(3, 3, 1, 1, 1);
   const std::string final_jpeg = SolidJpeg(5, 5, 200, 0, 0);
@@ -345,7 +345,7 @@ TEST(WireFormatResponse, TakesTheLastNonThoughtImageAndSniffsItsType) {
   EXPECT_EQ(info.failure.kind, FailureKind::kNone);
 }
 
-TEST(WireFormatResponse, IgnoresUnknownFieldsAndAcceptsSnakeCase) {
+TEST(WireFormatResponseTest, IgnoresUnknownFieldsAndAcceptsSnakeCase) {
   const std::string png = SolidPng(2, 2, 0, 0, 0);
   const std::string body =
       R"({"turnToken":"x","candidates":[{"future":1,"content":{"parts":[{"inline_data":{"mime_type":"image/png","data":")" +
@@ -374,7 +374,7 @@ std::string GoogleError(int code, const std::string& status, const std::string& 
          "}}";
 }
 
-TEST(WireFormatResponse, MapsEveryDocumentedHttpError) {
+TEST(WireFormatResponseTest, MapsEveryDocumentedHttpError) {
   const std::vector<Case> cases = {
       {400,
        GoogleError(
@@ -417,7 +417,7 @@ TEST(WireFormatResponse, MapsEveryDocumentedHttpError) {
   }
 }
 
-TEST(WireFormatResponse, ReadsRetryInfoAndDailyQuotaFrom429) {
+TEST(WireFormatResponseTest, ReadsRetryInfoAndDailyQuotaFrom429) {
   const std::string details =
       R"([{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"m","quotaId":"GenerateContentPaidTierInputTokensPerModelPerMinute"}]},)"
       R"({"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"47.434392449s"}])";
@@ -441,7 +441,7 @@ TEST(WireFormatResponse, ReadsRetryInfoAndDailyQuotaFrom429) {
 
 // ---- 200 answers without an image --------------------------------------------------------------
 
-TEST(WireFormatResponse, PromptBlockIsAnActionableRefusal) {
+TEST(WireFormatResponseTest, PromptBlockIsAnActionableRefusal) {
   ResponseInfo info;
   auto r = ParseGenerateResponse(
       200, R"({"promptFeedback":{"blockReason":"SAFETY"},"usageMetadata":{"promptTokenCount":5}})",
@@ -454,7 +454,7 @@ TEST(WireFormatResponse, PromptBlockIsAnActionableRefusal) {
   EXPECT_EQ(info.failure.kind, FailureKind::kTerminal);
 }
 
-TEST(WireFormatResponse, PolicyFinishReasonsAreRefusalsWithTheFinishMessage) {
+TEST(WireFormatResponseTest, PolicyFinishReasonsAreRefusalsWithTheFinishMessage) {
   for (const char* reason :
        {"SAFETY", "IMAGE_SAFETY", "PROHIBITED_CONTENT", "IMAGE_PROHIBITED_CONTENT", "BLOCKLIST",
         "SPII", "RECITATION", "IMAGE_RECITATION"}) {
@@ -472,7 +472,7 @@ TEST(WireFormatResponse, PolicyFinishReasonsAreRefusalsWithTheFinishMessage) {
   }
 }
 
-TEST(WireFormatResponse, NoImageReasonsAllowOneRetry) {
+TEST(WireFormatResponseTest, NoImageReasonsAllowOneRetry) {
   for (const char* reason : {"NO_IMAGE", "IMAGE_OTHER", "OTHER", "MALFORMED_RESPONSE"}) {
     ResponseInfo info;
     auto r = ParseGenerateResponse(
@@ -484,7 +484,7 @@ TEST(WireFormatResponse, NoImageReasonsAllowOneRetry) {
   }
 }
 
-TEST(WireFormatResponse, MaxTokensSaysTheOutputLimitWasHit) {
+TEST(WireFormatResponseTest, MaxTokensSaysTheOutputLimitWasHit) {
   ResponseInfo info;
   auto r = ParseGenerateResponse(200, Candidate(R"({"text":"partial"})", "MAX_TOKENS"), &info);
   ASSERT_FALSE(r.ok());
@@ -492,7 +492,7 @@ TEST(WireFormatResponse, MaxTokensSaysTheOutputLimitWasHit) {
   EXPECT_EQ(info.failure.kind, FailureKind::kTerminal);
 }
 
-TEST(WireFormatResponse, TextOnlyAnswerCarriesTheModelsText) {
+TEST(WireFormatResponseTest, TextOnlyAnswerCarriesTheModelsText) {
   ResponseInfo info;
   auto r = ParseGenerateResponse(
       200, Candidate(R"({"text":"I can't draw that."},{"text":"x","thought":true})"), &info);
@@ -503,7 +503,7 @@ TEST(WireFormatResponse, TextOnlyAnswerCarriesTheModelsText) {
   EXPECT_EQ(info.failure.kind, FailureKind::kTerminal);
 }
 
-TEST(WireFormatResponse, EmptyContentAndMissingCandidatesRetryOnce) {
+TEST(WireFormatResponseTest, EmptyContentAndMissingCandidatesRetryOnce) {
   for (const char* body :
        {R"({"candidates":[{"content":{},"finishReason":"STOP"}]})",
         R"({"candidates":[{"finishReason":"STOP"}]})", R"({"candidates":[]})", R"({})"}) {
@@ -514,7 +514,7 @@ TEST(WireFormatResponse, EmptyContentAndMissingCandidatesRetryOnce) {
   }
 }
 
-TEST(WireFormatResponse, MalformedJsonBadBase64AndNonImagesAreClearErrors) {
+TEST(WireFormatResponseTest, MalformedJsonBadBase64AndNonImagesAreClearErrors) {
   ResponseInfo info;
   auto r =
       ParseGenerateResponse(200, R"({"candidates":[{"content":{"parts":[{"text":"Here)", &info);
@@ -539,7 +539,7 @@ TEST(WireFormatResponse, MalformedJsonBadBase64AndNonImagesAreClearErrors) {
   EXPECT_NE(r.error().message.find("without data"), std::string::npos);
 }
 
-TEST(WireFormatResponse, LongServerMessagesAreTrimmedToOneLine) {
+TEST(WireFormatResponseTest, LongServerMessagesAreTrimmedToOneLine) {
   const std::string message(5000, 'x');
   auto r = ParseGenerateResponse(500, GoogleError(500, "INTERNAL", message + "\\nsecond line"));
   ASSERT_FALSE(r.ok());
@@ -555,7 +555,7 @@ namespace {
 
 // The parser moves long base64 strings out of the way before building the JSON DOM; these check
 // that it never changes what a response means.
-TEST(WireFormatFastPath, LongBase64LookingTextAndSignaturesSurvive) {
+TEST(WireFormatFastPathTest, LongBase64LookingTextAndSignaturesSurvive) {
   const std::string png = testing::SolidPng(300, 200, 1, 2, 3);
   const std::string b64_text(50000, 'Q');  // a long text part made only of base64 characters
   const std::string parts =
@@ -570,7 +570,7 @@ TEST(WireFormatFastPath, LongBase64LookingTextAndSignaturesSurvive) {
 
 // Long strings that are almost base64: an escaped quote, a backslash escape, and one stray
 // character at every offset of a 16-byte block (the vectorised check's step) must all stay text.
-TEST(WireFormatFastPath, AlmostBase64StringsAreParsedNotLifted) {
+TEST(WireFormatFastPathTest, AlmostBase64StringsAreParsedNotLifted) {
   const std::string png = testing::SolidPng(32, 32, 4, 5, 6);
   std::vector<std::string> texts = {std::string(5000, 'A') + "\"" + std::string(5000, 'B'),
                                     std::string(5000, 'C') + "\\n" + std::string(5000, 'D')};
@@ -588,7 +588,7 @@ TEST(WireFormatFastPath, AlmostBase64StringsAreParsedNotLifted) {
   }
 }
 
-TEST(WireFormatFastPath, NulEscapesAndTruncationAreHandled) {
+TEST(WireFormatFastPathTest, NulEscapesAndTruncationAreHandled) {
   const std::string png = testing::SolidPng(64, 64, 9, 9, 9);
   const std::string with_nul =
       Json{{"text", std::string("a\0b", 3)}}.dump() + "," + ImagePart(png, "image/png");
@@ -733,7 +733,7 @@ imaging::EditRequest ChainEdit(int turns, size_t remainder) {
   return req;
 }
 
-TEST(WireFormatRequest, ChainBodiesEqualThePlainModelForEveryTurnCountAndLength) {
+TEST(WireFormatRequestTest, ChainBodiesEqualThePlainModelForEveryTurnCountAndLength) {
   for (int turns : {0, 1, 2, 4}) {
     for (size_t remainder : {0, 1, 2}) {
       imaging::EditRequest req = ChainEdit(turns, remainder);
@@ -754,7 +754,7 @@ TEST(WireFormatRequest, ChainBodiesEqualThePlainModelForEveryTurnCountAndLength)
   }
 }
 
-TEST(WireFormatRequest, GenerateBodiesEqualThePlainModel) {
+TEST(WireFormatRequestTest, GenerateBodiesEqualThePlainModel) {
   for (size_t remainder : {0, 1, 2}) {
     imaging::GenerateRequest req;
     req.prompt = "a \"poster\"";

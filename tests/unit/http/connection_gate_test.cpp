@@ -19,7 +19,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-TEST(ScanRequestHead, FindsTheEndAndTheDeclaredLength) {
+TEST(ScanRequestHeadTest, FindsTheEndAndTheDeclaredLength) {
   const std::string head =
       "POST /mcp HTTP/1.1\r\nHost: x\r\ncontent-length:  42 \r\nAccept: */*\r\n\r\n";
   HeadScan scan = ScanRequestHead(head + "{\"body\"", 1024);
@@ -30,7 +30,7 @@ TEST(ScanRequestHead, FindsTheEndAndTheDeclaredLength) {
   EXPECT_FALSE(scan.chunked);
 }
 
-TEST(ScanRequestHead, IncompleteTooLargeChunkedAndSaturated) {
+TEST(ScanRequestHeadTest, IncompleteTooLargeChunkedAndSaturated) {
   EXPECT_EQ(ScanRequestHead("POST /mcp HTTP/1.1\r\nHost: x\r\n", 1024).state,
             HeadScan::State::kIncomplete);
   EXPECT_EQ(ScanRequestHead(std::string(64, 'a'), 64).state, HeadScan::State::kTooLarge);
@@ -51,7 +51,7 @@ TEST(ScanRequestHead, IncompleteTooLargeChunkedAndSaturated) {
 }
 
 // A gate on a loopback port, run on its own thread; handed-off connections are queued here.
-class GateFixture : public ::testing::Test {
+class ConnectionGateTest : public ::testing::Test {
  protected:
   void Start(GateOptions options) {
     listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -145,7 +145,7 @@ class GateFixture : public ::testing::Test {
   std::deque<std::unique_ptr<GateConnection>> handed_;
 };
 
-TEST_F(GateFixture, HandsOffOnlyWholeHeadsWithWhatWasReadAhead) {
+TEST_F(ConnectionGateTest, HandsOffOnlyWholeHeadsWithWhatWasReadAhead) {
   Start(GateOptions{});
   const int fd = Connect("POST /mcp HTTP/1.1\r\nHost: a\r\n");
   EXPECT_EQ(WaitHandoff(200ms), nullptr);  // half a head: no worker for it
@@ -158,7 +158,7 @@ TEST_F(GateFixture, HandsOffOnlyWholeHeadsWithWhatWasReadAhead) {
   handed_.push_back(std::move(c));  // closed by TearDown
 }
 
-TEST_F(GateFixture, APartialHeadGets408AtTheDeadlineAndASilentOneIsClosed) {
+TEST_F(ConnectionGateTest, APartialHeadGets408AtTheDeadlineAndASilentOneIsClosed) {
   GateOptions options;
   options.header_timeout = 300ms;
   options.linger = 200ms;
@@ -175,7 +175,7 @@ TEST_F(GateFixture, APartialHeadGets408AtTheDeadlineAndASilentOneIsClosed) {
   EXPECT_EQ(gate_->Stats().timed_out, 1u);
 }
 
-TEST_F(GateFixture, TheDeadlineIsTotalNotPerArrival) {
+TEST_F(ConnectionGateTest, TheDeadlineIsTotalNotPerArrival) {
   GateOptions options;
   options.header_timeout = 400ms;
   options.linger = 100ms;
@@ -191,7 +191,7 @@ TEST_F(GateFixture, TheDeadlineIsTotalNotPerArrival) {
   EXPECT_LT(std::chrono::steady_clock::now() - started, 3s);
 }
 
-TEST_F(GateFixture, BeyondMaxPendingTheLongestWaitingIsClosed) {
+TEST_F(ConnectionGateTest, BeyondMaxPendingTheLongestWaitingIsClosed) {
   GateOptions options;
   options.max_pending = 3;
   Start(options);
@@ -211,7 +211,7 @@ TEST_F(GateFixture, BeyondMaxPendingTheLongestWaitingIsClosed) {
   EXPECT_NE(WaitHandoff(), nullptr);
 }
 
-TEST_F(GateFixture, RefusesAnOversizedContentLengthAndAnOversizedHead) {
+TEST_F(ConnectionGateTest, RefusesAnOversizedContentLengthAndAnOversizedHead) {
   GateOptions options;
   options.max_body_bytes = 1000;
   options.max_head_bytes = 256;
@@ -231,7 +231,7 @@ TEST_F(GateFixture, RefusesAnOversizedContentLengthAndAnOversizedHead) {
   (void)chunked;
 }
 
-TEST_F(GateFixture, AReturnedConnectionWithAPipelinedHeadIsHandedOffAgain) {
+TEST_F(ConnectionGateTest, AReturnedConnectionWithAPipelinedHeadIsHandedOffAgain) {
   Start(GateOptions{});
   Connect("GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\n");
   auto c = WaitHandoff();
@@ -247,7 +247,7 @@ TEST_F(GateFixture, AReturnedConnectionWithAPipelinedHeadIsHandedOffAgain) {
   handed_.push_back(std::move(again));
 }
 
-TEST_F(GateFixture, AnUnreadBodyIsSkippedBeforeTheNextHead) {
+TEST_F(ConnectionGateTest, AnUnreadBodyIsSkippedBeforeTheNextHead) {
   Start(GateOptions{});
   const int fd = Connect("POST /a HTTP/1.1\r\nContent-Length: 10\r\n\r\n0123");
   auto c = WaitHandoff();
@@ -266,7 +266,7 @@ TEST_F(GateFixture, AnUnreadBodyIsSkippedBeforeTheNextHead) {
   handed_.push_back(std::move(next));
 }
 
-TEST_F(GateFixture, AnIdleKeepAliveConnectionIsClosedAfterTheKeepAliveTimeout) {
+TEST_F(ConnectionGateTest, AnIdleKeepAliveConnectionIsClosedAfterTheKeepAliveTimeout) {
   GateOptions options;
   options.keep_alive_timeout = 200ms;
   Start(options);

@@ -5,7 +5,7 @@
 namespace imgmcp::http {
 namespace {
 
-TEST(ParseListenAddress, Forms) {
+TEST(ParseListenAddressTest, Forms) {
   auto a = ParseListenAddress("8080");
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->host, "127.0.0.1");
@@ -23,7 +23,7 @@ TEST(ParseListenAddress, Forms) {
   EXPECT_EQ(a->host, "0.0.0.0");
 }
 
-TEST(ParseListenAddress, Errors) {
+TEST(ParseListenAddressTest, Errors) {
   for (const char* bad : {"", ":80", "host:", "host:http", "host:70000", "-1", "::1:80", "[::1]",
                           "[::1]80", "host:80x"}) {
     auto a = ParseListenAddress(bad);
@@ -34,7 +34,7 @@ TEST(ParseListenAddress, Errors) {
   }
 }
 
-TEST(EndpointUrl, BracketsIpv6) {
+TEST(EndpointUrlTest, BracketsIpv6) {
   EXPECT_EQ(EndpointUrl("127.0.0.1", 8080), "http://127.0.0.1:8080/mcp");
   EXPECT_EQ(EndpointUrl("::1", 1), "http://[::1]:1/mcp");
 }

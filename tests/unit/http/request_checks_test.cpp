@@ -5,7 +5,7 @@
 namespace imgmcp::http {
 namespace {
 
-TEST(HostnameOf, StripsPortsAndLowercases) {
+TEST(HostnameOfTest, StripsPortsAndLowercases) {
   EXPECT_EQ(HostnameOf("localhost"), "localhost");
   EXPECT_EQ(HostnameOf("LocalHost:8080"), "localhost");
   EXPECT_EQ(HostnameOf("127.0.0.1:1"), "127.0.0.1");
@@ -17,7 +17,7 @@ TEST(HostnameOf, StripsPortsAndLowercases) {
   EXPECT_EQ(HostnameOf("user@evil.com"), "");
 }
 
-TEST(PortOf, ExplicitPortsOnly) {
+TEST(PortOfTest, ExplicitPortsOnly) {
   EXPECT_EQ(PortOf("localhost:8080"), 8080);
   EXPECT_EQ(PortOf("[::1]:3000"), 3000);
   EXPECT_EQ(PortOf("localhost"), std::nullopt);
@@ -27,7 +27,7 @@ TEST(PortOf, ExplicitPortsOnly) {
   EXPECT_EQ(PortOf("localhost:8o"), std::nullopt);
 }
 
-TEST(OriginPolicy, LoopbackHostsOnAnyPort) {
+TEST(OriginPolicyTest, LoopbackHostsOnAnyPort) {
   OriginPolicy policy({}, {}, 8080);
   EXPECT_TRUE(policy.HostAllowed("localhost:1234"));
   EXPECT_TRUE(policy.HostAllowed("127.0.0.1"));
@@ -39,7 +39,7 @@ TEST(OriginPolicy, LoopbackHostsOnAnyPort) {
   EXPECT_FALSE(policy.HostAllowed("127.0.0.2"));
 }
 
-TEST(OriginPolicy, OriginsOfTheServersOwnPagesOnly) {
+TEST(OriginPolicyTest, OriginsOfTheServersOwnPagesOnly) {
   OriginPolicy policy({}, {}, 8080);
   EXPECT_TRUE(policy.OriginAllowed(""));
   EXPECT_TRUE(policy.OriginAllowed("http://localhost:8080"));
@@ -58,7 +58,7 @@ TEST(OriginPolicy, OriginsOfTheServersOwnPagesOnly) {
   EXPECT_FALSE(policy.OriginAllowed("http://localhost/path"));
 }
 
-TEST(OriginPolicy, ExtraHostsOnAnyPortUnlessTheyNameOne) {
+TEST(OriginPolicyTest, ExtraHostsOnAnyPortUnlessTheyNameOne) {
   OriginPolicy policy({"MyBox.lan", "10.0.0.5:8080"}, {}, 3000);
   EXPECT_TRUE(policy.HostAllowed("mybox.lan:8080"));
   EXPECT_TRUE(policy.HostAllowed("10.0.0.5:1"));
@@ -72,20 +72,20 @@ TEST(OriginPolicy, ExtraHostsOnAnyPortUnlessTheyNameOne) {
   EXPECT_FALSE(policy.OriginAllowed("http://10.0.0.5"));
 }
 
-TEST(OriginPolicy, TheBindAddressIsAnOwnName) {
+TEST(OriginPolicyTest, TheBindAddressIsAnOwnName) {
   OriginPolicy policy({}, {"127.0.0.2"}, 4000);
   EXPECT_TRUE(policy.HostAllowed("127.0.0.2:4000"));
   EXPECT_TRUE(policy.OriginAllowed("http://127.0.0.2:4000"));
   EXPECT_FALSE(policy.OriginAllowed("http://127.0.0.2:4001"));
 }
 
-TEST(OriginPolicy, NoOwnOriginBeforeThePortIsKnown) {
+TEST(OriginPolicyTest, NoOwnOriginBeforeThePortIsKnown) {
   OriginPolicy policy;
   EXPECT_TRUE(policy.HostAllowed("localhost"));
   EXPECT_FALSE(policy.OriginAllowed("http://localhost:8080"));
 }
 
-TEST(AcceptsMediaType, ListsParametersAndWildcards) {
+TEST(AcceptsMediaTypeTest, ListsParametersAndWildcards) {
   const char* both = "application/json, text/event-stream";
   EXPECT_TRUE(AcceptsMediaType(both, "application/json"));
   EXPECT_TRUE(AcceptsMediaType(both, "text/event-stream"));
@@ -102,7 +102,7 @@ TEST(AcceptsMediaType, ListsParametersAndWildcards) {
   EXPECT_FALSE(AcceptsMediaType("texts/*", "text/event-stream"));
 }
 
-TEST(IsJsonContentType, WithAndWithoutParameters) {
+TEST(IsJsonContentTypeTest, WithAndWithoutParameters) {
   EXPECT_TRUE(IsJsonContentType("application/json"));
   EXPECT_TRUE(IsJsonContentType("Application/JSON; charset=utf-8"));
   EXPECT_FALSE(IsJsonContentType("text/plain"));
@@ -110,7 +110,7 @@ TEST(IsJsonContentType, WithAndWithoutParameters) {
   EXPECT_FALSE(IsJsonContentType("application/jsonx"));
 }
 
-TEST(BearerToken, ExactMatchOnly) {
+TEST(BearerTokenTest, ExactMatchOnly) {
   EXPECT_TRUE(ConstantTimeEquals("abc", "abc"));
   EXPECT_FALSE(ConstantTimeEquals("abc", "abd"));
   EXPECT_FALSE(ConstantTimeEquals("abc", "abcd"));
@@ -141,7 +141,7 @@ McpHeaders Headers(std::optional<std::string_view> version,
   return McpHeaders{version, method, name};
 }
 
-TEST(ChooseEra, ModernByTheBodysMetaOrAModernHeaderElseLegacy) {
+TEST(ChooseEraTest, ModernByTheBodysMetaOrAModernHeaderElseLegacy) {
   auto era = [](const Json& message, const McpHeaders& headers) {
     EraChoice choice = ChooseEra(mcp::ReadRequestFacts(message), headers);
     EXPECT_FALSE(choice.refusal.has_value()) << message.dump();
@@ -177,7 +177,7 @@ TEST(ChooseEra, ModernByTheBodysMetaOrAModernHeaderElseLegacy) {
   EXPECT_EQ(legacy_handshake_modern_header.refusal->code, mcp::rpc_error::kHeaderMismatch);
 }
 
-TEST(CheckModernHeaders, HeadersMustMatchTheBody) {
+TEST(CheckModernHeadersTest, HeadersMustMatchTheBody) {
   auto refusal = [](const Json& message, const McpHeaders& headers) {
     auto error = CheckModernHeaders(mcp::ReadRequestFacts(message), headers);
     if (error) {
@@ -221,14 +221,14 @@ TEST(CheckModernHeaders, HeadersMustMatchTheBody) {
             "");
 }
 
-TEST(DecodeHeaderValue, SentinelOrPlain) {
+TEST(DecodeHeaderValueTest, SentinelOrPlain) {
   EXPECT_EQ(DecodeHeaderValue("us-west1"), "us-west1");
   EXPECT_EQ(DecodeHeaderValue("=?base64?SGVsbG8sIOS4lueVjA==?="), "Hello, 世界");
   EXPECT_EQ(DecodeHeaderValue("=?base64?"), "=?base64?");  // too short to be a sentinel
   EXPECT_FALSE(DecodeHeaderValue("=?base64?!!?=").has_value());
 }
 
-TEST(ModernErrorStatus, LadderErrorsAre4xxHandlerErrorsAre200) {
+TEST(ModernErrorStatusTest, LadderErrorsAre4xxHandlerErrorsAre200) {
   EXPECT_EQ(ModernErrorStatus(mcp::rpc_error::kMethodNotFound, true), 404);
   EXPECT_EQ(ModernErrorStatus(mcp::rpc_error::kInvalidParams, true), 400);  // the _meta
   EXPECT_EQ(ModernErrorStatus(mcp::rpc_error::kUnsupportedProtocolVersion, true), 400);

@@ -7,7 +7,7 @@
 namespace imgmcp::http {
 namespace {
 
-TEST(RequestHeaders, ValuesAreTheBytesAsSentNeverPercentDecoded) {
+TEST(RequestHeadersTest, ValuesAreTheBytesAsSentNeverPercentDecoded) {
   const std::string head =
       "POST /mcp HTTP/1.1\r\n"
       "host: 127.0.0.1:8080\r\n"
@@ -26,7 +26,7 @@ TEST(RequestHeaders, ValuesAreTheBytesAsSentNeverPercentDecoded) {
   EXPECT_EQ(headers.Count(Header::kMcpName), 1u);
 }
 
-TEST(RequestHeaders, EveryLineOfARepeatedHeaderIsKept) {
+TEST(RequestHeadersTest, EveryLineOfARepeatedHeaderIsKept) {
   const std::string head =
       "POST /mcp HTTP/1.1\r\nMcp-Name: reset_session\r\nAccept: application/json\r\n"
       "mcp-name: get_image\r\nAccept: text/event-stream\r\n\r\n";
@@ -39,14 +39,14 @@ TEST(RequestHeaders, EveryLineOfARepeatedHeaderIsKept) {
   EXPECT_EQ(headers.Repeated(std::array{Header::kHost}), std::nullopt);
 }
 
-TEST(RequestHeaders, LinesEndAtLfAsHttplibReadsThem) {
+TEST(RequestHeadersTest, LinesEndAtLfAsHttplibReadsThem) {
   // A bare LF inside a line starts another line for httplib: so it does here.
   const RequestHeaders headers =
       RequestHeaders::Parse("POST /mcp HTTP/1.1\r\nMcp-Name: a\nMcp-Name: b\r\n\r\n");
   EXPECT_EQ(headers.Count(Header::kMcpName), 2u);
 }
 
-TEST(RequestHeaders, MalformedLinesAreAProblem) {
+TEST(RequestHeadersTest, MalformedLinesAreAProblem) {
   for (const char* head :
        {"POST / HTTP/1.1\r\nMcp-Name : x\r\n\r\n", "POST / HTTP/1.1\r\n Mcp-Name: x\r\n\r\n",
         "POST / HTTP/1.1\r\nno colon here\r\n\r\n", "POST / HTTP/1.1\r\n: x\r\n\r\n",
@@ -61,7 +61,7 @@ TEST(RequestHeaders, MalformedLinesAreAProblem) {
             nullptr);
 }
 
-TEST(RequestHeaders, NamesAsTheSpecificationsSpellThem) {
+TEST(RequestHeadersTest, NamesAsTheSpecificationsSpellThem) {
   EXPECT_EQ(HeaderName(Header::kMcpProtocolVersion), "MCP-Protocol-Version");
   EXPECT_EQ(HeaderName(Header::kLastEventId), "Last-Event-ID");
 }

@@ -19,7 +19,7 @@ struct FakeSession {
   bool Busy() const { return busy; }
 };
 
-TEST(SessionTable, FindRemoveAndCapacity) {
+TEST(SessionTableTest, FindRemoveAndCapacity) {
   FakeClock clock;
   SessionTable<FakeSession> table(clock, seconds(60), 2);
   auto a = std::make_shared<FakeSession>();
@@ -33,7 +33,7 @@ TEST(SessionTable, FindRemoveAndCapacity) {
   EXPECT_EQ(table.size(), 1u);
 }
 
-TEST(SessionTable, AFullTableEvictsTheLongestIdleSession) {
+TEST(SessionTableTest, AFullTableEvictsTheLongestIdleSession) {
   FakeClock clock;
   SessionTable<FakeSession> table(clock, seconds(60), 3);
   auto a = std::make_shared<FakeSession>();
@@ -60,7 +60,7 @@ TEST(SessionTable, AFullTableEvictsTheLongestIdleSession) {
   EXPECT_EQ(table.size(), 3u);
 }
 
-TEST(SessionTable, ExpiresIdleSessionsOnly) {
+TEST(SessionTableTest, ExpiresIdleSessionsOnly) {
   FakeClock clock;
   SessionTable<FakeSession> table(clock, seconds(60), 10);
   auto idle = std::make_shared<FakeSession>();
@@ -94,7 +94,7 @@ TEST(SessionTable, ExpiresIdleSessionsOnly) {
   EXPECT_EQ(table.size(), 0u);
 }
 
-TEST(SessionTable, TakeAllEmptiesTheTable) {
+TEST(SessionTableTest, TakeAllEmptiesTheTable) {
   FakeClock clock;
   SessionTable<FakeSession> table(clock, seconds(60), 10);
   table.Insert("a", std::make_shared<FakeSession>());

@@ -12,7 +12,7 @@ namespace {
 
 using std::chrono::milliseconds;
 
-TEST(EventId, RoundTrip) {
+TEST(EventIdTest, RoundTrip) {
   EXPECT_EQ(FormatEventId({42, 7}), "42_7");
   auto id = ParseEventId("42_7");
   ASSERT_TRUE(id.has_value());
@@ -27,13 +27,13 @@ TEST(EventId, RoundTrip) {
   EXPECT_FALSE(ParseEventId("-1_2").has_value());
 }
 
-TEST(Frames, Format) {
+TEST(FramesTest, Format) {
   EXPECT_EQ(PrimingFrame("1_0", milliseconds(1500)), "id: 1_0\nretry: 1500\ndata: \n\n");
   EXPECT_EQ(MessageFrame("2_3", R"({"a":1})"), "event: message\nid: 2_3\ndata: {\"a\":1}\n\n");
   EXPECT_EQ(CommentFrame("keep-alive"), ": keep-alive\n\n");
 }
 
-TEST(SseChannel, DeliversInOrderThenEnds) {
+TEST(SseChannelTest, DeliversInOrderThenEnds) {
   SseChannel channel;
   channel.Push("a");
   channel.Push("b");
@@ -45,7 +45,7 @@ TEST(SseChannel, DeliversInOrderThenEnds) {
   EXPECT_EQ(channel.Pull(&out, milliseconds(0)), SseChannel::PullResult::kEnd);
 }
 
-TEST(SseChannel, TimesOutWhenIdleAndAbortDropsQueued) {
+TEST(SseChannelTest, TimesOutWhenIdleAndAbortDropsQueued) {
   SseChannel channel;
   std::string out;
   EXPECT_EQ(channel.Pull(&out, milliseconds(1)), SseChannel::PullResult::kTimeout);
@@ -55,7 +55,7 @@ TEST(SseChannel, TimesOutWhenIdleAndAbortDropsQueued) {
   EXPECT_TRUE(channel.aborted());
 }
 
-TEST(SseChannel, WakesAConsumerBlockedOnAnotherThread) {
+TEST(SseChannelTest, WakesAConsumerBlockedOnAnotherThread) {
   SseChannel channel;
   std::string got;
   std::thread consumer([&] {
@@ -74,7 +74,7 @@ TEST(SseChannel, WakesAConsumerBlockedOnAnotherThread) {
 
 // A channel watching its client's socket ends a Pull as soon as that client hangs up — long before
 // the keep-alive interval — and a queued frame still comes first.
-TEST(SseChannel, AWatchedClientThatHangsUpEndsThePullAtOnce) {
+TEST(SseChannelTest, AWatchedClientThatHangsUpEndsThePullAtOnce) {
   int fds[2];
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
   SseChannel channel(fds[0]);
@@ -90,7 +90,7 @@ TEST(SseChannel, AWatchedClientThatHangsUpEndsThePullAtOnce) {
   ::close(fds[0]);
 }
 
-TEST(SseChannel, AWatchedChannelIsStillWokenByItsProducer) {
+TEST(SseChannelTest, AWatchedChannelIsStillWokenByItsProducer) {
   int fds[2];
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
   SseChannel channel(fds[0]);

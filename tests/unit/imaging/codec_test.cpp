@@ -14,7 +14,7 @@ using testing::Photo;
 using testing::PngOf;
 using testing::Solid;
 
-TEST(Sniff, RecognisesMagicBytesOnly) {
+TEST(SniffTest, RecognisesMagicBytesOnly) {
   EXPECT_EQ(SniffFormat(std::string("\x89PNG\r\n\x1a\n", 8)), ImageFormat::kPng);
   EXPECT_EQ(SniffFormat("\xFF\xD8\xFF\xE0"), ImageFormat::kJpeg);
   EXPECT_EQ(SniffFormat("GIF89a...."), ImageFormat::kGif);
@@ -27,7 +27,7 @@ TEST(Sniff, RecognisesMagicBytesOnly) {
   EXPECT_EQ(SniffFormat("image/png"), ImageFormat::kUnknown);  // a label is not an image
 }
 
-TEST(Sniff, JpegBytesAreJpegWhateverTheyAreCalled) {
+TEST(SniffTest, JpegBytesAreJpegWhateverTheyAreCalled) {
   const std::string jpeg = testing::JpegOf(Solid(8, 8, local::Rgb{1, 2, 3}));
   EXPECT_EQ(SniffFormat(jpeg), ImageFormat::kJpeg);
   EXPECT_STREQ(MimeTypeOf(SniffFormat(jpeg)), "image/jpeg");
@@ -36,7 +36,7 @@ TEST(Sniff, JpegBytesAreJpegWhateverTheyAreCalled) {
   EXPECT_STREQ(MimeTypeOf(ImageFormat::kUnknown), "");
 }
 
-TEST(ImageInfo, ReadsPngJpegGifWebpHeaders) {
+TEST(ImageInfoTest, ReadsPngJpegGifWebpHeaders) {
   Result<ImageInfo> png = ReadImageInfo(PngOf(Solid(37, 21, local::Rgb{})));
   ASSERT_TRUE(png.ok()) << png.error().message;
   EXPECT_EQ(png->format, ImageFormat::kPng);
@@ -75,7 +75,7 @@ TEST(ImageInfo, ReadsPngJpegGifWebpHeaders) {
 #endif
 }
 
-TEST(Decode, RefusesNonImageBytes) {
+TEST(DecodeTest, RefusesNonImageBytes) {
   for (const std::string& bad : {std::string("hello world, not an image at all"),
                                  std::string("\x89PNX\r\n\x1a\n0000000000000000", 24),
                                  std::string("\x13\x37\xca\xfe\x00\x01\x02\x03\xff\xfe", 10)}) {
@@ -89,7 +89,7 @@ TEST(Decode, RefusesNonImageBytes) {
   EXPECT_EQ(empty.error().code, ErrorCode::kInvalidArgument);
 }
 
-TEST(Decode, RandomBytesNeverCrash) {
+TEST(DecodeTest, RandomBytesNeverCrash) {
   uint32_t state = 7;
   for (int round = 0; round < 200; ++round) {
     std::string bytes(64 + round, '\0');
@@ -104,7 +104,7 @@ TEST(Decode, RandomBytesNeverCrash) {
   }
 }
 
-TEST(Decode, TruncatedPngIsAnError) {
+TEST(DecodeTest, TruncatedPngIsAnError) {
   const std::string png = PngOf(Photo(64, 64));
   Result<Image> header_only = Decode(png.substr(0, 20));
   ASSERT_FALSE(header_only.ok());
@@ -119,7 +119,7 @@ TEST(Decode, TruncatedPngIsAnError) {
       << cut.error().message;
 }
 
-TEST(Decode, TruncatedJpegIsAnError) {
+TEST(DecodeTest, TruncatedJpegIsAnError) {
   const std::string jpeg = testing::JpegOf(Photo(64, 64));
   Result<Image> cut = Decode(jpeg.substr(0, jpeg.size() / 2));
   ASSERT_FALSE(cut.ok());
@@ -130,7 +130,7 @@ TEST(Decode, TruncatedJpegIsAnError) {
   EXPECT_NE(header.error().message.find("truncated"), std::string::npos) << header.error().message;
 }
 
-TEST(Decode, HugeDimensionsAreRefusedBeforeDecoding) {
+TEST(DecodeTest, HugeDimensionsAreRefusedBeforeDecoding) {
   const std::string png = CraftPng(60000, 60000, 1000);
   Result<ImageInfo> info = ReadImageInfo(png);
   ASSERT_FALSE(info.ok());
@@ -142,7 +142,7 @@ TEST(Decode, HugeDimensionsAreRefusedBeforeDecoding) {
   EXPECT_EQ(r.error().code, ErrorCode::kTooLarge);
 }
 
-TEST(Decode, DecompressionBombIsRefused) {
+TEST(DecodeTest, DecompressionBombIsRefused) {
   // 4 MB of zeros deflate to ~4 KB; the header declares 2000x2000 RGBA (16 MB decoded). Under a
   // 1-megapixel limit the tiny file must be refused without inflating anything.
   const std::string bomb = CraftPng(2000, 2000, 2000ull * (2000 * 4 + 1));
@@ -160,14 +160,14 @@ TEST(Decode, DecompressionBombIsRefused) {
   EXPECT_EQ(ok->rgba[0], 0);
 }
 
-TEST(Decode, ZeroSizeIsInvalid) {
+TEST(DecodeTest, ZeroSizeIsInvalid) {
   Result<Image> r = Decode(CraftPng(0, 10, 10));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(r.error().message.find("zero size"), std::string::npos) << r.error().message;
 }
 
-TEST(Decode, ByteLimit) {
+TEST(DecodeTest, ByteLimit) {
   const std::string png = PngOf(Photo(32, 32));
   DecodeLimits limits;
   limits.max_bytes = 100;
@@ -178,7 +178,7 @@ TEST(Decode, ByteLimit) {
             "image is " + std::to_string(png.size()) + " bytes; the limit is 100");
 }
 
-TEST(Codec, PngRoundTripIsLossless) {
+TEST(CodecTest, PngRoundTripIsLossless) {
   Image img = Photo(67, 45);
   img.Pixel(3, 4)[3] = 17;  // one translucent pixel forces RGBA output
   Result<Image> back = Decode(PngOf(img));
@@ -198,12 +198,12 @@ TEST(Codec, PngRoundTripIsLossless) {
   }
 }
 
-TEST(Codec, PngEncodingIsDeterministic) {
+TEST(CodecTest, PngEncodingIsDeterministic) {
   const Image img = Photo(100, 80, 9);
   EXPECT_EQ(PngOf(img), PngOf(img));
 }
 
-TEST(Codec, JpegRoundTripIsClose) {
+TEST(CodecTest, JpegRoundTripIsClose) {
   const Image img = Solid(64, 48, local::Rgb{200, 100, 50});
   Result<std::string> jpeg = EncodeJpeg(img, 95);
   ASSERT_TRUE(jpeg.ok());
@@ -221,7 +221,7 @@ TEST(Codec, JpegRoundTripIsClose) {
   EXPECT_FALSE(EncodeJpeg(img, 101).ok());
 }
 
-TEST(Codec, EncodeRejectsInconsistentImage) {
+TEST(CodecTest, EncodeRejectsInconsistentImage) {
   Image bad;
   bad.width = 10;
   bad.height = 10;
@@ -230,7 +230,7 @@ TEST(Codec, EncodeRejectsInconsistentImage) {
   EXPECT_EQ(EncodeJpeg(bad).error().code, ErrorCode::kInvalidArgument);
 }
 
-TEST(Resize, FlatStaysExactAndSizesMatch) {
+TEST(ResizeTest, FlatStaysExactAndSizesMatch) {
   const Image img = Solid(300, 200, local::Rgb{10, 200, 30});
   for (auto [w, h] : {std::pair{100, 50}, std::pair{299, 1}, std::pair{600, 400}}) {
     Result<Image> r = Resize(img, w, h);
@@ -242,7 +242,7 @@ TEST(Resize, FlatStaysExactAndSizesMatch) {
   EXPECT_EQ(Resize(img, 0, 5).error().code, ErrorCode::kInvalidArgument);
 }
 
-TEST(Resize, DownscaleAveragesAreas) {
+TEST(ResizeTest, DownscaleAveragesAreas) {
   // 4x1 -> 2x1: each output pixel is the mean of two inputs.
   Image img = Solid(4, 1, local::Rgb{});
   const uint8_t values[4] = {0, 100, 200, 255};

@@ -34,7 +34,7 @@ std::vector<ModelCapabilities> Table() {
           Row("old", {"1K"}, StandardAspectRatios(), Support::kNo, Support::kNo, 3)};
 }
 
-TEST(GenerationParams, Vocabulary) {
+TEST(GenerationParamsTest, Vocabulary) {
   EXPECT_EQ(ImageSizeNames(), (std::vector<std::string>{"512", "1K", "2K", "4K"}));
   EXPECT_EQ(AspectRatioNames().size(), 14u);
   EXPECT_EQ(StandardAspectRatios(),
@@ -45,7 +45,7 @@ TEST(GenerationParams, Vocabulary) {
   EXPECT_EQ(ThinkingLevelNames(), (std::vector<std::string>{"minimal", "high"}));
 }
 
-TEST(GenerationParams, PixelSizesPerSizeAndRatio) {
+TEST(GenerationParamsTest, PixelSizesPerSizeAndRatio) {
   struct Case {
     const char* size;
     const char* ratio;
@@ -85,7 +85,7 @@ TEST(GenerationParams, PixelSizesPerSizeAndRatio) {
   EXPECT_TRUE(Has(bad.error().message, "1:8, 8:1")) << bad.error().message;
 }
 
-TEST(GenerationParams, ScaleToImageSizeKeepsTheAspect) {
+TEST(GenerationParamsTest, ScaleToImageSizeKeepsTheAspect) {
   Result<ImageSize> s = ScaleToImageSize(1344, 768, "2K");
   ASSERT_TRUE(s.ok());
   EXPECT_NEAR(static_cast<double>(s->width) / s->height, 1344.0 / 768, 0.01);
@@ -101,7 +101,7 @@ TEST(GenerationParams, ScaleToImageSizeKeepsTheAspect) {
   EXPECT_FALSE(ScaleToImageSize(5, 5, "8K").ok());
 }
 
-TEST(GenerationParams, AcceptsWhatTheModelSupportsAndDefaultsToTheFirstRow) {
+TEST(GenerationParamsTest, AcceptsWhatTheModelSupportsAndDefaultsToTheFirstRow) {
   const auto table = Table();
   GenerationOptions o;
   const ModelCapabilities* chosen = nullptr;
@@ -120,7 +120,7 @@ TEST(GenerationParams, AcceptsWhatTheModelSupportsAndDefaultsToTheFirstRow) {
   EXPECT_TRUE(ignored.empty());
 }
 
-TEST(GenerationParams, EveryRejectionNamesTheModelAndWhatItSupports) {
+TEST(GenerationParamsTest, EveryRejectionNamesTheModelAndWhatItSupports) {
   const auto table = Table();
   struct Case {
     GenerationOptions options;
@@ -170,7 +170,7 @@ TEST(GenerationParams, EveryRejectionNamesTheModelAndWhatItSupports) {
   EXPECT_EQ(CheckGenerationOptions({}, chain).error().code, ErrorCode::kInternal);
 }
 
-TEST(GenerationParams, IgnoredParametersAreAcceptedAndListed) {
+TEST(GenerationParamsTest, IgnoredParametersAreAcceptedAndListed) {
   ModelCapabilities offline =
       Row("offline", ImageSizeNames(), AspectRatioNames(), Support::kIgnored, Support::kIgnored);
   offline.chain = Support::kIgnored;
@@ -183,7 +183,7 @@ TEST(GenerationParams, IgnoredParametersAreAcceptedAndListed) {
   EXPECT_EQ(ignored, (std::vector<std::string>{"thinking", "search", "context chain"}));
 }
 
-TEST(GenerationParams, DescribeModelSaysWhatItTakes) {
+TEST(GenerationParamsTest, DescribeModelSaysWhatItTakes) {
   const auto table = Table();
   const std::string lite = DescribeModel(table[0]);
   EXPECT_TRUE(Has(lite, "lite: image_size 1K; aspect_ratio 1:1 2:3")) << lite;

@@ -144,7 +144,7 @@ void ExpectSameAsStb(const PngSpec& spec) {
   }
 }
 
-TEST(PngRowDecoder, EveryFilterTypeMatchesStb) {
+TEST(PngRowDecoderTest, EveryFilterTypeMatchesStb) {
   for (int channels : {3, 4}) {
     for (int filter = 0; filter <= 4; ++filter) {
       SCOPED_TRACE("channels " + std::to_string(channels) + " filter " + std::to_string(filter));
@@ -153,7 +153,7 @@ TEST(PngRowDecoder, EveryFilterTypeMatchesStb) {
   }
 }
 
-TEST(PngRowDecoder, MixedFiltersAndOddSizesMatchStb) {
+TEST(PngRowDecoderTest, MixedFiltersAndOddSizesMatchStb) {
   for (int channels : {3, 4}) {
     for (auto [w, h] : {std::pair{1, 1}, {1, 9}, {9, 1}, {2, 3}, {33, 17}, {101, 7}}) {
       SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h));
@@ -162,7 +162,7 @@ TEST(PngRowDecoder, MixedFiltersAndOddSizesMatchStb) {
   }
 }
 
-TEST(PngRowDecoder, SplitIdatAndAncillaryChunksMatchStb) {
+TEST(PngRowDecoderTest, SplitIdatAndAncillaryChunksMatchStb) {
   std::string text;
   PutChunk(text, "tEXt", std::string("Comment\0hello", 13));
   PngSpec spec = Spec(40, 30, 4, {1, 4});
@@ -171,7 +171,7 @@ TEST(PngRowDecoder, SplitIdatAndAncillaryChunksMatchStb) {
   ExpectSameAsStb(spec);
 }
 
-TEST(PngRowDecoder, ProductionEncoderOutputMatchesStb) {
+TEST(PngRowDecoderTest, ProductionEncoderOutputMatchesStb) {
   for (const Image& img : {testing::Photo(257, 129), testing::Solid(5, 3, local::Rgb{1, 2, 3}, 128)}) {
     const std::string png = testing::PngOf(img);
     Result<std::vector<uint8_t>> rows = DecodeRows(png);
@@ -181,7 +181,7 @@ TEST(PngRowDecoder, ProductionEncoderOutputMatchesStb) {
   }
 }
 
-TEST(PngRowDecoder, OtherLayoutsAreLeftToStbBeforeAnyRow) {
+TEST(PngRowDecoderTest, OtherLayoutsAreLeftToStbBeforeAnyRow) {
   std::string trns;
   PutChunk(trns, "tRNS", std::string(6, '\0'));
   PngSpec keyed = Spec(8, 8, 3, {0}), interlaced = Spec(8, 8, 4, {0}), deep = Spec(8, 8, 4, {0});
@@ -206,7 +206,7 @@ TEST(PngRowDecoder, OtherLayoutsAreLeftToStbBeforeAnyRow) {
   }
 }
 
-TEST(PngRowDecoder, TruncatedOrCorruptDataIsAClearError) {
+TEST(PngRowDecoderTest, TruncatedOrCorruptDataIsAClearError) {
   const std::string png = MakePng(Spec(64, 64, 4, {4}));
   std::string flipped = png;
   flipped[png.size() / 2] ^= 0x55;  // inside the IDAT data
@@ -248,7 +248,7 @@ std::string RgbaPngOfFilteredData(uint32_t width, uint32_t height, const std::st
   return png;
 }
 
-TEST(PngRowDecoder, InvalidFilterByteIsAnError) {
+TEST(PngRowDecoderTest, InvalidFilterByteIsAnError) {
   // Filter type 5 does not exist.
   std::string raw(1 + 4 * 4, '\0');
   raw[0] = 5;
@@ -260,7 +260,7 @@ TEST(PngRowDecoder, InvalidFilterByteIsAnError) {
 }
 
 // Compressed data for two rows under a header that declares one: refused by both inflaters.
-TEST(PngRowDecoder, MoreDataThanTheHeaderDeclaresIsAnError) {
+TEST(PngRowDecoderTest, MoreDataThanTheHeaderDeclaresIsAnError) {
   const std::string raw(2 * (1 + 4 * 4), '\0');  // two filter-0 rows of 4 RGBA pixels
   const std::string png = RgbaPngOfFilteredData(4, 1, raw);
   for (internal::PngInflate inflate : kBothInflaters) {
@@ -273,7 +273,7 @@ TEST(PngRowDecoder, MoreDataThanTheHeaderDeclaresIsAnError) {
   }
 }
 
-TEST(PngRowDecoder, PreviewChecksLimitsBeforeDecoding) {
+TEST(PngRowDecoderTest, PreviewChecksLimitsBeforeDecoding) {
   // 3000x3000 RGB declared over a few bytes of data: refused from the header alone, before any
   // buffer for it exists.
   const std::string bomb = testing::CraftPng(3000, 3000, 1000, 2);
@@ -329,7 +329,7 @@ std::vector<uint8_t> ReferenceAreaDownscale(const std::vector<uint8_t>& in, int 
   return out;
 }
 
-TEST(AreaDownscaler, StreamedRowsMatchWholeImageDownscale) {
+TEST(AreaDownscalerTest, StreamedRowsMatchWholeImageDownscale) {
   const Image img = testing::Photo(203, 151);
   for (auto [ow, oh] : {std::pair{203, 151}, {100, 75}, {101, 151}, {203, 1}, {1, 1}, {150, 112}}) {
     SCOPED_TRACE(std::to_string(ow) + "x" + std::to_string(oh));
@@ -345,7 +345,7 @@ TEST(AreaDownscaler, StreamedRowsMatchWholeImageDownscale) {
   }
 }
 
-TEST(AreaDownscaler, PngPreviewEqualsFullDecodeThenResize) {
+TEST(AreaDownscalerTest, PngPreviewEqualsFullDecodeThenResize) {
   // PNG previews take the fused zlib + downscale path; the image must be what decoding in full
   // with stb and resizing gives. A flat, opaque-with-alpha image keeps the preview a PNG.
   Image img = testing::Photo(1000, 600);

@@ -9,7 +9,7 @@
 namespace imgmcp::imaging {
 namespace {
 
-TEST(Preview, SmallPngOrJpegIsReturnedUnchanged) {
+TEST(PreviewTest, SmallPngOrJpegIsReturnedUnchanged) {
   const std::string png = testing::PngOf(testing::Photo(100, 50));
   Result<EncodedImage> p = MakePreview(png);
   ASSERT_TRUE(p.ok());
@@ -22,7 +22,7 @@ TEST(Preview, SmallPngOrJpegIsReturnedUnchanged) {
   EXPECT_EQ(j->mime_type, "image/jpeg");
 }
 
-TEST(Preview, NeverUpscales) {
+TEST(PreviewTest, NeverUpscales) {
   const std::string png = testing::PngOf(testing::Photo(60, 40));
   Result<EncodedImage> p = MakePreview(png, PreviewOptions{2000, 1 << 20});
   ASSERT_TRUE(p.ok());
@@ -31,7 +31,7 @@ TEST(Preview, NeverUpscales) {
   EXPECT_EQ(info->height, 40);
 }
 
-TEST(Preview, RespectsMaxEdgeAndKeepsAspect) {
+TEST(PreviewTest, RespectsMaxEdgeAndKeepsAspect) {
   for (const std::string& src :
        {testing::PngOf(testing::Photo(1600, 900)), testing::JpegOf(testing::Photo(900, 1600))}) {
     Result<EncodedImage> p = MakePreview(src, PreviewOptions{400, 600 * 1024});
@@ -44,7 +44,7 @@ TEST(Preview, RespectsMaxEdgeAndKeepsAspect) {
   }
 }
 
-TEST(Preview, RespectsByteBudget) {
+TEST(PreviewTest, RespectsByteBudget) {
   const std::string src = testing::PngOf(testing::Photo(1024, 1024));
   for (size_t budget : {size_t{200'000}, size_t{30'000}, size_t{4'000}}) {
     Result<EncodedImage> p = MakePreview(src, PreviewOptions{768, budget});
@@ -59,7 +59,7 @@ TEST(Preview, RespectsByteBudget) {
   EXPECT_LE(p->bytes.size(), 50'000u);
 }
 
-TEST(Preview, FlatImagesStayPng) {
+TEST(PreviewTest, FlatImagesStayPng) {
   const std::string src = testing::PngOf(testing::Solid(2000, 1000, local::Rgb{1, 2, 3}));
   Result<EncodedImage> p = MakePreview(src);
   ASSERT_TRUE(p.ok());
@@ -71,7 +71,7 @@ TEST(Preview, FlatImagesStayPng) {
   EXPECT_EQ(testing::At(*img, 100, 100), (local::Rgb{1, 2, 3}));
 }
 
-TEST(Preview, GifIsConverted) {
+TEST(PreviewTest, GifIsConverted) {
   // Hand-made 1x1 GIF (red pixel): not returned as GIF even though it is small.
   const std::string gif(
       "GIF89a\x01\x00\x01\x00\x80\x00\x00\xff\x00\x00\x00\x00\x00"
@@ -85,7 +85,7 @@ TEST(Preview, GifIsConverted) {
   EXPECT_EQ(testing::At(*img, 0, 0), (local::Rgb{255, 0, 0}));
 }
 
-TEST(Preview, BadInputsAreErrors) {
+TEST(PreviewTest, BadInputsAreErrors) {
   EXPECT_EQ(MakePreview("garbage").error().code, ErrorCode::kInvalidArgument);
   EXPECT_EQ(MakePreview(testing::CraftPng(60000, 60000, 10)).error().code, ErrorCode::kTooLarge);
   EXPECT_EQ(MakePreview(testing::PngOf(testing::Photo(8, 8)), PreviewOptions{0, 100}).error().code,

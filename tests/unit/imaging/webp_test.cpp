@@ -47,7 +47,7 @@ std::string Lossy(const std::vector<uint8_t>& rgba, int w, int h) {
   return bytes;
 }
 
-TEST(WebpDecode, LosslessDecodesToTheExactPixelsWithAlpha) {
+TEST(WebpDecodeTest, LosslessDecodesToTheExactPixelsWithAlpha) {
   const std::vector<uint8_t> pixels = Gradient(64, 32);
   const std::string webp = Lossless(pixels, 64, 32);
   ASSERT_FALSE(webp.empty());
@@ -61,7 +61,7 @@ TEST(WebpDecode, LosslessDecodesToTheExactPixelsWithAlpha) {
   EXPECT_EQ(image->rgba, pixels);
 }
 
-TEST(WebpDecode, LossyDecodesCloseToTheSource) {
+TEST(WebpDecodeTest, LossyDecodesCloseToTheSource) {
   const std::vector<uint8_t> pixels = Gradient(96, 48);
   Result<Image> image = Decode(Lossy(pixels, 96, 48));
   ASSERT_TRUE(image.ok()) << image.error().message;
@@ -73,7 +73,7 @@ TEST(WebpDecode, LossyDecodesCloseToTheSource) {
   EXPECT_LT(worst, 48);  // lossy, but the same picture
 }
 
-TEST(WebpDecode, PreviewOfAWebpIsAnEncodedImage) {
+TEST(WebpDecodeTest, PreviewOfAWebpIsAnEncodedImage) {
   const std::string webp = Lossless(Gradient(300, 200), 300, 200);
   PreviewOptions options;
   options.max_edge = 150;
@@ -85,7 +85,7 @@ TEST(WebpDecode, PreviewOfAWebpIsAnEncodedImage) {
   EXPECT_EQ(decoded->height, 100);
 }
 
-TEST(WebpDecode, TruncatedAndCorruptDataAreClearErrors) {
+TEST(WebpDecodeTest, TruncatedAndCorruptDataAreClearErrors) {
   const std::string webp = Lossless(Gradient(64, 32), 64, 32);
   for (size_t keep : {webp.size() / 2, webp.size() - 1}) {
     SCOPED_TRACE(keep);
@@ -100,7 +100,7 @@ TEST(WebpDecode, TruncatedAndCorruptDataAreClearErrors) {
   EXPECT_EQ(corrupt.error().code, ErrorCode::kInvalidArgument);
 }
 
-TEST(WebpDecode, PixelLimitIsCheckedBeforeDecoding) {
+TEST(WebpDecodeTest, PixelLimitIsCheckedBeforeDecoding) {
   const std::string webp = Lossless(Gradient(64, 32), 64, 32);
   DecodeLimits limits;
   limits.max_pixels = 64 * 32 - 1;

@@ -7,7 +7,7 @@
 namespace imgmcp::local {
 namespace {
 
-TEST(Colors, ParsesCssNamesAndHex) {
+TEST(ColorsTest, ParsesCssNamesAndHex) {
   EXPECT_EQ(local::ParseColor("red"), (local::Rgb{255, 0, 0}));
   EXPECT_EQ(local::ParseColor("CornflowerBlue"), (local::Rgb{0x64, 0x95, 0xed}));
   EXPECT_EQ(local::ParseColor("rebeccapurple"), (local::Rgb{0x66, 0x33, 0x99}));
@@ -22,7 +22,7 @@ TEST(Colors, ParsesCssNamesAndHex) {
   EXPECT_FALSE(local::ParseColor(""));
 }
 
-TEST(Colors, FindsColoursInOrderWithoutDuplicates) {
+TEST(ColorsTest, FindsColoursInOrderWithoutDuplicates) {
   const std::vector<local::Rgb> found =
       local::FindColors("A Red fox under a #00ff00 sky, light blue water and more red.");
   ASSERT_EQ(found.size(), 3u);
@@ -32,7 +32,7 @@ TEST(Colors, FindsColoursInOrderWithoutDuplicates) {
   EXPECT_TRUE(local::FindColors("a quiet landscape").empty());
 }
 
-TEST(Colors, ToHex) { EXPECT_EQ(ToHex(Rgb{1, 171, 255}), "#01abff"); }
+TEST(ColorsTest, ToHex) { EXPECT_EQ(ToHex(Rgb{1, 171, 255}), "#01abff"); }
 
 }  // namespace
 }  // namespace imgmcp::local

@@ -43,18 +43,18 @@ imaging::Image Coordinates(int w, int h) {
   return img;
 }
 
-TEST(EditOps, InvertRedIsCyanEverywhere) {
+TEST(EditOpsTest, InvertRedIsCyanEverywhere) {
   ExpectAll(Apply(Solid(16, 9, Rgb{255, 0, 0}), "invert"), Rgb{0, 255, 255});
 }
 
-TEST(EditOps, GrayscaleUsesRec601Luma) {
+TEST(EditOpsTest, GrayscaleUsesRec601Luma) {
   // (77*255 + 128) >> 8 = 77; (77*10 + 150*20 + 29*30 + 128) >> 8 = 18
   ExpectAll(Apply(Solid(4, 4, Rgb{255, 0, 0}), "grayscale"), Rgb{77, 77, 77});
   ExpectAll(Apply(Solid(4, 4, Rgb{10, 20, 30}), "greyscale"), Rgb{18, 18, 18});
   ExpectAll(Apply(Solid(4, 4, Rgb{255, 255, 255}), "grayscale"), Rgb{255, 255, 255});
 }
 
-TEST(EditOps, RotateMovesPixelsClockwise) {
+TEST(EditOpsTest, RotateMovesPixelsClockwise) {
   const imaging::Image src = Coordinates(5, 3);  // 5 wide, 3 tall
   const imaging::Image r90 = Apply(src, "rotate 90");
   ASSERT_EQ(r90.width, 3);
@@ -71,7 +71,7 @@ TEST(EditOps, RotateMovesPixelsClockwise) {
   EXPECT_EQ(Apply(r90, "rotate 270").rgba, src.rgba);
 }
 
-TEST(EditOps, Flip) {
+TEST(EditOpsTest, Flip) {
   const imaging::Image src = Coordinates(5, 3);
   const imaging::Image h = Apply(src, "flip horizontal");
   EXPECT_EQ(At(h, 0, 1), (Rgb{4, 1, 7}));
@@ -81,7 +81,7 @@ TEST(EditOps, Flip) {
   EXPECT_EQ(At(v, 3, 1), (Rgb{3, 1, 7}));
 }
 
-TEST(EditOps, DrawSquareSetsExactlyItsBox) {
+TEST(EditOpsTest, DrawSquareSetsExactlyItsBox) {
   const imaging::Image img = Apply(Solid(32, 32, Rgb{0, 0, 0}), "draw square red at 10,10 size 4");
   int red = 0;
   for (int y = 0; y < 32; ++y) {
@@ -94,7 +94,7 @@ TEST(EditOps, DrawSquareSetsExactlyItsBox) {
   EXPECT_EQ(red, 16);
 }
 
-TEST(EditOps, DrawIsClippedAtEdges) {
+TEST(EditOpsTest, DrawIsClippedAtEdges) {
   const imaging::Image img = Apply(Solid(8, 8, Rgb{0, 0, 0}), "draw square white at 6,-2 size 5");
   EXPECT_EQ(At(img, 7, 0), (Rgb{255, 255, 255}));
   EXPECT_EQ(At(img, 6, 2), (Rgb{255, 255, 255}));
@@ -102,7 +102,7 @@ TEST(EditOps, DrawIsClippedAtEdges) {
   EXPECT_EQ(At(img, 5, 0), (Rgb{0, 0, 0}));
 }
 
-TEST(EditOps, DrawCircleIsInscribedInItsBox) {
+TEST(EditOpsTest, DrawCircleIsInscribedInItsBox) {
   const imaging::Image img = Apply(Solid(20, 20, Rgb{0, 0, 0}), "draw circle blue at 2,3 size 10");
   const Rgb blue{0, 0, 255}, black{0, 0, 0};
   EXPECT_EQ(At(img, 7, 8), blue);   // centre
@@ -117,7 +117,7 @@ TEST(EditOps, DrawCircleIsInscribedInItsBox) {
   EXPECT_EQ(At(dot, 8, 4), black);  // default dot size 8 covers x 0..7
 }
 
-TEST(EditOps, CropDimensionsAndContent) {
+TEST(EditOpsTest, CropDimensionsAndContent) {
   const imaging::Image img = Apply(Coordinates(20, 10), "crop 3,4,5,6");
   ASSERT_EQ(img.width, 5);
   ASSERT_EQ(img.height, 6);
@@ -125,7 +125,7 @@ TEST(EditOps, CropDimensionsAndContent) {
   EXPECT_EQ(At(img, 4, 5), (Rgb{7, 9, 7}));
 }
 
-TEST(EditOps, CropOutsideIsAClearError) {
+TEST(EditOpsTest, CropOutsideIsAClearError) {
   imaging::Image img = Solid(20, 10, Rgb{});
   Status s = ApplyEdit(img, CropOp{15, 0, 10, 5}, imaging::DecodeLimits{});
   ASSERT_FALSE(s.ok());
@@ -136,7 +136,7 @@ TEST(EditOps, CropOutsideIsAClearError) {
   EXPECT_EQ(img.width, 20);  // unchanged on error
 }
 
-TEST(EditOps, BorderPaintsInsideAndKeepsSize) {
+TEST(EditOpsTest, BorderPaintsInsideAndKeepsSize) {
   const imaging::Image img = Apply(Solid(20, 10, Rgb{0, 0, 0}), "border white 2");
   ASSERT_EQ(img.width, 20);
   ASSERT_EQ(img.height, 10);
@@ -148,7 +148,7 @@ TEST(EditOps, BorderPaintsInsideAndKeepsSize) {
   }
 }
 
-TEST(EditOps, BrightnessContrastTintArithmetic) {
+TEST(EditOpsTest, BrightnessContrastTintArithmetic) {
   // brightness: v * (100 + N) / 100, rounded, clamped.
   ExpectAll(Apply(Solid(3, 3, Rgb{100, 200, 0}), "brightness +20%"), Rgb{120, 240, 0});
   ExpectAll(Apply(Solid(3, 3, Rgb{100, 250, 1}), "brightness -50%"), Rgb{50, 125, 1});
@@ -161,7 +161,7 @@ TEST(EditOps, BrightnessContrastTintArithmetic) {
   ExpectAll(Apply(Solid(3, 3, Rgb{0, 100, 200}), "tint red"), Rgb{77, 70, 140});
 }
 
-TEST(EditOps, BlurKeepsFlatAndSmoothsEdges) {
+TEST(EditOpsTest, BlurKeepsFlatAndSmoothsEdges) {
   ExpectAll(Apply(Solid(9, 9, Rgb{40, 50, 60}), "blur 3"), Rgb{40, 50, 60});
   // Left half black, right half white: a radius-1 box (3 wide) gives 0, 85, 170, 255 across.
   imaging::Image img = Solid(8, 3, Rgb{0, 0, 0});
@@ -175,7 +175,7 @@ TEST(EditOps, BlurKeepsFlatAndSmoothsEdges) {
   EXPECT_EQ(At(b, 5, 1).r, 255);
 }
 
-TEST(EditOps, SharpenAccentuatesASpot) {
+TEST(EditOpsTest, SharpenAccentuatesASpot) {
   imaging::Image img = Solid(5, 5, Rgb{100, 100, 100});
   img.Pixel(2, 2)[0] = 120;
   const imaging::Image s = Apply(img, "sharpen");
@@ -184,7 +184,7 @@ TEST(EditOps, SharpenAccentuatesASpot) {
   EXPECT_EQ(At(s, 0, 0).r, 100);
 }
 
-TEST(EditOps, ResizeAndLimits) {
+TEST(EditOpsTest, ResizeAndLimits) {
   const imaging::Image r = Apply(Solid(40, 20, Rgb{9, 9, 9}), "resize 10x5");
   EXPECT_EQ(r.width, 10);
   EXPECT_EQ(r.height, 5);
@@ -199,7 +199,7 @@ TEST(EditOps, ResizeAndLimits) {
   EXPECT_EQ(s.error().code, ErrorCode::kTooLarge);
 }
 
-TEST(EditOps, TextDrawsGlyphPixels) {
+TEST(EditOpsTest, TextDrawsGlyphPixels) {
   const imaging::Image img = Apply(Solid(40, 20, Rgb{255, 255, 255}), "text \"I\" at 0,0 size 1");
   // 'I' row 0 is ".###.": pixels 1..3 inked, 0 and 4 not.
   EXPECT_EQ(At(img, 0, 0), (Rgb{255, 255, 255}));
@@ -214,7 +214,7 @@ TEST(EditOps, TextDrawsGlyphPixels) {
   EXPECT_EQ(At(big, 1, 0), (Rgb{255, 255, 255}));
 }
 
-TEST(EditOps, ClauseOrderMatters) {
+TEST(EditOpsTest, ClauseOrderMatters) {
   // Draw then rotate: the square moves with the image. Rotate then draw: it stays at 0,0.
   const imaging::Image a = Apply(Solid(10, 6, Rgb{0, 0, 0}), "draw square red at 0,0 size 2, rotate 90");
   const imaging::Image b = Apply(Solid(10, 6, Rgb{0, 0, 0}), "rotate 90, draw square red at 0,0 size 2");

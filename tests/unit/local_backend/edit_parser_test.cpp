@@ -16,7 +16,7 @@ std::vector<local::EditClause> Parse(const std::string& prompt) {
   return r.ok() ? r.value() : std::vector<local::EditClause>{};
 }
 
-TEST(EditParser, SplitsOnCommaSemicolonThenAnd) {
+TEST(EditParserTest, SplitsOnCommaSemicolonThenAnd) {
   auto c = Parse("Grayscale, invert; rotate 90 then flip vertical and blur");
   ASSERT_EQ(c.size(), 5u);
   EXPECT_TRUE(std::holds_alternative<local::GrayscaleOp>(c[0].op));
@@ -27,7 +27,7 @@ TEST(EditParser, SplitsOnCommaSemicolonThenAnd) {
   EXPECT_EQ(c[2].source, "rotate 90");
 }
 
-TEST(EditParser, CommasInsideCoordinatesDoNotSplit) {
+TEST(EditParserTest, CommasInsideCoordinatesDoNotSplit) {
   auto c = Parse("crop 10, 20, 30, 40, then draw red circle at 5,6 size 7, invert.");
   ASSERT_EQ(c.size(), 3u);
   const local::CropOp crop = std::get<local::CropOp>(c[0].op);
@@ -44,7 +44,7 @@ TEST(EditParser, CommasInsideCoordinatesDoNotSplit) {
   EXPECT_TRUE(std::holds_alternative<local::InvertOp>(c[2].op));
 }
 
-TEST(EditParser, ArgumentsAndDefaults) {
+TEST(EditParserTest, ArgumentsAndDefaults) {
   auto c = Parse(
       "brightness +20%; contrast -15 %; tint orange; tint #102030 55%; border navy; border "
       "white 4px; resize 512x384; resize 300×200; resize 50%; blur 5; draw dot blue at 1,2; "
@@ -71,7 +71,7 @@ TEST(EditParser, ArgumentsAndDefaults) {
   EXPECT_TRUE(std::get<local::FlipOp>(c[15].op).horizontal);
 }
 
-TEST(EditParser, TextKeepsQuotedWordsVerbatim) {
+TEST(EditParserTest, TextKeepsQuotedWordsVerbatim) {
   auto c = Parse("text \"Hello, World and Then\" at 4,5 white size 3, invert");
   ASSERT_EQ(c.size(), 2u);
   const local::TextOp t = std::get<local::TextOp>(c[0].op);
@@ -82,7 +82,7 @@ TEST(EditParser, TextKeepsQuotedWordsVerbatim) {
   EXPECT_EQ(t.color, (local::Rgb{255, 255, 255}));
 }
 
-TEST(EditParser, UnknownInstructionQuotesClauseAndListsVocabulary) {
+TEST(EditParserTest, UnknownInstructionQuotesClauseAndListsVocabulary) {
   Result<std::vector<EditClause>> r = local::ParseEditInstructions("invert, make it pop");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);
@@ -96,7 +96,7 @@ TEST(EditParser, UnknownInstructionQuotesClauseAndListsVocabulary) {
 }
 
 // The vocabulary and the per-verb usage in errors both come from the parser's table of verbs.
-TEST(EditParser, VocabularyAndUsageComeFromTheVerbTable) {
+TEST(EditParserTest, VocabularyAndUsageComeFromTheVerbTable) {
   const std::string vocabulary = local::EditVocabulary();
   std::string usages;
   for (const local::EditVerb& verb : local::EditVerbs()) {
@@ -120,7 +120,7 @@ TEST(EditParser, VocabularyAndUsageComeFromTheVerbTable) {
   EXPECT_NE(vocabulary.find("): " + usages + ". "), std::string::npos) << vocabulary;
 }
 
-TEST(EditParser, BadArgumentsNameTheClause) {
+TEST(EditParserTest, BadArgumentsNameTheClause) {
   for (const char* bad : {"rotate 45", "flip", "blur 0", "brightness lots", "tint", "tint mauvish",
                           "crop 1,2,3", "resize big", "draw hexagon red at 1,1", "draw square red",
                           "border red thick", "text at 1,1", "invert twice", "contrast 900%"}) {
@@ -136,7 +136,7 @@ TEST(EditParser, BadArgumentsNameTheClause) {
   EXPECT_NE(quote.error().message.find("unterminated quote"), std::string::npos);
 }
 
-TEST(EditParser, RotateTakesEveryMultipleOfNinety) {
+TEST(EditParserTest, RotateTakesEveryMultipleOfNinety) {
   for (auto [text, degrees] : std::vector<std::pair<const char*, int>>{{"rotate 0", 0},
                                                                        {"rotate 360", 0},
                                                                        {"rotate 450", 90},
@@ -152,7 +152,7 @@ TEST(EditParser, RotateTakesEveryMultipleOfNinety) {
   EXPECT_NE(r.error().message.find("multiple of 90"), std::string::npos) << r.error().message;
 }
 
-TEST(EditParser, HugeNumbersAreOutOfRangeNotMissing) {
+TEST(EditParserTest, HugeNumbersAreOutOfRangeNotMissing) {
   // Numbers too large for an int used to read as "no number", giving "needs a position".
   for (const char* huge : {"draw dot red at 99999999999,5", "draw square red at 5,-99999999999",
                            "text \"hi\" at 99999999999,1", "crop 0,0,99999999999,5",
@@ -169,7 +169,7 @@ TEST(EditParser, HugeNumbersAreOutOfRangeNotMissing) {
   }
 }
 
-TEST(EditParser, EmptyInstructionIsAnError) {
+TEST(EditParserTest, EmptyInstructionIsAnError) {
   for (const char* empty : {"", "   ", ", ; then and"}) {
     Result<std::vector<EditClause>> r = local::ParseEditInstructions(empty);
     ASSERT_FALSE(r.ok()) << empty;

@@ -10,7 +10,7 @@
 namespace imgmcp::local {
 namespace {
 
-TEST(Generator, SizesFollowGeminis1kTable) {
+TEST(GeneratorTest, SizesFollowGeminis1kTable) {
   const std::pair<const char*, imaging::ImageSize> table[] = {
       {"1:1", {1024, 1024}}, {"2:3", {832, 1248}}, {"3:2", {1248, 832}}, {"3:4", {864, 1184}},
       {"4:3", {1184, 864}},  {"4:5", {896, 1152}}, {"5:4", {1152, 896}}, {"9:16", {768, 1344}},
@@ -23,7 +23,7 @@ TEST(Generator, SizesFollowGeminis1kTable) {
   }
 }
 
-TEST(Generator, UnknownRatioListsAllowed) {
+TEST(GeneratorTest, UnknownRatioListsAllowed) {
   Result<imaging::ImageSize> s = SizeForAspectRatio("7:5");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code, ErrorCode::kInvalidArgument);
@@ -33,13 +33,13 @@ TEST(Generator, UnknownRatioListsAllowed) {
       << s.error().message;
 }
 
-TEST(Generator, Fnv1aKnownVectors) {
+TEST(GeneratorTest, Fnv1aKnownVectors) {
   EXPECT_EQ(Fnv1a64(""), 0xcbf29ce484222325ULL);
   EXPECT_EQ(Fnv1a64("a"), 0xaf63dc4c8601ec8cULL);
   EXPECT_EQ(Fnv1a64("foobar"), 0x85944171f73967e8ULL);
 }
 
-TEST(Generator, SolidColourIsUniform) {
+TEST(GeneratorTest, SolidColourIsUniform) {
   for (const char* prompt : {"solid red", "SOLID Red", "  solid #ff0000 please", "Solid red."}) {
     Result<GeneratedImage> g = GenerateImage(prompt, 64, 32);
     ASSERT_TRUE(g.ok()) << prompt << ": " << g.error().message;
@@ -56,7 +56,7 @@ TEST(Generator, SolidColourIsUniform) {
   EXPECT_NE(bad.error().message.find("blurple"), std::string::npos);
 }
 
-TEST(Generator, EmptyPromptIsInvalid) {
+TEST(GeneratorTest, EmptyPromptIsInvalid) {
   for (const char* prompt : {"", "   \n"}) {
     Result<GeneratedImage> g = GenerateImage(prompt, 8, 8);
     ASSERT_FALSE(g.ok());
@@ -64,7 +64,7 @@ TEST(Generator, EmptyPromptIsInvalid) {
   }
 }
 
-TEST(Generator, PaletteComesFromNamedColours) {
+TEST(GeneratorTest, PaletteComesFromNamedColours) {
   // The background gradient starts at the first named colour: the image is dominated by red and
   // blue hues, never by green.
   Result<GeneratedImage> g = GenerateImage("red and blue", 256, 256);
@@ -80,7 +80,7 @@ TEST(Generator, PaletteComesFromNamedColours) {
   EXPECT_GT(b, gr);
 }
 
-TEST(Generator, DifferentPromptsDifferentImages) {
+TEST(GeneratorTest, DifferentPromptsDifferentImages) {
   Result<GeneratedImage> a = GenerateImage("a calm sea", 128, 128);
   Result<GeneratedImage> b = GenerateImage("a calm sea!", 128, 128);
   ASSERT_TRUE(a.ok() && b.ok());
@@ -90,7 +90,7 @@ TEST(Generator, DifferentPromptsDifferentImages) {
 // Golden hashes: any nondeterminism or unintended change to generation or PNG encoding fails here.
 // Pixel hashes pin the drawing; PNG hashes also pin the encoder (filters, zlib level 4, and the
 // zlib build). If a change is intended, regenerate them and say so in the commit.
-TEST(Generator, GoldenImages) {
+TEST(GeneratorTest, GoldenImages) {
   struct Golden {
     const char* prompt;
     int w, h;

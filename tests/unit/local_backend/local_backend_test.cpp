@@ -18,13 +18,13 @@ imaging::EncodedImage Png(const imaging::Image& img) {
   return imaging::EncodedImage{imaging::testing::PngOf(img), "image/png"};
 }
 
-TEST(LocalBackend, NameAndModel) {
+TEST(LocalBackendTest, NameAndModel) {
   LocalBackend backend;
   EXPECT_EQ(backend.Name(), "local");
   EXPECT_EQ(backend.Model(), "imgmcp-local-1");
 }
 
-TEST(LocalBackend, GenerateIsPngOfTheRatioSizeAndDeterministic) {
+TEST(LocalBackendTest, GenerateIsPngOfTheRatioSizeAndDeterministic) {
   LocalBackend backend;
   imaging::GenerateRequest req;
   req.prompt = "a lighthouse at dusk, teal and gold";
@@ -42,7 +42,7 @@ TEST(LocalBackend, GenerateIsPngOfTheRatioSizeAndDeterministic) {
   EXPECT_EQ(Sha256Hex(a->bytes), Sha256Hex(b->bytes));
 }
 
-TEST(LocalBackend, OffersOneModelWithEverySizeAndRatioAndIgnoresTheRest) {
+TEST(LocalBackendTest, OffersOneModelWithEverySizeAndRatioAndIgnoresTheRest) {
   LocalBackend backend;
   ASSERT_EQ(backend.Models().size(), 1u);
   const imaging::ModelCapabilities& m = backend.Models().front();
@@ -54,7 +54,7 @@ TEST(LocalBackend, OffersOneModelWithEverySizeAndRatioAndIgnoresTheRest) {
   EXPECT_EQ(m.chain, imaging::Support::kIgnored);
 }
 
-TEST(LocalBackend, GenerateHonoursImageSizeAndTheExtremeRatios) {
+TEST(LocalBackendTest, GenerateHonoursImageSizeAndTheExtremeRatios) {
   LocalBackend backend;
   struct Case {
     const char* size;
@@ -90,7 +90,7 @@ TEST(LocalBackend, GenerateHonoursImageSizeAndTheExtremeRatios) {
   EXPECT_NE(refused.error().message.find("--max-pixels"), std::string::npos);
 }
 
-TEST(LocalBackend, EditWithImageSizeScalesKeepingTheAspect) {
+TEST(LocalBackendTest, EditWithImageSizeScalesKeepingTheAspect) {
   LocalBackend backend;
   imaging::EditRequest edit;
   edit.prompt = "invert";
@@ -108,7 +108,7 @@ TEST(LocalBackend, EditWithImageSizeScalesKeepingTheAspect) {
   EXPECT_EQ(At(*pixels, 300, 200), (Rgb{0, 255, 255}));
 }
 
-TEST(LocalBackend, GenerateErrors) {
+TEST(LocalBackendTest, GenerateErrors) {
   LocalBackend backend;
   imaging::GenerateRequest req;
   req.prompt = "";
@@ -127,7 +127,7 @@ TEST(LocalBackend, GenerateErrors) {
   EXPECT_NE(r.error().message.find("reference image 1"), std::string::npos);
 }
 
-TEST(LocalBackend, ReferenceColoursJoinThePalette) {
+TEST(LocalBackendTest, ReferenceColoursJoinThePalette) {
   LocalBackend backend;
   imaging::GenerateRequest req;
   req.prompt = "an abstract piece";
@@ -139,7 +139,7 @@ TEST(LocalBackend, ReferenceColoursJoinThePalette) {
   EXPECT_NE(with_ref->text.find("#0ac81e"), std::string::npos) << with_ref->text;
 }
 
-TEST(LocalBackend, SolidRedInvertedIsCyan) {
+TEST(LocalBackendTest, SolidRedInvertedIsCyan) {
   LocalBackend backend;
   imaging::GenerateRequest gen;
   gen.prompt = "solid red";
@@ -159,7 +159,7 @@ TEST(LocalBackend, SolidRedInvertedIsCyan) {
   }
 }
 
-TEST(LocalBackend, JpegBaseIsEditedAndOutputIsPng) {
+TEST(LocalBackendTest, JpegBaseIsEditedAndOutputIsPng) {
   LocalBackend backend;
   imaging::EditRequest edit;
   edit.prompt = "rotate 90, draw square black at 0,0 size 3";
@@ -177,7 +177,7 @@ TEST(LocalBackend, JpegBaseIsEditedAndOutputIsPng) {
   EXPECT_NEAR(At(*img, 10, 20).r, 250, 3);
 }
 
-TEST(LocalBackend, EditIsDeterministic) {
+TEST(LocalBackendTest, EditIsDeterministic) {
   LocalBackend backend;
   imaging::EditRequest edit;
   edit.prompt = "blur 3 then sharpen then tint orange 40%";
@@ -188,7 +188,7 @@ TEST(LocalBackend, EditIsDeterministic) {
   EXPECT_EQ(a->bytes, b->bytes);
 }
 
-TEST(LocalBackend, EditErrors) {
+TEST(LocalBackendTest, EditErrors) {
   LocalBackend backend;
   imaging::EditRequest edit;
   edit.base = Png(Solid(10, 10, Rgb{}));
@@ -218,7 +218,7 @@ TEST(LocalBackend, EditErrors) {
   EXPECT_EQ(strict.Edit(edit, imaging::CallContext{}).error().code, ErrorCode::kTooLarge);
 }
 
-TEST(LocalBackend, CancelledBeforeWork) {
+TEST(LocalBackendTest, CancelledBeforeWork) {
   LocalBackend backend;
   imaging::CallContext ctx;
   std::stop_source cancel;

@@ -322,7 +322,7 @@ TEST_F(CoreTest, RawNulByteIsAParseErrorNotATruncatedMessage) {
 // A quick tool call runs on the thread that delivered it only when the transport's caller blocks
 // for the answer anyway (an HTTP POST); with a transport that keeps reading (stdio) it runs on a
 // worker like every other call, and a tool that is not quick always does.
-TEST(QuickToolCalls, RunOnTheCallersThreadOnlyWhenTheCallerAwaitsTheAnswer) {
+TEST(QuickToolCallsTest, RunOnTheCallersThreadOnlyWhenTheCallerAwaitsTheAnswer) {
   for (bool awaits : {false, true}) {
     SCOPED_TRACE(awaits ? "caller awaits answers" : "caller keeps reading");
     McpServer server{ServerOptions{}};

@@ -12,7 +12,7 @@ std::string Reference(const Json& value) {
   return value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
-TEST(JsonWriter, MatchesNlohmannOnEdgeCases) {
+TEST(JsonWriterTest, MatchesNlohmannOnEdgeCases) {
   const std::string long_b64(4 << 20, 'A');
   Json cases = Json::array({
       nullptr,
@@ -46,7 +46,7 @@ TEST(JsonWriter, MatchesNlohmannOnEdgeCases) {
   EXPECT_EQ(DumpCompactJson(message), Reference(message));
 }
 
-TEST(JsonWriter, MatchesNlohmannOnRandomStrings) {
+TEST(JsonWriterTest, MatchesNlohmannOnRandomStrings) {
   std::mt19937 rng(1234);
   std::uniform_int_distribution<int> byte(0, 255), len(0, 300), pick(0, 3);
   for (int i = 0; i < 2000; ++i) {
@@ -69,7 +69,7 @@ TEST(JsonWriter, MatchesNlohmannOnRandomStrings) {
 namespace imgmcp::mcp {
 namespace {
 
-TEST(JsonDepth, TextScanCountsNestingAndSkipsStrings) {
+TEST(JsonDepthTest, TextScanCountsNestingAndSkipsStrings) {
   const std::string deep = std::string(200, '[') + std::string(200, ']');
   EXPECT_TRUE(TextNestsDeeperThan(deep, kMaxJsonNestingDepth));
   EXPECT_FALSE(TextNestsDeeperThan("{\"a\":[1,{\"b\":2}]}", kMaxJsonNestingDepth));
@@ -79,7 +79,7 @@ TEST(JsonDepth, TextScanCountsNestingAndSkipsStrings) {
   EXPECT_FALSE(TextNestsDeeperThan(escaped, kMaxJsonNestingDepth));
 }
 
-TEST(JsonDepth, ParsedCheckAgreesWithTextScan) {
+TEST(JsonDepthTest, ParsedCheckAgreesWithTextScan) {
   Json shallow = Json::parse(std::string(100, '[') + std::string(100, ']'));
   EXPECT_FALSE(NestsDeeperThan(shallow, kMaxJsonNestingDepth));
   Json deep = Json::array();
@@ -89,7 +89,7 @@ TEST(JsonDepth, ParsedCheckAgreesWithTextScan) {
 
 // The text scan counts every value written, even one a later duplicate key replaces, so it is
 // stricter than the parsed value, never looser. Found by fuzz_mcp_message.
-TEST(JsonDepth, TextScanIsStricterThanParsedValueWithDuplicateKeys) {
+TEST(JsonDepthTest, TextScanIsStricterThanParsedValueWithDuplicateKeys) {
   const std::string text = R"({"id":{"a":1},"id":1})";
   const Json parsed = Json::parse(text);
   EXPECT_FALSE(NestsDeeperThan(parsed, 1));

@@ -241,7 +241,7 @@ TEST_F(LegacyTasksTest, ListingPagesNewestFirstAndOnlyTheOwners) {
   other->Close();
 }
 
-TEST(LegacyTaskJson, Shapes) {
+TEST(LegacyTaskJsonTest, Shapes) {
   TaskSnapshot task;
   task.task_id = "t1";
   task.state = TaskState::kCompleted;
@@ -280,7 +280,7 @@ TEST(LegacyTaskJson, Shapes) {
             ErrorCode::kUnsupported);
 }
 
-TEST(TaskRunnerWait, StopsWhenAskedAndKnowsNoStrangers) {
+TEST(TaskRunnerWaitTest, StopsWhenAskedAndKnowsNoStrangers) {
   TaskRunner runner(TaskOptions{.ttl_ms = 60'000, .poll_interval_ms = 10, .max_running = 4});
   std::stop_source gate;
   TaskCall call;

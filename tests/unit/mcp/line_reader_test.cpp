@@ -19,7 +19,7 @@ LineSplitter MakeSplitter(size_t max, Collected* out) {
       [out] { ++out->oversize; });
 }
 
-TEST(LineSplitter, SplitsMessagesAcrossAndWithinChunks) {
+TEST(LineSplitterTest, SplitsMessagesAcrossAndWithinChunks) {
   Collected c;
   LineSplitter s = MakeSplitter(1024, &c);
   s.Feed("{\"a\":1}\n{\"b\"");
@@ -30,7 +30,7 @@ TEST(LineSplitter, SplitsMessagesAcrossAndWithinChunks) {
   EXPECT_EQ(c.oversize, 0);
 }
 
-TEST(LineSplitter, OneByteAtATime) {
+TEST(LineSplitterTest, OneByteAtATime) {
   Collected c;
   LineSplitter s = MakeSplitter(1024, &c);
   const std::string input = "first\r\nsecond\n";
@@ -38,14 +38,14 @@ TEST(LineSplitter, OneByteAtATime) {
   EXPECT_EQ(c.lines, (std::vector<std::string>{"first", "second"}));
 }
 
-TEST(LineSplitter, AcceptsCrlfAndSkipsBlankLines) {
+TEST(LineSplitterTest, AcceptsCrlfAndSkipsBlankLines) {
   Collected c;
   LineSplitter s = MakeSplitter(1024, &c);
   s.Feed("\n\r\n  \nx\r\n\t\r\ny\n");
   EXPECT_EQ(c.lines, (std::vector<std::string>{"x", "y"}));
 }
 
-TEST(LineSplitter, LineOfExactlyTheLimitIsAccepted) {
+TEST(LineSplitterTest, LineOfExactlyTheLimitIsAccepted) {
   Collected c;
   LineSplitter s = MakeSplitter(8, &c);
   s.Feed("12345678\n1234");
@@ -54,7 +54,7 @@ TEST(LineSplitter, LineOfExactlyTheLimitIsAccepted) {
   EXPECT_EQ(c.oversize, 0);
 }
 
-TEST(LineSplitter, OversizeLineIsRefusedOnceAndStreamResyncs) {
+TEST(LineSplitterTest, OversizeLineIsRefusedOnceAndStreamResyncs) {
   Collected c;
   LineSplitter s = MakeSplitter(8, &c);
   s.Feed("ok\n123456");
@@ -66,7 +66,7 @@ TEST(LineSplitter, OversizeLineIsRefusedOnceAndStreamResyncs) {
   EXPECT_EQ(c.lines, (std::vector<std::string>{"ok", "after"}));
 }
 
-TEST(LineSplitter, OversizeLineInsideOneChunk) {
+TEST(LineSplitterTest, OversizeLineInsideOneChunk) {
   Collected c;
   LineSplitter s = MakeSplitter(4, &c);
   s.Feed("abcdefgh\nabc\n123456789\nxy\n");
@@ -74,7 +74,7 @@ TEST(LineSplitter, OversizeLineInsideOneChunk) {
   EXPECT_EQ(c.lines, (std::vector<std::string>{"abc", "xy"}));
 }
 
-TEST(LineSplitter, FinishDeliversAnUnterminatedLastLine) {
+TEST(LineSplitterTest, FinishDeliversAnUnterminatedLastLine) {
   Collected c;
   LineSplitter s = MakeSplitter(64, &c);
   s.Feed("a\nlast");

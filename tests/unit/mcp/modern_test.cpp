@@ -394,7 +394,7 @@ TEST_F(ModernTest, BothErasOnOnePipe) {
   EXPECT_EQ((*sink_.WaitForResponse(104, kWait))["result"]["isError"], true);
 }
 
-TEST(ModernOnly, EveryRequestNeedsItsMetaAndBatchesAreRefused) {
+TEST(ModernOnlyTest, EveryRequestNeedsItsMetaAndBatchesAreRefused) {
   McpServer server(ServerOptions{});
   MemorySink sink;
   auto connection = server.Connect(sink, ConnectionMode::kModernOnly);

@@ -26,7 +26,7 @@ std::string ErrorOf(const Json& params, std::string_view method) {
   return parsed.ok() ? "" : parsed.error().message;
 }
 
-TEST(MethodTable, EachMethodSaysWhichErasItExistsIn) {
+TEST(MethodTableTest, EachMethodSaysWhichErasItExistsIn) {
   auto era = [](const char* name) {
     const MethodInfo* info = FindMethod(name);
     EXPECT_NE(info, nullptr) << name;
@@ -53,7 +53,7 @@ TEST(MethodTable, EachMethodSaysWhichErasItExistsIn) {
   EXPECT_EQ(FindMethod(""), nullptr);
 }
 
-TEST(MethodTable, NamesHeadersCachingAndStreaming) {
+TEST(MethodTableTest, NamesHeadersCachingAndStreaming) {
   EXPECT_STREQ(FindMethod("tools/call")->name_param, "name");
   EXPECT_STREQ(FindMethod("prompts/get")->name_param, "name");
   EXPECT_STREQ(FindMethod("resources/read")->name_param, "uri");
@@ -76,7 +76,7 @@ TEST(MethodTable, NamesHeadersCachingAndStreaming) {
   EXPECT_FALSE(FindMethod("resources/read")->inline_answer);  // disk: on a worker
 }
 
-TEST(TypedParams, ErrorsNameTheMethodAndTheField) {
+TEST(TypedParamsTest, ErrorsNameTheMethodAndTheField) {
   EXPECT_EQ(ErrorOf<CallToolParams>(Json::object(), "tools/call"),
             "tools/call needs params.name (string)");
   EXPECT_EQ(ErrorOf<CallToolParams>({{"name", 3}}, "tools/call"),
@@ -105,7 +105,7 @@ TEST(TypedParams, ErrorsNameTheMethodAndTheField) {
             "notifications/cancelled needs params.requestId (string or integer)");
 }
 
-TEST(TypedParams, ReadEveryMemberAndIgnoreUnknownOnes) {
+TEST(TypedParamsTest, ReadEveryMemberAndIgnoreUnknownOnes) {
   auto call = CallToolParams::FromJson({{"name", "t"},
                                         {"arguments", {{"a", 1}}},
                                         {"inputResponses", {{"k", {{"action", "accept"}}}}},
@@ -130,7 +130,7 @@ TEST(TypedParams, ReadEveryMemberAndIgnoreUnknownOnes) {
   EXPECT_EQ(level->level, LogLevel::kWarning);
 }
 
-TEST(ModernEnvelope, RequiredKeysAndTheirTypes) {
+TEST(ModernEnvelopeTest, RequiredKeysAndTheirTypes) {
   ModernEnvelope env;
   auto error_of = [&](const Json& params) {
     auto e = ReadModernEnvelope(params, &env);
@@ -179,7 +179,7 @@ TEST(ModernEnvelope, RequiredKeysAndTheirTypes) {
   EXPECT_FALSE(ReadProgressToken({{"_meta", {{"progressToken", 1.5}}}}).has_value());
 }
 
-TEST(ModernResults, CarryResultTypeCachingAndServerInfo) {
+TEST(ModernResultsTest, CarryResultTypeCachingAndServerInfo) {
   const ServerIdentity me{"imgmcp", "", "1.2.3"};
   Json list = ListResult("tools", Json::array(), std::nullopt);
   DecorateModernResult(list, CachePolicy{300000, true}, me);
@@ -200,7 +200,7 @@ TEST(ModernResults, CarryResultTypeCachingAndServerInfo) {
   EXPECT_FALSE(call.contains("cacheScope"));
 }
 
-TEST(RoutingFacts, WhatATransportNeedsWithoutTakingTheMessageApart) {
+TEST(RoutingFactsTest, WhatATransportNeedsWithoutTakingTheMessageApart) {
   Json call = {{"jsonrpc", "2.0"},
                {"id", 7},
                {"method", "tools/call"},
@@ -223,7 +223,7 @@ TEST(RoutingFacts, WhatATransportNeedsWithoutTakingTheMessageApart) {
             IncomingMessage::Kind::kResponse);
 }
 
-TEST(RpcErrors, OneMappingAndTheModernCodes) {
+TEST(RpcErrorsTest, OneMappingAndTheModernCodes) {
   EXPECT_EQ(ToRpcError(Error(ErrorCode::kInvalidArgument, "bad")).code, rpc_error::kInvalidParams);
   EXPECT_EQ(ToRpcError(Error(ErrorCode::kNotFound, "no")).code, rpc_error::kInvalidParams);
   EXPECT_EQ(ToRpcError(Error(ErrorCode::kInternal, "x")).code, rpc_error::kInternalError);

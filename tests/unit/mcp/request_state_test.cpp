@@ -17,7 +17,7 @@ class StepClock final : public Clock {
   std::chrono::system_clock::time_point now = std::chrono::system_clock::now();
 };
 
-TEST(RequestStateSeal, OpensWhatItSealedForTheSameRequest) {
+TEST(RequestStateSealTest, OpensWhatItSealedForTheSameRequest) {
   RequestStateSeal seal("k");
   std::string state = "any bytes: . = {\"json\":1}";
   state.push_back('\0');
@@ -29,7 +29,7 @@ TEST(RequestStateSeal, OpensWhatItSealedForTheSameRequest) {
   EXPECT_EQ(seal.Open("tools/call t", seal.Seal("tools/call t", "")).value(), "");
 }
 
-TEST(RequestStateSeal, RefusesAlteredForeignAndMalformedStates) {
+TEST(RequestStateSealTest, RefusesAlteredForeignAndMalformedStates) {
   RequestStateSeal seal("k");
   const std::string sealed = seal.Seal("tools/call t", "approved");
   std::string flipped = sealed;
@@ -54,7 +54,7 @@ TEST(RequestStateSeal, RefusesAlteredForeignAndMalformedStates) {
                    .ok());
 }
 
-TEST(RequestStateSeal, ExpiresAfterItsTtl) {
+TEST(RequestStateSealTest, ExpiresAfterItsTtl) {
   StepClock clock;
   RequestStateSeal seal("k", std::chrono::seconds(60), &clock);
   const std::string sealed = seal.Seal("tools/call t", "s");

@@ -19,7 +19,7 @@ ToolHandler Noop() {
   return [](const Json&, ToolCallContext&) { return ToolResult::Text("ok"); };
 }
 
-TEST(ToolRegistry, ValidatesNamesSchemasAndDuplicates) {
+TEST(ToolRegistryTest, ValidatesNamesSchemasAndDuplicates) {
   ToolRegistry r;
   EXPECT_TRUE(r.Register(MakeToolSpec(PlainDef("good_name-1.x"), Noop())).ok());
   EXPECT_FALSE(r.Register(MakeToolSpec(PlainDef("good_name-1.x"), Noop())).ok());  // duplicate
@@ -35,7 +35,7 @@ TEST(ToolRegistry, ValidatesNamesSchemasAndDuplicates) {
   EXPECT_EQ(r.Find("missing"), nullptr);
 }
 
-TEST(ToolRegistry, PaginatesInRegistrationOrder) {
+TEST(ToolRegistryTest, PaginatesInRegistrationOrder) {
   ToolRegistry r;
   for (int i = 0; i < 5; ++i)
     ASSERT_TRUE(r.Register(MakeToolSpec(PlainDef("t" + std::to_string(i)), Noop())).ok());
@@ -57,7 +57,7 @@ TEST(ToolRegistry, PaginatesInRegistrationOrder) {
   EXPECT_FALSE(r.List(EncodeOffsetCursor("tools", 99), 2).ok());
 }
 
-TEST(Pagination, PageOfCutsWindowsAndNamesTheNextOne) {
+TEST(PaginationTest, PageOfCutsWindowsAndNamesTheNextOne) {
   auto first = PageOf("tools", std::nullopt, 5, 2);
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(first->begin, 0u);
@@ -82,7 +82,7 @@ TEST(Pagination, PageOfCutsWindowsAndNamesTheNextOne) {
   EXPECT_FALSE(PageOf("tools", std::string("garbage"), 5, 2).ok());
 }
 
-TEST(ToolRegistry, SerialisesOnlyTheFieldsThatAreSet) {
+TEST(ToolRegistryTest, SerialisesOnlyTheFieldsThatAreSet) {
   ToolDefinition d = PlainDef("plain");
   Json plain = ToolDefinitionToJson(d);
   EXPECT_EQ(plain,
@@ -100,7 +100,7 @@ TEST(ToolRegistry, SerialisesOnlyTheFieldsThatAreSet) {
   EXPECT_EQ(full["annotations"], (Json{{"readOnlyHint", true}, {"destructiveHint", false}}));
 }
 
-TEST(ToolRegistry, SerialisesResults) {
+TEST(ToolRegistryTest, SerialisesResults) {
   ToolResult ok = ToolResult::Text("hi");
   ok.structured_content = Json{{"a", 1}};
   EXPECT_EQ(ToolResultToJson(std::move(ok)),

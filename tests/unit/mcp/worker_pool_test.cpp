@@ -45,7 +45,7 @@ class Gate {
   int arrived_ = 0;
 };
 
-TEST(WorkerPool, BlockedTasksDoNotDelayNewOnes) {
+TEST(WorkerPoolTest, BlockedTasksDoNotDelayNewOnes) {
   WorkerPool pool(64);
   Gate gate;
   for (int i = 0; i < 20; ++i) {
@@ -62,7 +62,7 @@ TEST(WorkerPool, BlockedTasksDoNotDelayNewOnes) {
   pool.Shutdown();
 }
 
-TEST(WorkerPool, RefusesBeyondTheCapAndReusesIdleThreads) {
+TEST(WorkerPoolTest, RefusesBeyondTheCapAndReusesIdleThreads) {
   WorkerPool pool(2);
   Gate gate;
   ASSERT_TRUE(pool.Submit([&] {
@@ -84,7 +84,7 @@ TEST(WorkerPool, RefusesBeyondTheCapAndReusesIdleThreads) {
   EXPECT_FALSE(pool.Submit([] {}).ok());
 }
 
-TEST(WorkerPool, ShutdownRunsEverySubmittedTask) {
+TEST(WorkerPoolTest, ShutdownRunsEverySubmittedTask) {
   std::atomic<int> ran{0};
   {
     WorkerPool pool(4);

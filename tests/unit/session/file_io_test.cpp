@@ -1,12 +1,16 @@
 #include "session/file_io.h"
 
 #include <gtest/gtest.h>
+#include <linux/magic.h>
 #include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/vfs.h>
 
 #include <cstdint>
 #include <string>
 
 #include "test_util.h"
+#include "tests/unit/skips.h"
 
 namespace imgmcp::session {
 namespace {
@@ -86,16 +90,50 @@ TEST(FileIoTest, BigFilesRoundTripExactly) {
   ExpectRoundTrips(tmp.path());
 }
 
+bool IsTmpfs(const std::filesystem::path& path) {
+  struct statfs st {};
+  return ::statfs(path.c_str(), &st) == 0 && st.f_type == TMPFS_MAGIC;
+}
+
+// A directory on a tmpfs for the test's life: below /dev/shm when that is a writable tmpfs,
+// else a tmpfs of its own mounted on a temp dir (root can, as in CI); empty when neither works.
+class TmpfsDir {
+ public:
+  TmpfsDir() {
+    std::string templ = "/dev/shm/imgmcp-file-io-XXXXXX";
+    if (IsTmpfs("/dev/shm") && ::mkdtemp(templ.data()) != nullptr) {
+      path_ = templ;
+    } else if (::mount("tmpfs", mount_point_.path().c_str(), "tmpfs", 0, "size=16m,mode=0700") ==
+               0) {
+      mounted_ = true;
+      path_ = mount_point_.path();
+    }
+  }
+  ~TmpfsDir() {  // before mount_point_ removes the directory
+    std::error_code ec;
+    if (mounted_) {
+      ::umount2(path_.c_str(), MNT_DETACH);
+    } else if (!path_.empty()) {
+      std::filesystem::remove_all(path_, ec);
+    }
+  }
+  TmpfsDir(const TmpfsDir&) = delete;
+  TmpfsDir& operator=(const TmpfsDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  TempDir mount_point_;
+  bool mounted_ = false;
+  std::filesystem::path path_;
+};
+
 // tmpfs may refuse direct I/O; the write must fall back to the page cache with the same result.
 TEST(FileIoTest, BigFilesRoundTripOnTmpfs) {
-  std::string templ = "/dev/shm/imgmcp-file-io-XXXXXX";
-  if (!std::filesystem::is_directory("/dev/shm") || ::mkdtemp(templ.data()) == nullptr) {
-    GTEST_SKIP() << "no writable /dev/shm";
-  }
-  const std::filesystem::path dir(templ);
-  ExpectRoundTrips(dir);
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
+  TmpfsDir tmpfs;
+  IMGMCP_REQUIRE(!tmpfs.path().empty(),
+                 "no tmpfs: /dev/shm is not a writable tmpfs and mounting one needs root");
+  ASSERT_TRUE(IsTmpfs(tmpfs.path()));
+  ExpectRoundTrips(tmpfs.path());
 }
 
 TEST(FileIoTest, WriteFileAtomicallyReplacesAtomically) {

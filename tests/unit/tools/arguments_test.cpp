@@ -10,7 +10,7 @@
 namespace imgmcp::tools {
 namespace {
 
-TEST(ArgumentReader, ReadsTypedFieldsAndRejectsUnknownOnes) {
+TEST(ArgumentReaderTest, ReadsTypedFieldsAndRejectsUnknownOnes) {
   Json args = {{"prompt", "hi"}, {"version", 3}, {"flag", true}, {"mode", "full"}};
   ArgumentReader r(args);
   EXPECT_EQ(*r.RequiredString("prompt", 10), "hi");
@@ -28,7 +28,7 @@ TEST(ArgumentReader, ReadsTypedFieldsAndRejectsUnknownOnes) {
   EXPECT_NE(s.error().message.find("prompt"), std::string::npos);
 }
 
-TEST(ArgumentReader, NamesTheFieldAndWhatIsAllowed) {
+TEST(ArgumentReaderTest, NamesTheFieldAndWhatIsAllowed) {
   Json args = {{"prompt", 5}, {"version", 0}, {"big", 2.5}, {"mode", "x"}, {"long", "abcdef"}};
   ArgumentReader r(args, "image");
   auto p = r.RequiredString("prompt", 10);
@@ -49,7 +49,7 @@ TEST(ArgumentReader, NamesTheFieldAndWhatIsAllowed) {
   EXPECT_FALSE(r.RequiredString("missing", 3).ok());
 }
 
-TEST(ArgumentReader, ANulInTextIsRefusedNamingTheFieldNeverCut) {
+TEST(ArgumentReaderTest, ANulInTextIsRefusedNamingTheFieldNeverCut) {
   Json args = {{"prompt", std::string("keep\0 this", 10)}, {"other", "fine"}};
   ArgumentReader r(args, "image");
   auto p = r.RequiredString("prompt", 100);
@@ -60,7 +60,7 @@ TEST(ArgumentReader, ANulInTextIsRefusedNamingTheFieldNeverCut) {
   EXPECT_EQ(*r.RequiredString("other", 100), "fine");
 }
 
-TEST(ArgumentReader, AcceptsWholeFloatsAsIntegersAndNullAsAbsent) {
+TEST(ArgumentReaderTest, AcceptsWholeFloatsAsIntegersAndNullAsAbsent) {
   Json args = {{"n", 4.0}, {"gone", nullptr}};
   ArgumentReader r(args);
   EXPECT_EQ(**r.OptionalInteger("n", 0, 9), 4);
@@ -69,7 +69,7 @@ TEST(ArgumentReader, AcceptsWholeFloatsAsIntegersAndNullAsAbsent) {
 
 // A float beyond int64 was converted before it was range-checked (undefined behaviour, found by
 // fuzz_tool_arguments). Every such number is refused as out of range, naming the field.
-TEST(ArgumentReader, HugeFloatsAreOutOfRangeNotConverted) {
+TEST(ArgumentReaderTest, HugeFloatsAreOutOfRangeNotConverted) {
   for (double huge : {4e42, -4e42, 9.3e18, -9.3e18, 1e300}) {
     Json args = {{"to_version", huge}};
     ArgumentReader r(args);
@@ -82,7 +82,7 @@ TEST(ArgumentReader, HugeFloatsAreOutOfRangeNotConverted) {
   }
 }
 
-TEST(ArgumentReader, RejectsNonObjects) {
+TEST(ArgumentReaderTest, RejectsNonObjects) {
   ArgumentReader r(Json::array());
   EXPECT_FALSE(r.ok());
   EXPECT_FALSE(r.Finish().ok());
@@ -90,7 +90,7 @@ TEST(ArgumentReader, RejectsNonObjects) {
 
 // The rule itself is session::IsValidSessionId's (tests/unit/session/data_dir_test.cpp); tools
 // refuse with the store's own message, naming the field.
-TEST(SessionId, ToolsRefuseWithTheStoresRuleAndMessage) {
+TEST(SessionIdTest, ToolsRefuseWithTheStoresRuleAndMessage) {
   EXPECT_TRUE(ValidateSessionId("A-b_c.9").ok());
   EXPECT_TRUE(ValidateSessionId(std::string(64, 'x')).ok());
   for (const std::string& bad : std::vector<std::string>{"", ".a", "-a", "a b", "a/b", "..", "a\\b",
@@ -101,7 +101,7 @@ TEST(SessionId, ToolsRefuseWithTheStoresRuleAndMessage) {
   }
 }
 
-TEST(Uris, BuildAndParse) {
+TEST(UrisTest, BuildAndParse) {
   EXPECT_EQ(VersionUri("s1", 3), "imgmcp://sessions/s1/versions/3");
   auto v = ParseSessionUri("imgmcp://sessions/s1/versions/3");
   ASSERT_TRUE(v.has_value());

@@ -118,7 +118,7 @@ Session FourTurns() {
   return s;
 }
 
-TEST(ChainPlan, ReplaysTheTurnsThatLedToTheBaseOldestFirst) {
+TEST(ChainPlanTest, ReplaysTheTurnsThatLedToTheBaseOldestFirst) {
   Session s = FourTurns();
   Planned p = Plan(s, 4);
   EXPECT_EQ(p.versions, (V{1, 2, 3, 4}));
@@ -127,21 +127,21 @@ TEST(ChainPlan, ReplaysTheTurnsThatLedToTheBaseOldestFirst) {
   EXPECT_EQ(p.stopped, "version 1 starts the session");
 }
 
-TEST(ChainPlan, KeepsTheNewestTurnsUpToChainTurns) {
+TEST(ChainPlanTest, KeepsTheNewestTurnsUpToChainTurns) {
   Session s = FourTurns();
   Planned p = Plan(s, 4, /*max_turns=*/2);
   EXPECT_EQ(p.versions, (V{3, 4}));
   EXPECT_EQ(p.stopped, "the server's --chain-turns 2");
 }
 
-TEST(ChainPlan, AForkReplaysOnlyItsOwnAncestors) {
+TEST(ChainPlanTest, AForkReplaysOnlyItsOwnAncestors) {
   Session s = FourTurns();
   EXPECT_EQ(Plan(s, 2).versions, (V{1, 2}));  // from_version 2: v3 and v4 are not on its path
   s.Made(5, 2, false);                        // a chain edit from version 2
   EXPECT_EQ(Plan(s, 5).versions, (V{1, 2, 5}));
 }
 
-TEST(ChainPlan, ARevertIsPassedThroughToTheVersionItCopies) {
+TEST(ChainPlanTest, ARevertIsPassedThroughToTheVersionItCopies) {
   Session s = FourTurns();
   s.Revert(5, 2);
   Planned p = Plan(s, 5);
@@ -150,7 +150,7 @@ TEST(ChainPlan, ARevertIsPassedThroughToTheVersionItCopies) {
   EXPECT_EQ(Plan(s, 6).versions, (V{1, 2, 6}));
 }
 
-TEST(ChainPlan, AnImportStartsTheChain) {
+TEST(ChainPlanTest, AnImportStartsTheChain) {
   Session s;
   s.Import(1);
   s.Made(2, 1, true);  // edited with the imported image
@@ -162,7 +162,7 @@ TEST(ChainPlan, AnImportStartsTheChain) {
   EXPECT_TRUE(Plan(s, 1).versions.empty());
 }
 
-TEST(ChainPlan, AnotherModelOrBackendEndsIt) {
+TEST(ChainPlanTest, AnotherModelOrBackendEndsIt) {
   Session s;
   s.Made(1, std::nullopt, false, "gemini-3-pro-image");
   s.Made(2, 1, true);
@@ -178,7 +178,7 @@ TEST(ChainPlan, AnotherModelOrBackendEndsIt) {
   EXPECT_NE(p.stopped.find("made by the local backend"), std::string::npos) << p.stopped;
 }
 
-TEST(ChainPlan, AVersionWithoutReplayDataEndsIt) {
+TEST(ChainPlanTest, AVersionWithoutReplayDataEndsIt) {
   Session s = FourTurns();
   s.Forget(2);  // e.g. a row written before versions kept details
   Planned p = Plan(s, 4);
@@ -186,7 +186,7 @@ TEST(ChainPlan, AVersionWithoutReplayDataEndsIt) {
   EXPECT_NE(p.stopped.find("version 2 has no answer to replay"), std::string::npos) << p.stopped;
 }
 
-TEST(ChainPlan, GoneVersionsEndItAndATurnWithoutItsSentImageIsLeftOut) {
+TEST(ChainPlanTest, GoneVersionsEndItAndATurnWithoutItsSentImageIsLeftOut) {
   Session s = FourTurns();
   s.Drop(2);  // pruned
   Planned p = Plan(s, 4);
@@ -203,7 +203,7 @@ TEST(ChainPlan, GoneVersionsEndItAndATurnWithoutItsSentImageIsLeftOut) {
       << p.stopped;
 }
 
-TEST(ChainPlan, TheModelsInputImagesBoundTheWindow) {
+TEST(ChainPlanTest, TheModelsInputImagesBoundTheWindow) {
   Session s = FourTurns();
   imaging::ModelCapabilities few = Flash();
   few.max_input_images = 3;
@@ -215,7 +215,7 @@ TEST(ChainPlan, TheModelsInputImagesBoundTheWindow) {
   EXPECT_EQ(Plan(s, 4, 4, few).versions, (V{3, 4}));
 }
 
-TEST(ChainPlan, TheModelsInputTokenLimitBoundsTheWindow) {
+TEST(ChainPlanTest, TheModelsInputTokenLimitBoundsTheWindow) {
   Session s = FourTurns();
   imaging::ModelCapabilities small = Flash();
   const int64_t one_image_turn =
@@ -233,7 +233,7 @@ TEST(ChainPlan, TheModelsInputTokenLimitBoundsTheWindow) {
   EXPECT_EQ(Plan(s, 4, 4, small).versions, (V{1, 2, 3, 4}));
 }
 
-TEST(ChainPlan, LookupFailuresOtherThanNotFoundAreErrors) {
+TEST(ChainPlanTest, LookupFailuresOtherThanNotFoundAreErrors) {
   Session s = FourTurns();
   ChainLimits limits;
   imaging::ModelCapabilities model = Flash();
@@ -246,7 +246,7 @@ TEST(ChainPlan, LookupFailuresOtherThanNotFoundAreErrors) {
   EXPECT_EQ(plan.error().code, ErrorCode::kDataLoss);
 }
 
-TEST(VersionDetails, RoundTripAndOlderRows) {
+TEST(VersionDetailsTest, RoundTripAndOlderRows) {
   imaging::BackendImage answer;
   answer.text = "Here it is.";
   answer.finish_reason = "STOP";
@@ -280,7 +280,7 @@ TEST(VersionDetails, RoundTripAndOlderRows) {
   }
 }
 
-TEST(VersionDetails, AnswerFieldsAndLines) {
+TEST(VersionDetailsTest, AnswerFieldsAndLines) {
   imaging::BackendImage answer;
   answer.text = std::string(400, 'x') + "\nsecond line";
   answer.usage = {{"promptTokenCount", 578},

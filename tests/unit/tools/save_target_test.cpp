@@ -108,7 +108,7 @@ class SaveTargetsTest : public ::testing::Test {
   const std::string png_ = Png(40, 30);
 };
 
-TEST(SaveArgs, CompanionsNeedSaveTo) {
+TEST(SaveArgsTest, CompanionsNeedSaveTo) {
   SaveArgs args;
   EXPECT_TRUE(args.Check("").ok());
   args.save_format = "png";
@@ -120,7 +120,7 @@ TEST(SaveArgs, CompanionsNeedSaveTo) {
   EXPECT_NE(CheckError(args).find("'overwrite' goes with 'save_to'"), std::string::npos);
 }
 
-TEST(SaveArgs, TheExtensionAndTheFormatMustAgree) {
+TEST(SaveArgsTest, TheExtensionAndTheFormatMustAgree) {
   SaveArgs args = To("a/hero.png");
   args.save_format = "jpeg";
   EXPECT_EQ(CheckError(args),
@@ -134,7 +134,7 @@ TEST(SaveArgs, TheExtensionAndTheFormatMustAgree) {
   EXPECT_TRUE(args.Check("").ok());
 }
 
-TEST(SaveArgs, QualityIsForJpegAndWebp) {
+TEST(SaveArgsTest, QualityIsForJpegAndWebp) {
   SaveArgs args = To("hero.png");
   args.save_quality = 50;
   EXPECT_NE(CheckError(args).find("'save_quality' applies to jpeg and webp"), std::string::npos);
@@ -147,7 +147,7 @@ TEST(SaveArgs, QualityIsForJpegAndWebp) {
   EXPECT_TRUE(args.Check("").ok());
 }
 
-TEST(SaveArgs, PathsWithDotDotOrNulAreRefused) {
+TEST(SaveArgsTest, PathsWithDotDotOrNulAreRefused) {
   EXPECT_NE(CheckError(To("../x.png")).find("'save_to' contains '..'"), std::string::npos);
   EXPECT_NE(CheckError(To("a/../../x.png")).find("'..'"), std::string::npos);
   EXPECT_NE(CheckError(To(std::string("a\0b.png", 7))).find("NUL"), std::string::npos);
@@ -155,7 +155,7 @@ TEST(SaveArgs, PathsWithDotDotOrNulAreRefused) {
   EXPECT_NE(CheckError(To(std::string(300, 'x') + ".png")).find("at most 255"), std::string::npos);
 }
 
-TEST(SaveArgs, RelativePathsStartAtTheWorkingDirectory) {
+TEST(SaveArgsTest, RelativePathsStartAtTheWorkingDirectory) {
   auto request = ParseSaveRequest(To("./assets/./hero.PNG"), "/srv/site");
   ASSERT_TRUE(request.ok()) << request.error().message;
   EXPECT_EQ(request->components, (std::vector<std::string>{"srv", "site", "assets", "hero.PNG"}));
@@ -439,7 +439,7 @@ TEST_F(SaveTargetsTest, TwentyConcurrentSavesToOneName) {
   EXPECT_TRUE(NoTempFiles(work()));
 }
 
-TEST(RootedWrite, BothWaysOfNotReplacingKeepTheExistingFile) {
+TEST(RootedWriteTest, BothWaysOfNotReplacingKeepTheExistingFile) {
   TempDir tmp;
   ASSERT_FALSE(tmp.path().empty());
   UniqueFd dir(::open(tmp.path().c_str(), O_RDONLY | O_DIRECTORY));

@@ -23,7 +23,7 @@ std::string ErrorOf(const Json& json) {
   return parsed.ok() ? "" : parsed.error().message;
 }
 
-TEST(ToolArgs, ParsesEveryFieldOfEditImage) {
+TEST(ToolArgsTest, ParsesEveryFieldOfEditImage) {
   Json json = {{"session_id", "s1"},
                {"prompt", "invert"},
                {"expected_version", 3},
@@ -44,7 +44,7 @@ TEST(ToolArgs, ParsesEveryFieldOfEditImage) {
   EXPECT_EQ(args->inline_mode, InlineMode::kNone);
 }
 
-TEST(ToolArgs, DefaultsAreTheStructsAndNullIsAbsent) {
+TEST(ToolArgsTest, DefaultsAreTheStructsAndNullIsAbsent) {
   auto args = ParseArguments<GenerateImageArgs>(
       Json{{"prompt", "a fox"}, {"session_id", nullptr}, {"inline", nullptr}}, Options());
   ASSERT_TRUE(args.ok()) << args.error().message;
@@ -54,7 +54,7 @@ TEST(ToolArgs, DefaultsAreTheStructsAndNullIsAbsent) {
   EXPECT_EQ(args->inline_mode, InlineMode::kPreview);
 }
 
-TEST(ToolArgs, ErrorsNameTheFieldAndWhatIsAllowed) {
+TEST(ToolArgsTest, ErrorsNameTheFieldAndWhatIsAllowed) {
   EXPECT_EQ(ErrorOf<GenerateImageArgs>(Json::object()), "missing required field 'prompt'");
   EXPECT_EQ(ErrorOf<GenerateImageArgs>({{"prompt", "  \n"}}), "'prompt' is empty");
   EXPECT_EQ(ErrorOf<GenerateImageArgs>({{"prompt", std::string(21, 'x')}}),
@@ -77,7 +77,7 @@ TEST(ToolArgs, ErrorsNameTheFieldAndWhatIsAllowed) {
             "'inline' is \"thumb\"; allowed: \"preview\", \"full\", \"none\"");
 }
 
-TEST(ToolArgs, NestedImageErrorsNameThePath) {
+TEST(ToolArgsTest, NestedImageErrorsNameThePath) {
   auto edit = [](Json extra) {
     Json json = {{"session_id", "s"}, {"prompt", "x"}};
     json.update(extra);
@@ -113,7 +113,7 @@ TEST(ToolArgs, NestedImageErrorsNameThePath) {
 
 // The generation parameters: their enums come from the backend's models (OfferModels), the
 // per-model rules are checked later (imaging::CheckGenerationOptions).
-TEST(ToolArgs, GenerationParametersFollowTheOfferedModels) {
+TEST(ToolArgsTest, GenerationParametersFollowTheOfferedModels) {
   imaging::ModelCapabilities lite;
   lite.id = "lite";
   lite.image_sizes = {"1K"};
@@ -172,7 +172,7 @@ TEST(ToolArgs, GenerationParametersFollowTheOfferedModels) {
   EXPECT_FALSE(schema.contains("required") && schema["required"].size() != 1);
 }
 
-TEST(ToolArgs, TheSchemaComesFromTheSameFields) {
+TEST(ToolArgsTest, TheSchemaComesFromTheSameFields) {
   const Json schema = ArgumentsSchema<EditImageArgs>(Options());
   EXPECT_EQ(schema["type"], "object");
   EXPECT_EQ(schema["required"], Json({"session_id", "prompt"}));
@@ -207,7 +207,7 @@ TEST(ToolArgs, TheSchemaComesFromTheSameFields) {
 
 // --- idempotency_key -----------------------------------------------------------------------------
 
-TEST(ToolArgs, IdempotencyKeysAreCheckedAtTheEdge) {
+TEST(ToolArgsTest, IdempotencyKeysAreCheckedAtTheEdge) {
   auto generate = *ParseArguments<GenerateImageArgs>(
       {{"prompt", "x"}, {"idempotency_key", "call-1:a.b_C"}}, Options());
   EXPECT_EQ(generate.idempotency_key, "call-1:a.b_C");
@@ -251,7 +251,7 @@ std::string DigestOfJson(const std::string& tool, const Json& json) {
 
 // A repeat is the same call when what it would commit is the same: the key itself and the
 // presentational arguments do not count, everything else does.
-TEST(ToolArgs, TheDigestIsTheCallsCanonicalArguments) {
+TEST(ToolArgsTest, TheDigestIsTheCallsCanonicalArguments) {
   const Json base = {{"session_id", "s"},
                      {"prompt", "make it red"},
                      {"expected_version", 3},
@@ -296,7 +296,7 @@ TEST(ToolArgs, TheDigestIsTheCallsCanonicalArguments) {
 }
 
 // Without session_id, generate_image's key names its session, so a repeat finds it.
-TEST(ToolArgs, AKeyedGenerateWithoutASessionIsNamedAfterItsKey) {
+TEST(ToolArgsTest, AKeyedGenerateWithoutASessionIsNamedAfterItsKey) {
   GenerateImageArgs a;
   EXPECT_FALSE(a.SessionFor().has_value());
   a.idempotency_key = "k1";

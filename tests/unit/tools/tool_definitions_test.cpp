@@ -150,13 +150,13 @@ constexpr char kGetImageOutputSchema[] = R"json(
 
 Json GetImageOutputSchema() { return Json::parse(kGetImageOutputSchema); }
 
-TEST(ToolDefinitions, GetImageOutputSchemaIsPinned) {
+TEST(ToolDefinitionsTest, GetImageOutputSchemaIsPinned) {
   const Json actual = GetImageDefinition(ArgumentOptions()).output_schema.value_or(Json());
   EXPECT_EQ(actual, GetImageOutputSchema()) << actual.dump(2);
 }
 
 // The other three tools have no history: the same schema without its three history fields.
-TEST(ToolDefinitions, OtherOutputSchemasAreGetImagesWithoutHistory) {
+TEST(ToolDefinitionsTest, OtherOutputSchemasAreGetImagesWithoutHistory) {
   Json expected = GetImageOutputSchema();
   for (const char* field : {"history", "history_total", "history_more_before"}) {
     ASSERT_EQ(expected["properties"].erase(field), 1u) << field;

@@ -14,13 +14,13 @@ std::string ReadSource() {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-TEST(SessionViewerHtml, IsTheSourceFileByteForByte) {
+TEST(SessionViewerHtmlTest, IsTheSourceFileByteForByte) {
   const std::string source = ReadSource();
   ASSERT_GT(source.size(), 1000u);
   EXPECT_EQ(std::string(SessionViewerHtml()), source);
 }
 
-TEST(SessionViewerHtml, IsSelfContained) {
+TEST(SessionViewerHtmlTest, IsSelfContained) {
   const std::string html(SessionViewerHtml());
   EXPECT_EQ(html.rfind("<!doctype html>", 0), 0u);
   // No scripts, styles, fonts or images from anywhere: the MCP Apps default CSP allows none.
@@ -30,7 +30,7 @@ TEST(SessionViewerHtml, IsSelfContained) {
   }
 }
 
-TEST(UiResources, ListsTheViewerAsAnMcpApp) {
+TEST(UiResourcesTest, ListsTheViewerAsAnMcpApp) {
   UiResources resources;
   auto page = resources.List(std::nullopt);
   ASSERT_TRUE(page.ok());
@@ -45,7 +45,7 @@ TEST(UiResources, ListsTheViewerAsAnMcpApp) {
   EXPECT_EQ(resources.List("abc").error().code, ErrorCode::kInvalidArgument);
 }
 
-TEST(UiResources, ReadsTheHtmlAsText) {
+TEST(UiResourcesTest, ReadsTheHtmlAsText) {
   UiResources resources;
   EXPECT_TRUE(resources.Handles(kSessionViewerUri));
   EXPECT_FALSE(resources.Handles("ui://imgmcp/other.html"));
@@ -60,7 +60,7 @@ TEST(UiResources, ReadsTheHtmlAsText) {
   EXPECT_EQ(resources.Read("ui://imgmcp/other.html").error().code, ErrorCode::kNotFound);
 }
 
-TEST(UiResources, ToolMetaNamesTheViewer) {
+TEST(UiResourcesTest, ToolMetaNamesTheViewer) {
   EXPECT_EQ(ToolUiMeta(),
             Json::parse(R"({"ui":{"resourceUri":"ui://imgmcp/session-viewer.html"}})"));
 }
