@@ -139,6 +139,7 @@ GeminiClient::GeminiClient(GeminiClientOptions options,
   http_options_.extra_ca_file = options_.extra_ca_file;
   http_options_.proxy = std::move(proxy);
   http_options_.auth_header = auth_->HeaderName();
+  http_options_.timers = options_.timers;
 }
 
 std::string GeminiClient::DescribeProxy() const {

@@ -50,6 +50,8 @@ struct GeminiClientOptions {
   // Counts calls, their duration and retries by cause (metrics/metrics.h); nullptr: off. Must
   // outlive the client.
   metrics::Metrics* metrics = nullptr;
+  // Aborts a call at its deadline (HttpCallOptions::timers); may be null. Must outlive the client.
+  TimerThread* timers = nullptr;
 };
 
 // Checks the options: (without `auth`) a non-empty key without control characters, a base URL

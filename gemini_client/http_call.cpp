@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <cstdlib>
-#include <mutex>
-#include <thread>
+#include <functional>
+#include <optional>
+#include <stop_token>
 
 #include "gemini_client/proxy_probe.h"
 
@@ -92,51 +92,49 @@ std::string DescribeHttpError(httplib::Error error, const Endpoint& endpoint,
   }
 }
 
-// Aborts the request's socket when the call is cancelled or its deadline passes: the only way to
-// interrupt a blocked read in httplib. Its thread sleeps until one of the two (a stop of the
-// token wakes it) or until the request is done, and never polls. httplib's stop() does nothing
+// Stops a call's HTTP client when the call is cancelled (a stop callback, run by whoever cancels)
+// or its deadline passes (a timer of HttpCallOptions::timers; without one, the sockets' timeouts,
+// clipped to the deadline, bound the call): client.stop() shuts its socket, so a blocked read or
+// write returns at once — the only way to interrupt a blocked read in httplib. stop() does nothing
 // before the request has its socket, so the body writer also checks stop() before each chunk: a
-// stop that comes before the connection exists ends the request at its first write. (httplib
-// connects while holding the lock stop() takes, so a stop during a connect takes effect when the
-// connect finishes: at most the connect timeout.) Joins on Finish or destruction.
+// stop that comes before the connection exists ends the request at its first write.
+// (httplib connects while holding the lock stop() takes, so a stop during a connect takes effect
+// when the connect finishes: at most the connect timeout.) No thread of its own. Finish (or
+// destruction) waits for an abort in progress and makes sure none comes later.
 class AbortWatcher {
  public:
   AbortWatcher(httplib::Client& client, std::stop_token cancel,
-               std::chrono::steady_clock::time_point deadline)
-      : thread_([this, &client, cancel, deadline] { Run(client, cancel, deadline); }) {}
+               std::chrono::steady_clock::time_point deadline, TimerThread* timers)
+      : client_(client) {
+    if (timers != nullptr && deadline != std::chrono::steady_clock::time_point::max()) {
+      timers_ = timers;
+      timer_ = timers->Schedule(deadline, [this] { Abort(HttpStop::kDeadline); });
+    }
+    on_cancel_.emplace(std::move(cancel), [this] { Abort(HttpStop::kCancelled); });
+  }
   ~AbortWatcher() { Finish(); }
   AbortWatcher(const AbortWatcher&) = delete;
   AbortWatcher& operator=(const AbortWatcher&) = delete;
 
   void Finish() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    if (thread_.joinable()) thread_.join();
+    on_cancel_.reset();  // waits for a cancel's abort running now
+    if (timers_ != nullptr) timers_->Cancel(timer_);
+    timers_ = nullptr;
   }
   HttpStop stop() const { return stop_.load(); }
 
  private:
-  void Run(httplib::Client& client, std::stop_token cancel,
-           std::chrono::steady_clock::time_point deadline) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    const auto done = [this] { return done_; };
-    const bool finished = deadline == std::chrono::steady_clock::time_point::max()
-                              ? cv_.wait(lock, cancel, done)
-                              : cv_.wait_until(lock, cancel, deadline, done);
-    if (finished) return;
-    stop_ = cancel.stop_requested() ? HttpStop::kCancelled : HttpStop::kDeadline;
-    lock.unlock();
-    client.stop();
+  void Abort(HttpStop why) {
+    HttpStop none = HttpStop::kNone;
+    if (stop_.compare_exchange_strong(none, why)) client_.stop();
   }
 
-  std::mutex mutex_;  // guards done_
-  std::condition_variable_any cv_;
-  bool done_ = false;
+  httplib::Client& client_;
   std::atomic<HttpStop> stop_{HttpStop::kNone};  // atomic: read by the request thread
-  std::thread thread_;                           // last: starts after the fields above exist
+  TimerThread* timers_ = nullptr;
+  TimerThread::Id timer_ = 0;
+  // Last: it may run Abort at once, when the call was cancelled before it began.
+  std::optional<std::stop_callback<std::function<void()>>> on_cancel_;
 };
 
 // Trusts ca_cert_path (or OpenSSL's default paths) and extra_ca_file together: httplib takes
@@ -316,7 +314,7 @@ Result<HttpAnswer> SendHttp(const Endpoint& endpoint, const HttpRequest& request
     }
     CappedBody capped;
     capped.cap = request.max_answer_bytes;
-    AbortWatcher watcher(client, cancel, deadline);
+    AbortWatcher watcher(client, cancel, deadline, options.timers);
     httplib::Request req = BuildRequest(endpoint, request, watcher, capped);
     httplib::Response res;
     httplib::Error error = httplib::Error::Success;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "common/timer_thread.h"
 
 namespace imgmcp::gemini {
 
@@ -71,6 +72,9 @@ struct HttpCallOptions {
   std::string auth_header = "x-goog-api-key";
   // Sent as the `traceparent` header when not empty (W3C Trace Context).
   std::string traceparent;
+  // Aborts a call at its deadline (a timer, no thread per call); nullptr: only the sockets'
+  // timeouts, which are clipped to the deadline, bound it. Must outlive the call.
+  TimerThread* timers = nullptr;
 };
 
 // One request of any kind (token endpoints, the metadata server): what SendHttp sends.

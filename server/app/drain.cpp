@@ -1,19 +1,27 @@
 #include "server/app/drain.h"
 
+#include <poll.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
 
 #include <algorithm>
-#include <ctime>
+#include <cerrno>
+#include <climits>
+#include <cstdint>
+#include <stop_token>
 #include <string>
+#include <thread>
 
 #include "common/log.h"
+#include "common/unique_fd.h"
 
 namespace imgmcp::app {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr char kLog[] = "drain";
-constexpr auto kStep = std::chrono::milliseconds(100);
 
 std::string Seconds(Clock::duration d) {
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
@@ -25,22 +33,70 @@ std::string SignalName(int signal_number) {
   return name != nullptr ? std::string("SIG") + name : "signal " + std::to_string(signal_number);
 }
 
-// Waits up to kStep (never past `deadline`) for one of `signals`; true when one came.
-bool SignalWithin(const sigset_t& signals, Clock::time_point deadline) {
-  const auto left = std::min<Clock::duration>(kStep, deadline - Clock::now());
-  if (left <= Clock::duration::zero()) return false;
-  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
-  const timespec wait{static_cast<time_t>(ns / 1'000'000'000),
-                      static_cast<long>(ns % 1'000'000'000)};
-  const int got = sigtimedwait(&signals, nullptr, &wait);
-  if (got < 0) return false;  // timed out, or EINTR
-  log::Info(kLog, SignalName(got) + " again: stopping now");
-  return true;
+void Drained(int fd) {
+  uint64_t count;
+  while (::read(fd, &count, sizeof count) > 0) {
+  }
 }
 
-// Step 1: serves on until no request besides health checks came for kQuietWindow. False: the
-// deadline passed or a signal came first.
-bool AwaitQuiet(http::HttpListener& listener, const sigset_t& signals, Clock::time_point start,
+// What the drain waits for, each woken, never polled: another stop signal (a signalfd of the
+// blocked signals), the listener's last POST answered (its idle eventfd), the server's last task
+// ended (an eventfd a helper thread writes when TaskRunner::WaitIdle returns, once no new task
+// can start), or a time.
+class DrainWaits {
+ public:
+  enum class Woke { kSignal, kChange, kTime };
+
+  DrainWaits(const sigset_t& signals, int listener_idle_fd)
+      : signal_fd_(::signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK)),
+        tasks_idle_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
+        listener_idle_fd_(listener_idle_fd) {}
+
+  // From now on the end of the last task wakes WaitUntil. Only once new calls are refused: no
+  // task starts after this.
+  void WatchTasks(mcp::TaskRunner& tasks, Clock::time_point deadline) {
+    tasks_watch_ = std::jthread([this, &tasks, deadline](std::stop_token stop) {
+      if (!tasks.WaitIdle(deadline, stop)) return;
+      const uint64_t one = 1;
+      (void)!::write(tasks_idle_.get(), &one, sizeof one);
+    });
+  }
+
+  // Waits until `until`, a signal or a change. A signal is consumed and logged.
+  Woke WaitUntil(Clock::time_point until) {
+    while (true) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(until - Clock::now());
+      if (left.count() <= 0) return Woke::kTime;
+      pollfd fds[3] = {{signal_fd_.get(), POLLIN, 0},
+                       {listener_idle_fd_, POLLIN, 0},
+                       {tasks_idle_.get(), POLLIN, 0}};
+      const int n = ::poll(fds, 3, static_cast<int>(std::min<int64_t>(left.count(), INT32_MAX)));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return n == 0 ? Woke::kTime : Woke::kChange;
+      if (fds[0].revents != 0) {
+        signalfd_siginfo info{};
+        if (::read(signal_fd_.get(), &info, sizeof info) == sizeof info) {
+          log::Info(kLog, SignalName(static_cast<int>(info.ssi_signo)) + " again: stopping now");
+          return Woke::kSignal;
+        }
+      }
+      if (fds[1].revents != 0) Drained(listener_idle_fd_);
+      if (fds[2].revents != 0) Drained(tasks_idle_.get());
+      return Woke::kChange;
+    }
+  }
+
+ private:
+  const UniqueFd signal_fd_;
+  const UniqueFd tasks_idle_;
+  const int listener_idle_fd_;
+  std::jthread tasks_watch_;  // last: stopped (and joined) first
+};
+
+// Step 1: serves on until no request besides health checks came for kQuietWindow (or the notice
+// window's cap passed). False: the deadline passed or a signal came first. Each wait ends when
+// the window of the latest request would close; no wake-ups between.
+bool AwaitQuiet(http::HttpListener& listener, DrainWaits& waits, Clock::time_point start,
                 Clock::time_point deadline) {
   if (!listener.Activity().ready_probed) {
     log::Info(kLog, "nothing ever asked /readyz (no load balancer watches it): no notice window");
@@ -54,22 +110,27 @@ bool AwaitQuiet(http::HttpListener& listener, const sigset_t& signals, Clock::ti
                           ": the notice window ends");
       return true;
     }
-    const Clock::time_point since = std::max(listener.Activity().last_request, start);
-    if (Clock::now() - since >= kQuietWindow) {
+    const Clock::time_point quiet_at =
+        std::max(listener.Activity().last_request, start) + kQuietWindow;
+    if (Clock::now() >= quiet_at) {
       log::Info(kLog, "no new requests for " + Seconds(kQuietWindow));
       return true;
     }
-    if (SignalWithin(signals, deadline)) return false;
+    if (waits.WaitUntil(std::min({quiet_at, notice_ends, deadline})) == DrainWaits::Woke::kSignal) {
+      return false;
+    }
   }
   return false;
 }
 
 // Step 2: waits for the POSTs being answered and the tasks running. False: the deadline passed or
 // a signal came first.
-bool AwaitIdle(http::HttpListener& listener, mcp::TaskRunner& tasks, const sigset_t& signals,
+bool AwaitIdle(http::HttpListener& listener, mcp::TaskRunner& tasks, DrainWaits& waits,
                Clock::time_point deadline) {
   while (listener.Activity().busy > 0 || tasks.Running() > 0) {
-    if (Clock::now() >= deadline || SignalWithin(signals, deadline)) return false;
+    if (Clock::now() >= deadline || waits.WaitUntil(deadline) == DrainWaits::Woke::kSignal) {
+      return false;
+    }
   }
   return true;
 }
@@ -86,13 +147,15 @@ void Drain(http::HttpListener& listener, mcp::TaskRunner& tasks, std::chrono::se
   log::Info(kLog, SignalName(first_signal) +
                       ": draining; /readyz answers 503; requests are served" +
                       " until none came for " + quiet + " (drain timeout " + limit + ")");
-  const bool on_time = AwaitQuiet(listener, signals, start, deadline);
+  DrainWaits waits(signals, listener.Activity().idle_fd);
+  const bool on_time = AwaitQuiet(listener, waits, start, deadline);
   listener.RefuseNewCalls();
+  waits.WatchTasks(tasks, deadline);
   if (on_time) {
     log::Info(kLog, "refusing new calls; " + std::to_string(listener.Activity().busy) +
                         " request(s) and " + std::to_string(tasks.Running()) +
                         " task(s) in flight may finish");
-    AwaitIdle(listener, tasks, signals, deadline);
+    AwaitIdle(listener, tasks, waits, deadline);
   }
   const size_t left = listener.Activity().busy;
   const size_t tasks_left = tasks.Running();

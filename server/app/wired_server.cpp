@@ -50,7 +50,7 @@ Error Prefixed(const std::string& prefix, const Error& error) {
 Result<std::unique_ptr<WiredServer>> WiredServer::Build(const Config& config) {
   std::unique_ptr<WiredServer> wired(new WiredServer());
   if (MetricsWanted(config)) wired->metrics_ = std::make_unique<metrics::Metrics>();
-  auto backend = MakeBackend(config, wired->metrics_.get());
+  auto backend = MakeBackend(config, wired->metrics_.get(), &wired->timers_);
   if (!backend.ok()) return Prefixed("backend", backend.error());
   wired->backend_ = std::move(*backend);
   const imaging::ImageBackend& chosen = *wired->backend_.backend;
@@ -101,9 +101,11 @@ Result<std::unique_ptr<WiredServer>> WiredServer::Build(const Config& config) {
 
 Status WiredServer::RegisterTools(const Config& config) {
   input_resolver_ = std::make_unique<tools::ImageInputResolver>(MakeImageInputOptions(config));
-  image_tools_ = std::make_unique<tools::ImageTools>(*store_, *backend_.backend, *input_resolver_,
-                                                     &server_->resource_notifier(),
-                                                     MakeImageToolsOptions(config, backend_.note));
+  tools::ImageToolsOptions options = MakeImageToolsOptions(config, backend_.note);
+  options.timers = &timers_;
+  image_tools_ =
+      std::make_unique<tools::ImageTools>(*store_, *backend_.backend, *input_resolver_,
+                                          &server_->resource_notifier(), std::move(options));
   for (auto& tool : image_tools_->Tools()) {
     tool.definition.meta = ui::ToolUiMeta();  // MCP Apps hosts show results in the viewer
     if (Status s = server_->RegisterTool(std::move(tool)); !s.ok()) {

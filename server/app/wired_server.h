@@ -7,13 +7,14 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "common/timer_thread.h"
+#include "mcp/server.h"
 #include "metrics/metrics.h"
 #include "server/app/config.h"
 #include "server/app/mcp_metrics.h"
 #include "server/app/task_sweeper.h"
 #include "server/app/wiring.h"
 #include "server/http/http_listener.h"
-#include "mcp/server.h"
 #include "server/tools/image_input.h"
 #include "server/tools/image_tools.h"
 #include "server/tools/store_task_ledger.h"
@@ -41,6 +42,7 @@ class WiredServer {
   WiredServer() = default;
   Status RegisterTools(const Config& config);
 
+  TimerThread timers_;  // every call's timers (heartbeats, deadlines); outlives their users
   std::unique_ptr<metrics::Metrics> metrics_;  // outlives everything that records into it
   std::unique_ptr<McpMetrics> mcp_metrics_;    // the protocol core's view of metrics_
   SystemClock clock_;                          // the store's; outlives it

@@ -134,9 +134,11 @@ BackendChoice ResolveBackend(const Config& config) {
 }
 
 // The options every Gemini-path client shares: model, models, timeouts, CAs, proxies, metrics.
-gemini::GeminiClientOptions CommonClientOptions(const Config& config, metrics::Metrics* metrics) {
+gemini::GeminiClientOptions CommonClientOptions(const Config& config, metrics::Metrics* metrics,
+                                                TimerThread* timers) {
   gemini::GeminiClientOptions options;
   options.metrics = metrics;
+  options.timers = timers;
   options.model = config.gemini_model;
   options.models = config.gemini_models;
   options.call_timeout = std::chrono::seconds(config.gemini_timeout_seconds);
@@ -159,8 +161,9 @@ Result<BackendSelection> FinishClient(gemini::GeminiClientOptions options,
   return selection;
 }
 
-Result<BackendSelection> MakeGeminiBackend(const Config& config, metrics::Metrics* metrics) {
-  gemini::GeminiClientOptions options = CommonClientOptions(config, metrics);
+Result<BackendSelection> MakeGeminiBackend(const Config& config, metrics::Metrics* metrics,
+                                           TimerThread* timers) {
+  gemini::GeminiClientOptions options = CommonClientOptions(config, metrics, timers);
   options.api_key = config.gemini_api_key;
   options.base_url = config.gemini_base_url;
   return FinishClient(std::move(options), BackendSelection{});
@@ -168,8 +171,9 @@ Result<BackendSelection> MakeGeminiBackend(const Config& config, metrics::Metric
 
 // Vertex AI: the project's path with ADC tokens, or express mode with GOOGLE_API_KEY when no
 // project is set.
-Result<BackendSelection> MakeVertexBackend(const Config& config, metrics::Metrics* metrics) {
-  gemini::GeminiClientOptions options = CommonClientOptions(config, metrics);
+Result<BackendSelection> MakeVertexBackend(const Config& config, metrics::Metrics* metrics,
+                                           TimerThread* timers) {
+  gemini::GeminiClientOptions options = CommonClientOptions(config, metrics, timers);
   gemini::VertexTarget target;
   target.project = config.vertex_project;
   target.location = config.vertex_location;
@@ -191,6 +195,7 @@ Result<BackendSelection> MakeVertexBackend(const Config& config, metrics::Metric
     access.http.connect_timeout = options.connect_timeout;
     access.http.read_timeout = std::chrono::seconds(60);
     access.http.extra_ca_file = config.ca_file;
+    access.http.timers = timers;
     if (std::error_code ec; std::filesystem::exists(gemini::kSystemCaBundle, ec)) {
       access.http.ca_cert_path = gemini::kSystemCaBundle;
     }
@@ -205,10 +210,11 @@ Result<BackendSelection> MakeVertexBackend(const Config& config, metrics::Metric
 
 }  // namespace
 
-Result<BackendSelection> MakeBackend(const Config& config, metrics::Metrics* metrics) {
+Result<BackendSelection> MakeBackend(const Config& config, metrics::Metrics* metrics,
+                                     TimerThread* timers) {
   const BackendChoice choice = ResolveBackend(config);
-  if (choice == BackendChoice::kGemini) return MakeGeminiBackend(config, metrics);
-  if (choice == BackendChoice::kVertex) return MakeVertexBackend(config, metrics);
+  if (choice == BackendChoice::kGemini) return MakeGeminiBackend(config, metrics, timers);
+  if (choice == BackendChoice::kVertex) return MakeVertexBackend(config, metrics, timers);
   BackendSelection selection;
   local::LocalBackendOptions options;
   options.limits.max_bytes = config.max_image_bytes;

@@ -8,6 +8,7 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "common/timer_thread.h"
 #include "gemini_client/request_auth.h"
 #include "imaging/image_backend.h"
 #include "metrics/metrics.h"
@@ -39,8 +40,10 @@ struct BackendSelection {
 // --backend auto|gemini|vertex|local: auto picks gemini when GEMINI_API_KEY is set, else vertex
 // when GOOGLE_CLOUD_PROJECT is set and credentials are configured (saying so on stderr), else
 // local.
-// `metrics` (may be null) counts the backend's calls and retries.
-Result<BackendSelection> MakeBackend(const Config& config, metrics::Metrics* metrics = nullptr);
+// `metrics` (may be null) counts the backend's calls and retries; `timers` (may be null: then only
+// the sockets' timeouts bound a call) aborts a call at its deadline.
+Result<BackendSelection> MakeBackend(const Config& config, metrics::Metrics* metrics = nullptr,
+                                     TimerThread* timers = nullptr);
 
 session::StoreOptions MakeStoreOptions(const Config& config);
 // The store --store names, opening in the background (tool calls wait for it): what can be checked

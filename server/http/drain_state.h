@@ -1,7 +1,7 @@
 // DrainState: what a draining replica (SIGTERM/SIGINT; server/app/drain.h) needs of the routes —
 // the /readyz verdict turns to 503, new calls can be refused, and the drain can see when the last
-// request arrived and how many POSTs to /mcp are still being answered. Lock-free; shared by the
-// transport (which owns it) and its routes.
+// request arrived and how many POSTs to /mcp are still being answered, and be woken (idle_fd)
+// when that number drops to 0. Lock-free; shared by the transport (which owns it) and its routes.
 #pragma once
 
 #include <atomic>
@@ -9,13 +9,15 @@
 #include <cstddef>
 #include <memory>
 
+#include "common/unique_fd.h"
+
 namespace imgmcp::http {
 
 class DrainState {
  public:
   using Clock = std::chrono::steady_clock;
 
-  DrainState() : last_request_ns_(Now()) {}
+  DrainState();
 
   // /readyz answers 503 "draining" from now on; everything else is served as before.
   void BeginDrain() { draining_.store(true); }
@@ -37,6 +39,8 @@ class DrainState {
   // answer keeps it until its stream ends).
   std::shared_ptr<void> Busy();
   size_t busy() const { return busy_.load(); }
+  // An eventfd made readable each time busy() drops to 0 (the drain polls it; it reads it empty).
+  int idle_fd() const { return idle_.get(); }
 
  private:
   static Clock::rep Now() { return Clock::now().time_since_epoch().count(); }
@@ -46,6 +50,7 @@ class DrainState {
   std::atomic<bool> ready_probed_{false};
   std::atomic<Clock::rep> last_request_ns_;
   std::atomic<size_t> busy_{0};
+  const UniqueFd idle_;  // eventfd: written when busy_ drops to 0
 };
 
 }  // namespace imgmcp::http

@@ -62,6 +62,7 @@ struct DrainActivity {
   std::chrono::steady_clock::time_point last_request;  // the last one besides health checks
   size_t busy = 0;  // POSTs to /mcp being answered (streamed answers until their stream ends)
   bool ready_probed = false;  // GET /readyz was ever asked: a load balancer watches readiness
+  int idle_fd = -1;  // readable (an eventfd) each time `busy` drops to 0; the drain polls it
 };
 
 class HttpListener {

@@ -51,7 +51,7 @@ class HttpTransport final : public HttpListener {
   void BeginDrain() override { drain_.BeginDrain(); }
   void RefuseNewCalls() override { drain_.RefuseNewCalls(); }
   DrainActivity Activity() const override {
-    return {drain_.last_request(), drain_.busy(), drain_.ready_probed()};
+    return {drain_.last_request(), drain_.busy(), drain_.ready_probed(), drain_.idle_fd()};
   }
 
   // For tests and probes.

@@ -3,11 +3,10 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <mutex>
 #include <string>
-#include <thread>
 
+#include "common/timer_thread.h"
 #include "mcp/tool.h"
 
 namespace imgmcp::tools {
@@ -24,24 +23,15 @@ class CallProgress {
   double step_ = 0;
 };
 
-// While alive, reports "<what> (N s)" every `interval` through `progress`. Stops on destruction.
+// While alive, reports "<what> (N s)" every `interval` through `progress`, on `timers`' thread
+// (no thread per call). Stops on destruction (waiting for a report in progress).
 class ProgressHeartbeat {
  public:
-  ProgressHeartbeat(CallProgress& progress, std::string what, std::chrono::milliseconds interval);
-  ~ProgressHeartbeat();
-  ProgressHeartbeat(const ProgressHeartbeat&) = delete;
-  ProgressHeartbeat& operator=(const ProgressHeartbeat&) = delete;
+  ProgressHeartbeat(CallProgress& progress, std::string what, std::chrono::milliseconds interval,
+                    TimerThread& timers);
 
  private:
-  void Run();
-
-  CallProgress& progress_;
-  const std::string what_;
-  const std::chrono::milliseconds interval_;
-  std::mutex mu_;  // guards stop_
-  std::condition_variable cv_;
-  bool stop_ = false;
-  std::thread thread_;
+  RepeatingTimer timer_;
 };
 
 }  // namespace imgmcp::tools

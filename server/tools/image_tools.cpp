@@ -90,6 +90,8 @@ ImageTools::ImageTools(session::SessionStore& store, imaging::ImageBackend& back
       inputs_(inputs),
       notifier_(notifier),
       options_(std::move(options)),
+      own_timers_(options_.timers != nullptr ? nullptr : std::make_unique<TimerThread>()),
+      timers_(options_.timers != nullptr ? *options_.timers : *own_timers_),
       backend_slots_(options_.max_concurrent_backend_calls),
       inflight_(options_.max_inflight_bytes, "--max-inflight-mb"),
       saves_(options_.save) {
@@ -219,7 +221,7 @@ Result<imaging::BackendImage> ImageTools::RunBackend(const std::string& what,
   call_ctx.traceparent = ctx.TraceParent();
   Result<imaging::BackendImage> out = Error(ErrorCode::kInternal, "the backend did not run");
   backend_slots_.Run(ctx.Cancellation(), [&] {
-    ProgressHeartbeat heartbeat(progress, what, options_.heartbeat_interval);
+    ProgressHeartbeat heartbeat(progress, what, options_.heartbeat_interval, timers_);
     out = call(call_ctx);
   });
   if (ctx.Cancellation().stop_requested()) {

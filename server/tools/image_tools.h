@@ -11,6 +11,7 @@
 
 #include "common/byte_budget.h"
 #include "common/slot_limiter.h"
+#include "common/timer_thread.h"
 #include "imaging/codec.h"
 #include "imaging/image_backend.h"
 #include "mcp/resource.h"
@@ -38,6 +39,9 @@ struct ImageToolsOptions {
   // Appended to every summary, e.g. why the offline backend is in use. Empty for none.
   std::string backend_note;
   std::chrono::milliseconds heartbeat_interval{1000};  // progress while the backend runs
+  // The thread that sends the heartbeats (one for every call); nullptr: the tools start their own.
+  // Must outlive the tools.
+  TimerThread* timers = nullptr;
   std::chrono::seconds backend_deadline{600};          // overall limit of one backend call
   size_t max_prompt_bytes = 100 * 1024;
   // Backend calls running at once across all sessions (<= 0: no cap); the others wait for a slot.
@@ -234,7 +238,8 @@ class ImageTools {
   const ImageInputResolver& inputs_;
   mcp::ResourceNotifier* notifier_;
   ImageToolsOptions options_;
-  // backend_ when it is the local engine, whose memory estimate the leases use; else nullptr.
+  std::unique_ptr<TimerThread> own_timers_;  // when options_.timers is not given
+  TimerThread& timers_;                      // the calls' progress heartbeats
   ArgumentOptions argument_options_;
   SlotLimiter backend_slots_;  // caps concurrent backend calls (max_concurrent_backend_calls)
   ByteBudget inflight_;        // caps the bytes image calls hold (max_inflight_bytes)

@@ -1,0 +1,90 @@
+#include "common/timer_thread.h"
+
+namespace imgmcp {
+
+TimerThread::TimerThread() : thread_([this](std::stop_token stop) { Loop(stop); }) {}
+
+TimerThread::~TimerThread() {
+  thread_.request_stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+TimerThread::Id TimerThread::Schedule(Clock::time_point when, std::function<void()> callback) {
+  Id id;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    id = next_id_++;
+    timers_.emplace(when, std::make_pair(id, std::move(callback)));
+  }
+  changed_.notify_all();
+  return id;
+}
+
+void TimerThread::Cancel(Id id) {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (auto it = timers_.begin(); it != timers_.end(); ++it) {
+    if (it->second.first == id) {
+      timers_.erase(it);
+      return;
+    }
+  }
+  changed_.wait(lock, [&] { return running_ != id; });
+}
+
+void TimerThread::Loop(std::stop_token stop) {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop.stop_requested()) {
+    if (timers_.empty()) {
+      changed_.wait(lock, stop, [this] { return !timers_.empty(); });
+      continue;
+    }
+    const Clock::time_point due = timers_.begin()->first;
+    if (Clock::now() < due) {
+      // Woken by a new earlier timer, a cancel, or the stop; else at the due time.
+      changed_.wait_until(lock, stop, due,
+                          [&] { return timers_.empty() || timers_.begin()->first < due; });
+      continue;
+    }
+    auto [id, callback] = std::move(timers_.begin()->second);
+    timers_.erase(timers_.begin());
+    running_ = id;
+    lock.unlock();
+    callback();
+    lock.lock();
+    running_ = 0;
+    changed_.notify_all();
+  }
+}
+
+RepeatingTimer::RepeatingTimer(TimerThread& timers, std::chrono::milliseconds interval,
+                               std::function<void(int)> tick)
+    : timers_(timers),
+      interval_(interval),
+      tick_(std::move(tick)),
+      start_(TimerThread::Clock::now()) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Arm();
+}
+
+RepeatingTimer::~RepeatingTimer() {
+  TimerThread::Id id;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopped_ = true;
+    id = id_;
+  }
+  timers_.Cancel(id);  // a tick running now re-arms nothing once stopped_
+}
+
+// mu_ held.
+void RepeatingTimer::Arm() {
+  const int next = ticks_ + 1;
+  id_ = timers_.Schedule(start_ + interval_ * next, [this, next] {
+    tick_(next);
+    std::lock_guard<std::mutex> lock(mu_);
+    ticks_ = next;
+    if (!stopped_) Arm();
+  });
+}
+
+}  // namespace imgmcp
