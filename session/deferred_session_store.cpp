@@ -195,9 +195,9 @@ Status DeferredSessionStore::WaitUntilOpen() {
   return Status::Ok();
 }
 
-Status DeferredSessionStore::WaitForOpen(std::chrono::milliseconds timeout) {
+Status DeferredSessionStore::WaitForOpen(std::chrono::milliseconds timeout, std::stop_token stop) {
   std::unique_lock<std::mutex> lock(mu_);
-  if (!opened_cv_.wait_for(lock, timeout, [this] { return done_; })) {
+  if (!opened_cv_.wait_for(lock, stop, timeout, [this] { return done_; })) {
     if (retrying_.has_value()) return *retrying_;
     return MakeError(ErrorCode::kDeadlineExceeded, "the session store is still opening");
   }

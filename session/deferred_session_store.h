@@ -67,9 +67,9 @@ class DeferredSessionStore final : public SessionStore {
   // Blocks until the open has finished; its outcome (while it is being retried: the error that
   // made it retry).
   Status WaitUntilOpen();
-  // Blocks until the open has finished, retries included, for at most `timeout`; its outcome, or
-  // (on timeout) why it is still being retried.
-  Status WaitForOpen(std::chrono::milliseconds timeout);
+  // Blocks until the open has finished, retries included, for at most `timeout` (or until `stop`
+  // is requested); its outcome, or (before it finished) why it is still being retried.
+  Status WaitForOpen(std::chrono::milliseconds timeout, std::stop_token stop = {});
   // Non-blocking: has the open finished (successfully or not)?
   bool OpenFinished() const;
 

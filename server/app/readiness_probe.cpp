@@ -7,14 +7,12 @@
 namespace imgmcp::app {
 
 ReadinessProbe::ReadinessProbe(session::DeferredSessionStore& store, std::filesystem::path data_dir)
-    : store_(store), data_dir_(std::move(data_dir)), thread_([this] { Loop(); }) {}
+    : store_(store),
+      data_dir_(std::move(data_dir)),
+      thread_([this](std::stop_token stop) { Loop(stop); }) {}
 
 ReadinessProbe::~ReadinessProbe() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
+  thread_.request_stop();  // wakes both of its waits
   thread_.join();
 }
 
@@ -26,20 +24,28 @@ std::optional<std::string> ReadinessProbe::Problem() const {
   return problem_;
 }
 
-void ReadinessProbe::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stopping_) {
-    checking_ = true;
-    check_started_ = std::chrono::steady_clock::now();
-    lock.unlock();
+void ReadinessProbe::Loop(std::stop_token stop) {
+  while (!stop.stop_requested()) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      checking_ = true;
+      check_started_ = std::chrono::steady_clock::now();
+    }
     std::string detail;
     std::optional<std::string> problem = Check(&detail);
     Record(std::move(problem), detail);
-    lock.lock();
-    checking_ = false;
-    // While the store opens, its end is looked for often (OpenFinished is cheap).
-    const auto pause = store_.OpenFinished() ? kPeriod : kOpeningPeriod;
-    cv_.wait_for(lock, pause, [this] { return stopping_; });
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      checking_ = false;
+    }
+    if (!store_.OpenFinished()) {
+      // While the store opens, its end wakes the next check at once (at the latest kPeriod on:
+      // a retrying open's reason may change).
+      (void)store_.WaitForOpen(kPeriod, stop);
+      continue;
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    pause_.wait_for(lock, stop, kPeriod, [] { return false; });
   }
 }
 

@@ -1,5 +1,6 @@
 // ReadinessProbe: whether this replica's store answers, for GET /readyz (http_listener.h,
-// HttpOptions::readiness). A background thread checks every kPeriod — the data dir is usable
+// HttpOptions::readiness). A background thread checks every kPeriod (while the store opens, as soon
+// as the open ends) — the data dir is usable
 // (session::CheckDataDirUsable: create, write, lock) and the store answers a one-row listing (on
 // PostgreSQL a query through the pool) — and keeps the verdict; /readyz only reads it, so a
 // database that hangs never holds an HTTP worker. A check that has not answered for kStale counts
@@ -11,6 +12,7 @@
 #include <filesystem>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <thread>
 
@@ -22,7 +24,6 @@ class ReadinessProbe {
  public:
   static constexpr std::chrono::milliseconds kPeriod{1000};
   static constexpr std::chrono::milliseconds kStale{3000};
-  static constexpr std::chrono::milliseconds kOpeningPeriod{50};
 
   // Starts checking at once. `store` must outlive the probe.
   ReadinessProbe(session::DeferredSessionStore& store, std::filesystem::path data_dir);
@@ -34,7 +35,7 @@ class ReadinessProbe {
   std::optional<std::string> Problem() const;
 
  private:
-  void Loop();
+  void Loop(std::stop_token stop);
   // One check: nullopt when the store answered; else a short reason and (in *detail) the error.
   std::optional<std::string> Check(std::string* detail);
   void Record(std::optional<std::string> problem, const std::string& detail);
@@ -42,13 +43,12 @@ class ReadinessProbe {
   session::DeferredSessionStore& store_;
   const std::filesystem::path data_dir_;
 
-  mutable std::mutex mu_;  // guards problem_, checked_, check_started_, checking_, stopping_
-  std::condition_variable cv_;
+  mutable std::mutex mu_;              // guards problem_, check_started_, checking_
+  std::condition_variable_any pause_;  // the wait between checks (woken only by the stop)
   std::optional<std::string> problem_ = std::string("starting");
   std::chrono::steady_clock::time_point check_started_;
   bool checking_ = false;
-  bool stopping_ = false;
-  std::thread thread_;  // last: started once everything above is set
+  std::jthread thread_;  // last: started once everything above is set
 };
 
 }  // namespace imgmcp::app
