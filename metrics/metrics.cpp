@@ -146,6 +146,15 @@ struct Metrics::Families {
                        .Help("Bytes of image data committed to the session store")
                        .Register(registry)
                        .Add({});
+  prometheus::Family<Counter>& image_cache =
+      BuildCounter()
+          .Name("imgmcp_image_cache_requests_total")
+          .Help(
+              "Reads of a version's image bytes, by result: hit (in this process's image "
+              "cache) or miss (read from the session store)")
+          .Register(registry);
+  Counter& image_cache_hits = image_cache.Add({{"result", "hit"}});
+  Counter& image_cache_misses = image_cache.Add({{"result", "miss"}});
   prometheus::Family<Gauge>& pool = BuildGauge()
                                         .Name("imgmcp_store_pool_connections")
                                         .Help(
@@ -204,6 +213,10 @@ void Metrics::RecordTurnWait(double seconds) { families_->turn_wait.Observe(seco
 void Metrics::RecordCommit(int64_t versions, int64_t bytes) {
   families_->versions.Increment(static_cast<double>(versions));
   families_->bytes.Increment(static_cast<double>(bytes));
+}
+
+void Metrics::RecordImageCacheLookup(bool hit) {
+  (hit ? families_->image_cache_hits : families_->image_cache_misses).Increment();
 }
 
 void Metrics::SetStorePool(int64_t in_use, int64_t waiting) {

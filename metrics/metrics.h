@@ -60,6 +60,10 @@ class Metrics {
   void RecordTurnWait(double seconds);
   // A commit of `versions` new versions holding `bytes` of image data.
   void RecordCommit(int64_t versions, int64_t bytes);
+  // A read of a version's image bytes looked in this process's image cache (session/image_cache.h):
+  // `hit` — they were there — or a miss (read from the store). Per replica: behind a load
+  // balancer that keeps a session on one replica, its reads hit.
+  void RecordImageCacheLookup(bool hit);
   // The store's connection pool (PostgreSQL): connections lent out, and callers waiting for one.
   void SetStorePool(int64_t in_use, int64_t waiting);
 

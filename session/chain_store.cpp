@@ -260,7 +260,9 @@ Result<std::string> ChainStore::CheckedBytes(const VersionInfo& version) {
   const std::string& id = version.session_id;
   const std::string missing =
       "session " + id + " has no version " + std::to_string(version.version);
-  if (auto hit = cache_.Get(id, version.version, version.sha256); hit != nullptr) {
+  auto hit = cache_.Get(id, version.version, version.sha256);
+  if (options_.metrics != nullptr) options_.metrics->RecordImageCacheLookup(hit != nullptr);
+  if (hit != nullptr) {
     ASSIGN_OR_RETURN(bool exists, VersionExists(id, version.version));
     if (!exists) return MakeError(ErrorCode::kNotFound, missing);
     return *hit;

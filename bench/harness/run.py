@@ -19,6 +19,7 @@ import os
 import platform
 import queue
 import random
+import re
 import resource
 import shutil
 import signal
@@ -1268,19 +1269,27 @@ def ratio(a, b):
 
 
 # ---- PostgreSQL store: replicas ----------------------------------------------------------------
-# P7-P9 run imgmcp over HTTP (legacy sessions, a connection per call, as HTTP clients do) with the
-# embedded SQLite store in one process, and with the PostgreSQL store in 1 and in 3 replica
-# processes on one throwaway PostgreSQL (tests/pg/pg_cluster.py, fsync on).
+# P7-P9 run imgmcp over HTTP with the embedded SQLite store in one process, and with the PostgreSQL
+# store in 1 and in 3 replica processes on one throwaway PostgreSQL (tests/pg/pg_cluster.py, fsync
+# on). P7 and P8 send 2026-07-28 stateless requests (a connection per call, as HTTP clients do),
+# each tools/call mirroring its session_id into Mcp-Param-Session-Id (replica_support.ModernClient),
+# either straight to the replicas (the clients spread the calls over them) or to one URL:
+# scripts/cluster's HAProxy, round-robin or routing by session (a consistent hash of that header).
 
 def _replica_support():
     sys.path.insert(0, os.path.join(BENCH, "..", "tests", "integration"))
-    import replica_support  # noqa: E402  (Replica, LegacyClient, pg_cluster)
+    import replica_support  # noqa: E402  (Replica, LegacyClient, ModernClient, pg_cluster)
     return replica_support
 
 
 # (label, store kind, replica processes)
 STORE_VARIANTS = [("SQLite, 1 process", "sqlite", 1), ("PostgreSQL, 1 replica", "postgresql", 1),
                   ("PostgreSQL, 3 replicas", "postgresql", 3)]
+# P7 and P8 also run through scripts/cluster's HAProxy: (label, its --balance).
+CLUSTER_VARIANTS = [("PostgreSQL, 3 replicas, HAProxy round-robin", "roundrobin"),
+                    ("PostgreSQL, 3 replicas, HAProxy by session", "session")]
+ROUTED_LABEL = CLUSTER_VARIANTS[1][0]  # the P8 target: with session hashing
+CLUSTER_REPLICA = re.compile(r"replica (\d+): pid \d+, http://127\.0\.0\.1:(\d+)/mcp")
 
 
 def start_replicas(rs, store, count, env, backend, workdir, tag, extra_args=()):
@@ -1302,76 +1311,165 @@ def start_replicas(rs, store, count, env, backend, workdir, tag, extra_args=()):
     return replicas, data_dir
 
 
+class BenchCluster:
+    """scripts/cluster on the database `store_url` with 3 replicas and HAProxy (`balance`):
+    `port` is HAProxy's, `replica_ports` the replicas' (for their /metrics). close() stops it."""
+
+    def __init__(self, store_url, balance, env, backend, extra_args=()):
+        args = ["--backend", backend, *extra_args]
+        if backend == "gemini":
+            args += ["--gemini-base-url", env["GEMINI_BASE_URL"]]
+        self.lines = []
+        self._changed = threading.Condition()  # a line came (guards nothing: lines only grow)
+        self.proc = subprocess.Popen(
+            [os.path.join(BENCH, "..", "scripts", "cluster"), "--replicas", "3", "--pg-url",
+             store_url, "--balance", balance, "--bin", os.environ["IMGMCP_BIN"], "--", *args],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=dict(os.environ, **env))
+        threading.Thread(target=self._pump, daemon=True).start()
+        url = self.proc.stdout.readline().strip()
+        if not url.startswith("http://127.0.0.1:"):
+            self.close()
+            raise RuntimeError("scripts/cluster did not start: " + "".join(self.lines[-5:]))
+        self.port = int(url.split(":")[2].split("/")[0])
+        with self._changed:  # the replicas' lines came before the URL, maybe not yet through
+            self._changed.wait_for(lambda: len(self._ports()) == 3, 30)
+        self.replica_ports = self._ports()
+
+    def _ports(self):
+        return [int(m.group(2)) for m in map(CLUSTER_REPLICA.search, self.lines) if m]
+
+    def _pump(self):
+        for line in self.proc.stderr:
+            with self._changed:
+                self.lines.append(line)
+                self._changed.notify_all()
+        with self._changed:
+            self._changed.notify_all()
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+class Servers:
+    """What P7 and P8 send their calls to: the replicas themselves (`balance` None: `ports` are
+    theirs, and the clients spread calls over them) or scripts/cluster's HAProxy (`ports` is its
+    one port). `replica_ports`: each replica's, for its /metrics. A context manager."""
+
+    def __init__(self, rs, store, count, env, backend, workdir, tag, balance=None, extra_args=()):
+        self.replicas, self.cluster = [], None
+        if balance is None:
+            self.replicas, _ = start_replicas(rs, store, count, env, backend, workdir, tag,
+                                              extra_args)
+            self.ports = self.replica_ports = [r.port for r in self.replicas]
+        else:
+            self.cluster = BenchCluster(store, balance, env, backend, extra_args)
+            self.ports, self.replica_ports = [self.cluster.port], self.cluster.replica_ports
+
+    def cache_use(self, rs):
+        """Per replica: (image cache hits, misses) so far (imgmcp_image_cache_requests_total);
+        None when a replica serves no /metrics (--metrics off)."""
+        out = []
+        for port in self.replica_ports:
+            try:
+                samples = rs.scrape_metrics(port)
+            except rs.CallFailed:
+                return None
+            out.append(tuple(int(rs.sample(samples, "imgmcp_image_cache_requests_total",
+                                           result=result)) for result in ("hit", "miss")))
+        return out
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for r in self.replicas:
+            r.close()
+        if self.cluster:
+            self.cluster.close()
+
+
+def cache_text(use):
+    """"hit rate per replica 98% (59/60), — (0/0), …" from Servers.cache_use()."""
+    if use is None:
+        return "image cache: no /metrics"
+    parts = [(f"{h / (h + m):.0%}" if h + m else "—") + f" ({h}/{h + m})" for h, m in use]
+    return "image cache hit rate per replica " + ", ".join(parts)
+
+
 def measure_replica_sessions(rs, store, count, fake, small_file, sessions, edits, workdir, tag,
-                             extra_args=()):
+                             extra_args=(), balance=None):
     """P7: `sessions` clients, each: generate, then `edits` sequential edits spread over the
-    replicas; every Gemini call takes 200 ms (LatencyProxy). Wall time of the edits."""
+    replicas (or all sent to HAProxy); every Gemini call takes 200 ms (LatencyProxy). Wall time
+    of the edits, and each replica's image cache hits and misses."""
     fake.configure(fixed_image_file=small_file, latency_ms=0)
     proxy = LatencyProxy(fake.hostport, 0.2)
     env = {"GEMINI_API_KEY": FAKE_KEY, "GEMINI_BASE_URL": proxy.url}
-    replicas = []
     try:
-        replicas, _ = start_replicas(rs, store, count, env, "gemini", workdir, tag, extra_args)
-        ports = [r.port for r in replicas]
-        for s in range(sessions):
-            c = rs.LegacyClient(ports[s % count])
-            rs.structured(c.call_tool("generate_image", {
-                "prompt": "a lighthouse", "session_id": f"{tag}-s{s}", "inline": "none"}))
-        errors = []
+        with Servers(rs, store, count, env, "gemini", workdir, tag, balance, extra_args) as servers:
+            ports = servers.ports
+            for s in range(sessions):
+                c = rs.ModernClient(ports[s % len(ports)])
+                rs.structured(c.call_tool("generate_image", {
+                    "prompt": "a lighthouse", "session_id": f"{tag}-s{s}", "inline": "none"}))
+            errors = []
 
-        def worker(s):
-            try:
-                clients = [rs.LegacyClient(p) for p in ports]
-                for i in range(edits):
-                    rs.structured(clients[(s + i) % count].call_tool("edit_image", {
-                        "session_id": f"{tag}-s{s}", "prompt": f"brighter {i}",
-                        "inline": "none"}))
-            except Exception as e:  # noqa: BLE001
-                errors.append(str(e))
+            def worker(s):
+                try:
+                    clients = [rs.ModernClient(p) for p in ports]
+                    for i in range(edits):
+                        rs.structured(clients[(s + i) % len(ports)].call_tool("edit_image", {
+                            "session_id": f"{tag}-s{s}", "prompt": f"brighter {i}",
+                            "inline": "none"}))
+                except Exception as e:  # noqa: BLE001
+                    errors.append(str(e))
 
-        return timed_workers(worker, sessions, errors)
+            result = timed_workers(worker, sessions, errors)
+            result["cache"] = servers.cache_use(rs)
+            return result
     except Exception as e:  # noqa: BLE001
         return {"error": str(e)}
     finally:
-        for r in replicas:
-            r.close()
         proxy.close()
 
 
-def measure_single_session_rate(rs, store, count, edits, workdir, tag):
-    """P8: `edits` edits of one session sent at once, round-robin over the replicas, with the
-    local backend (no upstream wait): how many edits per second one session's line passes."""
-    replicas = []
+def measure_single_session_rate(rs, store, count, edits, workdir, tag, balance=None):
+    """P8: `edits` edits of one session sent at once, round-robin over the replicas (or all to
+    HAProxy), with the local backend (no upstream wait): how many edits per second one session's
+    line passes, and each replica's image cache hits and misses."""
     try:
-        replicas, _ = start_replicas(rs, store, count, {}, "local", workdir, tag)
-        ports = [r.port for r in replicas]
-        rs.structured(rs.LegacyClient(ports[0]).call_tool("generate_image", {
-            "prompt": "solid white", "session_id": tag, "inline": "none"}))
-        clients = [rs.LegacyClient(ports[i % count]) for i in range(edits)]
-        errors = []
+        with Servers(rs, store, count, {}, "local", workdir, tag, balance) as servers:
+            ports = servers.ports
+            rs.structured(rs.ModernClient(ports[0]).call_tool("generate_image", {
+                "prompt": "solid white", "session_id": tag, "inline": "none"}))
+            clients = [rs.ModernClient(ports[i % len(ports)]) for i in range(edits)]
+            errors = []
 
-        def edit(i):
-            try:
-                rs.structured(clients[i].call_tool("edit_image", {
-                    "session_id": tag, "prompt": rs.draw_prompt(i % 60), "inline": "none"}))
-            except Exception as e:  # noqa: BLE001
-                errors.append(str(e))
+            def edit(i):
+                try:
+                    rs.structured(clients[i].call_tool("edit_image", {
+                        "session_id": tag, "prompt": rs.draw_prompt(i % 60), "inline": "none"}))
+                except Exception as e:  # noqa: BLE001
+                    errors.append(str(e))
 
-        t0 = time.perf_counter()
-        threads = [threading.Thread(target=edit, args=(i,)) for i in range(edits)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        wall = time.perf_counter() - t0
-        if errors:
-            return {"error": errors[0]}
-        return {"rate": edits / wall, "wall": wall}
+            t0 = time.perf_counter()
+            threads = [threading.Thread(target=edit, args=(i,)) for i in range(edits)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            wall = time.perf_counter() - t0
+            if errors:
+                return {"error": errors[0]}
+            return {"rate": edits / wall, "wall": wall, "cache": servers.cache_use(rs)}
     except Exception as e:  # noqa: BLE001
         return {"error": str(e)}
-    finally:
-        for r in replicas:
-            r.close()
 
 
 def dir_bytes(path):
@@ -1492,13 +1590,18 @@ def run_store_rows(args, fake, small, workdir, want, rows, results, log):
     pg = rs.pg_cluster.PgCluster()
     try:
         sessions, edits = (8, 3) if args.quick else (32, 10)
+        # P7 and P8: each store as before, then 3 replicas through scripts/cluster's HAProxy.
+        routed = [(label, kind, count, None) for label, kind, count in STORE_VARIANTS] + [
+            (label, "postgresql", 3, balance) for label, balance in CLUSTER_VARIANTS]
         if want("P7"):
             base = None
-            for label, kind, count in STORE_VARIANTS:
+            for label, kind, count, balance in routed:
                 log(f"bench: P7 {label}")
-                url = pg.create_database(f"p7_{count}") if kind == "postgresql" else kind
+                url = (pg.create_database(f"p7_{count}_{balance or 'direct'}")
+                       if kind == "postgresql" else kind)
                 r = measure_replica_sessions(rs, url, count, fake, small, sessions, edits,
-                                             workdir, f"p7-{count}-{safe_tag(label)}")
+                                             workdir, f"p7-{count}-{safe_tag(label)}",
+                                             balance=balance)
                 results[("P7", label)] = r
                 what = f"{sessions} sessions × {edits} edits (200 ms latency), HTTP"
                 if "error" in r:
@@ -1507,7 +1610,8 @@ def run_store_rows(args, fake, small, workdir, want, rows, results, log):
                     continue
                 base = base or (r["wall"] if kind == "sqlite" else None)
                 vs = "" if kind == "sqlite" or base is None else f" = {r['wall'] / base:.2f}× SQLite"
-                rows.append(("P7", what, "imgmcp", f"{r['wall']:.2f} s{vs}", "—", "—", label))
+                rows.append(("P7", what, "imgmcp", f"{r['wall']:.2f} s{vs}", "—", "—",
+                             f"{label}; {cache_text(r['cache'])}"))
             # The cost of the instrumentation: the SQLite run again with --metrics off.
             log("bench: P7 SQLite, 1 process, --metrics off")
             off = measure_replica_sessions(rs, "sqlite", 1, fake, small, sessions, edits, workdir,
@@ -1521,11 +1625,12 @@ def run_store_rows(args, fake, small, workdir, want, rows, results, log):
         if want("P8"):
             n = 20 if args.quick else 60
             base = None
-            for label, kind, count in STORE_VARIANTS:
+            for label, kind, count, balance in routed:
                 log(f"bench: P8 {label}")
-                url = pg.create_database(f"p8_{count}") if kind == "postgresql" else kind
+                url = (pg.create_database(f"p8_{count}_{balance or 'direct'}")
+                       if kind == "postgresql" else kind)
                 r = measure_single_session_rate(rs, url, count, n, workdir,
-                                                f"p8-{count}-{safe_tag(label)}")
+                                                f"p8-{count}-{safe_tag(label)}", balance)
                 results[("P8", label)] = r
                 what = f"one session, {n} edits sent at once (local backend), HTTP"
                 if "error" in r:
@@ -1535,7 +1640,7 @@ def run_store_rows(args, fake, small, workdir, want, rows, results, log):
                 base = base or (r["rate"] if kind == "sqlite" else None)
                 vs = "" if kind == "sqlite" or base is None else f" = {r['rate'] / base:.2f}× SQLite"
                 rows.append(("P8", what, "imgmcp", f"{r['rate']:.1f} edits/s{vs}", "—", "—",
-                             label))
+                             f"{label}; {cache_text(r['cache'])}"))
         if want("P9"):
             n = 20 if args.quick else 100
             base = None
@@ -2039,10 +2144,17 @@ def targets(results):
         out.append(line)
     elif "P6-pending" in results:
         out.append("P6 ≥ 10×: pending (" + results["P6-pending"] + ")")
+    sqlite, routed = get(("P8", STORE_VARIANTS[0][0])), get(("P8", ROUTED_LABEL))
+    if sqlite and routed:
+        ratio_routed = routed["rate"] / sqlite["rate"]
+        out.append(f"P8 one session's edits through 3 replicas routed by session (HAProxy hashing "
+                   f"Mcp-Param-Session-Id) ≥ 0.95× SQLite: {ratio_routed:.2f}× — "
+                   f"{ok(ratio_routed >= 0.95)}; {cache_text(routed['cache'])}")
+    labels = [label for label, _, _ in STORE_VARIANTS] + [label for label, _ in CLUSTER_VARIANTS]
     for row, what, key, fmt in (("P7", "P5 on each store (HTTP), wall", "wall", "{:.2f} s"),
                                 ("P8", "one session's edit rate", "rate", "{:.1f} edits/s"),
                                 ("P9", "bytes per version", "per_version", "{:.0f} B")):
-        got = [(label, get((row, label))) for label, _, _ in STORE_VARIANTS]
+        got = [(label, get((row, label))) for label in labels]
         got = [(label, r[key]) for label, r in got if r]
         if len(got) > 1:
             base = got[0][1]

@@ -575,6 +575,9 @@ void McpRoutes::ServeModern(const McpHeaders& headers, Response& res, PostedMess
   if (auto refusal = CheckModernHeaders(facts, headers)) {
     return Refuse(res, 400, *refusal, facts.id, /*modern=*/true);
   }
+  if (auto refusal = CheckArgumentHeaders(Headers(), posted, /*modern=*/true)) {
+    return Refuse(res, 400, *refusal, facts.id, /*modern=*/true);
+  }
   if (facts.kind != Kind::kRequest) {
     // The only client notification is notifications/cancelled, which on this transport means
     // nothing: closing a request's stream is what cancels it. Accepted and dropped.
@@ -615,6 +618,25 @@ void McpRoutes::ServeModern(const McpHeaders& headers, Response& res, PostedMess
   SetJsonBody(res, std::move(*answer.json));
 }
 
+std::optional<mcp::RpcError> McpRoutes::CheckArgumentHeaders(const RequestHeaders& headers,
+                                                             const PostedMessage& posted,
+                                                             bool modern) const {
+  const mcp::RequestFacts& facts = posted.facts.front();
+  if (posted.batch || facts.kind != Kind::kRequest || facts.method != mcp::methods::kToolsCall ||
+      !facts.name) {
+    return std::nullopt;  // a batch has no headers of its own for each call
+  }
+  const mcp::ToolSpec* tool = server_.tools().Find(*facts.name);
+  if (tool == nullptr) return std::nullopt;  // the core answers an unknown tool
+  const std::vector<ParamHeader> declared = ParamHeadersOf(tool->definition.input_schema);
+  if (declared.empty()) return std::nullopt;
+  static const Json kNoArguments;
+  const Json& params = posted.body.at("params");
+  const auto arguments = params.find("arguments");
+  return CheckParamHeaders(declared, arguments == params.end() ? kNoArguments : *arguments, headers,
+                           modern);
+}
+
 // The client of a modern request closed its connection before the answer: that cancels the request
 // (2026-07-28 basic/patterns/cancellation). Ending its connection stops the call wherever it is —
 // waiting for its session's turn, or in the backend — and nothing is committed.
@@ -645,6 +667,9 @@ void McpRoutes::ServeLegacy(const RequestHeaders& headers, Response& res, Posted
     if (!session || !VersionOk(headers, res)) return;
   }
   if (posted.RefuseMalformed(res, *session)) return;
+  if (auto refusal = CheckArgumentHeaders(headers, posted, /*modern=*/false)) {
+    return Refuse(res, 400, *refusal, posted.facts.front().id);
+  }
   const std::vector<Json> ids = posted.RequestIds();
   if (ids.empty()) {  // notifications and responses only
     session->connection().HandleJson(std::move(posted.body));

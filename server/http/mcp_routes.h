@@ -103,6 +103,10 @@ class McpRoutes {
                 httplib::Response& res, std::string* body) const;
   void ServeModern(const McpHeaders& headers, httplib::Response& res, PostedMessage posted,
                    std::shared_ptr<void> busy);
+  // A tools/call's Mcp-Param-* headers against the arguments its tool mirrors into them (SEP-2243,
+  // request_checks.h CheckParamHeaders); `modern`: an argument without its header is refused too.
+  std::optional<mcp::RpcError> CheckArgumentHeaders(const RequestHeaders& headers,
+                                                    const PostedMessage& posted, bool modern) const;
   void CancelForHangup(httplib::Response& res, const std::shared_ptr<HttpSession>& request,
                        const mcp::RequestFacts& facts);
   void ServeLegacy(const RequestHeaders& headers, httplib::Response& res, PostedMessage posted,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <utility>
 
 #include "common/ascii.h"
@@ -13,6 +14,30 @@ namespace {
 
 bool AllDigits(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+}
+
+// What a malformed Mcp-Name or Mcp-Param-* value is (DecodeHeaderValue), for error messages.
+constexpr std::string_view kMalformedValue =
+    "a =?base64?…?= value must be canonical Base64: A-Z a-z 0-9 + /, padded with = to a "
+    "multiple of 4; any other value only visible ASCII, spaces and tabs";
+
+// RFC 9110 field-value characters a plain Mcp-Name or Mcp-Param-* value may have: visible ASCII,
+// space and tab (anything else travels Base64-encoded).
+bool IsHeaderSafe(char ch) {
+  const auto c = static_cast<unsigned char>(ch);
+  return c == '\t' || (c >= 0x20 && c <= 0x7e);
+}
+
+// Base64 as RFC 4648 §4 writes it: the standard alphabet, whole groups of 4, '=' only as the
+// last one or two characters.
+bool IsCanonicalBase64(std::string_view text) {
+  if (text.size() % 4 != 0) return false;
+  size_t pads = 0;
+  while (pads < 2 && pads < text.size() && text[text.size() - 1 - pads] == '=') ++pads;
+  return std::all_of(text.begin(), text.end() - static_cast<std::ptrdiff_t>(pads), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
+           c == '/';
+  });
 }
 
 }  // namespace
@@ -178,10 +203,13 @@ std::optional<std::string> DecodeHeaderValue(std::string_view value) {
   if (value.size() < kPrefix.size() + kSuffix.size() ||
       value.substr(0, kPrefix.size()) != kPrefix ||
       value.substr(value.size() - kSuffix.size()) != kSuffix) {
+    if (!std::all_of(value.begin(), value.end(), IsHeaderSafe)) return std::nullopt;
     return std::string(value);
   }
-  auto decoded =
-      Base64Decode(value.substr(kPrefix.size(), value.size() - kPrefix.size() - kSuffix.size()));
+  const std::string_view base64 =
+      value.substr(kPrefix.size(), value.size() - kPrefix.size() - kSuffix.size());
+  if (!IsCanonicalBase64(base64)) return std::nullopt;
+  auto decoded = Base64Decode(base64);
   if (!decoded.ok()) return std::nullopt;
   return std::move(decoded).value();
 }
@@ -207,10 +235,127 @@ std::optional<mcp::RpcError> CheckModernHeaders(const mcp::RequestFacts& facts,
     return mcp::HeaderMismatch("the Mcp-Name header is required for " + facts.method);
   }
   const std::optional<std::string> name = DecodeHeaderValue(*headers.name);
-  if (!name) return mcp::HeaderMismatch("the Mcp-Name header has an invalid Base64 value");
+  if (!name) {
+    return mcp::HeaderMismatch("the Mcp-Name header has an invalid value (" +
+                               std::string(kMalformedValue) + ")");
+  }
   if (*name != *facts.name) {
     return mcp::HeaderMismatch("Mcp-Name header value '" + mcp::Quoted(*name) +
                                "' does not match body value '" + mcp::Quoted(*facts.name) + "'");
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+constexpr char kParamAnnotation[] = "x-mcp-header";
+constexpr std::string_view kParamHeaderPrefix = "Mcp-Param-";
+
+void CollectParamHeaders(const Json& schema, std::vector<std::string>& path,
+                         std::vector<ParamHeader>& out) {
+  const auto properties = schema.find("properties");
+  if (properties == schema.end() || !properties->is_object()) return;
+  for (const auto& [key, property] : properties->items()) {
+    if (!property.is_object()) continue;
+    path.push_back(key);
+    const auto annotation = property.find(kParamAnnotation);
+    if (annotation != property.end() && annotation->is_string()) {
+      const auto type = property.find("type");
+      out.push_back(ParamHeader{
+          path, annotation->get<std::string>(),
+          type != property.end() && type->is_string() ? type->get<std::string>() : std::string()});
+    }
+    CollectParamHeaders(property, path, out);
+    path.pop_back();
+  }
+}
+
+// The argument at `path`; nullptr when it is absent or null.
+const Json* ArgumentAt(const Json& arguments, const std::vector<std::string>& path) {
+  const Json* node = &arguments;
+  for (const std::string& key : path) {
+    if (!node->is_object()) return nullptr;
+    const auto it = node->find(key);
+    if (it == node->end()) return nullptr;
+    node = &*it;
+  }
+  return node->is_null() ? nullptr : node;
+}
+
+// An argument as a client writes it into its header: a string as it is, a boolean "true" or
+// "false", a number in decimal; nullopt for what has no header form (objects, arrays).
+std::optional<std::string> MirroredForm(const Json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_boolean()) return value.get<bool>() ? "true" : "false";
+  if (value.is_number()) return value.dump();
+  return std::nullopt;
+}
+
+// The header's (decoded) value stands for the argument: the same text, or for an integer
+// property the same number ("42.0" and 42).
+bool SameValue(const ParamHeader& param, const Json& argument, const std::string& header_value,
+               const std::string& body_value) {
+  if (header_value == body_value) return true;
+  if (param.type != "integer" || !argument.is_number() || header_value.empty()) return false;
+  char* end = nullptr;
+  const double number = std::strtod(header_value.c_str(), &end);
+  const bool decimal = end == header_value.c_str() + header_value.size() &&
+                       header_value.find_first_not_of("-0123456789.") == std::string::npos;
+  return decimal && number == argument.get<double>();
+}
+
+std::string JoinPath(const std::vector<std::string>& path) {
+  std::string joined;
+  for (const std::string& key : path) joined.append(joined.empty() ? "" : ".").append(key);
+  return joined;
+}
+
+std::optional<mcp::RpcError> CheckParamHeader(const ParamHeader& param, const Json& arguments,
+                                              const RequestHeaders& headers, bool header_required) {
+  const std::string header = std::string(kParamHeaderPrefix) + param.name;
+  const std::string field = "arguments." + JoinPath(param.path);
+  const Json* argument = ArgumentAt(arguments, param.path);
+  const std::optional<std::string> body = argument ? MirroredForm(*argument) : std::nullopt;
+  const size_t lines = headers.CountParam(param.name);
+  if (lines > 1) return mcp::HeaderMismatch("more than one " + header + " header");
+  if (lines == 0) {
+    if (!body || !header_required) return std::nullopt;
+    return mcp::HeaderMismatch("the " + header + " header is required: the body has " + field +
+                               " '" + mcp::Quoted(*body) + "'");
+  }
+  if (!body) {
+    return mcp::HeaderMismatch("the " + header + " header came, but the body has no " + field +
+                               " for it to mirror");
+  }
+  const std::optional<std::string> value = DecodeHeaderValue(*headers.GetParam(param.name));
+  if (!value) {
+    return mcp::HeaderMismatch("the " + header + " header has an invalid value (" +
+                               std::string(kMalformedValue) + ")");
+  }
+  if (!SameValue(param, *argument, *value, *body)) {
+    return mcp::HeaderMismatch(header + " header value '" + mcp::Quoted(*value) +
+                               "' does not match body value '" + mcp::Quoted(*body) + "' (" +
+                               field + ")");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<ParamHeader> ParamHeadersOf(const Json& input_schema) {
+  std::vector<ParamHeader> declared;
+  std::vector<std::string> path;
+  if (input_schema.is_object()) CollectParamHeaders(input_schema, path, declared);
+  return declared;
+}
+
+std::optional<mcp::RpcError> CheckParamHeaders(const std::vector<ParamHeader>& declared,
+                                               const Json& arguments, const RequestHeaders& headers,
+                                               bool header_required) {
+  for (const ParamHeader& param : declared) {
+    if (auto refusal = CheckParamHeader(param, arguments, headers, header_required)) {
+      return refusal;
+    }
   }
   return std::nullopt;
 }

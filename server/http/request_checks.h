@@ -1,7 +1,8 @@
 // Pure checks on HTTP requests for the Streamable HTTP transport: the Host/Origin allow-list
 // (DNS-rebinding protection), Accept and Content-Type negotiation, the bearer token, which era
-// serves a POST, the header checks of modern requests and the HTTP status of their errors. No
-// I/O, no httplib: unit-tested directly.
+// serves a POST, the header checks of modern requests (and of the tool arguments mirrored into
+// Mcp-Param-* headers) and the HTTP status of their errors. No I/O, no httplib: unit-tested
+// directly.
 #pragma once
 
 #include <optional>
@@ -9,9 +10,11 @@
 #include <string_view>
 #include <vector>
 
+#include "common/json.h"
 #include "mcp/json_rpc.h"
 #include "mcp/method_table.h"
 #include "mcp/protocol_version.h"
+#include "server/http/request_head.h"
 
 namespace imgmcp::http {
 
@@ -90,9 +93,36 @@ EraChoice ChooseEra(const mcp::RequestFacts& facts, const McpHeaders& headers);
 std::optional<mcp::RpcError> CheckModernHeaders(const mcp::RequestFacts& facts,
                                                 const McpHeaders& headers);
 
-// A header value in the "=?base64?<Base64>?=" sentinel form decoded, any other value as it is;
-// nullopt when the sentinel's Base64 is malformed.
+// A header value of Mcp-Name or Mcp-Param-* (transports/streamable-http "Value Encoding"): the
+// "=?base64?<Base64>?=" sentinel form decoded, any other value as it is. nullopt when the value
+// is malformed: the sentinel's Base64 is not canonical (standard alphabet, padded to a multiple
+// of 4), or a plain value has a byte outside visible ASCII, space and tab.
 std::optional<std::string> DecodeHeaderValue(std::string_view value);
+
+// One tool argument mirrored into a header (SEP-2243: an "x-mcp-header" annotation on a property
+// of the tool's inputSchema): where its value is (the chain of `properties` keys from the root),
+// the <Name> of its Mcp-Param-<Name> header, and the property's type ("string", "integer",
+// "boolean").
+struct ParamHeader {
+  std::vector<std::string> path;
+  std::string name;
+  std::string type;
+};
+// The annotations of `input_schema` reached through `properties` keys only: an annotation
+// anywhere else (under items, a composition, a $ref) is not statically reachable and mirrors
+// nothing.
+std::vector<ParamHeader> ParamHeadersOf(const Json& input_schema);
+
+// The Mcp-Param-* checks of one tools/call (transports/streamable-http "Server Behavior for
+// Custom Headers"), for each header the tool declares: a value in `arguments` (null counts as
+// none) and its header come together, the header is a single line, and its value (decoded, see
+// DecodeHeaderValue) equals the argument's string form (an integer's compared as a number).
+// `header_required`: an argument without its header is refused too (a 2026-07-28 request; a
+// legacy client may predate SEP-2243 and send none, but a header it does send must agree). The
+// first failure as a -32020 HeaderMismatch error.
+std::optional<mcp::RpcError> CheckParamHeaders(const std::vector<ParamHeader>& declared,
+                                               const Json& arguments, const RequestHeaders& headers,
+                                               bool header_required);
 
 // The HTTP status answering a modern request with a JSON-RPC error (like the reference SDK):
 // errors raised checking the request before any handler ran are 4xx (-32601 → 404, others 400),

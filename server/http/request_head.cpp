@@ -6,7 +6,7 @@ namespace imgmcp::http {
 
 namespace {
 
-constexpr std::array<std::string_view, 13> kNames = {
+constexpr std::array<std::string_view, 14> kNames = {
     "Host",
     "Origin",
     "Authorization",
@@ -20,7 +20,9 @@ constexpr std::array<std::string_view, 13> kNames = {
     "Mcp-Name",
     "Last-Event-ID",
     "traceparent",
+    "Mcp-Param-",  // a prefix: Identify matches it apart
 };
+constexpr std::string_view kParamPrefix = "Mcp-Param-";
 
 // RFC 9110 tchar: the characters of a header name.
 bool IsTokenChar(unsigned char c) {
@@ -31,7 +33,11 @@ bool IsTokenChar(unsigned char c) {
 
 // Which of the headers imgmcp reads `name` is; nullopt for any other.
 std::optional<Header> Identify(std::string_view name) {
-  for (size_t i = 0; i < kNames.size(); ++i) {
+  if (name.size() > kParamPrefix.size() &&
+      EqualsIgnoreAsciiCase(name.substr(0, kParamPrefix.size()), kParamPrefix)) {
+    return Header::kMcpParam;
+  }
+  for (size_t i = 0; i + 1 < kNames.size(); ++i) {
     if (EqualsIgnoreAsciiCase(name, kNames[i])) return static_cast<Header>(i);
   }
   return std::nullopt;
@@ -84,7 +90,10 @@ RequestHeaders RequestHeaders::Parse(std::string_view head) {
       headers.problem_ = "too many header lines";
       return headers;
     }
-    headers.lines_[headers.size_++] = Line{*header, TrimSpaces(line.substr(colon + 1))};
+    const std::string_view param =
+        *header == Header::kMcpParam ? line.substr(kParamPrefix.size(), colon - kParamPrefix.size())
+                                     : std::string_view();
+    headers.lines_[headers.size_++] = Line{*header, TrimSpaces(line.substr(colon + 1)), param};
   }
   return headers;
 }
@@ -96,6 +105,25 @@ std::optional<std::string_view> RequestHeaders::Get(Header header, size_t index)
     if (lines_[i].header != header) continue;
     if (index == 0) return lines_[i].value;
     --index;
+  }
+  return std::nullopt;
+}
+
+size_t RequestHeaders::CountParam(std::string_view name) const {
+  size_t count = 0;
+  for (size_t i = 0; i < size_; ++i) {
+    const bool match =
+        lines_[i].header == Header::kMcpParam && EqualsIgnoreAsciiCase(lines_[i].param, name);
+    count += match ? 1 : 0;
+  }
+  return count;
+}
+
+std::optional<std::string_view> RequestHeaders::GetParam(std::string_view name) const {
+  for (size_t i = 0; i < size_; ++i) {
+    if (lines_[i].header == Header::kMcpParam && EqualsIgnoreAsciiCase(lines_[i].param, name)) {
+      return lines_[i].value;
+    }
   }
   return std::nullopt;
 }

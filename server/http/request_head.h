@@ -30,8 +30,12 @@ enum class Header : uint8_t {
   kMcpName,
   kLastEventId,
   kTraceParent,
+  // Mcp-Param-<Name>: a tool argument mirrored into a header (SEP-2243), any <Name>; read with
+  // RequestHeaders::GetParam.
+  kMcpParam,
 };
-// The header's name as the specifications spell it ("MCP-Protocol-Version").
+// The header's name as the specifications spell it ("MCP-Protocol-Version"; "Mcp-Param-" for
+// kMcpParam).
 std::string_view HeaderName(Header header);
 
 class RequestHeaders {
@@ -53,6 +57,10 @@ class RequestHeaders {
   size_t Count(Header header) const;
   // The value of the `index`-th line of `header` (for headers that may repeat, e.g. Accept).
   std::optional<std::string_view> Get(Header header, size_t index) const;
+  // The Mcp-Param-<name> lines (`name` compared without regard to case): how many, and the first
+  // one's value (without surrounding spaces and tabs; nullopt when there is none).
+  size_t CountParam(std::string_view name) const;
+  std::optional<std::string_view> GetParam(std::string_view name) const;
   // The first header of `headers` that has more than one line; nullopt when none does.
   template <size_t N>
   std::optional<Header> Repeated(const std::array<Header, N>& headers) const {
@@ -66,6 +74,7 @@ class RequestHeaders {
   struct Line {
     Header header;
     std::string_view value;
+    std::string_view param;  // kMcpParam: the <Name> after "Mcp-Param-"
   };
   std::array<Line, kMaxLines> lines_{};
   size_t size_ = 0;

@@ -52,6 +52,11 @@ const char kGenerateIdempotencyKeyDescription[] =
     "other call uses. inline and save_to may differ on a retry; a retry writes no copy. A key "
     "lasts as long as the version its call made.";
 
+Json WithSessionIdHeader(Json input_schema) {
+  input_schema.at("properties").at("session_id")["x-mcp-header"] = kSessionIdHeaderName;
+  return input_schema;
+}
+
 std::optional<std::string> GenerateImageArgs::SessionFor() const {
   if (session_id) return session_id;
   if (!idempotency_key) return std::nullopt;

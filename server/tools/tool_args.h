@@ -34,6 +34,14 @@ extern const char kReferenceImagesDescription[];
 extern const char kReferenceImageDescription[];
 extern const char kExistingSessionIdDescription[];  // session_id of edit, get, reset
 
+// session_id is mirrored into the HTTP header Mcp-Param-Session-Id (SEP-2243, "x-mcp-header"), so
+// a load balancer can send a session's calls to one replica without reading bodies; the HTTP
+// transport checks the header against the body (server/http/request_checks.h).
+inline constexpr char kSessionIdHeaderName[] = "Session-Id";
+// An inputSchema (ArgumentsSchema) with its session_id property so annotated. The annotation is an
+// unknown keyword to JSON Schema, which ADK's conversion to Gemini declarations leaves out.
+Json WithSessionIdHeader(Json input_schema);
+
 extern const char kImageSizeDescription[];
 extern const char kThinkingDescription[];
 extern const char kSearchDescription[];

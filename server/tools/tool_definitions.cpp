@@ -199,7 +199,7 @@ mcp::ToolDefinition GenerateImageDefinition(const ArgumentOptions& options) {
       "image. save_to also writes a copy where the user wants it (e.g. \"assets/hero.png\"). "
       "idempotency_key makes a retried call safe: it is done once. " +
       Retention(options);
-  d.input_schema = ArgumentsSchema<GenerateImageArgs>(options);
+  d.input_schema = WithSessionIdHeader(ArgumentsSchema<GenerateImageArgs>(options));
   d.output_schema = VersionOutputSchema(false);
   // A client that declared the tasks extension gets a task to poll (mcp/task_runner.h).
   d.task_support = mcp::TaskSupport::kOptional;
@@ -225,7 +225,7 @@ mcp::ToolDefinition EditImageDefinition(const ArgumentOptions& options) {
       "generate_image. save_to also writes a copy of the result where the user wants it. "
       "idempotency_key makes a retried call safe: it is done once. " +
       Retention(options);
-  d.input_schema = ArgumentsSchema<EditImageArgs>(options);
+  d.input_schema = WithSessionIdHeader(ArgumentsSchema<EditImageArgs>(options));
   d.output_schema = VersionOutputSchema(false);
   d.task_support = mcp::TaskSupport::kOptional;  // as generate_image
   d.annotations = Hints(/*read_only=*/false, /*destructive=*/options.max_versions > 0,
@@ -245,7 +245,7 @@ mcp::ToolDefinition GetImageDefinition(const ArgumentOptions& options) {
       "Changes no session; save_to writes a copy of the version to a file (save_format converts "
       "it). " +
       Retention(options);
-  d.input_schema = ArgumentsSchema<GetImageArgs>(options);
+  d.input_schema = WithSessionIdHeader(ArgumentsSchema<GetImageArgs>(options));
   d.output_schema = VersionOutputSchema(true);
   d.annotations = Hints(/*read_only=*/true, /*destructive=*/false, /*idempotent=*/true,
                         /*open_world=*/false);
@@ -264,7 +264,7 @@ mcp::ToolDefinition ResetSessionDefinition(const ArgumentOptions& options) {
       "deleted version cannot be reverted to. idempotency_key makes a retried call safe: it is "
       "done once. " +
       Retention(options);
-  d.input_schema = ArgumentsSchema<ResetSessionArgs>(options);
+  d.input_schema = WithSessionIdHeader(ArgumentsSchema<ResetSessionArgs>(options));
   d.output_schema = VersionOutputSchema(false);
   // Not idempotent: each revert saves another version, and a clear deletes what came since.
   d.annotations = Hints(/*read_only=*/false, /*destructive=*/true, /*idempotent=*/false,

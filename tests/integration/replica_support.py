@@ -9,16 +9,21 @@
   notifications (resource subscriptions). Standard library only.
 - ModernClient: the same calls as MCP 2026-07-28 stateless requests — no initialize, no
   session; every POST carries its protocol version, client info and capabilities in `_meta`
-  and the MCP-Protocol-Version / Mcp-Method / Mcp-Name headers, so any replica can answer it.
+  and the MCP-Protocol-Version / Mcp-Method / Mcp-Name headers, so any replica can answer it,
+  and a tools/call mirrors its session_id into Mcp-Param-Session-Id (SEP-2243: the tools
+  annotate it x-mcp-header), which a load balancer may hash to keep a session on one replica.
+- scrape_metrics(): a replica's GET /metrics as {(name, labels): value}; sample() reads one.
 - check_ordered_edits(): R1, edits of one session in a known ticket order across replicas whose
   backend is the Gemini fake; the first edit is held at the fake until every edit has its ticket.
 """
+import base64
 import concurrent.futures
 import hashlib
 import http.client
 import itertools
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -34,6 +39,70 @@ from imgmcp_process import HttpProcess, SseReader, binary_path  # noqa: E402,F40
 TIMEOUT = 60.0
 LATEST = "2025-11-25"
 MODERN = "2026-07-28"
+
+
+SESSION_ID_HEADER = "Mcp-Param-Session-Id"  # session_id's x-mcp-header is "Session-Id"
+
+
+def header_value(value):
+    """A tool argument as a SEP-2243 client writes it into its Mcp-Param-* header (2026-07-28
+    transports/streamable-http, "Value Encoding"): a string as it is, a boolean "true"/"false",
+    a number in decimal — plain when that is visible ASCII without surrounding whitespace and not
+    itself like the sentinel, else "=?base64?<Base64 of its UTF-8>?="."""
+    text = value if isinstance(value, str) else json.dumps(value)
+    plain = (text != "" and text == text.strip(" \t")
+             and all(c == "\t" or " " <= c <= "~" for c in text)
+             and not (text.startswith("=?base64?") and text.endswith("?=")))
+    return text if plain else "=?base64?" + base64.b64encode(text.encode()).decode() + "?="
+
+
+def mirrored_headers(method, params):
+    """The Mcp-Param-* headers a SEP-2243 client sends with a request to imgmcp: a tools/call's
+    session_id (when its arguments have one that is not null), as Mcp-Param-Session-Id."""
+    arguments = (params or {}).get("arguments") if method == "tools/call" else None
+    value = arguments.get("session_id") if isinstance(arguments, dict) else None
+    if value is None or isinstance(value, (dict, list)):
+        return {}
+    return {SESSION_ID_HEADER: header_value(value)}
+
+
+SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
+LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def scrape_metrics(port, host="127.0.0.1", timeout=TIMEOUT):
+    """The replica's GET /metrics (on its --http listener) as {(name, frozenset of (label,
+    value)): value}."""
+    conn = http.client.HTTPConnection(host, port, timeout=timeout)
+    try:
+        conn.request("GET", "/metrics", headers={"Host": f"{host}:{port}"})
+        resp = conn.getresponse()
+        text = resp.read().decode()
+        if resp.status != 200:
+            raise CallFailed(f"/metrics: HTTP {resp.status} {text[:200]!r}")
+    except (OSError, http.client.HTTPException) as e:
+        raise CallFailed(f"/metrics: {e!r}") from e
+    finally:
+        conn.close()
+    samples = {}
+    for line in text.splitlines():
+        m = SAMPLE.match(line)
+        if m and not line.startswith("#"):
+            labels = frozenset(LABEL.findall(m.group(2) or ""))
+            samples[(m.group(1), labels)] = float(m.group(3))
+    return samples
+
+
+def sample(samples, name, **labels):
+    """One value of scrape_metrics() (0 when the series is not there yet)."""
+    return samples.get((name, frozenset(labels.items())), 0.0)
+
+
+def tool_calls(samples, tool):
+    """tools/call requests of `tool` a replica answered (any outcome)."""
+    return sum(v for (name, labels), v in samples.items()
+               if name == "mcp_server_operation_duration_seconds_count"
+               and ("gen_ai_tool_name", tool) in labels)
 
 
 class Replica(HttpProcess):
@@ -137,9 +206,10 @@ class LegacyClient:
 class ModernClient(LegacyClient):
     """MCP 2026-07-28: stateless requests, no session; each call may go to any replica."""
 
-    def __init__(self, port, host="127.0.0.1", timeout=TIMEOUT):
+    def __init__(self, port, host="127.0.0.1", timeout=TIMEOUT, mirror=True):
         self.host, self.port, self.timeout = host, port, timeout
         self.session = None
+        self.mirror = mirror  # False: no Mcp-Param-* headers (a client that predates SEP-2243)
 
     def _meta(self):
         return {"io.modelcontextprotocol/protocolVersion": MODERN,
@@ -154,6 +224,8 @@ class ModernClient(LegacyClient):
         name = (params or {}).get("name") or (params or {}).get("uri")
         if name:
             h["Mcp-Name"] = name
+        if self.mirror:
+            h.update(mirrored_headers(method, params))
         return h
 
     def listen(self):

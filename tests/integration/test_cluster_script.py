@@ -76,12 +76,12 @@ def refuses(port):
         return True
 
 
-def start_cluster(test, imgmcp_flags, env=None, replicas=3):
-    """scripts/cluster with `replicas` replicas given `imgmcp_flags`; stopped at the test's
-    cleanup (SIGTERM lets the script clean up, SIGKILL if it hangs). Returns (process, its
-    stderr Lines, HAProxy's port)."""
+def start_cluster(test, imgmcp_flags, env=None, replicas=3, script_flags=()):
+    """scripts/cluster with `replicas` replicas given `imgmcp_flags` (and the script itself
+    `script_flags`, e.g. --balance roundrobin); stopped at the test's cleanup (SIGTERM lets the
+    script clean up, SIGKILL if it hangs). Returns (process, its stderr Lines, HAProxy's port)."""
     proc = subprocess.Popen([os.path.join(ROOT, "scripts", "cluster"), "--replicas",
-                             str(replicas), "--", *imgmcp_flags],
+                             str(replicas), *script_flags, "--", *imgmcp_flags],
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
     stderr = Lines(proc.stderr)

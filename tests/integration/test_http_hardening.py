@@ -52,11 +52,14 @@ def tool_call(name, arguments, id_=1, progress_token=None):
                        "_meta": modern_meta(progress_token)}}
 
 
-def modern_headers(method, name=None):
-    """The routing headers of a 2026-07-28 request, as (name, value) lines."""
+def modern_headers(method, name=None, session_id=None):
+    """The routing headers of a 2026-07-28 request, as (name, value) lines; with `session_id`,
+    the tools/call's mirrored argument too (the tools annotate session_id x-mcp-header)."""
     lines = [("MCP-Protocol-Version", MODERN), ("Mcp-Method", method)]
     if name is not None:
         lines.append(("Mcp-Name", name))
+    if session_id is not None:
+        lines.append(("Mcp-Param-Session-Id", session_id))
     return lines
 
 
@@ -181,7 +184,8 @@ class Server(HttpProcess):
             h = {"Host": f"127.0.0.1:{self.port}", "Content-Type": "application/json",
                  "Accept": ACCEPT_BOTH}
             h.update(dict(modern_headers(message["method"],
-                                         params.get("name") or params.get("uri"))))
+                                         params.get("name") or params.get("uri"),
+                                         params.get("arguments", {}).get("session_id"))))
             h.update(self.default_headers)
             h.update({k: v for k, v in (headers or {}).items() if v is not None})
             conn.request("POST", "/mcp", body=json.dumps(message).encode(), headers=h)
@@ -243,7 +247,7 @@ class RoutingHeadersAreRawBytes(ServerTestCase):
     """A proxy filters on the routing headers as sent; imgmcp compares exactly those bytes."""
 
     def reset(self, header_lines):
-        return raw_request(self.server, header_lines,
+        return raw_request(self.server, header_lines + [("Mcp-Param-Session-Id", "kept")],
                            tool_call("reset_session", {"session_id": "kept"}))
 
     def assert_refused_and_kept(self, header_lines):
@@ -284,7 +288,8 @@ class RepeatedRoutingHeaders(ServerTestCase):
     def test_two_mcp_name_lines_are_refused(self):
         self.generate("kept")
         status, _, body = raw_request(
-            self.server, modern_headers("tools/call", "reset_session") + [("Mcp-Name", "get_image")],
+            self.server,
+            modern_headers("tools/call", "reset_session", "kept") + [("Mcp-Name", "get_image")],
             tool_call("reset_session", {"session_id": "kept"}))
         self.assertEqual(status, 400, body[:300])
         error = json.loads(body)["error"]
@@ -296,7 +301,7 @@ class RepeatedRoutingHeaders(ServerTestCase):
         for extra in (("Mcp-Method", "tools/call"), ("MCP-Protocol-Version", MODERN)):
             with self.subTest(header=extra[0]):
                 status, _, body = raw_request(
-                    self.server, modern_headers("tools/call", "get_image") + [extra],
+                    self.server, modern_headers("tools/call", "get_image", "none") + [extra],
                     tool_call("get_image", {"session_id": "none"}))
                 self.assertEqual(status, 400, body[:300])
                 self.assertEqual(json.loads(body)["error"]["code"], HEADER_MISMATCH)
@@ -384,7 +389,7 @@ class HangUpCancels(WatchedTest):
                                            "inline": "none"}, id_=id_, progress_token=f"p{id_}")
         h = {"Host": f"127.0.0.1:{self.server.port}", "Content-Type": "application/json",
              "Accept": ACCEPT_BOTH}
-        h.update(dict(modern_headers("tools/call", "edit_image")))
+        h.update(dict(modern_headers("tools/call", "edit_image", session_id)))
         conn.request("POST", "/mcp", body=json.dumps(message).encode(), headers=h)
         return conn, SseReader(conn.getresponse())
 

@@ -1,16 +1,22 @@
 """A rolling restart through scripts/cluster (PostgreSQL, three replicas, HAProxy; README.md,
 "Draining and rolling restarts"): five clients each stream sequential edit_image calls to a
-session of their own, as MCP 2026-07-28 stateless requests through HAProxy's one URL, while
-SIGHUP makes the script restart every replica in turn (each drains, exits 0 and comes back on its
-port before the next goes). No call may fail, and every session must hold exactly the edits its
-client sent, once each, in send order.
+session of their own, as MCP 2026-07-28 stateless requests through HAProxy's one URL — each
+mirroring its session_id into Mcp-Param-Session-Id, on which HAProxy hashes ("Route by
+session"), so a session's calls follow its replica out and back in — while SIGHUP makes the
+script restart every replica in turn (each drains, exits 0 and comes back on its port before the
+next goes). No call may fail, and every session must hold exactly the edits its client sent, once
+each, in send order.
 
 The same stream again while one replica is killed with SIGKILL: only calls in flight on it may
 fail, and each, sent again with its idempotency_key, applies exactly once. Every edit draws a dot
 of its own, so the final image shows each edit's effect and the history shows it happened once.
 
 Each client edits until the roll (or kill) is done and then a few more times (at most MAX_EDITS;
-on a 2-core machine that is some tens of edits per client during the roll, not hundreds)."""
+on a 2-core machine that is some tens of edits per client during the roll, not hundreds).
+
+Route by session, measured on the replicas' own /metrics: every call of one session lands on one
+replica, whose image cache then serves the session's reads; calls without the header go
+round-robin."""
 import os
 import re
 import signal
@@ -18,8 +24,8 @@ import threading
 import time
 import unittest
 
-from replica_support import CallFailed, ModernClient
-from test_cluster_script import start_cluster
+from replica_support import CallFailed, ModernClient, sample, scrape_metrics, tool_calls
+from test_cluster_script import replica_ports, start_cluster
 from tools_support import pngio
 
 CLIENTS = 5
@@ -138,13 +144,18 @@ class Editor(threading.Thread):
         test.assertEqual(self.missing_dots(), [], f"session {self.session}")
 
 
+def watchdog(test):
+    """Fails `test` (rather than hanging) after TEST_TIMEOUT seconds."""
+    def on_alarm(*_):
+        raise TimeoutError(f"test exceeded {TEST_TIMEOUT} s")
+    signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(TEST_TIMEOUT)
+    test.addCleanup(signal.alarm, 0)
+
+
 class RollingRestartTest(unittest.TestCase):
     def setUp(self):
-        def on_alarm(*_):
-            raise TimeoutError(f"test exceeded {TEST_TIMEOUT} s")
-        signal.signal(signal.SIGALRM, on_alarm)
-        signal.alarm(TEST_TIMEOUT)
-        self.addCleanup(signal.alarm, 0)
+        watchdog(self)
 
     def start_editors(self, port, roll_done, retries=0):
         editors = [Editor(port, i, roll_done, retries) for i in range(CLIENTS)]
@@ -206,6 +217,58 @@ class RollingRestartTest(unittest.TestCase):
         print(f"calls sent again after the kill: {sum(e.calls_retried for e in editors)}; "
               f"answered as repeats: {sum(e.repeats for e in editors)}; "
               f"edits: {[len(e.sent) for e in editors]}")
+
+
+class SessionRoutingTest(unittest.TestCase):
+    """scripts/cluster's HAProxy hashes Mcp-Param-Session-Id: one session, one replica."""
+
+    EDITS = 6
+
+    def setUp(self):
+        watchdog(self)
+        _, stderr, self.port = start_cluster(self, ["--backend", "local"])
+        self.replicas = stderr.wait_for(replica_ports)
+        self.assertIsNotNone(self.replicas, stderr.text())
+
+    def counts(self, tool):
+        """Per replica: (tools/call of `tool` answered, image cache hits)."""
+        out = {}
+        for index, port in self.replicas.items():
+            samples = scrape_metrics(port)
+            out[index] = (tool_calls(samples, tool),
+                          sample(samples, "imgmcp_image_cache_requests_total", result="hit"))
+        return out
+
+    def test_a_sessions_calls_go_to_one_replica_whose_cache_they_hit(self):
+        client = ModernClient(self.port)
+        for session in ("route-a", "route-b", "route-c", "route-d"):
+            before = self.counts("edit_image")
+            client.call_tool("generate_image", {"session_id": session, "prompt": "solid white",
+                                                "image_size": "512", "inline": "none"})
+            for i in range(self.EDITS):
+                answer = client.call_tool("edit_image", {"session_id": session,
+                                                         "prompt": f"draw dot black at {i},4",
+                                                         "inline": "none"})
+                self.assertFalse(answer["result"].get("isError"), answer)
+            after = self.counts("edit_image")
+            edits = {i: after[i][0] - before[i][0] for i in self.replicas}
+            hits = {i: after[i][1] - before[i][1] for i in self.replicas}
+            self.assertEqual(sorted(edits.values()), [0, 0, self.EDITS], (session, edits))
+            home = next(i for i, n in edits.items() if n)
+            # Each edit read the version the one before it committed on the same replica.
+            self.assertGreaterEqual(hits[home], self.EDITS, (session, hits))
+
+    def test_calls_without_the_header_go_round_robin(self):
+        client = ModernClient(self.port)
+        before = self.counts("generate_image")
+        for _ in range(6):  # no session_id, so no header: a session is minted per call
+            answer = client.call_tool("generate_image", {"prompt": "solid white",
+                                                         "image_size": "512", "inline": "none"})
+            self.assertFalse(answer["result"].get("isError"), answer)
+        after = self.counts("generate_image")
+        spread = [after[i][0] - before[i][0] for i in self.replicas]
+        self.assertEqual(sum(spread), 6)
+        self.assertGreaterEqual(sum(1 for n in spread if n), 2, spread)
 
 
 if __name__ == "__main__":

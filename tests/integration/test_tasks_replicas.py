@@ -63,9 +63,11 @@ class TasksAcrossReplicas(FakeGeminiTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()  # the fake, stopped last: the replicas are its clients
+        # Round-robin, not by session: one session's tasks are to be created on every replica.
         _, cls.stderr, cls.haproxy = start_cluster(
             _ClassScope(cls), ["--backend", "gemini", "--gemini-base-url", cls.fake.base_url],
-            env={**os.environ, "GEMINI_API_KEY": TEST_KEY})
+            env={**os.environ, "GEMINI_API_KEY": TEST_KEY},
+            script_flags=["--balance", "roundrobin"])
         started = cls.stderr.wait_for(replicas_started, timeout=60)
         if started is None:
             raise AssertionError("the cluster's replicas did not start:\n" + cls.stderr.text(40))

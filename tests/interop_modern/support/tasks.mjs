@@ -51,6 +51,28 @@ export function rawChannel(transport) {
   return { dispatch, pendingCount: () => pending.size };
 }
 
+// The Mcp-Param-* headers (SEP-2243) a tools/call of NAME with ARGS carries: ext-tasks sends
+// below the SDK Client, which would add them, so its host does (the MCP Inspector: its
+// mcpParamHeadersForTool). Each top-level property of the tool's inputSchema annotated
+// x-mcp-header with a value in ARGS, as it is when plain visible ASCII, else =?base64?…?=.
+async function mirroredHeaders(client, name, args) {
+  const { tools } = await client.listTools();
+  const properties = tools.find((t) => t.name === name)?.inputSchema?.properties ?? {};
+  const headers = {};
+  for (const [key, schema] of Object.entries(properties)) {
+    const header = schema?.['x-mcp-header'];
+    const value = args?.[key];
+    if (typeof header !== 'string' || value === undefined || value === null ||
+        typeof value === 'object') continue;
+    const text = String(value);
+    const plain = text !== '' && text === text.trim() && /^[\x20-\x7e\t]*$/.test(text) &&
+      !(text.startsWith('=?base64?') && text.endsWith('?='));
+    headers[`Mcp-Param-${header}`] =
+      plain ? text : `=?base64?${Buffer.from(text).toString('base64')}?=`;
+  }
+  return headers;
+}
+
 // An ext-tasks session over CLIENT (connected modern through TRANSPORT).
 export function taskSession(client, transport, endpointId) {
   const channel = rawChannel(transport);
@@ -63,5 +85,11 @@ export function taskSession(client, transport, endpointId) {
       clientCapabilities: {},
     },
   });
+  const callTool = session.callTool.bind(session);
+  session.callTool = async (name, args, options = {}) => {
+    const headers = await mirroredHeaders(client, name, args);
+    return callTool(name, args, Object.keys(headers).length === 0 ? options
+      : { ...options, headers: { ...options.headers, ...headers } });
+  };
   return { session, channel };
 }

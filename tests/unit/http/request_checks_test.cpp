@@ -228,6 +228,110 @@ TEST(DecodeHeaderValueTest, SentinelOrPlain) {
   EXPECT_FALSE(DecodeHeaderValue("=?base64?!!?=").has_value());
 }
 
+// transports/streamable-http "Value Encoding", and the examples of its table.
+TEST(DecodeHeaderValueTest, SentinelBase64IsCanonicalAndPlainValuesHeaderSafe) {
+  EXPECT_EQ(DecodeHeaderValue("=?base64?IHBhZGRlZCA=?="), " padded ");
+  EXPECT_EQ(DecodeHeaderValue("=?base64?bGluZTEKbGluZTI=?="), "line1\nline2");
+  EXPECT_EQ(DecodeHeaderValue("=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="), "=?base64?literal?=");
+  EXPECT_EQ(DecodeHeaderValue("=?base64??="), "");
+  // Padding is required, and only at the end; the URL-safe alphabet is not Base64 here.
+  EXPECT_FALSE(DecodeHeaderValue("=?base64?SGVsbG8?=").has_value());
+  EXPECT_FALSE(DecodeHeaderValue("=?base64?SGVsbG8==?=").has_value());
+  EXPECT_FALSE(DecodeHeaderValue("=?base64?SGVs!!!bG8=?=").has_value());
+  EXPECT_FALSE(DecodeHeaderValue("=?base64?SG=sbG8=?=").has_value());
+  EXPECT_FALSE(DecodeHeaderValue("=?base64?-_-_?=").has_value());
+  // The markers are case-sensitive: anything else is a plain value.
+  EXPECT_EQ(DecodeHeaderValue("=?BASE64?SGVsbG8=?="), "=?BASE64?SGVsbG8=?=");
+  EXPECT_EQ(DecodeHeaderValue("=?base64?SGVsbG8="), "=?base64?SGVsbG8=");
+  EXPECT_EQ(DecodeHeaderValue("SGVsbG8="), "SGVsbG8=");
+  EXPECT_EQ(DecodeHeaderValue("a b\tc"), "a b\tc");
+  // A plain value is visible ASCII, spaces and tabs only.
+  EXPECT_FALSE(DecodeHeaderValue("caf\xc3\xa9").has_value());
+  EXPECT_FALSE(DecodeHeaderValue("a\x7f").has_value());
+}
+
+TEST(ParamHeadersOfTest, AnnotationsReachedThroughPropertiesOnly) {
+  const Json schema = Json::parse(R"({
+    "type": "object",
+    "properties": {
+      "session_id": {"type": "string", "x-mcp-header": "Session-Id"},
+      "prompt": {"type": "string"},
+      "place": {"type": "object", "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"},
+        "priority": {"type": "integer", "x-mcp-header": "Priority"}}},
+      "tags": {"type": "array", "items": {"type": "string", "x-mcp-header": "Tag"}},
+      "either": {"anyOf": [{"type": "string", "x-mcp-header": "Either"}]}
+    }})");
+  const std::vector<ParamHeader> declared = ParamHeadersOf(schema);
+  std::vector<std::string> names;
+  for (const ParamHeader& p : declared) names.push_back(p.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"Priority", "Region", "Session-Id"}));
+  EXPECT_EQ(declared[0].path, (std::vector<std::string>{"place", "priority"}));
+  EXPECT_EQ(declared[0].type, "integer");
+  EXPECT_EQ(declared[2].path, (std::vector<std::string>{"session_id"}));
+  EXPECT_TRUE(ParamHeadersOf(Json::parse(R"({"type": "object"})")).empty());
+}
+
+// The request head of a POST with these extra header lines.
+RequestHeaders HeadWith(std::string* storage, const std::string& lines) {
+  *storage = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n" + lines + "\r\n";
+  return RequestHeaders::Parse(*storage);
+}
+
+// The message of CheckParamHeaders' refusal ("" when it accepts), which must be a -32020.
+std::string ParamRefusal(const Json& arguments, const std::string& lines, bool required) {
+  static const std::vector<ParamHeader> kDeclared = {{{"session_id"}, "Session-Id", "string"},
+                                                     {{"count"}, "Count", "integer"}};
+  std::string storage;
+  const RequestHeaders headers = HeadWith(&storage, lines);
+  auto error = CheckParamHeaders(kDeclared, arguments, headers, required);
+  if (!error) return "";
+  EXPECT_EQ(error->code, mcp::rpc_error::kHeaderMismatch);
+  return error->message;
+}
+
+TEST(CheckParamHeadersTest, HeaderAndArgumentComeTogetherAndAgree) {
+  const Json args = {{"session_id", "s1"}};
+  EXPECT_EQ(ParamRefusal(args, "Mcp-Param-Session-Id: s1\r\n", true), "");
+  EXPECT_EQ(ParamRefusal(args, "mcp-param-session-id:  s1 \r\n", true), "");  // any case, OWS
+  EXPECT_EQ(ParamRefusal(args, "Mcp-Param-Session-Id: =?base64?czE=?=\r\n", true), "");
+  EXPECT_EQ(ParamRefusal(Json::object(), "", true), "");
+  EXPECT_EQ(ParamRefusal({{"session_id", nullptr}}, "", true), "");  // null: no value
+  // A header the tool does not declare is not checked.
+  EXPECT_EQ(ParamRefusal(args, "Mcp-Param-Session-Id: s1\r\nMcp-Param-Other: x\r\n", true), "");
+
+  EXPECT_EQ(ParamRefusal(args, "Mcp-Param-Session-Id: s2\r\n", true),
+            "Header mismatch: Mcp-Param-Session-Id header value 's2' does not match body value "
+            "'s1' (arguments.session_id)");
+  EXPECT_EQ(ParamRefusal(args, "Mcp-Param-Session-Id: S1\r\n", false).empty(), false);
+  EXPECT_NE(ParamRefusal(args, "", true).find("the Mcp-Param-Session-Id header is required"),
+            std::string::npos);
+  EXPECT_NE(ParamRefusal(Json::object(), "Mcp-Param-Session-Id: s1\r\n", true)
+                .find("the body has no arguments.session_id"),
+            std::string::npos);
+  EXPECT_NE(ParamRefusal(args, "Mcp-Param-Session-Id: =?base64?czE?=\r\n", true)
+                .find("has an invalid value"),
+            std::string::npos);
+  EXPECT_NE(ParamRefusal(args, "Mcp-Param-Session-Id: s1\r\nMcp-Param-Session-Id: s1\r\n", true)
+                .find("more than one Mcp-Param-Session-Id header"),
+            std::string::npos);
+}
+
+TEST(CheckParamHeadersTest, LegacyRequestsMayOmitTheHeaderButNotContradictIt) {
+  const Json args = {{"session_id", "s1"}};
+  EXPECT_EQ(ParamRefusal(args, "", false), "");
+  EXPECT_NE(ParamRefusal(args, "Mcp-Param-Session-Id: s2\r\n", false), "");
+  EXPECT_NE(ParamRefusal(Json::object(), "Mcp-Param-Session-Id: s1\r\n", false), "");
+}
+
+TEST(CheckParamHeadersTest, IntegersCompareAsNumbers) {
+  EXPECT_EQ(ParamRefusal({{"count", 42}}, "Mcp-Param-Count: 42\r\n", true), "");
+  EXPECT_EQ(ParamRefusal({{"count", 42}}, "Mcp-Param-Count: 42.0\r\n", true), "");
+  EXPECT_NE(ParamRefusal({{"count", 42}}, "Mcp-Param-Count: 43\r\n", true), "");
+  EXPECT_NE(ParamRefusal({{"count", 42}}, "Mcp-Param-Count: 4e1\r\n", true), "");
+  EXPECT_NE(ParamRefusal({{"count", 42}}, "", true), "");
+}
+
 TEST(ModernErrorStatusTest, LadderErrorsAre4xxHandlerErrorsAre200) {
   EXPECT_EQ(ModernErrorStatus(mcp::rpc_error::kMethodNotFound, true), 404);
   EXPECT_EQ(ModernErrorStatus(mcp::rpc_error::kInvalidParams, true), 400);  // the _meta

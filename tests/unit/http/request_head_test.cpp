@@ -39,6 +39,20 @@ TEST(RequestHeadersTest, EveryLineOfARepeatedHeaderIsKept) {
   EXPECT_EQ(headers.Repeated(std::array{Header::kHost}), std::nullopt);
 }
 
+TEST(RequestHeadersTest, McpParamHeadersAreFoundByTheirNameInAnyCase) {
+  const RequestHeaders headers = RequestHeaders::Parse(
+      "POST /mcp HTTP/1.1\r\nMcp-Param-Session-Id:  s1 \r\nMCP-PARAM-REGION: us\r\n"
+      "mcp-param-session-id: s2\r\nMcp-Param-: empty name\r\n\r\n");
+  ASSERT_EQ(headers.problem(), nullptr);
+  EXPECT_EQ(headers.GetParam("session-id"), "s1");
+  EXPECT_EQ(headers.CountParam("Session-Id"), 2u);
+  EXPECT_EQ(headers.GetParam("Region"), "us");
+  EXPECT_EQ(headers.CountParam("Region"), 1u);
+  EXPECT_EQ(headers.GetParam("Session"), std::nullopt);
+  EXPECT_EQ(headers.GetParam(""), std::nullopt);  // "Mcp-Param-" alone is no param header
+  EXPECT_EQ(headers.Count(Header::kMcpParam), 3u);
+}
+
 TEST(RequestHeadersTest, LinesEndAtLfAsHttplibReadsThem) {
   // A bare LF inside a line starts another line for httplib: so it does here.
   const RequestHeaders headers =

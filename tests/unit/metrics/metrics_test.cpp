@@ -42,6 +42,9 @@ TEST(MetricsTest, EveryFamilyIsExposedWithItsLabelsOnly) {
   metrics.RecordBackendRetry("gemini", kRetryRateLimited);
   metrics.RecordTurnWait(0.5);
   metrics.RecordCommit(2, 1000);
+  metrics.RecordImageCacheLookup(true);
+  metrics.RecordImageCacheLookup(true);
+  metrics.RecordImageCacheLookup(false);
   metrics.SetStorePool(3, 1);
   metrics.SetOpenHttpSessions(4);
   metrics.SetOpenSseStreams(5);
@@ -57,6 +60,8 @@ TEST(MetricsTest, EveryFamilyIsExposedWithItsLabelsOnly) {
            "imgmcp_session_turn_wait_seconds_count 1",
            "imgmcp_versions_committed_total 2",
            "imgmcp_stored_bytes_total 1000",
+           R"(imgmcp_image_cache_requests_total{result="hit"} 2)",
+           R"(imgmcp_image_cache_requests_total{result="miss"} 1)",
            R"(imgmcp_store_pool_connections{state="in_use"} 3)",
            R"(imgmcp_store_pool_connections{state="waiting"} 1)",
            "imgmcp_http_sessions_open 4",
