@@ -72,10 +72,7 @@ ChainStore::ChainStore(const StoreOptions& options, const Clock& clock)
 
 ChainStore::~ChainStore() = default;
 
-int64_t ChainStore::NowMs() const {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(clock_.WallNow().time_since_epoch())
-      .count();
-}
+int64_t ChainStore::NowMs() const { return WallMs(clock_); }
 
 int64_t ChainStore::IdleCutoffMs() const {
   return NowMs() - static_cast<int64_t>(options_.idle_days) * 86'400'000;
@@ -328,5 +325,27 @@ Result<std::optional<AppliedKey>> ChainStore::FindAppliedKey(const std::string& 
   }
   return applied;
 }
+
+// --- Tasks (chain_tasks.h) ----------------------------------------------------------------------
+
+ChainTasks ChainStore::tasks() { return ChainTasks(task_rows(), clock_, *this); }
+
+Result<TaskRecord> ChainStore::CreateTask(const NewTask& task) { return tasks().Create(task); }
+
+Result<std::optional<TaskRecord>> ChainStore::GetTask(const std::string& task_id,
+                                                      const std::string& owner) {
+  return tasks().Get(task_id, owner);
+}
+
+Result<TaskRecord> ChainStore::UpdateTask(const TaskUpdate& update) {
+  return tasks().Update(update);
+}
+
+Result<TaskPage> ChainStore::ListTasks(const std::string& owner,
+                                       const std::optional<std::string>& cursor, int limit) {
+  return tasks().List(owner, cursor, limit);
+}
+
+Result<int64_t> ChainStore::SweepTasks() { return tasks().Sweep(); }
 
 }  // namespace imgmcp::session
