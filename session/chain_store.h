@@ -208,19 +208,9 @@ class ChainStore : public SessionStore {
   void ForgetSession(const std::string& session_id, const std::vector<RemovedVersion>& removed);
 
  private:
+  // The turn an edit holds, and the commit path (chain_store.cpp): plan, write, clean up, answer.
   class ChainEditTurn;
 
-  // An EditTurn's commit and clear: the shared path around WriteCommit and WriteClear.
-  Result<std::vector<VersionInfo>> Commit(TurnHold& turn, const std::string& session_id,
-                                          int64_t last_issued,
-                                          const std::vector<NewVersion>& versions,
-                                          const std::optional<IdempotencyRecord>& key);
-  Status Clear(TurnHold& turn, const std::string& session_id, int64_t last_issued,
-               const std::optional<IdempotencyRecord>& key);
-  Result<CommitPlan> PlanCommit(const std::string& session_id, int64_t last_issued,
-                                const std::vector<NewVersion>& versions,
-                                const std::optional<IdempotencyRecord>& key) const;
-  std::vector<VersionInfo> CommittedVersions(const CommitPlan& plan) const;
   Result<std::string> CheckedBytes(const VersionInfo& version);
   // The task rules over this store's rows, for one call.
   ChainTasks tasks();
