@@ -30,6 +30,7 @@ Result<StoreOptions> ResolveStoreOptions(const StoreOptions& options) {
 
 // --- The turn an edit holds ---------------------------------------------------------------------
 
+// Commits and clears through the store's hooks (WriteCommit, WriteClear), holding the turn.
 class ChainStore::ChainEditTurn final : public EditTurn {
  public:
   ChainEditTurn(ChainStore* store, std::unique_ptr<TurnHold> hold, std::string session_id,
@@ -42,24 +43,18 @@ class ChainStore::ChainEditTurn final : public EditTurn {
 
   std::optional<VersionInfo> Current() const override { return current_; }
   int64_t LastIssuedVersion() const override { return last_issued_; }
-
   Result<std::vector<VersionInfo>> CommitVersions(
       const std::vector<NewVersion>& versions,
-      const std::optional<IdempotencyRecord>& key) override {
-    ASSIGN_OR_RETURN(std::vector<VersionInfo> committed,
-                     store_->Commit(*hold_, session_id_, last_issued_, versions, key));
-    current_ = committed.back();
-    last_issued_ = committed.back().version;
-    return committed;
-  }
-
-  Status Clear(const std::optional<IdempotencyRecord>& key) override {
-    RETURN_IF_ERROR(store_->Clear(*hold_, session_id_, last_issued_, key));
-    current_.reset();
-    return Status::Ok();
-  }
+      const std::optional<IdempotencyRecord>& key) override;
+  Status Clear(const std::optional<IdempotencyRecord>& key) override;
 
  private:
+  // The commit of `versions` after the last issued number: validated, numbered, hashed.
+  Result<CommitPlan> Plan(const std::vector<NewVersion>& versions,
+                          const std::optional<IdempotencyRecord>& key) const;
+  // What the commit of `plan` answers.
+  std::vector<VersionInfo> Committed(const CommitPlan& plan) const;
+
   ChainStore* const store_;
   const std::unique_ptr<TurnHold> hold_;  // the turn, given back when the edit ends
   const std::string session_id_;
@@ -72,10 +67,7 @@ ChainStore::ChainStore(const StoreOptions& options, const Clock& clock)
 
 ChainStore::~ChainStore() = default;
 
-int64_t ChainStore::NowMs() const {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(clock_.WallNow().time_since_epoch())
-      .count();
-}
+int64_t ChainStore::NowMs() const { return WallMs(clock_); }
 
 int64_t ChainStore::IdleCutoffMs() const {
   return NowMs() - static_cast<int64_t>(options_.idle_days) * 86'400'000;
@@ -124,10 +116,10 @@ Result<std::unique_ptr<EditTurn>> ChainStore::AcquireReservedTurn(
 
 // --- Commits ------------------------------------------------------------------------------------
 //
-// A commit, step by step: PlanCommit (validate, number, hash) → WriteCommit (the store writes it
+// A commit, step by step: Plan (validate, number, hash) → WriteCommit (the store writes it
 // durably, with the retention prune, all or nothing) → the pruned versions' cached bytes and
 // leftovers go (DeleteRemoved) → the new bytes are cached and the store's extras made
-// (AfterCommit) → CommittedVersions, the answer. A crash between the steps leaves leftovers that a
+// (AfterCommit) → Committed, the answer. A crash between the steps leaves leftovers that a
 // store sweeps or ignores, never a torn version.
 
 namespace {
@@ -144,44 +136,45 @@ Status CheckKey(const std::optional<IdempotencyRecord>& key) {
 
 }  // namespace
 
-Result<CommitPlan> ChainStore::PlanCommit(const std::string& session_id, int64_t last_issued,
-                                          const std::vector<NewVersion>& versions,
-                                          const std::optional<IdempotencyRecord>& key) const {
-  RETURN_IF_ERROR(ValidateNewVersions(versions, last_issued));
+Result<CommitPlan> ChainStore::ChainEditTurn::Plan(
+    const std::vector<NewVersion>& versions, const std::optional<IdempotencyRecord>& key) const {
+  RETURN_IF_ERROR(ValidateNewVersions(versions, last_issued_));
   RETURN_IF_ERROR(CheckKey(key));
   CommitPlan plan;
-  plan.session_id = session_id;
+  plan.session_id = session_id_;
   plan.key = key;
   if (key.has_value()) plan.claims_task = TaskIdOfKey(key->key);
-  plan.last_issued = last_issued;
-  plan.now_ms = NowMs();
+  plan.last_issued = last_issued_;
+  plan.now_ms = store_->NowMs();
   plan.created_at =
       FormatRfc3339(std::chrono::system_clock::time_point(std::chrono::milliseconds(plan.now_ms)));
-  int64_t number = last_issued;
+  int64_t number = last_issued_;
   for (const NewVersion& nv : versions) {
     plan.versions.push_back({&nv, ++number, Sha256Hex(nv.bytes)});
   }
   return plan;
 }
 
-Result<std::vector<VersionInfo>> ChainStore::Commit(TurnHold& turn, const std::string& session_id,
-                                                    int64_t last_issued,
-                                                    const std::vector<NewVersion>& versions,
-                                                    const std::optional<IdempotencyRecord>& key) {
-  ASSIGN_OR_RETURN(CommitPlan plan, PlanCommit(session_id, last_issued, versions, key));
-  ASSIGN_OR_RETURN(std::vector<RemovedVersion> pruned, WriteCommit(turn, plan));
-  if (options_.metrics != nullptr) RecordCommit(*options_.metrics, plan);
-  for (const RemovedVersion& removed : pruned) cache_.Erase(session_id, removed.version);
-  if (!pruned.empty()) DeleteRemoved(session_id, pruned, /*whole_session=*/false);
+Result<std::vector<VersionInfo>> ChainStore::ChainEditTurn::CommitVersions(
+    const std::vector<NewVersion>& versions, const std::optional<IdempotencyRecord>& key) {
+  ASSIGN_OR_RETURN(CommitPlan plan, Plan(versions, key));
+  ASSIGN_OR_RETURN(std::vector<RemovedVersion> pruned, store_->WriteCommit(*hold_, plan));
+  if (store_->options_.metrics != nullptr) RecordCommit(*store_->options_.metrics, plan);
+  ImageCache& cache = store_->cache_;
+  for (const RemovedVersion& removed : pruned) cache.Erase(session_id_, removed.version);
+  if (!pruned.empty()) store_->DeleteRemoved(session_id_, pruned, /*whole_session=*/false);
   for (const CommitPlan::Planned& v : plan.versions) {
-    cache_.Put(session_id, v.number, std::make_shared<const std::string>(v.source->bytes),
-               v.sha256);
+    cache.Put(session_id_, v.number, std::make_shared<const std::string>(v.source->bytes),
+              v.sha256);
   }
-  AfterCommit(plan);
-  return CommittedVersions(plan);
+  store_->AfterCommit(plan);
+  std::vector<VersionInfo> committed = Committed(plan);
+  current_ = committed.back();
+  last_issued_ = committed.back().version;
+  return committed;
 }
 
-std::vector<VersionInfo> ChainStore::CommittedVersions(const CommitPlan& plan) const {
+std::vector<VersionInfo> ChainStore::ChainEditTurn::Committed(const CommitPlan& plan) const {
   std::vector<VersionInfo> out;
   for (const CommitPlan::Planned& v : plan.versions) {
     const NewVersion& nv = *v.source;
@@ -194,7 +187,7 @@ std::vector<VersionInfo> ChainStore::CommittedVersions(const CommitPlan& plan) c
     info.mime_type = nv.mime_type;
     info.bytes = static_cast<int64_t>(nv.bytes.size());
     info.sha256 = v.sha256;
-    info.path = VersionPath(plan.session_id, v.number, nv.file_extension);
+    info.path = store_->VersionPath(plan.session_id, v.number, nv.file_extension);
     info.width = nv.width;
     info.height = nv.height;
     info.backend = nv.backend;
@@ -206,12 +199,12 @@ std::vector<VersionInfo> ChainStore::CommittedVersions(const CommitPlan& plan) c
   return out;
 }
 
-Status ChainStore::Clear(TurnHold& turn, const std::string& session_id, int64_t last_issued,
-                         const std::optional<IdempotencyRecord>& key) {
+Status ChainStore::ChainEditTurn::Clear(const std::optional<IdempotencyRecord>& key) {
   RETURN_IF_ERROR(CheckKey(key));
-  const ClearPlan plan{session_id, last_issued, NowMs(), key};
-  ASSIGN_OR_RETURN(std::vector<RemovedVersion> removed, WriteClear(turn, plan));
-  ForgetSession(session_id, removed);
+  const ClearPlan plan{session_id_, last_issued_, store_->NowMs(), key};
+  ASSIGN_OR_RETURN(std::vector<RemovedVersion> removed, store_->WriteClear(*hold_, plan));
+  store_->ForgetSession(session_id_, removed);
+  current_.reset();
   return Status::Ok();
 }
 
@@ -330,5 +323,27 @@ Result<std::optional<AppliedKey>> ChainStore::FindAppliedKey(const std::string& 
   }
   return applied;
 }
+
+// --- Tasks (chain_tasks.h) ----------------------------------------------------------------------
+
+ChainTasks ChainStore::tasks() { return ChainTasks(task_rows(), clock_, *this); }
+
+Result<TaskRecord> ChainStore::CreateTask(const NewTask& task) { return tasks().Create(task); }
+
+Result<std::optional<TaskRecord>> ChainStore::GetTask(const std::string& task_id,
+                                                      const std::string& owner) {
+  return tasks().Get(task_id, owner);
+}
+
+Result<TaskRecord> ChainStore::UpdateTask(const TaskUpdate& update) {
+  return tasks().Update(update);
+}
+
+Result<TaskPage> ChainStore::ListTasks(const std::string& owner,
+                                       const std::optional<std::string>& cursor, int limit) {
+  return tasks().List(owner, cursor, limit);
+}
+
+Result<int64_t> ChainStore::SweepTasks() { return tasks().Sweep(); }
 
 }  // namespace imgmcp::session

@@ -4,14 +4,16 @@
 // session listing pages. A concrete store (SqliteSessionStore, postgres::PostgresSessionStore)
 // derives from it and supplies only its storage operations: how a turn is waited for and held,
 // what the session looks like at the start of a turn, how a commit or a clear is written durably,
-// how rows and bytes are read, and what is left to delete afterwards.
+// how rows and bytes are read, what is left to delete afterwards, and its task rows (TaskRows:
+// the task rules are ChainTasks', chain_tasks.h).
 //
 // Turns, across the three layers that order them (one explanation, here):
 //   - In one process, edits of a session take a ticket from a FIFO line when they arrive
 //     (ReserveTurn, on the protocol's reading thread) and wait for it (AcquireReservedTurn, on a
 //     worker): session/sqlite/turn_queue.h. SQLite only.
 //   - Between processes sharing one data directory, the turn holder also holds an exclusive flock
-//     on the session's lock file, taken after its in-process ticket: session/sqlite/file_lock.h. SQLite.
+//     on the session's lock file, taken after its in-process ticket: session/sqlite/file_lock.h.
+//     SQLite.
 //   - Between replicas sharing one PostgreSQL database, the ticket is a row numbered in arrival
 //     order, granted to the smallest, woken by LISTEN/NOTIFY and released when a replica's
 //     connection dies: session/postgres/pg_turns.h. PostgreSQL.
@@ -32,6 +34,7 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "session/chain_tasks.h"
 #include "session/image_cache.h"
 #include "session/session_store.h"
 #include "session/task_rules.h"
@@ -107,8 +110,8 @@ class ChainStore : public SessionStore {
   bool SessionExists(const std::string& session_id) final;
   Result<std::optional<AppliedKey>> FindAppliedKey(const std::string& session_id,
                                                    const std::string& key) final;
-  // Tasks (chain_tasks.cpp): the rules and the settling of orphans are here; the rows are the
-  // store's (the task hooks below).
+  // Tasks: the rules and the settling of orphans are ChainTasks' (chain_tasks.h), over the
+  // store's rows (task_rows()).
   Result<TaskRecord> CreateTask(const NewTask& task) final;
   Result<std::optional<TaskRecord>> GetTask(const std::string& task_id,
                                             const std::string& owner) final;
@@ -191,43 +194,11 @@ class ChainStore : public SessionStore {
   virtual Result<std::optional<AppliedKey>> LoadAppliedKey(const std::string& session_id,
                                                            const std::string& key) = 0;
 
-  // --- Task rows (task_rules.h TaskRow) -------------------------------------------------------
-  // Who runs tasks created through this store (TaskRecord::runner): this process (SQLite) or this
-  // replica (PostgreSQL); kUnavailable while it has none.
-  virtual Result<std::string> TaskRunnerId() = 0;
-  // Whether `runner` (another store's TaskRunnerId) still lives. A runner that is gone never
-  // comes back.
-  virtual Result<bool> RunnerIsAlive(const std::string& runner) = 0;
-  // Before settling a dead runner's task: gives back what the runner still held (PostgreSQL: its
-  // turn tickets, so that no commit of it can land afterwards).
-  virtual Status ReleaseRunner(const std::string& runner) { return Status::Ok(); }
-  // Inserts a new row (its id is fresh).
-  virtual Status InsertTaskRow(const TaskRow& row) = 0;
-  // The row of `task_id`, whatever its owner or age; nullopt when there is none.
-  virtual Result<std::optional<TaskRow>> LoadTaskRow(const std::string& task_id) = 0;
-  // In one statement: applies `update` (status; the optional fields replace the row's; updated_ms
-  // = now_ms) if the row exists, is the owner's and is not terminal. Sets *applied, and returns
-  // the row as it is afterwards (nullopt: no row of this owner).
-  virtual Result<std::optional<TaskRow>> WriteTaskUpdate(const TaskUpdate& update, int64_t now_ms,
-                                                         bool* applied) = 0;
-  // The owner's rows not expired at now_ms, newest (created_ms, task_id) first, after `after`.
-  struct TaskAfter {
-    int64_t created_ms = 0;
-    std::string task_id;
-  };
-  virtual Result<std::vector<TaskRow>> ListTaskRows(const std::string& owner,
-                                                    const std::optional<TaskAfter>& after,
-                                                    int limit, int64_t now_ms) = 0;
-  // Every row that is not terminal and is run by another runner than `runner`.
-  virtual Result<std::vector<TaskRow>> LoadOthersUnsettledTaskRows(const std::string& runner) = 0;
-  // Deletes the rows expired at now_ms (TaskExpired); returns how many.
-  virtual Result<int64_t> DeleteExpiredTaskRows(int64_t now_ms) = 0;
-  // "process" or "replica": what a runner is, for the message of a task whose runner died.
-  virtual std::string_view RunnerKind() const = 0;
+  // The store's task rows, which the task methods above work over (chain_tasks.h).
+  virtual TaskRows& task_rows() = 0;
 
   // --- For the stores ---------------------------------------------------------------------
   const StoreOptions& options() const { return options_; }
-  const Clock& clock() const { return clock_; }
   ImageCache& image_cache() { return cache_; }
   int64_t NowMs() const;
   // Sessions whose last activity is older than this are idle (options().idle_days > 0).
@@ -237,25 +208,12 @@ class ChainStore : public SessionStore {
   void ForgetSession(const std::string& session_id, const std::vector<RemovedVersion>& removed);
 
  private:
+  // The turn an edit holds, and the commit path (chain_store.cpp): plan, write, clean up, answer.
   class ChainEditTurn;
 
-  // An EditTurn's commit and clear: the shared path around WriteCommit and WriteClear.
-  Result<std::vector<VersionInfo>> Commit(TurnHold& turn, const std::string& session_id,
-                                          int64_t last_issued,
-                                          const std::vector<NewVersion>& versions,
-                                          const std::optional<IdempotencyRecord>& key);
-  Status Clear(TurnHold& turn, const std::string& session_id, int64_t last_issued,
-               const std::optional<IdempotencyRecord>& key);
-  Result<CommitPlan> PlanCommit(const std::string& session_id, int64_t last_issued,
-                                const std::vector<NewVersion>& versions,
-                                const std::optional<IdempotencyRecord>& key) const;
-  std::vector<VersionInfo> CommittedVersions(const CommitPlan& plan) const;
   Result<std::string> CheckedBytes(const VersionInfo& version);
-  // A task that is not terminal and whose runner is gone is settled: completed with the version
-  // its key committed, else failed. Returns the row as it is afterwards. `own_runner` is this
-  // store's runner id (never settled).
-  Result<TaskRow> SettleIfOrphaned(TaskRow row, const std::string& own_runner);
-  Result<TaskRow> SettleOrphan(const TaskRow& row);
+  // The task rules over this store's rows, for one call.
+  ChainTasks tasks();
 
   const StoreOptions options_;
   const Clock& clock_;

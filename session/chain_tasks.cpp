@@ -1,18 +1,23 @@
-// ChainStore's tasks (session_store.h "Tasks", docs/design.md §3 "Tasks"): ids, owners, the
-// terminal rule, expiry and the settling of tasks whose runner died, over the store's task rows.
+#include "session/chain_tasks.h"
+
+#include <chrono>
 #include <map>
 #include <utility>
 
 #include "common/log.h"
 #include "common/random.h"
-#include "session/chain_store.h"
 #include "session/version_rules.h"
 
 namespace imgmcp::session {
 
-Result<TaskRecord> ChainStore::CreateTask(const NewTask& task) {
+int64_t WallMs(const Clock& clock) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock.WallNow().time_since_epoch())
+      .count();
+}
+
+Result<TaskRecord> ChainTasks::Create(const NewTask& task) {
   RETURN_IF_ERROR(ValidateNewTask(task));
-  ASSIGN_OR_RETURN(std::string runner, TaskRunnerId());
+  ASSIGN_OR_RETURN(std::string runner, rows_.RunnerId());
   TaskRow row;
   row.record.task_id = RandomHex(16);  // 128 bits
   row.record.owner = task.owner;
@@ -24,30 +29,31 @@ Result<TaskRecord> ChainStore::CreateTask(const NewTask& task) {
   row.record.ttl_ms = task.ttl_ms;
   row.record.poll_interval_ms = task.poll_interval_ms;
   row.record.runner = std::move(runner);
-  row.created_ms = row.updated_ms = NowMs();
+  row.created_ms = row.updated_ms = WallMs(clock_);
   RenderTaskTimes(row);
-  RETURN_IF_ERROR(InsertTaskRow(row));
+  RETURN_IF_ERROR(rows_.Insert(row));
   return std::move(row.record);
 }
 
-Result<std::optional<TaskRecord>> ChainStore::GetTask(const std::string& task_id,
-                                                      const std::string& owner) {
+Result<std::optional<TaskRecord>> ChainTasks::Get(const std::string& task_id,
+                                                  const std::string& owner) {
   if (!IsValidTaskId(task_id)) return std::optional<TaskRecord>();
-  ASSIGN_OR_RETURN(std::optional<TaskRow> row, LoadTaskRow(task_id));
-  if (!row.has_value() || row->record.owner != owner || TaskExpired(*row, NowMs())) {
+  ASSIGN_OR_RETURN(std::optional<TaskRow> row, rows_.Load(task_id));
+  if (!row.has_value() || row->record.owner != owner || TaskExpired(*row, WallMs(clock_))) {
     return std::optional<TaskRecord>();
   }
-  ASSIGN_OR_RETURN(std::string own_runner, TaskRunnerId());
+  ASSIGN_OR_RETURN(std::string own_runner, rows_.RunnerId());
   ASSIGN_OR_RETURN(TaskRow settled, SettleIfOrphaned(std::move(*row), own_runner));
   return std::optional<TaskRecord>(std::move(settled.record));
 }
 
-Result<TaskRecord> ChainStore::UpdateTask(const TaskUpdate& update) {
+Result<TaskRecord> ChainTasks::Update(const TaskUpdate& update) {
   if (!IsValidTaskId(update.task_id)) return UnknownTaskError(update.task_id);
   RETURN_IF_ERROR(ValidateTaskUpdate(update));
   bool applied = false;
-  ASSIGN_OR_RETURN(std::optional<TaskRow> row, WriteTaskUpdate(update, NowMs(), &applied));
-  if (!row.has_value() || TaskExpired(*row, NowMs())) return UnknownTaskError(update.task_id);
+  ASSIGN_OR_RETURN(std::optional<TaskRow> row, rows_.Update(update, WallMs(clock_), &applied));
+  if (!row.has_value() || TaskExpired(*row, WallMs(clock_)))
+    return UnknownTaskError(update.task_id);
   if (!applied && !IsTerminal(row->record.status) && row->record.version.has_value()) {
     return TaskAlreadyCommittedError(update.task_id, *row->record.version);
   }
@@ -55,24 +61,24 @@ Result<TaskRecord> ChainStore::UpdateTask(const TaskUpdate& update) {
   return std::move(row->record);
 }
 
-Result<TaskPage> ChainStore::ListTasks(const std::string& owner,
-                                       const std::optional<std::string>& cursor, int limit) {
+Result<TaskPage> ChainTasks::List(const std::string& owner,
+                                  const std::optional<std::string>& cursor, int limit) {
   limit = ClampPageSize(limit);
-  std::optional<TaskAfter> after;
+  std::optional<TaskRows::After> after;
   if (cursor.has_value()) {
     after.emplace();
     if (!DecodeTaskCursor(*cursor, &after->created_ms, &after->task_id)) {
       return MakeError(ErrorCode::kInvalidArgument, "invalid cursor");
     }
   }
-  ASSIGN_OR_RETURN(std::vector<TaskRow> rows, ListTaskRows(owner, after, limit + 1, NowMs()));
+  ASSIGN_OR_RETURN(std::vector<TaskRow> rows, rows_.List(owner, after, limit + 1, WallMs(clock_)));
   TaskPage out;
   const bool more = rows.size() > static_cast<size_t>(limit);
   if (more) rows.resize(static_cast<size_t>(limit));
   if (more && !rows.empty()) {
     out.next_cursor = EncodeTaskCursor(rows.back().created_ms, rows.back().record.task_id);
   }
-  ASSIGN_OR_RETURN(std::string own_runner, TaskRunnerId());
+  ASSIGN_OR_RETURN(std::string own_runner, rows_.RunnerId());
   for (TaskRow& row : rows) {
     ASSIGN_OR_RETURN(TaskRow settled, SettleIfOrphaned(std::move(row), own_runner));
     out.tasks.push_back(std::move(settled.record));
@@ -80,22 +86,22 @@ Result<TaskPage> ChainStore::ListTasks(const std::string& owner,
   return out;
 }
 
-Result<int64_t> ChainStore::SweepTasks() {
-  ASSIGN_OR_RETURN(std::string own_runner, TaskRunnerId());
-  ASSIGN_OR_RETURN(std::vector<TaskRow> unsettled, LoadOthersUnsettledTaskRows(own_runner));
+Result<int64_t> ChainTasks::Sweep() {
+  ASSIGN_OR_RETURN(std::string own_runner, rows_.RunnerId());
+  ASSIGN_OR_RETURN(std::vector<TaskRow> unsettled, rows_.LoadOthersUnsettled(own_runner));
   std::map<std::string, bool> alive;  // by runner: asked once per sweep
   int settled = 0;
   for (const TaskRow& row : unsettled) {
     auto it = alive.find(row.record.runner);
     if (it == alive.end()) {
-      ASSIGN_OR_RETURN(bool lives, RunnerIsAlive(row.record.runner));
+      ASSIGN_OR_RETURN(bool lives, rows_.RunnerIsAlive(row.record.runner));
       it = alive.emplace(row.record.runner, lives).first;
     }
     if (it->second) continue;
     RETURN_IF_ERROR(SettleOrphan(row));
     ++settled;
   }
-  ASSIGN_OR_RETURN(int64_t removed, DeleteExpiredTaskRows(NowMs()));
+  ASSIGN_OR_RETURN(int64_t removed, rows_.DeleteExpired(WallMs(clock_)));
   if (settled > 0 || removed > 0) {
     log::Info("session", "task sweep: settled " + std::to_string(settled) +
                              " task(s) whose runner stopped, removed " + std::to_string(removed) +
@@ -104,9 +110,9 @@ Result<int64_t> ChainStore::SweepTasks() {
   return removed;
 }
 
-Result<TaskRow> ChainStore::SettleIfOrphaned(TaskRow row, const std::string& own_runner) {
+Result<TaskRow> ChainTasks::SettleIfOrphaned(TaskRow row, const std::string& own_runner) {
   if (IsTerminal(row.record.status) || row.record.runner == own_runner) return row;
-  ASSIGN_OR_RETURN(bool alive, RunnerIsAlive(row.record.runner));
+  ASSIGN_OR_RETURN(bool alive, rows_.RunnerIsAlive(row.record.runner));
   if (alive) return row;
   return SettleOrphan(row);
 }
@@ -114,19 +120,19 @@ Result<TaskRow> ChainStore::SettleIfOrphaned(TaskRow row, const std::string& own
 // The runner is gone: what it left committed decides. Its turns are released first, so no commit
 // of it can land after the key was looked up; the update is conditional, so a runner that
 // finished in the meantime (or another reader settling the same task) wins and is returned.
-Result<TaskRow> ChainStore::SettleOrphan(const TaskRow& row) {
+Result<TaskRow> ChainTasks::SettleOrphan(const TaskRow& row) {
   const TaskRecord& task = row.record;
-  RETURN_IF_ERROR(ReleaseRunner(task.runner));
+  RETURN_IF_ERROR(rows_.ReleaseRunner(task.runner));
   TaskUpdate update;
   update.task_id = task.task_id;
   update.owner = task.owner;
   std::optional<int64_t> committed;
   if (IsValidSessionId(task.session_id)) {
     ASSIGN_OR_RETURN(std::optional<AppliedKey> key,
-                     FindAppliedKey(task.session_id, TaskIdempotencyKey(task.task_id)));
+                     sessions_.FindAppliedKey(task.session_id, TaskIdempotencyKey(task.task_id)));
     if (key.has_value() && key->version.has_value()) committed = key->version->version;
   }
-  const std::string kind(RunnerKind());
+  const std::string kind(rows_.RunnerKind());
   if (committed.has_value()) {
     update.status = TaskStatus::kCompleted;
     update.version = committed;
@@ -139,7 +145,7 @@ Result<TaskRow> ChainStore::SettleOrphan(const TaskRow& row) {
         "the " + kind + " running this task stopped before it finished; nothing was committed";
   }
   bool applied = false;
-  ASSIGN_OR_RETURN(std::optional<TaskRow> after, WriteTaskUpdate(update, NowMs(), &applied));
+  ASSIGN_OR_RETURN(std::optional<TaskRow> after, rows_.Update(update, WallMs(clock_), &applied));
   if (!after.has_value()) return row;  // removed meanwhile: show what was read
   if (applied) {
     log::Info("session", "task " + task.task_id + " " +

@@ -93,7 +93,8 @@ ImageTools::ImageTools(session::SessionStore& store, imaging::ImageBackend& back
       own_timers_(options_.timers != nullptr ? nullptr : std::make_unique<TimerThread>()),
       timers_(options_.timers != nullptr ? *options_.timers : *own_timers_),
       backend_slots_(options_.max_concurrent_backend_calls),
-      inflight_(options_.max_inflight_bytes, "--max-inflight-mb"),
+      memory_(options_.max_inflight_bytes, backend_, inputs_, options_.limits,
+              options_.chain_turns),
       saves_(options_.save) {
   argument_options_.max_prompt_bytes = options_.max_prompt_bytes;
   argument_options_.save_roots_description = saves_.DescribeRoots();
@@ -242,72 +243,6 @@ std::string ImageTools::IgnoredNote(const std::vector<std::string>& ignored) con
   return "\nIgnored: " + imaging::JoinList(ignored, " and ") + " (no meaning for the " +
          backend_.Name() + " backend" +
          (backend_.Name() == "local" ? ", which works offline" : "") + ").";
-}
-
-namespace {
-
-// " (making a 4096x4096 image)", for what a message about a call's memory says of the call.
-std::string Making(imaging::ImageSize size) {
-  if (size.width <= 0 || size.height <= 0) return "";
-  return " (making a " + std::to_string(size.width) + "x" + std::to_string(size.height) + " image)";
-}
-
-// The remote answer to a call making an image of `size` ("" = 1K) from `base`'s aspect ratio
-// (an edit), or of `aspect_ratio` ("" = 1:1) when there is no base.
-imaging::ImageSize RemoteOutput(const std::string& image_size, const std::string& aspect_ratio,
-                                std::optional<imaging::ImageSize> base) {
-  const std::string size = image_size.empty() ? "1K" : image_size;
-  Result<imaging::ImageSize> out =
-      base ? imaging::ScaleToImageSize(base->width, base->height, size)
-           : imaging::PixelSize(size, aspect_ratio.empty() ? "1:1" : aspect_ratio);
-  return out.ok() ? *out : imaging::ImageSize{};
-}
-
-}  // namespace
-
-Result<ByteBudget::Lease> ImageTools::LeaseMemory(const std::string& what,
-                                                  const std::vector<const ImageInputArg*>& inputs,
-                                                  size_t work) {
-  size_t encoded = 0;
-  for (const ImageInputArg* input : inputs) encoded += inputs_.EncodedSize(*input);
-  return inflight_.Acquire(EncodedBytes(encoded) + work, what);
-}
-
-imaging::WorkMemory ImageTools::GenerateWork(
-    const imaging::GenerationOptions& options,
-    const std::vector<imaging::EncodedImage>& references) const {
-  std::vector<imaging::ImageSize> sizes;
-  for (const imaging::EncodedImage& reference : references) {
-    // One that cannot be read is refused by the backend before it decodes anything.
-    if (auto info = imaging::ReadImageInfo(reference.bytes, options_.limits); info.ok()) {
-      sizes.push_back({info->width, info->height});
-    }
-  }
-  if (auto here = backend_.GenerateMemory(options, sizes)) return *here;
-  return RemoteAnswerMemory(RemoteOutput(options.image_size, options.aspect_ratio, std::nullopt),
-                            options_.limits);
-}
-
-imaging::WorkMemory ImageTools::EditWork(const std::string& instruction, imaging::ImageSize base,
-                                         const imaging::GenerationOptions& options) const {
-  if (auto here = backend_.EditMemory(instruction, base, options)) return *here;
-  return RemoteAnswerMemory(RemoteOutput(options.image_size, "", base), options_.limits);
-}
-
-Result<ByteBudget::Lease> ImageTools::LeaseGeneration(
-    const GenerateImageArgs& args, const imaging::GenerationOptions& options,
-    std::vector<imaging::EncodedImage>* references) {
-  std::vector<const ImageInputArg*> inputs;
-  for (const ImageInputArg& reference : args.reference_images) inputs.push_back(&reference);
-  const imaging::WorkMemory work = GenerateWork(options, {});
-  const std::string what = "this generate_image call" + Making(work.output);
-  const size_t bytes = WorkBytes(work, args.inline_mode);
-  ASSIGN_OR_RETURN(ByteBudget::Lease lease, LeaseMemory(what, inputs, bytes));
-  ASSIGN_OR_RETURN(*references, inputs_.ResolveList(args.reference_images, "reference_images"));
-  // The local engine decodes each reference: one larger than the image made needs more.
-  const size_t with_references = WorkBytes(GenerateWork(options, *references), args.inline_mode);
-  if (with_references > bytes) RETURN_IF_ERROR(lease.Extend(with_references - bytes, what));
-  return lease;
 }
 
 namespace {
@@ -553,7 +488,8 @@ Result<mcp::ToolResult> ImageTools::Generate(const GenerateImageArgs& args,
   options.model = model->id;
   // Held until the call ends: what its images, backend call and result hold (call_memory.h).
   std::vector<imaging::EncodedImage> references;
-  ASSIGN_OR_RETURN(const ByteBudget::Lease memory, LeaseGeneration(args, options, &references));
+  ASSIGN_OR_RETURN(const ByteBudget::Lease memory,
+                   memory_.LeaseGeneration(args, options, &references));
 
   CallProgress progress(ctx);
   ASSIGN_OR_RETURN(std::unique_ptr<session::EditTurn> turn, TakeTurn(store_, id, ctx, progress));
@@ -669,7 +605,9 @@ Result<mcp::ToolResult> ImageTools::Edit(const EditImageArgs& args, mcp::ToolCal
   if (repeat) return std::move(*repeat);
   ASSIGN_OR_RETURN(EditBase base, ResolveEditBase(args, *turn, std::move(checked.outside)));
   // In the turn: the base is read, and the edit's size and the chain's follow from it.
-  RETURN_IF_ERROR(LeaseEditBase(args, base, checked));
+  RETURN_IF_ERROR(memory_.ExtendForEdit(checked.memory, args, {base.info.width, base.info.height},
+                                        base.import ? 0 : base.image.bytes.size(),
+                                        checked.options));
   imaging::EditRequest request;
   request.prompt = args.prompt;
   request.options = checked.options;
@@ -699,8 +637,8 @@ Result<ImageTools::CheckedEdit> ImageTools::CheckEdit(const EditImageArgs& args)
   std::vector<const ImageInputArg*> inputs;
   if (args.image) inputs.push_back(&*args.image);
   for (const ImageInputArg& reference : args.reference_images) inputs.push_back(&reference);
-  // The work is leased in the turn, once the base's size is known (LeaseEditBase).
-  ASSIGN_OR_RETURN(checked.memory, LeaseMemory("this edit_image call", inputs, 0));
+  // The work is leased in the turn, once the base's size is known (ExtendForEdit).
+  ASSIGN_OR_RETURN(checked.memory, memory_.Lease("this edit_image call", inputs, 0));
   if (args.image) {
     ASSIGN_OR_RETURN(checked.outside, inputs_.Resolve(*args.image, "image"));
   }
@@ -745,20 +683,6 @@ Result<ImageTools::EditBase> ImageTools::ResolveEditBase(
   ASSIGN_OR_RETURN(base.image.bytes, store_.ReadImage(base.info));
   base.image.mime_type = base.info.mime_type;
   return base;
-}
-
-Status ImageTools::LeaseEditBase(const EditImageArgs& args, const EditBase& base,
-                                 CheckedEdit& checked) {
-  // An outside image was leased with the references, before the turn.
-  const size_t bytes = base.import ? 0 : base.image.bytes.size();
-  const size_t turns = args.chain() ? static_cast<size_t>(options_.chain_turns) : 0;
-  // A replayed turn sends its answer and, for an import, the image the user gave: each about
-  // the size of the base.
-  const imaging::WorkMemory work =
-      EditWork(args.prompt, {base.info.width, base.info.height}, checked.options);
-  return checked.memory.Extend(
-      EncodedBytes(bytes * (1 + 2 * turns)) + WorkBytes(work, args.inline_mode),
-      "this edit_image call" + Making(work.output));
 }
 
 Result<ImageTools::EditAnswer> ImageTools::RunEdit(const EditImageArgs& args,

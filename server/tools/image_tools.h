@@ -101,27 +101,6 @@ class ImageTools {
   // The model and its options, the instruction (the local backend knows its vocabulary), then
   // the images, decoded whole: all before the call waits for its turn.
   Result<CheckedEdit> CheckEdit(const EditImageArgs& args);
-  // A lease on the memory budget (docs/design.md §6) for `what` (a call), taken before the
-  // images it reads before its turn (`inputs`) are read: their bytes and base64 (EncodedBytes),
-  // and `work`, what its backend call and result will hold (WorkBytes) as far as that is known.
-  Result<ByteBudget::Lease> LeaseMemory(const std::string& what,
-                                        const std::vector<const ImageInputArg*>& inputs,
-                                        size_t work);
-  // generate_image's lease, with its references read into `references` under it: the local
-  // engine's work grows once their sizes are known (it decodes them).
-  Result<ByteBudget::Lease> LeaseGeneration(const GenerateImageArgs& args,
-                                            const imaging::GenerationOptions& options,
-                                            std::vector<imaging::EncodedImage>* references);
-  // In the turn, added to the edit's lease (`checked.memory`): its stored base (and, for context
-  // "chain", up to --chain-turns earlier turns of about its size) in the request, and the work of
-  // an edit of the base's size.
-  Status LeaseEditBase(const EditImageArgs& args, const EditBase& base, CheckedEdit& checked);
-  // What the backend holds for a call (LocalBackend's estimate for the local engine, else a
-  // remote answer's allowance, RemoteAnswerMemory). `references`: the generation's, once read.
-  imaging::WorkMemory GenerateWork(const imaging::GenerationOptions& options,
-                                   const std::vector<imaging::EncodedImage>& references) const;
-  imaging::WorkMemory EditWork(const std::string& instruction, imaging::ImageSize base,
-                               const imaging::GenerationOptions& options) const;
   // The version edited: the outside image (as the import it will be), from_version, or the
   // current one; after the expected_version check.
   Result<EditBase> ResolveEditBase(const EditImageArgs& args, const session::EditTurn& turn,
@@ -242,7 +221,7 @@ class ImageTools {
   TimerThread& timers_;                      // the calls' progress heartbeats
   ArgumentOptions argument_options_;
   SlotLimiter backend_slots_;  // caps concurrent backend calls (max_concurrent_backend_calls)
-  ByteBudget inflight_;        // caps the bytes image calls hold (max_inflight_bytes)
+  MemoryLeases memory_;        // caps the bytes image calls hold (max_inflight_bytes)
   SaveTargets saves_;          // where save_to may write (options_.save)
 };
 

@@ -1,16 +1,11 @@
-// PostgresSessionStore's task rows (imgmcp.tasks, pg_schema.h v3) and the liveness of their
-// runners: a replica lives while its listener connection holds the advisory lock
-// (kAdvisoryNamespace, replica id) (pg_turns.h), so a replica that can take that lock shared
-// knows the runner is gone. Every row written is announced (NOTIFY imgmcp_tasks, in the same
-// statement) to the other replicas' task listeners, and to this replica's too when the row is
-// another runner's (kAnyOrigin).
+#include "session/postgres/pg_tasks.h"
+
 #include <sstream>
 #include <string>
 #include <utility>
 
 #include "common/log.h"
 #include "session/postgres/pg_schema.h"
-#include "session/postgres/postgres_session_store.h"
 
 namespace imgmcp::session::postgres {
 namespace {
@@ -75,7 +70,7 @@ int64_t RunnerReplica(const std::string& runner) {
 
 }  // namespace
 
-Result<std::string> PostgresSessionStore::TaskRunnerId() {
+Result<std::string> PgTaskRows::RunnerId() {
   const int64_t id = turns_->replica_id();
   if (id == 0) {
     return MakeError(ErrorCode::kUnavailable, "the connection to PostgreSQL at " + pool_.label() +
@@ -84,7 +79,7 @@ Result<std::string> PostgresSessionStore::TaskRunnerId() {
   return kRunnerPrefix + std::to_string(id);
 }
 
-Result<bool> PostgresSessionStore::RunnerIsAlive(const std::string& runner) {
+Result<bool> PgTaskRows::RunnerIsAlive(const std::string& runner) {
   const int64_t id = RunnerReplica(runner);
   if (id == 0) return false;  // not a runner of this store: nobody runs it
   if (id == turns_->replica_id()) return true;
@@ -101,7 +96,7 @@ Result<bool> PostgresSessionStore::RunnerIsAlive(const std::string& runner) {
 
 // The dead replica's turn tickets go (as its watchers would remove them): a commit of it still in
 // flight holds its ticket FOR SHARE, so this waits for it, and none can start afterwards.
-Status PostgresSessionStore::ReleaseRunner(const std::string& runner) {
+Status PgTaskRows::ReleaseRunner(const std::string& runner) {
   const int64_t id = RunnerReplica(runner);
   if (id == 0) return Status::Ok();
   ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
@@ -122,7 +117,7 @@ Status PostgresSessionStore::ReleaseRunner(const std::string& runner) {
 // the draw of that reservation is asynchronous (pg_turns.h), so the row waits for it: once the
 // creation is answered, a task created next through any replica draws a later ticket, and tasks
 // of one session commit in the order they were created.
-Status PostgresSessionStore::InsertTaskRow(const TaskRow& row) {
+Status PgTaskRows::Insert(const TaskRow& row) {
   turns_->WaitForDraws();
   const TaskRecord& t = row.record;
   ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
@@ -144,7 +139,7 @@ Status PostgresSessionStore::InsertTaskRow(const TaskRow& row) {
   return Status::Ok();
 }
 
-Result<std::optional<TaskRow>> PostgresSessionStore::LoadTaskRow(const std::string& task_id) {
+Result<std::optional<TaskRow>> PgTaskRows::Load(const std::string& task_id) {
   ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
   ASSIGN_OR_RETURN(PgResult r, conn->Exec(std::string("SELECT ") + kColumns +
                                               " FROM imgmcp.tasks WHERE task_id = $1",
@@ -154,9 +149,8 @@ Result<std::optional<TaskRow>> PostgresSessionStore::LoadTaskRow(const std::stri
   return std::optional<TaskRow>(std::move(rows.front()));
 }
 
-Result<std::optional<TaskRow>> PostgresSessionStore::WriteTaskUpdate(const TaskUpdate& update,
-                                                                     int64_t now_ms,
-                                                                     bool* applied) {
+Result<std::optional<TaskRow>> PgTaskRows::Update(const TaskUpdate& update, int64_t now_ms,
+                                                  bool* applied) {
   ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
   ASSIGN_OR_RETURN(
       PgResult r,
@@ -180,26 +174,26 @@ Result<std::optional<TaskRow>> PostgresSessionStore::WriteTaskUpdate(const TaskU
   ASSIGN_OR_RETURN(std::vector<TaskRow> rows, ReadRows(r));
   *applied = !rows.empty();
   if (*applied) return std::optional<TaskRow>(std::move(rows.front()));
-  ASSIGN_OR_RETURN(std::optional<TaskRow> row, LoadTaskRow(update.task_id));
+  ASSIGN_OR_RETURN(std::optional<TaskRow> row, Load(update.task_id));
   if (row.has_value() && row->record.owner != update.owner) row.reset();
   return row;
 }
 
-// The row lock this takes orders the commit against a concurrent cancel (WriteTaskUpdate with
+// The row lock this takes orders the commit against a concurrent cancel (Update with
 // unless_committed): whichever writes the row first decides, and the other sees its outcome.
-Status PostgresSessionStore::ClaimTask(PgConnection& conn, const CommitPlan& plan) {
+Status ClaimTaskForCommit(PgConnection& conn, const std::string& task_id, int64_t version) {
   ASSIGN_OR_RETURN(PgResult r, conn.Exec(std::string("UPDATE imgmcp.tasks SET version = $1 WHERE "
                                                      "task_id = $2 AND version IS NULL AND ") +
                                              kNotTerminal + " RETURNING 1",
-                                         {PgParam::Int(plan.versions.back().number),
-                                          PgParam::Text(plan.claims_task)},
+                                         {PgParam::Int(version), PgParam::Text(task_id)},
                                          "claiming the task of a commit"));
-  if (r.Rows() == 0) return TaskEndedBeforeCommitError(plan.claims_task);
+  if (r.Rows() == 0) return TaskEndedBeforeCommitError(task_id);
   return Status::Ok();
 }
 
-Result<std::vector<TaskRow>> PostgresSessionStore::ListTaskRows(
-    const std::string& owner, const std::optional<TaskAfter>& after, int limit, int64_t now_ms) {
+Result<std::vector<TaskRow>> PgTaskRows::List(const std::string& owner,
+                                              const std::optional<After>& after, int limit,
+                                              int64_t now_ms) {
   ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
   ASSIGN_OR_RETURN(
       PgResult r,
@@ -214,8 +208,7 @@ Result<std::vector<TaskRow>> PostgresSessionStore::ListTaskRows(
   return ReadRows(r);
 }
 
-Result<std::vector<TaskRow>> PostgresSessionStore::LoadOthersUnsettledTaskRows(
-    const std::string& runner) {
+Result<std::vector<TaskRow>> PgTaskRows::LoadOthersUnsettled(const std::string& runner) {
   ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
   ASSIGN_OR_RETURN(PgResult r,
                    conn->Exec(std::string("SELECT ") + kColumns + " FROM imgmcp.tasks WHERE " +
@@ -224,7 +217,7 @@ Result<std::vector<TaskRow>> PostgresSessionStore::LoadOthersUnsettledTaskRows(
   return ReadRows(r);
 }
 
-Result<int64_t> PostgresSessionStore::DeleteExpiredTaskRows(int64_t now_ms) {
+Result<int64_t> PgTaskRows::DeleteExpired(int64_t now_ms) {
   ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
   // One replica at a time: the one that gets the sweep's lock for this statement deletes; the
   // others find it taken and leave the rows to it.
@@ -237,12 +230,12 @@ Result<int64_t> PostgresSessionStore::DeleteExpiredTaskRows(int64_t now_ms) {
   return static_cast<int64_t>(r.Rows());
 }
 
-void PostgresSessionStore::SetTaskListener(TaskListener listener) {
-  std::lock_guard lock(task_listener_mu_);
-  task_listener_ = std::move(listener);
+void PgTaskRows::SetListener(TaskListener listener) {
+  std::lock_guard lock(listener_mu_);
+  listener_ = std::move(listener);
 }
 
-void PostgresSessionStore::OnTaskNotification(const std::string& payload) {
+void PgTaskRows::OnNotification(const std::string& payload) {
   std::istringstream in(payload);
   std::string origin, status;
   TaskChange change;
@@ -257,8 +250,8 @@ void PostgresSessionStore::OnTaskNotification(const std::string& payload) {
   if (!change.owner.empty() && change.owner.front() == ' ') change.owner.erase(0, 1);
   if (origin == origin_) return;  // written through this store by its runner: its callers know
   change.status = *ParseTaskStatus(status);
-  std::lock_guard lock(task_listener_mu_);
-  if (task_listener_) task_listener_(change);
+  std::lock_guard lock(listener_mu_);
+  if (listener_) listener_(change);
 }
 
 }  // namespace imgmcp::session::postgres

@@ -110,7 +110,8 @@ PostgresSessionStore::PostgresSessionStore(const StoreOptions& options,
                                            const Clock& clock)
     : ChainStore(options, clock),
       origin_(RandomHex(8)),
-      pool_(pg.url, std::move(label), pg.pool_size, options.metrics) {}
+      pool_(pg.url, std::move(label), pg.pool_size, options.metrics),
+      task_rows_(pool_, origin_) {}
 
 PostgresSessionStore::~PostgresSessionStore() {
   turns_.reset();  // stops the listener (and its callbacks) first
@@ -148,7 +149,8 @@ Status PostgresSessionStore::Initialize() {
   ASSIGN_OR_RETURN(turns_,
                    PgTurns::Start(
                        pool_, [this](const std::string& payload) { OnCommitNotification(payload); },
-                       [this](const std::string& payload) { OnTaskNotification(payload); }));
+                       [this](const std::string& payload) { task_rows_.OnNotification(payload); }));
+  task_rows_.UseTurns(*turns_);
   if (options().idle_days > 0) RETURN_IF_ERROR(ExpireIdleSessions());
   return Status::Ok();
 }
@@ -189,6 +191,10 @@ Status PostgresSessionStore::ExpireIdleSessions() {
 void PostgresSessionStore::SetChangeListener(ChangeListener listener) {
   std::lock_guard lock(listener_mu_);
   listener_ = std::move(listener);
+}
+
+void PostgresSessionStore::SetTaskListener(TaskListener listener) {
+  task_rows_.SetListener(std::move(listener));
 }
 
 // Payload: "<origin> <session_id> <version> <new: 0|1>" (version 0: a clear).
@@ -280,7 +286,9 @@ Status PostgresSessionStore::WriteRows(PgConnection& conn, const CommitPlan& pla
     RETURN_IF_ERROR(
         InsertKey(conn, id, *plan.key, "version", plan.versions.back().number, plan.now_ms));
   }
-  if (!plan.claims_task.empty()) RETURN_IF_ERROR(ClaimTask(conn, plan));
+  if (!plan.claims_task.empty()) {
+    RETURN_IF_ERROR(ClaimTaskForCommit(conn, plan.claims_task, plan.versions.back().number));
+  }
   if (options().max_versions_per_session > 0) {
     ASSIGN_OR_RETURN(
         PgResult old,

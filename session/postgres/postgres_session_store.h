@@ -44,6 +44,7 @@
 #include "common/result.h"
 #include "session/chain_store.h"
 #include "session/postgres/pg_connection.h"
+#include "session/postgres/pg_tasks.h"
 #include "session/postgres/pg_turns.h"
 
 namespace imgmcp::session::postgres {
@@ -88,9 +89,6 @@ class PostgresSessionStore final : public ChainStore {
   Status Initialize();
   Status ExpireIdleSessions();
   void OnCommitNotification(const std::string& payload);
-  // Payload "<origin> <task_id> <status> <owner>" (imgmcp_tasks, written with every task row;
-  // origin "-" for a row of a task another replica runs, reported by every replica).
-  void OnTaskNotification(const std::string& payload);
 
   // A read on a pooled connection, tried once more on a fresh one when the first connection
   // turns out to be dead (PostgreSQL restarted since it was last used).
@@ -100,8 +98,6 @@ class PostgresSessionStore final : public ChainStore {
   // The steps of WriteCommit.
   Status WriteRows(PgConnection& conn, const CommitPlan& plan, const PgTicket& ticket,
                    std::vector<RemovedVersion>* pruned);
-  // Claims plan.claims_task's row in the commit's transaction (pg_tasks.cpp).
-  Status ClaimTask(PgConnection& conn, const CommitPlan& plan);
   // After COMMIT failed on a broken connection: Ok if the commit happened after all.
   Status CheckOutcome(const CommitPlan& plan, const Error& commit_error);
   // Deletes the blobs among `digests` that no version refers to any more (best effort).
@@ -130,31 +126,18 @@ class PostgresSessionStore final : public ChainStore {
   Result<std::vector<RemovedVersion>> WriteClear(TurnHold& turn, const ClearPlan& plan) override;
   void DeleteRemoved(const std::string& session_id, const std::vector<RemovedVersion>& removed,
                      bool whole_session) override;
-  // Task rows (pg_tasks.cpp). A runner is a replica, "replica:<id>", alive while its listener
-  // connection holds its advisory lock (pg_turns.h).
-  Result<std::string> TaskRunnerId() override;
-  Result<bool> RunnerIsAlive(const std::string& runner) override;
-  Status ReleaseRunner(const std::string& runner) override;
-  Status InsertTaskRow(const TaskRow& row) override;
-  Result<std::optional<TaskRow>> LoadTaskRow(const std::string& task_id) override;
-  Result<std::optional<TaskRow>> WriteTaskUpdate(const TaskUpdate& update, int64_t now_ms,
-                                                 bool* applied) override;
-  Result<std::vector<TaskRow>> ListTaskRows(const std::string& owner,
-                                            const std::optional<TaskAfter>& after, int limit,
-                                            int64_t now_ms) override;
-  Result<std::vector<TaskRow>> LoadOthersUnsettledTaskRows(const std::string& runner) override;
-  Result<int64_t> DeleteExpiredTaskRows(int64_t now_ms) override;
-  std::string_view RunnerKind() const override { return "replica"; }
+  // and the task rows (pg_tasks.h).
+  TaskRows& task_rows() override { return task_rows_; }
 
   const std::string origin_;  // this store's token in imgmcp_commits and imgmcp_tasks payloads
   PgPool pool_;
   std::filesystem::path cache_dir_;  // set by Initialize
   std::unique_ptr<PgTurns> turns_;
 
+  PgTaskRows task_rows_;  // with the task listener
+
   std::mutex listener_mu_;  // guards listener_; held while it runs
   ChangeListener listener_;
-  std::mutex task_listener_mu_;  // guards task_listener_; held while it runs
-  TaskListener task_listener_;
 };
 
 }  // namespace imgmcp::session::postgres

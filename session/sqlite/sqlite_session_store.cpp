@@ -4,12 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <functional>
 #include <set>
 #include <utility>
 
 #include "common/log.h"
-#include "common/random.h"
 #include "session/file_io.h"
 #include "session/sqlite/file_lock.h"
 #include "session/sqlite/schema.h"
@@ -19,12 +17,6 @@
 
 namespace imgmcp::session::sqlite {
 namespace {
-
-constexpr int kBusyTimeoutMs = 30000;
-constexpr char kRunnerPrefix[] = "process:";
-constexpr char kRunnerLockPrefix[] = ".runner-";
-constexpr char kLockSuffix[] = ".lock";
-constexpr char kConnectionPragmas[] = "PRAGMA foreign_keys=ON; PRAGMA synchronous=FULL;";
 
 // Lists regular files and directories of `dir` (names only, without "." and "..").
 std::vector<std::pair<std::string, bool>> ListDir(const std::filesystem::path& dir) {
@@ -68,55 +60,15 @@ class SqliteSessionStore::SqliteTurnHold final : public TurnHold {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Connections
-
-SqliteSessionStore::Lease::~Lease() {
-  if (db_ == nullptr) return;
-  if (db_->InTransaction()) return;  // never pool a connection in an unknown state
-  std::lock_guard lock(store_->pool_mu_);
-  store_->idle_connections_.push_back(std::move(db_));
-}
-
-Result<std::unique_ptr<SqliteDb>> SqliteSessionStore::OpenConnection() {
-  ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db,
-                   SqliteDb::Open(layout_.DatabasePath(), kBusyTimeoutMs));
-  RETURN_IF_ERROR(db->Exec(kConnectionPragmas));
-  return db;
-}
-
-Result<SqliteSessionStore::Lease> SqliteSessionStore::Connection() {
-  {
-    std::lock_guard lock(pool_mu_);
-    if (!idle_connections_.empty()) {
-      std::unique_ptr<SqliteDb> db = std::move(idle_connections_.back());
-      idle_connections_.pop_back();
-      return Lease(this, std::move(db));
-    }
-  }
-  ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, OpenConnection());
-  return Lease(this, std::move(db));
-}
-
-Status SqliteSessionStore::InWriteTransaction(SqliteDb& db, const std::function<Status()>& write) {
-  std::lock_guard write_lock(write_mu_);
-  ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> tx, WriteTransaction::Begin(db));
-  RETURN_IF_ERROR(write());
-  return tx->Commit();
-}
-
-// ---------------------------------------------------------------------------------------------
 // Open
 
 SqliteSessionStore::SqliteSessionStore(const StoreOptions& options, const Clock& clock)
-    : ChainStore(options, clock), layout_(options.data_dir) {}
+    : ChainStore(options, clock),
+      layout_(options.data_dir),
+      pool_(layout_.DatabasePath()),
+      task_rows_(pool_, layout_.LocksDir()) {}
 
-SqliteSessionStore::~SqliteSessionStore() {
-  // Removed while still held, so nobody ever finds a closed store's file locked; a reader that
-  // looks afterwards finds no file: the runner is gone.
-  if (runner_lock_.has_value()) {
-    RemoveFileQuietly(RunnerLockPath(runner_id_.substr(std::string(kRunnerPrefix).size())));
-  }
-}
+SqliteSessionStore::~SqliteSessionStore() = default;
 
 Result<std::unique_ptr<SqliteSessionStore>> SqliteSessionStore::Open(const StoreOptions& options,
                                                                      const Clock& clock) {
@@ -138,9 +90,8 @@ Status SqliteSessionStore::Initialize() {
     ASSIGN_OR_RETURN(FileLock open_lock,
                      FileLock::Acquire(layout_.LocksDir() / ".store-open.lock", {}));
     ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, PrepareDatabase());
-    RETURN_IF_ERROR(TakeRunnerLock());
-    std::lock_guard lock(pool_mu_);
-    idle_connections_.push_back(std::move(db));
+    RETURN_IF_ERROR(task_rows_.TakeRunnerLock());
+    pool_.Add(std::move(db));
   }  // the database is ready for everyone
   if (options().idle_days > 0) RETURN_IF_ERROR(ExpireIdleSessions());
   RETURN_IF_ERROR(SweepOrphans());
@@ -149,35 +100,9 @@ Status SqliteSessionStore::Initialize() {
   return Status::Ok();
 }
 
-std::filesystem::path SqliteSessionStore::RunnerLockPath(const std::string& runner_hex) const {
-  return layout_.LocksDir() / (kRunnerLockPrefix + runner_hex + kLockSuffix);
-}
-
-// A dead process's lock file can go: a reader that later finds it missing creates and locks a
-// new one, and so still learns that the process is gone. Both this and the taking of a new
-// process's lock happen under the open lock, so a file is never removed between its creation
-// and its flock.
-Status SqliteSessionStore::TakeRunnerLock() {
-  const std::string prefix = kRunnerLockPrefix;
-  for (const auto& [name, is_dir] : ListDir(layout_.LocksDir())) {
-    if (is_dir || name.rfind(prefix, 0) != 0) continue;
-    ASSIGN_OR_RETURN(std::optional<FileLock> lock, FileLock::TryAcquire(layout_.LocksDir() / name));
-    if (lock.has_value()) RemoveFileQuietly(layout_.LocksDir() / name);
-  }
-  const std::string hex = RandomHex(16);
-  ASSIGN_OR_RETURN(std::optional<FileLock> own, FileLock::TryAcquire(RunnerLockPath(hex)));
-  if (!own.has_value()) {
-    return MakeError(ErrorCode::kInternal, "cannot take " + RunnerLockPath(hex).string());
-  }
-  runner_lock_ = std::move(own);
-  runner_id_ = kRunnerPrefix + hex;
-  return Status::Ok();
-}
-
 // The first connection: WAL mode, an integrity check, the schema migrated.
 Result<std::unique_ptr<SqliteDb>> SqliteSessionStore::PrepareDatabase() {
-  ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db,
-                   SqliteDb::Open(layout_.DatabasePath(), kBusyTimeoutMs));
+  ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, pool_.OpenUnconfigured());
   {
     // Persistent; the first statement that touches the file, so a corrupt file shows up here.
     ASSIGN_OR_RETURN(Statement wal, db->Prepare("PRAGMA journal_mode=WAL"));
@@ -197,7 +122,7 @@ Result<std::unique_ptr<SqliteDb>> SqliteSessionStore::PrepareDatabase() {
     }
   }
   RETURN_IF_ERROR(MigrateSchema(*db, NowMs()));
-  RETURN_IF_ERROR(db->Exec(kConnectionPragmas));
+  RETURN_IF_ERROR(SqlitePool::Configure(*db));
   return db;
 }
 
@@ -205,7 +130,7 @@ Result<std::unique_ptr<SqliteDb>> SqliteSessionStore::PrepareDatabase() {
 // (expired=1) so the counter survives and a version number is never reused.
 Status SqliteSessionStore::ExpireIdleSessions() {
   const int64_t cutoff = IdleCutoffMs();
-  ASSIGN_OR_RETURN(Lease lease, Connection());
+  ASSIGN_OR_RETURN(Lease lease, pool_.Acquire());
   ASSIGN_OR_RETURN(std::vector<std::string> idle, rows::IdleSessions(lease.db(), cutoff));
   for (const std::string& id : idle) {
     if (IsValidSessionId(id)) RETURN_IF_ERROR(ExpireIfIdle(lease.db(), id, cutoff));
@@ -220,9 +145,8 @@ Status SqliteSessionStore::ExpireIfIdle(SqliteDb& db, const std::string& session
   if (!lock.has_value()) return Status::Ok();  // in use by another process right now: not idle
   bool expired = false;
   std::vector<RemovedVersion> removed;
-  RETURN_IF_ERROR(InWriteTransaction(db, [&]() -> Status {
-    ASSIGN_OR_RETURN(std::optional<rows::SessionRow> row,
-                     rows::LoadSession(db, session_id));
+  RETURN_IF_ERROR(pool_.InWriteTransaction(db, [&]() -> Status {
+    ASSIGN_OR_RETURN(std::optional<rows::SessionRow> row, rows::LoadSession(db, session_id));
     if (!row.has_value() || row->expired || row->updated_ms >= cutoff_ms) return Status::Ok();
     ASSIGN_OR_RETURN(removed, rows::DeleteVersions(db, session_id));
     expired = true;
@@ -240,7 +164,7 @@ Status SqliteSessionStore::ExpireIfIdle(SqliteDb& db, const std::string& session
 // row commit, or between row delete and unlink). A session is swept only while holding its flock,
 // so a commit in flight in another process is never mistaken for an orphan.
 Status SqliteSessionStore::SweepOrphans() {
-  ASSIGN_OR_RETURN(Lease lease, Connection());
+  ASSIGN_OR_RETURN(Lease lease, pool_.Acquire());
   for (const auto& [name, is_dir] : ListDir(layout_.ImagesDir())) {
     if (!is_dir) {
       if (name.rfind(DataDirLayout::kTempPrefix, 0) == 0) {
@@ -302,11 +226,10 @@ Result<std::unique_ptr<ChainStore::TurnHold>> SqliteSessionStore::WaitForTurn(
 }
 
 Result<ChainStore::TurnStart> SqliteSessionStore::ReadTurnStart(const std::string& session_id) {
-  ASSIGN_OR_RETURN(Lease lease, Connection());
+  ASSIGN_OR_RETURN(Lease lease, pool_.Acquire());
   // A new (or expired) session gets its row from its first commit, so a turn that commits
   // nothing — a failed generate — leaves no session behind. An expired row keeps its counter.
-  ASSIGN_OR_RETURN(std::optional<rows::SessionRow> row,
-                   rows::LoadSession(lease.db(), session_id));
+  ASSIGN_OR_RETURN(std::optional<rows::SessionRow> row, rows::LoadSession(lease.db(), session_id));
   TurnStart start;
   start.last_issued = row.has_value() ? row->last_version : 0;
   if (row.has_value() && !row->expired) {
@@ -349,22 +272,21 @@ Result<std::vector<RemovedVersion>> SqliteSessionStore::WriteCommit(TurnHold&,
     files.push_back(DataDirLayout::VersionFileName(v.number, v.source->file_extension));
   }
   RETURN_IF_ERROR(WriteVersionFiles(plan, files));
-  Result<Lease> lease = Connection();
+  Result<Lease> lease = pool_.Acquire();
   if (!lease.ok()) {
     DiscardVersionFiles(plan, files);
     return lease.error();
   }
   SqliteDb& db = lease->db();
   std::vector<RemovedVersion> pruned;
-  Status written = InWriteTransaction(db, [&]() -> Status {
+  Status written = pool_.InWriteTransaction(db, [&]() -> Status {
     RETURN_IF_ERROR(rows::InsertCommit(db, plan, files));
     if (!plan.claims_task.empty()) {
-      RETURN_IF_ERROR(
-          tasks::ClaimForCommit(db, plan.claims_task, plan.versions.back().number));
+      RETURN_IF_ERROR(tasks::ClaimForCommit(db, plan.claims_task, plan.versions.back().number));
     }
     if (options().max_versions_per_session <= 0) return Status::Ok();
-    ASSIGN_OR_RETURN(pruned, rows::PruneVersions(db, plan.session_id,
-                                                        options().max_versions_per_session));
+    ASSIGN_OR_RETURN(pruned,
+                     rows::PruneVersions(db, plan.session_id, options().max_versions_per_session));
     return Status::Ok();
   });
   if (!written.ok()) {
@@ -382,10 +304,10 @@ Result<std::vector<RemovedVersion>> SqliteSessionStore::WriteCommit(TurnHold&,
 
 Result<std::vector<RemovedVersion>> SqliteSessionStore::WriteClear(TurnHold&,
                                                                    const ClearPlan& plan) {
-  ASSIGN_OR_RETURN(Lease lease, Connection());
+  ASSIGN_OR_RETURN(Lease lease, pool_.Acquire());
   SqliteDb& db = lease.db();
   std::vector<RemovedVersion> removed;
-  RETURN_IF_ERROR(InWriteTransaction(db, [&]() -> Status {
+  RETURN_IF_ERROR(pool_.InWriteTransaction(db, [&]() -> Status {
     // The versions' keys go with them (ON DELETE CASCADE); an earlier clear's key goes here.
     ASSIGN_OR_RETURN(removed, rows::DeleteVersions(db, plan.session_id));
     RETURN_IF_ERROR(rows::DeleteClearKeys(db, plan.session_id));
@@ -418,7 +340,7 @@ std::filesystem::path SqliteSessionStore::VersionPath(const std::string& session
 Result<SessionSnapshot> SqliteSessionStore::LoadSession(const std::string& session_id,
                                                         std::optional<int64_t> version,
                                                         bool include_history) {
-  ASSIGN_OR_RETURN(Lease lease, Connection());
+  ASSIGN_OR_RETURN(Lease lease, pool_.Acquire());
   SqliteDb& db = lease.db();
   ASSIGN_OR_RETURN(std::unique_ptr<ReadTransaction> tx,
                    ReadTransaction::Begin(db));  // one snapshot
@@ -444,7 +366,7 @@ Result<ChainStore::StoredBytes> SqliteSessionStore::LoadBytes(const VersionInfo&
   const std::string& id = version.session_id;
   const std::string missing =
       "session " + id + " has no version " + std::to_string(version.version);
-  ASSIGN_OR_RETURN(Lease lease, Connection());
+  ASSIGN_OR_RETURN(Lease lease, pool_.Acquire());
   ASSIGN_OR_RETURN(std::optional<VersionInfo> row,
                    rows::LoadVersion(lease.db(), layout_, id, version.version));
   if (!row.has_value()) return MakeError(ErrorCode::kNotFound, missing);
@@ -462,22 +384,22 @@ Result<ChainStore::StoredBytes> SqliteSessionStore::LoadBytes(const VersionInfo&
 }
 
 Result<bool> SqliteSessionStore::VersionExists(const std::string& session_id, int64_t version) {
-  ASSIGN_OR_RETURN(Lease lease, Connection());
+  ASSIGN_OR_RETURN(Lease lease, pool_.Acquire());
   return rows::VersionExists(lease.db(), session_id, version);
 }
 
 Result<std::vector<ListedSession>> SqliteSessionStore::ListSessionRows(
     const std::optional<ListAfter>& after, int limit) {
-  ASSIGN_OR_RETURN(Lease lease, Connection());
+  ASSIGN_OR_RETURN(Lease lease, pool_.Acquire());
   SqliteDb& db = lease.db();
   ASSIGN_OR_RETURN(std::unique_ptr<ReadTransaction> tx, ReadTransaction::Begin(db));
-  return rows::ListSessions(
-      db, layout_, after.has_value() ? std::optional(after->session_id) : std::nullopt,
-      after.has_value() ? after->updated_ms : 0, limit);
+  return rows::ListSessions(db, layout_,
+                            after.has_value() ? std::optional(after->session_id) : std::nullopt,
+                            after.has_value() ? after->updated_ms : 0, limit);
 }
 
 Result<bool> SqliteSessionStore::SessionIsLive(const std::string& session_id) {
-  ASSIGN_OR_RETURN(Lease lease, Connection());
+  ASSIGN_OR_RETURN(Lease lease, pool_.Acquire());
   Result<rows::SessionRow> row = rows::LoadLiveSession(lease.db(), session_id);
   if (!row.ok() && row.error().code != ErrorCode::kNotFound) return row.error();
   return row.ok();
@@ -485,69 +407,8 @@ Result<bool> SqliteSessionStore::SessionIsLive(const std::string& session_id) {
 
 Result<std::optional<AppliedKey>> SqliteSessionStore::LoadAppliedKey(const std::string& session_id,
                                                                      const std::string& key) {
-  ASSIGN_OR_RETURN(Lease lease, Connection());
+  ASSIGN_OR_RETURN(Lease lease, pool_.Acquire());
   return rows::LoadKey(lease.db(), layout_, session_id, key);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Tasks
-
-Result<bool> SqliteSessionStore::RunnerIsAlive(const std::string& runner) {
-  const std::string prefix = kRunnerPrefix;
-  const std::string hex = runner.rfind(prefix, 0) == 0 ? runner.substr(prefix.size()) : "";
-  if (!IsValidTaskId(hex)) return false;  // not a runner of this store: nobody runs it
-  if (runner == runner_id_) return true;
-  std::error_code ec;
-  if (!std::filesystem::exists(RunnerLockPath(hex), ec) && !ec) return false;  // removed: gone
-  ASSIGN_OR_RETURN(std::optional<FileLock> lock, FileLock::TryAcquire(RunnerLockPath(hex)));
-  return !lock.has_value();  // locked: the process still holds it
-}
-
-Status SqliteSessionStore::InsertTaskRow(const TaskRow& row) {
-  ASSIGN_OR_RETURN(Lease lease, Connection());
-  return InWriteTransaction(lease.db(),
-                            [&]() { return tasks::InsertTask(lease.db(), row); });
-}
-
-Result<std::optional<TaskRow>> SqliteSessionStore::LoadTaskRow(const std::string& task_id) {
-  ASSIGN_OR_RETURN(Lease lease, Connection());
-  return tasks::LoadTask(lease.db(), task_id);
-}
-
-Result<std::optional<TaskRow>> SqliteSessionStore::WriteTaskUpdate(const TaskUpdate& update,
-                                                                   int64_t now_ms, bool* applied) {
-  ASSIGN_OR_RETURN(Lease lease, Connection());
-  std::optional<TaskRow> row;
-  RETURN_IF_ERROR(InWriteTransaction(lease.db(), [&]() -> Status {
-    ASSIGN_OR_RETURN(row, tasks::UpdateTask(lease.db(), update, now_ms, applied));
-    return Status::Ok();
-  }));
-  return row;
-}
-
-Result<std::vector<TaskRow>> SqliteSessionStore::ListTaskRows(const std::string& owner,
-                                                              const std::optional<TaskAfter>& after,
-                                                              int limit, int64_t now_ms) {
-  ASSIGN_OR_RETURN(Lease lease, Connection());
-  std::optional<std::pair<int64_t, std::string>> from;
-  if (after.has_value()) from.emplace(after->created_ms, after->task_id);
-  return tasks::ListTasks(lease.db(), owner, from, limit, now_ms);
-}
-
-Result<std::vector<TaskRow>> SqliteSessionStore::LoadOthersUnsettledTaskRows(
-    const std::string& runner) {
-  ASSIGN_OR_RETURN(Lease lease, Connection());
-  return tasks::LoadOthersUnsettled(lease.db(), runner);
-}
-
-Result<int64_t> SqliteSessionStore::DeleteExpiredTaskRows(int64_t now_ms) {
-  ASSIGN_OR_RETURN(Lease lease, Connection());
-  int64_t removed = 0;
-  RETURN_IF_ERROR(InWriteTransaction(lease.db(), [&]() -> Status {
-    ASSIGN_OR_RETURN(removed, tasks::DeleteExpired(lease.db(), now_ms));
-    return Status::Ok();
-  }));
-  return removed;
 }
 
 Result<std::unique_ptr<SessionStore>> OpenSessionStore(const StoreOptions& options,

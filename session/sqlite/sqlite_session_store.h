@@ -22,9 +22,7 @@
 // are never reused — not after a clear, nor after idle expiry (the session row stays, expired).
 #pragma once
 
-#include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +33,8 @@
 #include "session/data_dir.h"
 #include "session/sqlite/file_lock.h"
 #include "session/sqlite/sqlite_db.h"
+#include "session/sqlite/sqlite_pool.h"
+#include "session/sqlite/sqlite_tasks.h"
 #include "session/sqlite/turn_queue.h"
 
 namespace imgmcp::session::sqlite {
@@ -54,37 +54,16 @@ class SqliteSessionStore final : public ChainStore {
   int QueuedTurns(const std::string& session_id) const { return turns_.LineLength(session_id); }
 
  private:
-  // A pooled connection, handed back to the pool when the lease ends.
-  class Lease {
-   public:
-    Lease(SqliteSessionStore* store, std::unique_ptr<SqliteDb> db)
-        : store_(store), db_(std::move(db)) {}
-    Lease(Lease&&) = default;
-    Lease& operator=(Lease&&) = delete;
-    ~Lease();
-    SqliteDb& db() { return *db_; }
-
-   private:
-    SqliteSessionStore* store_;
-    std::unique_ptr<SqliteDb> db_;
-  };
+  using Lease = SqlitePool::Lease;
   class SqliteTurnHold;
 
   SqliteSessionStore(const StoreOptions& options, const Clock& clock);
   Status Initialize();
   Result<std::unique_ptr<SqliteDb>> PrepareDatabase();
-  Result<Lease> Connection();
-  Result<std::unique_ptr<SqliteDb>> OpenConnection();
   Status ExpireIdleSessions();
   Status ExpireIfIdle(SqliteDb& db, const std::string& session_id, int64_t cutoff_ms);
   Status SweepOrphans();
   Status SweepSession(SqliteDb& db, const std::string& session_id);
-  // Runs `write` inside one IMMEDIATE transaction on `db`, in this process's write order.
-  Status InWriteTransaction(SqliteDb& db, const std::function<Status()>& write);
-  // Under the open lock: removes the runner lock files of processes that are gone, then takes
-  // this process's own.
-  Status TakeRunnerLock();
-  std::filesystem::path RunnerLockPath(const std::string& runner_hex) const;
   Status WriteVersionFiles(const CommitPlan& plan, const std::vector<std::string>& files);
   void DiscardVersionFiles(const CommitPlan& plan, const std::vector<std::string>& files);
 
@@ -107,32 +86,12 @@ class SqliteSessionStore final : public ChainStore {
   Result<bool> SessionIsLive(const std::string& session_id) override;
   Result<std::optional<AppliedKey>> LoadAppliedKey(const std::string& session_id,
                                                    const std::string& key) override;
-  // Task rows (session/sqlite/sqlite_tasks.h).
-  Result<std::string> TaskRunnerId() override { return runner_id_; }
-  Result<bool> RunnerIsAlive(const std::string& runner) override;
-  Status InsertTaskRow(const TaskRow& row) override;
-  Result<std::optional<TaskRow>> LoadTaskRow(const std::string& task_id) override;
-  Result<std::optional<TaskRow>> WriteTaskUpdate(const TaskUpdate& update, int64_t now_ms,
-                                                 bool* applied) override;
-  Result<std::vector<TaskRow>> ListTaskRows(const std::string& owner,
-                                            const std::optional<TaskAfter>& after, int limit,
-                                            int64_t now_ms) override;
-  Result<std::vector<TaskRow>> LoadOthersUnsettledTaskRows(const std::string& runner) override;
-  Result<int64_t> DeleteExpiredTaskRows(int64_t now_ms) override;
-  std::string_view RunnerKind() const override { return "process"; }
+  TaskRows& task_rows() override { return task_rows_; }
 
   const DataDirLayout layout_;
   TurnQueue turns_;
-  std::string runner_id_;                // "process:<32 hex>", set by Initialize
-  std::optional<FileLock> runner_lock_;  // held for the store's lifetime
-
-  // Serialises this process's SQLite write transactions: in-process writers wait here and are
-  // woken at once, instead of polling in SQLite's busy handler (which sleeps in growing steps).
-  // Other processes are still held off by SQLite's own lock and busy_timeout. Guards no data.
-  std::mutex write_mu_;
-
-  std::mutex pool_mu_;  // guards idle_connections_
-  std::vector<std::unique_ptr<SqliteDb>> idle_connections_;
+  SqlitePool pool_;
+  SqliteTaskRows task_rows_;  // and this process's runner lock (sqlite_tasks.h)
 };
 
 // Opens (creating if needed) the SQLite store in options.data_dir: migrates the schema, sweeps

@@ -1,8 +1,13 @@
 #include "session/sqlite/sqlite_tasks.h"
 
+#include <system_error>
 #include <utility>
 
-namespace imgmcp::session::sqlite::tasks {
+#include "common/random.h"
+#include "session/file_io.h"
+
+namespace imgmcp::session::sqlite {
+namespace tasks {
 namespace {
 
 constexpr const char* kColumns = kTaskColumns;
@@ -157,4 +162,114 @@ Result<int64_t> DeleteExpired(SqliteDb& db, int64_t now_ms) {
   return n;
 }
 
-}  // namespace imgmcp::session::sqlite::tasks
+}  // namespace tasks
+
+// ---------------------------------------------------------------------------------------------
+// SqliteTaskRows
+
+namespace {
+
+constexpr char kRunnerPrefix[] = "process:";
+constexpr char kRunnerLockPrefix[] = ".runner-";
+constexpr char kRunnerLockSuffix[] = ".lock";
+
+}  // namespace
+
+SqliteTaskRows::~SqliteTaskRows() {
+  if (runner_lock_.has_value()) {
+    RemoveFileQuietly(RunnerLockPath(runner_id_.substr(std::string(kRunnerPrefix).size())));
+  }
+}
+
+std::filesystem::path SqliteTaskRows::RunnerLockPath(const std::string& runner_hex) const {
+  return locks_dir_ / (kRunnerLockPrefix + runner_hex + kRunnerLockSuffix);
+}
+
+// A dead process's lock file can go: a reader that later finds it missing creates and locks a
+// new one, and so still learns that the process is gone. Both this and the taking of a new
+// process's lock happen under the store's open lock, so a file is never removed between its
+// creation and its flock.
+Status SqliteTaskRows::TakeRunnerLock() {
+  const std::string prefix = kRunnerLockPrefix;
+  std::vector<std::filesystem::path> found;  // listed first, removed after
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(locks_dir_, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    std::error_code type_ec;  // like lstat: a link is not followed
+    const std::filesystem::file_type type = it->symlink_status(type_ec).type();
+    if (!type_ec && type != std::filesystem::file_type::directory &&
+        it->path().filename().string().rfind(prefix, 0) == 0) {
+      found.push_back(it->path());
+    }
+  }
+  for (const std::filesystem::path& path : found) {
+    ASSIGN_OR_RETURN(std::optional<FileLock> lock, FileLock::TryAcquire(path));
+    if (lock.has_value()) RemoveFileQuietly(path);
+  }
+  const std::string hex = RandomHex(16);
+  ASSIGN_OR_RETURN(std::optional<FileLock> own, FileLock::TryAcquire(RunnerLockPath(hex)));
+  if (!own.has_value()) {
+    return MakeError(ErrorCode::kInternal, "cannot take " + RunnerLockPath(hex).string());
+  }
+  runner_lock_ = std::move(own);
+  runner_id_ = kRunnerPrefix + hex;
+  return Status::Ok();
+}
+
+Result<bool> SqliteTaskRows::RunnerIsAlive(const std::string& runner) {
+  const std::string prefix = kRunnerPrefix;
+  const std::string hex = runner.rfind(prefix, 0) == 0 ? runner.substr(prefix.size()) : "";
+  if (!IsValidTaskId(hex)) return false;  // not a runner of this store: nobody runs it
+  if (runner == runner_id_) return true;
+  std::error_code ec;
+  if (!std::filesystem::exists(RunnerLockPath(hex), ec) && !ec) return false;  // removed: gone
+  ASSIGN_OR_RETURN(std::optional<FileLock> lock, FileLock::TryAcquire(RunnerLockPath(hex)));
+  return !lock.has_value();  // locked: the process still holds it
+}
+
+Status SqliteTaskRows::Insert(const TaskRow& row) {
+  ASSIGN_OR_RETURN(SqlitePool::Lease lease, pool_.Acquire());
+  return pool_.InWriteTransaction(lease.db(), [&]() { return tasks::InsertTask(lease.db(), row); });
+}
+
+Result<std::optional<TaskRow>> SqliteTaskRows::Load(const std::string& task_id) {
+  ASSIGN_OR_RETURN(SqlitePool::Lease lease, pool_.Acquire());
+  return tasks::LoadTask(lease.db(), task_id);
+}
+
+Result<std::optional<TaskRow>> SqliteTaskRows::Update(const TaskUpdate& update, int64_t now_ms,
+                                                      bool* applied) {
+  ASSIGN_OR_RETURN(SqlitePool::Lease lease, pool_.Acquire());
+  std::optional<TaskRow> row;
+  RETURN_IF_ERROR(pool_.InWriteTransaction(lease.db(), [&]() -> Status {
+    ASSIGN_OR_RETURN(row, tasks::UpdateTask(lease.db(), update, now_ms, applied));
+    return Status::Ok();
+  }));
+  return row;
+}
+
+Result<std::vector<TaskRow>> SqliteTaskRows::List(const std::string& owner,
+                                                  const std::optional<After>& after, int limit,
+                                                  int64_t now_ms) {
+  ASSIGN_OR_RETURN(SqlitePool::Lease lease, pool_.Acquire());
+  std::optional<std::pair<int64_t, std::string>> from;
+  if (after.has_value()) from.emplace(after->created_ms, after->task_id);
+  return tasks::ListTasks(lease.db(), owner, from, limit, now_ms);
+}
+
+Result<std::vector<TaskRow>> SqliteTaskRows::LoadOthersUnsettled(const std::string& runner) {
+  ASSIGN_OR_RETURN(SqlitePool::Lease lease, pool_.Acquire());
+  return tasks::LoadOthersUnsettled(lease.db(), runner);
+}
+
+Result<int64_t> SqliteTaskRows::DeleteExpired(int64_t now_ms) {
+  ASSIGN_OR_RETURN(SqlitePool::Lease lease, pool_.Acquire());
+  int64_t removed = 0;
+  RETURN_IF_ERROR(pool_.InWriteTransaction(lease.db(), [&]() -> Status {
+    ASSIGN_OR_RETURN(removed, tasks::DeleteExpired(lease.db(), now_ms));
+    return Status::Ok();
+  }));
+  return removed;
+}
+
+}  // namespace imgmcp::session::sqlite

@@ -1,18 +1,63 @@
-// The SQL of the embedded store's tasks (table tasks, session/sqlite/schema.h v5) on one SqliteDb. No
-// rules: ChainStore (chain_tasks.cpp) decides what is asked; SqliteSessionStore runs writes in its
-// write transactions.
+// The embedded store's tasks (table tasks, session/sqlite/schema.h v5): the SQL on one SqliteDb
+// (namespace tasks), and SqliteTaskRows, the store's TaskRows with the liveness of its runner. No
+// rules: ChainTasks (session/chain_tasks.h) decides what is asked.
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
+#include "session/chain_tasks.h"
+#include "session/sqlite/file_lock.h"
 #include "session/sqlite/sqlite_db.h"
+#include "session/sqlite/sqlite_pool.h"
 #include "session/task_rules.h"
 
-namespace imgmcp::session::sqlite::tasks {
+namespace imgmcp::session::sqlite {
+
+// The task rows in the database of `pool`, each write in its own write transaction. A runner is a
+// process, "process:<32 hex>", alive while it holds an exclusive flock on
+// <locks dir>/.runner-<hex>.lock (sqlite_session_store.h, "Data directory layout").
+class SqliteTaskRows final : public TaskRows {
+ public:
+  SqliteTaskRows(SqlitePool& pool, std::filesystem::path locks_dir)
+      : pool_(pool), locks_dir_(std::move(locks_dir)) {}
+  // Removes this process's runner lock file while still holding it, so nobody ever finds a closed
+  // store's file locked; a reader that looks afterwards finds no file: the runner is gone.
+  ~SqliteTaskRows() override;
+
+  // Under the store's open lock: removes the runner lock files of processes that are gone, then
+  // takes this process's own (RunnerId is set from then on).
+  Status TakeRunnerLock();
+
+  Result<std::string> RunnerId() override { return runner_id_; }
+  std::string_view RunnerKind() const override { return "process"; }
+  Result<bool> RunnerIsAlive(const std::string& runner) override;
+  Status Insert(const TaskRow& row) override;
+  Result<std::optional<TaskRow>> Load(const std::string& task_id) override;
+  Result<std::optional<TaskRow>> Update(const TaskUpdate& update, int64_t now_ms,
+                                        bool* applied) override;
+  Result<std::vector<TaskRow>> List(const std::string& owner, const std::optional<After>& after,
+                                    int limit, int64_t now_ms) override;
+  Result<std::vector<TaskRow>> LoadOthersUnsettled(const std::string& runner) override;
+  Result<int64_t> DeleteExpired(int64_t now_ms) override;
+
+ private:
+  std::filesystem::path RunnerLockPath(const std::string& runner_hex) const;
+
+  SqlitePool& pool_;
+  const std::filesystem::path locks_dir_;
+  // Set once by TakeRunnerLock, before the store is shared; read-only afterwards.
+  std::string runner_id_;                // "process:<32 hex>"
+  std::optional<FileLock> runner_lock_;  // held for the store's lifetime
+};
+
+namespace tasks {
 
 Status InsertTask(SqliteDb& db, const TaskRow& row);
 Result<std::optional<TaskRow>> LoadTask(SqliteDb& db, const std::string& task_id);
@@ -36,4 +81,5 @@ Result<std::vector<TaskRow>> LoadOthersUnsettled(SqliteDb& db, const std::string
 // Deletes the rows expired at now_ms; returns how many.
 Result<int64_t> DeleteExpired(SqliteDb& db, int64_t now_ms);
 
-}  // namespace imgmcp::session::sqlite::tasks
+}  // namespace tasks
+}  // namespace imgmcp::session::sqlite
