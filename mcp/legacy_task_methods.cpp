@@ -7,6 +7,7 @@
 
 #include "mcp/connection.h"
 #include "mcp/legacy_task_json.h"
+#include "mcp/method_handlers.h"
 #include "mcp/server.h"
 
 namespace imgmcp::mcp {
@@ -36,62 +37,11 @@ RpcError StoredError(const TaskSnapshot& task) {
   if (auto data = stored.find("data"); data != stored.end()) error.data = *data;
   return error;
 }
-}  // namespace
 
-Connection::Outcome Connection::LegacyGetTask(RequestScope& scope, const TaskIdParams& params) {
-  if (!HasTasksUtility(scope.protocol_version))
-    return Outcome::Fail(MethodNotFound(methods::kTasksGet));
-  auto task = server_.tasks().Get(params.task_id, scope.owner);
-  if (!task) return Outcome::Fail(UnknownLegacyTask(params.task_id));
-  return Outcome::Of(LegacyTaskJson(*task));
-}
-
-Connection::Outcome Connection::LegacyCancelTask(RequestScope& scope, const TaskIdParams& params) {
-  if (!HasTasksUtility(scope.protocol_version)) {
-    return Outcome::Fail(MethodNotFound(methods::kTasksCancel));
-  }
-  auto cancelled = server_.tasks().Cancel(params.task_id, scope.owner);
-  if (!cancelled.ok()) return Outcome::Fail(UnknownLegacyTask(params.task_id));
-  switch (cancelled->kind) {
-    case CancelOutcome::Kind::kCancelled:
-      return Outcome::Of(LegacyTaskJson(cancelled->task));
-    case CancelOutcome::Kind::kTooLate:
-      return Outcome::Fail(InvalidParams("Cannot cancel task: " + cancelled->message));
-    case CancelOutcome::Kind::kEnded:
-      break;
-  }
-  return Outcome::Fail(
-      InvalidParams(std::string("Cannot cancel task: already in terminal status '") +
-                    LegacyStatusName(cancelled->task) + "'"));
-}
-
-Connection::Outcome Connection::ListTasks(RequestScope& scope, const ListParams& params) {
-  if (!HasTasksUtility(scope.protocol_version))
-    return Outcome::Fail(MethodNotFound(methods::kTasksList));
-  auto page = server_.tasks().List(scope.owner, params.cursor, server_.options().page_size);
-  if (!page.ok()) {
-    if (page.error().code == ErrorCode::kInvalidArgument) {
-      return Outcome::Fail(InvalidParams("Invalid cursor for tasks/list: " + page.error().message));
-    }
-    return Outcome::Fail(ToRpcError(page.error()));
-  }
-  return Outcome::Of(LegacyTaskListResult(*page));
-}
-
-Connection::Outcome Connection::TaskResult(RequestScope& scope, const TaskIdParams& params) {
-  if (!HasTasksUtility(scope.protocol_version)) {
-    return Outcome::Fail(MethodNotFound(methods::kTasksResult));
-  }
-  // Waits on a worker, cancellable like any request (notifications/cancelled, end of input).
-  RunAsync(scope, [scope, id = params.task_id](Connection& self, std::stop_token token) {
-    return self.AwaitTaskResult(scope, id, token);
-  });
-  return Outcome::Later();
-}
-
-Connection::Outcome Connection::AwaitTaskResult(const RequestScope& scope,
-                                                const std::string& task_id, std::stop_token token) {
-  auto task = server_.tasks().WaitTerminal(task_id, scope.owner, token);
+// tasks/result on a worker: waits for the task to end and answers what its call answered.
+Outcome AwaitTaskResult(McpServer& server, const RequestScope& scope, const std::string& task_id,
+                        std::stop_token token) {
+  auto task = server.tasks().WaitTerminal(task_id, scope.owner, token);
   if (!task.ok()) {
     if (task.error().code == ErrorCode::kNotFound) return Outcome::Fail(UnknownLegacyTask(task_id));
     return Outcome::Fail(InternalError(task.error().message));  // stopped: not sent
@@ -106,31 +56,73 @@ Connection::Outcome Connection::AwaitTaskResult(const RequestScope& scope,
   }
 }
 
-Connection::Outcome Connection::AnswerLegacyTask(const RequestScope& scope,
-                                                 const TaskSnapshot& task) {
-  Answer(scope, Outcome::Of(LegacyCreateTaskResult(task)));
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    legacy_tasks_.emplace(task.task_id, LegacyStatusName(task));
+}  // namespace
+
+namespace handlers {
+
+Outcome LegacyGetTask(Connection& c, RequestScope& scope, const TaskIdParams& params) {
+  if (!HasTasksUtility(scope.protocol_version))
+    return Outcome::Fail(MethodNotFound(methods::kTasksGet));
+  auto task = c.server().tasks().Get(params.task_id, scope.owner);
+  if (!task) return Outcome::Fail(UnknownLegacyTask(params.task_id));
+  return Outcome::Of(LegacyTaskJson(*task));
+}
+
+Outcome LegacyCancelTask(Connection& c, RequestScope& scope, const TaskIdParams& params) {
+  if (!HasTasksUtility(scope.protocol_version)) {
+    return Outcome::Fail(MethodNotFound(methods::kTasksCancel));
   }
-  // A change made before the task was listed here was not told: tell it now (once).
-  if (auto now = server_.tasks().Get(task.task_id, scope.owner)) NotifyLegacyTask(*now);
+  auto cancelled = c.server().tasks().Cancel(params.task_id, scope.owner);
+  if (!cancelled.ok()) return Outcome::Fail(UnknownLegacyTask(params.task_id));
+  switch (cancelled->kind) {
+    case CancelOutcome::Kind::kCancelled:
+      return Outcome::Of(LegacyTaskJson(cancelled->task));
+    case CancelOutcome::Kind::kTooLate:
+      return Outcome::Fail(InvalidParams("Cannot cancel task: " + cancelled->message));
+    case CancelOutcome::Kind::kEnded:
+      break;
+  }
+  return Outcome::Fail(
+      InvalidParams(std::string("Cannot cancel task: already in terminal status '") +
+                    LegacyStatusName(cancelled->task) + "'"));
+}
+
+Outcome ListTasks(Connection& c, RequestScope& scope, const ListParams& params) {
+  if (!HasTasksUtility(scope.protocol_version))
+    return Outcome::Fail(MethodNotFound(methods::kTasksList));
+  auto page = c.server().tasks().List(scope.owner, params.cursor, c.server().options().page_size);
+  if (!page.ok()) {
+    if (page.error().code == ErrorCode::kInvalidArgument) {
+      return Outcome::Fail(InvalidParams("Invalid cursor for tasks/list: " + page.error().message));
+    }
+    return Outcome::Fail(ToRpcError(page.error()));
+  }
+  return Outcome::Of(LegacyTaskListResult(*page));
+}
+
+Outcome TaskResult(Connection& c, RequestScope& scope, const TaskIdParams& params) {
+  if (!HasTasksUtility(scope.protocol_version)) {
+    return Outcome::Fail(MethodNotFound(methods::kTasksResult));
+  }
+  // Waits on a worker, cancellable like any request (notifications/cancelled, end of input).
+  c.RunAsync(scope, [scope, id = params.task_id](Connection& self, std::stop_token token) {
+    return AwaitTaskResult(self.server(), scope, id, token);
+  });
   return Outcome::Later();
 }
 
-void Connection::NotifyLegacyTask(const TaskSnapshot& task) {
-  const std::string status = LegacyStatusName(task);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = legacy_tasks_.find(task.task_id);
-    if (it == legacy_tasks_.end() || it->second == status) return;
-    if (Ended(task)) {
-      legacy_tasks_.erase(it);
-    } else {
-      it->second = status;
-    }
-  }
-  EmitNotification(methods::kTasksStatus, LegacyTaskJson(task), std::nullopt, /*modern=*/false);
+Outcome AnswerLegacyTask(Connection& c, const RequestScope& scope, const TaskSnapshot& task) {
+  c.Answer(scope, Outcome::Of(LegacyCreateTaskResult(task)));
+  c.session().TrackLegacyTask(task.task_id, LegacyStatusName(task));
+  // A change made before the task was listed here was not told: tell it now (once).
+  if (auto now = c.server().tasks().Get(task.task_id, scope.owner)) NotifyLegacyTask(c, *now);
+  return Outcome::Later();
 }
 
+void NotifyLegacyTask(Connection& c, const TaskSnapshot& task) {
+  if (!c.session().LegacyTaskChanged(task.task_id, LegacyStatusName(task), Ended(task))) return;
+  c.EmitNotification(methods::kTasksStatus, LegacyTaskJson(task), std::nullopt, /*modern=*/false);
+}
+
+}  // namespace handlers
 }  // namespace imgmcp::mcp

@@ -1,13 +1,18 @@
 // The core's one method table, and the methods it names: every request and notification the
-// core knows, the eras it exists in, how it is answered, and its handler (typed params in, a
-// result or an error out). Dispatch is in connection.cpp.
+// core knows, the eras it exists in, how it is answered, and its handler (method_handlers.h:
+// typed params in, a result or an error out). Dispatch is in connection.cpp; the tasks methods'
+// handlers are in task_methods.cpp and legacy_task_methods.cpp, tools/call's run in
+// tool_call.cpp.
 #include <algorithm>
+#include <iterator>
 #include <utility>
+#include <vector>
 
 #include "common/log.h"
 #include "mcp/connection.h"
 #include "mcp/legacy_task_json.h"
 #include "mcp/log_tag.h"
+#include "mcp/method_handlers.h"
 #include "mcp/server.h"
 
 namespace imgmcp::mcp {
@@ -18,140 +23,134 @@ namespace {
 constexpr CachePolicy kStableList{300'000, /*public_scope=*/true};
 // Sessions' resources: they change with every new version, and they are the caller's data.
 constexpr CachePolicy kSessionData{0, /*public_scope=*/false};
-}  // namespace
 
-template <typename Params,
-          Connection::Outcome (Connection::*Method)(Connection::RequestScope&, const Params&)>
-Connection::Outcome Connection::Typed(RequestScope& scope, const Json& params) {
+// A handler taking typed params, as the table's MethodHandler: the params are parsed strictly
+// first (an error names the field).
+template <typename Params, Outcome (*Handle)(Connection&, RequestScope&, const Params&)>
+Outcome Typed(Connection& c, RequestScope& scope, const Json& params) {
   Result<Params> parsed = Params::FromJson(params, scope.method->name);
   if (!parsed.ok()) return Outcome::Fail(InvalidParams(parsed.error().message));
-  return (this->*Method)(scope, parsed.value());
+  return Handle(c, scope, parsed.value());
 }
 
-const std::vector<Connection::MethodSpec>& Connection::Table() {
-  using C = Connection;
-  static const std::vector<MethodSpec> kTable = [] {
-    std::vector<MethodSpec> table = {
-        // Legacy lifecycle and session state.
-        {{.name = methods::kInitialize, .legacy = true, .before_initialize = true},
-         &C::Typed<InitializeParams, &C::Initialize>},
-        {{.name = methods::kPing, .legacy = true, .before_initialize = true},
-         &C::Typed<NoParams, &C::Ping>},
-        {{.name = methods::kSetLevel, .legacy = true}, &C::Typed<SetLevelParams, &C::SetLogLevel>},
-        {{.name = methods::kResourcesSubscribe, .legacy = true},
-         &C::Typed<UriParams, &C::Subscribe>},
-        {{.name = methods::kResourcesUnsubscribe, .legacy = true},
-         &C::Typed<UriParams, &C::Unsubscribe>},
-        // Modern discovery and change notifications.
-        {{.name = methods::kDiscover, .modern = true, .cache = kStableList},
-         &C::Typed<NoParams, &C::Discover>},
-        // Answered later: the stream stays open until the client ends it.
-        {{.name = methods::kListen, .modern = true, .streams = true, .long_lived = true},
-         &C::Typed<ListenParams, &C::Listen>},
-        // Both eras.
-        {{.name = methods::kToolsList, .legacy = true, .modern = true, .cache = kStableList},
-         &C::Typed<ListParams, &C::ListTools>},
-        // Admitted on the calling thread (arrival order), run on a worker.
-        {{.name = methods::kToolsCall,
-          .legacy = true,
-          .modern = true,
-          .streams = true,
-          .name_param = "name"},
-         &C::Typed<CallToolParams, &C::CallTool>},
-        {{.name = methods::kResourcesList,
-          .legacy = true,
-          .modern = true,
-          .inline_answer = false,
-          .cache = kSessionData},
-         &C::Typed<ListParams, &C::ListResources>},
-        {{.name = methods::kResourceTemplatesList,
-          .legacy = true,
-          .modern = true,
-          .cache = kStableList},
-         &C::Typed<ListParams, &C::ListResourceTemplates>},
-        {{.name = methods::kResourcesRead,
-          .legacy = true,
-          .modern = true,
-          .inline_answer = false,
-          .cache = kSessionData,
-          .name_param = "uri"},
-         &C::Typed<UriParams, &C::ReadResource>},
-        {{.name = methods::kPromptsList,
-          .legacy = true,
-          .modern = true,
-          .cache = kStableList,
-          .capability = &ServerCapabilities::prompts},
-         &C::Typed<ListParams, &C::ListPrompts>},
-        {{.name = methods::kPromptsGet,
-          .legacy = true,
-          .modern = true,
-          .inline_answer = false,
-          .name_param = "name",
-          .capability = &ServerCapabilities::prompts},
-         &C::Typed<GetPromptParams, &C::GetPrompt>},
-        {{.name = methods::kComplete,
-          .legacy = true,
-          .modern = true,
-          .inline_answer = false,
-          .capability = &ServerCapabilities::completions},
-         &C::Typed<CompleteParams, &C::Complete>},
-        // Notifications.
-        {{.name = methods::kCancelled, .legacy = true, .modern = true, .notification = true},
-         &C::Typed<CancelledParams, &C::Cancelled>},
-        {{.name = methods::kInitialized, .legacy = true, .notification = true},
-         &C::Typed<NoParams, &C::Initialized>},
-    };
-    for (const MethodSpec& spec : TaskTable()) table.push_back(spec);
-    return table;
-  }();
-  return kTable;
-}
-
-std::vector<Connection::MethodSpec> Connection::TaskTable() {
-  using C = Connection;
-  return {
-      // Tasks: the extension (modern; its callers must declare it) and the 2025-11-25 utility
-      // (legacy sessions that negotiated that version; tasks/result and tasks/list are its own).
+// Tasks: the extension (modern; its callers must declare it) and the 2025-11-25 utility (legacy
+// sessions that negotiated that version; tasks/result and tasks/list are its own).
+void AddTaskMethods(std::vector<MethodSpec>& table) {
+  using namespace handlers;  // NOLINT(google-build-using-namespace): the table names them all
+  const MethodSpec tasks[] = {
       {{.name = methods::kTasksGet, .legacy = true, .modern = true, .name_param = "taskId"},
-       &C::Typed<TaskIdParams, &C::GetTask>},
+       &Typed<TaskIdParams, &GetTask>},
       {{.name = methods::kTasksUpdate, .modern = true, .name_param = "taskId"},
-       &C::Typed<TaskUpdateParams, &C::UpdateTask>},
+       &Typed<TaskUpdateParams, &UpdateTask>},
       {{.name = methods::kTasksCancel, .legacy = true, .modern = true, .name_param = "taskId"},
-       &C::Typed<TaskIdParams, &C::CancelTask>},
+       &Typed<TaskIdParams, &CancelTask>},
       // Waits on a worker for the task to end: an HTTP POST streams meanwhile. No Mcp-Name: a
       // modern request for it is refused as unknown before any header is checked.
       {{.name = methods::kTasksResult, .legacy = true, .streams = true},
-       &C::Typed<TaskIdParams, &C::TaskResult>},
-      {{.name = methods::kTasksList, .legacy = true}, &C::Typed<ListParams, &C::ListTasks>},
+       &Typed<TaskIdParams, &TaskResult>},
+      {{.name = methods::kTasksList, .legacy = true}, &Typed<ListParams, &ListTasks>},
   };
+  table.insert(table.end(), std::begin(tasks), std::end(tasks));
 }
 
-const Connection::MethodSpec* Connection::FindSpec(std::string_view name) {
-  const auto& table = Table();
-  auto it = std::find_if(table.begin(), table.end(),
+// The method table: every method, its facts and its handler.
+std::vector<MethodSpec> MakeTable() {
+  using namespace handlers;  // NOLINT(google-build-using-namespace): the table names them all
+  std::vector<MethodSpec> table = {
+      // Legacy lifecycle and session state.
+      {{.name = methods::kInitialize, .legacy = true, .before_initialize = true},
+       &Typed<InitializeParams, &Initialize>},
+      {{.name = methods::kPing, .legacy = true, .before_initialize = true},
+       &Typed<NoParams, &Ping>},
+      {{.name = methods::kSetLevel, .legacy = true}, &Typed<SetLevelParams, &SetLogLevel>},
+      {{.name = methods::kResourcesSubscribe, .legacy = true}, &Typed<UriParams, &Subscribe>},
+      {{.name = methods::kResourcesUnsubscribe, .legacy = true}, &Typed<UriParams, &Unsubscribe>},
+      // Modern discovery and change notifications.
+      {{.name = methods::kDiscover, .modern = true, .cache = kStableList},
+       &Typed<NoParams, &Discover>},
+      // Answered later: the stream stays open until the client ends it.
+      {{.name = methods::kListen, .modern = true, .streams = true, .long_lived = true},
+       &Typed<ListenParams, &Listen>},
+      // Both eras.
+      {{.name = methods::kToolsList, .legacy = true, .modern = true, .cache = kStableList},
+       &Typed<ListParams, &ListTools>},
+      // Admitted on the calling thread (arrival order), run on a worker.
+      {{.name = methods::kToolsCall,
+        .legacy = true,
+        .modern = true,
+        .streams = true,
+        .name_param = "name"},
+       &Typed<CallToolParams, &CallTool>},
+      {{.name = methods::kResourcesList,
+        .legacy = true,
+        .modern = true,
+        .inline_answer = false,
+        .cache = kSessionData},
+       &Typed<ListParams, &ListResources>},
+      {{.name = methods::kResourceTemplatesList,
+        .legacy = true,
+        .modern = true,
+        .cache = kStableList},
+       &Typed<ListParams, &ListResourceTemplates>},
+      {{.name = methods::kResourcesRead,
+        .legacy = true,
+        .modern = true,
+        .inline_answer = false,
+        .cache = kSessionData,
+        .name_param = "uri"},
+       &Typed<UriParams, &ReadResource>},
+      {{.name = methods::kPromptsList,
+        .legacy = true,
+        .modern = true,
+        .cache = kStableList,
+        .capability = &ServerCapabilities::prompts},
+       &Typed<ListParams, &ListPrompts>},
+      {{.name = methods::kPromptsGet,
+        .legacy = true,
+        .modern = true,
+        .inline_answer = false,
+        .name_param = "name",
+        .capability = &ServerCapabilities::prompts},
+       &Typed<GetPromptParams, &GetPrompt>},
+      {{.name = methods::kComplete,
+        .legacy = true,
+        .modern = true,
+        .inline_answer = false,
+        .capability = &ServerCapabilities::completions},
+       &Typed<CompleteParams, &Complete>},
+      // Notifications.
+      {{.name = methods::kCancelled, .legacy = true, .modern = true, .notification = true},
+       &Typed<CancelledParams, &Cancelled>},
+      {{.name = methods::kInitialized, .legacy = true, .notification = true},
+       &Typed<NoParams, &Initialized>},
+  };
+  AddTaskMethods(table);
+  return table;
+}
+
+}  // namespace
+
+const MethodSpec* FindMethodSpec(std::string_view name) {
+  static const std::vector<MethodSpec> kTable = MakeTable();
+  auto it = std::find_if(kTable.begin(), kTable.end(),
                          [name](const MethodSpec& spec) { return spec.info.name == name; });
-  return it == table.end() ? nullptr : &*it;
+  return it == kTable.end() ? nullptr : &*it;
 }
 
 const MethodInfo* FindMethod(std::string_view name) {
-  const Connection::MethodSpec* spec = Connection::FindSpec(name);
+  const MethodSpec* spec = FindMethodSpec(name);
   return spec == nullptr ? nullptr : &spec->info;
 }
 
-bool Connection::Available(const MethodSpec& spec) const {
-  return spec.info.capability == nullptr || server_.capabilities().*spec.info.capability;
-}
+namespace handlers {
 
 // --- legacy lifecycle and session state ---------------------------------------------------------
 
-Connection::Outcome Connection::Initialize(RequestScope&, const InitializeParams& params) {
+Outcome Initialize(Connection& c, RequestScope&, const InitializeParams& params) {
+  const McpServer& server = c.server();
   const std::string version = NegotiateProtocolVersion(params.protocol_version);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (initialized_) return Outcome::Fail(InvalidRequest("server already initialized"));
-    initialized_ = true;
-    protocol_version_ = version;
-    client_capabilities_ = params.capabilities;
+  if (!c.session().Open(version, params.capabilities)) {
+    return Outcome::Fail(InvalidRequest("server already initialized"));
   }
   auto info_field = [&params](const char* key) {
     const Json& info = params.client_info;
@@ -161,99 +160,104 @@ Connection::Outcome Connection::Initialize(RequestScope&, const InitializeParams
   };
   log::Info(kLog, "initialize from " + info_field("name") + " " + info_field("version") +
                       ": requested \"" + params.protocol_version + "\", speaking " + version);
-  Json result = InitializeResult(version, server_.capabilities(), server_.identity(),
-                                 server_.options().instructions);
-  if (HasTasksUtility(version) && server_.tools().AnyTaskSupport()) {
+  Json result = InitializeResult(version, server.capabilities(), server.identity(),
+                                 server.options().instructions);
+  if (HasTasksUtility(version) && server.tools().AnyTaskSupport()) {
     result["capabilities"]["tasks"] = TasksUtilityCapability();
   }
   return Outcome::Of(std::move(result));
 }
 
-Connection::Outcome Connection::Ping(RequestScope&, const NoParams&) {
+Outcome Ping(Connection&, RequestScope&, const NoParams&) { return Outcome::Of(EmptyResult()); }
+
+Outcome SetLogLevel(Connection& c, RequestScope&, const SetLevelParams& params) {
+  c.session().SetLogLevel(params.level);
   return Outcome::Of(EmptyResult());
 }
 
-Connection::Outcome Connection::SetLogLevel(RequestScope&, const SetLevelParams& params) {
-  log_level_.store(static_cast<int>(params.level));
-  return Outcome::Of(EmptyResult());
-}
-
-Connection::Outcome Connection::Subscribe(RequestScope&, const UriParams& params) {
+Outcome Subscribe(Connection& c, RequestScope&, const UriParams& params) {
   // A URI no provider could ever serve is refused, not silently watched forever.
-  if (!server_.HandlesResource(params.uri)) {
+  if (!c.server().HandlesResource(params.uri)) {
     return Outcome::Fail(InvalidParams("Unknown resource URI: " + Json(Quoted(params.uri)).dump() +
                                        " (see resources/templates/list)"));
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  subscriptions_.insert(params.uri);
+  c.session().Subscribe(params.uri);
   return Outcome::Of(EmptyResult());
 }
 
-Connection::Outcome Connection::Unsubscribe(RequestScope&, const UriParams& params) {
-  std::lock_guard<std::mutex> lock(mu_);
-  subscriptions_.erase(params.uri);
+Outcome Unsubscribe(Connection& c, RequestScope&, const UriParams& params) {
+  c.session().Unsubscribe(params.uri);
   return Outcome::Of(EmptyResult());
 }
 
-Connection::Outcome Connection::Initialized(RequestScope&, const NoParams&) {
+Outcome Initialized(Connection&, RequestScope&, const NoParams&) {
   log::Debug(kLog, "client sent notifications/initialized");
   return Outcome::Later();
 }
 
-Connection::Outcome Connection::Cancelled(RequestScope&, const CancelledParams& params) {
-  HandleCancelled(params.request_id);
+Outcome Cancelled(Connection& c, RequestScope&, const CancelledParams& params) {
+  const JsonRpcConnection::Cancelled found = c.rpc().Cancel(params.request_id);
+  if (found == JsonRpcConnection::Cancelled::kUnknown) return Outcome::Later();  // or answered
+  log::Debug(kLog, "request " + params.request_id.dump() + " cancelled by the client");
+  if (found == JsonRpcConnection::Cancelled::kStream) {
+    c.EndSubscription(params.request_id, /*graceful=*/false);
+  }
   return Outcome::Later();
 }
 
 // --- modern discovery and change notifications --------------------------------------------------
 
-Connection::Outcome Connection::Discover(RequestScope&, const NoParams&) {
+Outcome Discover(Connection& c, RequestScope&, const NoParams&) {
+  const McpServer& server = c.server();
   return Outcome::Of(
-      DiscoverResult(server_.capabilities(), server_.identity(), server_.options().instructions));
+      DiscoverResult(server.capabilities(), server.identity(), server.options().instructions));
 }
 
-Connection::Outcome Connection::Listen(RequestScope& scope, const ListenParams& params) {
-  const std::string key = IdKey(scope.id);
+Outcome Listen(Connection& c, RequestScope& scope, const ListenParams& params) {
+  McpServer& server = c.server();
   if (!params.filter.task_ids.empty() && !DeclaresTasks(scope.client_capabilities)) {
     return Outcome::Fail(
         MissingClientCapability(Json{{"extensions", Json{{kTasksExtension, Json::object()}}}}));
   }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (closed_) return Outcome::Later();
-    if (in_flight_.count(key) > 0) {
+  switch (c.rpc().Begin(scope.id, nullptr, /*stream=*/true)) {
+    case JsonRpcConnection::Admission::kAdmitted:
+      break;
+    case JsonRpcConnection::Admission::kClosed:
+      return Outcome::Later();
+    case JsonRpcConnection::Admission::kDuplicate:
       return Outcome::Fail(DuplicateRequestIdError(scope.id));
-    }
-    in_flight_.emplace(key, InFlight{scope.id, std::stop_source(), nullptr, true, std::nullopt});
   }
   // The acknowledgement names what will be honoured (URIs no provider serves are left out) and
   // goes first; only then does the stream get notifications.
   ListenFilter accepted = params.filter;
   std::erase_if(accepted.resource_subscriptions,
-                [this](const std::string& uri) { return !server_.HandlesResource(uri); });
+                [&server](const std::string& uri) { return !server.HandlesResource(uri); });
   // Only the caller's own tasks (task_methods.cpp's rule: another owner's is unknown).
-  std::erase_if(accepted.task_ids, [this, &scope](const std::string& id) {
-    return !server_.tasks().Get(id, scope.owner);
+  std::erase_if(accepted.task_ids, [&server, &scope](const std::string& id) {
+    return !server.tasks().Get(id, scope.owner);
   });
   Json ack = ListenAcknowledgedParams(accepted);
   TagSubscription(ack, scope.id);
-  EmitNotification(methods::kSubscriptionAcknowledged, std::move(ack), scope.id, /*modern=*/true);
-  std::lock_guard<std::mutex> lock(mu_);
-  if (in_flight_.count(key) > 0) listens_.emplace(key, Subscription{scope.id, std::move(accepted)});
+  c.EmitNotification(methods::kSubscriptionAcknowledged, std::move(ack), scope.id,
+                     /*modern=*/true);
+  // Listed only while its request is still open (the client may have ended it meanwhile).
+  c.session().AddListen(scope.id, std::move(accepted),
+                        [&c, &scope] { return c.rpc().IsInFlight(scope.id); });
   return Outcome::Later();
 }
 
 // --- tools ------------------------------------------------------------------------------------
 
-Connection::Outcome Connection::ListTools(RequestScope& scope, const ListParams& params) {
+Outcome ListTools(Connection& c, RequestScope& scope, const ListParams& params) {
+  const McpServer& server = c.server();
   const bool task_execution = !scope.modern() && HasTasksUtility(scope.protocol_version);
-  auto page = server_.tools().List(params.cursor, server_.options().page_size, task_execution);
+  auto page = server.tools().List(params.cursor, server.options().page_size, task_execution);
   if (!page.ok()) return Outcome::Fail(InvalidParams(page.error().message));
   return Outcome::Of(ListResult("tools", std::move(page->tools), page->next_cursor));
 }
 
-Connection::Outcome Connection::CallTool(RequestScope& scope, const CallToolParams& params) {
-  const ToolSpec* tool = server_.tools().Find(params.name);
+Outcome CallTool(Connection& c, RequestScope& scope, const CallToolParams& params) {
+  const ToolSpec* tool = c.server().tools().Find(params.name);
   if (tool == nullptr) return Outcome::Fail(InvalidParams("Unknown tool: " + params.name));
   if (scope.modern()) {
     Json missing = Json::object();
@@ -265,7 +269,8 @@ Connection::Outcome Connection::CallTool(RequestScope& scope, const CallToolPara
   Result<bool> as_task = CallAsTask(scope, *tool, params);
   if (!as_task.ok()) return Outcome::Fail(TaskCallRefusal(as_task.error()));
   InputResponses inputs = params.inputs;
-  if (auto refused = OpenRequestState(StateScope(methods::kToolsCall, params.name), &inputs)) {
+  if (auto refused =
+          OpenRequestState(c.server(), StateScope(methods::kToolsCall, params.name), &inputs)) {
     return Outcome::Fail(std::move(*refused));
   }
   // Arrival order is decided here, on the reading thread, before the call waits for a worker:
@@ -276,11 +281,11 @@ Connection::Outcome Connection::CallTool(RequestScope& scope, const CallToolPara
     scope.session_id = log::Clip(id->get_ref<const std::string&>(), 128);
   }
   scope.tool = tool->definition.name;
-  if (*as_task) return StartTask(scope, *tool, params, std::move(call), std::move(inputs));
-  RunAsync(
+  if (*as_task) return StartTask(c, scope, *tool, params, std::move(call), std::move(inputs));
+  c.RunAsync(
       scope,
       [scope, tool, call, inputs = std::move(inputs)](Connection& self, std::stop_token token) {
-        return self.RunTool(scope, *tool, *call, inputs, token);
+        return RunTool(self, scope, *tool, *call, inputs, token);
       },
       tool->definition.quick);
   return Outcome::Later();
@@ -288,18 +293,18 @@ Connection::Outcome Connection::CallTool(RequestScope& scope, const CallToolPara
 
 // --- resources ----------------------------------------------------------------------------------
 
-Connection::Outcome Connection::ListResources(RequestScope&, const ListParams& params) {
-  auto page = server_.ListResources(params.cursor);
+Outcome ListResources(Connection& c, RequestScope&, const ListParams& params) {
+  auto page = c.server().ListResources(params.cursor);
   if (!page.ok()) return Outcome::Fail(ToRpcError(page.error()));
   return Outcome::Of(ListResult("resources", std::move(page->resources), page->next_cursor));
 }
 
-Connection::Outcome Connection::ListResourceTemplates(RequestScope&, const ListParams&) {
-  return Outcome::Of(ResourceTemplatesResult(server_.ListResourceTemplates()));
+Outcome ListResourceTemplates(Connection& c, RequestScope&, const ListParams&) {
+  return Outcome::Of(ResourceTemplatesResult(c.server().ListResourceTemplates()));
 }
 
-Connection::Outcome Connection::ReadResource(RequestScope& scope, const UriParams& params) {
-  auto contents = server_.ReadResource(params.uri);
+Outcome ReadResource(Connection& c, RequestScope& scope, const UriParams& params) {
+  auto contents = c.server().ReadResource(params.uri);
   if (contents.ok()) return Outcome::Of(std::move(contents).value());
   if (contents.error().code == ErrorCode::kNotFound) {
     return Outcome::Fail(ResourceNotFound(params.uri, scope.modern()));
@@ -309,64 +314,33 @@ Connection::Outcome Connection::ReadResource(RequestScope& scope, const UriParam
 
 // --- prompts and completion ---------------------------------------------------------------------
 
-Connection::Outcome Connection::ListPrompts(RequestScope&, const ListParams& params) {
-  auto page = server_.prompts().List(params.cursor, server_.options().page_size);
+Outcome ListPrompts(Connection& c, RequestScope&, const ListParams& params) {
+  const McpServer& server = c.server();
+  auto page = server.prompts().List(params.cursor, server.options().page_size);
   if (!page.ok()) return Outcome::Fail(InvalidParams(page.error().message));
   return Outcome::Of(ListResult("prompts", std::move(page->prompts), page->next_cursor));
 }
 
-Connection::Outcome Connection::GetPrompt(RequestScope& scope, const GetPromptParams& params) {
+Outcome GetPrompt(Connection& c, RequestScope& scope, const GetPromptParams& params) {
+  const McpServer& server = c.server();
   const std::string request = StateScope(methods::kPromptsGet, params.name);
   PromptCall call{params.arguments, params.inputs, scope.client_capabilities, scope.modern()};
-  if (auto refused = OpenRequestState(request, &call.inputs)) {
+  if (auto refused = OpenRequestState(server, request, &call.inputs)) {
     return Outcome::Fail(std::move(*refused));
   }
-  auto answer = server_.prompts().Get(params.name, call);
+  auto answer = server.prompts().Get(params.name, call);
   if (!answer.ok()) return Outcome::Fail(ToRpcError(answer.error()));
   if (answer->input_required) {
-    return AskForInput(scope, request, std::move(*answer->input_required));
+    return AskForInput(server, scope, request, std::move(*answer->input_required));
   }
   return Outcome::Of(std::move(answer->result));
 }
 
-// --- multi round-trip requests ------------------------------------------------------------------
-
-std::optional<RpcError> Connection::OpenRequestState(const std::string& request,
-                                                     InputResponses* inputs) const {
-  if (!inputs->request_state) return std::nullopt;
-  auto plain = server_.request_state_seal().Open(request, *inputs->request_state);
-  if (!plain.ok()) return InvalidParams(plain.error().message);
-  inputs->request_state = std::move(plain).value();
-  return std::nullopt;
-}
-
-Connection::Outcome Connection::AskForInput(const RequestScope& scope, const std::string& request,
-                                            InputRequest input) const {
-  if (!scope.modern()) {
-    return Outcome::Fail(InternalError(request + " needs input from the client, which protocol " +
-                                       scope.protocol_version + " cannot ask for"));
-  }
-  Json missing = Json::object();
-  if (!input.requests.is_object()) input.requests = Json::object();
-  for (const auto& [key, asked] : input.requests.items()) {
-    const std::string capability =
-        ClientCapabilityFor(asked.is_object() ? asked.value("method", "") : "");
-    if (capability.empty()) {
-      log::Error(kLog, request + " asked the client for an unknown kind of input: " + asked.dump());
-      return Outcome::Fail(InternalError(request + " asked for input a client cannot give"));
-    }
-    if (!scope.client_capabilities.contains(capability)) missing[capability] = Json::object();
-  }
-  if (!missing.empty()) return Outcome::Fail(MissingClientCapability(missing));
-  std::optional<std::string> state;
-  if (input.state) state = server_.request_state_seal().Seal(request, *input.state);
-  return Outcome::Of(InputRequiredResult(std::move(input.requests), state));
-}
-
-Connection::Outcome Connection::Complete(RequestScope&, const CompleteParams& params) {
-  auto completion = server_.completion_handler()(params.request);
+Outcome Complete(Connection& c, RequestScope&, const CompleteParams& params) {
+  auto completion = c.server().completion_handler()(params.request);
   if (!completion.ok()) return Outcome::Fail(ToRpcError(completion.error()));
   return Outcome::Of(CompletionResult(std::move(completion).value()));
 }
 
+}  // namespace handlers
 }  // namespace imgmcp::mcp

@@ -12,10 +12,16 @@ namespace imgmcp::mcp {
 
 namespace {
 constexpr char kResourceCursorKind[] = "resources";
+
+// The runner hears of changes made elsewhere exactly when there is a watch (OnWatchedTask).
+ServerOptions WithWatchedTasks(ServerOptions options) {
+  options.tasks.changes_elsewhere_reported = options.task_watch != nullptr;
+  return options;
+}
 }  // namespace
 
 McpServer::McpServer(ServerOptions options)
-    : options_(std::move(options)),
+    : options_(WithWatchedTasks(std::move(options))),
       request_state_seal_(options_.request_state_key),
       pool_(options_.max_concurrent_calls) {
   tasks_.OnChange([this](const TaskSnapshot& task) {
@@ -75,11 +81,13 @@ std::vector<std::shared_ptr<Connection>> McpServer::LiveConnections() {
   return live;
 }
 
-// The row is read once, for all the connections listening. A change the runner made here never
+// The runner's waiters for the task are woken (they read the row themselves), and the row is read
+// once, for all the connections listening. A change the runner made here never
 // comes through the watch (session_store.h TaskChange), and one that does is a whole task state
 // again, which a listener may receive twice without harm (the extension's notifications carry the
 // full task, mcp-2026-07-28 extension_tasks_overview "Notifications").
 void McpServer::OnWatchedTask(const TaskWatch::Change& change, const TaskWatch::Reader& read) {
+  tasks_.NoteChangedElsewhere(change.task_id);  // wakes tasks/result waiting for it
   // Another replica cancelled it (tasks/cancel there): if it runs here, Cancel stops it now (and
   // tells this process's listeners); otherwise it finds the row terminal and leaves it.
   if (change.state == TaskState::kCancelled) (void)tasks_.Cancel(change.task_id, change.owner);

@@ -62,7 +62,8 @@ struct ServerOptions {
   // Tasks (task_runner.h): how long a finished task stays readable and the suggested poll interval.
   TaskOptions tasks;
   // Changes to tasks made elsewhere (task_watch.h: another replica's), sent to the connections
-  // listening for them like the runner's own; nullptr: only the runner's. Must outlive the server.
+  // listening for them like the runner's own, and waking the runner's WaitTerminal for them;
+  // nullptr: only the runner's. Must outlive the server.
   TaskWatch* task_watch = nullptr;
 };
 
@@ -133,9 +134,9 @@ class McpServer {
 
   // Live connections (expired ones are pruned as they are met).
   std::vector<std::shared_ptr<Connection>> LiveConnections();
-  // A task changed elsewhere (options_.task_watch). Cancelled: the runner stops it if it runs it
-  // here (its call is woken, its turn given back). Then the connections listening for it are
-  // told; the row is read only when one does.
+  // A task changed elsewhere (options_.task_watch). The runner's waiters for it are woken.
+  // Cancelled: the runner stops it if it runs it here (its call is woken, its turn given back).
+  // Then the connections listening for it are told; the row is read only when one does.
   void OnWatchedTask(const TaskWatch::Change& change, const TaskWatch::Reader& read);
 
   const ServerOptions options_;

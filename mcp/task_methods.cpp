@@ -8,6 +8,7 @@
 
 #include "mcp/connection.h"
 #include "mcp/legacy_task_json.h"
+#include "mcp/method_handlers.h"
 #include "mcp/server.h"
 
 namespace imgmcp::mcp {
@@ -23,8 +24,10 @@ RpcError UnknownTask(const std::string& task_id) {
 }
 }  // namespace
 
-Result<bool> Connection::CallAsTask(const RequestScope& scope, const ToolSpec& tool,
-                                    const CallToolParams& params) const {
+namespace handlers {
+
+Result<bool> CallAsTask(const RequestScope& scope, const ToolSpec& tool,
+                        const CallToolParams& params) {
   const ToolDefinition& def = tool.definition;
   if (!scope.modern()) {
     ASSIGN_OR_RETURN(std::optional<TaskAugmentation> augmented,
@@ -41,10 +44,9 @@ Result<bool> Connection::CallAsTask(const RequestScope& scope, const ToolSpec& t
   return !def.as_task || def.as_task(params.arguments, params.inputs);
 }
 
-Connection::Outcome Connection::StartTask(const RequestScope& scope, const ToolSpec& tool,
-                                          const CallToolParams& params,
-                                          std::shared_ptr<AdmittedCall> call,
-                                          InputResponses inputs) {
+Outcome StartTask(Connection& c, const RequestScope& scope, const ToolSpec& tool,
+                  const CallToolParams& params, std::shared_ptr<AdmittedCall> call,
+                  InputResponses inputs) {
   TaskCall task;
   task.tool = tool.definition.name;
   task.arguments = params.arguments;
@@ -58,57 +60,49 @@ Connection::Outcome Connection::StartTask(const RequestScope& scope, const ToolS
   task.client_capabilities = scope.client_capabilities;
   task.traceparent = scope.traceparent;
   task.inputs = std::move(inputs);
-  auto started = server_.tasks().Start(scope.owner, std::move(task));
+  auto started = c.server().tasks().Start(scope.owner, std::move(task));
   if (!started.ok()) return Outcome::Fail(ToRpcError(started.error()));
-  if (!scope.modern()) return AnswerLegacyTask(scope, *started);
+  if (!scope.modern()) return AnswerLegacyTask(c, scope, *started);
   return Outcome::Of(CreateTaskResultJson(*started));
 }
 
-Connection::Outcome Connection::GetTask(RequestScope& scope, const TaskIdParams& params) {
-  if (!scope.modern()) return LegacyGetTask(scope, params);
+Outcome GetTask(Connection& c, RequestScope& scope, const TaskIdParams& params) {
+  if (!scope.modern()) return LegacyGetTask(c, scope, params);
   if (!DeclaresTasks(scope.client_capabilities)) return Outcome::Fail(TasksNotDeclared());
-  auto task = server_.tasks().Get(params.task_id, scope.owner);
+  auto task = c.server().tasks().Get(params.task_id, scope.owner);
   if (!task) return Outcome::Fail(UnknownTask(params.task_id));
   return Outcome::Of(DetailedTaskJson(*task));
 }
 
-Connection::Outcome Connection::UpdateTask(RequestScope& scope, const TaskUpdateParams& params) {
+Outcome UpdateTask(Connection& c, RequestScope& scope, const TaskUpdateParams& params) {
   if (!DeclaresTasks(scope.client_capabilities)) return Outcome::Fail(TasksNotDeclared());
-  Status updated = server_.tasks().Update(params.task_id, scope.owner, params.input_responses);
+  Status updated = c.server().tasks().Update(params.task_id, scope.owner, params.input_responses);
   if (!updated.ok()) return Outcome::Fail(UnknownTask(params.task_id));
   return Outcome::Of(EmptyResult());
 }
 
-Connection::Outcome Connection::CancelTask(RequestScope& scope, const TaskIdParams& params) {
-  if (!scope.modern()) return LegacyCancelTask(scope, params);
+Outcome CancelTask(Connection& c, RequestScope& scope, const TaskIdParams& params) {
+  if (!scope.modern()) return LegacyCancelTask(c, scope, params);
   if (!DeclaresTasks(scope.client_capabilities)) return Outcome::Fail(TasksNotDeclared());
   // The extension's cancel is acknowledged whatever came of it (a task whose commit came first
   // still completes, which its status then shows).
-  auto cancelled = server_.tasks().Cancel(params.task_id, scope.owner);
+  auto cancelled = c.server().tasks().Cancel(params.task_id, scope.owner);
   if (!cancelled.ok()) return Outcome::Fail(UnknownTask(params.task_id));
   return Outcome::Of(EmptyResult());
 }
 
+}  // namespace handlers
+
 bool Connection::ListensForTask(const std::string& task_id) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return std::any_of(listens_.begin(), listens_.end(), [&task_id](const auto& item) {
-    const auto& ids = item.second.filter.task_ids;
-    return std::find(ids.begin(), ids.end(), task_id) != ids.end();
-  });
+  return session_.ListensForTask(task_id);
 }
 
 void Connection::NotifyTask(const TaskSnapshot& task) {
-  NotifyLegacyTask(task);
-  std::vector<Json> streams;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [key, listen] : listens_) {
-      const auto& ids = listen.filter.task_ids;
-      if (std::find(ids.begin(), ids.end(), task.task_id) != ids.end()) {
-        streams.push_back(listen.id);
-      }
-    }
-  }
+  handlers::NotifyLegacyTask(*this, task);
+  const std::vector<Json> streams = session_.ListensWanting([&task](const ListenFilter& filter) {
+    const auto& ids = filter.task_ids;
+    return std::find(ids.begin(), ids.end(), task.task_id) != ids.end();
+  });
   for (const Json& id : streams) {
     Json params = DetailedTaskJson(task);
     TagSubscription(params, id);

@@ -128,6 +128,7 @@ TaskRunner::~TaskRunner() {
 }
 
 void TaskRunner::EndLocked(Entry& entry, TaskState state, bool stop) {
+  CountChangeLocked(entry.id);  // the caller notifies changed_
   entry.snapshot.state = state;
   entry.snapshot.updated_at = Now();
   entry.snapshot.input_requests.reset();
@@ -235,7 +236,7 @@ void TaskRunner::Changed(const std::shared_ptr<Entry>& entry) {
   TaskSnapshot now;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    ++generation_;
+    CountChangeLocked(entry->id);
     now = entry->snapshot;
   }
   changed_.notify_all();
@@ -249,7 +250,7 @@ void TaskRunner::ForgetRecorded(const std::shared_ptr<Entry>& entry) {
     if (!Terminal(entry->snapshot.state)) return;
     auto it = tasks_.find(entry->id);
     if (it != tasks_.end() && it->second == entry) tasks_.erase(it);
-    ++generation_;
+    CountChangeLocked(entry->id);
   }
   changed_.notify_all();
 }
@@ -372,9 +373,19 @@ void TaskRunner::ForgetExpired() {
 }
 
 std::optional<TaskSnapshot> TaskRunner::Get(const std::string& task_id, const std::string& owner) {
+  bool here = false;
+  return Read(task_id, owner, &here);
+}
+
+std::optional<TaskSnapshot> TaskRunner::Read(const std::string& task_id, const std::string& owner,
+                                             bool* here) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (auto entry = Find(task_id, owner)) return entry->snapshot;
+    *here = false;
+    if (auto entry = Find(task_id, owner)) {
+      *here = true;
+      return entry->snapshot;
+    }
   }
   if (options_.ledger == nullptr) return std::nullopt;
   auto row = options_.ledger->Get(task_id, owner);
@@ -421,12 +432,15 @@ Result<CancelOutcome> TaskRunner::EndUncommitted(const std::shared_ptr<Entry>& e
     if (!ended.ok()) {  // ended already (elsewhere, or by its run): the ledger's end stands
       ASSIGN_OR_RETURN(std::optional<TaskSnapshot> row,
                        options_.ledger->Get(entry->id, entry->owner));
-      std::lock_guard<std::mutex> lock(mu_);
+      std::unique_lock<std::mutex> lock(mu_);
       if (row && Terminal(row->state) && !Terminal(entry->snapshot.state)) {
         entry->snapshot = *row;
         EndLocked(*entry, row->state, /*stop=*/true);
       }
-      return CancelOutcome{CancelOutcome::Kind::kEnded, row ? *row : entry->snapshot, ""};
+      CancelOutcome ended_before{CancelOutcome::Kind::kEnded, row ? *row : entry->snapshot, ""};
+      lock.unlock();
+      changed_.notify_all();  // a WaitTerminal of this task sees it ended
+      return ended_before;
     }
   }
   {
@@ -498,21 +512,59 @@ bool TaskRunner::WaitIdle(std::chrono::steady_clock::time_point deadline, std::s
   return changed_.wait_until(lock, stop, deadline, [this] { return running_ == 0; });
 }
 
+void TaskRunner::CountChangeLocked(const std::string& task_id) {
+  if (auto it = waited_.find(task_id); it != waited_.end()) ++it->second.changes;
+}
+
+void TaskRunner::NoteChangedElsewhere(const std::string& task_id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    CountChangeLocked(task_id);
+  }
+  changed_.notify_all();
+}
+
 Result<TaskSnapshot> TaskRunner::WaitTerminal(const std::string& task_id, const std::string& owner,
                                               std::stop_token stop) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++waited_[task_id].waiters;
+  }
+  Result<TaskSnapshot> ended = AwaitTerminal(task_id, owner, std::move(stop));
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = waited_.find(task_id);
+  if (--it->second.waiters == 0) waited_.erase(it);
+  return ended;
+}
+
+Result<TaskSnapshot> TaskRunner::AwaitTerminal(const std::string& task_id, const std::string& owner,
+                                               std::stop_token stop) {
   while (true) {
     uint64_t seen;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      seen = generation_;
+      seen = waited_[task_id].changes;  // before the read: a change after it is counted
     }
-    std::optional<TaskSnapshot> task = Get(task_id, owner);
+    bool here = false;
+    std::optional<TaskSnapshot> task = Read(task_id, owner, &here);
     if (!task) return MakeError(ErrorCode::kNotFound, "unknown task " + task_id);
     if (Terminal(task->state)) return *task;
-    // This process's changes wake it; another process's are found by reading the ledger again.
-    const auto poll = std::chrono::milliseconds(std::max<int64_t>(task->poll_interval_ms, 50));
+    auto woken = [&] { return stopping_ || waited_[task_id].changes != seen; };
     std::unique_lock<std::mutex> lock(mu_);
-    changed_.wait_for(lock, stop, poll, [&] { return stopping_ || generation_ != seen; });
+    if (here) {
+      changed_.wait(lock, stop, woken);  // every change of a task run here is counted
+    } else {
+      // Run by another process: its changes are counted when reported (TaskWatch, through the
+      // server); the row is read again for what nothing reports — where nothing reports at all
+      // (SQLite: another process on the data dir), every poll interval but at most once a
+      // second; where changes are reported, seldom, for a report lost while the watch
+      // reconnected or fell behind.
+      const auto reread = options_.changes_elsewhere_reported
+                              ? std::chrono::milliseconds(kReportedReRead)
+                              : std::max<std::chrono::milliseconds>(
+                                    std::chrono::milliseconds(task->poll_interval_ms), kMinReRead);
+      changed_.wait_for(lock, stop, reread, woken);
+    }
     if (stop.stop_requested() || stopping_) {
       return MakeError(ErrorCode::kCancelled, "stopped waiting for task " + task_id);
     }

@@ -36,7 +36,6 @@
 #include "mcp/tool.h"
 #include "mcp/worker_pool.h"
 
-
 namespace imgmcp::mcp {
 
 // The extension's name, in client capabilities and in server/discover.
@@ -77,6 +76,9 @@ struct TaskOptions {
   TaskLedger* ledger = nullptr;
   // Where each status a task of this process reaches is counted (imgmcp_tasks_total); may be null.
   CoreMetrics* metrics = nullptr;
+  // True when every change another process makes to the ledger's tasks is reported through
+  // TaskRunner::NoteChangedElsewhere (the server sets it when it has a TaskWatch, task_watch.h).
+  bool changes_elsewhere_reported = false;
 };
 
 // What a task runs: the admitted call and what its handler may read.
@@ -133,11 +135,21 @@ class TaskRunner {
   // kTooLate, after waiting briefly for it to be recorded). A terminal one is left as it is
   // (kEnded). kNotFound as Get.
   Result<CancelOutcome> Cancel(const std::string& task_id, const std::string& owner);
-  // Waits until the owner's task is terminal and returns it: woken by this process's changes,
-  // and reading the ledger every poll interval for a task another process runs. kNotFound as
-  // Get; kCancelled when `stop` is requested or the runner is shutting down.
+  // How often WaitTerminal reads a task another process runs again (below): at least this far
+  // apart where its changes are not reported, and this far apart where they are.
+  static constexpr std::chrono::seconds kMinReRead{1};
+  static constexpr std::chrono::seconds kReportedReRead{30};
+  // Waits until the owner's task is terminal and returns it. Woken by each change of the task:
+  // this process's, and another process's reported through NoteChangedElsewhere. A task another
+  // process runs is also read from the ledger again, for what nothing reports: every poll
+  // interval (at least kMinReRead) where changes elsewhere are not reported, and every
+  // kReportedReRead where they are (a report lost while the watch reconnected). kNotFound as Get;
+  // kCancelled when `stop` is requested or the runner is shutting down.
   Result<TaskSnapshot> WaitTerminal(const std::string& task_id, const std::string& owner,
                                     std::stop_token stop);
+  // A task changed in the ledger by another process (reported by the server's TaskWatch): wakes
+  // the WaitTerminal calls waiting for it, which read it again.
+  void NoteChangedElsewhere(const std::string& task_id);
   // The owner's tasks, newest first, `limit` a page (the ledger's when there is one). A cursor
   // this did not make is kInvalidArgument.
   Result<TaskList> List(const std::string& owner, const std::optional<std::string>& cursor,
@@ -181,6 +193,14 @@ class TaskRunner {
   // After a local change was recorded: a terminal task the ledger holds is forgotten here.
   void ForgetRecorded(const std::shared_ptr<Entry>& entry);
   std::shared_ptr<Entry> Find(const std::string& task_id, const std::string& owner);
+  // Get, and whether the task lives in this process (`here`) or was read from the ledger.
+  std::optional<TaskSnapshot> Read(const std::string& task_id, const std::string& owner,
+                                   bool* here);
+  // WaitTerminal once its waiter is counted in waited_.
+  Result<TaskSnapshot> AwaitTerminal(const std::string& task_id, const std::string& owner,
+                                     std::stop_token stop);
+  // Counts a change of the task for those waiting for it (mu_ held).
+  void CountChangeLocked(const std::string& task_id);
   void ForgetExpired();  // mu_ held
   // Records a local change in the ledger (without mu_). A task the ledger has already ended
   // (cancelled elsewhere) takes the ledger's state. True when the ledger now holds the task's
@@ -197,14 +217,20 @@ class TaskRunner {
 
   std::function<void(const TaskSnapshot&)> on_change_;
   const TaskOptions options_;
-  // Guards tasks_, every Entry's mutable fields, active_, running_, generation_ and stopping_.
+  // Guards tasks_, every Entry's mutable fields, active_, running_, waited_ and stopping_.
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<Entry>> tasks_;
   std::map<std::string, size_t> active_;  // by owner: tasks not terminal (and ones being created)
   size_t running_ = 0;                    // entries submitted to pool_ whose Run has not returned
-  uint64_t generation_ = 0;  // bumped on every change this process makes (wakes WaitTerminal)
-  bool stopping_ = false;    // Shutdown was called
-  std::condition_variable_any changed_;  // notified with generation_, running_ and stopping_
+  // The tasks WaitTerminal calls wait for: how many wait, and the changes counted so far (every
+  // change of the task, made here or reported from elsewhere).
+  struct Waited {
+    size_t waiters = 0;
+    uint64_t changes = 0;
+  };
+  std::map<std::string, Waited> waited_;
+  bool stopping_ = false;                // Shutdown was called
+  std::condition_variable_any changed_;  // notified with waited_, running_ and stopping_
   WorkerPool pool_;  // last: joined (in the destructor) while everything above is alive
 };
 

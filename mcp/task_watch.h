@@ -2,8 +2,9 @@
 // another replica on the same store — created, finished, cancelled, settled after its runner
 // died — and this process's cancels and settlings of another replica's tasks. The server
 // (server.h) sends them to the connections listening for those tasks, as it does the runner's own
-// changes (TaskRunner::OnChange). An interface, so the protocol core stays free of sessions (the
-// adapter is server/tools/store_task_watch.h).
+// changes (TaskRunner::OnChange), and wakes the runner's WaitTerminal calls waiting for them
+// (TaskRunner::NoteChangedElsewhere). An interface, so the protocol core stays free of sessions
+// (the adapter is server/tools/store_task_watch.h).
 #pragma once
 
 #include <functional>

@@ -6,14 +6,19 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <stop_token>
 #include <thread>
 
 #include "common/cancellation.h"
+#include "mcp/server.h"
 #include "mcp/task_ledger.h"
+#include "mcp/task_watch.h"
 #include "mcp/worker_pool.h"
 
 namespace imgmcp::mcp {
@@ -32,12 +37,15 @@ class MemoryLedger final : public TaskLedger {
     TaskSnapshot s;
     s.task_id = "task" + std::to_string(rows_.size());
     s.ttl_ms = options.ttl_ms;
+    s.poll_interval_ms = options.poll_interval_ms;
     rows_[s.task_id] = {owner, s};
     return s;
   }
   Result<std::optional<TaskSnapshot>> Get(const std::string& id,
                                           const std::string& owner) override {
     std::lock_guard<std::mutex> lock(mu_);
+    ++gets_asked_;
+    cv_.notify_all();
     auto it = rows_.find(id);
     if (it == rows_.end() || it->second.first != owner) return std::optional<TaskSnapshot>();
     return std::optional<TaskSnapshot>(it->second.second);
@@ -76,6 +84,11 @@ class MemoryLedger final : public TaskLedger {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [&] { return claims_asked_ >= n; });
   }
+  // Waits until Get has been asked `n` times (a row read after it sees later changes).
+  void AwaitGetsAsked(int n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return gets_asked_ >= n; });
+  }
   // Waits until EndUncommitted has been asked `n` times.
   void AwaitEndsAsked(int n) {
     std::unique_lock<std::mutex> lock(mu_);
@@ -99,12 +112,13 @@ class MemoryLedger final : public TaskLedger {
     return s.state == TaskState::kCompleted || s.state == TaskState::kFailed ||
            s.state == TaskState::kCancelled;
   }
-  std::mutex mu_;               // guards rows_, claimed_, ends_asked_, claims_asked_
-  std::condition_variable cv_;  // notified with ends_asked_ and claims_asked_
+  std::mutex mu_;               // guards rows_, claimed_, ends_asked_, claims_asked_, gets_asked_
+  std::condition_variable cv_;  // notified with ends_asked_, claims_asked_ and gets_asked_
   std::map<std::string, std::pair<std::string, TaskSnapshot>> rows_;
   std::set<std::string> claimed_;
   int ends_asked_ = 0;
   int claims_asked_ = 0;
+  int gets_asked_ = 0;
 };
 
 TaskCall CallOf(std::function<ToolResult(ToolCallContext&)> run) {
@@ -358,6 +372,103 @@ TEST_F(TaskRunnerTest, AnEndedTaskKeepsNeitherItsRequestNorItsResultInMemory) {
   auto read = runner_->Get(task->task_id, "");  // from the ledger now
   ASSERT_TRUE(read);
   EXPECT_EQ((*read->result)["content"][0]["text"], "done");
+}
+
+// WaitTerminal of a task another process runs (read from the ledger), until it ends or a bound
+// passes: then its stop is requested and nullopt returned, so a wait that is never woken fails
+// the test instead of hanging it.
+class ElsewhereWait {
+ public:
+  ElsewhereWait(TaskRunner& runner, const std::string& task_id)
+      : result_(std::async(std::launch::async, [&runner, task_id, token = stop_.get_token()] {
+          return runner.WaitTerminal(task_id, "", token);
+        })) {}
+  ~ElsewhereWait() { stop_.request_stop(); }
+  std::optional<Result<TaskSnapshot>> Get(std::chrono::seconds bound) {
+    if (result_.wait_for(bound) != std::future_status::ready) {
+      stop_.request_stop();
+      result_.wait();
+      return std::nullopt;
+    }
+    return result_.get();
+  }
+
+ private:
+  std::stop_source stop_;
+  std::future<Result<TaskSnapshot>> result_;
+};
+
+// Where another process's changes are reported (PostgreSQL's NOTIFY through the server's
+// TaskWatch), a waiter is woken by the report, not by reading the row again an hour later.
+TEST(TaskRunnerWaitTest, AChangeReportedFromElsewhereWakesTheWaiter) {
+  MemoryLedger ledger;
+  TaskRunner runner(
+      TaskOptions{.max_running = 2, .ledger = &ledger, .changes_elsewhere_reported = true});
+  auto row = ledger.Create("", "t", Json::object(), TaskOptions{.poll_interval_ms = 3'600'000});
+  ASSERT_TRUE(row.ok());
+  ElsewhereWait wait(runner, row->task_id);
+  ledger.AwaitGetsAsked(1);  // the waiter has read the row (working)
+  ledger.EndElsewhere(row->task_id);
+  runner.NoteChangedElsewhere(row->task_id);
+  auto ended = wait.Get(std::chrono::seconds(10));
+  ASSERT_TRUE(ended) << "the reported change did not wake WaitTerminal";
+  ASSERT_TRUE(ended->ok());
+  EXPECT_EQ((*ended)->state, TaskState::kCancelled);
+}
+
+// Where nothing reports another process's changes (SQLite: another process on the data dir), the
+// row is read again — every poll interval, and never more often than once a second.
+TEST(TaskRunnerWaitTest, AChangeNothingReportsIsFoundByReadingTheRowAgain) {
+  MemoryLedger ledger;
+  TaskRunner runner(TaskOptions{.max_running = 2, .ledger = &ledger});
+  auto row = ledger.Create("", "t", Json::object(), TaskOptions{.poll_interval_ms = 0});
+  ASSERT_TRUE(row.ok());
+  ElsewhereWait wait(runner, row->task_id);
+  ledger.AwaitGetsAsked(1);
+  ledger.EndElsewhere(row->task_id);
+  auto ended = wait.Get(std::chrono::seconds(10));
+  ASSERT_TRUE(ended) << "WaitTerminal never read the row again";
+  ASSERT_TRUE(ended->ok());
+  EXPECT_EQ((*ended)->state, TaskState::kCancelled);
+}
+
+// Reports a change as the PostgreSQL watch would (on its own thread in the server; here on the
+// test's).
+class FakeTaskWatch final : public TaskWatch {
+ public:
+  void SetListener(Listener listener) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    listener_ = std::move(listener);
+  }
+  void Report(const Change& change) {
+    std::lock_guard<std::mutex> lock(mu_);  // as the watch: SetListener waits for a report
+    if (listener_) listener_(change, [] { return std::optional<TaskSnapshot>(); });
+  }
+
+ private:
+  std::mutex mu_;  // guards listener_, and is held while it runs
+  Listener listener_;
+};
+
+// The server hands the watch's reports to its runner: tasks/result of a task another replica
+// runs answers when that replica's change is announced.
+TEST(TaskRunnerWaitTest, TheServersTaskWatchWakesTheWaiter) {
+  MemoryLedger ledger;
+  FakeTaskWatch watch;
+  ServerOptions options;
+  options.tasks.ledger = &ledger;
+  options.task_watch = &watch;
+  McpServer server(options);
+  auto row = ledger.Create("", "t", Json::object(), TaskOptions{.poll_interval_ms = 3'600'000});
+  ASSERT_TRUE(row.ok());
+  ElsewhereWait wait(server.tasks(), row->task_id);
+  ledger.AwaitGetsAsked(1);
+  ledger.EndElsewhere(row->task_id);
+  watch.Report({row->task_id, "", TaskState::kCancelled});
+  auto ended = wait.Get(std::chrono::seconds(10));
+  ASSERT_TRUE(ended) << "the watch's report did not wake WaitTerminal";
+  ASSERT_TRUE(ended->ok());
+  EXPECT_EQ((*ended)->state, TaskState::kCancelled);
 }
 
 }  // namespace
