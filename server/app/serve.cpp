@@ -1,12 +1,11 @@
 #include "server/app/serve.h"
 
-#include <pthread.h>
-
-#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <memory>
+#include <optional>
+#include <stop_token>
 #include <string>
 #include <thread>
 
@@ -14,6 +13,7 @@
 #include "common/log.h"
 #include "server/app/drain.h"
 #include "server/app/readiness_probe.h"
+#include "server/app/stop_signals.h"
 #include "server/app/wiring.h"
 #include "server/http/http_listener.h"
 #include "server/http/listen_address.h"
@@ -30,14 +30,6 @@ namespace {
 constexpr char kTasksStoppedByShutdown[] =
     "the server was stopped (SIGTERM or SIGINT) before this task finished and its drain timeout "
     "passed; nothing was committed and no other server takes it over: retry the call";
-
-sigset_t StopSignals() {
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  return signals;
-}
 
 // Loads the network module and starts listening; the port it listens on is logged.
 Result<std::unique_ptr<http::HttpListener>> StartListener(const Config& config,
@@ -56,22 +48,19 @@ Result<std::unique_ptr<http::HttpListener>> StartListener(const Config& config,
 }
 
 // The stdio drain: on SIGTERM or SIGINT the reader stops reading (as at EOF: `drain` is
-// requested, which wakes it) and calls in flight get the drain timeout to finish. A second signal
-// exits at once: the state on disk is crash-safe and a turn dies with the process. Returns when
-// StdioTransport::Run has (`done`; the main thread then wakes this wait with a SIGTERM of this
-// thread).
+// requested) and the calls in flight may finish within `grace`; a second signal exits at once
+// (the state on disk is crash-safe and a turn dies with the process). Returns when `stop` is
+// requested (StdioTransport::Run has returned).
 void StopStdioOnSignal(std::stop_source& drain, std::chrono::milliseconds grace,
-                       const std::atomic<bool>& done) {
-  const sigset_t stop_signals = StopSignals();
-  int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
-  if (done.load()) return;
-  log::Info("drain", std::string(signal_number == SIGINT ? "SIGINT" : "SIGTERM") +
+                       std::stop_token stop) {
+  StopSignalWatch signals;
+  const std::optional<int> first = signals.Next(stop);
+  if (!first) return;
+  log::Info("drain", std::string(*first == SIGINT ? "SIGINT" : "SIGTERM") +
                          ": no more input is read; calls in flight may finish within " +
                          std::to_string(grace.count() / 1000) + " s");
   drain.request_stop();
-  sigwait(&stop_signals, &signal_number);
-  if (done.load()) return;
+  if (!signals.Next(stop)) return;
   log::Info("drain", "signalled again: exiting now");
   std::_Exit(0);
 }
@@ -99,22 +88,19 @@ Status ServeHttpUntilStopped(const Config& config, WiredServer& wired) {
   auto started = StartListener(config, wired, probe);
   if (!started.ok()) return Error(started.error().code, "--http: " + started.error().message);
   const std::unique_ptr<http::HttpListener> listener = std::move(*started);
-  std::atomic<bool> listener_ended{false};
   mcp::TaskRunner& tasks = wired.server().tasks();
-  std::thread stopper([&listener, &listener_ended, &config, &tasks] {
-    const sigset_t stop_signals = StopSignals();
-    int signal_number = 0;
-    sigwait(&stop_signals, &signal_number);
-    if (!listener_ended.load()) {
-      Drain(*listener, tasks, std::chrono::seconds(config.drain_timeout_seconds), signal_number,
-            stop_signals);
+  // Stopped when the listener ends by itself (it failed): then nothing is drained.
+  std::jthread stopper([&listener, &config, &tasks](std::stop_token stop) {
+    StopSignalWatch signals;
+    if (const std::optional<int> signal_number = signals.Next(stop)) {
+      Drain(*listener, tasks, std::chrono::seconds(config.drain_timeout_seconds), *signal_number,
+            StopSignals());
     }
     tasks.Shutdown(kTasksStoppedByShutdown);
     listener->Stop();
   });
-  listener->Wait();
-  listener_ended.store(true);  // the listener failed, or the stopper is stopping it
-  pthread_kill(stopper.native_handle(), SIGTERM);  // wakes sigwait if the listener failed
+  listener->Wait();  // the listener failed, or the stopper is stopping it
+  stopper.request_stop();
   stopper.join();  // the stopper's Stop() has returned: every session ended, threads joined
   listener->Stop();
   log::Info("main", "stopped");
@@ -123,18 +109,14 @@ Status ServeHttpUntilStopped(const Config& config, WiredServer& wired) {
 
 bool ServeStdio(const Config& config, mcp::McpServer& server) {
   std::stop_source drain;
-  std::atomic<bool> done{false};
   mcp::StdioOptions options;
   options.drain = drain.get_token();
   options.stop_grace = std::chrono::seconds(config.drain_timeout_seconds);
-  std::thread stopper(
-      [&drain, &done, grace = options.stop_grace] { StopStdioOnSignal(drain, grace, done); });
+  std::jthread stopper([&drain, grace = options.stop_grace](std::stop_token stop) {
+    StopStdioOnSignal(drain, grace, std::move(stop));
+  });
   mcp::StdioTransport transport(server, options);
-  const bool idle = transport.Run();
-  done.store(true);
-  pthread_kill(stopper.native_handle(), SIGTERM);  // wakes its wait, whichever it is in
-  stopper.join();
-  return idle;
+  return transport.Run();  // then `stopper` is stopped and joined
 }
 
 }  // namespace imgmcp::app
