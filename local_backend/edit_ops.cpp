@@ -142,8 +142,8 @@ void Fill(imaging::Image& img, int x0, int y0, int x1, int y1,
 // A disc inscribed in the box [x, x+s) x [y, y+s): pixel centres within s/2 of the box centre.
 void Disc(imaging::Image& img, int x, int y, int s, Rgb c) {
   const int x0 = std::max(x, 0), y0 = std::max(y, 0);
-  const int x1 = std::min<int64_t>(static_cast<int64_t>(x) + s, img.width);
-  const int y1 = std::min<int64_t>(static_cast<int64_t>(y) + s, img.height);
+  const int x1 = static_cast<int>(std::min<int64_t>(static_cast<int64_t>(x) + s, img.width));
+  const int y1 = static_cast<int>(std::min<int64_t>(static_cast<int64_t>(y) + s, img.height));
   const int64_t s2 = static_cast<int64_t>(s) * s;
   for (int py = y0; py < y1; ++py) {
     const int64_t dy = 2LL * (py - y) + 1 - s;  // doubled offset from the centre

@@ -9,6 +9,6 @@
 namespace imgmcp::local {
 
 // kInvalidArgument for a crop outside the image; kTooLarge for a resize over limits.max_pixels.
-Status ApplyEdit(imaging::Image& image, const EditOp& op, const imaging::DecodeLimits& limits);
+Status ApplyEdit(imaging::Image& img, const EditOp& op, const imaging::DecodeLimits& limits);
 
 }  // namespace imgmcp::local

@@ -69,7 +69,10 @@ bool AppendAsciiString(std::string_view s, std::string& out) {
                              : static_cast<char>(c);  // '"' and '\\' stand for themselves
           break;
         default:
-          std::memcpy(p, "\\u00", 4);
+          p[0] = '\\';
+          p[1] = 'u';
+          p[2] = '0';
+          p[3] = '0';
           p[4] = kHex[c >> 4];
           p[5] = kHex[c & 0xf];
           p += 6;

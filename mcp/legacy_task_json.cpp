@@ -9,7 +9,7 @@ constexpr char kModelImmediateResponse[] = "io.modelcontextprotocol/model-immedi
 
 bool IsErrorResult(const TaskSnapshot& task) {
   return task.state == TaskState::kCompleted && task.result && task.result->is_object() &&
-         task.result->value("isError", false) == true;
+         task.result->value("isError", false);
 }
 
 // The first text block of a CallToolResult, "" when it has none.

@@ -43,8 +43,8 @@ std::shared_ptr<HttpSession::Exchange> HttpSession::BeginExchange(
   for (size_t i = 0; i < exchange->keys.size(); ++i) {
     // An id in progress in this session, or twice in this batch: either way two requests would
     // share the id their answers are matched by.
-    const bool repeated = std::find(exchange->keys.begin(), exchange->keys.begin() + i,
-                                    exchange->keys[i]) != exchange->keys.begin() + i;
+    const auto before = exchange->keys.begin() + static_cast<std::ptrdiff_t>(i);
+    const bool repeated = std::find(exchange->keys.begin(), before, exchange->keys[i]) != before;
     if (!repeated && by_request_.count(exchange->keys[i]) == 0) continue;
     if (duplicate != nullptr) *duplicate = request_ids[i];
     return nullptr;

@@ -68,10 +68,11 @@ Json ResultFromTaskRow(Json stored, const std::string& request_json,
     if (rebuilt.ok() && rebuilt->is_object()) {
       block = std::move(*rebuilt);
     } else {
-      const std::string why = rebuilt.ok() ? "nothing to show" : rebuilt.error().message;
-      block = Json{{"type", "text"},
-                   {"text", "(the image of version " + std::to_string(version) + " of session '" +
-                                session_id + "' is no longer shown here: " + why + ")"}};
+      std::string text = "(the image of version " + std::to_string(version);
+      text += " of session '" + session_id + "' is no longer shown here: ";
+      text += rebuilt.ok() ? "nothing to show" : rebuilt.error().message;
+      text += ")";
+      block = Json{{"type", "text"}, {"text", std::move(text)}};
     }
   }
   return stored;

@@ -27,9 +27,9 @@ std::string HumanBytes(int64_t bytes) {
   if (bytes < 1024) {
     std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(bytes));
   } else if (bytes < 1024 * 1024) {
-    std::snprintf(buf, sizeof buf, "%.1f KB", bytes / 1024.0);
+    std::snprintf(buf, sizeof buf, "%.1f KB", static_cast<double>(bytes) / 1024.0);
   } else {
-    std::snprintf(buf, sizeof buf, "%.1f MB", bytes / (1024.0 * 1024.0));
+    std::snprintf(buf, sizeof buf, "%.1f MB", static_cast<double>(bytes) / (1024.0 * 1024.0));
   }
   return buf;
 }

@@ -80,7 +80,8 @@ class PgTurns {
   class HeldTurn {
    public:
     HeldTurn(PgTurns* owner, PgTicket ticket) : owner_(owner), ticket_(std::move(ticket)) {}
-    HeldTurn(HeldTurn&& other) noexcept : owner_(other.owner_), ticket_(other.ticket_) {
+    HeldTurn(HeldTurn&& other) noexcept
+        : owner_(other.owner_), ticket_(std::move(other.ticket_)) {
       other.owner_ = nullptr;
     }
     HeldTurn& operator=(HeldTurn&&) = delete;
