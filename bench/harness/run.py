@@ -7,8 +7,8 @@ here at run time. Prints one markdown table and writes it to bench/RESULTS.md. I
 fails on a number (exit status is non-zero only when the harness itself cannot run).
 
 Usage: bench/harness/run.py --imgmcp BIN --fake-gemini BIN [--out bench/RESULTS.md] [--quick]
-       [--only P1,…,R1,R2,C1,M1,M2,M3,T1] [--chain-bench BIN] [--merge]
-       [--baseline-imgmcp BIN --baseline-label TEXT]   (M2, M3 also against an earlier build)
+       [--only P1,…,R1,R2,C1,M1,M2,M3,M4,T1] [--chain-bench BIN] [--merge]
+       [--baseline-imgmcp BIN --baseline-label TEXT]   (M2–M4 also against an earlier build)
 """
 
 import argparse
@@ -699,10 +699,10 @@ class HttpMcpSession:
     """One MCP session over HTTP, every request on a new connection (as a client without
     keep-alive sends them), so calls land on the listener's threads in turn."""
 
-    def __init__(self, port):
+    def __init__(self, port, protocol=PROTOCOL):
         self.port, self.session = port, None
         _, headers, _ = self.post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": PROTOCOL, "capabilities": {},
+            "protocolVersion": protocol, "capabilities": {},
             "clientInfo": {"name": "imgmcp-bench", "version": "1"}}})
         self.session = headers["mcp-session-id"]
         self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
@@ -720,21 +720,30 @@ class HttpMcpSession:
         finally:
             conn.close()
 
-    def call(self, call_id, tool, args):
-        status, headers, body = self.post({"jsonrpc": "2.0", "id": call_id, "method": "tools/call",
-                                           "params": {"name": tool, "arguments": args}})
+    def request(self, call_id, method, params):
+        """A request's result (the answer with its id, when it comes as an SSE stream)."""
+        status, headers, body = self.post({"jsonrpc": "2.0", "id": call_id, "method": method,
+                                           "params": params})
         if status != 200:
-            raise McpError(f"HTTP {status}: {body[:200]!r}")
+            raise McpError(f"{method}: HTTP {status}: {body[:200]!r}")
         if headers.get("content-type", "").startswith("text/event-stream"):
-            datas = [ln[5:] for ln in body.split(b"\n") if ln.startswith(b"data:")]
-            body = next(d for d in reversed(datas) if d.strip())
-        result = json.loads(body)["result"]
+            messages = [json.loads(ln[5:]) for ln in body.split(b"\n")
+                        if ln.startswith(b"data:") and ln[5:].strip()]
+            answer = next(m for m in reversed(messages) if m.get("id") == call_id)
+        else:
+            answer = json.loads(body)
+        if "error" in answer:
+            raise McpError(f"{method}: {json.dumps(answer['error'])[:300]}")
+        return answer["result"]
+
+    def call(self, call_id, tool, args):
+        result = self.request(call_id, "tools/call", {"name": tool, "arguments": args})
         if result.get("isError"):
             raise McpError(result["content"][0]["text"][:300])
         return result
 
 
-IDLE_SECONDS = 3  # M1, M3: resident memory this long after the last call ("after", "idle")
+IDLE_SECONDS = 3  # M1, M3, M4: resident memory this long after the last call ("after", "idle")
 
 
 def measure_sequential_imports(binary, workdir, tag, calls, width, height):
@@ -774,6 +783,82 @@ def measure_sequential_imports(binary, workdir, tag, calls, width, height):
             return {"error": str(e)[:300]}
 
 
+LEGACY_TASKS_PROTOCOL = "2025-11-25"  # M4: the revision whose experimental tasks utility it uses
+
+
+def database_bytes(data_dir):
+    """(file, WAL) bytes on disk of the data dir's SQLite database."""
+    path = os.path.join(data_dir, "imgmcp.db")
+    return tuple(os.path.getsize(p) if os.path.exists(p) else 0 for p in (path, path + "-wal"))
+
+
+def task_row_bytes(data_dir):
+    """(rows, bytes of request, result and error JSON) in the data dir's tasks table, read
+    beside the running server."""
+    import sqlite3  # only M4 reads a database
+    db = sqlite3.connect(f"file:{os.path.join(data_dir, 'imgmcp.db')}?mode=ro", uri=True,
+                         timeout=30)
+    try:
+        return db.execute("SELECT count(*), coalesce(sum(length(CAST(request_json AS BLOB)) + "
+                          "length(CAST(result_json AS BLOB)) + length(CAST(error_json AS BLOB))), "
+                          "0) FROM tasks").fetchone()
+    finally:
+        db.close()
+
+
+def measure_import_tasks(binary, workdir, tag, calls, width, height):
+    """M4 (#35, finding 3): `calls` edit_image tasks one after the other over HTTP, each a
+    task-augmented tools/call (MCP 2025-11-25's tasks utility, one session) importing a noisy
+    width x height PNG into one imgmcp session with `inline: "full"`, its result fetched with
+    tasks/result; local backend, --max-inflight-mb 64, --cache-mb 0, the default --task-ttl (so
+    every task stays readable). Peak resident memory (VmHWM), resident memory after the first
+    task, right after the last and IDLE_SECONDS later (idle); the database (file + WAL) and its
+    tasks table then, and again IDLE_SECONDS after reset_session of the session."""
+    png = noisy_png(width, height, seed=5)
+    image = {"data": base64.b64encode(png).decode(), "mime_type": "image/png"}
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GEMINI", "IMGMCP"))}
+    data_dir = os.path.join(workdir, tag + "-data")
+    argv = [binary, "--backend", "local", "--log-level", "error", "--http", f"127.0.0.1:{port}",
+            "--max-inflight-mb", "64", "--cache-mb", "0", "--data-dir", data_dir]
+    cwd = os.path.join(workdir, "cwd-" + tag)
+    os.makedirs(cwd, exist_ok=True)
+    with HttpServer(argv, env, cwd, port, os.path.join(workdir, tag + ".log")) as server:
+        if server.error:
+            return {"error": server.error}
+        try:
+            client = HttpMcpSession(port, LEGACY_TASKS_PROTOCOL)
+            ids = iter(range(1, 1 << 30))
+            first, shown = None, 0
+            for _ in range(calls):
+                created = client.request(next(ids), "tools/call", {
+                    "name": "edit_image", "task": {}, "arguments": {
+                        "session_id": "m4-imports", "prompt": "invert", "inline": "full",
+                        "image": image}})
+                if "task" not in created:
+                    raise McpError(f"not answered with a task: {str(created)[:200]}")
+                result = client.request(next(ids), "tasks/result",
+                                        {"taskId": created["task"]["taskId"]})
+                if result.get("isError") or not image_bytes_in(result):
+                    raise McpError(f"task result without its image: {str(result)[:300]}")
+                shown += image_bytes_in(result)
+                if first is None:
+                    first = proc_status_kb(server.proc.pid, "VmRSS")
+            last = proc_status_kb(server.proc.pid, "VmRSS")
+            time.sleep(IDLE_SECONDS)
+            out = {"peak": proc_status_kb(server.proc.pid, "VmHWM"), "first": first,
+                   "last": last, "idle": proc_status_kb(server.proc.pid, "VmRSS"),
+                   "image_mb": len(png) / 1e6, "shown_mb": shown / calls / 1e6,
+                   "db": database_bytes(data_dir), "rows": task_row_bytes(data_dir)}
+            client.call(next(ids), "reset_session", {"session_id": "m4-imports"})
+            time.sleep(IDLE_SECONDS)
+            out.update(reset_idle=proc_status_kb(server.proc.pid, "VmRSS"),
+                       reset_db=database_bytes(data_dir), reset_rows=task_row_bytes(data_dir))
+            return out
+        except Exception as e:  # noqa: BLE001
+            return {"error": str(e)[:300]}
+
+
 def memory_builds(args):
     """(label, binary) of the builds the memory rows measure: this one, and the earlier one."""
     builds = [("imgmcp", args.imgmcp)]
@@ -783,8 +868,9 @@ def memory_builds(args):
 
 
 def run_memory_rows(args, workdir, want, rows, results, log):
-    """M2 (16 local 4K generations at once, #35 finding 7) and M3 (sequential imports over HTTP,
-    finding 10), for this build and, with --baseline-imgmcp, an earlier one in the same run."""
+    """M2 (16 local 4K generations at once, #35 finding 7), M3 (sequential imports over HTTP,
+    finding 10) and M4 (import tasks, finding 3), for this build and, with --baseline-imgmcp, an
+    earlier one in the same run."""
     if want("M2"):
         what = "16 concurrent local 4K generate_image calls"
         for label, binary in memory_builds(args):
@@ -820,10 +906,83 @@ def run_memory_rows(args, workdir, want, rows, results, log):
                              f"after the first call, {r['last'] / 1024:.0f} MB right after the "
                              f"last, idle {IDLE_SECONDS} s later; server CPU "
                              f"{r['cpu_ms']:.0f} ms a call"))
+    if want("M4"):
+        run_import_task_rows(args, workdir, rows, results, log)
+
+
+def size_text(n):
+    """Bytes on disk, decimal units."""
+    if n < 1000:
+        return f"{n} B"
+    if n < 1e6:
+        return f"{n / 1e3:.1f} KB"
+    return f"{n / 1e6:.1f} MB" if n < 1e8 else f"{n / 1e6:.0f} MB"
+
+
+def run_import_task_rows(args, workdir, rows, results, log):
+    """M4 (#35, finding 3): import tasks with full results over HTTP, for this build and, with
+    --baseline-imgmcp, an earlier one in the same run."""
+    calls, (width, height) = (10 if args.quick else 60), (1400, 1024)  # 4.3 MB of noise
+    what = f"{calls} edit_image import tasks over HTTP, {width}x{height} noise, inline full"
+    for label, binary in memory_builds(args):
+        log(f"bench: M4 {label} {calls} tasks")
+        r = measure_import_tasks(binary, workdir, f"{safe_tag(label)}-m4", calls, width, height)
+        if "error" in r:
+            rows.append(("M4", what, label, "FAILED", "—", "—", r["error"]))
+            continue
+        results[("M4", label, width)] = r
+        (count, kept), (_, kept_reset) = r["rows"], r["reset_rows"]
+        rows.append(("M4", what, label, f"peak {r['peak'] / 1024:.0f} MB, idle "
+                     f"{r['idle'] / 1024:.0f} MB; database {size_text(sum(r['db']))}, "
+                     f"{size_text(sum(r['reset_db']))} after reset_session", "—", "—",
+                     f"{r['image_mb']:.1f} MB each into one session, each a task-augmented "
+                     f"tools/call (2025-11-25 tasks utility, one HTTP session) and its "
+                     f"tasks/result, which showed the {r['shown_mb']:.1f} MB image; local "
+                     f"backend, --max-inflight-mb 64, --cache-mb 0, default --task-ttl (every "
+                     f"task stays readable); {r['first'] / 1024:.0f} MB after the first task, "
+                     f"{r['last'] / 1024:.0f} MB right after the last, idle {IDLE_SECONDS} s "
+                     f"later, {r['reset_idle'] / 1024:.0f} MB {IDLE_SECONDS} s after "
+                     f"reset_session; database = imgmcp.db {size_text(r['db'][0])} + WAL "
+                     f"{size_text(r['db'][1])} (after reset_session {size_text(r['reset_db'][0])}"
+                     f" + {size_text(r['reset_db'][1])}); the tasks table's {count} rows held "
+                     f"{size_text(kept)} of request, result and error JSON, "
+                     f"{size_text(kept_reset)} after reset_session"))
+
+
+TASK_ROW_LIMIT = 16 * 1024  # M4: a task row without images, as tests/integration/test_task_rows.py
+
+
+def import_task_targets(results):
+    """The target lines of M4 (issue #35, finding 3): each build's idle memory and task rows,
+    and this build against the earlier one when both ran."""
+    out, got = [], {k[1]: v for k, v in results.items()
+                    if isinstance(k, tuple) and len(k) == 3 and k[0] == "M4"}
+    for label, r in sorted(got.items()):
+        bound, idle = r["first"] / 1024 + 64, r["idle"] / 1024
+        out.append(f"M4 ({label}, {r['image_mb']:.1f} MB import tasks) idle ≤ after the first "
+                   f"task + 64 MB: {idle:.0f} MB against {bound:.0f} MB — "
+                   f"{'met' if idle <= bound else 'not met'}")
+        (count, kept), (_, kept_reset) = r["rows"], r["reset_rows"]
+        per_row = kept / max(count, 1)
+        met = per_row <= TASK_ROW_LIMIT and kept_reset == 0
+        out.append(f"M4 ({label}) a task row keeps no image bytes (≤ {TASK_ROW_LIMIT // 1024} KB "
+                   f"of JSON a row) and reset_session empties them: {size_text(round(per_row))} "
+                   f"a row, {size_text(kept_reset)} after reset_session — "
+                   f"{'met' if met else 'not met'}")
+    new, old = got.get("imgmcp"), [(k, v) for k, v in sorted(got.items()) if k != "imgmcp"]
+    for label, r in old if new else []:
+        new_db, old_db = sum(new["reset_db"]), sum(r["reset_db"])
+        met = new["idle"] <= r["idle"] / 10 and new_db <= old_db / 10
+        out.append(f"M4 (imgmcp against {label}) idle memory and database (file + WAL) after "
+                   f"reset_session ≤ 1/10 of the earlier build's: idle {new['idle'] / 1024:.0f} "
+                   f"MB against {r['idle'] / 1024:.0f} MB ({ratio(new['idle'], r['idle'])}), "
+                   f"database {size_text(new_db)} against {size_text(old_db)} "
+                   f"({ratio(new_db, old_db)}) — {'met' if met else 'not met'}")
+    return out
 
 
 def memory_targets(results):
-    """The target lines of M2 and M3 (issue #35, findings 7 and 10)."""
+    """The target lines of M2, M3 and M4 (issue #35, findings 7, 10 and 3)."""
     out = []
     for (row, label, key), r in sorted((k, v) for k, v in results.items()
                                        if isinstance(k, tuple) and len(k) == 3
@@ -840,7 +999,7 @@ def memory_targets(results):
             out.append(f"M3 ({label}, {r['image_mb']:.1f} MB imports) idle ≤ after the first "
                        f"call + 64 MB: {idle:.0f} MB against {bound:.0f} MB — "
                        f"{'met' if idle <= bound else 'not met'}")
-    return out
+    return out + import_task_targets(results)
 
 
 def merged_results(path, text, ids, note):
@@ -871,8 +1030,12 @@ def merged_results(path, text, ids, note):
                 placed = True
             continue
         out.append(line)
-    if not placed:  # no such rows before: after the last row of the table
-        last = max(i for i, ln in enumerate(out) if row_id(ln) not in (None, "row"))
+    if not placed:  # no such rows before: after the rows of their letter before them (M3 for
+        # M4), else after the last row of the table
+        first = min(ids)
+        table = [i for i, ln in enumerate(out) if row_id(ln) not in (None, "row")]
+        family = [i for i in table if row_id(out[i])[0] == first[0] and row_id(out[i]) < first]
+        last = max(family or table)
         out[last + 1:last + 1] = new_rows
     while out and out[-1] == "":
         out.pop()
@@ -1675,12 +1838,12 @@ def main():
     ap.add_argument("--versions", type=int, default=1000)
     ap.add_argument("--quick", action="store_true", help="fewer calls; for trying the harness")
     ap.add_argument("--only", default="",
-                    help="comma list of P1,P2,P3,P4,P5,P6,P7,P8,P9,R1,R2,C1,M1,M2,M3,T1")
+                    help="comma list of P1,P2,P3,P4,P5,P6,P7,P8,P9,R1,R2,C1,M1,M2,M3,M4,T1")
     ap.add_argument("--chain-bench", default="",
                     help="bench_chain_request binary for C1 (default: beside imgmcp's build tree)")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir")
     ap.add_argument("--baseline-imgmcp", default="",
-                    help="an earlier imgmcp build: M2 and M3 measure it too, in the same run")
+                    help="an earlier imgmcp build: M2, M3 and M4 measure it too, in the same run")
     ap.add_argument("--baseline-label", default="before",
                     help="what the earlier build is, e.g. a commit (shown in its rows)")
     ap.add_argument("--builds", default="",
@@ -1986,7 +2149,7 @@ def main():
                              f"path, {r['ref_mb']:.1f} MB each; after: {IDLE_SECONDS} s after "
                              f"the calls"))
 
-        # ---- M2, M3 (before and after, when --baseline-imgmcp names an earlier build) ----
+        # ---- M2-M4 (before and after, when --baseline-imgmcp names an earlier build) ----
         run_memory_rows(args, workdir, want, rows, results, log)
 
         # ---- C1 ----

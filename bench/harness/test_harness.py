@@ -43,7 +43,7 @@ class QuickRun(unittest.TestCase):
             for row_id in ("P1", "P2", "P3", "P4"):
                 self.assertIn((row_id, server), cells, f"{row_id} has no row for {server}")
         for row_id in ("P1-floor", "P1-fake", "P2-fake", "P5", "P6", "R1", "C1", "P7", "P8", "P9",
-                       "T1", "M1", "M2", "M3"):
+                       "T1", "M1", "M2", "M3", "M4"):
             self.assertTrue([k for k in cells if k[0] == row_id], f"no {row_id} row")
         self.assertIn(("P6", "text2image-mcp-remote@2.4.0"), cells)
         self.assertIn("CPU per call", cells[("P6", "imgmcp")][6])
@@ -52,7 +52,8 @@ class QuickRun(unittest.TestCase):
         for target in ("P1 ≥ 20×", "P1 ≤ 3× the floor", "P2 ≥ 5×", "P3 ≤ 1/20", "P4 idle ≤ 1/8",
                        "P5 wall ≤ 1.3×", "P6 ≥ 10×"):
             self.assertIn("- " + target, report)
-        for target in ("M2 (imgmcp, --max-inflight-mb 64)", "M3 (imgmcp, 4.3 MB imports)"):
+        for target in ("M2 (imgmcp, --max-inflight-mb 64)", "M3 (imgmcp, 4.3 MB imports)",
+                       "M4 (imgmcp, 4.3 MB import tasks)", "M4 (imgmcp) a task row"):
             self.assertIn("- " + target, report)
         # The same table went to stdout.
         self.assertIn("| P1 |", proc.stdout)
@@ -95,6 +96,19 @@ class Merge(unittest.TestCase):
         self.assertEqual(again.count("Rows M2, M3:"), 1)
         self.assertIn("| M3 | d | imgmcp | newer |", again)
         self.assertNotIn("| M2 | b | imgmcp | new |", again)
+
+    def test_a_new_row_goes_after_the_rows_of_its_letter(self):
+        sys.path.insert(0, HERE)
+        from run import merged_results
+        path = os.path.join(tempfile.mkdtemp(prefix="imgmcp-bench-merge-"), "RESULTS.md")
+        with open(path, "w") as f:
+            f.write(self.BEFORE)
+        later = self.LATER.replace("| M3 |", "| M4 |").replace("- M3 ", "- M4 ")
+        merged = merged_results(path, later, {"M4"}, "Rows M4: a later run.")
+        rows = [ln.split("|")[1].strip() + ":" + ln.split("|")[4].strip()
+                for ln in merged.splitlines() if ln.startswith("| ") and not ln.startswith("| row")]
+        self.assertEqual(rows, ["P1:1", "M2:old", "M4:new", "P9:9"])
+        self.assertTrue(merged.endswith("- M2 (imgmcp) old\n- M4 (imgmcp) new\n"), merged)
 
 
 if __name__ == "__main__":
