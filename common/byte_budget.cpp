@@ -52,7 +52,7 @@ ByteBudget::ByteBudget(size_t limit, std::string flag, Trim trim)
 ByteBudget::~ByteBudget() {
   std::jthread trimmer;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     trimmer = std::move(trimmer_);
   }
   // Joined outside the lock: the thread takes it to see the stop.
@@ -74,7 +74,7 @@ Status ByteBudget::Take(size_t held, size_t more, const std::string& what) {
                          "ask for a smaller image_size, or raise " +
                          flag_);
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (in_use_ + more > limit_) {
     return MakeError(ErrorCode::kUnavailable,
                      "busy: calls in flight hold " + Megabytes(in_use_) + " of the " +
@@ -88,7 +88,7 @@ Status ByteBudget::Take(size_t held, size_t more, const std::string& what) {
 }
 
 void ByteBudget::Give(size_t bytes) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   in_use_ -= bytes;
   ++changes_;
   if (bytes < kTrimAfterBytes || !trim_.run) return;
@@ -100,11 +100,19 @@ void ByteBudget::Give(size_t bytes) {
 }
 
 void ByteBudget::TrimWhenQuiet(std::stop_token stop) {
-  std::unique_lock lock(mu_);
-  while (changed_.wait(lock, stop, [&] { return trim_due_; })) {
+  MutexLock lock(mu_);
+  const auto due = [&] {
+    mu_.AssertHeld();
+    return trim_due_;
+  };
+  while (changed_.wait(lock, stop, due)) {
     // Quiet: nothing taken or given for trim_.quiet. Busy: wait again from the last change.
     const uint64_t seen = changes_;
-    if (changed_.wait_for(lock, stop, trim_.quiet, [&] { return changes_ != seen; })) continue;
+    const auto changed = [&] {
+      mu_.AssertHeld();
+      return changes_ != seen;
+    };
+    if (changed_.wait_for(lock, stop, trim_.quiet, changed)) continue;
     if (stop.stop_requested()) return;
     trim_due_ = false;
     lock.unlock();
@@ -114,7 +122,7 @@ void ByteBudget::TrimWhenQuiet(std::stop_token stop) {
 }
 
 size_t ByteBudget::InUse() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return in_use_;
 }
 

@@ -11,12 +11,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <stop_token>
 #include <string>
 #include <thread>
 
 #include "common/result.h"
+#include "common/thread_annotations.h"
 
 namespace imgmcp {
 
@@ -79,12 +79,12 @@ class ByteBudget {
   const size_t limit_;
   const std::string flag_;
   const Trim trim_;
-  mutable std::mutex mu_;                // guards in_use_, changes_, trim_due_, trimmer_
+  mutable Mutex mu_;                     // guards in_use_, changes_, trim_due_, trimmer_
   std::condition_variable_any changed_;  // notified when a trim becomes due
-  size_t in_use_ = 0;
-  uint64_t changes_ = 0;   // leases taken, grown or ended so far
-  bool trim_due_ = false;  // a large lease ended since the last trim
-  std::jthread trimmer_;   // started when the first trim is due; last: stopped first
+  size_t in_use_ GUARDED_BY(mu_) = 0;
+  uint64_t changes_ GUARDED_BY(mu_) = 0;   // leases taken, grown or ended so far
+  bool trim_due_ GUARDED_BY(mu_) = false;  // a large lease ended since the last trim
+  std::jthread trimmer_ GUARDED_BY(mu_);  // started when the first trim is due; last: stopped first
 };
 
 // Hands memory freed by calls back to the operating system (glibc keeps freed pages mapped

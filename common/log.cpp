@@ -339,7 +339,7 @@ void Throttle::Write(Level level, std::string_view component, std::string_view m
   const auto now = std::chrono::steady_clock::now();
   uint64_t held_back = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (in_window_ == 0 || now - window_start_ >= window_) {
       window_start_ = now;
       in_window_ = 0;

@@ -13,10 +13,11 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "common/thread_annotations.h"
 
 namespace imgmcp::log {
 
@@ -90,10 +91,10 @@ class Throttle {
   const std::string what_;
   const size_t burst_;
   const std::chrono::steady_clock::duration window_;
-  std::mutex mu_;  // guards window_start_, in_window_, held_back_
-  std::chrono::steady_clock::time_point window_start_;
-  size_t in_window_ = 0;    // lines let through in the current window
-  uint64_t held_back_ = 0;  // lines counted, not written, since the last summary
+  Mutex mu_;  // guards window_start_, in_window_, held_back_
+  std::chrono::steady_clock::time_point window_start_ GUARDED_BY(mu_);
+  size_t in_window_ GUARDED_BY(mu_) = 0;    // lines let through in the current window
+  uint64_t held_back_ GUARDED_BY(mu_) = 0;  // lines counted, not written, since the last summary
 };
 
 }  // namespace imgmcp::log

@@ -4,8 +4,12 @@ namespace imgmcp {
 
 bool SlotLimiter::Run(std::stop_token stop, const std::function<void()>& fn) {
   {
-    std::unique_lock lock(mu_);
-    if (!freed_.wait(lock, stop, [&] { return limit_ <= 0 || in_use_ < limit_; })) return false;
+    MutexLock lock(mu_);
+    const auto has_slot = [&] {
+      mu_.AssertHeld();
+      return limit_ <= 0 || in_use_ < limit_;
+    };
+    if (!freed_.wait(lock, stop, has_slot)) return false;
     if (stop.stop_requested()) return false;
     ++in_use_;
   }
@@ -13,7 +17,7 @@ bool SlotLimiter::Run(std::stop_token stop, const std::function<void()>& fn) {
     SlotLimiter* self;
     ~Release() {
       {
-        std::lock_guard lock(self->mu_);
+        MutexLock lock(self->mu_);
         --self->in_use_;
       }
       self->freed_.notify_one();
@@ -24,7 +28,7 @@ bool SlotLimiter::Run(std::stop_token stop, const std::function<void()>& fn) {
 }
 
 int SlotLimiter::InUse() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return in_use_;
 }
 

@@ -4,8 +4,9 @@
 
 #include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <stop_token>
+
+#include "common/thread_annotations.h"
 
 namespace imgmcp {
 
@@ -24,9 +25,9 @@ class SlotLimiter {
 
  private:
   const int limit_;
-  mutable std::mutex mu_;  // guards in_use_
+  mutable Mutex mu_;  // guards in_use_
   std::condition_variable_any freed_;
-  int in_use_ = 0;
+  int in_use_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace imgmcp

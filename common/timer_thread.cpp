@@ -12,7 +12,7 @@ TimerThread::~TimerThread() {
 TimerThread::Id TimerThread::Schedule(Clock::time_point when, std::function<void()> callback) {
   Id id;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     id = next_id_++;
     timers_.emplace(when, std::make_pair(id, std::move(callback)));
   }
@@ -21,28 +21,36 @@ TimerThread::Id TimerThread::Schedule(Clock::time_point when, std::function<void
 }
 
 void TimerThread::Cancel(Id id) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (auto it = timers_.begin(); it != timers_.end(); ++it) {
     if (it->second.first == id) {
       timers_.erase(it);
       return;
     }
   }
-  changed_.wait(lock, [&] { return running_ != id; });
+  changed_.wait(lock, [&] {
+    mu_.AssertHeld();
+    return running_ != id;
+  });
 }
 
 void TimerThread::Loop(std::stop_token stop) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   while (!stop.stop_requested()) {
     if (timers_.empty()) {
-      changed_.wait(lock, stop, [this] { return !timers_.empty(); });
+      changed_.wait(lock, stop, [this] {
+        mu_.AssertHeld();
+        return !timers_.empty();
+      });
       continue;
     }
     const Clock::time_point due = timers_.begin()->first;
     if (Clock::now() < due) {
       // Woken by a new earlier timer, a cancel, or the stop; else at the due time.
-      changed_.wait_until(lock, stop, due,
-                          [&] { return timers_.empty() || timers_.begin()->first < due; });
+      changed_.wait_until(lock, stop, due, [&] {
+        mu_.AssertHeld();
+        return timers_.empty() || timers_.begin()->first < due;
+      });
       continue;
     }
     auto [id, callback] = std::move(timers_.begin()->second);
@@ -62,14 +70,14 @@ RepeatingTimer::RepeatingTimer(TimerThread& timers, std::chrono::milliseconds in
       interval_(interval),
       tick_(std::move(tick)),
       start_(TimerThread::Clock::now()) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Arm();
 }
 
 RepeatingTimer::~RepeatingTimer() {
   TimerThread::Id id;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopped_ = true;
     id = id_;
   }
@@ -81,7 +89,7 @@ void RepeatingTimer::Arm() {
   const int next = ticks_ + 1;
   id_ = timers_.Schedule(start_ + interval_ * next, [this, next] {
     tick_(next);
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     ticks_ = next;
     if (!stopped_) Arm();
   });

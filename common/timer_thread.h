@@ -12,10 +12,11 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <stop_token>
 #include <thread>
 #include <utility>
+
+#include "common/thread_annotations.h"
 
 namespace imgmcp {
 
@@ -38,12 +39,12 @@ class TimerThread {
  private:
   void Loop(std::stop_token stop);
 
-  std::mutex mu_;                        // guards timers_, next_id_, running_
+  Mutex mu_;                             // guards timers_, next_id_, running_
   std::condition_variable_any changed_;  // a timer added or cancelled, or a callback finished
-  std::multimap<Clock::time_point, std::pair<Id, std::function<void()>>> timers_;
-  Id next_id_ = 1;
-  Id running_ = 0;       // the id whose callback runs now, 0 when none
-  std::jthread thread_;  // last: started once the fields above exist
+  std::multimap<Clock::time_point, std::pair<Id, std::function<void()>>> timers_ GUARDED_BY(mu_);
+  Id next_id_ GUARDED_BY(mu_) = 1;
+  Id running_ GUARDED_BY(mu_) = 0;  // the id whose callback runs now, 0 when none
+  std::jthread thread_;             // last: started once the fields above exist
 };
 
 // A timer that repeats every `interval` from now until it is destroyed: `tick` gets how many
@@ -57,16 +58,16 @@ class RepeatingTimer {
   RepeatingTimer& operator=(const RepeatingTimer&) = delete;
 
  private:
-  void Arm();
+  void Arm() REQUIRES(mu_);
 
   TimerThread& timers_;
   const std::chrono::milliseconds interval_;
   const std::function<void(int)> tick_;
   const TimerThread::Clock::time_point start_;
-  std::mutex mu_;  // guards id_, ticks_, stopped_
-  TimerThread::Id id_ = 0;
-  int ticks_ = 0;
-  bool stopped_ = false;
+  Mutex mu_;  // guards id_, ticks_, stopped_
+  TimerThread::Id id_ GUARDED_BY(mu_) = 0;
+  int ticks_ GUARDED_BY(mu_) = 0;
+  bool stopped_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace imgmcp

@@ -9,19 +9,22 @@ TokenCache::TokenCache(std::unique_ptr<TokenSource> source, const Clock* clock)
     : source_(std::move(source)), clock_(clock != nullptr ? clock : &system_clock_) {}
 
 uint64_t TokenCache::FetchCount() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   return fetch_count_;
 }
 
 Result<std::string> TokenCache::Credential(std::stop_token cancel,
                                            std::chrono::steady_clock::time_point deadline) {
-  std::unique_lock<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   while (true) {
     if (token_.has_value() && clock_->SteadyNow() < refresh_at_) return "Bearer " + *token_;
-    if (!fetching_) return FetchAsLeader(lock, cancel, deadline);
+    if (!fetching_) return FetchAsLeader(cancel, deadline);
     // Someone is fetching: wait for that flight to land.
     const uint64_t awaited = flight_;
-    const auto landed = [&] { return !fetching_ || flight_ != awaited; };
+    const auto landed = [&] {
+      mutex_.AssertHeld();
+      return !fetching_ || flight_ != awaited;
+    };
     const bool done = deadline == std::chrono::steady_clock::time_point::max()
                           ? fetched_.wait(lock, cancel, landed)
                           : fetched_.wait_until(lock, cancel, deadline, landed);
@@ -34,16 +37,15 @@ Result<std::string> TokenCache::Credential(std::stop_token cancel,
   }
 }
 
-Result<std::string> TokenCache::FetchAsLeader(std::unique_lock<std::mutex>& lock,
-                                              std::stop_token cancel,
+Result<std::string> TokenCache::FetchAsLeader(std::stop_token cancel,
                                               std::chrono::steady_clock::time_point deadline) {
   fetching_ = true;
   ++flight_;
   ++fetch_count_;
   last_failure_.reset();
-  lock.unlock();
+  mutex_.unlock();  // the caller's MutexLock stays balanced: taken again below
   Result<AccessToken> fetched = source_->Fetch(cancel, deadline);
-  lock.lock();
+  mutex_.lock();
   fetching_ = false;
   Result<std::string> out = MakeError(ErrorCode::kInternal, "unreachable");
   if (fetched.ok()) {
@@ -59,21 +61,21 @@ Result<std::string> TokenCache::FetchAsLeader(std::unique_lock<std::mutex>& lock
     last_failure_ = fetched.error();
     out = fetched.error();
   }
-  lock.unlock();
+  mutex_.unlock();
   fetched_.notify_all();
-  lock.lock();
+  mutex_.lock();
   return out;
 }
 
 std::vector<std::string> TokenCache::SecretsToScrub() const {
   std::vector<std::string> secrets = source_->Secrets();
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   secrets.insert(secrets.end(), recent_tokens_.begin(), recent_tokens_.end());
   return secrets;
 }
 
 bool TokenCache::Rejected(const std::string& credential) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   if (token_.has_value() && credential == "Bearer " + *token_) token_.reset();
   return true;
 }

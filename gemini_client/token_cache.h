@@ -10,12 +10,12 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/thread_annotations.h"
 #include "gemini_client/request_auth.h"
 #include "gemini_client/token_source.h"
 
@@ -48,23 +48,29 @@ class TokenCache final : public RequestAuth {
   uint64_t FetchCount() const;
 
  private:
-  Result<std::string> FetchAsLeader(std::unique_lock<std::mutex>& lock, std::stop_token cancel,
-                                    std::chrono::steady_clock::time_point deadline);
+  // Fetches the next token as the one caller doing so. mutex_ held; released while fetching and
+  // while telling the waiters, held again on return.
+  Result<std::string> FetchAsLeader(std::stop_token cancel,
+                                    std::chrono::steady_clock::time_point deadline)
+      REQUIRES(mutex_);
 
   const std::unique_ptr<TokenSource> source_;
   const SystemClock system_clock_;
   const Clock* const clock_;
 
   // guards token_, recent_tokens_, refresh_at_, fetching_, flight_, last_failure_, fetch_count_
-  mutable std::mutex mutex_;
+  mutable Mutex mutex_;
   std::condition_variable_any fetched_;  // signalled when a fetch ends (well or not)
-  std::optional<std::string> token_;     // the current token, if any
-  std::deque<std::string> recent_tokens_;  // the last kRememberedTokens fetched, oldest first
-  std::chrono::steady_clock::time_point refresh_at_;
-  bool fetching_ = false;              // a caller is fetching now, without the lock
-  uint64_t flight_ = 0;                // fetches begun; the current one's number while fetching_
-  std::optional<Error> last_failure_;  // how fetch number flight_ failed, if it did
-  uint64_t fetch_count_ = 0;
+  std::optional<std::string> token_ GUARDED_BY(mutex_);  // the current token, if any
+  // The last kRememberedTokens fetched, oldest first.
+  std::deque<std::string> recent_tokens_ GUARDED_BY(mutex_);
+  std::chrono::steady_clock::time_point refresh_at_ GUARDED_BY(mutex_);
+  bool fetching_ GUARDED_BY(mutex_) = false;  // a caller is fetching now, without the lock
+  // Fetches begun; the current one's number while fetching_.
+  uint64_t flight_ GUARDED_BY(mutex_) = 0;
+  // How fetch number flight_ failed, if it did.
+  std::optional<Error> last_failure_ GUARDED_BY(mutex_);
+  uint64_t fetch_count_ GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace imgmcp::gemini

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/log.h"
+#include "common/thread_annotations.h"
 #include "mcp/json_writer.h"
 #include "mcp/log_tag.h"
 #include "mcp/protocol.h"
@@ -14,9 +15,9 @@ namespace imgmcp::mcp {
 // done. `pending` starts at 1 (a guard released after dispatch) and counts undone elements.
 struct RpcBatch {
   std::optional<Json> first_request_id;  // written before dispatch, then read-only
-  std::mutex mu;                         // guards responses and pending
-  Json responses = Json::array();
-  int pending = 1;
+  Mutex mu;                              // guards responses and pending
+  Json responses GUARDED_BY(mu) = Json::array();
+  int pending GUARDED_BY(mu) = 1;
 };
 
 // One request in flight.
@@ -30,13 +31,13 @@ struct JsonRpcConnection::InFlight {
 
 // A server→client request waiting for the client's answer.
 struct JsonRpcConnection::PendingCall {
-  std::mutex mu;  // guards outcome
+  Mutex mu;  // guards outcome
   std::condition_variable_any cv;
-  std::optional<Result<Json>> outcome;
+  std::optional<Result<Json>> outcome GUARDED_BY(mu);
 
   void Fulfil(Result<Json> result) {
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(mu);
       if (!outcome) outcome.emplace(std::move(result));
     }
     cv.notify_all();
@@ -90,7 +91,7 @@ void JsonRpcConnection::ReceiveBatch(Json message) {
   }
   for (Json& element : message) {
     {
-      std::lock_guard<std::mutex> lock(batch->mu);
+      MutexLock lock(batch->mu);
       ++batch->pending;
     }
     ProcessOne(std::move(element), batch);
@@ -127,7 +128,7 @@ void JsonRpcConnection::ProcessOne(Json message, const std::shared_ptr<RpcBatch>
 void JsonRpcConnection::HandleResponse(IncomingMessage& in) {
   std::shared_ptr<PendingCall> pending;
   {
-    std::lock_guard<std::mutex> lock(calls_mu_);
+    MutexLock lock(calls_mu_);
     auto it = pending_calls_.find(IdKey(in.id));
     if (it == pending_calls_.end()) {
       log::Debug(kLog, "ignoring a response to unknown request " + in.id.dump());
@@ -188,7 +189,7 @@ void JsonRpcConnection::BatchDone(const std::shared_ptr<RpcBatch>& batch,
                                   std::optional<Json> response) {
   Json answer;
   {
-    std::lock_guard<std::mutex> lock(batch->mu);
+    MutexLock lock(batch->mu);
     if (response) batch->responses.push_back(std::move(*response));
     if (--batch->pending > 0) return;
     answer = std::move(batch->responses);
@@ -207,22 +208,22 @@ void JsonRpcConnection::BatchDone(const std::shared_ptr<RpcBatch>& batch,
 // --- outgoing -------------------------------------------------------------------------------
 
 void JsonRpcConnection::Emit(OutgoingMessage message) {
-  std::shared_lock<std::shared_mutex> lock(sink_mu_);
+  ReaderLock lock(sink_mu_);
   if (sink_ != nullptr) sink_->Send(std::move(message));
 }
 
 void JsonRpcConnection::Dropped(const Json& id) {
-  std::shared_lock<std::shared_mutex> lock(sink_mu_);
+  ReaderLock lock(sink_mu_);
   if (sink_ != nullptr) sink_->OnRequestDropped(id);
 }
 
 void JsonRpcConnection::CloseRequestStream(const Json& request_id) {
-  std::shared_lock<std::shared_mutex> lock(sink_mu_);
+  ReaderLock lock(sink_mu_);
   if (sink_ != nullptr) sink_->CloseRequestStream(request_id);
 }
 
 bool JsonRpcConnection::CallerAwaitsAnswers() {
-  std::shared_lock<std::shared_mutex> lock(sink_mu_);
+  ReaderLock lock(sink_mu_);
   return sink_ != nullptr && sink_->CallerAwaitsAnswers();
 }
 
@@ -242,7 +243,7 @@ Result<Json> JsonRpcConnection::Call(std::string_view method, const Json& params
   auto pending = std::make_shared<PendingCall>();
   Json id;
   {
-    std::lock_guard<std::mutex> lock(calls_mu_);
+    MutexLock lock(calls_mu_);
     if (closed_) return MakeError(ErrorCode::kUnavailable, "the connection is closed");
     id = next_call_id_++;
     pending_calls_.emplace(IdKey(id), pending);
@@ -257,18 +258,21 @@ Result<Json> JsonRpcConnection::Call(std::string_view method, const Json& params
   std::optional<Error> gave_up;
   {
     // Woken by the answer, by Close(), or by a stop of `cancel`.
-    std::unique_lock<std::mutex> lock(pending->mu);
-    if (!pending->cv.wait_until(lock, cancel, deadline,
-                                [&] { return pending->outcome.has_value(); })) {
-      gave_up = cancel.stop_requested()
-                    ? MakeError(ErrorCode::kCancelled, "cancelled")
-                    : MakeError(ErrorCode::kDeadlineExceeded,
-                                "the client did not answer " + std::string(method) + " in time");
+    MutexLock lock(pending->mu);
+    const auto answered = [&] {
+      pending->mu.AssertHeld();
+      return pending->outcome.has_value();
+    };
+    if (pending->cv.wait_until(lock, cancel, deadline, answered)) {
+      return std::move(*pending->outcome);  // set once, never replaced (Fulfil)
     }
+    gave_up = cancel.stop_requested()
+                  ? MakeError(ErrorCode::kCancelled, "cancelled")
+                  : MakeError(ErrorCode::kDeadlineExceeded,
+                              "the client did not answer " + std::string(method) + " in time");
   }
-  if (!gave_up) return std::move(*pending->outcome);
   {
-    std::lock_guard<std::mutex> lock(calls_mu_);
+    MutexLock lock(calls_mu_);
     pending_calls_.erase(IdKey(id));
   }
   Notify(methods::kCancelled, CancelledNotificationParams(id, gave_up->message), related);
@@ -280,7 +284,7 @@ Result<Json> JsonRpcConnection::Call(std::string_view method, const Json& params
 JsonRpcConnection::Admission JsonRpcConnection::Begin(const Json& id,
                                                       const std::shared_ptr<RpcBatch>& batch,
                                                       bool stream, std::stop_source stop) {
-  std::lock_guard<std::mutex> lock(requests_mu_);
+  MutexLock lock(requests_mu_);
   if (closed_) return Admission::kClosed;
   const auto [it, inserted] =
       in_flight_.try_emplace(IdKey(id), InFlight{id, std::move(stop), batch, stream, std::nullopt});
@@ -288,7 +292,7 @@ JsonRpcConnection::Admission JsonRpcConnection::Begin(const Json& id,
 }
 
 JsonRpcConnection::Verdict JsonRpcConnection::Check(const Json& id) const {
-  std::lock_guard<std::mutex> lock(requests_mu_);
+  MutexLock lock(requests_mu_);
   auto it = in_flight_.find(IdKey(id));
   if (it == in_flight_.end()) return Verdict{};
   if (!it->second.stop.stop_requested()) return Verdict{true, false, std::nullopt};
@@ -296,13 +300,13 @@ JsonRpcConnection::Verdict JsonRpcConnection::Check(const Json& id) const {
 }
 
 void JsonRpcConnection::End(const Json& id) {
-  std::lock_guard<std::mutex> lock(requests_mu_);
+  MutexLock lock(requests_mu_);
   in_flight_.erase(IdKey(id));
   if (in_flight_.empty()) idle_cv_.notify_all();
 }
 
 bool JsonRpcConnection::EndStream(const Json& id) {
-  std::lock_guard<std::mutex> lock(requests_mu_);
+  MutexLock lock(requests_mu_);
   auto it = in_flight_.find(IdKey(id));
   if (it == in_flight_.end() || !it->second.stream) return false;
   in_flight_.erase(it);
@@ -311,12 +315,12 @@ bool JsonRpcConnection::EndStream(const Json& id) {
 }
 
 bool JsonRpcConnection::IsInFlight(const Json& id) const {
-  std::lock_guard<std::mutex> lock(requests_mu_);
+  MutexLock lock(requests_mu_);
   return in_flight_.count(IdKey(id)) > 0;
 }
 
 JsonRpcConnection::Cancelled JsonRpcConnection::Cancel(const Json& id) {
-  std::lock_guard<std::mutex> lock(requests_mu_);
+  MutexLock lock(requests_mu_);
   auto it = in_flight_.find(IdKey(id));
   if (it == in_flight_.end()) return Cancelled::kUnknown;  // unknown or already answered
   if (it->second.stream) return Cancelled::kStream;
@@ -326,7 +330,7 @@ JsonRpcConnection::Cancelled JsonRpcConnection::Cancel(const Json& id) {
 
 std::vector<Json> JsonRpcConnection::CancelAll(const std::optional<RpcError>& answer) {
   std::vector<Json> streams;
-  std::lock_guard<std::mutex> lock(requests_mu_);
+  MutexLock lock(requests_mu_);
   for (auto& [key, request] : in_flight_) {
     if (request.stream) {
       streams.push_back(request.id);
@@ -339,19 +343,22 @@ std::vector<Json> JsonRpcConnection::CancelAll(const std::optional<RpcError>& an
 }
 
 size_t JsonRpcConnection::InFlightCount() const {
-  std::lock_guard<std::mutex> lock(requests_mu_);
+  MutexLock lock(requests_mu_);
   return in_flight_.size();
 }
 
 bool JsonRpcConnection::WaitIdle(std::chrono::milliseconds timeout, std::stop_token stop) {
-  std::unique_lock<std::mutex> lock(requests_mu_);
-  return idle_cv_.wait_for(lock, stop, timeout, [this] { return in_flight_.empty(); });
+  MutexLock lock(requests_mu_);
+  return idle_cv_.wait_for(lock, stop, timeout, [this] {
+    requests_mu_.AssertHeld();
+    return in_flight_.empty();
+  });
 }
 
 void JsonRpcConnection::Close() {
   closed_ = true;
   {
-    std::lock_guard<std::mutex> lock(requests_mu_);
+    MutexLock lock(requests_mu_);
     std::erase_if(in_flight_, [](auto& item) {
       item.second.stop.request_stop();
       return item.second.stream;
@@ -360,13 +367,13 @@ void JsonRpcConnection::Close() {
   }
   std::map<std::string, std::shared_ptr<PendingCall>> pending;
   {
-    std::lock_guard<std::mutex> lock(calls_mu_);
+    MutexLock lock(calls_mu_);
     pending.swap(pending_calls_);
   }
   for (auto& [key, call] : pending) {
     call->Fulfil(MakeError(ErrorCode::kUnavailable, "the connection closed"));
   }
-  std::unique_lock<std::shared_mutex> lock(sink_mu_);  // waits for sends in progress
+  WriterLock lock(sink_mu_);  // waits for sends in progress
   sink_ = nullptr;
 }
 

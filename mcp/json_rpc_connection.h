@@ -18,9 +18,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -28,6 +26,7 @@
 
 #include "common/json.h"
 #include "common/result.h"
+#include "common/thread_annotations.h"
 #include "mcp/json_rpc.h"
 #include "mcp/message_sink.h"
 
@@ -135,20 +134,21 @@ class JsonRpcConnection {
   Handler& handler_;
   const bool omit_null_ids_;
 
-  std::shared_mutex sink_mu_;  // guards sink_: shared while sending, exclusive to detach it
-  MessageSink* sink_;
+  SharedMutex sink_mu_;  // guards sink_: shared while sending, exclusive to detach it
+  MessageSink* sink_ GUARDED_BY(sink_mu_);
 
   // Set first by Close; each table below is then emptied under its own mutex, so a check of
   // closed_ and an insert made under that mutex are one step.
   std::atomic<bool> closed_{false};
 
-  mutable std::mutex requests_mu_;             // guards in_flight_
-  std::map<std::string, InFlight> in_flight_;  // by IdKey
-  std::condition_variable_any idle_cv_;        // with requests_mu_: in_flight_ became empty
+  mutable Mutex requests_mu_;                                           // guards in_flight_
+  std::map<std::string, InFlight> in_flight_ GUARDED_BY(requests_mu_);  // by IdKey
+  std::condition_variable_any idle_cv_;  // with requests_mu_: in_flight_ became empty
 
-  std::mutex calls_mu_;  // guards pending_calls_ and next_call_id_
-  std::map<std::string, std::shared_ptr<PendingCall>> pending_calls_;  // by IdKey
-  int64_t next_call_id_ = 1;
+  Mutex calls_mu_;  // guards pending_calls_ and next_call_id_
+  std::map<std::string, std::shared_ptr<PendingCall>> pending_calls_
+      GUARDED_BY(calls_mu_);  // by IdKey
+  int64_t next_call_id_ GUARDED_BY(calls_mu_) = 1;
 };
 
 }  // namespace imgmcp::mcp

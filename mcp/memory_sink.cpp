@@ -9,7 +9,7 @@ void MemorySink::Send(OutgoingMessage message) {
   Sent sent{Json::parse(message.json), message.related_request_id, message.kind, message.error_code,
             message.rejected_before_dispatch};
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     sent_.push_back(std::move(sent));
   }
   cv_.notify_all();
@@ -17,7 +17,7 @@ void MemorySink::Send(OutgoingMessage message) {
 
 void MemorySink::OnRequestDropped(const Json& request_id) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     dropped_.push_back(request_id);
   }
   cv_.notify_all();
@@ -25,9 +25,10 @@ void MemorySink::OnRequestDropped(const Json& request_id) {
 
 std::optional<Json> MemorySink::WaitFor(const std::function<bool(const Json&)>& predicate,
                                         std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::optional<Json> found;
   cv_.wait_for(lock, timeout, [&] {
+    mu_.AssertHeld();
     for (const Sent& s : sent_) {
       if (predicate(s.message)) {
         found = s.message;
@@ -40,9 +41,10 @@ std::optional<Json> MemorySink::WaitFor(const std::function<bool(const Json&)>& 
 }
 
 std::optional<Json> MemorySink::WaitForResponse(const Json& id, std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::optional<Json> found;
   cv_.wait_for(lock, timeout, [&] {
+    mu_.AssertHeld();
     for (const Sent& s : sent_) {
       if (s.kind == OutgoingMessage::Kind::kResponse && s.related_request_id == id) {
         found = s.message;
@@ -55,19 +57,20 @@ std::optional<Json> MemorySink::WaitForResponse(const Json& id, std::chrono::mil
 }
 
 bool MemorySink::WaitForDropped(const Json& id, std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return cv_.wait_for(lock, timeout, [&] {
+    mu_.AssertHeld();
     return std::find(dropped_.begin(), dropped_.end(), id) != dropped_.end();
   });
 }
 
 std::vector<MemorySink::Sent> MemorySink::Messages() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return sent_;
 }
 
 std::vector<Json> MemorySink::Dropped() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return dropped_;
 }
 

@@ -5,11 +5,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <vector>
 
 #include "common/json.h"
+#include "common/thread_annotations.h"
 #include "mcp/message_sink.h"
 
 namespace imgmcp::mcp {
@@ -45,10 +45,10 @@ class MemorySink final : public MessageSink {
 
  private:
   const bool caller_awaits_answers_;
-  mutable std::mutex mu_;  // guards sent_ and dropped_
-  std::condition_variable cv_;
-  std::vector<Sent> sent_;
-  std::vector<Json> dropped_;
+  mutable Mutex mu_;  // guards sent_ and dropped_
+  std::condition_variable_any cv_;
+  std::vector<Sent> sent_ GUARDED_BY(mu_);
+  std::vector<Json> dropped_ GUARDED_BY(mu_);
 };
 
 }  // namespace imgmcp::mcp

@@ -63,7 +63,7 @@ void McpServer::AddResourceProvider(std::shared_ptr<ResourceProvider> provider) 
 
 std::shared_ptr<Connection> McpServer::Connect(MessageSink& sink, ConnectionMode mode) {
   auto connection = std::make_shared<Connection>(*this, sink, mode);
-  std::lock_guard<std::mutex> lock(connections_mu_);
+  MutexLock lock(connections_mu_);
   std::erase_if(connections_, [](const std::weak_ptr<Connection>& c) { return c.expired(); });
   connections_.push_back(connection);
   return connection;
@@ -71,7 +71,7 @@ std::shared_ptr<Connection> McpServer::Connect(MessageSink& sink, ConnectionMode
 
 std::vector<std::shared_ptr<Connection>> McpServer::LiveConnections() {
   std::vector<std::shared_ptr<Connection>> live;
-  std::lock_guard<std::mutex> lock(connections_mu_);
+  MutexLock lock(connections_mu_);
   std::erase_if(connections_, [&live](const std::weak_ptr<Connection>& c) {
     auto strong = c.lock();
     if (!strong) return true;

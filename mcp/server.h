@@ -18,13 +18,13 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/json.h"
 #include "common/result.h"
+#include "common/thread_annotations.h"
 #include "mcp/connection.h"
 #include "mcp/core_metrics.h"
 #include "mcp/message_sink.h"
@@ -146,8 +146,8 @@ class McpServer {
   const RequestStateSeal request_state_seal_;
   std::vector<std::shared_ptr<ResourceProvider>> providers_;
   Notifier notifier_{*this};
-  std::mutex connections_mu_;  // guards connections_
-  std::vector<std::weak_ptr<Connection>> connections_;
+  Mutex connections_mu_;  // guards connections_
+  std::vector<std::weak_ptr<Connection>> connections_ GUARDED_BY(connections_mu_);
   WorkerPool pool_;                   // destroyed (joined) before everything above
   TaskRunner tasks_{options_.tasks};  // last: its own pool is joined first
 };

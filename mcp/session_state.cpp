@@ -13,7 +13,7 @@ SessionState::SessionState(LogLevel default_log_level)
 // --- the legacy session's lifecycle -------------------------------------------------------------
 
 bool SessionState::Open(std::string protocol_version, Json client_capabilities) {
-  std::lock_guard<std::mutex> lock(lifecycle_mu_);
+  MutexLock lock(lifecycle_mu_);
   if (initialized_) return false;
   initialized_ = true;
   protocol_version_ = std::move(protocol_version);
@@ -22,35 +22,35 @@ bool SessionState::Open(std::string protocol_version, Json client_capabilities) 
 }
 
 bool SessionState::initialized() const {
-  std::lock_guard<std::mutex> lock(lifecycle_mu_);
+  MutexLock lock(lifecycle_mu_);
   return initialized_;
 }
 
 std::string SessionState::protocol_version() const {
-  std::lock_guard<std::mutex> lock(lifecycle_mu_);
+  MutexLock lock(lifecycle_mu_);
   return protocol_version_;
 }
 
 void SessionState::ReadContext(std::string* protocol_version, Json* client_capabilities) const {
-  std::lock_guard<std::mutex> lock(lifecycle_mu_);
+  MutexLock lock(lifecycle_mu_);
   *protocol_version = protocol_version_;
   *client_capabilities = client_capabilities_;
 }
 
 bool SessionState::ClientDeclares(const std::string& capability) const {
-  std::lock_guard<std::mutex> lock(lifecycle_mu_);
+  MutexLock lock(lifecycle_mu_);
   return client_capabilities_.contains(capability);
 }
 
 // --- owner and log level ------------------------------------------------------------------------
 
 void SessionState::SetTaskOwner(std::string owner) {
-  std::lock_guard<std::mutex> lock(owner_mu_);
+  MutexLock lock(owner_mu_);
   task_owner_ = std::move(owner);
 }
 
 std::string SessionState::task_owner() const {
-  std::lock_guard<std::mutex> lock(owner_mu_);
+  MutexLock lock(owner_mu_);
   return task_owner_;
 }
 
@@ -63,17 +63,17 @@ bool SessionState::Logs(LogLevel level) const {
 // --- resources/subscribe ------------------------------------------------------------------------
 
 void SessionState::Subscribe(const std::string& uri) {
-  std::lock_guard<std::mutex> lock(subscriptions_mu_);
+  MutexLock lock(subscriptions_mu_);
   subscriptions_.insert(uri);
 }
 
 void SessionState::Unsubscribe(const std::string& uri) {
-  std::lock_guard<std::mutex> lock(subscriptions_mu_);
+  MutexLock lock(subscriptions_mu_);
   subscriptions_.erase(uri);
 }
 
 bool SessionState::IsSubscribed(const std::string& uri) const {
-  std::lock_guard<std::mutex> lock(subscriptions_mu_);
+  MutexLock lock(subscriptions_mu_);
   return subscriptions_.count(uri) > 0;
 }
 
@@ -81,12 +81,12 @@ bool SessionState::IsSubscribed(const std::string& uri) const {
 
 void SessionState::AddListen(const Json& id, ListenFilter filter,
                              const std::function<bool()>& still_open) {
-  std::lock_guard<std::mutex> lock(listens_mu_);
+  MutexLock lock(listens_mu_);
   if (still_open()) listens_.insert_or_assign(IdKey(id), Listen{id, std::move(filter)});
 }
 
 bool SessionState::RemoveListen(const Json& id, const std::function<bool()>& end_request) {
-  std::lock_guard<std::mutex> lock(listens_mu_);
+  MutexLock lock(listens_mu_);
   const bool listed = listens_.erase(IdKey(id)) > 0;
   // Also one still being opened (acknowledged, not yet listed): AddListen then leaves it out.
   const bool in_flight = end_request();
@@ -94,7 +94,7 @@ bool SessionState::RemoveListen(const Json& id, const std::function<bool()>& end
 }
 
 void SessionState::ClearListens() {
-  std::lock_guard<std::mutex> lock(listens_mu_);
+  MutexLock lock(listens_mu_);
   listens_.clear();
 }
 
@@ -105,7 +105,7 @@ std::vector<Json> SessionState::ListenIds() const {
 std::vector<Json> SessionState::ListensWanting(
     const std::function<bool(const ListenFilter&)>& wants) const {
   std::vector<Json> ids;
-  std::lock_guard<std::mutex> lock(listens_mu_);
+  MutexLock lock(listens_mu_);
   for (const auto& [key, listen] : listens_) {
     if (wants(listen.filter)) ids.push_back(listen.id);
   }
@@ -113,7 +113,7 @@ std::vector<Json> SessionState::ListensWanting(
 }
 
 bool SessionState::ListensForTask(const std::string& task_id) const {
-  std::lock_guard<std::mutex> lock(listens_mu_);
+  MutexLock lock(listens_mu_);
   return std::any_of(listens_.begin(), listens_.end(), [&task_id](const auto& item) {
     const auto& ids = item.second.filter.task_ids;
     return std::find(ids.begin(), ids.end(), task_id) != ids.end();
@@ -123,13 +123,13 @@ bool SessionState::ListensForTask(const std::string& task_id) const {
 // --- the 2025-11-25 tasks -----------------------------------------------------------------------
 
 void SessionState::TrackLegacyTask(const std::string& task_id, std::string status) {
-  std::lock_guard<std::mutex> lock(legacy_tasks_mu_);
+  MutexLock lock(legacy_tasks_mu_);
   legacy_tasks_.emplace(task_id, std::move(status));
 }
 
 bool SessionState::LegacyTaskChanged(const std::string& task_id, const std::string& status,
                                      bool ended) {
-  std::lock_guard<std::mutex> lock(legacy_tasks_mu_);
+  MutexLock lock(legacy_tasks_mu_);
   auto it = legacy_tasks_.find(task_id);
   if (it == legacy_tasks_.end() || it->second == status) return false;
   if (ended) {

@@ -14,12 +14,12 @@
 #include <atomic>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "common/json.h"
+#include "common/thread_annotations.h"
 #include "mcp/log_level.h"
 #include "mcp/protocol.h"
 
@@ -81,25 +81,25 @@ class SessionState {
     ListenFilter filter;
   };
 
-  mutable std::mutex lifecycle_mu_;  // guards initialized_, protocol_version_, client_capabilities_
-  bool initialized_ = false;
-  std::string protocol_version_;
-  Json client_capabilities_ = Json::object();
+  mutable Mutex lifecycle_mu_;  // guards initialized_, protocol_version_, client_capabilities_
+  bool initialized_ GUARDED_BY(lifecycle_mu_) = false;
+  std::string protocol_version_ GUARDED_BY(lifecycle_mu_);
+  Json client_capabilities_ GUARDED_BY(lifecycle_mu_) = Json::object();
 
-  mutable std::mutex owner_mu_;  // guards task_owner_
-  std::string task_owner_;
+  mutable Mutex owner_mu_;  // guards task_owner_
+  std::string task_owner_ GUARDED_BY(owner_mu_);
 
   std::atomic<int> log_level_;  // the LogLevel threshold of notifications/message
 
-  mutable std::mutex subscriptions_mu_;  // guards subscriptions_
-  std::set<std::string, std::less<>> subscriptions_;
+  mutable Mutex subscriptions_mu_;  // guards subscriptions_
+  std::set<std::string, std::less<>> subscriptions_ GUARDED_BY(subscriptions_mu_);
 
-  mutable std::mutex listens_mu_;          // guards listens_
-  std::map<std::string, Listen> listens_;  // by IdKey
+  mutable Mutex listens_mu_;                                       // guards listens_
+  std::map<std::string, Listen> listens_ GUARDED_BY(listens_mu_);  // by IdKey
 
-  mutable std::mutex legacy_tasks_mu_;  // guards legacy_tasks_
+  mutable Mutex legacy_tasks_mu_;  // guards legacy_tasks_
   // Tasks this legacy session created that have not ended: the last status it was told of.
-  std::map<std::string, std::string> legacy_tasks_;
+  std::map<std::string, std::string> legacy_tasks_ GUARDED_BY(legacy_tasks_mu_);
 };
 
 }  // namespace imgmcp::mcp

@@ -121,7 +121,7 @@ bool StdioTransport::WaitForCallsAndTasks(Connection& connection) {
 void StdioTransport::Send(OutgoingMessage message) { WriteLine(message.json); }
 
 void StdioTransport::WriteLine(std::string_view text) {
-  std::lock_guard<std::mutex> lock(write_mu_);
+  MutexLock lock(write_mu_);
   if (broken_) return;
   static const char kNewline[] = "\n";
   iovec parts[2] = {{const_cast<char*>(text.data()), text.size()},

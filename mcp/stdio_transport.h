@@ -9,12 +9,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
-#include <mutex>
 #include <optional>
 #include <stop_token>
 #include <string_view>
 
 #include "common/json.h"
+#include "common/thread_annotations.h"
 #include "mcp/message_sink.h"
 
 namespace imgmcp::mcp {
@@ -60,8 +60,8 @@ class StdioTransport final : public MessageSink {
 
   McpServer& server_;
   const StdioOptions options_;
-  std::mutex write_mu_;  // guards writes to options_.out_fd and broken_
-  bool broken_ = false;  // the output is gone (EPIPE): drop further messages
+  Mutex write_mu_;                             // guards writes to options_.out_fd and broken_
+  bool broken_ GUARDED_BY(write_mu_) = false;  // the output is gone (EPIPE): drop further messages
 };
 
 }  // namespace imgmcp::mcp

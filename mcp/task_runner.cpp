@@ -144,7 +144,7 @@ void TaskRunner::EndLocked(Entry& entry, TaskState state, bool stop) {
 
 Result<TaskSnapshot> TaskRunner::Start(const std::string& owner, TaskCall call) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_) {
       return MakeError(ErrorCode::kUnavailable,
                        "the server is shutting down and starts no new tasks; retry after the "
@@ -162,7 +162,7 @@ Result<TaskSnapshot> TaskRunner::Start(const std::string& owner, TaskCall call) 
   }
   Result<TaskSnapshot> started = Create(owner, std::move(call));
   if (!started.ok()) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = active_.find(owner);
     if (it != active_.end() && --it->second == 0) active_.erase(it);
   }
@@ -195,7 +195,7 @@ Result<TaskSnapshot> TaskRunner::Create(const std::string& owner, TaskCall call)
   entry->call = std::make_shared<const TaskCall>(std::move(call));
   entry->id = s.task_id;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     tasks_.emplace(s.task_id, entry);
   }
   log::Info(kTasksLog, "task " + s.task_id + " created for " + entry->tool);
@@ -207,13 +207,13 @@ Result<TaskSnapshot> TaskRunner::Create(const std::string& owner, TaskCall call)
 
 void TaskRunner::Submit(const std::shared_ptr<Entry>& entry) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     ++running_;
   }
   Status submitted = pool_.Submit([this, entry] {
     Run(entry);
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       --running_;
     }
     changed_.notify_all();
@@ -221,7 +221,7 @@ void TaskRunner::Submit(const std::shared_ptr<Entry>& entry) {
   if (submitted.ok()) return;
   std::optional<Json> error;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     --running_;
     if (Terminal(entry->snapshot.state)) return;
     entry->snapshot.error = error = ErrorJson(InternalError(submitted.error().message));
@@ -235,7 +235,7 @@ void TaskRunner::Submit(const std::shared_ptr<Entry>& entry) {
 void TaskRunner::Changed(const std::shared_ptr<Entry>& entry) {
   TaskSnapshot now;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     CountChangeLocked(entry->id);
     now = entry->snapshot;
   }
@@ -246,7 +246,7 @@ void TaskRunner::Changed(const std::shared_ptr<Entry>& entry) {
 void TaskRunner::ForgetRecorded(const std::shared_ptr<Entry>& entry) {
   if (options_.ledger == nullptr) return;  // memory is all there is: kept until the ttl
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (!Terminal(entry->snapshot.state)) return;
     auto it = tasks_.find(entry->id);
     if (it != tasks_.end() && it->second == entry) tasks_.erase(it);
@@ -279,7 +279,7 @@ bool TaskRunner::Record(const std::shared_ptr<Entry>& entry, TaskState state,
   if (recorded.error().code != ErrorCode::kFailedPrecondition) return false;  // kept here instead
   auto row = options_.ledger->Get(entry->id, entry->owner);
   if (!row.ok() || !*row) return false;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const bool was_terminal = Terminal(entry->snapshot.state);
   entry->snapshot = **row;
   if (!Terminal(entry->snapshot.state)) return false;
@@ -291,7 +291,7 @@ void TaskRunner::Run(const std::shared_ptr<Entry>& entry) {
   InputResponses inputs;
   std::shared_ptr<const TaskCall> call;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (Terminal(entry->snapshot.state) || !entry->call) return;
     call = entry->call;
     if (!entry->answered.empty()) inputs.responses = entry->answered;
@@ -313,7 +313,7 @@ void TaskRunner::Run(const std::shared_ptr<Entry>& entry) {
   TaskState state;
   std::optional<Json> payload;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     // Cancelled or stopped meanwhile: whatever it returned is dropped (its commit, if any, was
     // refused: session_store.h UpdateTask).
     if (Terminal(entry->snapshot.state)) return;
@@ -380,7 +380,7 @@ std::optional<TaskSnapshot> TaskRunner::Get(const std::string& task_id, const st
 std::optional<TaskSnapshot> TaskRunner::Read(const std::string& task_id, const std::string& owner,
                                              bool* here) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     *here = false;
     if (auto entry = Find(task_id, owner)) {
       *here = true;
@@ -399,7 +399,7 @@ std::optional<TaskSnapshot> TaskRunner::Read(const std::string& task_id, const s
 Result<CancelOutcome> TaskRunner::Cancel(const std::string& task_id, const std::string& owner) {
   std::shared_ptr<Entry> entry;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     entry = Find(task_id, owner);
     if (entry && Terminal(entry->snapshot.state)) {
       return CancelOutcome{CancelOutcome::Kind::kEnded, entry->snapshot, ""};
@@ -421,10 +421,12 @@ Result<CancelOutcome> TaskRunner::EndUncommitted(const std::shared_ptr<Entry>& e
     auto ended = options_.ledger->EndUncommitted(entry->id, entry->owner, state, error);
     if (!ended.ok() && ended.error().code == ErrorCode::kConflict) {
       // Its commit came first: it completes. Wait (briefly) for the run to record that.
-      std::unique_lock<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       if (await_completion) {
-        changed_.wait_for(lock, kCommittedTaskWait,
-                          [&] { return Terminal(entry->snapshot.state); });
+        changed_.wait_for(lock, kCommittedTaskWait, [&] {
+          mu_.AssertHeld();
+          return Terminal(entry->snapshot.state);
+        });
       }
       return CancelOutcome{CancelOutcome::Kind::kTooLate, entry->snapshot, ended.error().message};
     }
@@ -432,7 +434,7 @@ Result<CancelOutcome> TaskRunner::EndUncommitted(const std::shared_ptr<Entry>& e
     if (!ended.ok()) {  // ended already (elsewhere, or by its run): the ledger's end stands
       ASSIGN_OR_RETURN(std::optional<TaskSnapshot> row,
                        options_.ledger->Get(entry->id, entry->owner));
-      std::unique_lock<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       if (row && Terminal(row->state) && !Terminal(entry->snapshot.state)) {
         entry->snapshot = *row;
         EndLocked(*entry, row->state, /*stop=*/true);
@@ -444,7 +446,7 @@ Result<CancelOutcome> TaskRunner::EndUncommitted(const std::shared_ptr<Entry>& e
     }
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (Terminal(entry->snapshot.state)) {  // its run ended it meanwhile (nothing committed)
       return CancelOutcome{CancelOutcome::Kind::kEnded, entry->snapshot, ""};
     }
@@ -481,7 +483,7 @@ Result<CancelOutcome> TaskRunner::CancelElsewhere(const std::string& task_id,
 void TaskRunner::Shutdown(const std::string& reason) {
   std::vector<std::shared_ptr<Entry>> open;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_) return;
     stopping_ = true;
     for (const auto& [id, entry] : tasks_) {
@@ -503,13 +505,16 @@ void TaskRunner::Shutdown(const std::string& reason) {
 }
 
 size_t TaskRunner::Running() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return running_;
 }
 
 bool TaskRunner::WaitIdle(std::chrono::steady_clock::time_point deadline, std::stop_token stop) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return changed_.wait_until(lock, stop, deadline, [this] { return running_ == 0; });
+  MutexLock lock(mu_);
+  return changed_.wait_until(lock, stop, deadline, [this] {
+    mu_.AssertHeld();
+    return running_ == 0;
+  });
 }
 
 void TaskRunner::CountChangeLocked(const std::string& task_id) {
@@ -518,7 +523,7 @@ void TaskRunner::CountChangeLocked(const std::string& task_id) {
 
 void TaskRunner::NoteChangedElsewhere(const std::string& task_id) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     CountChangeLocked(task_id);
   }
   changed_.notify_all();
@@ -527,11 +532,11 @@ void TaskRunner::NoteChangedElsewhere(const std::string& task_id) {
 Result<TaskSnapshot> TaskRunner::WaitTerminal(const std::string& task_id, const std::string& owner,
                                               std::stop_token stop) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     ++waited_[task_id].waiters;
   }
   Result<TaskSnapshot> ended = AwaitTerminal(task_id, owner, std::move(stop));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = waited_.find(task_id);
   if (--it->second.waiters == 0) waited_.erase(it);
   return ended;
@@ -542,15 +547,18 @@ Result<TaskSnapshot> TaskRunner::AwaitTerminal(const std::string& task_id, const
   while (true) {
     uint64_t seen;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       seen = waited_[task_id].changes;  // before the read: a change after it is counted
     }
     bool here = false;
     std::optional<TaskSnapshot> task = Read(task_id, owner, &here);
     if (!task) return MakeError(ErrorCode::kNotFound, "unknown task " + task_id);
     if (Terminal(task->state)) return *task;
-    auto woken = [&] { return stopping_ || waited_[task_id].changes != seen; };
-    std::unique_lock<std::mutex> lock(mu_);
+    auto woken = [&] {
+      mu_.AssertHeld();
+      return stopping_ || waited_[task_id].changes != seen;
+    };
+    MutexLock lock(mu_);
     if (here) {
       changed_.wait(lock, stop, woken);  // every change of a task run here is counted
     } else {
@@ -582,7 +590,7 @@ Result<TaskList> TaskRunner::ListInMemory(const std::string& owner,
                                           const std::optional<std::string>& cursor, size_t limit) {
   std::vector<TaskSnapshot> mine;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     ForgetExpired();
     for (const auto& [id, entry] : tasks_) {
       if (entry->owner == owner) mine.push_back(entry->snapshot);
@@ -611,7 +619,7 @@ Status TaskRunner::Update(const std::string& task_id, const std::string& owner,
   std::shared_ptr<Entry> resume;
   bool known = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto entry = Find(task_id, owner);
     known = entry != nullptr;
     if (entry && entry->snapshot.state == TaskState::kInputRequired) {

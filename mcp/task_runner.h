@@ -24,7 +24,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -32,6 +31,7 @@
 
 #include "common/json.h"
 #include "common/result.h"
+#include "common/thread_annotations.h"
 #include "mcp/core_metrics.h"
 #include "mcp/tool.h"
 #include "mcp/worker_pool.h"
@@ -181,10 +181,10 @@ class TaskRunner {
   Result<TaskSnapshot> Create(const std::string& owner, TaskCall call);
   // The state Run records for what the call returned (mu_ held; the entry is not terminal).
   std::optional<Json> Conclude(Entry& entry, const TaskCall& call, ToolResult result,
-                               std::optional<Json> error);
+                               std::optional<Json> error) REQUIRES(mu_);
   // Makes the entry terminal in memory: its end time, its owner's count, its call dropped, its
   // stop requested when `stop` (mu_ held).
-  void EndLocked(Entry& entry, TaskState state, bool stop);
+  void EndLocked(Entry& entry, TaskState state, bool stop) REQUIRES(mu_);
   // Ends a task that is not terminal with `state` (cancelled, or failed with `error`) unless its
   // commit came first (kTooLate; with `await_completion`, after waiting briefly for the run to
   // record its completion): decided in the ledger, then mirrored here.
@@ -192,7 +192,8 @@ class TaskRunner {
                                        std::optional<Json> error, bool await_completion);
   // After a local change was recorded: a terminal task the ledger holds is forgotten here.
   void ForgetRecorded(const std::shared_ptr<Entry>& entry);
-  std::shared_ptr<Entry> Find(const std::string& task_id, const std::string& owner);
+  // The owner's task kept here, or nullptr (mu_ held).
+  std::shared_ptr<Entry> Find(const std::string& task_id, const std::string& owner) REQUIRES(mu_);
   // Get, and whether the task lives in this process (`here`) or was read from the ledger.
   std::optional<TaskSnapshot> Read(const std::string& task_id, const std::string& owner,
                                    bool* here);
@@ -200,8 +201,8 @@ class TaskRunner {
   Result<TaskSnapshot> AwaitTerminal(const std::string& task_id, const std::string& owner,
                                      std::stop_token stop);
   // Counts a change of the task for those waiting for it (mu_ held).
-  void CountChangeLocked(const std::string& task_id);
-  void ForgetExpired();  // mu_ held
+  void CountChangeLocked(const std::string& task_id) REQUIRES(mu_);
+  void ForgetExpired() REQUIRES(mu_);  // mu_ held
   // Records a local change in the ledger (without mu_). A task the ledger has already ended
   // (cancelled elsewhere) takes the ledger's state. True when the ledger now holds the task's
   // end (so this process may forget it).
@@ -217,20 +218,22 @@ class TaskRunner {
 
   std::function<void(const TaskSnapshot&)> on_change_;
   const TaskOptions options_;
-  // Guards tasks_, every Entry's mutable fields, active_, running_, waited_ and stopping_.
-  mutable std::mutex mu_;
-  std::map<std::string, std::shared_ptr<Entry>> tasks_;
-  std::map<std::string, size_t> active_;  // by owner: tasks not terminal (and ones being created)
-  size_t running_ = 0;                    // entries submitted to pool_ whose Run has not returned
+  // Guards tasks_, every Entry's mutable fields, active_, running_, waited_ and stopping_ (the
+  // analysis checks the fields here, not an Entry's: it cannot name another object's mutex).
+  mutable Mutex mu_;
+  std::map<std::string, std::shared_ptr<Entry>> tasks_ GUARDED_BY(mu_);
+  // By owner: tasks not terminal (and ones being created).
+  std::map<std::string, size_t> active_ GUARDED_BY(mu_);
+  size_t running_ GUARDED_BY(mu_) = 0;  // entries submitted to pool_ whose Run has not returned
   // The tasks WaitTerminal calls wait for: how many wait, and the changes counted so far (every
   // change of the task, made here or reported from elsewhere).
   struct Waited {
     size_t waiters = 0;
     uint64_t changes = 0;
   };
-  std::map<std::string, Waited> waited_;
-  bool stopping_ = false;                // Shutdown was called
-  std::condition_variable_any changed_;  // notified with waited_, running_ and stopping_
+  std::map<std::string, Waited> waited_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;  // Shutdown was called
+  std::condition_variable_any changed_;    // notified with waited_, running_ and stopping_
   WorkerPool pool_;  // last: joined (in the destructor) while everything above is alive
 };
 

@@ -5,11 +5,11 @@
 #include <cmath>
 #include <exception>
 #include <limits>
-#include <mutex>
 #include <optional>
 #include <utility>
 
 #include "common/log.h"
+#include "common/thread_annotations.h"
 #include "common/trace_context.h"
 #include "mcp/connection.h"
 #include "mcp/log_tag.h"
@@ -39,7 +39,7 @@ class ConnectionCallContext final : public ToolCallContext {
                       const std::string& message) override {
     if (!scope_.progress_token) return;
     // Held while sending so notifications leave in order and none after MarkDone.
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (done_) return;
     if (last_progress_ && !(progress > *last_progress_)) {
       progress = std::nextafter(*last_progress_, std::numeric_limits<double>::infinity());
@@ -51,7 +51,7 @@ class ConnectionCallContext final : public ToolCallContext {
   }
 
   void Log(LogLevel level, const std::string& logger, const Json& data) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (done_) return;
     connection_->SendLog(scope_, level, logger, data);
   }
@@ -78,7 +78,7 @@ class ConnectionCallContext final : public ToolCallContext {
 
   // After this nothing more is sent on behalf of the call (its response follows).
   void MarkDone() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     done_ = true;
   }
 
@@ -86,9 +86,9 @@ class ConnectionCallContext final : public ToolCallContext {
   const std::shared_ptr<Connection> connection_;
   const RequestScope scope_;
   const std::stop_token token_;
-  std::mutex mu_;  // guards done_ and last_progress_, and orders this call's notifications
-  bool done_ = false;
-  std::optional<double> last_progress_;
+  Mutex mu_;  // guards done_ and last_progress_, and orders this call's notifications
+  bool done_ GUARDED_BY(mu_) = false;
+  std::optional<double> last_progress_ GUARDED_BY(mu_);
   std::unique_ptr<CallReservation> reservation_;  // owned by the worker thread; no lock needed
   const InputResponses inputs_;
 };

@@ -12,7 +12,7 @@ WorkerPool::WorkerPool(size_t max_threads) : max_threads_(max_threads == 0 ? 1 :
 WorkerPool::~WorkerPool() { Shutdown(); }
 
 Status WorkerPool::Submit(std::function<void()> task) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (stopping_) return MakeError(ErrorCode::kUnavailable, "server is shutting down");
   if (idle_ > tasks_.size()) {
     tasks_.push_back(std::move(task));
@@ -30,10 +30,13 @@ Status WorkerPool::Submit(std::function<void()> task) {
 }
 
 void WorkerPool::WorkerLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   while (true) {
     ++idle_;
-    cv_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
+    cv_.wait(lock, [this] {
+      mu_.AssertHeld();
+      return stopping_ || !tasks_.empty();
+    });
     --idle_;
     if (tasks_.empty()) return;  // stopping and drained
     std::function<void()> task = std::move(tasks_.front());
@@ -54,7 +57,7 @@ void WorkerPool::WorkerLoop() {
 void WorkerPool::Shutdown() {
   std::vector<std::thread> threads;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
     threads.swap(threads_);
   }
@@ -63,7 +66,7 @@ void WorkerPool::Shutdown() {
 }
 
 size_t WorkerPool::ThreadCount() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return threads_.size();
 }
 

@@ -11,11 +11,11 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "common/result.h"
+#include "common/thread_annotations.h"
 
 namespace imgmcp::mcp {
 
@@ -40,12 +40,12 @@ class WorkerPool {
   void WorkerLoop();
 
   const size_t max_threads_;
-  mutable std::mutex mu_;  // guards tasks_, threads_, idle_, stopping_
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> tasks_;  // submitted, not yet picked up
-  std::vector<std::thread> threads_;
-  size_t idle_ = 0;  // threads waiting for a task
-  bool stopping_ = false;
+  mutable Mutex mu_;  // guards tasks_, threads_, idle_, stopping_
+  std::condition_variable_any cv_;
+  std::deque<std::function<void()>> tasks_ GUARDED_BY(mu_);  // submitted, not yet picked up
+  std::vector<std::thread> threads_ GUARDED_BY(mu_);
+  size_t idle_ GUARDED_BY(mu_) = 0;  // threads waiting for a task
+  bool stopping_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace imgmcp::mcp

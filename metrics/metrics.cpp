@@ -10,10 +10,11 @@
 #include <cstring>
 #include <functional>
 #include <initializer_list>
-#include <mutex>
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "common/thread_annotations.h"
 
 namespace imgmcp::metrics {
 namespace {
@@ -63,7 +64,7 @@ class Series {
       out += v.size();
       *out++ = '\x1f';
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (auto it = children_.find(found_key); it != children_.end()) return *it->second;
     const bool full = children_.size() >= kMaxSeriesPerFamily;
     prometheus::Labels labels;
@@ -80,13 +81,13 @@ class Series {
   prometheus::Family<Metric>& family_;
   const std::vector<std::string> names_;
   const Make make_;
-  std::mutex mu_;  // guards children_
+  Mutex mu_;  // guards children_
   // Transparent hash and equality: found by a string_view without building a std::string.
   struct KeyHash {
     using is_transparent = void;
     size_t operator()(std::string_view key) const { return std::hash<std::string_view>{}(key); }
   };
-  std::unordered_map<std::string, Metric*, KeyHash, std::equal_to<>> children_;
+  std::unordered_map<std::string, Metric*, KeyHash, std::equal_to<>> children_ GUARDED_BY(mu_);
 };
 
 template <typename Metric>

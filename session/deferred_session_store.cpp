@@ -145,7 +145,7 @@ void DeferredSessionStore::ReportRetry(const Error& problem, std::chrono::millis
     log::Debug(kLog, message);
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     retrying_ =
         Error(ErrorCode::kUnavailable, "the session store is not open yet: " + problem.message +
                                            " (imgmcp keeps retrying; try again shortly)");
@@ -159,7 +159,7 @@ void DeferredSessionStore::Finish(Result<std::unique_ptr<SessionStore>> opened) 
                          "; every tool call will report this");
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     retrying_.reset();
     if (opened.ok()) {
       store_ = std::move(*opened);
@@ -196,8 +196,12 @@ Status DeferredSessionStore::WaitUntilOpen() {
 }
 
 Status DeferredSessionStore::WaitForOpen(std::chrono::milliseconds timeout, std::stop_token stop) {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (!opened_cv_.wait_for(lock, stop, timeout, [this] { return done_; })) {
+  MutexLock lock(mu_);
+  const auto done = [this] {
+    mu_.AssertHeld();
+    return done_;
+  };
+  if (!opened_cv_.wait_for(lock, stop, timeout, done)) {
     if (retrying_.has_value()) return *retrying_;
     return MakeError(ErrorCode::kDeadlineExceeded, "the session store is still opening");
   }
@@ -206,13 +210,17 @@ Status DeferredSessionStore::WaitForOpen(std::chrono::milliseconds timeout, std:
 }
 
 bool DeferredSessionStore::OpenFinished() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return done_;
 }
 
 Result<SessionStore*> DeferredSessionStore::Store(std::stop_token cancel) {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (!opened_cv_.wait(lock, cancel, [this] { return done_ || retrying_.has_value(); })) {
+  MutexLock lock(mu_);
+  const auto answerable = [this] {
+    mu_.AssertHeld();
+    return done_ || retrying_.has_value();
+  };
+  if (!opened_cv_.wait(lock, cancel, answerable)) {
     return MakeError(ErrorCode::kCancelled, "cancelled while the session store was opening");
   }
   if (!done_) return *retrying_;
@@ -221,7 +229,7 @@ Result<SessionStore*> DeferredSessionStore::Store(std::stop_token cancel) {
 }
 
 void DeferredSessionStore::Forget(PendingReservation* pending) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!pending->listed) return;
   pending_.remove(pending);
   pending->listed = false;
@@ -231,7 +239,7 @@ Result<std::unique_ptr<TurnReservation>> DeferredSessionStore::ReserveTurn(
     const std::string& session_id) {
   SessionStore* store = nullptr;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (!done_) {
       if (!IsValidSessionId(session_id)) {
         return MakeError(ErrorCode::kInvalidArgument, "invalid session id");
@@ -340,14 +348,14 @@ bool DeferredSessionStore::SessionExists(const std::string& session_id) {
 }
 
 void DeferredSessionStore::SetChangeListener(ChangeListener listener) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   listener_ = listener;
   // Under mu_, so that Open cannot hand over an older listener after this one.
   if (store_ != nullptr) store_->SetChangeListener(std::move(listener));
 }
 
 void DeferredSessionStore::SetTaskListener(TaskListener listener) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   task_listener_ = listener;
   if (store_ != nullptr) store_->SetTaskListener(std::move(listener));
 }

@@ -31,7 +31,6 @@
 #include <functional>
 #include <list>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -40,6 +39,7 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "common/thread_annotations.h"
 #include "session/session_store.h"
 
 namespace imgmcp::session {
@@ -115,17 +115,19 @@ class DeferredSessionStore final : public SessionStore {
   // Called by a PendingReservation's destructor while it is still waiting for the open.
   void Forget(PendingReservation* pending);
 
-  mutable std::mutex mu_;                  // guards every field below up to thread_
+  mutable Mutex mu_;                       // guards every field below up to stop_
   std::condition_variable_any opened_cv_;  // signalled once, when done_ becomes true
-  bool done_ = false;
-  std::unique_ptr<SessionStore> store_;  // set (or error_) before done_; read-only afterwards
-  std::optional<Error> error_;
-  std::optional<Error> retrying_;           // why the open is being retried, until it ends
-  std::list<PendingReservation*> pending_;  // placeholders in arrival order, until the open ends
-  ChangeListener listener_;                 // for the real store once it is open
-  TaskListener task_listener_;              // likewise
-  std::stop_source stop_;                   // the destructor's: ends the retries
-  std::thread thread_;                      // runs Open; joined by the destructor
+  bool done_ GUARDED_BY(mu_) = false;
+  // Set (or error_) before done_; read-only afterwards.
+  std::unique_ptr<SessionStore> store_ GUARDED_BY(mu_);
+  std::optional<Error> error_ GUARDED_BY(mu_);
+  std::optional<Error> retrying_ GUARDED_BY(mu_);  // why the open is being retried, until it ends
+  // Placeholders in arrival order, until the open ends.
+  std::list<PendingReservation*> pending_ GUARDED_BY(mu_);
+  ChangeListener listener_ GUARDED_BY(mu_);     // for the real store once it is open
+  TaskListener task_listener_ GUARDED_BY(mu_);  // likewise
+  std::stop_source stop_;                       // the destructor's: ends the retries
+  std::thread thread_;                          // runs Open; joined by the destructor
 };
 
 }  // namespace imgmcp::session

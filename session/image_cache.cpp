@@ -8,7 +8,7 @@ std::string ImageCache::Key(const std::string& session_id, int64_t version) {
 
 std::shared_ptr<const std::string> ImageCache::Get(const std::string& session_id, int64_t version,
                                                    std::string_view expected_sha256) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const auto it = index_.find(Key(session_id, version));
   if (it == index_.end()) return nullptr;
   const std::string& recorded = it->second->sha256;
@@ -21,7 +21,7 @@ void ImageCache::Put(const std::string& session_id, int64_t version,
                      std::shared_ptr<const std::string> bytes, std::string sha256) {
   if (!bytes || bytes->size() > capacity_) return;
   std::string key = Key(session_id, version);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (const auto it = index_.find(key); it != index_.end()) EraseLocked(it->second);
   size_ += bytes->size();
   lru_.push_front(Entry{key, std::move(bytes), std::move(sha256)});
@@ -30,7 +30,7 @@ void ImageCache::Put(const std::string& session_id, int64_t version,
 }
 
 void ImageCache::Erase(const std::string& session_id, int64_t version) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (const auto it = index_.find(Key(session_id, version)); it != index_.end()) {
     EraseLocked(it->second);
   }
@@ -38,7 +38,7 @@ void ImageCache::Erase(const std::string& session_id, int64_t version) {
 
 void ImageCache::EraseSession(const std::string& session_id) {
   const std::string prefix = session_id + '/';
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (auto it = lru_.begin(); it != lru_.end();) {
     const auto next = std::next(it);
     if (it->key.compare(0, prefix.size(), prefix) == 0) EraseLocked(it);
@@ -53,12 +53,12 @@ void ImageCache::EraseLocked(std::list<Entry>::iterator it) {
 }
 
 size_t ImageCache::SizeBytes() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return size_;
 }
 
 size_t ImageCache::EntryCount() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return lru_.size();
 }
 

@@ -7,10 +7,11 @@
 #include <cstdint>
 #include <list>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+
+#include "common/thread_annotations.h"
 
 namespace imgmcp::session {
 
@@ -42,13 +43,13 @@ class ImageCache {
     std::string sha256;  // empty when unknown
   };
   static std::string Key(const std::string& session_id, int64_t version);
-  void EraseLocked(std::list<Entry>::iterator it);
+  void EraseLocked(std::list<Entry>::iterator it) REQUIRES(mu_);
 
   const size_t capacity_;
-  mutable std::mutex mu_;  // guards lru_, index_ and size_
-  std::list<Entry> lru_;   // front = most recently used
-  std::unordered_map<std::string, std::list<Entry>::iterator> index_;
-  size_t size_ = 0;
+  mutable Mutex mu_;                      // guards lru_, index_ and size_
+  std::list<Entry> lru_ GUARDED_BY(mu_);  // front = most recently used
+  std::unordered_map<std::string, std::list<Entry>::iterator> index_ GUARDED_BY(mu_);
+  size_t size_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace imgmcp::session

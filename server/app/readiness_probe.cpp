@@ -17,7 +17,7 @@ ReadinessProbe::~ReadinessProbe() {
 }
 
 std::optional<std::string> ReadinessProbe::Problem() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (checking_ && std::chrono::steady_clock::now() - check_started_ > kStale) {
     return "the store did not answer within " + std::to_string(kStale.count() / 1000) + " s";
   }
@@ -27,7 +27,7 @@ std::optional<std::string> ReadinessProbe::Problem() const {
 void ReadinessProbe::Loop(std::stop_token stop) {
   while (!stop.stop_requested()) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       checking_ = true;
       check_started_ = std::chrono::steady_clock::now();
     }
@@ -35,7 +35,7 @@ void ReadinessProbe::Loop(std::stop_token stop) {
     std::optional<std::string> problem = Check(&detail);
     Record(std::move(problem), detail);
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       checking_ = false;
     }
     if (!store_.OpenFinished()) {
@@ -44,7 +44,7 @@ void ReadinessProbe::Loop(std::stop_token stop) {
       (void)store_.WaitForOpen(kPeriod, stop);
       continue;
     }
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     pause_.wait_for(lock, stop, kPeriod, [] { return false; });
   }
 }
@@ -70,7 +70,7 @@ std::optional<std::string> ReadinessProbe::Check(std::string* detail) {
 }
 
 void ReadinessProbe::Record(std::optional<std::string> problem, const std::string& detail) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (problem != problem_) {
     if (problem && detail.empty()) {
       log::Info("ready", "not ready: " + *problem);

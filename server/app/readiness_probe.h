@@ -10,12 +10,12 @@
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
-#include <mutex>
 #include <optional>
 #include <stop_token>
 #include <string>
 #include <thread>
 
+#include "common/thread_annotations.h"
 #include "session/deferred_session_store.h"
 
 namespace imgmcp::app {
@@ -43,11 +43,11 @@ class ReadinessProbe {
   session::DeferredSessionStore& store_;
   const std::filesystem::path data_dir_;
 
-  mutable std::mutex mu_;              // guards problem_, check_started_, checking_
+  mutable Mutex mu_;                   // guards problem_, check_started_, checking_
   std::condition_variable_any pause_;  // the wait between checks (woken only by the stop)
-  std::optional<std::string> problem_ = std::string("starting");
-  std::chrono::steady_clock::time_point check_started_;
-  bool checking_ = false;
+  std::optional<std::string> problem_ GUARDED_BY(mu_) = std::string("starting");
+  std::chrono::steady_clock::time_point check_started_ GUARDED_BY(mu_);
+  bool checking_ GUARDED_BY(mu_) = false;
   std::jthread thread_;  // last: started once everything above is set
 };
 

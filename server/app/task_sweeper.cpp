@@ -24,7 +24,7 @@ TaskSweeper::~TaskSweeper() {
 void TaskSweeper::Loop(std::stop_token stop) {
   while (true) {
     {
-      std::unique_lock<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       wake_.wait_for(lock, stop, period_, [] { return false; });
     }
     if (stop.stop_requested()) return;

@@ -7,10 +7,10 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <mutex>
 #include <stop_token>
 #include <thread>
 
+#include "common/thread_annotations.h"
 #include "session/session_store.h"
 
 namespace imgmcp::app {
@@ -35,7 +35,7 @@ class TaskSweeper {
 
   session::SessionStore& store_;
   const std::chrono::milliseconds period_;
-  std::mutex mu_;                     // guards nothing but the wait itself (stop comes by token)
+  Mutex mu_;                          // guards nothing but the wait itself (stop comes by token)
   std::condition_variable_any wake_;  // woken only by the stop token
   std::jthread thread_;               // last: started once everything above is set
 };

@@ -143,7 +143,7 @@ ConnectionGate::~ConnectionGate() {
   for (auto& [fd, entry] : entries_) ::close(fd);
   entries_.clear();
   {
-    std::lock_guard<std::mutex> lock(inbox_mu_);
+    MutexLock lock(inbox_mu_);
     for (auto& in : inbox_) ::close(in.connection->fd);
     inbox_.clear();
     stopped_ = true;
@@ -165,7 +165,7 @@ void ConnectionGate::Wake() {
 
 void ConnectionGate::PostInbound(Inbound inbound) {
   {
-    std::lock_guard<std::mutex> lock(inbox_mu_);
+    MutexLock lock(inbox_mu_);
     if (!stopped_) {
       inbox_.push_back(std::move(inbound));
       inbound.connection = nullptr;
@@ -227,7 +227,7 @@ void ConnectionGate::Run() {
     waiting_.store(entries_.size());
   }
   {
-    std::lock_guard<std::mutex> lock(inbox_mu_);
+    MutexLock lock(inbox_mu_);
     stopped_ = true;
   }
   TakeInbound();  // closes them: nothing is served any more
@@ -419,7 +419,7 @@ void ConnectionGate::TakeInbound() {
   std::vector<Inbound> inbound;
   bool stopped;
   {
-    std::lock_guard<std::mutex> lock(inbox_mu_);
+    MutexLock lock(inbox_mu_);
     inbound.swap(inbox_);
     stopped = stopped_;
   }

@@ -24,7 +24,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -34,6 +33,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "common/thread_annotations.h"
 #include "metrics/metrics.h"
 
 namespace imgmcp::http {
@@ -167,9 +167,9 @@ class ConnectionGate {
   std::chrono::steady_clock::time_point accept_resume_;
   std::chrono::steady_clock::time_point last_eviction_warning_;
 
-  mutable std::mutex inbox_mu_;  // guards inbox_, stopped_
-  std::vector<Inbound> inbox_;
-  bool stopped_ = false;
+  mutable Mutex inbox_mu_;  // guards inbox_, stopped_
+  std::vector<Inbound> inbox_ GUARDED_BY(inbox_mu_);
+  bool stopped_ GUARDED_BY(inbox_mu_) = false;
 
   std::atomic<bool> stop_requested_{false};
   std::atomic<uint64_t> accepted_{0}, handed_off_{0}, timed_out_{0}, evicted_{0}, refused_{0};

@@ -383,10 +383,12 @@ bool GatedServer::Serve(GateOptions options, size_t workers,
     log::Error(kLog, "cannot start serving: " + gate.error().message);
     return false;
   }
+  ConnectionGate* running = nullptr;  // gate_, which only this thread sets and resets
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (shutting_down_) return false;
     gate_ = std::move(*gate);
+    running = gate_.get();
   }
   // httplib ends streaming responses once this is invalid (Shutdown() resets it).
   svr_sock_ = listen_fd_;
@@ -395,14 +397,14 @@ bool GatedServer::Serve(GateOptions options, size_t workers,
   }
   bool serving = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     serving = !shutting_down_;
     if (shutting_down_) gate_->Stop();
   }
   if (serving && on_serving) on_serving();
-  gate_->Run();
+  running->Run();
   const bool stopped_on_request = [this] {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return shutting_down_;
   }();
   Shutdown();  // the same teardown when the gate failed on its own
@@ -410,14 +412,14 @@ bool GatedServer::Serve(GateOptions options, size_t workers,
   workers_.clear();
   std::deque<std::unique_ptr<GateConnection>> left;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     left.swap(queue_);
   }
   for (auto& connection : left) ::close(connection->fd);
   // No worker runs any more: nothing else touches the gate.
   std::unique_ptr<ConnectionGate> done;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     done = std::move(gate_);
   }
   done.reset();
@@ -426,7 +428,7 @@ bool GatedServer::Serve(GateOptions options, size_t workers,
 
 void GatedServer::Shutdown() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     shutting_down_ = true;
     if (gate_) gate_->Stop();
   }
@@ -439,13 +441,13 @@ void GatedServer::Shutdown() {
 }
 
 GateStats GatedServer::gate_stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return gate_ ? gate_->Stats() : GateStats{};
 }
 
 void GatedServer::Enqueue(std::unique_ptr<GateConnection> connection) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (!shutting_down_) {
       queue_.push_back(std::move(connection));
       connection = nullptr;
@@ -461,25 +463,31 @@ void GatedServer::Enqueue(std::unique_ptr<GateConnection> connection) {
 void GatedServer::WorkerLoop() {
   for (;;) {
     std::unique_ptr<GateConnection> connection;
+    ConnectionGate* gate = nullptr;
     {
-      std::unique_lock<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       ++idle_workers_;
-      cv_.wait(lock, [this] { return shutting_down_ || !queue_.empty(); });
+      cv_.wait(lock, [this] {
+        mu_.AssertHeld();
+        return shutting_down_ || !queue_.empty();
+      });
       --idle_workers_;
       if (shutting_down_) return;
       connection = std::move(queue_.front());
       queue_.pop_front();
+      gate = gate_.get();
     }
-    ServeConnection(std::move(connection));
+    ServeConnection(*gate, std::move(connection));
   }
 }
 
-void GatedServer::ServeConnection(std::unique_ptr<GateConnection> connection) {
-  // gate_ outlives every worker (Serve() joins them before resetting it).
+void GatedServer::ServeConnection(ConnectionGate& gate,
+                                  std::unique_ptr<GateConnection> connection) {
+  // The gate outlives every worker (Serve() joins them before resetting gate_).
   while (ServeRequest(*connection)) {
-    if (!AwaitNextHead(*connection)) return gate_->Return(std::move(connection));
+    if (!AwaitNextHead(*connection)) return gate.Return(std::move(connection));
   }
-  gate_->Finish(std::move(connection));
+  gate.Finish(std::move(connection));
 }
 
 bool GatedServer::ServeRequest(GateConnection& connection) {
@@ -517,7 +525,7 @@ bool GatedServer::AwaitNextHead(GateConnection& connection) {
   if (connection.skip > 0) return false;  // the gate discards the unread body first
   {
     // Never while a connection waits for a worker, nor as the last idle worker.
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (shutting_down_ || !queue_.empty() || idle_workers_ == 0) return false;
   }
   const auto deadline = std::chrono::steady_clock::now() + kNextHeadWait;

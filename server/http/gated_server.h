@@ -18,12 +18,12 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "common/result.h"
+#include "common/thread_annotations.h"
 #include "server/http/connection_gate.h"
 #include "server/http/request_head.h"
 
@@ -64,8 +64,8 @@ class GatedServer : public httplib::Server {
  private:
   void WorkerLoop();
   // Serves the connection's requests while the next head comes promptly; then hands it back to
-  // the gate (to wait for its next request, or to linger and close).
-  void ServeConnection(std::unique_ptr<GateConnection> connection);
+  // `gate` (to wait for its next request, or to linger and close).
+  void ServeConnection(ConnectionGate& gate, std::unique_ptr<GateConnection> connection);
   // Serves the request whose head is at the front of connection.buffer. True when the
   // connection may carry another request.
   bool ServeRequest(GateConnection& connection);
@@ -82,13 +82,16 @@ class GatedServer : public httplib::Server {
 
   size_t max_head_bytes_ = 0;  // the gate's limit, set by Serve() before the workers start
 
-  mutable std::mutex mu_;  // guards queue_, shutting_down_, idle_workers_, gate_ (the pointer)
-  std::condition_variable cv_;
-  std::deque<std::unique_ptr<GateConnection>> queue_;  // complete heads waiting for a worker
-  bool shutting_down_ = false;
-  size_t idle_workers_ = 0;               // workers waiting for a connection
-  std::unique_ptr<ConnectionGate> gate_;  // set and reset by Serve(); workers run only meanwhile
-  std::vector<std::thread> workers_;      // touched by Serve() only
+  mutable Mutex mu_;  // guards queue_, shutting_down_, idle_workers_, gate_ (the pointer)
+  std::condition_variable_any cv_;
+  // Complete heads waiting for a worker.
+  std::deque<std::unique_ptr<GateConnection>> queue_ GUARDED_BY(mu_);
+  bool shutting_down_ GUARDED_BY(mu_) = false;
+  size_t idle_workers_ GUARDED_BY(mu_) = 0;  // workers waiting for a connection
+  // Set and reset by Serve(); workers run only meanwhile, each reading it (under mu_) with the
+  // connection it takes.
+  std::unique_ptr<ConnectionGate> gate_ GUARDED_BY(mu_);
+  std::vector<std::thread> workers_;  // touched by Serve() only
 };
 
 // How reading a request body through a ContentReader ended.

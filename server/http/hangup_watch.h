@@ -13,8 +13,9 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <mutex>
 #include <optional>
+
+#include "common/thread_annotations.h"
 
 namespace imgmcp::http {
 
@@ -31,23 +32,25 @@ class HangupAwareCondition {
 
   void NotifyAll();
 
-  // Waits, `lock` (the owner's mutex) held on entry and on return, until `ready()` holds (kReady),
-  // the deadline passes (kTimeout) or the client hangs up (kHangup, unless `ready()` holds too).
+  // Waits, `mu` (the owner's mutex, held by the caller's MutexLock) held on entry and on return,
+  // until `ready()` holds (kReady), the deadline passes (kTimeout) or the client hangs up (kHangup,
+  // unless `ready()` holds too). Released and taken again on `mu` itself, so the caller's lock
+  // stays balanced.
   template <typename Predicate>
-  Wake Wait(std::unique_lock<std::mutex>& lock, Deadline deadline, Predicate ready) {
+  Wake Wait(Mutex& mu, Deadline deadline, Predicate ready) REQUIRES(mu) {
     if (socket_ < 0 || !WatchReady()) {
       if (!deadline) {
-        cv_.wait(lock, ready);
+        cv_.wait(mu, ready);
         return Wake::kReady;
       }
-      return cv_.wait_until(lock, *deadline, ready) ? Wake::kReady : Wake::kTimeout;
+      return cv_.wait_until(mu, *deadline, ready) ? Wake::kReady : Wake::kTimeout;
     }
     while (!ready()) {
       const int timeout_ms = TimeoutMs(deadline);
       if (timeout_ms == 0) return Wake::kTimeout;
-      lock.unlock();
+      mu.unlock();
       const bool hung_up = PollOnce(timeout_ms);
-      lock.lock();
+      mu.lock();
       if (hung_up) return ready() ? Wake::kReady : Wake::kHangup;
     }
     return Wake::kReady;
@@ -64,7 +67,7 @@ class HangupAwareCondition {
 
   const int socket_;
   std::atomic<int> wake_fd_{-1};  // written by the waiter (under the owner's mutex), read by all
-  std::condition_variable cv_;
+  std::condition_variable_any cv_;
 };
 
 }  // namespace imgmcp::http

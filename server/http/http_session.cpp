@@ -7,6 +7,7 @@
 
 namespace imgmcp::http {
 
+// Its fields are guarded by the session's mu_.
 struct HttpSession::Exchange {
   bool batch = false;
   std::vector<std::string> keys;            // IdKeys of its requests
@@ -39,7 +40,7 @@ std::shared_ptr<HttpSession::Exchange> HttpSession::BeginExchange(
   auto exchange = std::make_shared<Exchange>();
   exchange->batch = batch;
   for (const Json& id : request_ids) exchange->keys.push_back(mcp::IdKey(id));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (size_t i = 0; i < exchange->keys.size(); ++i) {
     // An id in progress in this session, or twice in this batch: either way two requests would
     // share the id their answers are matched by.
@@ -56,14 +57,15 @@ std::shared_ptr<HttpSession::Exchange> HttpSession::BeginExchange(
 HttpSession::Answer HttpSession::AwaitAnswer(
     const std::shared_ptr<Exchange>& exchange,
     std::optional<std::chrono::milliseconds> stream_after) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto answerable = [&] {
+    mu_.AssertHeld();
     return closed_ || exchange->done || !exchange->early.empty() || exchange->close_requested;
   };
   HangupAwareCondition::Deadline deadline;
   if (stream_after) deadline = std::chrono::steady_clock::now() + *stream_after;
   Answer answer;
-  if (cv_.Wait(lock, deadline, answerable) == HangupAwareCondition::Wake::kHangup) {
+  if (cv_.Wait(mu_, deadline, answerable) == HangupAwareCondition::Wake::kHangup) {
     answer.client_gone = true;
     return answer;
   }
@@ -109,7 +111,7 @@ std::shared_ptr<SseChannel> HttpSession::OpenStandaloneStream() {
   auto channel = std::make_shared<SseChannel>();
   std::shared_ptr<SseChannel> replaced;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (closed_) return nullptr;
     if (options_.resumable) {
       channel->Push(PrimingFrame(FormatEventId({next_seq_++, 0}), options_.sse_retry));
@@ -124,7 +126,7 @@ std::shared_ptr<SseChannel> HttpSession::Resume(EventId last) {
   auto channel = std::make_shared<SseChannel>();
   std::shared_ptr<SseChannel> replaced;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (closed_) return nullptr;
     for (const StoredEvent& event : events_) {
       if (event.stream == last.stream && event.seq > last.seq) channel->Push(event.frame);
@@ -143,7 +145,7 @@ std::shared_ptr<SseChannel> HttpSession::Resume(EventId last) {
 }
 
 void HttpSession::Detach(const std::shared_ptr<SseChannel>& channel) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (standalone_ == channel) standalone_.reset();
   for (auto& [stream, exchange] : live_streams_) {
     if (exchange->channel == channel) exchange->channel.reset();
@@ -151,7 +153,7 @@ void HttpSession::Detach(const std::shared_ptr<SseChannel>& channel) {
 }
 
 void HttpSession::CloseRequestStream(const Json& request_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = by_request_.find(mcp::IdKey(request_id));
   if (it == by_request_.end()) return;
   const std::shared_ptr<Exchange>& exchange = it->second;
@@ -170,7 +172,7 @@ void HttpSession::End() {
   if (connection_) connection_->Close();
   std::vector<std::shared_ptr<SseChannel>> channels;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (closed_) return;
     closed_ = true;
     if (standalone_) channels.push_back(std::move(standalone_));
@@ -186,7 +188,7 @@ void HttpSession::End() {
 
 bool HttpSession::Busy() const {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (closed_) return false;
     if (standalone_ || !live_streams_.empty() || !by_request_.empty()) return true;
   }
@@ -197,7 +199,7 @@ bool HttpSession::Busy() const {
 
 void HttpSession::Send(mcp::OutgoingMessage message) {
   using Kind = mcp::OutgoingMessage::Kind;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (closed_) return;
   std::shared_ptr<Exchange> exchange;
   if (message.related_request_id) {
@@ -229,7 +231,7 @@ void HttpSession::Send(mcp::OutgoingMessage message) {
 }
 
 void HttpSession::OnRequestDropped(const Json& request_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = by_request_.find(mcp::IdKey(request_id));
   if (it == by_request_.end()) return;
   std::shared_ptr<Exchange> exchange = it->second;

@@ -22,12 +22,12 @@
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/json.h"
+#include "common/thread_annotations.h"
 #include "server/http/hangup_watch.h"
 #include "server/http/sse.h"
 #include "mcp/connection.h"
@@ -118,23 +118,27 @@ class HttpSession final : public mcp::MessageSink {
   };
 
   // The following require mu_.
-  std::string AppendEventLocked(uint64_t stream, const std::string& json);
-  void FinishExchangeLocked(const std::shared_ptr<Exchange>& exchange);
+  std::string AppendEventLocked(uint64_t stream, const std::string& json) REQUIRES(mu_);
+  void FinishExchangeLocked(const std::shared_ptr<Exchange>& exchange) REQUIRES(mu_);
 
   const std::string id_;
   const SessionOptions options_;
   std::shared_ptr<mcp::Connection> connection_;  // set by Attach, then read-only
 
-  mutable std::mutex mu_;    // guards every field below
+  // Guards every field below, and every Exchange's (which the analysis cannot check: it names
+  // no mutex of another object).
+  mutable Mutex mu_;
   HangupAwareCondition cv_;  // an exchange changed state, or the session closed
-  bool closed_ = false;
-  uint64_t next_seq_ = 1;
-  uint64_t next_stream_ = 1;        // 0 is the standalone stream
-  std::deque<StoredEvent> events_;  // the replay buffer, oldest first
-  size_t events_bytes_ = 0;
-  std::map<std::string, std::shared_ptr<Exchange>> by_request_;  // IdKey → unfinished exchange
-  std::map<uint64_t, std::shared_ptr<Exchange>> live_streams_;   // SSE exchanges not finished
-  std::shared_ptr<SseChannel> standalone_;                       // the GET stream, if open
+  bool closed_ GUARDED_BY(mu_) = false;
+  uint64_t next_seq_ GUARDED_BY(mu_) = 1;
+  uint64_t next_stream_ GUARDED_BY(mu_) = 1;        // 0 is the standalone stream
+  std::deque<StoredEvent> events_ GUARDED_BY(mu_);  // the replay buffer, oldest first
+  size_t events_bytes_ GUARDED_BY(mu_) = 0;
+  // IdKey → unfinished exchange.
+  std::map<std::string, std::shared_ptr<Exchange>> by_request_ GUARDED_BY(mu_);
+  // SSE exchanges not finished.
+  std::map<uint64_t, std::shared_ptr<Exchange>> live_streams_ GUARDED_BY(mu_);
+  std::shared_ptr<SseChannel> standalone_ GUARDED_BY(mu_);  // the GET stream, if open
 };
 
 }  // namespace imgmcp::http

@@ -53,7 +53,7 @@ HttpTransport::~HttpTransport() { Stop(); }
 
 Result<int> HttpTransport::Start() {
   {
-    std::lock_guard<std::mutex> lock(state_mu_);
+    MutexLock lock(state_mu_);
     if (started_) return MakeError(ErrorCode::kFailedPrecondition, "already started");
     started_ = true;
   }
@@ -64,8 +64,11 @@ Result<int> HttpTransport::Start() {
   {
     // Woken when the listener serves (or has already ended): the caller may hand out the port
     // and stop the transport at once.
-    std::unique_lock<std::mutex> lock(state_mu_);
-    state_cv_.wait(lock, [this] { return listening_ || listener_done_; });
+    MutexLock lock(state_mu_);
+    state_cv_.wait(lock, [this] {
+      state_mu_.AssertHeld();
+      return listening_ || listener_done_;
+    });
   }
   sweep_thread_ = std::thread([this] { SweepLoop(); });
   return port;
@@ -91,7 +94,7 @@ Result<int> HttpTransport::Bind() {
   }
   auto port = http_->Bind(bind_host, options_.port);
   if (port.ok()) return port;
-  std::lock_guard<std::mutex> lock(state_mu_);
+  MutexLock lock(state_mu_);
   listener_done_ = true;
   state_cv_.notify_all();
   return MakeError(ErrorCode::kUnavailable, "cannot listen on " + options_.host + ":" +
@@ -106,7 +109,7 @@ void HttpTransport::Listen() {
   gate.metrics = RecordingMetrics(server_, options_);
   gate.refusal_body = [this](int status) { return routes_->GateRefusalBody(status); };
   auto serving = [this] {
-    std::lock_guard<std::mutex> lock(state_mu_);
+    MutexLock lock(state_mu_);
     listening_ = true;
     state_cv_.notify_all();
   };
@@ -116,7 +119,7 @@ void HttpTransport::Listen() {
   } catch (const std::exception& e) {
     log::Error(kLog, std::string("listener failed: ") + e.what());
   }
-  std::lock_guard<std::mutex> lock(state_mu_);
+  MutexLock lock(state_mu_);
   if (!ok && !stopping_) log::Error(kLog, "the HTTP listener stopped unexpectedly");
   listener_done_ = true;
   state_cv_.notify_all();
@@ -124,7 +127,7 @@ void HttpTransport::Listen() {
 
 void HttpTransport::Stop() {
   {
-    std::lock_guard<std::mutex> lock(state_mu_);
+    MutexLock lock(state_mu_);
     if (stopping_) return;
     stopping_ = true;
   }
@@ -165,16 +168,22 @@ void HttpTransport::AnswerCallsInFlight() {
 }
 
 void HttpTransport::Wait() {
-  std::unique_lock<std::mutex> lock(state_mu_);
-  state_cv_.wait(lock, [this] { return stopping_ || listener_done_; });
+  MutexLock lock(state_mu_);
+  state_cv_.wait(lock, [this] {
+    state_mu_.AssertHeld();
+    return stopping_ || listener_done_;
+  });
 }
 
 void HttpTransport::SweepLoop() {
   const auto period = std::clamp<std::chrono::steady_clock::duration>(
       options_.session_idle_timeout / 4, std::chrono::seconds(1), std::chrono::seconds(30));
-  std::unique_lock<std::mutex> lock(state_mu_);
+  MutexLock lock(state_mu_);
   while (!stopping_) {
-    state_cv_.wait_for(lock, period, [this] { return stopping_; });
+    state_cv_.wait_for(lock, period, [this] {
+      state_mu_.AssertHeld();
+      return stopping_;
+    });
     if (stopping_) break;
     lock.unlock();
     for (const auto& session : sessions_.TakeExpired()) {

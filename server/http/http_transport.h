@@ -14,12 +14,12 @@
 #include <condition_variable>
 #include <cstddef>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "common/thread_annotations.h"
 #include "server/http/drain_state.h"
 #include "server/http/http_listener.h"
 #include "server/http/session_table.h"
@@ -79,12 +79,12 @@ class HttpTransport final : public HttpListener {
   std::thread listen_thread_;
   std::thread sweep_thread_;
 
-  std::mutex state_mu_;  // guards started_, stopping_, listening_, listener_done_
-  std::condition_variable state_cv_;
-  bool started_ = false;
-  bool stopping_ = false;
-  bool listening_ = false;  // the listener serves (it may have ended since)
-  bool listener_done_ = false;
+  Mutex state_mu_;  // guards started_, stopping_, listening_, listener_done_
+  std::condition_variable_any state_cv_;
+  bool started_ GUARDED_BY(state_mu_) = false;
+  bool stopping_ GUARDED_BY(state_mu_) = false;
+  bool listening_ GUARDED_BY(state_mu_) = false;  // the listener serves (it may have ended since)
+  bool listener_done_ GUARDED_BY(state_mu_) = false;
 };
 
 }  // namespace imgmcp::http

@@ -271,7 +271,7 @@ struct PostedMessage {
 // ----------------------------------------------------------------------------------
 
 bool LiveAnswers::AddRequest(const std::shared_ptr<HttpSession>& request) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (closed_) return false;
   requests_.emplace(request.get(), request);
   return true;
@@ -279,7 +279,7 @@ bool LiveAnswers::AddRequest(const std::shared_ptr<HttpSession>& request) {
 
 std::vector<std::shared_ptr<HttpSession>> LiveAnswers::Requests() {
   std::vector<std::shared_ptr<HttpSession>> requests;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& [key, weak] : requests_) {
     if (auto request = weak.lock()) requests.push_back(std::move(request));
   }
@@ -287,12 +287,12 @@ std::vector<std::shared_ptr<HttpSession>> LiveAnswers::Requests() {
 }
 
 void LiveAnswers::RemoveRequest(const HttpSession* request) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   requests_.erase(request);
 }
 
 bool LiveAnswers::AddStream(const std::shared_ptr<SseChannel>& channel) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (closed_) return false;
   streams_.emplace(channel.get(), channel);
   PublishStreams();
@@ -301,7 +301,7 @@ bool LiveAnswers::AddStream(const std::shared_ptr<SseChannel>& channel) {
 
 void LiveAnswers::RemoveStream(const SseChannel* channel) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     streams_.erase(channel);
     PublishStreams();
   }
@@ -313,8 +313,9 @@ void LiveAnswers::PublishStreams() const {
 }
 
 void LiveAnswers::AwaitStreamsEnded(std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   streams_cv_.wait_for(lock, timeout, [this] {
+    mu_.AssertHeld();
     return std::all_of(streams_.begin(), streams_.end(),
                        [](const auto& entry) { return entry.second.expired(); });
   });
@@ -323,7 +324,7 @@ void LiveAnswers::AwaitStreamsEnded(std::chrono::milliseconds timeout) {
 void LiveAnswers::HintRetry(const std::string& frame) {
   std::vector<std::shared_ptr<SseChannel>> streams;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& [key, weak] : streams_) {
       if (auto stream = weak.lock()) streams.push_back(std::move(stream));
     }
@@ -335,7 +336,7 @@ void LiveAnswers::CloseAll() {
   std::vector<std::shared_ptr<HttpSession>> requests;
   std::vector<std::shared_ptr<SseChannel>> streams;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     closed_ = true;
     for (const auto& [key, weak] : requests_) {
       if (auto request = weak.lock()) requests.push_back(std::move(request));

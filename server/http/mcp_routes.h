@@ -18,13 +18,13 @@
 #include <condition_variable>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/json.h"
 #include "common/log.h"
+#include "common/thread_annotations.h"
 #include "metrics/metrics.h"
 #include "server/http/drain_state.h"
 #include "server/http/http_listener.h"
@@ -62,14 +62,14 @@ class LiveAnswers {
   void AwaitStreamsEnded(std::chrono::milliseconds timeout);
 
  private:
-  void PublishStreams() const;  // under mu_
+  void PublishStreams() const REQUIRES(mu_);  // under mu_
 
   metrics::Metrics* const metrics_;
-  std::mutex mu_;  // guards closed_, requests_, streams_
-  std::condition_variable streams_cv_;  // a stream ended
-  bool closed_ = false;
-  std::map<const HttpSession*, std::weak_ptr<HttpSession>> requests_;
-  std::map<const SseChannel*, std::weak_ptr<SseChannel>> streams_;
+  Mutex mu_;                                // guards closed_, requests_, streams_
+  std::condition_variable_any streams_cv_;  // a stream ended
+  bool closed_ GUARDED_BY(mu_) = false;
+  std::map<const HttpSession*, std::weak_ptr<HttpSession>> requests_ GUARDED_BY(mu_);
+  std::map<const SseChannel*, std::weak_ptr<SseChannel>> streams_ GUARDED_BY(mu_);
 };
 
 struct PostedMessage;  // one parsed POST body and the routing facts of its messages

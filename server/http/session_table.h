@@ -11,12 +11,12 @@
 #include <cstddef>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/thread_annotations.h"
 #include "metrics/metrics.h"
 
 namespace imgmcp::http {
@@ -39,7 +39,7 @@ class SessionTable {
   // Not inserted only when the table is full of busy sessions (the caller answers 503).
   Insertion Insert(const std::string& id, std::shared_ptr<Session> session) {
     Insertion result;
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (entries_.size() >= max_sessions_) {
       auto idlest = entries_.end();
       for (auto it = entries_.begin(); it != entries_.end(); ++it) {
@@ -60,7 +60,7 @@ class SessionTable {
 
   // The session, marked as used now; nullptr when unknown, expired or removed.
   std::shared_ptr<Session> Find(const std::string& id) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = entries_.find(id);
     if (it == entries_.end()) return nullptr;
     it->second.last_used = clock_.SteadyNow();
@@ -69,7 +69,7 @@ class SessionTable {
 
   // Removes and returns the session (nullptr when unknown).
   std::shared_ptr<Session> Remove(const std::string& id) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = entries_.find(id);
     if (it == entries_.end()) return nullptr;
     std::shared_ptr<Session> session = std::move(it->second.session);
@@ -82,7 +82,7 @@ class SessionTable {
   // caller ends them outside the table's lock.
   std::vector<std::shared_ptr<Session>> TakeExpired() {
     std::vector<std::shared_ptr<Session>> expired;
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     const auto now = clock_.SteadyNow();
     for (auto it = entries_.begin(); it != entries_.end();) {
       Entry& entry = it->second;
@@ -102,14 +102,14 @@ class SessionTable {
   // Every session, left in the table.
   std::vector<std::shared_ptr<Session>> All() const {
     std::vector<std::shared_ptr<Session>> all;
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& [id, entry] : entries_) all.push_back(entry.session);
     return all;
   }
 
   std::vector<std::shared_ptr<Session>> TakeAll() {
     std::vector<std::shared_ptr<Session>> all;
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (auto& [id, entry] : entries_) all.push_back(std::move(entry.session));
     entries_.clear();
     Publish();
@@ -117,13 +117,13 @@ class SessionTable {
   }
 
   size_t size() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return entries_.size();
   }
 
  private:
   // Under mu_.
-  void Publish() const {
+  void Publish() const REQUIRES(mu_) {
     if (metrics_ != nullptr) metrics_->SetOpenHttpSessions(static_cast<int64_t>(entries_.size()));
   }
 
@@ -136,8 +136,8 @@ class SessionTable {
   const std::chrono::steady_clock::duration idle_timeout_;
   const size_t max_sessions_;
   metrics::Metrics* const metrics_;
-  mutable std::mutex mu_;  // guards entries_
-  std::map<std::string, Entry> entries_;
+  mutable Mutex mu_;  // guards entries_
+  std::map<std::string, Entry> entries_ GUARDED_BY(mu_);
 };
 
 }  // namespace imgmcp::http

@@ -49,7 +49,7 @@ std::string CommentFrame(std::string_view text) {
 
 void SseChannel::Push(std::string frame) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (finished_ || aborted_) return;
     queued_.append(frame);
   }
@@ -58,7 +58,7 @@ void SseChannel::Push(std::string frame) {
 
 void SseChannel::Finish() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     finished_ = true;
   }
   cv_.NotifyAll();
@@ -66,7 +66,7 @@ void SseChannel::Finish() {
 
 void SseChannel::Abort() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     aborted_ = true;
     queued_.clear();
   }
@@ -74,9 +74,11 @@ void SseChannel::Abort() {
 }
 
 SseChannel::PullResult SseChannel::Pull(std::string* out, std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  const auto wake = cv_.Wait(lock, std::chrono::steady_clock::now() + timeout,
-                             [this] { return aborted_ || finished_ || !queued_.empty(); });
+  MutexLock lock(mu_);
+  const auto wake = cv_.Wait(mu_, std::chrono::steady_clock::now() + timeout, [this] {
+    mu_.AssertHeld();
+    return aborted_ || finished_ || !queued_.empty();
+  });
   if (aborted_) return PullResult::kAborted;
   if (wake == HangupAwareCondition::Wake::kHangup) return PullResult::kHangup;
   if (!queued_.empty()) {
@@ -88,7 +90,7 @@ SseChannel::PullResult SseChannel::Pull(std::string* out, std::chrono::milliseco
 }
 
 bool SseChannel::aborted() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return aborted_;
 }
 

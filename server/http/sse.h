@@ -5,11 +5,11 @@
 
 #include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "common/thread_annotations.h"
 #include "server/http/hangup_watch.h"
 
 namespace imgmcp::http {
@@ -63,11 +63,11 @@ class SseChannel {
   bool aborted() const;
 
  private:
-  mutable std::mutex mu_;  // guards queued_, finished_, aborted_
+  mutable Mutex mu_;  // guards queued_, finished_, aborted_
   HangupAwareCondition cv_;
-  std::string queued_;
-  bool finished_ = false;
-  bool aborted_ = false;
+  std::string queued_ GUARDED_BY(mu_);
+  bool finished_ GUARDED_BY(mu_) = false;
+  bool aborted_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace imgmcp::http

@@ -4,7 +4,7 @@ namespace imgmcp::tools {
 
 void CallProgress::Report(const std::string& message) {
   if (!ctx_.HasProgressToken()) return;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   step_ += 1;
   ctx_.ReportProgress(step_, std::nullopt, message);
 }

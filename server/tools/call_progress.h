@@ -3,9 +3,9 @@
 #pragma once
 
 #include <chrono>
-#include <mutex>
 #include <string>
 
+#include "common/thread_annotations.h"
 #include "common/timer_thread.h"
 #include "mcp/tool.h"
 
@@ -19,8 +19,8 @@ class CallProgress {
 
  private:
   mcp::ToolCallContext& ctx_;
-  std::mutex mu_;  // guards step_ so concurrent reports stay strictly increasing
-  double step_ = 0;
+  Mutex mu_;  // guards step_ so concurrent reports stay strictly increasing
+  double step_ GUARDED_BY(mu_) = 0;
 };
 
 // While alive, reports "<what> (N s)" every `interval` through `progress`, on `timers`' thread

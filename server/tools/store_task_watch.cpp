@@ -14,12 +14,12 @@ constexpr char kTasksLog[] = "tasks";
 StoreTaskWatch::~StoreTaskWatch() { SetListener(nullptr); }
 
 void StoreTaskWatch::SetListener(Listener listener) {
-  std::lock_guard<std::mutex> set_lock(set_mu_);
+  MutexLock set_lock(set_mu_);
   const bool start = listener && !thread_.joinable();
   const bool stop = !listener && thread_.joinable();
   if (stop) store_.SetTaskListener(nullptr);  // no report is queued from here on
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     listener_ = std::move(listener);
     stopping_ = stop;
     if (stop) {
@@ -40,7 +40,7 @@ void StoreTaskWatch::SetListener(Listener listener) {
 
 void StoreTaskWatch::Enqueue(const session::TaskChange& change) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_ || !queued_ids_.insert(change.task_id).second) return;
     if (queue_.size() >= kMaxQueued) {
       log::Warn(kTasksLog, "dropping the report of task " + queue_.front().task_id +
@@ -54,9 +54,12 @@ void StoreTaskWatch::Enqueue(const session::TaskChange& change) {
 }
 
 void StoreTaskWatch::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   while (true) {
-    cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    cv_.wait(lock, [this] {
+      mu_.AssertHeld();
+      return stopping_ || !queue_.empty();
+    });
     if (stopping_) return;
     session::TaskChange change = std::move(queue_.front());
     queue_.pop_front();

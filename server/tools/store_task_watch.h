@@ -10,11 +10,11 @@
 
 #include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
 
+#include "common/thread_annotations.h"
 #include "mcp/task_watch.h"
 #include "server/tools/store_task_ledger.h"
 #include "session/session_store.h"
@@ -43,14 +43,14 @@ class StoreTaskWatch final : public mcp::TaskWatch {
 
   session::SessionStore& store_;
   const StoreTaskLedger& ledger_;
-  std::mutex set_mu_;           // serialises SetListener (held while it starts or joins thread_)
-  std::thread thread_;          // runs Loop while a listener is set; guarded by set_mu_
-  std::mutex mu_;               // guards everything below
-  std::condition_variable cv_;  // signalled when queue_ grows or stopping_ is set
-  Listener listener_;
-  bool stopping_ = false;
-  std::deque<session::TaskChange> queue_;
-  std::set<std::string> queued_ids_;  // the task ids in queue_
+  Mutex set_mu_;  // serialises SetListener (held while it starts or joins thread_)
+  std::thread thread_ GUARDED_BY(set_mu_);  // runs Loop while a listener is set
+  Mutex mu_;                                // guards everything below
+  std::condition_variable_any cv_;          // signalled when queue_ grows or stopping_ is set
+  Listener listener_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
+  std::deque<session::TaskChange> queue_ GUARDED_BY(mu_);
+  std::set<std::string> queued_ids_ GUARDED_BY(mu_);  // the task ids in queue_
 };
 
 }  // namespace imgmcp::tools

@@ -344,10 +344,13 @@ PgPool::Lease::~Lease() {
 
 Result<PgPool::Lease> PgPool::Acquire(std::stop_token stop) {
   {
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     ++waiting_;
     Publish();
-    const bool got = returned_.wait(lock, stop, [&] { return !idle_.empty() || out_ < max_size_; });
+    const bool got = returned_.wait(lock, stop, [&] {
+      mu_.AssertHeld();
+      return !idle_.empty() || out_ < max_size_;
+    });
     --waiting_;
     if (!got) {
       Publish();
@@ -364,7 +367,7 @@ Result<PgPool::Lease> PgPool::Acquire(std::stop_token stop) {
   Result<std::unique_ptr<PgConnection>> conn = PgConnection::Connect(conninfo_, label_);
   if (!conn.ok()) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       --out_;
       Publish();
     }
@@ -377,7 +380,7 @@ Result<PgPool::Lease> PgPool::Acquire(std::stop_token stop) {
 void PgPool::Return(std::unique_ptr<PgConnection> conn) {
   std::unique_ptr<PgConnection> dropped;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     --out_;
     Publish();
     if (conn->Unusable()) {
@@ -392,7 +395,7 @@ void PgPool::Return(std::unique_ptr<PgConnection> conn) {
 void PgPool::DropIdle() {
   std::vector<std::unique_ptr<PgConnection>> dropped;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     dropped.swap(idle_);
   }
 }

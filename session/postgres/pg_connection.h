@@ -12,7 +12,6 @@
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -20,6 +19,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "common/thread_annotations.h"
 #include "metrics/metrics.h"
 
 struct pg_conn;
@@ -175,17 +175,17 @@ class PgPool {
 
  private:
   void Return(std::unique_ptr<PgConnection> conn);
-  void Publish() const;  // under mu_
+  void Publish() const REQUIRES(mu_);  // under mu_
 
   const std::string conninfo_;
   const std::string label_;
   const int max_size_;
   metrics::Metrics* const metrics_;
-  std::mutex mu_;  // guards idle_, out_ and waiting_
+  Mutex mu_;  // guards idle_, out_ and waiting_
   std::condition_variable_any returned_;
-  std::vector<std::unique_ptr<PgConnection>> idle_;
-  int out_ = 0;      // connections handed out (or being opened)
-  int waiting_ = 0;  // callers waiting in Acquire
+  std::vector<std::unique_ptr<PgConnection>> idle_ GUARDED_BY(mu_);
+  int out_ GUARDED_BY(mu_) = 0;      // connections handed out (or being opened)
+  int waiting_ GUARDED_BY(mu_) = 0;  // callers waiting in Acquire
 };
 
 }  // namespace imgmcp::session::postgres

@@ -231,7 +231,7 @@ Result<int64_t> PgTaskRows::DeleteExpired(int64_t now_ms) {
 }
 
 void PgTaskRows::SetListener(TaskListener listener) {
-  std::lock_guard lock(listener_mu_);
+  MutexLock lock(listener_mu_);
   listener_ = std::move(listener);
 }
 
@@ -250,7 +250,7 @@ void PgTaskRows::OnNotification(const std::string& payload) {
   if (!change.owner.empty() && change.owner.front() == ' ') change.owner.erase(0, 1);
   if (origin == origin_) return;  // written through this store by its runner: its callers know
   change.status = *ParseTaskStatus(status);
-  std::lock_guard lock(listener_mu_);
+  MutexLock lock(listener_mu_);
   if (listener_) listener_(change);
 }
 

@@ -8,7 +8,6 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "common/thread_annotations.h"
 #include "session/chain_tasks.h"
 #include "session/postgres/pg_connection.h"
 #include "session/postgres/pg_turns.h"
@@ -56,8 +56,8 @@ class PgTaskRows final : public TaskRows {
   const std::string origin_;
   PgTurns* turns_ = nullptr;  // set by UseTurns before the store is shared; read-only afterwards
 
-  std::mutex listener_mu_;  // guards listener_; held while it runs
-  TaskListener listener_;
+  Mutex listener_mu_;  // guards listener_; held while it runs
+  TaskListener listener_ GUARDED_BY(listener_mu_);
 };
 
 // Claims the row of `task_id` for a commit of `version` (CommitPlan::claims_task) in the commit's

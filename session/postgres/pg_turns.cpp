@@ -79,7 +79,7 @@ Result<std::unique_ptr<PgTurns>> PgTurns::Start(PgPool& pool, NotificationHandle
 
 PgTurns::~PgTurns() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
     for (auto& [id, line] : lines_) line->changed.notify_all();
   }
@@ -98,7 +98,7 @@ PgTurns::~PgTurns() {
 }
 
 int64_t PgTurns::replica_id() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return replica_id_;
 }
 
@@ -118,7 +118,7 @@ Status PgTurns::ConnectListener() {
                               {}, "registering this replica"));
   const int64_t replica_id = id.Int(0, 0);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     listener_ = std::move(conn);
     replica_id_ = replica_id;
   }
@@ -132,7 +132,7 @@ void PgTurns::ListenLoop() {
   while (true) {
     PgConnection* conn = nullptr;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (stopping_) return;
       conn = listener_.get();
     }
@@ -145,8 +145,11 @@ void PgTurns::ListenLoop() {
         continue;
       }
       log::Debug(kLog, st.error().message);
-      std::unique_lock lock(mu_);  // a pause between attempts, cut short by shutdown
-      state_changed_.wait_for(lock, pause, [&] { return stopping_; });
+      MutexLock lock(mu_);  // a pause between attempts, cut short by shutdown
+      state_changed_.wait_for(lock, pause, [&] {
+        mu_.AssertHeld();
+        return stopping_;
+      });
       pause = std::min<std::chrono::milliseconds>(pause * 2, kMaxReconnectPause);
       continue;
     }
@@ -175,7 +178,7 @@ void PgTurns::ListenLoop() {
       log::Warn(kLog, st.error().message + "; reconnecting");
       std::unique_ptr<PgConnection> lost;
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         lost = std::move(listener_);
         replica_id_ = 0;  // our tickets are void: waiters give up (see Wait)
       }
@@ -187,7 +190,7 @@ void PgTurns::ListenLoop() {
 }
 
 void PgTurns::Wake(const std::string& session_id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = lines_.find(session_id);
   if (it == lines_.end()) return;
   ++it->second->generation;
@@ -195,7 +198,7 @@ void PgTurns::Wake(const std::string& session_id) {
 }
 
 void PgTurns::WakeAll() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (auto& [id, line] : lines_) {
     ++line->generation;
     line->changed.notify_all();
@@ -212,7 +215,7 @@ std::unique_ptr<TurnReservation> PgTurns::Reserve(const std::string& session_id)
 
 void PgTurns::Enqueue(Job job) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     jobs_.push_back(std::move(job));
     ++jobs_enqueued_;
   }
@@ -222,15 +225,18 @@ void PgTurns::Enqueue(Job job) {
 void PgTurns::Release(const PgTicket& ticket) { Enqueue(Job{nullptr, ticket}); }
 
 void PgTurns::WaitForDraws() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   const uint64_t enqueued = jobs_enqueued_;
-  state_changed_.wait(lock, [&] { return jobs_done_ >= enqueued || stopping_; });
+  state_changed_.wait(lock, [&] {
+    mu_.AssertHeld();
+    return jobs_done_ >= enqueued || stopping_;
+  });
 }
 
 void PgTurns::Abandon(const std::shared_ptr<Draw>& draw) {
   std::optional<PgTicket> give_back;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     draw->abandoned = true;
     if (draw->drawn) give_back = draw->ticket;
   }
@@ -241,8 +247,11 @@ void PgTurns::DrawLoop() {
   while (true) {
     std::deque<Job> batch;
     {
-      std::unique_lock lock(mu_);
-      jobs_changed_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+      MutexLock lock(mu_);
+      jobs_changed_.wait(lock, [&] {
+        mu_.AssertHeld();
+        return stopping_ || !jobs_.empty();
+      });
       if (jobs_.empty()) return;  // stopping, and every ticket given back
       batch.swap(jobs_);
     }
@@ -250,7 +259,7 @@ void PgTurns::DrawLoop() {
     for (const Job& job : batch) {
       if (!conn.ok()) {
         if (job.draw != nullptr) {
-          std::lock_guard lock(mu_);
+          MutexLock lock(mu_);
           job.draw->error = conn.error();
         }
         continue;  // a ticket we cannot give back: its replica id's watchers release it
@@ -262,7 +271,7 @@ void PgTurns::DrawLoop() {
       }
     }
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       jobs_done_ += batch.size();
     }
     state_changed_.notify_all();
@@ -272,7 +281,7 @@ void PgTurns::DrawLoop() {
 void PgTurns::RunDraw(PgConnection& conn, const std::shared_ptr<Draw>& draw) {
   int64_t replica_id = 0;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (draw->abandoned) return;  // given up before it was drawn
     replica_id = replica_id_;
     if (stopping_) {
@@ -281,7 +290,7 @@ void PgTurns::RunDraw(PgConnection& conn, const std::shared_ptr<Draw>& draw) {
     }
   }
   if (replica_id == 0) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     draw->error =
         MakeError(ErrorCode::kUnavailable, "not connected to PostgreSQL at " + pool_.label() +
                                                " (reconnecting); nothing was committed");
@@ -298,7 +307,7 @@ void PgTurns::RunDraw(PgConnection& conn, const std::shared_ptr<Draw>& draw) {
       {PgParam::Text(draw->session_id), PgParam::Int(replica_id)}, "drawing a turn ticket");
   std::optional<PgTicket> give_back;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!r.ok()) {
       draw->error = r.error();
       return;
@@ -325,8 +334,12 @@ void PgTurns::RunRelease(PgConnection& conn, const PgTicket& ticket) {
 
 // The ticket of `draw`, once the draw thread has drawn it.
 Result<PgTicket> PgTurns::AwaitDraw(const std::shared_ptr<Draw>& draw, std::stop_token cancel) {
-  std::unique_lock lock(mu_);
-  if (!state_changed_.wait(lock, cancel, [&] { return draw->drawn || draw->error.has_value(); })) {
+  MutexLock lock(mu_);
+  const auto drawn = [&] {
+    mu_.AssertHeld();
+    return draw->drawn || draw->error.has_value();
+  };
+  if (!state_changed_.wait(lock, cancel, drawn)) {
     return MakeError(ErrorCode::kCancelled,
                      "cancelled while waiting for session " + draw->session_id + "'s line");
   }
@@ -358,14 +371,14 @@ class PgTurns::LineMembership {
  public:
   LineMembership(PgTurns* turns, std::string session_id)
       : turns_(turns), session_id_(std::move(session_id)) {
-    std::lock_guard lock(turns_->mu_);
+    MutexLock lock(turns_->mu_);
     std::unique_ptr<Line>& slot = turns_->lines_[session_id_];
     if (!slot) slot = std::make_unique<Line>();
     line_ = slot.get();
     ++line_->waiters;
   }
   ~LineMembership() {
-    std::lock_guard lock(turns_->mu_);
+    MutexLock lock(turns_->mu_);
     auto it = turns_->lines_.find(session_id_);
     if (it != turns_->lines_.end() && --it->second->waiters == 0) turns_->lines_.erase(it);
   }
@@ -387,7 +400,7 @@ Status PgTurns::AwaitFront(const PgTicket& ticket, const TurnOptions& options) {
   while (true) {
     uint64_t generation = 0;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (stopping_) return MakeError(ErrorCode::kUnavailable, "the session store is closing");
       if (replica_id_ != ticket.replica_id) return LostTurnError(ticket.session_id);
       generation = line.generation;
@@ -410,8 +423,9 @@ Status PgTurns::AwaitFront(const PgTicket& ticket, const TurnOptions& options) {
     if (n_ahead != std::exchange(reported_ahead, n_ahead) && options.on_queued) {
       options.on_queued(n_ahead);
     }
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     line.changed.wait(lock, options.cancel, [&] {
+      mu_.AssertHeld();
       return line.generation != generation || stopping_ || replica_id_ != ticket.replica_id;
     });
   }
@@ -448,7 +462,7 @@ Result<PgTurns::HeldTurn> PgTurns::Wait(std::unique_ptr<TurnReservation> reserva
 void PgTurns::ReapWatchers() {
   std::vector<std::unique_ptr<Watcher>> finished;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (auto it = watchers_.begin(); it != watchers_.end();) {
       if (it->second->done) {
         finished.push_back(std::move(it->second));
@@ -465,7 +479,7 @@ void PgTurns::ReapWatchers() {
 
 void PgTurns::EnsureWatcher(int64_t replica_id) {
   ReapWatchers();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (stopping_ || watchers_.count(replica_id) != 0) return;
   auto watcher = std::make_unique<Watcher>();
   Watcher* w = watcher.get();
@@ -478,7 +492,7 @@ void PgTurns::EnsureWatcher(int64_t replica_id) {
 void PgTurns::Watch(int64_t replica_id) {
   auto finish = [&] {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       auto it = watchers_.find(replica_id);
       if (it != watchers_.end()) it->second->done = true;
     }
@@ -498,7 +512,7 @@ void PgTurns::Watch(int64_t replica_id) {
                              "watching a replica", shutdown_.get_token());
   bool stopped = false;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopped = stopping_;
   }
   if (!locked.ok() || stopped) {

@@ -34,7 +34,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -43,6 +42,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "common/thread_annotations.h"
 #include "session/postgres/pg_connection.h"
 #include "session/session_store.h"
 
@@ -106,6 +106,8 @@ class PgTurns {
   struct Draw;  // one reservation's state
   class Reservation;
   class LineMembership;
+  // Line, Watcher and Draw (pg_turns.cpp) are guarded by mu_ too, which the analysis cannot check
+  // on their fields (it names no mutex of another object): they are touched only with mu_ held.
   struct Line {
     uint64_t generation = 0;
     std::condition_variable_any changed;
@@ -147,18 +149,22 @@ class PgTurns {
 
   std::stop_source shutdown_;  // requested by the destructor: ends the watchers' statements
 
-  mutable std::mutex mu_;                      // guards every field below
+  mutable Mutex mu_;  // guards every field below up to the threads, and every Line, Watcher, Draw
   std::condition_variable_any state_changed_;  // a draw finished, the epoch changed, stopping
-  bool stopping_ = false;
-  int64_t replica_id_ = 0;                  // 0 while disconnected
-  std::unique_ptr<PgConnection> listener_;  // used by the listener thread only, once started
-  std::deque<Job> jobs_;                    // for the draw thread, in order
-  uint64_t jobs_enqueued_ = 0;              // ever put in jobs_
-  uint64_t jobs_done_ = 0;                  // ever finished by the draw thread
+  bool stopping_ GUARDED_BY(mu_) = false;
+  int64_t replica_id_ GUARDED_BY(mu_) = 0;  // 0 while disconnected
+  // Used by the listener thread only, once started.
+  std::unique_ptr<PgConnection> listener_ GUARDED_BY(mu_);
+  std::deque<Job> jobs_ GUARDED_BY(mu_);        // for the draw thread, in order
+  uint64_t jobs_enqueued_ GUARDED_BY(mu_) = 0;  // ever put in jobs_
+  uint64_t jobs_done_ GUARDED_BY(mu_) = 0;      // ever finished by the draw thread
   std::condition_variable_any jobs_changed_;
-  std::unordered_map<std::string, std::unique_ptr<Line>> lines_;  // lines with waiters
-  std::map<int64_t, std::unique_ptr<Watcher>> watchers_;          // by watched replica id
+  // Lines with waiters.
+  std::unordered_map<std::string, std::unique_ptr<Line>> lines_ GUARDED_BY(mu_);
+  // By watched replica id.
+  std::map<int64_t, std::unique_ptr<Watcher>> watchers_ GUARDED_BY(mu_);
 
+  // Set by Start, joined by the destructor.
   std::thread listen_thread_;
   std::thread draw_thread_;
 };

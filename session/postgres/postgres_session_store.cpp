@@ -189,7 +189,7 @@ Status PostgresSessionStore::ExpireIdleSessions() {
 // Notifications from other replicas
 
 void PostgresSessionStore::SetChangeListener(ChangeListener listener) {
-  std::lock_guard lock(listener_mu_);
+  MutexLock lock(listener_mu_);
   listener_ = std::move(listener);
 }
 
@@ -210,7 +210,7 @@ void PostgresSessionStore::OnCommitNotification(const std::string& payload) {
   if (origin == origin_ || !IsValidSessionId(change.session_id)) return;
   change.new_session = new_session != 0;
   if (change.version == 0) image_cache().EraseSession(change.session_id);
-  std::lock_guard lock(listener_mu_);
+  MutexLock lock(listener_mu_);
   if (listener_) listener_(change);
 }
 

@@ -34,7 +34,6 @@
 
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -42,6 +41,7 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "common/thread_annotations.h"
 #include "session/chain_store.h"
 #include "session/postgres/pg_connection.h"
 #include "session/postgres/pg_tasks.h"
@@ -136,8 +136,8 @@ class PostgresSessionStore final : public ChainStore {
 
   PgTaskRows task_rows_;  // with the task listener
 
-  std::mutex listener_mu_;  // guards listener_; held while it runs
-  ChangeListener listener_;
+  Mutex listener_mu_;  // guards listener_; held while it runs
+  ChangeListener listener_ GUARDED_BY(listener_mu_);
 };
 
 }  // namespace imgmcp::session::postgres

@@ -8,8 +8,9 @@
 #include <condition_variable>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <thread>
+
+#include "common/thread_annotations.h"
 
 namespace imgmcp::session::sqlite {
 namespace {
@@ -37,12 +38,12 @@ int TryFlock(int fd) {
 // descriptor: the waiter takes it when the lock came in time; an abandoned lock is closed by the
 // thread (which gives the lock straight back).
 struct BlockingFlock {
-  std::mutex mu;  // guards every field below
+  Mutex mu;  // guards done, abandoned and error
   std::condition_variable_any done_cv;
-  bool done = false;
-  bool abandoned = false;
-  int error = 0;  // errno of a failed flock
-  int fd = -1;
+  bool done GUARDED_BY(mu) = false;
+  bool abandoned GUARDED_BY(mu) = false;
+  int error GUARDED_BY(mu) = 0;  // errno of a failed flock
+  int fd = -1;                   // set before the thread starts; read-only afterwards
 
   static std::shared_ptr<BlockingFlock> Start(int fd) {
     auto state = std::make_shared<BlockingFlock>();
@@ -55,7 +56,7 @@ struct BlockingFlock {
           break;
         }
       }
-      std::lock_guard lock(state->mu);
+      MutexLock lock(state->mu);
       if (state->abandoned) {
         ::close(state->fd);  // nobody waits any more: the lock (if taken) goes straight back
         return;
@@ -102,8 +103,12 @@ Result<FileLock> FileLock::Acquire(const std::filesystem::path& path, std::stop_
   }
   std::shared_ptr<BlockingFlock> waiter = BlockingFlock::Start(lock.fd_);
   lock.fd_ = -1;  // the waiting thread holds the descriptor until it hands it over
-  std::unique_lock guard(waiter->mu);
-  if (!waiter->done_cv.wait(guard, cancel, [&] { return waiter->done; })) {
+  MutexLock guard(waiter->mu);
+  const auto done = [&] {
+    waiter->mu.AssertHeld();
+    return waiter->done;
+  };
+  if (!waiter->done_cv.wait(guard, cancel, done)) {
     waiter->abandoned = true;
     return MakeError(ErrorCode::kCancelled, "cancelled while waiting for the session lock");
   }

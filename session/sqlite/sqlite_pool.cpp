@@ -21,13 +21,13 @@ Result<std::unique_ptr<SqliteDb>> SqlitePool::OpenUnconfigured() const {
 Status SqlitePool::Configure(SqliteDb& db) { return db.Exec(kConnectionPragmas); }
 
 void SqlitePool::Add(std::unique_ptr<SqliteDb> db) {
-  std::lock_guard lock(pool_mu_);
+  MutexLock lock(pool_mu_);
   idle_connections_.push_back(std::move(db));
 }
 
 Result<SqlitePool::Lease> SqlitePool::Acquire() {
   {
-    std::lock_guard lock(pool_mu_);
+    MutexLock lock(pool_mu_);
     if (!idle_connections_.empty()) {
       std::unique_ptr<SqliteDb> db = std::move(idle_connections_.back());
       idle_connections_.pop_back();
@@ -40,7 +40,7 @@ Result<SqlitePool::Lease> SqlitePool::Acquire() {
 }
 
 Status SqlitePool::InWriteTransaction(SqliteDb& db, const std::function<Status()>& write) {
-  std::lock_guard write_lock(write_mu_);
+  MutexLock write_lock(write_mu_);
   ASSIGN_OR_RETURN(std::unique_ptr<WriteTransaction> tx, WriteTransaction::Begin(db));
   RETURN_IF_ERROR(write());
   return tx->Commit();

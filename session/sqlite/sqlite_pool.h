@@ -6,11 +6,11 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <utility>
 #include <vector>
 
 #include "common/result.h"
+#include "common/thread_annotations.h"
 #include "session/sqlite/sqlite_db.h"
 
 namespace imgmcp::session::sqlite {
@@ -54,10 +54,10 @@ class SqlitePool {
   // Serialises this process's SQLite write transactions: in-process writers wait here and are
   // woken at once, instead of polling in SQLite's busy handler (which sleeps in growing steps).
   // Other processes are still held off by SQLite's own lock and busy_timeout. Guards no data.
-  std::mutex write_mu_;
+  Mutex write_mu_;
 
-  std::mutex pool_mu_;  // guards idle_connections_
-  std::vector<std::unique_ptr<SqliteDb>> idle_connections_;
+  Mutex pool_mu_;  // guards idle_connections_
+  std::vector<std::unique_ptr<SqliteDb>> idle_connections_ GUARDED_BY(pool_mu_);
 };
 
 }  // namespace imgmcp::session::sqlite

@@ -9,7 +9,7 @@ TurnQueue::Ticket::~Ticket() {
 }
 
 TurnQueue::Ticket TurnQueue::Draw(const std::string& session_id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::unique_ptr<Line>& slot = lines_[session_id];
   if (!slot) slot = std::make_unique<Line>();
   const uint64_t number = slot->next_ticket++;
@@ -28,7 +28,7 @@ Status TurnQueue::Wait(const Ticket& ticket, std::stop_token cancel,
                        const std::function<void(int ahead)>& on_queued) {
   const std::string& session_id = ticket.session_id_;
   const uint64_t number = ticket.number_;
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   Line* line = lines_.at(session_id).get();  // stays alive while the ticket is in it
   int reported = -1;
   while (true) {
@@ -50,12 +50,15 @@ Status TurnQueue::Wait(const Ticket& ticket, std::stop_token cancel,
     }
     reported = ahead;
     const uint64_t seen = line->departures;
-    line->changed.wait(lock, cancel, [&] { return line->departures != seen; });
+    line->changed.wait(lock, cancel, [&] {
+      mu_.AssertHeld();
+      return line->departures != seen;
+    });
   }
 }
 
 void TurnQueue::Leave(const std::string& session_id, uint64_t number) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto found = lines_.find(session_id);
   if (found == lines_.end()) return;
   Line& line = *found->second;
@@ -70,7 +73,7 @@ void TurnQueue::Leave(const std::string& session_id, uint64_t number) {
 }
 
 int TurnQueue::LineLength(const std::string& session_id) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const auto found = lines_.find(session_id);
   return found == lines_.end() ? 0 : static_cast<int>(found->second->tickets.size());
 }

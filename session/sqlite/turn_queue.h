@@ -10,12 +10,12 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <stop_token>
 #include <string>
 #include <unordered_map>
 
 #include "common/result.h"
+#include "common/thread_annotations.h"
 
 namespace imgmcp::session::sqlite {
 
@@ -72,8 +72,10 @@ class TurnQueue {
   };
   void Leave(const std::string& session_id, uint64_t number);
 
-  mutable std::mutex mu_;  // guards lines_ and every Line in it
-  std::unordered_map<std::string, std::unique_ptr<Line>> lines_;  // only non-empty lines
+  // Guards lines_ and every Line in it (the analysis checks lines_; a Line's fields are touched
+  // only through it, with mu_ held).
+  mutable Mutex mu_;
+  std::unordered_map<std::string, std::unique_ptr<Line>> lines_ GUARDED_BY(mu_);  // non-empty
 };
 
 }  // namespace imgmcp::session::sqlite
