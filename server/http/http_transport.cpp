@@ -6,6 +6,7 @@
 #include <exception>
 #include <utility>
 
+#include "common/cancellation.h"
 #include "common/log.h"
 #include "server/http/gated_server.h"
 #include "server/http/http_session.h"
@@ -70,7 +71,7 @@ Result<int> HttpTransport::Start() {
       return listening_ || listener_done_;
     });
   }
-  sweep_thread_ = std::thread([this] { SweepLoop(); });
+  sweep_thread_ = std::jthread([this](std::stop_token stop) { SweepLoop(std::move(stop)); });
   return port;
 }
 
@@ -131,6 +132,7 @@ void HttpTransport::Stop() {
     if (stopping_) return;
     stopping_ = true;
   }
+  sweep_thread_.request_stop();  // no session expires while the sessions are being ended
   state_cv_.notify_all();
   AnswerCallsInFlight();
   // Every stream's last frame tells its client how soon to reconnect (sse.h, RetryFrame).
@@ -175,22 +177,14 @@ void HttpTransport::Wait() {
   });
 }
 
-void HttpTransport::SweepLoop() {
+void HttpTransport::SweepLoop(std::stop_token stop) {
   const auto period = std::clamp<std::chrono::steady_clock::duration>(
       options_.session_idle_timeout / 4, std::chrono::seconds(1), std::chrono::seconds(30));
-  MutexLock lock(state_mu_);
-  while (!stopping_) {
-    state_cv_.wait_for(lock, period, [this] {
-      state_mu_.AssertHeld();
-      return stopping_;
-    });
-    if (stopping_) break;
-    lock.unlock();
+  while (SleepUnlessStopped(period, stop)) {  // the period, or Stop()
     for (const auto& session : sessions_.TakeExpired()) {
       log::Info(kLog, "session " + session->id().substr(0, 8) + "… expired after idling");
       session->End();
     }
-    lock.lock();
   }
 }
 

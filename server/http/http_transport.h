@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <thread>
 
@@ -65,7 +66,7 @@ class HttpTransport final : public HttpListener {
   Result<int> Bind();
   // The listener, on listen_thread_: serves until Stop() or a failure.
   void Listen();
-  void SweepLoop();
+  void SweepLoop(std::stop_token stop);
   void AnswerCallsInFlight();
 
   mcp::McpServer& server_;
@@ -77,7 +78,7 @@ class HttpTransport final : public HttpListener {
   std::unique_ptr<McpRoutes> routes_;
   std::unique_ptr<Server> http_;
   std::thread listen_thread_;
-  std::thread sweep_thread_;
+  std::jthread sweep_thread_;  // ends legacy sessions idle too long, until Stop()
 
   Mutex state_mu_;  // guards started_, stopping_, listening_, listener_done_
   std::condition_variable_any state_cv_;

@@ -28,12 +28,12 @@ void StoreTaskWatch::SetListener(Listener listener) {
     }
   }
   if (stop) {
-    cv_.notify_all();
+    thread_.request_stop();  // wakes Loop's wait
     thread_.join();
     return;
   }
   if (start) {
-    thread_ = std::thread([this] { Loop(); });
+    thread_ = std::jthread([this](std::stop_token stop_loop) { Loop(std::move(stop_loop)); });
     store_.SetTaskListener([this](const session::TaskChange& change) { Enqueue(change); });
   }
 }
@@ -53,14 +53,14 @@ void StoreTaskWatch::Enqueue(const session::TaskChange& change) {
   cv_.notify_one();
 }
 
-void StoreTaskWatch::Loop() {
+void StoreTaskWatch::Loop(std::stop_token stop) {
   MutexLock lock(mu_);
   while (true) {
-    cv_.wait(lock, [this] {
+    cv_.wait(lock, stop, [this] {
       mu_.AssertHeld();
-      return stopping_ || !queue_.empty();
+      return !queue_.empty();
     });
-    if (stopping_) return;
+    if (stop.stop_requested()) return;
     session::TaskChange change = std::move(queue_.front());
     queue_.pop_front();
     queued_ids_.erase(change.task_id);

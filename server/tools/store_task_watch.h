@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <deque>
 #include <set>
+#include <stop_token>
 #include <string>
 #include <thread>
 
@@ -38,17 +39,17 @@ class StoreTaskWatch final : public mcp::TaskWatch {
 
  private:
   void Enqueue(const session::TaskChange& change);  // on the store's thread
-  void Loop();                                      // the watch's thread
+  void Loop(std::stop_token stop);                  // the watch's thread, until `stop`
   std::optional<mcp::TaskSnapshot> Read(const session::TaskChange& change);
 
   session::SessionStore& store_;
   const StoreTaskLedger& ledger_;
   Mutex set_mu_;  // serialises SetListener (held while it starts or joins thread_)
-  std::thread thread_ GUARDED_BY(set_mu_);  // runs Loop while a listener is set
+  std::jthread thread_ GUARDED_BY(set_mu_);  // runs Loop while a listener is set
   Mutex mu_;                                // guards everything below
-  std::condition_variable_any cv_;          // signalled when queue_ grows or stopping_ is set
+  std::condition_variable_any cv_;          // signalled when queue_ grows
   Listener listener_ GUARDED_BY(mu_);
-  bool stopping_ GUARDED_BY(mu_) = false;
+  bool stopping_ GUARDED_BY(mu_) = false;  // no listener: reports are not queued
   std::deque<session::TaskChange> queue_ GUARDED_BY(mu_);
   std::set<std::string> queued_ids_ GUARDED_BY(mu_);  // the task ids in queue_
 };
