@@ -255,7 +255,7 @@ void TaskRunner::ForgetRecorded(const std::shared_ptr<Entry>& entry) {
   changed_.notify_all();
 }
 
-bool TaskRunner::EndedInLedger(const Entry& entry) {
+bool TaskRunner::EndedInLedger(const Entry& entry) const {
   if (options_.ledger == nullptr) return false;
   auto row = options_.ledger->Get(entry.id, entry.owner);
   return row.ok() && *row && Terminal((*row)->state);
@@ -461,7 +461,7 @@ Result<CancelOutcome> TaskRunner::EndUncommitted(const std::shared_ptr<Entry>& e
 }
 
 Result<CancelOutcome> TaskRunner::CancelElsewhere(const std::string& task_id,
-                                                  const std::string& owner) {
+                                                  const std::string& owner) const {
   if (options_.ledger == nullptr) return MakeError(ErrorCode::kNotFound, "unknown task " + task_id);
   ASSIGN_OR_RETURN(std::optional<TaskSnapshot> row, options_.ledger->Get(task_id, owner));
   if (!row) return MakeError(ErrorCode::kNotFound, "unknown task " + task_id);

@@ -207,9 +207,9 @@ class TaskRunner {
   // (cancelled elsewhere) takes the ledger's state. True when the ledger now holds the task's
   // end (so this process may forget it).
   bool Record(const std::shared_ptr<Entry>& entry, TaskState state, std::optional<Json> payload);
-  Result<CancelOutcome> CancelElsewhere(const std::string& task_id, const std::string& owner);
+  Result<CancelOutcome> CancelElsewhere(const std::string& task_id, const std::string& owner) const;
   // True when the ledger's row of a task is terminal (another replica cancelled it, say).
-  bool EndedInLedger(const Entry& entry);
+  bool EndedInLedger(const Entry& entry) const;
 
   void Changed(const std::shared_ptr<Entry>& entry);  // tells on_change_ (without mu_)
 

@@ -324,7 +324,7 @@ Result<session::NewVersion> ImageTools::BackendVersion(
 Result<std::vector<session::VersionInfo>> ImageTools::CommitWhilePreparing(
     std::unique_ptr<session::EditTurn>& turn, const std::vector<session::NewVersion>& versions,
     const std::optional<session::IdempotencyRecord>& key, InlineMode mode,
-    std::optional<PreparedImage>* prepared) {
+    std::optional<PreparedImage>* prepared) const {
   // Building the block (a preview, or megabytes of base64) only reads the bytes, so it overlaps
   // the commit's write and fsyncs. The turn goes as soon as the commit is done: the next call
   // in this session's line need not wait for our result to be built.

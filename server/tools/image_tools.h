@@ -178,7 +178,7 @@ class ImageTools {
   Result<std::vector<session::VersionInfo>> CommitWhilePreparing(
       std::unique_ptr<session::EditTurn>& turn, const std::vector<session::NewVersion>& versions,
       const std::optional<session::IdempotencyRecord>& key, InlineMode mode,
-      std::optional<PreparedImage>* prepared);
+      std::optional<PreparedImage>* prepared) const;
   // The version an outside image (edit_image's `image`) is saved as.
   Result<session::NewVersion> ImportVersion(const imaging::EncodedImage& image) const;
   // Why `version` of `session_id` cannot be read (it was never issued, or was deleted by a reset
