@@ -31,12 +31,14 @@
 #include "server/tools/image_input.h"
 #include "server/tools/image_tools.h"
 #include "session/session_store.h"
+#include "session/sqlite/sqlite_session_store.h"
 
 namespace {
 
 using imgmcp::Json;
 namespace fs = std::filesystem;
 namespace imaging = imgmcp::imaging;
+namespace local = imgmcp::local;
 namespace mcp = imgmcp::mcp;
 
 std::string SmallPng(uint8_t shade) {
