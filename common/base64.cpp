@@ -11,15 +11,15 @@ namespace {
 
 constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-constexpr std::array<int8_t, 256> MakeDecodeTable() {
-  std::array<int8_t, 256> table{};
+constexpr std::array<int16_t, 256> MakeDecodeTable() {
+  std::array<int16_t, 256> table{};
   for (auto& v : table) v = -1;
-  for (int i = 0; i < 64; ++i) table[static_cast<uint8_t>(kAlphabet[i])] = static_cast<int8_t>(i);
+  for (int i = 0; i < 64; ++i) table[static_cast<uint8_t>(kAlphabet[i])] = static_cast<int16_t>(i);
   table[static_cast<uint8_t>('-')] = 62;  // URL-safe alphabet
   table[static_cast<uint8_t>('_')] = 63;
   return table;
 }
-constexpr std::array<int8_t, 256> kDecode = MakeDecodeTable();
+constexpr std::array<int16_t, 256> kDecode = MakeDecodeTable();
 
 // Every 12-bit value as its two alphabet characters: half the lookups of a 6-bit table.
 constexpr std::array<std::array<char, 2>, 4096> MakePairTable() {

@@ -292,7 +292,7 @@ void Connection::EndSubscriptions() {
   for (const Json& id : session_.ListenIds()) EndSubscription(id, /*graceful=*/true);
 }
 
-void Connection::CancelAll(std::optional<RpcError> answer) {
+void Connection::CancelAll(const std::optional<RpcError>& answer) {
   for (const Json& id : rpc_.CancelAll(answer)) EndSubscription(id, /*graceful=*/false);
 }
 

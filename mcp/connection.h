@@ -80,7 +80,7 @@ class Connection : public std::enable_shared_from_this<Connection>,
   // Cancels every in-flight request; their responses are not sent — or, with `answer` (a server
   // that stops: its drain ran out of time), each is answered with that error once its work has
   // stopped. Pending server→client requests fail.
-  void CancelAll(std::optional<RpcError> answer = std::nullopt);
+  void CancelAll(const std::optional<RpcError>& answer = std::nullopt);
   // Waits until no request is in flight; false on timeout or when `stop` is requested first.
   bool WaitIdle(std::chrono::milliseconds timeout, std::stop_token stop = {});
   // CancelAll, then detaches the sink: once Close returns the sink is never called again and new

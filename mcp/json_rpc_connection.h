@@ -125,7 +125,7 @@ class JsonRpcConnection {
   struct PendingCall;
 
   void ProcessOne(Json message, const std::shared_ptr<RpcBatch>& batch);
-  void ReceiveBatch(Json batch);
+  void ReceiveBatch(Json message);
   void HandleResponse(IncomingMessage& in);
   void BatchDone(const std::shared_ptr<RpcBatch>& batch, std::optional<Json> response);
   void Emit(OutgoingMessage message);

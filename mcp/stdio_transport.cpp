@@ -10,6 +10,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/log.h"
@@ -26,7 +27,7 @@ constexpr char kStdioLog[] = "stdio";
 }  // namespace
 
 StdioTransport::StdioTransport(McpServer& server, StdioOptions options)
-    : server_(server), options_(options) {}
+    : server_(server), options_(std::move(options)) {}
 
 bool StdioTransport::Run() {
   std::shared_ptr<Connection> connection = server_.Connect(*this);

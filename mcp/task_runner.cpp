@@ -262,7 +262,7 @@ bool TaskRunner::EndedInLedger(const Entry& entry) const {
 }
 
 bool TaskRunner::Record(const std::shared_ptr<Entry>& entry, TaskState state,
-                        std::optional<Json> payload) {
+                        const std::optional<Json>& payload) {
   auto counted = [&] {
     if (options_.metrics != nullptr) options_.metrics->RecordTaskStatus(TaskStateName(state));
   };
@@ -414,7 +414,8 @@ Result<CancelOutcome> TaskRunner::Cancel(const std::string& task_id, const std::
 }
 
 Result<CancelOutcome> TaskRunner::EndUncommitted(const std::shared_ptr<Entry>& entry,
-                                                 TaskState state, std::optional<Json> error,
+                                                 TaskState state,
+                                                 const std::optional<Json>& error,
                                                  bool await_completion) {
   CancelOutcome outcome;
   if (options_.ledger != nullptr) {

@@ -189,7 +189,7 @@ class TaskRunner {
   // commit came first (kTooLate; with `await_completion`, after waiting briefly for the run to
   // record its completion): decided in the ledger, then mirrored here.
   Result<CancelOutcome> EndUncommitted(const std::shared_ptr<Entry>& entry, TaskState state,
-                                       std::optional<Json> error, bool await_completion);
+                                       const std::optional<Json>& error, bool await_completion);
   // After a local change was recorded: a terminal task the ledger holds is forgotten here.
   void ForgetRecorded(const std::shared_ptr<Entry>& entry);
   // The owner's task kept here, or nullptr (mu_ held).
@@ -206,7 +206,8 @@ class TaskRunner {
   // Records a local change in the ledger (without mu_). A task the ledger has already ended
   // (cancelled elsewhere) takes the ledger's state. True when the ledger now holds the task's
   // end (so this process may forget it).
-  bool Record(const std::shared_ptr<Entry>& entry, TaskState state, std::optional<Json> payload);
+  bool Record(const std::shared_ptr<Entry>& entry, TaskState state,
+              const std::optional<Json>& payload);
   Result<CancelOutcome> CancelElsewhere(const std::string& task_id, const std::string& owner) const;
   // True when the ledger's row of a task is terminal (another replica cancelled it, say).
   bool EndedInLedger(const Entry& entry) const;

@@ -197,11 +197,13 @@ class SessionStore {
   // Reports changes made by other replicas, on a store thread, one at a time; nullptr stops the
   // reports (and waits for one in progress). Changes made through this store are not reported:
   // its callers know them. Stores that cannot learn of others' changes (SQLite) never call it.
+  // NOLINTNEXTLINE(performance-unnecessary-value-param): an override keeps (moves) it
   virtual void SetChangeListener(ChangeListener listener) {}
   // The same for tasks: reports task rows written by other replicas (created, updated, settled)
   // and rows of other replicas' tasks written through this store (TaskChange), on a store thread,
   // one at a time; nullptr stops the reports (and waits for one in progress). A row a store's own
   // runner writes is not reported to that store. Never called by SQLite.
+  // NOLINTNEXTLINE(performance-unnecessary-value-param): an override keeps (moves) it
   virtual void SetTaskListener(TaskListener listener) {}
 
   // Draws a place in `session_id`'s line now; never blocks. kInvalidArgument for a bad id.

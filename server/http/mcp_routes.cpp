@@ -169,7 +169,7 @@ bool MediaTypesOk(const RequestHeaders& headers, Response& res) {
   return true;
 }
 
-void AnswerException(const Request&, Response& res, std::exception_ptr ep) {
+void AnswerException(const Request&, Response& res, const std::exception_ptr& ep) {
   std::string what = "unknown exception";
   try {
     if (ep) std::rethrow_exception(ep);
@@ -805,7 +805,7 @@ std::shared_ptr<HttpSession> McpRoutes::FindSession(const RequestHeaders& header
 // basic/patterns/cancellation). The connection's thread waits on the channel for data or the
 // keep-alive interval; a stopping server finishes the channel (LiveAnswers), which wakes it.
 void McpRoutes::Stream(Response& res, const std::shared_ptr<HttpSession>& session,
-                       std::shared_ptr<SseChannel> channel, bool modern,
+                       const std::shared_ptr<SseChannel>& channel, bool modern,
                        std::shared_ptr<void> busy) {
   res.status = 200;
   res.set_header("Cache-Control", "no-cache");
@@ -817,7 +817,7 @@ void McpRoutes::Stream(Response& res, const std::shared_ptr<HttpSession>& sessio
   std::shared_ptr<HttpSession> owned = modern ? session : nullptr;
   res.set_chunked_content_provider(
       kEventStream,
-      [channel, keepalive, busy](size_t, httplib::DataSink& sink) {
+      [channel, keepalive, busy = std::move(busy)](size_t, httplib::DataSink& sink) {
         return PumpStream(*channel, keepalive, sink);
       },
       [this, channel, weak, owned](bool) {

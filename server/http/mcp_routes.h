@@ -128,7 +128,8 @@ class McpRoutes {
   // Streams `channel` as this response's text/event-stream body.
   // `busy` (DrainState::Busy) is held until the stream ends.
   void Stream(httplib::Response& res, const std::shared_ptr<HttpSession>& session,
-              std::shared_ptr<SseChannel> channel, bool modern, std::shared_ptr<void> busy = {});
+              const std::shared_ptr<SseChannel>& channel, bool modern,
+              std::shared_ptr<void> busy = {});
   std::string PayloadTooLarge() const;
 
   mcp::McpServer& server_;

@@ -76,8 +76,8 @@ std::optional<int> PortOf(std::string_view authority) {
   return port <= 65535 ? std::optional<int>(port) : std::nullopt;
 }
 
-OriginPolicy::OriginPolicy(std::vector<std::string> extra_hosts, std::vector<std::string> own_hosts,
-                           int own_port)
+OriginPolicy::OriginPolicy(const std::vector<std::string>& extra_hosts,
+                           const std::vector<std::string>& own_hosts, int own_port)
     : own_port_(own_port) {
   for (const std::string& host : extra_hosts) {
     std::string name = HostnameOf(host);

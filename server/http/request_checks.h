@@ -35,8 +35,8 @@ std::optional<int> PortOf(std::string_view authority);
 class OriginPolicy {
  public:
   // `own_port` 0: not known yet (no Origin of an own name is accepted).
-  explicit OriginPolicy(std::vector<std::string> extra_hosts = {},
-                        std::vector<std::string> own_hosts = {}, int own_port = 0);
+  explicit OriginPolicy(const std::vector<std::string>& extra_hosts = {},
+                        const std::vector<std::string>& own_hosts = {}, int own_port = 0);
   // The Host header. A missing header (empty) is accepted.
   bool HostAllowed(std::string_view host_header) const;
   // The Origin header. Missing (empty) is accepted (CLI clients send none); "null" and anything

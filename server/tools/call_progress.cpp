@@ -9,7 +9,7 @@ void CallProgress::Report(const std::string& message) {
   ctx_.ReportProgress(step_, std::nullopt, message);
 }
 
-ProgressHeartbeat::ProgressHeartbeat(CallProgress& progress, std::string what,
+ProgressHeartbeat::ProgressHeartbeat(CallProgress& progress, const std::string& what,
                                      std::chrono::milliseconds interval, TimerThread& timers)
     : timer_(timers, interval, [&progress, what, interval](int ticks) {
         const auto secs = std::chrono::duration_cast<std::chrono::seconds>(interval * ticks);

@@ -27,7 +27,7 @@ class CallProgress {
 // (no thread per call). Stops on destruction (waiting for a report in progress).
 class ProgressHeartbeat {
  public:
-  ProgressHeartbeat(CallProgress& progress, std::string what, std::chrono::milliseconds interval,
+  ProgressHeartbeat(CallProgress& progress, const std::string& what, std::chrono::milliseconds interval,
                     TimerThread& timers);
 
  private:
