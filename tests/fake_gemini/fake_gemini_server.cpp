@@ -357,7 +357,8 @@ void FakeGeminiServer::Hold(const std::string& gate, uint64_t epoch) {
   std::unique_lock<std::mutex> lock(mutex_);
   ++held_;
   changed_.notify_all();
-  changed_.wait(lock, [&] { return open_gates_.count(gate) > 0 || log_epoch_ != epoch || stopping_; });
+  changed_.wait(lock,
+                [&] { return open_gates_.count(gate) > 0 || log_epoch_ != epoch || stopping_; });
   --held_;
   changed_.notify_all();
 }
@@ -401,8 +402,7 @@ void FakeGeminiServer::HandleControl(const httplib::Request& req, httplib::Respo
       }
       counts[i] = std::stoul(v);
     }
-    const bool reached =
-        WaitFor(counts[0], counts[1], std::chrono::milliseconds(counts[2]));
+    const bool reached = WaitFor(counts[0], counts[1], std::chrono::milliseconds(counts[2]));
     Json state;
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -598,9 +598,10 @@ void FakeGeminiServer::HandleGenerate(const httplib::Request& req, httplib::Resp
 
   ResponseSpec spec;
   spec.model = model;
-  spec.prompt_tokens =
-      static_cast<int>(parsed->prompt.size() / 4 + 1 + 560 * parsed->image_log.size());
+  spec.prompt_text_tokens = static_cast<int>(parsed->prompt.size() / 4 + 1);
+  spec.prompt_image_tokens = InputImageTokens() * static_cast<int>(parsed->image_log.size());
   spec.image_tokens = ImageTokens(model, parsed->image_size);
+  spec.thoughts_tokens = ThoughtTokens(model, parsed->thinking_level);
   // Thinking shows as a leading thought part: always on 3 Pro, and with thinkingLevel HIGH.
   const bool thinks = AlwaysThinks(model) || parsed->thinking_level == "HIGH";
   spec.thought_parts = std::max(action.thought_parts, thinks ? 1 : 0);
