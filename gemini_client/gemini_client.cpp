@@ -145,8 +145,10 @@ GeminiClient::GeminiClient(GeminiClientOptions options,
 }
 
 std::string GeminiClient::ModelNote(const std::string& model) const {
-  if (std::string retired = RetiredModelNote(options_.model_table, model); !retired.empty()) {
-    return retired;
+  if (!options_.allow_retired) {
+    if (std::string retired = RetiredModelNote(options_.model_table, model); !retired.empty()) {
+      return retired;
+    }
   }
   return options_.vertex.has_value() ? VertexModelsNote(*options_.vertex, options_.model_table)
                                      : std::string();
