@@ -191,7 +191,7 @@ std::string DataDirDefault(const Config&) {
 }
 
 std::string ModelsDefault(const Config&) {
-  return "every model of the model table that is not retired (imgmcp --list-models)";
+  return "every model of the model table that is not retired, as --list-models shows";
 }
 
 Status SetModelTable(Config& c, std::string_view source, const std::string& value) {
