@@ -1,6 +1,6 @@
 """The demo's generation-parameters part: one 2K generation and one chained edit.
 
-With GEMINI_API_KEY set it talks to Gemini (gemini-3.1-flash-image). Without a key it starts the
+With GEMINI_API_KEY set it talks to Gemini (gemini-nano-banana-2.1). Without a key it starts the
 Gemini fake (tests/fake_gemini, built beside imgmcp) and points imgmcp at it, so the same requests
 travel and the fake checks them as the API would — sizes per model, and the thoughtSignatures of
 the replayed turn. Without the fake binary it uses the local backend, which honours image_size
@@ -11,7 +11,7 @@ import os
 from fake_gemini_support import FakeGemini
 from mcp_harness import ServerProcess
 
-MODEL = "gemini-3.1-flash-image"
+MODEL = "gemini-nano-banana-2.1"
 
 
 def run(binary, say, fake_binary=None):

@@ -35,6 +35,13 @@ std::string SecondsText(std::chrono::steady_clock::duration d) {
 
 }  // namespace
 
+Result<std::vector<imaging::ModelCapabilities>> OfferedModels(const GeminiClientOptions& o) {
+  const auto& table = o.model_table.empty() ? BuiltInGeminiModels() : o.model_table;
+  const ModelChoice choice{o.model, o.models, o.allow_retired};
+  return o.vertex.has_value() ? OfferedVertexModels(*o.vertex, table, choice)
+                              : OfferedGeminiModels(table, choice);
+}
+
 Status ValidateOptions(const GeminiClientOptions& o) {
   if (o.auth == nullptr && o.api_key.empty()) {
     return MakeError(
@@ -68,11 +75,7 @@ Status ValidateOptions(const GeminiClientOptions& o) {
     }
   }
   if (o.vertex.has_value()) RETURN_IF_ERROR(ValidateVertexTarget(*o.vertex));
-  if (auto offered = o.vertex.has_value() ? OfferedVertexModels(*o.vertex, o.model, o.models)
-                                          : OfferedGeminiModels(o.model, o.models);
-      !offered.ok()) {
-    return offered.error();
-  }
+  RETURN_IF_ERROR(OfferedModels(o));
   using std::chrono::milliseconds;
   if (o.connect_timeout <= milliseconds(0) || o.read_timeout <= milliseconds(0) ||
       o.call_timeout <= milliseconds(0)) {
@@ -102,9 +105,8 @@ Result<std::unique_ptr<GeminiClient>> GeminiClient::Create(GeminiClientOptions o
     if (std::filesystem::exists(kSystemCaBundle, ec)) options.ca_cert_path = kSystemCaBundle;
   }
   if (sleeper == nullptr) sleeper = std::make_shared<RealSleeper>();
-  auto models = options.vertex.has_value()
-                    ? OfferedVertexModels(*options.vertex, options.model, options.models)
-                    : OfferedGeminiModels(options.model, options.models);
+  if (options.model_table.empty()) options.model_table = BuiltInGeminiModels();
+  auto models = OfferedModels(options);
   if (!models.ok()) return models.error();
   for (const imaging::ModelCapabilities& m : *models) {
     if (!m.listed) {
@@ -142,6 +144,16 @@ GeminiClient::GeminiClient(GeminiClientOptions options,
   http_options_.timers = options_.timers;
 }
 
+std::string GeminiClient::ModelNote(const std::string& model) const {
+  if (!options_.allow_retired) {
+    if (std::string retired = RetiredModelNote(options_.model_table, model); !retired.empty()) {
+      return retired;
+    }
+  }
+  return options_.vertex.has_value() ? VertexModelsNote(*options_.vertex, options_.model_table)
+                                     : std::string();
+}
+
 std::string GeminiClient::DescribeProxy() const {
   return gemini::DescribeProxy(http_options_.proxy);
 }
@@ -152,9 +164,10 @@ Result<const imaging::ModelCapabilities*> GeminiClient::Choose(const std::string
   if (row == nullptr) {
     std::vector<std::string> ids;
     for (const auto& m : models_) ids.push_back(m.id);
+    const std::string note = ModelNote(model);
     return MakeError(ErrorCode::kInvalidArgument,
-                     "model \"" + model.substr(0, 80) +
-                         "\" is not allowed; allowed: " + imaging::JoinList(ids, ", "));
+                     "model \"" + model.substr(0, 80) + "\" is not allowed; allowed: " +
+                         imaging::JoinList(ids, ", ") + (note.empty() ? "" : ". " + note));
   }
   return row;
 }
@@ -216,7 +229,7 @@ struct GeminiClient::CallState {
   std::chrono::steady_clock::time_point deadline;
   int attempts = 0;
   bool retry_once_used = false;
-  bool reauthorized = false;  // a 401 has dropped a credential once
+  bool reauthorized = false;       // a 401 has dropped a credential once
   bool credential_failed = false;  // the current attempt could not get its credential
   std::string last_error;
   std::mt19937_64 rng{std::random_device{}()};

@@ -29,9 +29,12 @@ struct GeminiClientOptions {
   std::string base_url = kDefaultBaseUrl;  // https:// (verified) or http:// (fakes)
   std::string api_version = "v1beta";      // "v1beta", "v1", "v1alpha"; "" omits the segment
   std::string model = kDefaultModel;       // the default model
-  // The models callers may choose (--models / IMGMCP_MODELS); empty = every model of
-  // KnownGeminiModels(). `model` must be among them.
+  // The models callers may choose (--models / IMGMCP_MODELS); empty = every model of the table
+  // that is not retired. `model` must be among them.
   std::vector<std::string> models;
+  // The model table (LoadGeminiModelTable); empty = BuiltInGeminiModels().
+  std::vector<imaging::ModelCapabilities> model_table;
+  bool allow_retired = false;  // --allow-retired: retired models may be offered and called
   std::chrono::milliseconds connect_timeout{10'000};
   std::chrono::milliseconds read_timeout{120'000};  // per wait for bytes on the socket
   // Overall budget for one Generate/Edit including retries; CallContext.deadline may shorten it.
@@ -60,6 +63,10 @@ struct GeminiClientOptions {
 // timeouts and 1..20 attempts.
 Status ValidateOptions(const GeminiClientOptions& options);
 
+// The rows `options` offers (OfferedGeminiModels, or OfferedVertexModels on Vertex AI), from
+// its model table (the built-in one when empty).
+Result<std::vector<imaging::ModelCapabilities>> OfferedModels(const GeminiClientOptions& options);
+
 class GeminiClient final : public imaging::ImageBackend {
  public:
   // Validates `options`. `post` sends one request (&PostJson, or the network module's entry);
@@ -76,10 +83,9 @@ class GeminiClient final : public imaging::ImageBackend {
   std::string Model() const override { return options_.model; }
   // The default model first, then the other allowed ones (gemini_client/models.h).
   const std::vector<imaging::ModelCapabilities>& Models() const override { return models_; }
-  // On Vertex AI in a regional location: what that location serves (VertexModelsNote).
-  std::string ModelsNote() const override {
-    return options_.vertex.has_value() ? VertexModelsNote(*options_.vertex) : std::string();
-  }
+  // A retired model: its date and replacement (RetiredModelNote). On Vertex AI in a regional
+  // location: what that location serves (VertexModelsNote).
+  std::string ModelNote(const std::string& model) const override;
   // Thread-safe: each call uses its own connection and holds no shared mutable state.
   Result<imaging::BackendImage> Generate(const imaging::GenerateRequest& request,
                                          const imaging::CallContext& ctx) override;

@@ -1,83 +1,112 @@
 #include "gemini_client/models.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "common/log.h"
+#include "imaging/model_table.h"
 
 namespace imgmcp::gemini {
 namespace {
 
 using imaging::ModelCapabilities;
+using imaging::ModelStatus;
 using imaging::Support;
 
-ModelCapabilities Row(std::string id, std::vector<std::string> sizes,
-                      std::vector<std::string> ratios, int max_images, Support thinking,
-                      Support search, int64_t input_tokens, int image_tokens) {
-  ModelCapabilities m;
-  m.id = std::move(id);
-  m.image_sizes = std::move(sizes);
-  m.aspect_ratios = std::move(ratios);
-  m.max_input_images = max_images;
-  m.thinking = thinking;
-  m.search = search;
-  m.chain = Support::kYes;  // every model takes a chat history; 3.x ones need their signatures
-  m.input_token_limit = input_tokens;
-  m.input_image_tokens = image_tokens;
-  return m;
+constexpr char kBuiltInSource[] = "the built-in model table (gemini_client/models.json)";
+
+Result<std::string> ReadTableFile(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "--model-table " + file + ": cannot be read (no such file, or no permission)");
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    return MakeError(ErrorCode::kInvalidArgument, "--model-table " + file + ": read failed");
+  }
+  return text.str();
 }
 
 }  // namespace
 
-// Sources: Google's Gemini API and Vertex model pages (summarised in docs/generation.md). 3.1 Flash-Lite takes the
-// 10 ratios ai.google.dev lists (the Vertex page's 14 are not promised for the Gemini API).
-// Input image tokens are what one input image costs (1120 for 3.x at the default media
-// resolution; 2.5 Flash counts tiles, 1290 bounds a 1K image); they only bound a chain's window.
-const std::vector<ModelCapabilities>& KnownGeminiModels() {
+// Sources of each row: docs/generation.md, "The model table".
+const std::vector<ModelCapabilities>& BuiltInGeminiModels() {
   static const std::vector<ModelCapabilities> kModels = [] {
-    const auto& ten = imaging::StandardAspectRatios();
-    const auto& fourteen = imaging::AspectRatioNames();
-    std::vector<ModelCapabilities> m;
-    m.push_back(Row("gemini-3.1-flash-lite-image", {"1K"}, ten, 14, Support::kYes, Support::kNo,
-                    65'536, 560));
-    m.push_back(Row("gemini-3.1-flash-image", {"512", "1K", "2K", "4K"}, fourteen, 14,
-                    Support::kYes, Support::kYes, 131'072, 1120));
-    m.push_back(Row("gemini-3.1-flash-image-preview", {"512", "1K", "2K", "4K"}, fourteen, 14,
-                    Support::kYes, Support::kYes, 131'072, 1120));
-    m.push_back(Row("gemini-3-pro-image", {"1K", "2K", "4K"}, ten, 14, Support::kNo, Support::kYes,
-                    65'536, 1120));
-    m.push_back(Row("gemini-3-pro-image-preview", {"1K", "2K", "4K"}, ten, 14, Support::kNo,
-                    Support::kYes, 65'536, 1120));
-    m.push_back(
-        Row("gemini-2.5-flash-image", {"1K"}, ten, 3, Support::kNo, Support::kNo, 32'768, 1290));
-    return m;
+    auto table = imaging::ParseModelTable(BuiltInModelTableJson(), kBuiltInSource);
+    if (!table.ok()) {  // a broken build: models_test reads the same document
+      log::Error("gemini", table.error().message);
+      std::abort();
+    }
+    return std::move(table).value();
   }();
   return kModels;
 }
 
+Result<std::vector<ModelCapabilities>> LoadGeminiModelTable(const std::string& file) {
+  if (file.empty()) return BuiltInGeminiModels();
+  ASSIGN_OR_RETURN(const std::string text, ReadTableFile(file));
+  return imaging::MergeModelTable(BuiltInGeminiModels(), text, "--model-table " + file);
+}
+
 ModelCapabilities UnlistedGeminiModel(std::string id) {
-  ModelCapabilities m = Row(std::move(id), {"1K"}, imaging::StandardAspectRatios(), 14,
-                            Support::kNo, Support::kNo, 32'768, 1290);
+  ModelCapabilities m;
+  m.id = std::move(id);
+  m.image_sizes = {"1K"};
+  m.aspect_ratios = imaging::StandardAspectRatios();
+  m.max_input_images = imaging::kMostInputImages;
+  m.chain = Support::kYes;
+  m.input_token_limit = 32'768;
+  m.input_image_tokens = 1290;
   m.listed = false;
   return m;
 }
 
-Result<std::vector<ModelCapabilities>> OfferedGeminiModels(
-    const std::string& default_model, const std::vector<std::string>& allow_list) {
-  std::vector<std::string> ids;
-  if (allow_list.empty()) {
-    for (const ModelCapabilities& m : KnownGeminiModels()) ids.push_back(m.id);
+std::string RetiredModelNote(const std::vector<ModelCapabilities>& table, std::string_view model) {
+  const ModelCapabilities* row = imaging::FindModel(table, model);
+  if (row == nullptr || row->status != ModelStatus::kRetired) return "";
+  const std::string current = imaging::CurrentReplacement(table, row->id);
+  std::string use;
+  if (current == row->replacement) {
+    use = "use " + current + " instead";
+  } else if (!current.empty()) {
+    use = "its replacement " + row->replacement + " is retired too: use " + current + " instead";
   } else {
-    ids = allow_list;
-    if (std::find(ids.begin(), ids.end(), default_model) == ids.end()) {
+    use = "no current model replaces it";
+  }
+  return "model " + row->id + " was retired on " + row->retired_on + "; " + use +
+         " (--allow-retired lets it through for an endpoint that still serves it)";
+}
+
+Result<std::vector<ModelCapabilities>> OfferedGeminiModels(
+    const std::vector<ModelCapabilities>& table, const ModelChoice& choice) {
+  std::vector<std::string> ids;
+  if (choice.allow_list.empty()) {
+    for (const ModelCapabilities& m : table) {
+      if (choice.allow_retired || m.status != ModelStatus::kRetired) ids.push_back(m.id);
+    }
+  } else {
+    ids = choice.allow_list;
+    if (std::find(ids.begin(), ids.end(), choice.default_model) == ids.end()) {
       return MakeError(ErrorCode::kInvalidArgument,
-                       "the default model " + default_model + " is not in the allowed models (" +
-                           imaging::JoinList(ids, ", ") +
+                       "the default model " + choice.default_model +
+                           " is not in the allowed models (" + imaging::JoinList(ids, ", ") +
                            "); add it to --models or choose another --model");
     }
   }
-  ids.insert(ids.begin(), default_model);
+  ids.insert(ids.begin(), choice.default_model);
   std::vector<ModelCapabilities> out;
   for (const std::string& id : ids) {
     if (imaging::FindModel(out, id) != nullptr) continue;
-    const ModelCapabilities* known = imaging::FindModel(KnownGeminiModels(), id);
+    const ModelCapabilities* known = imaging::FindModel(table, id);
+    if (known != nullptr && known->status == ModelStatus::kRetired && !choice.allow_retired) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       (id == choice.default_model ? "the default " : "the allowed ") +
+                           RetiredModelNote(table, id));
+    }
     out.push_back(known != nullptr ? *known : UnlistedGeminiModel(id));
   }
   return out;

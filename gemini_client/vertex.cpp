@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "gemini_client/models.h"
-
 namespace imgmcp::gemini {
 namespace {
 
@@ -55,10 +53,11 @@ Status ValidateVertexTarget(const VertexTarget& t) {
   return Status::Ok();
 }
 
-std::string VertexModelsNote(const VertexTarget& target) {
+std::string VertexModelsNote(const VertexTarget& target,
+                             const std::vector<imaging::ModelCapabilities>& table) {
   if (target.location == kVertexGlobalLocation || target.express) return {};
   std::string regional;
-  for (const auto& m : KnownGeminiModels()) {
+  for (const auto& m : table) {
     if (ServedInRegions(m.id)) regional += (regional.empty() ? "" : ", ") + m.id;
   }
   return "Vertex AI location " + target.location + " serves only " + regional +
@@ -66,17 +65,21 @@ std::string VertexModelsNote(const VertexTarget& target) {
 }
 
 Result<std::vector<imaging::ModelCapabilities>> OfferedVertexModels(
-    const VertexTarget& target, const std::string& default_model,
-    const std::vector<std::string>& allow_list) {
+    const VertexTarget& target, const std::vector<imaging::ModelCapabilities>& table,
+    const ModelChoice& choice) {
   const bool global = target.location == kVertexGlobalLocation || target.express;
-  std::vector<std::string> allowed = allow_list;
-  if (!global && allowed.empty()) {
-    for (const auto& m : KnownGeminiModels()) {
-      if (ServedInRegions(m.id) || m.id == default_model) allowed.push_back(m.id);
+  ModelChoice regional = choice;
+  if (!global && regional.allow_list.empty()) {
+    regional.allow_list.push_back(choice.default_model);
+    for (const auto& m : table) {
+      if (ServedInRegions(m.id) &&
+          (choice.allow_retired || m.status != imaging::ModelStatus::kRetired)) {
+        regional.allow_list.push_back(m.id);
+      }
     }
   }
   ASSIGN_OR_RETURN(std::vector<imaging::ModelCapabilities> models,
-                   OfferedGeminiModels(default_model, allowed));
+                   OfferedGeminiModels(table, regional));
   if (global) return models;
   for (const imaging::ModelCapabilities& m : models) {
     if (m.listed && !ServedInRegions(m.id)) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "gemini_client/models.h"
 #include "imaging/generation_params.h"
 
 namespace imgmcp::gemini {
@@ -33,16 +34,17 @@ std::string VertexGeneratePath(const VertexTarget& target, const std::string& mo
 // flag and what it takes.
 Status ValidateVertexTarget(const VertexTarget& target);
 
-// The models imgmcp offers on Vertex AI in `target.location`, from the Gemini table
-// (models.h): the 3.x image models are served only in the global location, gemini-2.5-flash-image
-// in global and the regions. A default or allowed model the location does not serve is an error
-// naming the location and where it is served.
-// For a regional location: which of the known models it serves and where the others are served,
+// For a regional location: which of `table`'s models it serves and where the others are served,
 // said when a call asks for one it does not offer. Empty for the global location and express mode.
-std::string VertexModelsNote(const VertexTarget& target);
+std::string VertexModelsNote(const VertexTarget& target,
+                             const std::vector<imaging::ModelCapabilities>& table);
 
+// The models imgmcp offers on Vertex AI in `target.location`, from `table` (models.h) as
+// OfferedGeminiModels chooses them: the 3.x image models are served only in the global location,
+// gemini-2.5-flash-image in global and the regions. A default or allowed model the location does
+// not serve is an error naming the location and where it is served.
 Result<std::vector<imaging::ModelCapabilities>> OfferedVertexModels(
-    const VertexTarget& target, const std::string& default_model,
-    const std::vector<std::string>& allow_list);
+    const VertexTarget& target, const std::vector<imaging::ModelCapabilities>& table,
+    const ModelChoice& choice);
 
 }  // namespace imgmcp::gemini

@@ -458,7 +458,7 @@ void AppendConfig(const imaging::ModelCapabilities& model,
   }
   if (!options.thinking.empty() && model.thinking == imaging::Support::kYes) {
     body += R"(,"thinkingConfig":{"thinkingLevel":")";
-    body += options.thinking == "high" ? "HIGH" : "MINIMAL";
+    for (char c : options.thinking) body += static_cast<char>(c - 'a' + 'A');  // "medium" → MEDIUM
     body += R"("})";
   }
   body += '}';

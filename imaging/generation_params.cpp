@@ -62,6 +62,28 @@ std::string OfferedBy(const std::vector<ModelCapabilities>& models, Pred has) {
   return ids.empty() ? "" : " (offered by " + JoinList(ids, " and ") + ")";
 }
 
+// `thinking` (not empty) against the vocabulary and the row `m` of `models`.
+Status CheckThinking(const std::vector<ModelCapabilities>& models, const ModelCapabilities& m,
+                     const std::string& thinking) {
+  if (!Contains(ThinkingLevelNames(), thinking)) {
+    return InvalidArgument("thinking " + Quoted(thinking) + " is not one of " +
+                           JoinList(ThinkingLevelNames(), ", "));
+  }
+  if (m.thinking == Support::kNo) {
+    return InvalidArgument(
+        "model " + m.id + " does not take a thinking level" +
+        OfferedBy(models, [](const ModelCapabilities& r) { return r.thinking == Support::kYes; }));
+  }
+  if (m.thinking == Support::kYes && !Contains(m.thinking_levels, thinking)) {
+    return InvalidArgument(
+        "model " + m.id + " does not take thinking " + thinking + ": it takes " +
+        JoinList(m.thinking_levels) + OfferedBy(models, [&](const ModelCapabilities& r) {
+          return r.thinking == Support::kYes && Contains(r.thinking_levels, thinking);
+        }));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 const std::vector<std::string>& ImageSizeNames() {
@@ -85,8 +107,26 @@ const std::vector<std::string>& StandardAspectRatios() {
 }
 
 const std::vector<std::string>& ThinkingLevelNames() {
-  static const std::vector<std::string> kNames = {"minimal", "high"};
+  static const std::vector<std::string> kNames = {"minimal", "low", "medium", "high"};
   return kNames;
+}
+
+std::string_view ModelStatusName(ModelStatus status) {
+  switch (status) {
+    case ModelStatus::kGa:
+      return "ga";
+    case ModelStatus::kPreview:
+      return "preview";
+    case ModelStatus::kRetired:
+      break;
+  }
+  return "retired";
+}
+
+int OutputImageTokens(const ModelCapabilities& model, std::string_view image_size) {
+  if (image_size.empty() && !model.image_sizes.empty()) image_size = model.image_sizes.front();
+  const auto it = model.output_image_tokens.find(image_size);
+  return it == model.output_image_tokens.end() ? 0 : it->second;
 }
 
 std::string JoinList(const std::vector<std::string>& items, std::string_view last_sep) {
@@ -171,16 +211,7 @@ Status CheckGenerationOptions(const std::vector<ModelCapabilities>& models,
   }
   std::vector<std::string> unused;
   if (!o.thinking.empty()) {
-    if (!Contains(ThinkingLevelNames(), o.thinking)) {
-      return InvalidArgument("thinking " + Quoted(o.thinking) + " is not one of " +
-                             JoinList(ThinkingLevelNames(), ", "));
-    }
-    if (m->thinking == Support::kNo) {
-      return InvalidArgument(model + " does not take a thinking level" +
-                             OfferedBy(models, [](const ModelCapabilities& r) {
-                               return r.thinking == Support::kYes;
-                             }));
-    }
+    RETURN_IF_ERROR(CheckThinking(models, *m, o.thinking));
     if (m->thinking == Support::kIgnored) unused.push_back("thinking");
   }
   if (o.search) {
@@ -221,11 +252,18 @@ std::string DescribeModel(const ModelCapabilities& m) {
     }
     return no;
   };
+  std::string levels;
+  for (const std::string& level : m.thinking_levels) levels += (levels.empty() ? "" : "|") + level;
+  std::string retired;
+  if (m.status == ModelStatus::kRetired) {
+    retired = "; retired" + (m.retired_on.empty() ? "" : " on " + m.retired_on) +
+              (m.replacement.empty() ? "" : " (use " + m.replacement + ")");
+  }
   return m.id + ": image_size " + Spaced(m.image_sizes) + "; aspect_ratio " +
          Spaced(m.aspect_ratios) + "; up to " + std::to_string(m.max_input_images) +
-         " input images; " + support(m.thinking, "thinking minimal|high", "no thinking level") +
-         "; " + support(m.search, "search", "no search") + "; " +
-         support(m.chain, "context chain", "no context chain");
+         " input images; " + support(m.thinking, "thinking " + levels, "no thinking level") + "; " +
+         support(m.search, "search", "no search") + "; " +
+         support(m.chain, "context chain", "no context chain") + retired;
 }
 
 }  // namespace imgmcp::imaging

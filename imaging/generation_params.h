@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,7 +28,8 @@ const std::vector<std::string>& ImageSizeNames();
 const std::vector<std::string>& AspectRatioNames();
 // The first 10 of AspectRatioNames().
 const std::vector<std::string>& StandardAspectRatios();
-// "minimal", "high".
+// The thinking levels a model may take, in order of effort: "minimal", "low", "medium", "high"
+// (Gemini's thinkingLevel, lower-case). Each model takes some of them (ModelCapabilities).
 const std::vector<std::string>& ThinkingLevelNames();
 
 // Pixel size of an image of `image_size` and `aspect_ratio`: Gemini's 1K table (1:1 1024x1024,
@@ -50,19 +53,49 @@ enum class Support {
 // turns together); --chain-turns cannot exceed it.
 inline constexpr int kMostInputImages = 14;
 
-// What one model supports. Backends list theirs (ImageBackend::Models()).
+// Where a model is in its life: generally available, a preview, or retired (shut down upstream;
+// refused unless the server allows retired models).
+enum class ModelStatus { kGa, kPreview, kRetired };
+
+// "ga", "preview", "retired".
+std::string_view ModelStatusName(ModelStatus status);
+
+// US dollars per million tokens of each kind.
+struct TokenPrices {
+  double input_text = 0;
+  double input_image = 0;
+  double output_text = 0;
+  double output_image = 0;
+  double thoughts = 0;
+};
+
+// What one model supports and costs: one row of the model table (imaging/model_table.h reads
+// rows from JSON). Backends list theirs (ImageBackend::Models()).
 struct ModelCapabilities {
   std::string id;
+  ModelStatus status = ModelStatus::kGa;
+  std::string retired_on;   // YYYY-MM-DD, when it was (or will be) shut down; "" = not announced
+  std::string replacement;  // the model to use instead; "" = none named
   std::vector<std::string> image_sizes;     // subset of ImageSizeNames(), in that order
   std::vector<std::string> aspect_ratios;   // subset of AspectRatioNames(), in that order
   int max_input_images = kMostInputImages;  // per request: base image + references (+ replays)
-  Support thinking = Support::kNo;          // thinking level minimal/high
-  Support search = Support::kNo;            // Google Search grounding
-  Support chain = Support::kNo;             // conversational edits replaying earlier turns
-  int64_t input_token_limit = 0;            // per request; 0 = not limited here
-  int input_image_tokens = 0;               // what one input image costs (estimate)
+  Support thinking = Support::kNo;          // a thinking level (kYes: one of thinking_levels)
+  // The levels `thinking` takes, in ThinkingLevelNames() order; with Support::kIgnored, any.
+  std::vector<std::string> thinking_levels;
+  Support search = Support::kNo;  // Google Search grounding
+  Support chain = Support::kNo;   // conversational edits replaying earlier turns
+  int64_t input_token_limit = 0;  // per request; 0 = not limited here
+  int input_image_tokens = 0;     // what one input image costs (estimate)
+  // The tokens one output image costs, by image size (each of image_sizes); empty: not known.
+  std::map<std::string, int, std::less<>> output_image_tokens;
+  TokenPrices prices;                 // per million tokens
+  double usd_per_grounded_query = 0;  // each Google Search query a grounded answer made
   bool listed = true;  // false: an id outside the backend's table, given the minimal row
 };
+
+// The tokens one output image of `image_size` ("" = the model's first size) costs on `model`; 0
+// when the row does not say.
+int OutputImageTokens(const ModelCapabilities& model, std::string_view image_size);
 
 // What a caller asked for; empty / false = not given.
 struct GenerationOptions {

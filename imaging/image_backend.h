@@ -94,10 +94,12 @@ class ImageBackend {
   // The models this backend offers, the default (Model()) first, each with what it supports:
   // the one table that tool schemas, validation and request building read.
   virtual const std::vector<ModelCapabilities>& Models() const = 0;
-  // Why Models() holds what it does when that is narrower than the backend's whole table (e.g.
-  // "Vertex AI in location us-central1 serves only …"), said when a call asks for a model not
-  // offered; empty by default.
-  virtual std::string ModelsNote() const { return {}; }
+  // Why Models() does not hold `model`, said when a call asks for it: e.g. "model … was retired
+  // on …; use … instead", or "Vertex AI location us-central1 serves only …"; empty by default.
+  virtual std::string ModelNote(const std::string& model) const {
+    (void)model;
+    return {};
+  }
   virtual Result<BackendImage> Generate(const GenerateRequest& request, const CallContext& ctx) = 0;
   virtual Result<BackendImage> Edit(const EditRequest& request, const CallContext& ctx) = 0;
   // Checks an edit instruction before anything is committed or sent: a model takes any text (the

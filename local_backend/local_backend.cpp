@@ -65,6 +65,7 @@ const std::vector<imaging::ModelCapabilities>& LocalBackend::Models() const {
     m.aspect_ratios = imaging::AspectRatioNames();
     m.max_input_images = imaging::kMostInputImages;
     m.thinking = imaging::Support::kIgnored;
+    m.thinking_levels = imaging::ThinkingLevelNames();
     m.search = imaging::Support::kIgnored;
     m.chain = imaging::Support::kIgnored;
     return std::vector<imaging::ModelCapabilities>{m};

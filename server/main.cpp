@@ -11,6 +11,7 @@
 #include "server/app/self_check.h"
 #include "server/app/serve.h"
 #include "server/app/wired_server.h"
+#include "server/app/wiring.h"
 
 namespace {
 
@@ -41,6 +42,12 @@ int main(int argc, char** argv) {
   }
   if (config->show_version) {
     std::puts(app::VersionText().c_str());  // stdout-ok: CLI mode, not serving MCP
+    return 0;
+  }
+  if (config->list_models) {
+    auto text = app::ListModelsText(*config);
+    if (!text.ok()) return Fail(text.error());
+    std::fputs(text->c_str(), stdout);  // stdout-ok: CLI mode, not serving MCP
     return 0;
   }
   app::PrepareProcess(*config);  // before any thread exists

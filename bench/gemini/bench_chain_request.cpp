@@ -24,7 +24,7 @@ namespace {
 std::string NoisyPng(int size, uint32_t seed) {
   imaging::Image img =
       local::GenerateImage("a harbour at dusk, teal and orange, boats " + std::to_string(seed),
-                             size, size)
+                           size, size)
           .value()
           .image;
   uint32_t state = seed * 2654435761u + 1;
@@ -66,7 +66,7 @@ const Fixture& Inputs() {
 }
 
 const imaging::ModelCapabilities& Model() {
-  return *imaging::FindModel(KnownGeminiModels(), "gemini-3.1-flash-image");
+  return *imaging::FindModel(BuiltInGeminiModels(), "gemini-3.1-flash-image");
 }
 
 void BM_ChainEditRequest(benchmark::State& state) {

@@ -191,11 +191,13 @@ std::string DataDirDefault(const Config&) {
 }
 
 std::string ModelsDefault(const Config&) {
-  std::string ids;
-  for (const auto& model : gemini::KnownGeminiModels()) {
-    ids += (ids.empty() ? "" : ", ") + model.id;
-  }
-  return "every known model: " + ids;
+  return "every model of the model table that is not retired, as --list-models shows";
+}
+
+Status SetModelTable(Config& c, std::string_view source, const std::string& value) {
+  if (value.empty()) return FlagError(source, "needs a JSON file");
+  c.model_table_file = value;
+  return Status::Ok();
 }
 
 // --- The table --------------------------------------------------------------------------------
@@ -279,6 +281,18 @@ constexpr FlagSpec kFlags[] = {
              "them",
      .set = SetModels,
      .default_text = ModelsDefault},
+    {.name = "--model-table",
+     .env = "IMGMCP_MODEL_TABLE",
+     .value = "FILE",
+     .help = "a JSON model table merged over the built-in one: a row with a new id adds a model, "
+             "a row with a known id corrects that row (docs/generation.md, \"The model "
+             "table\"); a malformed file stops start-up, naming the row and the key",
+     .set = SetModelTable},
+    {.name = "--allow-retired",
+     .help = "offer and call the models the table marks retired, for an endpoint that still "
+             "serves them; without it a call naming one is refused before any request, naming "
+             "its replacement",
+     .set = SetTrue<&Config::allow_retired>},
     {.name = "--chain-turns",
      .value = "N",
      .help = "earlier turns an edit with context \"chain\" replays, 1-14 (no model takes more "
@@ -471,6 +485,10 @@ constexpr FlagSpec kFlags[] = {
     {.name = "--self-check-token",
      .help = "--self-check, and also get one access token from the Vertex AI credentials",
      .set = SetSelfCheckToken},
+    {.name = "--list-models",
+     .help = "print the model table in effect (the built-in one with --model-table merged "
+             "over it): each model's status, sizes, ratios, thinking levels and prices; and exit",
+     .set = SetTrue<&Config::list_models>},
     {.name = "--version",
      .help = "print the version and exit",
      .set = SetTrue<&Config::show_version>},

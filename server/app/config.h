@@ -24,8 +24,13 @@ struct Config {
   std::string gemini_api_key;  // from GEMINI_API_KEY only; never printed
   std::string gemini_base_url = "https://generativelanguage.googleapis.com";
   std::string gemini_model = "gemini-3.1-flash-lite-image";  // --model (--gemini-model)
-  // --models / IMGMCP_MODELS: the models callers may choose; empty = every known Gemini model.
+  // --models / IMGMCP_MODELS: the models callers may choose; empty = every Gemini model of the
+  // table that is not retired.
   std::vector<std::string> gemini_models;
+  // --model-table / IMGMCP_MODEL_TABLE: a JSON file of rows merged over the built-in model table
+  // (gemini_client/models.h); "" = the built-in table alone.
+  std::string model_table_file;
+  bool allow_retired = false;  // --allow-retired: retired models may be offered and called
   int chain_turns = tools::kDefaultChainTurns;  // --chain-turns
   // Vertex AI (--backend vertex; docs/generation.md, "Vertex AI").
   std::string vertex_project;              // --vertex-project / GOOGLE_CLOUD_PROJECT
@@ -85,6 +90,7 @@ struct Config {
   std::string log_format = "text";  // --log-format / IMGMCP_LOG_FORMAT: text or json
   bool show_help = false;
   bool show_version = false;
+  bool list_models = false;  // --list-models: print the model table in effect and exit
   bool self_check = false;
   bool self_check_token = false;  // --self-check-token: --self-check plus one token request
   // Test hooks, kept out of --help. IMGMCP_TEST_STORE_OPEN_GATE: the background open of the session

@@ -13,7 +13,9 @@
 #include "common/log.h"
 #include "gemini_client/adc.h"
 #include "gemini_client/gemini_client.h"
+#include "gemini_client/models.h"
 #include "gemini_client/token_cache.h"
+#include "imaging/model_table.h"
 #include "local_backend/local_backend.h"
 #include "mcp/server.h"
 #include "server/netmod/net_module_loader.h"
@@ -133,12 +135,16 @@ BackendChoice ResolveBackend(const Config& config) {
   return BackendChoice::kLocal;
 }
 
-// The options every Gemini-path client shares: model, models, timeouts, CAs, proxies, metrics.
-gemini::GeminiClientOptions CommonClientOptions(const Config& config, metrics::Metrics* metrics,
-                                                TimerThread* timers) {
+// The options every Gemini-path client shares: the model table, model, models, timeouts, CAs,
+// proxies, metrics.
+gemini::GeminiClientOptions CommonClientOptions(const Config& config,
+                                                std::vector<imaging::ModelCapabilities> table,
+                                                metrics::Metrics* metrics, TimerThread* timers) {
   gemini::GeminiClientOptions options;
   options.metrics = metrics;
   options.timers = timers;
+  options.model_table = std::move(table);
+  options.allow_retired = config.allow_retired;
   options.model = config.gemini_model;
   options.models = config.gemini_models;
   options.call_timeout = std::chrono::seconds(config.gemini_timeout_seconds);
@@ -161,9 +167,11 @@ Result<BackendSelection> FinishClient(gemini::GeminiClientOptions options,
   return selection;
 }
 
-Result<BackendSelection> MakeGeminiBackend(const Config& config, metrics::Metrics* metrics,
-                                           TimerThread* timers) {
-  gemini::GeminiClientOptions options = CommonClientOptions(config, metrics, timers);
+Result<BackendSelection> MakeGeminiBackend(const Config& config,
+                                           std::vector<imaging::ModelCapabilities> table,
+                                           metrics::Metrics* metrics, TimerThread* timers) {
+  gemini::GeminiClientOptions options =
+      CommonClientOptions(config, std::move(table), metrics, timers);
   options.api_key = config.gemini_api_key;
   options.base_url = config.gemini_base_url;
   return FinishClient(std::move(options), BackendSelection{});
@@ -171,9 +179,11 @@ Result<BackendSelection> MakeGeminiBackend(const Config& config, metrics::Metric
 
 // Vertex AI: the project's path with ADC tokens, or express mode with GOOGLE_API_KEY when no
 // project is set.
-Result<BackendSelection> MakeVertexBackend(const Config& config, metrics::Metrics* metrics,
-                                           TimerThread* timers) {
-  gemini::GeminiClientOptions options = CommonClientOptions(config, metrics, timers);
+Result<BackendSelection> MakeVertexBackend(const Config& config,
+                                           std::vector<imaging::ModelCapabilities> table,
+                                           metrics::Metrics* metrics, TimerThread* timers) {
+  gemini::GeminiClientOptions options =
+      CommonClientOptions(config, std::move(table), metrics, timers);
   gemini::VertexTarget target;
   target.project = config.vertex_project;
   target.location = config.vertex_location;
@@ -210,11 +220,37 @@ Result<BackendSelection> MakeVertexBackend(const Config& config, metrics::Metric
 
 }  // namespace
 
+Result<std::vector<imaging::ModelCapabilities>> LoadModelTable(const Config& config) {
+  return gemini::LoadGeminiModelTable(config.model_table_file);
+}
+
+Result<std::string> ListModelsText(const Config& config) {
+  ASSIGN_OR_RETURN(const auto table, LoadModelTable(config));
+  std::string retired;
+  for (const auto& row : table) {
+    if (row.status == imaging::ModelStatus::kRetired)
+      retired += (retired.empty() ? "" : ", ") + row.id;
+  }
+  return "imgmcp model table: built in" +
+         (config.model_table_file.empty()
+              ? std::string()
+              : ", with " + config.model_table_file + " merged over it") +
+         "; " + std::to_string(table.size()) + " models, the default " + config.gemini_model +
+         (retired.empty() ? std::string() : "; refused unless --allow-retired: " + retired) +
+         "\n\n" + imaging::FormatModelTable(table);
+}
+
 Result<BackendSelection> MakeBackend(const Config& config, metrics::Metrics* metrics,
                                      TimerThread* timers) {
+  // The table is checked whichever backend runs: a malformed --model-table stops start-up.
+  ASSIGN_OR_RETURN(std::vector<imaging::ModelCapabilities> table, LoadModelTable(config));
   const BackendChoice choice = ResolveBackend(config);
-  if (choice == BackendChoice::kGemini) return MakeGeminiBackend(config, metrics, timers);
-  if (choice == BackendChoice::kVertex) return MakeVertexBackend(config, metrics, timers);
+  if (choice == BackendChoice::kGemini) {
+    return MakeGeminiBackend(config, std::move(table), metrics, timers);
+  }
+  if (choice == BackendChoice::kVertex) {
+    return MakeVertexBackend(config, std::move(table), metrics, timers);
+  }
   BackendSelection selection;
   local::LocalBackendOptions options;
   options.limits.max_bytes = config.max_image_bytes;

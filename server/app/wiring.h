@@ -45,6 +45,13 @@ struct BackendSelection {
 Result<BackendSelection> MakeBackend(const Config& config, metrics::Metrics* metrics = nullptr,
                                      TimerThread* timers = nullptr);
 
+// The model table in effect: the built-in one with --model-table merged over it. Errors name the
+// file, the row and the key.
+Result<std::vector<imaging::ModelCapabilities>> LoadModelTable(const Config& config);
+// What --list-models prints: the table in effect (imaging::FormatModelTable) under a line that
+// says where it came from.
+Result<std::string> ListModelsText(const Config& config);
+
 session::StoreOptions MakeStoreOptions(const Config& config);
 // The store --store names, opening in the background (tool calls wait for it): what can be checked
 // at once is (the data dir can be created, written and locked; the URL parses), so a server that

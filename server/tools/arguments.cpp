@@ -133,7 +133,7 @@ Result<std::optional<bool>> ArgumentReader::OptionalBool(const std::string& fiel
 }
 
 Result<std::optional<std::string>> ArgumentReader::OptionalEnum(
-    const std::string& field, const std::vector<std::string>& allowed, const std::string& note) {
+    const std::string& field, const std::vector<std::string>& allowed, const RefusalNote& note) {
   auto s = OptionalString(field, 64);
   std::string list;
   for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + ("\"" + a + "\"");
@@ -142,8 +142,9 @@ Result<std::optional<std::string>> ArgumentReader::OptionalEnum(
   for (const auto& a : allowed) {
     if (**s == a) return s;
   }
+  const std::string said = note ? note(**s) : std::string();
   return InvalidArgument("'" + FieldName(field) + "' is \"" + **s + "\"; allowed: " + list +
-                         (note.empty() ? "" : ". " + note));
+                         (said.empty() ? "" : ". " + said));
 }
 
 Status ArgumentReader::Finish() const {
@@ -237,7 +238,7 @@ void ArgumentParser::Bool(const char* name, std::optional<bool>& out, const std:
 
 void ArgumentParser::Enum(const char* name, std::optional<std::string>& out,
                           const std::vector<std::string>& allowed, const std::string&,
-                          const std::string& refusal_note) {
+                          const RefusalNote& refusal_note) {
   if (failed()) return;
   auto value = reader_.OptionalEnum(name, allowed, refusal_note);
   if (!value.ok()) return Fail(value.error());
@@ -299,7 +300,7 @@ void SchemaWriter::Bool(const char* name, std::optional<bool>&, const std::strin
 
 void SchemaWriter::Enum(const char* name, std::optional<std::string>&,
                         const std::vector<std::string>& allowed, const std::string& description,
-                        const std::string&) {
+                        const RefusalNote&) {
   Property(name, EnumSchema(allowed, description), false);
 }
 

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -28,6 +29,9 @@
 #include "imaging/generation_params.h"
 
 namespace imgmcp::tools {
+
+// What a refusal of the enum value `value` says after the allowed values; "" for nothing.
+using RefusalNote = std::function<std::string(const std::string& value)>;
 
 // Reads one JSON object of arguments. Each accessor checks presence and type; Finish() reports
 // fields that no accessor asked for.
@@ -46,10 +50,10 @@ class ArgumentReader {
                                                  int64_t max);
   Result<std::optional<bool>> OptionalBool(const std::string& field);
   // A string that must be one of `allowed`.
-  // A value outside `allowed` is refused naming them, then `note` (when not empty).
+  // A value outside `allowed` is refused naming them, then `note`'s text for it (when not empty).
   Result<std::optional<std::string>> OptionalEnum(const std::string& field,
                                                   const std::vector<std::string>& allowed,
-                                                  const std::string& note = {});
+                                                  const RefusalNote& note = nullptr);
   // Raw access for nested objects/arrays; records the field as known.
   const Json* OptionalValue(const std::string& field);
   // True when the field is present with the value null (which the accessors read as absent).
@@ -77,15 +81,16 @@ struct ArgumentOptions {
   size_t max_prompt_bytes = 100 * 1024;
   size_t max_image_data_chars = 64 << 20;  // base64 characters of one inline image
   size_t max_reference_images = 14;
-  // What the backend's models offer (OfferModels in tool_args.h): the enums of model, image_size
-  // and aspect_ratio, and the description that says which model takes what. By default every
-  // size and ratio and no model list.
+  // What the backend's models offer (OfferModels in tool_args.h): the enums of model, image_size,
+  // aspect_ratio and thinking, and the description that says which model takes what. By default
+  // every size, ratio and level and no model list.
   std::vector<std::string> model_ids;
   std::vector<std::string> image_sizes = imaging::ImageSizeNames();
   std::vector<std::string> aspect_ratios = imaging::AspectRatioNames();
+  std::vector<std::string> thinking_levels = imaging::ThinkingLevelNames();
   std::string models_description;
-  // Said when a call names a model not offered (ImageBackend::ModelsNote); empty says nothing.
-  std::string models_note;
+  // Said when a call names a model not offered (ImageBackend::ModelNote); null says nothing.
+  RefusalNote model_note;
   // The store's retention (--max-versions, --idle-days), which tool descriptions state.
   int max_versions = 100;  // versions kept per session; 0 = all
   int idle_days = 0;       // sessions idle longer are deleted; 0 = never
@@ -132,7 +137,7 @@ class ArgumentParser {
   // `refusal_note` follows the list of allowed values when a value is refused.
   void Enum(const char* name, std::optional<std::string>& out,
             const std::vector<std::string>& allowed, const std::string& description,
-            const std::string& refusal_note = {});
+            const RefusalNote& refusal_note = nullptr);
   // Absent leaves `out` as it is (the struct's default).
   template <typename E>
   void Enum(const char* name, E& out, const EnumChoices<E>& choices,
@@ -181,7 +186,7 @@ class SchemaWriter {
                const std::string& description, NullIs = NullIs::kAbsent);
   void Bool(const char* name, std::optional<bool>&, const std::string& description);
   void Enum(const char* name, std::optional<std::string>&, const std::vector<std::string>& allowed,
-            const std::string& description, const std::string& refusal_note = {});
+            const std::string& description, const RefusalNote& refusal_note = nullptr);
   template <typename E>
   void Enum(const char* name, E&, const EnumChoices<E>& choices, const std::string& description) {
     std::vector<std::string> names;
@@ -250,7 +255,7 @@ class DigestWriter {
     if (value) Put(name, *value);
   }
   void Enum(const char* name, std::optional<std::string>& value, const std::vector<std::string>&,
-            const std::string&, const std::string& = {}) {
+            const std::string&, const RefusalNote& = nullptr) {
     if (value) Put(name, *value);
   }
   template <typename E>

@@ -102,7 +102,9 @@ ImageTools::ImageTools(session::SessionStore& store, imaging::ImageBackend& back
   argument_options_.idle_days = options_.idle_days;
   inputs_.ApplyLimits(argument_options_);
   OfferModels(backend_.Models(), argument_options_);
-  argument_options_.models_note = backend_.ModelsNote();
+  argument_options_.model_note = [&backend = backend_](const std::string& model) {
+    return backend.ModelNote(model);
+  };
   store_.SetChangeListener([this](const session::StoreChange& change) {
     AnnounceChange(change.session_id, change.new_session);
   });

@@ -24,8 +24,9 @@ const char kImageSizeDescription[] =
     "or \"4K\" (about 16 MP); an edit is scaled to about that many pixels, its ratio kept. Which "
     "sizes a model offers is listed under 'model'.";
 const char kThinkingDescription[] =
-    "How much the model reasons before drawing: \"minimal\" (fastest) or \"high\" (better "
-    "layouts and text). Only on the models listed with thinking under 'model'.";
+    "How much the model reasons before drawing, from \"minimal\" (fastest) to \"high\" (better "
+    "layouts and text). Only on the models listed with thinking under 'model', each with the "
+    "levels listed there.";
 const char kSearchDescription[] =
     "true: ground the image in Google Search results (today's weather, a recent event); the "
     "sources used come back in the result. Only on the models listed with search under 'model'.";
@@ -91,15 +92,21 @@ void OfferModels(const std::vector<imaging::ModelCapabilities>& models, Argument
   options.model_ids.clear();
   std::vector<const std::vector<std::string>*> sizes;
   std::vector<const std::vector<std::string>*> ratios;
+  std::vector<const std::vector<std::string>*> levels;
   std::string lines;
   for (const imaging::ModelCapabilities& m : models) {
     options.model_ids.push_back(m.id);
     sizes.push_back(&m.image_sizes);
     ratios.push_back(&m.aspect_ratios);
+    levels.push_back(&m.thinking_levels);
     lines += "\n- " + imaging::DescribeModel(m);
   }
   options.image_sizes = Union(imaging::ImageSizeNames(), sizes);
   options.aspect_ratios = Union(imaging::AspectRatioNames(), ratios);
+  options.thinking_levels = Union(imaging::ThinkingLevelNames(), levels);
+  // No model takes a level: the schema keeps the vocabulary (never an empty enum) and the check
+  // says which model takes none.
+  if (options.thinking_levels.empty()) options.thinking_levels = imaging::ThinkingLevelNames();
   options.models_description =
       "Which model makes the image" +
       (models.empty() ? std::string(".") : "; default " + models.front().id + ".") +

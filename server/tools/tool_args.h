@@ -23,9 +23,9 @@ inline constexpr int64_t kMaxVersionNumber = 1'000'000'000'000;
 const EnumChoices<InlineMode>& InlineModeChoices();
 const std::vector<std::string>& ContextNames();  // "image" (the default), "chain"
 
-// Fills options' model_ids, image_sizes, aspect_ratios and models_description from the backend's
-// rows (ImageBackend::Models(), the default first): the schemas list what at least one model
-// offers; CheckGenerationOptions then holds each call to its model's row.
+// Fills options' model_ids, image_sizes, aspect_ratios, thinking_levels and models_description
+// from the backend's rows (ImageBackend::Models(), the default first): the schemas list what at
+// least one model offers; CheckGenerationOptions then holds each call to its model's row.
 void OfferModels(const std::vector<imaging::ModelCapabilities>& models, ArgumentOptions& options);
 
 // Descriptions shared by several tools.
@@ -55,15 +55,15 @@ extern const char kGenerateIdempotencyKeyDescription[];
 struct GenerationArgs {
   std::optional<std::string> model;       // default: the backend's default model
   std::optional<std::string> image_size;  // default: the model's (1K), nothing sent
-  std::optional<std::string> thinking;    // "minimal" | "high"
+  std::optional<std::string> thinking;    // one of the chosen model's levels
   std::optional<bool> search;             // Google Search grounding
 
   template <typename V>
   void Fields(V& v) {
     v.Enum("model", model, v.options().model_ids, v.options().models_description,
-           v.options().models_note);
+           v.options().model_note);
     v.Enum("image_size", image_size, v.options().image_sizes, kImageSizeDescription);
-    v.Enum("thinking", thinking, imaging::ThinkingLevelNames(), kThinkingDescription);
+    v.Enum("thinking", thinking, v.options().thinking_levels, kThinkingDescription);
     v.Bool("search", search, kSearchDescription);
   }
   // As the backend takes them (aspect ratio, chain and image count left to the caller).

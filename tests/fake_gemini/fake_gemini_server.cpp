@@ -309,11 +309,18 @@ Status FakeGeminiServer::Configure(const Json& config) {
       next.fixed_image_file = value.get<std::string>();
     } else if (key == "invalid_key" && value.is_string()) {
       next.invalid_key = value.get<std::string>();
+    } else if (key == "serve_as" && value.is_object() &&
+               std::all_of(value.begin(), value.end(), [](const Json& v) {
+                 return v.is_string() && IsKnownModel(v.get_ref<const std::string&>());
+               })) {
+      next.serve_as.clear();
+      for (const auto& [id, known] : value.items()) next.serve_as[id] = known.get<std::string>();
     } else {
       return MakeError(ErrorCode::kInvalidArgument,
                        "config field \"" + key +
                            "\" is unknown or has the wrong type (latency_ms: integer ≥ 0, "
-                           "fixed_image_file: string, invalid_key: string)");
+                           "fixed_image_file: string, invalid_key: string, serve_as: {id: a "
+                           "model the fake knows})");
     }
   }
   std::lock_guard<std::mutex> lock(mutex_);
@@ -357,7 +364,8 @@ void FakeGeminiServer::Hold(const std::string& gate, uint64_t epoch) {
   std::unique_lock<std::mutex> lock(mutex_);
   ++held_;
   changed_.notify_all();
-  changed_.wait(lock, [&] { return open_gates_.count(gate) > 0 || log_epoch_ != epoch || stopping_; });
+  changed_.wait(lock,
+                [&] { return open_gates_.count(gate) > 0 || log_epoch_ != epoch || stopping_; });
   --held_;
   changed_.notify_all();
 }
@@ -401,8 +409,7 @@ void FakeGeminiServer::HandleControl(const httplib::Request& req, httplib::Respo
       }
       counts[i] = std::stoul(v);
     }
-    const bool reached =
-        WaitFor(counts[0], counts[1], std::chrono::milliseconds(counts[2]));
+    const bool reached = WaitFor(counts[0], counts[1], std::chrono::milliseconds(counts[2]));
     Json state;
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -432,7 +439,7 @@ void FakeGeminiServer::HandleControl(const httplib::Request& req, httplib::Respo
 void FakeGeminiServer::HandleGenerate(const httplib::Request& req, httplib::Response& res,
                                       const Route& route) {
   const std::string& version = route.version;
-  const std::string& model = route.model;
+  std::string model = route.model;  // whose rules apply: a serve_as id's known model
   const std::string& rpc = route.rpc;
   const bool bearer_route = route.api == "vertex" && !route.express;
   const std::string authorization = req.get_header_value("Authorization");
@@ -485,6 +492,7 @@ void FakeGeminiServer::HandleGenerate(const httplib::Request& req, httplib::Resp
     options = options_;
   }
   changed_.notify_all();
+  if (auto as = options.serve_as.find(model); as != options.serve_as.end()) model = as->second;
 
   auto send = [&](int status, std::string body, const char* content_type) {
     res.status = status;
@@ -528,7 +536,7 @@ void FakeGeminiServer::HandleGenerate(const httplib::Request& req, httplib::Resp
   }
   if (!IsKnownModel(model)) {
     return send_error(404,
-                      "models/" + model + " is not found for API version " + version +
+                      "models/" + route.model + " is not found for API version " + version +
                           ", or is not supported for generateContent. Call ListModels to see the "
                           "list of available models and their supported methods.",
                       "NOT_FOUND");
@@ -598,9 +606,10 @@ void FakeGeminiServer::HandleGenerate(const httplib::Request& req, httplib::Resp
 
   ResponseSpec spec;
   spec.model = model;
-  spec.prompt_tokens =
-      static_cast<int>(parsed->prompt.size() / 4 + 1 + 560 * parsed->image_log.size());
+  spec.prompt_text_tokens = static_cast<int>(parsed->prompt.size() / 4 + 1);
+  spec.prompt_image_tokens = InputImageTokens() * static_cast<int>(parsed->image_log.size());
   spec.image_tokens = ImageTokens(model, parsed->image_size);
+  spec.thoughts_tokens = ThoughtTokens(model, parsed->thinking_level);
   // Thinking shows as a leading thought part: always on 3 Pro, and with thinkingLevel HIGH.
   const bool thinks = AlwaysThinks(model) || parsed->thinking_level == "HIGH";
   spec.thought_parts = std::max(action.thought_parts, thinks ? 1 : 0);

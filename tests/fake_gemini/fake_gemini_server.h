@@ -15,7 +15,8 @@
 //   POST /_fake/script    JSON array of actions (script.h), appended to the queue; one per call
 //   GET  /_fake/requests  JSON array: the request log (see Requests())
 //   POST /_fake/reset     clears the queue and the log, restores the start-up settings
-//   POST /_fake/config    {"latency_ms":N, "fixed_image_file":PATH, "invalid_key":K}
+//   POST /_fake/config    {"latency_ms":N, "fixed_image_file":PATH, "invalid_key":K,
+//                          "serve_as":{ID:KNOWN_ID}} (serve ID with the rules of KNOWN_ID)
 //   POST /_fake/release   {"gate":NAME}: opens a gate; the calls held at it (script action
 //                         "hold") go on, and later ones pass. A reset closes every gate.
 //   GET  /_fake/wait?requests=N&held=M&timeout_ms=T
@@ -29,6 +30,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -53,6 +55,8 @@ struct FakeGeminiOptions {
   std::chrono::milliseconds latency{0};  // added to every generateContent call
   std::string fixed_image_file;          // when set, every image answer is these bytes
   std::string invalid_key = "bad-key";   // this key gets 400 API_KEY_INVALID
+  // Model ids served with the rules of a model the fake knows (a model newer than its table).
+  std::map<std::string, std::string> serve_as;
   // Both set: serve HTTPS with this PEM certificate chain and key (proxy CONNECT and CA tests).
   std::string tls_cert_file;
   std::string tls_key_file;
@@ -134,7 +138,7 @@ class FakeGeminiServer {
   FakeGeminiOptions options_;
   std::deque<Action> script_;
   std::vector<Json> log_;
-  uint64_t log_epoch_ = 0;  // incremented by Reset
+  uint64_t log_epoch_ = 0;            // incremented by Reset
   std::set<std::string> open_gates_;  // cleared by Reset
   size_t held_ = 0;                   // calls waiting in Hold
   bool stopping_ = false;

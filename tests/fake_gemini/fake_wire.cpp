@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include <algorithm>
 #include <array>
 #include <set>
 
@@ -19,21 +20,68 @@ namespace {
 // check imgmcp's rules against the API's, not against themselves.
 struct ModelRules {
   std::string_view id;
-  std::array<int, 4> image_tokens;  // output tokens of one image at 512, 1K, 2K, 4K; 0 = refused
-  bool extreme_ratios;              // 1:4 4:1 1:8 8:1
-  bool search;                      // tools [{google_search:{}}]
-  bool thinking_level;              // thinkingConfig.thinkingLevel MINIMAL | HIGH
-  bool always_thinks;               // answers start with a thought part
+  std::array<int, 4> image_tokens;   // output tokens of one image at 512, 1K, 2K, 4K; 0 = refused
+  bool extreme_ratios;               // 1:4 4:1 1:8 8:1
+  bool search;                       // tools [{google_search:{}}]
+  std::string_view thinking_levels;  // thinkingConfig.thinkingLevel values, e.g. "MINIMAL HIGH"
+  bool always_thinks;                // answers start with a thought part
+  bool signatures;                   // thoughtSignatures on its parts, required on a replay
 };
 constexpr ModelRules kModels[] = {
-    {"gemini-3.1-flash-lite-image", {0, 1120, 0, 0}, false, false, true, false},
-    {"gemini-3.1-flash-image", {747, 1120, 1680, 2520}, true, true, true, false},
-    {"gemini-3.1-flash-image-preview", {747, 1120, 1680, 2520}, true, true, true, false},
-    {"gemini-3-pro-image", {0, 1120, 1120, 2000}, false, true, false, true},
-    {"gemini-3-pro-image-preview", {0, 1120, 1120, 2000}, false, true, false, true},
-    {"gemini-2.5-flash-image", {0, 1290, 0, 0}, false, false, false, false},
-    {"gemini-2.5-flash-image-preview", {0, 1290, 0, 0}, false, false, false, false},
+    {"gemini-3.1-flash-lite-image", {0, 1120, 0, 0}, false, false, "MINIMAL HIGH", false, true},
+    {"gemini-nano-banana-2.1",
+     {0, 1120, 1680, 2520},
+     true,
+     true,
+     "MINIMAL MEDIUM HIGH",
+     false,
+     true},
+    {"gemini-3.1-flash-image", {747, 1120, 1680, 2520}, true, true, "MINIMAL HIGH", false, true},
+    {"gemini-3.1-flash-image-preview",
+     {747, 1120, 1680, 2520},
+     true,
+     true,
+     "MINIMAL HIGH",
+     false,
+     true},
+    {"gemini-3-pro-image", {0, 1120, 1120, 2000}, false, true, "", true, true},
+    {"gemini-3-pro-image-preview", {0, 1120, 1120, 2000}, false, true, "", true, true},
+    {"gemini-2.5-flash-image", {0, 1290, 0, 0}, false, false, "", false, false},
+    {"gemini-2.5-flash-image-preview", {0, 1290, 0, 0}, false, false, "", false, false},
 };
+// Every thinkingLevel Gemini knows, and the thought tokens the fake reports for each.
+constexpr std::pair<std::string_view, int> kThinkingLevels[] = {
+    {"MINIMAL", 24}, {"LOW", 64}, {"MEDIUM", 120}, {"HIGH", 240}};
+constexpr int kAlwaysThinksTokens = 180;  // 3 Pro's thoughts, no level asked for
+constexpr int kInputImageTokens = 560;    // one input image (the reference's example)
+
+// "MINIMAL HIGH" → {"MINIMAL", "HIGH"}.
+std::vector<std::string_view> Words(std::string_view text) {
+  std::vector<std::string_view> out;
+  for (size_t start = 0; start < text.size();) {
+    const size_t end = std::min(text.find(' ', start), text.size());
+    if (end > start) out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+// "MINIMAL, MEDIUM or HIGH".
+std::string LevelsText(std::string_view levels) {
+  const std::vector<std::string_view> words = Words(levels);
+  std::string out;
+  for (size_t i = 0; i < words.size(); ++i) {
+    if (i > 0) out += i + 1 == words.size() ? " or " : ", ";
+    out += words[i];
+  }
+  return out;
+}
+
+bool TakesLevel(std::string_view levels, std::string_view level) {
+  const std::vector<std::string_view> words = Words(levels);
+  return std::find(words.begin(), words.end(), level) != words.end();
+}
+
 constexpr std::array<std::string_view, 4> kSizes = {"512", "1K", "2K", "4K"};
 constexpr std::array<std::string_view, 14> kRatios = {"1:1", "2:3", "3:2",  "3:4",  "4:3",
                                                       "4:5", "5:4", "9:16", "16:9", "21:9",
@@ -186,7 +234,19 @@ bool AlwaysThinks(std::string_view model) {
   return rules != nullptr && rules->always_thinks;
 }
 
-bool UsesThoughtSignatures(std::string_view model) { return model.rfind("gemini-3", 0) == 0; }
+int ThoughtTokens(std::string_view model, std::string_view thinking_level) {
+  for (const auto& [level, tokens] : kThinkingLevels) {
+    if (level == thinking_level) return tokens;
+  }
+  return AlwaysThinks(model) ? kAlwaysThinksTokens : 0;
+}
+
+int InputImageTokens() { return kInputImageTokens; }
+
+bool UsesThoughtSignatures(std::string_view model) {
+  const ModelRules* rules = FindRules(model);
+  return rules != nullptr && rules->signatures;
+}
 
 Result<ParsedRequest> ParseRequest(std::string_view body, std::string_view model,
                                    std::string* signature_problem) {
@@ -374,12 +434,22 @@ Result<ParsedRequest> ParseRequest(std::string_view body, std::string_view model
         return s.error();
       }
       if (const Json* level = Get(*tc, "thinkingLevel", "thinking_level"); level != nullptr) {
-        if (!level->is_string() || (*level != "MINIMAL" && *level != "HIGH")) {
+        const bool known =
+            level->is_string() &&
+            std::any_of(std::begin(kThinkingLevels), std::end(kThinkingLevels), [&](const auto& l) {
+              return l.first == level->get_ref<const std::string&>();
+            });
+        if (!known) {
           return Invalid("Invalid value at 'generation_config.thinking_config.thinking_level' (" +
-                         level->dump() + "); this model takes MINIMAL or HIGH");
+                         level->dump() + ")");
         }
-        if (rules == nullptr || !rules->thinking_level) {
+        if (rules == nullptr || rules->thinking_levels.empty()) {
           return Invalid("Thinking level is not supported for this model.");
+        }
+        if (!TakesLevel(rules->thinking_levels, level->get_ref<const std::string&>())) {
+          return Invalid("Thinking level " + level->get<std::string>() +
+                         " is not supported for models/" + std::string(model) +
+                         "; this model takes " + LevelsText(rules->thinking_levels) + ".");
         }
         out.thinking_level = level->get<std::string>();
       }
@@ -508,6 +578,37 @@ Json Grounding(const std::string& query) {
                      {"groundingChunkIndices", Json::array({0, 1})}}})}};
 }
 
+// usageMetadata as Google sends it: the counts, and the prompt's and the answer's tokens by
+// modality. `candidate_tokens` counts the answer's parts (its image and text).
+Json Usage(const ResponseSpec& spec, int candidate_tokens) {
+  const int prompt = spec.prompt_text_tokens + spec.prompt_image_tokens;
+  Json usage = {{"promptTokenCount", prompt}};
+  if (candidate_tokens > 0) usage["candidatesTokenCount"] = candidate_tokens;
+  const int thoughts =
+      spec.block_reason.empty() ? spec.thoughts_tokens + 40 * spec.thought_parts : 0;
+  if (thoughts > 0) usage["thoughtsTokenCount"] = thoughts;
+  usage["totalTokenCount"] = prompt + candidate_tokens + thoughts;
+  Json prompt_details =
+      Json::array({{{"modality", "TEXT"}, {"tokenCount", spec.prompt_text_tokens}}});
+  if (spec.prompt_image_tokens > 0) {
+    prompt_details.push_back({{"modality", "IMAGE"}, {"tokenCount", spec.prompt_image_tokens}});
+  }
+  usage["promptTokensDetails"] = std::move(prompt_details);
+  if (candidate_tokens > 0) {
+    Json details = Json::array();
+    if (spec.image != nullptr) {
+      details.push_back({{"modality", "IMAGE"}, {"tokenCount", spec.image_tokens}});
+    }
+    if (candidate_tokens > (spec.image != nullptr ? spec.image_tokens : 0)) {
+      details.push_back(
+          {{"modality", "TEXT"},
+           {"tokenCount", candidate_tokens - (spec.image != nullptr ? spec.image_tokens : 0)}});
+    }
+    usage["candidatesTokensDetails"] = std::move(details);
+  }
+  return usage;
+}
+
 }  // namespace
 
 std::string BuildResponse(const ResponseSpec& spec) {
@@ -551,12 +652,7 @@ std::string BuildResponse(const ResponseSpec& spec) {
     candidate["index"] = 0;
     doc["candidates"] = Json::array({std::move(candidate)});
   }
-  Json usage = {{"promptTokenCount", spec.prompt_tokens}};
-  if (candidate_tokens > 0) usage["candidatesTokenCount"] = candidate_tokens;
-  const int thought_tokens = spec.block_reason.empty() ? 40 * spec.thought_parts : 0;
-  if (thought_tokens > 0) usage["thoughtsTokenCount"] = thought_tokens;
-  usage["totalTokenCount"] = spec.prompt_tokens + candidate_tokens + thought_tokens;
-  doc["usageMetadata"] = std::move(usage);
+  doc["usageMetadata"] = Usage(spec, candidate_tokens);
   doc["modelVersion"] = spec.model;
   doc["responseId"] = RandomHex(12);
   doc["serviceTier"] = "standard";  // an unknown field real responses may carry; clients ignore it

@@ -214,12 +214,12 @@ class SelfCheck(unittest.TestCase):
         endpoint = "http://127.0.0.1:%d" % listener.getsockname()[1]
         key = "selfcheck-dummy-key-" + "0123456789abcdef"
         proc = run_in(self.data, "--backend", "gemini", "--gemini-base-url", endpoint,
-                      "--model", "gemini-2.5-flash-image", "--self-check",
+                      "--model", "gemini-3-pro-image", "--self-check",
                       env={"GEMINI_API_KEY": key})
         line = self.summary(proc)
         self.assertIn("backend gemini at " + endpoint, line)
         self.assertIn("network module", line)
-        self.assertIn("model gemini-2.5-flash-image", line)
+        self.assertIn("model gemini-3-pro-image", line)
         self.assertIn("store sqlite, data dir " + self.data, line)
         self.assertNotIn(key, proc.stderr)
         readable, _, _ = select.select([listener], [], [], 0)

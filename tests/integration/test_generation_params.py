@@ -9,7 +9,7 @@ alteration), across a process restart, a revert, a fork, an import and a reset. 
 honours image_size and the extreme ratios and says what it ignores.
 
 The API's rules are written out below from Google's per-model documentation (docs/generation.md), apart from imgmcp's
-own table (gemini_client/models.cpp) and the fake's (tests/fake_gemini/fake_wire.cpp)."""
+own table (gemini_client/models.json) and the fake's (tests/fake_gemini/fake_wire.cpp)."""
 import json
 import os
 import shutil
@@ -24,18 +24,26 @@ from tools_support import (blocks, center_pixel, error_text, pngio, read_bytes, 
 SIZES = ["512", "1K", "2K", "4K"]
 TEN = ["1:1", "2:3", "3:2", "3:4", "4:3", "4:5", "5:4", "9:16", "16:9", "21:9"]
 FOURTEEN = TEN + ["1:4", "4:1", "1:8", "8:1"]
-# model: (sizes, ratios, thinking level, search, input images)
+MIN_HIGH = ["minimal", "high"]
+# model: (sizes, ratios, thinking levels, search, input images). The retired ones are served with
+# --allow-retired (for an endpoint that still serves them) and refused without it.
 API = {
-    "gemini-3.1-flash-lite-image": (["1K"], TEN, True, False, 14),
-    "gemini-3.1-flash-image": (SIZES, FOURTEEN, True, True, 14),
-    "gemini-3.1-flash-image-preview": (SIZES, FOURTEEN, True, True, 14),
-    "gemini-3-pro-image": (["1K", "2K", "4K"], TEN, False, True, 14),
-    "gemini-3-pro-image-preview": (["1K", "2K", "4K"], TEN, False, True, 14),
-    "gemini-2.5-flash-image": (["1K"], TEN, False, False, 3),
+    "gemini-3.1-flash-lite-image": (["1K"], TEN, MIN_HIGH, False, 14),
+    "gemini-nano-banana-2.1": (["1K", "2K", "4K"], FOURTEEN, ["minimal", "medium", "high"], True,
+                               14),
+    "gemini-3-pro-image": (["1K", "2K", "4K"], TEN, [], True, 14),
+    "gemini-3.1-flash-image": (SIZES, FOURTEEN, MIN_HIGH, True, 14),
+    "gemini-3.1-flash-image-preview": (SIZES, FOURTEEN, MIN_HIGH, True, 14),
+    "gemini-3-pro-image-preview": (["1K", "2K", "4K"], TEN, [], True, 14),
+    "gemini-2.5-flash-image": (["1K"], TEN, [], False, 3),
+    "gemini-2.5-flash-image-preview": (["1K"], TEN, [], False, 3),
 }
+CURRENT = ["gemini-3.1-flash-lite-image", "gemini-nano-banana-2.1", "gemini-3-pro-image"]
 DEFAULT = "gemini-3.1-flash-lite-image"
-FLASH = "gemini-3.1-flash-image"
+NANO = "gemini-nano-banana-2.1"
+FLASH = "gemini-3.1-flash-image"  # retired: the one model with image_size 512
 PRO = "gemini-3-pro-image"
+RETIRED = ["--allow-retired"]
 
 
 def size_of(path):
@@ -78,12 +86,13 @@ class CombinationsReachTheFakeAsTheApiExpects(Base):
         self.fake.configure(fixed_image_file=self.answer)
 
     def test_every_allowed_combination_reaches_the_fake_exactly_as_the_api_expects(self):
-        server = self.start_imgmcp()
+        server = self.start_imgmcp(extra_args=RETIRED)
         schema = self.tool_schema(server, "generate_image")["inputSchema"]["properties"]
         self.assertEqual(schema["model"]["enum"][0], DEFAULT)
         self.assertEqual(sorted(schema["model"]["enum"]), sorted(API))
         self.assertEqual(schema["image_size"]["enum"], SIZES)
         self.assertEqual(schema["aspect_ratio"]["enum"], FOURTEEN)
+        self.assertEqual(schema["thinking"]["enum"], ["minimal", "medium", "high"])
         calls = 0
         for model, (sizes, ratios, _, _, _) in API.items():
             for size in [None, *sizes]:
@@ -105,12 +114,12 @@ class CombinationsReachTheFakeAsTheApiExpects(Base):
                     self.assertNotIn("thinkingConfig", entry["body"]["generationConfig"])
                     self.assertNotIn("tools", entry["body"])
         self.assertEqual(len(self.fake.requests()), calls)
-        self.assertEqual(calls, 260)
+        self.assertEqual(calls, 336)
 
     def test_every_forbidden_combination_never_leaves_imgmcp(self):
-        server = self.start_imgmcp()
+        server = self.start_imgmcp(extra_args=RETIRED)
         refused = 0
-        for model, (sizes, ratios, thinking, search, images) in API.items():
+        for model, (sizes, ratios, levels, search, images) in API.items():
             for size in SIZES:
                 for ratio in FOURTEEN:
                     if size in sizes and ratio in ratios:
@@ -121,17 +130,23 @@ class CombinationsReachTheFakeAsTheApiExpects(Base):
                     refused += 1
                     self.assertIn(f"model {model} does not support", text)
                     self.assertIn("it supports", text)
-            if not thinking:
+            if not levels:
                 text = error_text(server.call_tool("generate_image", {
                     "session_id": "never", "prompt": "x", "model": model, "thinking": "high"}))
                 self.assertIn(f"model {model} does not take a thinking level", text)
                 self.assertIn(f"offered by {DEFAULT}", text)
                 refused += 1
+            elif "medium" not in levels:
+                text = error_text(server.call_tool("generate_image", {
+                    "session_id": "never", "prompt": "x", "model": model, "thinking": "medium"}))
+                self.assertIn(f"model {model} does not take thinking medium: it takes minimal or "
+                              f"high (offered by {NANO})", text)
+                refused += 1
             if not search:
                 text = error_text(server.call_tool("generate_image", {
                     "session_id": "never", "prompt": "x", "model": model, "search": True}))
                 self.assertIn(f"model {model} does not support search", text)
-                self.assertIn(FLASH, text)
+                self.assertIn(f"offered by {NANO}", text)
                 refused += 1
             if images < 14:
                 too_many = [{"data": small_png_b64(), "mime_type": "image/png"}] * (images + 1)
@@ -141,35 +156,40 @@ class CombinationsReachTheFakeAsTheApiExpects(Base):
                 self.assertIn(f"model {model} takes at most {images} input images", text)
                 refused += 1
         # Edits too, before the base image is read or anything is sent.
-        self.generate(server, "e", model=FLASH)
+        self.generate(server, "e", model=NANO)
         text = error_text(self.edit(server, "e", "invert", model=DEFAULT, image_size="2K"))
         self.assertIn(f"model {DEFAULT} does not support image_size 2K: it supports 1K only", text)
-        self.assertIn(f"offered by {FLASH}", text)
+        self.assertIn(f"offered by {NANO}", text)
         text = error_text(self.edit(server, "e", "invert", model="gemini-9-image"))
         self.assertIn("'model' is \"gemini-9-image\"; allowed: ", text)
         self.assertEqual(len(self.fake.requests()), 1)  # the generation of "e" only
-        self.assertEqual(refused, 144 + 3 + 2 + 1)  # size/ratio, thinking, search, images
+        # size/ratio, no thinking level, not that level, search, images
+        self.assertEqual(refused, 204 + 4 + 3 + 3 + 2)
         self.assertIn("unknown session", error_text(server.call_tool(
             "get_image", {"session_id": "never"})))
 
     def test_models_flag_and_env_are_the_allow_list(self):
-        server = self.start_imgmcp(extra_args=["--model", FLASH, "--models", f"{FLASH},{PRO}"])
+        server = self.start_imgmcp(extra_args=["--model", NANO, "--models", f"{NANO},{PRO}"])
         props = self.tool_schema(server, "edit_image")["inputSchema"]["properties"]
-        self.assertEqual(props["model"]["enum"], [FLASH, PRO])
-        self.assertEqual(props["image_size"]["enum"], SIZES)
+        self.assertEqual(props["model"]["enum"], [NANO, PRO])
+        self.assertEqual(props["image_size"]["enum"], ["1K", "2K", "4K"])
+        self.assertEqual(props["thinking"]["enum"], ["minimal", "medium", "high"])
         self.assertIn(f"{PRO}: image_size 1K 2K 4K", props["model"]["description"])
+        self.assertIn(f"{NANO}: image_size 1K 2K 4K; aspect_ratio 1:1", props["model"]["description"])
+        self.assertIn("thinking minimal|medium|high", props["model"]["description"])
         self.assertEqual(props["context"]["enum"], ["image", "chain"])
         text = error_text(server.call_tool("generate_image", {"prompt": "x", "model": DEFAULT}))
         self.assertIn(f"'model' is \"{DEFAULT}\"", text)
-        self.assertEqual(self.generate(server, "m")["model"], FLASH)  # the default
-        self.assertEqual(self.last_request()["model"], FLASH)
+        self.assertEqual(self.generate(server, "m")["model"], NANO)  # the default
+        self.assertEqual(self.last_request()["model"], NANO)
 
-        env = {**self.gemini_env(), "IMGMCP_MODELS": f"{DEFAULT}, gemini-2.5-flash-image"}
+        env = {**self.gemini_env(), "IMGMCP_MODELS": f"{DEFAULT}, {PRO}"}
         server = self.start_imgmcp(env=env)
         props = self.tool_schema(server, "generate_image")["inputSchema"]["properties"]
-        self.assertEqual(props["model"]["enum"], [DEFAULT, "gemini-2.5-flash-image"])
-        self.assertEqual(props["image_size"]["enum"], ["1K"])
+        self.assertEqual(props["model"]["enum"], [DEFAULT, PRO])
+        self.assertEqual(props["image_size"]["enum"], ["1K", "2K", "4K"])
         self.assertEqual(props["aspect_ratio"]["enum"], TEN)
+        self.assertEqual(props["thinking"]["enum"], MIN_HIGH)
 
     def test_a_default_model_outside_the_allow_list_stops_the_server_at_start(self):
         from mcp_harness import ServerProcess
@@ -185,9 +205,10 @@ class CombinationsReachTheFakeAsTheApiExpects(Base):
 
 class WhatComesBack(Base):
     def test_pixel_sizes_follow_the_size_and_ratio(self):
-        server = self.start_imgmcp()
+        server = self.start_imgmcp(extra_args=RETIRED)
         for model, size, ratio, expected in [(FLASH, "512", "1:8", (192, 1536)),
-                                             (FLASH, "2K", "16:9", (2688, 1536)),
+                                             (NANO, "2K", "16:9", (2688, 1536)),
+                                             (NANO, "1K", "1:4", (512, 2048)),
                                              (PRO, "1K", "4:3", (1184, 864)),
                                              (DEFAULT, None, "4:5", (896, 1152))]:
             args = {"model": model, "aspect_ratio": ratio, **({"image_size": size} if size else {})}
@@ -207,7 +228,7 @@ class WhatComesBack(Base):
     def test_grounding_sources_and_model_text_reach_structured_content(self):
         server = self.start_imgmcp()
         resp = server.call_tool("generate_image", {
-            "session_id": "g", "prompt": "solid navy", "model": FLASH, "search": True,
+            "session_id": "g", "prompt": "solid navy", "model": NANO, "search": True,
             "inline": "none"})
         sc = structured(resp)
         self.assertEqual(self.last_request()["body"]["tools"], [{"google_search": {}}])
@@ -220,7 +241,7 @@ class WhatComesBack(Base):
         self.assertEqual(sc["finish_reason"], "STOP")
         self.assertEqual(sc["usage"]["candidatesTokenCount"], 1120 + 12)
         self.assertGreater(sc["usage"]["promptTokenCount"], 0)
-        self.assertEqual(sc["params"], {"model": FLASH, "search": True})
+        self.assertEqual(sc["params"], {"model": NANO, "search": True})
         text = text_of(resp)
         self.assertIn('\nModel text: "Here is the image you asked for."', text)
         self.assertIn("\nUsage: prompt ", text)
@@ -230,7 +251,7 @@ class WhatComesBack(Base):
         for field in ("model_text", "usage", "finish_reason", "sources", "params"):
             self.assertIn(field, output)
         # Without search there is no sources field.
-        sc = self.generate(server, "g", model=FLASH)
+        sc = self.generate(server, "g", model=NANO)
         self.assertNotIn("sources", sc)
         self.assertNotIn("tools", self.last_request()["body"])
 
@@ -244,30 +265,41 @@ class WhatComesBack(Base):
         self.generate(server, "t", "solid red", thinking="minimal")
         self.assertEqual(self.last_request()["body"]["generationConfig"]["thinkingConfig"],
                          {"thinkingLevel": "MINIMAL"})
+        # Each model its own levels: Nano Banana 2.1 has a third.
+        sc = self.generate(server, "t", "solid red", model=NANO, thinking="medium")
+        self.assertEqual(self.last_request()["body"]["generationConfig"]["thinkingConfig"],
+                         {"thinkingLevel": "MEDIUM"})
+        self.assertGreater(sc["usage"]["thoughtsTokenCount"], 0)
+        requests = len(self.fake.requests())
+        text = error_text(server.call_tool("generate_image", {
+            "session_id": "t", "prompt": "x", "thinking": "medium"}))
+        self.assertIn(f"model {DEFAULT} does not take thinking medium: it takes minimal or high "
+                      f"(offered by {NANO})", text)
+        self.assertEqual(len(self.fake.requests()), requests)
 
     def test_history_records_each_versions_parameters(self):
         server = self.start_imgmcp()
-        self.generate(server, "h", model=FLASH, image_size="512", aspect_ratio="4:1",
-                      thinking="minimal")
-        structured(self.edit(server, "h", "invert", model=FLASH, context="chain"))
+        self.generate(server, "h", model=NANO, image_size="2K", aspect_ratio="4:1",
+                      thinking="medium")
+        structured(self.edit(server, "h", "invert", model=NANO, context="chain"))
         structured(server.call_tool("reset_session", {"session_id": "h", "to_version": 1}))
         sc = structured(server.call_tool("get_image", {"session_id": "h", "inline": "none"}))
         history = sc["history"]
-        self.assertEqual(history[0]["params"], {"model": FLASH, "image_size": "512",
-                                                "aspect_ratio": "4:1", "thinking": "minimal"})
-        self.assertEqual(history[1]["params"], {"model": FLASH, "context": "chain",
+        self.assertEqual(history[0]["params"], {"model": NANO, "image_size": "2K",
+                                                "aspect_ratio": "4:1", "thinking": "medium"})
+        self.assertEqual(history[1]["params"], {"model": NANO, "context": "chain",
                                                 "replayed_versions": [1]})
         self.assertNotIn("params", history[2])  # a revert makes nothing
         one = structured(server.call_tool("get_image", {"session_id": "h", "version": 1,
                                                         "inline": "none"}))
-        self.assertEqual(one["params"]["image_size"], "512")
+        self.assertEqual(one["params"]["image_size"], "2K")
 
 
 class ChainEdits(Base):
-    """Conversational edits on 3.1 Flash Image: the fake verifies every replayed signature."""
+    """Conversational edits on Nano Banana 2.1: the fake verifies every replayed signature."""
 
     def start(self, **kw):
-        return self.start_imgmcp(extra_args=["--model", FLASH, *kw.pop("extra_args", [])], **kw)
+        return self.start_imgmcp(extra_args=["--model", NANO, *kw.pop("extra_args", [])], **kw)
 
     def replayed(self, entry):
         """(user texts, model images' sha256, signatures per model turn) of a logged request."""
@@ -391,7 +423,7 @@ class ChainEdits(Base):
         self.assertEqual(sc["params"]["replayed_versions"], [3, 4])
         # Another model cannot take this model's signatures: nothing is replayed.
         resp = self.edit(server, "b", "invert", context="chain", model=PRO)
-        self.assertIn(f"was made by {FLASH}", text_of(resp))
+        self.assertIn(f"was made by {NANO}", text_of(resp))
         self.assertEqual(len(self.last_request()["turns"]), 1)
         self.assertEqual(self.last_request()["model"], PRO)
 

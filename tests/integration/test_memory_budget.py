@@ -77,7 +77,8 @@ class MemoryBudget(FakeGeminiTestCase):
 
     def test_a_generation_without_references_leases_the_answer_it_will_get(self):
         # The answer of a 1K image is leased before anything is sent: about 11.5 MB.
-        server = self.start_imgmcp(extra_args=["--max-inflight-mb", "8"])
+        # --allow-retired: 3.1 Flash Image (retired) is the model with image_size 512.
+        server = self.start_imgmcp(extra_args=["--max-inflight-mb", "8", "--allow-retired"])
         text = error_text(server.call_tool("generate_image", {
             "session_id": "answer", "prompt": "a lighthouse", "inline": "none"}, timeout=60))
         self.assertIn("this generate_image call (making a 1024x1024 image) needs about 12 MB",

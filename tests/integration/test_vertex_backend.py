@@ -239,8 +239,12 @@ class LocationsAndChoice(VertexBase):
     def test_a_regional_location_refuses_global_only_models_before_any_request(self):
         stderr = self.start_failing(self.env(GOOGLE_CLOUD_LOCATION="us-central1"))
         self.assertIn("not offered by Vertex AI in location us-central1", stderr)
+        # The one model the regions serve is retired: it takes --allow-retired.
+        stderr = self.start_failing(self.env(GOOGLE_CLOUD_LOCATION="us-central1"),
+                                    ["--model", "gemini-2.5-flash-image"])
+        self.assertIn("the default model gemini-2.5-flash-image was retired on 2026-10-02", stderr)
         server = self.start(self.env(GOOGLE_CLOUD_LOCATION="us-central1"),
-                            extra_args=["--model", "gemini-2.5-flash-image"])
+                            extra_args=["--model", "gemini-2.5-flash-image", "--allow-retired"])
         structured(self.generate(server))
         self.assertIn("/locations/us-central1/", self.fake.requests()[0]["path"])
         # The location offers only what it serves: the call is refused by the tool's check,
@@ -256,10 +260,10 @@ class LocationsAndChoice(VertexBase):
         env = self.env(GOOGLE_CLOUD_LOCATION="europe-west4")
         del env["IMGMCP_VERTEX_BASE_URL"]
         stderr = self.start_failing(env, ["--self-check", "--model", "gemini-2.5-flash-image",
-                                          "--vertex-project", "bad project"])
+                                          "--allow-retired", "--vertex-project", "bad project"])
         self.assertIn("project id", stderr)
         server = ServerProcess(args=["--backend", "vertex", "--self-check", "--model",
-                                     "gemini-2.5-flash-image"], env=env)
+                                     "gemini-2.5-flash-image", "--allow-retired"], env=env)
         self.addCleanup(server.__exit__, None, None, None)
         self.assertEqual(server.proc.wait(timeout=30), 0, server.stderr)
         server.__exit__(None, None, None)

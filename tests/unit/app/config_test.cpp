@@ -40,6 +40,9 @@ const std::vector<std::pair<std::string, std::string>> kEveryFlag = {
     {"--model", "gemini-2.5-flash-image"},
     {"--gemini-model", "gemini-2.5-flash-image"},
     {"--models", "gemini-2.5-flash-image"},
+    {"--model-table", "/tmp/models.json"},
+    {"--allow-retired", ""},
+    {"--list-models", ""},
     {"--chain-turns", "2"},
     {"--gemini-timeout", "10"},
     {"--allow-read", "/tmp"},
@@ -69,10 +72,10 @@ const std::vector<std::pair<std::string, std::string>> kEveryFlag = {
 };
 
 const std::vector<std::string> kEveryVariable = {
-    "GEMINI_API_KEY",         "GEMINI_BASE_URL",   "IMGMCP_BACKEND",    "IMGMCP_GEMINI_MODEL",
-    "IMGMCP_MODELS",          "IMGMCP_DATA_DIR",   "IMGMCP_AUTH_TOKEN", "IMGMCP_ALLOW_HOSTS",
-    "IMGMCP_STORE",           "IMGMCP_STORE_POOL", "XDG_DATA_HOME",     "HOME",
-    "IMGMCP_MAX_INFLIGHT_MB", "IMGMCP_METRICS",
+    "GEMINI_API_KEY",         "GEMINI_BASE_URL",   "IMGMCP_BACKEND",     "IMGMCP_GEMINI_MODEL",
+    "IMGMCP_MODELS",          "IMGMCP_DATA_DIR",   "IMGMCP_AUTH_TOKEN",  "IMGMCP_ALLOW_HOSTS",
+    "IMGMCP_STORE",           "IMGMCP_STORE_POOL", "XDG_DATA_HOME",      "HOME",
+    "IMGMCP_MAX_INFLIGHT_MB", "IMGMCP_METRICS",    "IMGMCP_MODEL_TABLE",
 };
 
 size_t Count(const std::string& text, const std::regex& pattern) {
@@ -162,6 +165,25 @@ TEST(ConfigTest, EveryFlagSetsItsField) {
   EXPECT_FALSE(c->show_version);
 }
 
+TEST(ConfigTest, TheModelTableFlagsSetTheirFields) {
+  auto c = Parse({"--model-table", "/etc/imgmcp/models.json", "--allow-retired", "--list-models"});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->model_table_file, "/etc/imgmcp/models.json");
+  EXPECT_TRUE(c->allow_retired);
+  EXPECT_TRUE(c->list_models);
+  auto defaults = Parse({});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->model_table_file, "");
+  EXPECT_FALSE(defaults->allow_retired);
+  EXPECT_FALSE(defaults->list_models);
+  EXPECT_EQ(Parse({}, {{"IMGMCP_MODEL_TABLE", "/env.json"}})->model_table_file, "/env.json");
+  EXPECT_EQ(Parse({"--model-table", "/flag.json"}, {{"IMGMCP_MODEL_TABLE", "/env.json"}})
+                ->model_table_file,
+            "/flag.json");
+  EXPECT_NE(ErrorOf({"--model-table", ""}).find("--model-table: needs a JSON file"),
+            std::string::npos);
+}
+
 TEST(ConfigTest, MetricsListenerFromTheFlagOrItsVariable) {
   EXPECT_FALSE(Parse({})->metrics_listen.has_value());
   auto c = Parse({"--metrics", "9464"});
@@ -201,7 +223,7 @@ TEST(ConfigTest, ChainTurnsStopAtTheMostImagesAnyModelTakes) {
   EXPECT_EQ(Parse({"--chain-turns", std::to_string(imaging::kMostInputImages)})->chain_turns, 14);
   EXPECT_FALSE(Parse({"--chain-turns", "15"}).ok());
   EXPECT_FALSE(Parse({"--chain-turns", "16"}).ok());
-  for (const auto& model : gemini::KnownGeminiModels()) {
+  for (const auto& model : gemini::BuiltInGeminiModels()) {
     EXPECT_LE(model.max_input_images, imaging::kMostInputImages) << model.id;
   }
 }

@@ -11,9 +11,11 @@
 
 #include "common/json.h"
 #include "gemini_client/gemini_client.h"
+#include "gemini_client/models.h"
 #include "imaging/codec.h"
 #include "metrics/metrics.h"
 #include "tests/fake_gemini/fake_gemini_server.h"
+#include "tests/unit/gemini_client/test_images.h"
 
 namespace imgmcp::gemini {
 namespace {
@@ -273,12 +275,12 @@ TEST_F(GeminiClientFakeTest, RejectedKeyAndUnknownModel) {
 }
 
 TEST_F(GeminiClientFakeTest, EachCallGoesToItsModelAndOnlyAllowedModelsAreCalled) {
-  options_.model = "gemini-3.1-flash-image";
-  options_.models = {"gemini-3.1-flash-image", "gemini-3-pro-image"};
+  options_.model = "gemini-nano-banana-2.1";
+  options_.models = {"gemini-nano-banana-2.1", "gemini-3-pro-image"};
   auto client = MakeClient();
   ASSERT_NE(client, nullptr);
   ASSERT_EQ(client->Models().size(), 2u);
-  EXPECT_EQ(client->Models()[0].id, "gemini-3.1-flash-image");
+  EXPECT_EQ(client->Models()[0].id, "gemini-nano-banana-2.1");
   imaging::GenerateRequest req;
   req.prompt = "solid red";
   ASSERT_TRUE(client->Generate(req, {}).ok());
@@ -286,17 +288,17 @@ TEST_F(GeminiClientFakeTest, EachCallGoesToItsModelAndOnlyAllowedModelsAreCalled
   req.options.image_size = "2K";
   auto pro = client->Generate(req, {});
   ASSERT_TRUE(pro.ok()) << pro.error().message;
-  req.options.model = "gemini-2.5-flash-image";  // known, but not allowed here
+  req.options.model = "gemini-3.1-flash-lite-image";  // known, but not allowed here
   req.options.image_size = "";
   auto refused = client->Generate(req, {});
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
-  EXPECT_NE(refused.error().message.find("gemini-3.1-flash-image, gemini-3-pro-image"),
+  EXPECT_NE(refused.error().message.find("gemini-nano-banana-2.1, gemini-3-pro-image"),
             std::string::npos)
       << refused.error().message;
   const Json log = server_.Requests();
   ASSERT_EQ(log.size(), 2u);  // the refused one never left
-  EXPECT_EQ(log[0]["model"], "gemini-3.1-flash-image");
+  EXPECT_EQ(log[0]["model"], "gemini-nano-banana-2.1");
   EXPECT_EQ(log[1]["model"], "gemini-3-pro-image");
   EXPECT_EQ(log[1]["body"]["generationConfig"]["imageConfig"]["imageSize"], "2K");
   auto info = imaging::ReadImageInfo(pro->bytes);
@@ -306,11 +308,51 @@ TEST_F(GeminiClientFakeTest, EachCallGoesToItsModelAndOnlyAllowedModelsAreCalled
   options_.models = {"gemini-3-pro-image"};  // the default must be allowed
   auto bad = GeminiClient::Create(options_, &PostJson, sleeper_);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find("gemini-3.1-flash-image"), std::string::npos);
+  EXPECT_NE(bad.error().message.find("gemini-nano-banana-2.1"), std::string::npos);
 }
 
+// A retired model is refused before any request, naming its date and replacement, unless the
+// client allows retired models; then it is called like any other.
+TEST_F(GeminiClientFakeTest, ARetiredModelIsRefusedUnlessAllowed) {
+  options_.model = "gemini-2.5-flash-image";
+  auto refused = GeminiClient::Create(options_, &PostJson, sleeper_);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("the default model gemini-2.5-flash-image was retired "
+                                         "on 2026-10-02; use gemini-3.1-flash-lite-image instead"),
+            std::string::npos)
+      << refused.error().message;
+
+  options_.model = "gemini-3.1-flash-lite-image";
+  auto client = MakeClient();
+  ASSERT_NE(client, nullptr);
+  imaging::GenerateRequest req;
+  req.prompt = "solid red";
+  req.options.model = "gemini-3.1-flash-image";
+  auto r = client->Generate(req, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("model gemini-3.1-flash-image was retired on 2026-10-29; use "
+                                   "gemini-nano-banana-2.1 instead"),
+            std::string::npos)
+      << r.error().message;
+  EXPECT_NE(client->ModelNote("gemini-3.1-flash-image-preview")
+                .find("its replacement gemini-3.1-flash-image is retired too"),
+            std::string::npos)
+      << client->ModelNote("gemini-3.1-flash-image-preview");
+  EXPECT_EQ(server_.RequestCount(), 0u);
+
+  options_.allow_retired = true;
+  auto allowed = MakeClient();
+  ASSERT_NE(allowed, nullptr);
+  EXPECT_EQ(allowed->Models().size(), BuiltInGeminiModels().size());
+  auto made = allowed->Generate(req, {});
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  EXPECT_EQ(server_.Requests()[0]["model"], "gemini-3.1-flash-image");
+}
+
+// 3.1 Flash Image (retired; --allow-retired) has every size, 512 too.
 TEST_F(GeminiClientFakeTest, SearchSizesAndThinkingComeBackWithSourcesAndUsage) {
   options_.model = "gemini-3.1-flash-image";
+  options_.allow_retired = true;
   auto client = MakeClient();
   imaging::GenerateRequest req;
   req.prompt = "solid navy";
@@ -337,10 +379,54 @@ TEST_F(GeminiClientFakeTest, SearchSizesAndThinkingComeBackWithSourcesAndUsage) 
   EXPECT_EQ(body["generationConfig"]["thinkingConfig"]["thinkingLevel"], "HIGH");
 }
 
+// Nano Banana 2.1: its sizes, the extreme ratios, its three thinking levels, and usage as the
+// real API reports it (image tokens per size, the prompt by modality, thoughts by level).
+TEST_F(GeminiClientFakeTest, NanoBananaTakesItsSizesRatiosAndLevels) {
+  options_.model = "gemini-nano-banana-2.1";
+  auto client = MakeClient();
+  ASSERT_NE(client, nullptr);
+  imaging::EditRequest edit;
+  edit.prompt = "invert";
+  edit.base = {testing::SolidPng(64, 8, 255, 0, 0), ""};
+  edit.options.image_size = "2K";
+  edit.options.thinking = "medium";
+  auto image = client->Edit(edit, {});
+  ASSERT_TRUE(image.ok()) << image.error().message;
+  EXPECT_EQ(image->usage["candidatesTokenCount"], 1680 + 12);
+  EXPECT_EQ(image->usage["thoughtsTokenCount"], 120);
+  EXPECT_EQ(image->usage["candidatesTokensDetails"],
+            Json::parse(R"([{"modality":"IMAGE","tokenCount":1680},
+                            {"modality":"TEXT","tokenCount":12}])"));
+  EXPECT_EQ(image->usage["promptTokensDetails"], Json::parse(R"([{"modality":"TEXT","tokenCount":2},
+                            {"modality":"IMAGE","tokenCount":560}])"));
+  EXPECT_EQ(image->usage["promptTokenCount"], 562);
+  EXPECT_EQ(server_.Requests()[0]["body"]["generationConfig"]["thinkingConfig"]["thinkingLevel"],
+            "MEDIUM");
+
+  imaging::GenerateRequest gen;
+  gen.prompt = "solid navy";
+  gen.options.aspect_ratio = "8:1";
+  gen.options.thinking = "minimal";
+  auto wide = client->Generate(gen, {});
+  ASSERT_TRUE(wide.ok()) << wide.error().message;
+  auto info = imaging::ReadImageInfo(wide->bytes);
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->width, 3072);
+  EXPECT_EQ(info->height, 384);
+  EXPECT_EQ(wide->usage["thoughtsTokenCount"], 24);
+
+  gen.options.image_size = "512";  // not on this model: refused before any request
+  auto r = client->Generate(gen, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("does not support image_size 512"), std::string::npos)
+      << r.error().message;
+  EXPECT_EQ(server_.RequestCount(), 2u);
+}
+
 // A chain edit replays the earlier answer with its signatures; the fake verifies each one and
 // refuses a replay whose image or signature changed.
 TEST_F(GeminiClientFakeTest, ChainEditsReplayAnswersTheFakeCanVerify) {
-  options_.model = "gemini-3.1-flash-image";
+  options_.model = "gemini-nano-banana-2.1";
   auto client = MakeClient();
   imaging::GenerateRequest gen;
   gen.prompt = "solid red";

@@ -238,6 +238,9 @@ TEST_F(FakeServerTest, SizesAndRatiosFollowEachModel) {
       {"gemini-3-pro-image", R"({"imageSize":"1K","aspectRatio":"4:1"})", 400, 0, 0},
       {"gemini-2.5-flash-image", R"({"imageSize":"1K","aspectRatio":"21:9"})", 200, 1536, 672},
       {"gemini-2.5-flash-image", R"({"imageSize":"4K"})", 400, 0, 0},
+      {"gemini-nano-banana-2.1", R"({"imageSize":"2K","aspectRatio":"1:4"})", 200, 1024, 4096},
+      {"gemini-nano-banana-2.1", R"({"imageSize":"1K","aspectRatio":"8:1"})", 200, 3072, 384},
+      {"gemini-nano-banana-2.1", R"({"imageSize":"512"})", 400, 0, 0},
   };
   for (const Case& c : cases) {
     HttpAnswer a = Post(PathFor(c.model),
@@ -294,6 +297,27 @@ TEST_F(FakeServerTest, SearchGroundingAndThinkingFollowEachModel) {
   EXPECT_GT(Json::parse(a.body)["usageMetadata"]["thoughtsTokenCount"].get<int>(), 0);
   a = Post(kPath, WithConfig(R"({"thinkingConfig":{"thinkingLevel":"LOW"}})"));
   EXPECT_EQ(a.status, 400);
+  EXPECT_EQ(ErrorOf(a)["message"],
+            "Thinking level LOW is not supported for models/gemini-3.1-flash-lite-image; this "
+            "model takes MINIMAL or HIGH.");
+  a = Post(kPath, WithConfig(R"({"thinkingConfig":{"thinkingLevel":"EXTREME"}})"));
+  EXPECT_EQ(a.status, 400);
+  // Nano Banana 2.1 has a third level; more thinking reports more thought tokens.
+  int previous = 0;
+  for (const char* level : {"MINIMAL", "MEDIUM", "HIGH"}) {
+    a = Post(PathFor("gemini-nano-banana-2.1"),
+             WithConfig(std::string(R"({"thinkingConfig":{"thinkingLevel":")") + level + "\"}}"));
+    ASSERT_EQ(a.status, 200) << level << ": " << a.body;
+    const int thoughts = Json::parse(a.body)["usageMetadata"]["thoughtsTokenCount"].get<int>();
+    EXPECT_GT(thoughts, previous) << level;
+    previous = thoughts;
+  }
+  a = Post(PathFor("gemini-nano-banana-2.1"),
+           WithConfig(R"({"thinkingConfig":{"thinkingLevel":"LOW"}})"));
+  EXPECT_EQ(a.status, 400);
+  EXPECT_EQ(ErrorOf(a)["message"],
+            "Thinking level LOW is not supported for models/gemini-nano-banana-2.1; this model "
+            "takes MINIMAL, MEDIUM or HIGH.");
   a = Post(PathFor("gemini-2.5-flash-image"),
            WithConfig(R"({"thinkingConfig":{"thinkingLevel":"MINIMAL"}})"));
   EXPECT_EQ(a.status, 400);
@@ -301,6 +325,35 @@ TEST_F(FakeServerTest, SearchGroundingAndThinkingFollowEachModel) {
   a = Post(PathFor("gemini-3-pro-image"), WithConfig("{}"));
   ASSERT_EQ(a.status, 200);
   EXPECT_EQ(Json::parse(a.body)["candidates"][0]["content"]["parts"][0]["thought"], true);
+}
+
+// usageMetadata as Google reports it: the image's tokens for its model and size, the prompt's
+// tokens by modality, and no thoughts without thinking.
+TEST_F(FakeServerTest, UsageCountsTheImageByModelAndSizeAndThePromptByModality) {
+  struct Case {
+    const char* model;
+    const char* size;
+    int image_tokens;
+  };
+  for (const Case& c :
+       {Case{"gemini-3.1-flash-lite-image", "1K", 1120}, Case{"gemini-nano-banana-2.1", "2K", 1680},
+        Case{"gemini-3-pro-image", "2K", 1120}, Case{"gemini-2.5-flash-image", "1K", 1290}}) {
+    HttpAnswer a =
+        Post(PathFor(c.model), WithConfig(std::string(R"({"imageConfig":{"imageSize":")") + c.size +
+                                          "\",\"aspectRatio\":\"1:1\"}}"));
+    ASSERT_EQ(a.status, 200) << c.model << ": " << a.body;
+    const Json usage = Json::parse(a.body)["usageMetadata"];
+    EXPECT_EQ(usage["candidatesTokenCount"], c.image_tokens + 12) << c.model;
+    EXPECT_EQ(usage["candidatesTokensDetails"][0],
+              Json({{"modality", "IMAGE"}, {"tokenCount", c.image_tokens}}))
+        << c.model;
+    EXPECT_EQ(usage["promptTokensDetails"], Json::parse(R"([{"modality":"TEXT","tokenCount":3}])"))
+        << c.model;
+    EXPECT_EQ(usage["promptTokenCount"], 3);
+    const int thoughts = usage.value("thoughtsTokenCount", 0);
+    EXPECT_EQ(usage["totalTokenCount"], 3 + c.image_tokens + 12 + thoughts) << c.model;
+    EXPECT_EQ(thoughts > 0, std::string(c.model) == "gemini-3-pro-image") << c.model;
+  }
 }
 
 }  // namespace

@@ -42,26 +42,38 @@ TEST(VertexTest, ProjectAndLocationAreChecked) {
 }
 
 TEST(VertexTest, RegionalLocationsOfferOnlyWhatTheyServe) {
+  const auto& table = BuiltInGeminiModels();
   const VertexTarget global{"my-project", "global", false};
-  auto all = OfferedVertexModels(global, "gemini-3.1-flash-lite-image", {});
+  auto all = OfferedVertexModels(global, table, {"gemini-3.1-flash-lite-image", {}, false});
   ASSERT_TRUE(all.ok());
-  EXPECT_EQ(all->size(), 6u);
+  EXPECT_EQ(all->size(), 3u);  // the models not retired
   const VertexTarget region{"my-project", "us-central1", false};
-  auto refused = OfferedVertexModels(region, "gemini-3.1-flash-lite-image", {});
+  auto refused = OfferedVertexModels(region, table, {"gemini-3.1-flash-lite-image", {}, false});
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message.find("location us-central1"), std::string::npos);
-  auto regional = OfferedVertexModels(region, "gemini-2.5-flash-image", {});
-  ASSERT_TRUE(regional.ok());
+  // The one model served in the regions is retired: offered with --allow-retired only.
+  auto retired = OfferedVertexModels(region, table, {"gemini-2.5-flash-image", {}, false});
+  ASSERT_FALSE(retired.ok());
+  EXPECT_NE(retired.error().message.find("retired on 2026-10-02"), std::string::npos);
+  auto regional = OfferedVertexModels(region, table, {"gemini-2.5-flash-image", {}, true});
+  ASSERT_TRUE(regional.ok()) << regional.error().message;
   ASSERT_EQ(regional->size(), 1u);
-  EXPECT_FALSE(OfferedVertexModels(region, "gemini-2.5-flash-image",
-                                   {"gemini-2.5-flash-image", "gemini-3-pro-image"})
-                   .ok());
+  EXPECT_FALSE(
+      OfferedVertexModels(
+          region, table,
+          {"gemini-2.5-flash-image", {"gemini-2.5-flash-image", "gemini-3-pro-image"}, true})
+          .ok());
+  // An id outside the table passes through, as in the global location.
+  auto unlisted = OfferedVertexModels(region, table, {"gemini-9-image", {}, false});
+  ASSERT_TRUE(unlisted.ok()) << unlisted.error().message;
+  EXPECT_EQ(unlisted->front().id, "gemini-9-image");
 }
 
 TEST(VertexTest, ARegionalLocationsNoteNamesItAndWhereTheOtherModelsAre) {
-  EXPECT_EQ(VertexModelsNote({"my-project", "global", false}), "");
-  EXPECT_EQ(VertexModelsNote({"", "us-central1", true}), "");
-  EXPECT_EQ(VertexModelsNote({"my-project", "europe-west4", false}),
+  const auto& table = BuiltInGeminiModels();
+  EXPECT_EQ(VertexModelsNote({"my-project", "global", false}, table), "");
+  EXPECT_EQ(VertexModelsNote({"", "us-central1", true}, table), "");
+  EXPECT_EQ(VertexModelsNote({"my-project", "europe-west4", false}, table),
             "Vertex AI location europe-west4 serves only gemini-2.5-flash-image; the other image "
             "models are served in the global location (--vertex-location global)");
 }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -21,12 +22,15 @@ using testing::SolidJpeg;
 using testing::SolidPng;
 
 const imaging::ModelCapabilities& ModelRow(const std::string& id) {
-  const imaging::ModelCapabilities* row = imaging::FindModel(KnownGeminiModels(), id);
+  const imaging::ModelCapabilities* row = imaging::FindModel(BuiltInGeminiModels(), id);
   if (row == nullptr) std::abort();
   return *row;
 }
 const imaging::ModelCapabilities& Lite() { return ModelRow("gemini-3.1-flash-lite-image"); }
+// The retired 3.1 Flash Image row: every size (512 too) and the extreme ratios; the request
+// builder serves a retired model's row alike (--allow-retired).
 const imaging::ModelCapabilities& Flash() { return ModelRow("gemini-3.1-flash-image"); }
+const imaging::ModelCapabilities& NanoBanana() { return ModelRow("gemini-nano-banana-2.1"); }
 
 bool HasNull(const Json& j) {
   if (j.is_null()) return true;
@@ -151,6 +155,20 @@ TEST(WireFormatRequestTest, GenerationParametersReachTheBodyAsTheApiSpellsThem) 
   EXPECT_EQ(j["generationConfig"]["imageConfig"]["imageSize"], "512");
   EXPECT_FALSE(j.contains("tools"));
 
+  // Each model's own levels, upper-cased as the API spells them.
+  req.options.thinking = "medium";
+  req.options.image_size = "4K";
+  req.options.aspect_ratio = "8:1";
+  j = Json::parse(*BuildGenerateRequest(req, NanoBanana()));
+  EXPECT_EQ(j["generationConfig"]["thinkingConfig"]["thinkingLevel"], "MEDIUM");
+  EXPECT_EQ(j["generationConfig"]["imageConfig"],
+            Json({{"aspectRatio", "8:1"}, {"imageSize", "4K"}}));
+  auto medium = BuildGenerateRequest(req, Flash());
+  ASSERT_FALSE(medium.ok());
+  EXPECT_NE(medium.error().message.find("does not take thinking medium: it takes minimal or high"),
+            std::string::npos)
+      << medium.error().message;
+
   // Nothing asked, nothing sent beyond the ratio (1:1 by default).
   imaging::GenerateRequest plain;
   plain.prompt = "a poster";
@@ -181,6 +199,8 @@ TEST(WireFormatRequestTest, TheBuilderRefusesWhatTheModelsRowForbids) {
       {"gemini-3.1-flash-lite-image", opt("", "", "", true), 0, "search"},
       {"gemini-3-pro-image", opt("512", "", "", false), 0, "image_size 512"},
       {"gemini-3-pro-image", opt("", "", "high", false), 0, "thinking level"},
+      {"gemini-nano-banana-2.1", opt("512", "", "", false), 0, "image_size 512"},
+      {"gemini-3.1-flash-lite-image", opt("", "", "medium", false), 0, "thinking medium"},
       {"gemini-2.5-flash-image", opt("", "", "", false), 4, "at most 3 input images"},
   };
   for (const Case& c : cases) {
@@ -644,7 +664,9 @@ Json ExpectedConfig(const imaging::GenerationOptions& options,
   }
   if (!options.image_size.empty()) config["imageConfig"]["imageSize"] = options.image_size;
   if (!options.thinking.empty() && model.thinking == imaging::Support::kYes) {
-    config["thinkingConfig"] = {{"thinkingLevel", options.thinking == "high" ? "HIGH" : "MINIMAL"}};
+    std::string level = options.thinking;
+    for (char& c : level) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    config["thinkingConfig"] = {{"thinkingLevel", level}};
   }
   return config;
 }

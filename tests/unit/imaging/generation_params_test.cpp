@@ -20,17 +20,21 @@ ModelCapabilities Row(std::string id, std::vector<std::string> sizes,
   m.image_sizes = std::move(sizes);
   m.aspect_ratios = std::move(ratios);
   m.thinking = thinking;
+  if (thinking == Support::kYes) m.thinking_levels = {"minimal", "high"};
+  if (thinking == Support::kIgnored) m.thinking_levels = ThinkingLevelNames();
   m.search = search;
   m.chain = Support::kYes;
   m.max_input_images = max_images;
   return m;
 }
 
-// A table shaped like Gemini's: a 1K-only default, a model with every size and ratio, one with
-// a few input images and nothing optional.
+// A table shaped like Gemini's: a 1K-only default, a model with every size and ratio (and three
+// thinking levels), one with a few input images and nothing optional.
 std::vector<ModelCapabilities> Table() {
-  return {Row("lite", {"1K"}, StandardAspectRatios(), Support::kYes, Support::kNo),
-          Row("flash", ImageSizeNames(), AspectRatioNames(), Support::kYes, Support::kYes),
+  ModelCapabilities flash =
+      Row("flash", ImageSizeNames(), AspectRatioNames(), Support::kYes, Support::kYes);
+  flash.thinking_levels = {"minimal", "medium", "high"};
+  return {Row("lite", {"1K"}, StandardAspectRatios(), Support::kYes, Support::kNo), flash,
           Row("old", {"1K"}, StandardAspectRatios(), Support::kNo, Support::kNo, 3)};
 }
 
@@ -42,7 +46,10 @@ TEST(GenerationParamsTest, Vocabulary) {
                                       "16:9", "21:9"}));
   EXPECT_EQ(std::vector<std::string>(AspectRatioNames().begin() + 10, AspectRatioNames().end()),
             (std::vector<std::string>{"1:4", "4:1", "1:8", "8:1"}));
-  EXPECT_EQ(ThinkingLevelNames(), (std::vector<std::string>{"minimal", "high"}));
+  EXPECT_EQ(ThinkingLevelNames(), (std::vector<std::string>{"minimal", "low", "medium", "high"}));
+  EXPECT_EQ(ModelStatusName(ModelStatus::kGa), "ga");
+  EXPECT_EQ(ModelStatusName(ModelStatus::kPreview), "preview");
+  EXPECT_EQ(ModelStatusName(ModelStatus::kRetired), "retired");
 }
 
 TEST(GenerationParamsTest, PixelSizesPerSizeAndRatio) {
@@ -110,7 +117,7 @@ TEST(GenerationParamsTest, AcceptsWhatTheModelSupportsAndDefaultsToTheFirstRow) 
   o.model = "flash";
   o.image_size = "4K";
   o.aspect_ratio = "8:1";
-  o.thinking = "high";
+  o.thinking = "medium";
   o.search = true;
   o.chain = true;
   o.input_images = 14;
@@ -146,7 +153,10 @@ TEST(GenerationParamsTest, EveryRejectionNamesTheModelAndWhatItSupports) {
       {opts("old", [](auto& o) { o.thinking = "high"; }),
        {"model old does not take a thinking level", "offered by lite and flash"}},
       {opts("lite", [](auto& o) { o.thinking = "medium"; }),
-       {"thinking \"medium\" is not one of minimal, high"}},
+       {"model lite does not take thinking medium: it takes minimal or high",
+        "(offered by flash)"}},
+      {opts("lite", [](auto& o) { o.thinking = "max"; }),
+       {"thinking \"max\" is not one of minimal, low, medium, high"}},
       {opts("lite", [](auto& o) { o.search = true; }),
        {"model lite does not support search", "offered by flash"}},
       {opts("old", [](auto& o) { o.input_images = 4; }),
@@ -188,7 +198,19 @@ TEST(GenerationParamsTest, DescribeModelSaysWhatItTakes) {
   const std::string lite = DescribeModel(table[0]);
   EXPECT_TRUE(Has(lite, "lite: image_size 1K; aspect_ratio 1:1 2:3")) << lite;
   EXPECT_TRUE(Has(lite, "thinking minimal|high; no search")) << lite;
+  EXPECT_TRUE(Has(DescribeModel(table[1]), "thinking minimal|medium|high; search"));
   EXPECT_TRUE(Has(DescribeModel(table[2]), "up to 3 input images; no thinking level"));
+  ModelCapabilities retired = table[2];
+  retired.status = ModelStatus::kRetired;
+  retired.retired_on = "2026-10-02";
+  retired.replacement = "lite";
+  EXPECT_TRUE(Has(DescribeModel(retired), "; retired on 2026-10-02 (use lite)"))
+      << DescribeModel(retired);
+  EXPECT_EQ(OutputImageTokens(table[0], "1K"), 0);  // not stated
+  retired.output_image_tokens = {{"1K", 1290}};
+  EXPECT_EQ(OutputImageTokens(retired, ""), 1290);
+  EXPECT_EQ(OutputImageTokens(retired, "1K"), 1290);
+  EXPECT_EQ(OutputImageTokens(retired, "2K"), 0);
   EXPECT_EQ(JoinList({"a", "b", "c"}), "a, b or c");
   EXPECT_EQ(JoinList({"a"}), "a");
 }

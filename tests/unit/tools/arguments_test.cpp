@@ -41,10 +41,18 @@ TEST(ArgumentReaderTest, NamesTheFieldAndWhatIsAllowed) {
   auto m = r.OptionalEnum("mode", {"preview", "full"});
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.error().message.find("\"preview\", \"full\""), std::string::npos);
-  auto noted = r.OptionalEnum("mode", {"preview", "full"}, "Only these two here");
+  auto noted = r.OptionalEnum("mode", {"preview", "full"}, [](const std::string& value) {
+    return "Only these two here, not " + value;
+  });
   ASSERT_FALSE(noted.ok());
-  EXPECT_NE(noted.error().message.find("allowed: \"preview\", \"full\". Only these two here"),
-            std::string::npos);
+  EXPECT_NE(
+      noted.error().message.find("allowed: \"preview\", \"full\". Only these two here, not x"),
+      std::string::npos)
+      << noted.error().message;
+  auto silent = r.OptionalEnum("mode", {"preview", "full"}, [](const std::string&) { return ""; });
+  ASSERT_FALSE(silent.ok());
+  EXPECT_EQ(silent.error().message.substr(silent.error().message.size() - 6), "\"full\"")
+      << silent.error().message;
   EXPECT_FALSE(r.OptionalString("long", 3).ok());
   EXPECT_FALSE(r.RequiredString("missing", 3).ok());
 }

@@ -118,12 +118,18 @@ TEST(ToolArgsTest, GenerationParametersFollowTheOfferedModels) {
   lite.id = "lite";
   lite.image_sizes = {"1K"};
   lite.aspect_ratios = imaging::StandardAspectRatios();
+  lite.thinking = imaging::Support::kYes;
+  lite.thinking_levels = {"minimal", "high"};
   imaging::ModelCapabilities flash = lite;
   flash.id = "flash";
   flash.image_sizes = {"512", "1K", "2K"};
   flash.aspect_ratios = imaging::AspectRatioNames();
+  flash.thinking_levels = {"minimal", "medium", "high"};
   ArgumentOptions o = Options();
   OfferModels({lite, flash}, o);
+  o.model_note = [](const std::string& model) {
+    return model == "old" ? "model old was retired on 2026-10-02; use lite instead" : "";
+  };
   EXPECT_EQ(o.model_ids, (std::vector<std::string>{"lite", "flash"}));
   EXPECT_EQ(o.image_sizes, (std::vector<std::string>{"512", "1K", "2K"}));  // the union
   EXPECT_EQ(o.aspect_ratios, imaging::AspectRatioNames());
@@ -156,7 +162,11 @@ TEST(ToolArgsTest, GenerationParametersFollowTheOfferedModels) {
   EXPECT_EQ(error({{"model", "pro"}}), "'model' is \"pro\"; allowed: \"lite\", \"flash\"");
   EXPECT_EQ(error({{"image_size", "4K"}}),
             "'image_size' is \"4K\"; allowed: \"512\", \"1K\", \"2K\"");
-  EXPECT_EQ(error({{"thinking", "low"}}), "'thinking' is \"low\"; allowed: \"minimal\", \"high\"");
+  EXPECT_EQ(error({{"model", "old"}}),
+            "'model' is \"old\"; allowed: \"lite\", \"flash\". model old was retired on "
+            "2026-10-02; use lite instead");
+  EXPECT_EQ(error({{"thinking", "low"}}),
+            "'thinking' is \"low\"; allowed: \"minimal\", \"medium\", \"high\"");
   EXPECT_EQ(error({{"search", "yes"}}), "'search' must be true or false, got string");
   EXPECT_EQ(ParseArguments<EditImageArgs>(
                 Json{{"session_id", "s"}, {"prompt", "x"}, {"context", "story"}}, o)
@@ -167,9 +177,16 @@ TEST(ToolArgsTest, GenerationParametersFollowTheOfferedModels) {
   const Json schema = ArgumentsSchema<GenerateImageArgs>(o);
   EXPECT_EQ(schema["properties"]["model"]["enum"], Json({"lite", "flash"}));
   EXPECT_EQ(schema["properties"]["image_size"]["enum"], Json({"512", "1K", "2K"}));
-  EXPECT_EQ(schema["properties"]["thinking"]["enum"], Json({"minimal", "high"}));
+  EXPECT_EQ(schema["properties"]["thinking"]["enum"], Json({"minimal", "medium", "high"}));
   EXPECT_EQ(schema["properties"]["search"]["type"], "boolean");
   EXPECT_FALSE(schema.contains("required") && schema["required"].size() != 1);
+
+  // No model takes a level: the enum keeps the whole vocabulary (never empty), and the check
+  // names the model.
+  lite.thinking = imaging::Support::kNo;
+  lite.thinking_levels.clear();
+  OfferModels({lite}, o);
+  EXPECT_EQ(o.thinking_levels, imaging::ThinkingLevelNames());
 }
 
 TEST(ToolArgsTest, TheSchemaComesFromTheSameFields) {
