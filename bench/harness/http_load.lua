@@ -17,6 +17,7 @@ end
 local MODERN_PROTOCOL = "2026-07-28"
 local tool, args_json
 local modern = false
+local session_param = nil    -- the arguments' session_id (modern calls send it as a header)
 local session = nil          -- this thread's MCP session id, from the first initialize answer
 local initialized_sent = false
 local next_id = 2
@@ -29,6 +30,8 @@ function init(argv)
   tool = argv[1]
   args_json = argv[2] or "{}"
   modern = argv[3] == "modern"
+  -- The tool's session_id, mirrored into Mcp-Param-Session-Id as 2026-07-28 requires.
+  session_param = string.match(args_json, '"session_id"%s*:%s*"([^"]*)"')
 end
 
 -- A stateless 2026-07-28 tools/call: the headers repeat what the body says.
@@ -41,6 +44,7 @@ local function modern_call()
     ["Mcp-Method"] = "tools/call",
     ["Mcp-Name"] = tool,
   }
+  if session_param then h["Mcp-Param-Session-Id"] = session_param end
   return wrk.format("POST", nil, h,
     '{"jsonrpc":"2.0","id":' .. next_id .. ',"method":"tools/call","params":{"name":"' .. tool ..
     '","arguments":' .. args_json .. ',"_meta":{"io.modelcontextprotocol/protocolVersion":"' ..
