@@ -1,6 +1,6 @@
 #include "cli/cli_options.h"
 
-#include <charconv>
+#include "common/decimal.h"
 
 namespace imgmcp::cli {
 namespace {
@@ -71,12 +71,9 @@ Result<CliOptions> ParseCliOptions(const std::vector<std::string>& args) {
       } else if (a == "--out") {
         o.out = *v;
       } else {
-        int t = 0;
-        auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), t);
-        if (v->empty() || ec != std::errc() || ptr != v->data() + v->size() || t < 1 || t > 86400) {
-          return UsageError("--timeout expects seconds from 1 to 86400, got \"" + *v + "\"");
-        }
-        o.timeout_seconds = t;
+        const std::optional<int> t = ParseDecimal<int>(*v, 1, 86400);
+        if (!t) return UsageError("--timeout expects seconds from 1 to 86400, got \"" + *v + "\"");
+        o.timeout_seconds = *t;
       }
     } else if (a == "--no-out") {
       o.no_out = true;

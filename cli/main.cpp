@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli_options.h"
+#include "cli/server_process.h"
 #include "common/base64.h"
 #include "common/json.h"
 #include "common/sha256.h"
-#include "cli/cli_options.h"
-#include "cli/server_process.h"
 
 namespace imgmcp::cli {
 namespace {
@@ -117,7 +117,7 @@ int Run(const CliOptions& o) {
                  {"clientInfo", {{"name", "imgmcp-cli"}, {"version", IMGMCP_VERSION}}}}}};
   if (auto s = server.WriteLine(init.dump()); !s.ok()) return Complain(s.error().message);
   auto init_reply = AwaitResponse(server, 1, deadline, o.quiet);
-  if (!init_reply.ok()) return Complain("initialize: " + init_reply.error().message);
+  if (!init_reply.ok()) return Complain(WithContext(init_reply.error(), "initialize").message);
   if (init_reply->contains("error")) {
     return Complain("initialize failed: " + (*init_reply)["error"].dump());
   }
@@ -132,7 +132,7 @@ int Run(const CliOptions& o) {
   if (auto s = server.WriteLine(initialized.dump()); !s.ok()) return Complain(s.error().message);
   if (auto s = server.WriteLine(call.dump()); !s.ok()) return Complain(s.error().message);
   auto reply = AwaitResponse(server, 2, deadline, o.quiet);
-  if (!reply.ok()) return Complain(o.tool + ": " + reply.error().message);
+  if (!reply.ok()) return Complain(WithContext(reply.error(), o.tool).message);
   server.Finish(std::chrono::seconds(5));
 
   if (reply->contains("error")) {
@@ -146,7 +146,8 @@ int Run(const CliOptions& o) {
   if (o.json) {
     std::cout << result.dump(2) << "\n";  // stdout-ok: the CLI's own output, not an MCP stream
   } else {
-    std::ostream& text_out = is_error ? std::cerr : std::cout;  // stdout-ok: the CLI's own output, not an MCP stream
+    std::ostream& text_out =
+        is_error ? std::cerr : std::cout;  // stdout-ok: the CLI's own output, not an MCP stream
     for (const auto& block : content) {
       if (block.value("type", "") == "text") text_out << block.value("text", "") << "\n";
     }
@@ -188,7 +189,8 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   if (options->show_version) {
-    std::cout << "imgmcp-cli " << IMGMCP_VERSION << "\n";  // stdout-ok: the CLI's own output, not an MCP stream
+    std::cout << "imgmcp-cli " << IMGMCP_VERSION
+              << "\n";  // stdout-ok: the CLI's own output, not an MCP stream
     return kExitOk;
   }
   return Run(*options);

@@ -13,6 +13,8 @@
 #include <cstring>
 #include <thread>
 
+#include "common/posix_io.h"
+
 extern char** environ;
 
 namespace imgmcp::cli {
@@ -26,19 +28,17 @@ Error SysError(const std::string& what, int err) {
 
 Result<std::unique_ptr<ServerProcess>> ServerProcess::Start(const std::string& program,
                                                             const std::vector<std::string>& args) {
-  int in_pipe[2];
-  int out_pipe[2];
-  if (pipe2(in_pipe, O_CLOEXEC) != 0) return SysError("pipe", errno);
-  if (pipe2(out_pipe, O_CLOEXEC) != 0) {
-    int err = errno;
-    close(in_pipe[0]);
-    close(in_pipe[1]);
-    return SysError("pipe", err);
-  }
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return SysError("pipe", errno);
+  UniqueFd child_stdin(fds[0]);
+  UniqueFd to_child(fds[1]);
+  if (pipe2(fds, O_CLOEXEC) != 0) return SysError("pipe", errno);
+  UniqueFd from_child(fds[0]);
+  UniqueFd child_stdout(fds[1]);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in_pipe[0], STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, child_stdin.get(), STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, child_stdout.get(), STDOUT_FILENO);
 
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(program.c_str()));
@@ -48,19 +48,14 @@ Result<std::unique_ptr<ServerProcess>> ServerProcess::Start(const std::string& p
   pid_t pid = 0;
   int rc = posix_spawnp(&pid, program.c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  close(in_pipe[0]);
-  close(out_pipe[1]);
-  if (rc != 0) {
-    close(in_pipe[1]);
-    close(out_pipe[0]);
-    return SysError("cannot start " + program, rc);
-  }
-  return std::unique_ptr<ServerProcess>(new ServerProcess(pid, in_pipe[1], out_pipe[0]));
+  if (rc != 0) return SysError("cannot start " + program, rc);
+  return std::unique_ptr<ServerProcess>(
+      new ServerProcess(pid, std::move(to_child), std::move(from_child)));
 }
 
 ServerProcess::~ServerProcess() {
   CloseStdin();
-  if (stdout_fd_ >= 0) close(stdout_fd_);
+  stdout_fd_.Reset();
   if (!reaped_) {
     kill(pid_, SIGKILL);
     waitpid(pid_, nullptr, 0);
@@ -68,16 +63,9 @@ ServerProcess::~ServerProcess() {
 }
 
 Status ServerProcess::WriteLine(const std::string& line) {
-  if (stdin_fd_ < 0) return Error(ErrorCode::kUnavailable, "server stdin is closed");
-  std::string data = line + "\n";
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = write(stdin_fd_, data.data() + done, data.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return SysError("writing to the server", errno);
-    }
-    done += static_cast<size_t>(n);
+  if (!stdin_fd_.valid()) return Error(ErrorCode::kUnavailable, "server stdin is closed");
+  if (const int err = WriteAll(stdin_fd_.get(), line + "\n"); err != 0) {
+    return SysError("writing to the server", err);
   }
   return Status::Ok();
 }
@@ -95,7 +83,7 @@ Result<std::string> ServerProcess::ReadLine(Deadline deadline) {
     if (left.count() <= 0) {
       return Error(ErrorCode::kDeadlineExceeded, "no answer from the server in time");
     }
-    pollfd pfd{stdout_fd_, POLLIN, 0};
+    pollfd pfd{stdout_fd_.get(), POLLIN, 0};
     int ready = poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left.count(), 60'000)));
     if (ready < 0) {
       if (errno == EINTR) continue;
@@ -103,7 +91,7 @@ Result<std::string> ServerProcess::ReadLine(Deadline deadline) {
     }
     if (ready == 0) continue;
     char chunk[65536];
-    ssize_t n = read(stdout_fd_, chunk, sizeof chunk);
+    ssize_t n = read(stdout_fd_.get(), chunk, sizeof chunk);
     if (n < 0) {
       if (errno == EINTR) continue;
       return SysError("reading from the server", errno);
@@ -113,24 +101,19 @@ Result<std::string> ServerProcess::ReadLine(Deadline deadline) {
   }
 }
 
-void ServerProcess::CloseStdin() {
-  if (stdin_fd_ >= 0) {
-    close(stdin_fd_);
-    stdin_fd_ = -1;
-  }
-}
+void ServerProcess::CloseStdin() { stdin_fd_.Reset(); }
 
 namespace {
 
 // Waits until `pid` has exited or `until` passes, woken by the kernel through a pidfd (Linux 5.3+);
 // where there is none, checks every 10 ms. True once the child can be reaped without blocking.
 bool AwaitExit(pid_t pid, std::chrono::steady_clock::time_point until) {
-  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  const UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
   while (true) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         until - std::chrono::steady_clock::now());
     if (left.count() <= 0) break;
-    if (pidfd < 0) {
+    if (!pidfd.valid()) {
       siginfo_t info{};
       if (waitid(P_PID, pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid) {
         return true;
@@ -138,15 +121,11 @@ bool AwaitExit(pid_t pid, std::chrono::steady_clock::time_point until) {
       std::this_thread::sleep_for(std::min(left, std::chrono::milliseconds(10)));
       continue;
     }
-    pollfd p{pidfd, POLLIN, 0};
+    pollfd p{pidfd.get(), POLLIN, 0};
     const int ready = poll(&p, 1, static_cast<int>(left.count()));
-    if (ready == 1) {
-      close(pidfd);
-      return true;
-    }
+    if (ready == 1) return true;
     if (ready < 0 && errno != EINTR) break;
   }
-  if (pidfd >= 0) close(pidfd);
   return false;
 }
 

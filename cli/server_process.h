@@ -7,9 +7,11 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
+#include "common/unique_fd.h"
 
 namespace imgmcp::cli {
 
@@ -33,12 +35,12 @@ class ServerProcess {
   int Finish(std::chrono::milliseconds grace);
 
  private:
-  ServerProcess(pid_t pid, int stdin_fd, int stdout_fd)
-      : pid_(pid), stdin_fd_(stdin_fd), stdout_fd_(stdout_fd) {}
+  ServerProcess(pid_t pid, UniqueFd stdin_fd, UniqueFd stdout_fd)
+      : pid_(pid), stdin_fd_(std::move(stdin_fd)), stdout_fd_(std::move(stdout_fd)) {}
 
   pid_t pid_;
-  int stdin_fd_;
-  int stdout_fd_;
+  UniqueFd stdin_fd_;
+  UniqueFd stdout_fd_;
   bool reaped_ = false;
   int exit_status_ = 0;
   std::string buffer_;  // bytes read from stdout but not yet returned as a line

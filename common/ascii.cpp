@@ -3,27 +3,33 @@
 #include <algorithm>
 
 namespace imgmcp {
-namespace {
-
-char LowerByte(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-}  // namespace
 
 std::string AsciiLower(std::string_view text) {
   std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(), LowerByte);
+  std::transform(out.begin(), out.end(), out.begin(), ToAsciiLower);
   return out;
 }
 
 bool EqualsIgnoreAsciiCase(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return LowerByte(x) == LowerByte(y);
+           return ToAsciiLower(x) == ToAsciiLower(y);
          });
+}
+
+bool StartsWithIgnoreAsciiCase(std::string_view text, std::string_view prefix) {
+  return text.size() >= prefix.size() &&
+         EqualsIgnoreAsciiCase(text.substr(0, prefix.size()), prefix);
 }
 
 std::string_view TrimSpacesAndTabs(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
   while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
+
+std::string_view TrimAsciiWhitespace(std::string_view text) {
+  while (!text.empty() && IsAsciiWhitespace(text.front())) text.remove_prefix(1);
+  while (!text.empty() && IsAsciiWhitespace(text.back())) text.remove_suffix(1);
   return text;
 }
 

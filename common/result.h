@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -82,6 +83,14 @@ inline Error MakeError(ErrorCode code, std::string message) {
 // allowed.
 inline Error InvalidArgument(std::string message) {
   return Error(ErrorCode::kInvalidArgument, std::move(message));
+}
+
+// `error` with `context` before its message — "context: message" — and its code kept: how a
+// caller says which flag, field or step failed without losing the cause.
+//
+//   if (!opened.ok()) return WithContext(opened.error(), "--metrics");
+inline Error WithContext(const Error& error, std::string_view context) {
+  return Error(error.code, std::string(context) + ": " + error.message);
 }
 
 }  // namespace imgmcp

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <utility>
 
 namespace imgmcp {
@@ -25,6 +26,13 @@ class UniqueFd {
   int get() const { return fd_; }
   // Gives the descriptor up without closing it.
   int Release() { return std::exchange(fd_, -1); }
+  // Closes the descriptor now: 0, or the errno of close(2) — where a file system may report a
+  // failed write-back for the first time. The descriptor is gone either way (never closed twice).
+  int Close() {
+    const int fd = Release();
+    if (fd < 0) return 0;
+    return ::close(fd) == 0 ? 0 : errno;
+  }
   // Closes the descriptor held (if any) and holds `fd` instead.
   void Reset(int fd = -1) {
     if (fd_ >= 0) ::close(fd_);

@@ -6,6 +6,7 @@
 #include <random>
 #include <utility>
 
+#include "common/ascii.h"
 #include "common/log.h"
 #include "common/trace_context.h"
 #include "gemini_client/models.h"
@@ -20,10 +21,7 @@ using imaging::CallContext;
 
 constexpr char kLog[] = "gemini";
 
-bool IsModelChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-         c == '_' || c == '-';
-}
+bool IsModelChar(char c) { return IsAsciiAlnum(c) || c == '.' || c == '_' || c == '-'; }
 
 std::string Plural(int n, const char* word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");

@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <functional>
 #include <optional>
 #include <stop_token>
 
+#include "common/decimal.h"
 #include "gemini_client/proxy_probe.h"
 
 namespace imgmcp::gemini {
@@ -224,8 +224,9 @@ httplib::Request BuildRequest(const Endpoint& endpoint, const HttpRequest& reque
   }
   req.response_handler = [&capped](const httplib::Response& res) {
     if (!res.has_header("Content-Length")) return true;
+    // Too many digits read as too large; a value that is no number is left to the receiver's cap.
     const uint64_t declared =
-        std::strtoull(res.get_header_value("Content-Length").c_str(), nullptr, 10);
+        ParseDecimalSaturating<uint64_t>(res.get_header_value("Content-Length")).value_or(0);
     if (declared > capped.cap) {
       capped.too_large = true;
       capped.declared = declared;

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/ascii.h"
 #include "common/log.h"
 #include "imaging/model_table.h"
 
@@ -118,9 +119,7 @@ std::vector<std::string> SplitModelList(std::string_view text) {
   while (start <= text.size()) {
     size_t end = text.find(',', start);
     if (end == std::string_view::npos) end = text.size();
-    std::string_view item = text.substr(start, end - start);
-    while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
-    while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
+    const std::string_view item = TrimSpacesAndTabs(text.substr(start, end - start));
     if (!item.empty()) out.emplace_back(item);
     start = end + 1;
   }

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <utility>
 
+#include "common/ascii.h"
 #include "common/base64.h"
 #include "common/json.h"
 #include "gemini_client/redact.h"
@@ -59,13 +60,15 @@ Result<AccessToken> Exchange(const NetworkAccess& access, const std::string& url
   request.max_answer_bytes = kMaxTokenAnswerBytes;
   auto answer = SendTo(access, url, std::move(request), cancel, deadline);
   if (!answer.ok()) {
-    return Error(answer.error().code, Redact("could not get an access token for " + origin + ": " +
-                                                 answer.error().message,
-                                             secrets));
+    Error error = WithContext(answer.error(), "could not get an access token for " + origin);
+    error.message = Redact(std::move(error.message), secrets);
+    return error;
   }
   auto token = ParseTokenAnswer(*answer, who, secrets);
   if (!token.ok()) {
-    return Error(token.error().code, Redact(origin + ": " + token.error().message, secrets));
+    Error error = WithContext(token.error(), origin);
+    error.message = Redact(std::move(error.message), secrets);
+    return error;
   }
   return token;
 }
@@ -214,8 +217,7 @@ std::string FormEncode(const std::string& value) {
   static constexpr char kHex[] = "0123456789ABCDEF";
   std::string out;
   for (unsigned char c : value) {
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-        c == '.' || c == '_' || c == '~') {
+    if (IsAsciiAlnum(static_cast<char>(c)) || c == '-' || c == '.' || c == '_' || c == '~') {
       out += static_cast<char>(c);
     } else {
       out += '%';

@@ -2,28 +2,20 @@
 
 #include <arpa/inet.h>
 
-#include <algorithm>
-#include <cctype>
 #include <cstdint>
+#include <optional>
+#include <utility>
+
+#include "common/ascii.h"
+#include "common/decimal.h"
+#include "common/host_port.h"
 
 namespace imgmcp::gemini {
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
-  c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  c = ToAsciiLower(c);
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   return -1;
 }
@@ -41,30 +33,14 @@ std::string PercentDecode(std::string_view s) {
   return out;
 }
 
-// "host:port" or "[v6]:port" → host (without brackets) and port (or `default_port`).
-bool SplitHostPort(std::string_view authority, int default_port, std::string* host, int* port) {
-  std::string_view port_text;
-  if (!authority.empty() && authority.front() == '[') {
-    const size_t close = authority.find(']');
-    if (close == std::string_view::npos) return false;
-    *host = std::string(authority.substr(1, close - 1));
-    std::string_view rest = authority.substr(close + 1);
-    if (!rest.empty() && rest.front() != ':') return false;
-    if (!rest.empty()) port_text = rest.substr(1);
-  } else {
-    const size_t colon = authority.rfind(':');
-    *host = std::string(authority.substr(0, colon));
-    if (colon != std::string_view::npos) port_text = authority.substr(colon + 1);
-  }
-  *port = default_port;
-  if (!port_text.empty()) {
-    if (port_text.size() > 5 || !std::all_of(port_text.begin(), port_text.end(),
-                                             [](char c) { return c >= '0' && c <= '9'; })) {
-      return false;
-    }
-    *port = std::stoi(std::string(port_text));
-  }
-  return !host->empty() && *port > 0 && *port < 65536;
+// A URL's "host[:port]" or "[v6][:port]" → host (without brackets) and port (or `default_port`);
+// false unless both are usable for a connection.
+bool AuthorityHostPort(std::string_view authority, int default_port, std::string* host, int* port) {
+  Result<HostPort> split = SplitHostPort(authority);
+  if (!split.ok()) return false;
+  *host = std::move(split->host);
+  *port = split->port.value_or(default_port);
+  return !host->empty() && *port > 0;
 }
 
 bool ParseIpv4(const std::string& text, uint32_t* out) {
@@ -77,29 +53,19 @@ bool ParseIpv4(const std::string& text, uint32_t* out) {
 // One NO_PROXY entry (lower-case, trimmed, not "*") against a lower-case host.
 bool EntryMatches(std::string_view entry, const std::string& host, int port) {
   std::string name(entry);
-  if (const size_t colon = name.rfind(':'); colon != std::string::npos && name.find(':') == colon &&
-                                            name.find('/') == std::string::npos) {
-    const std::string port_text = name.substr(colon + 1);
-    if (port_text.empty() || port_text.find_first_not_of("0123456789") != std::string::npos ||
-        port_text.size() > 5 || std::stoi(port_text) != port) {
-      return false;
-    }
-    name.resize(colon);
-  }
-  if (name.size() > 2 && name.front() == '[' && name.back() == ']')
-    name = name.substr(1, name.size() - 2);
   if (const size_t slash = name.find('/'); slash != std::string::npos) {
     uint32_t net = 0;
     uint32_t ip = 0;
-    const std::string bits_text = name.substr(slash + 1);
-    if (!ParseIpv4(name.substr(0, slash), &net) || !ParseIpv4(host, &ip) || bits_text.empty() ||
-        bits_text.size() > 2 || bits_text.find_first_not_of("0123456789") != std::string::npos) {
-      return false;
-    }
-    const int bits = std::stoi(bits_text);
-    if (bits > 32) return false;
-    const uint32_t mask = bits == 0 ? 0 : ~uint32_t{0} << (32 - bits);
+    const std::optional<unsigned> bits = ParseDecimal<unsigned>(name.substr(slash + 1), 0, 32);
+    if (!ParseIpv4(name.substr(0, slash), &net) || !ParseIpv4(host, &ip) || !bits) return false;
+    const uint32_t mask = *bits == 0 ? 0 : ~uint32_t{0} << (32 - *bits);
     return (net & mask) == (ip & mask);
+  }
+  // "host", "host:port", "[v6]", "[v6]:port"; a bare IPv6 address ("::1") is all host, and
+  // "host:" names no port it could match.
+  if (Result<HostPort> split = SplitHostPort(entry); split.ok()) {
+    if (split->port ? *split->port != port : entry.back() == ':') return false;
+    name = std::move(split->host);
   }
   while (!name.empty() && name.front() == '.') name.erase(0, 1);
   if (name.empty()) return false;
@@ -113,10 +79,10 @@ bool EntryMatches(std::string_view entry, const std::string& host, int port) {
 
 Result<ProxyServer> ParseProxyUrl(std::string_view url, std::string_view variable) {
   const std::string var(variable);
-  std::string_view rest = Trim(url);
+  std::string_view rest = TrimSpacesAndTabs(url);
   const size_t scheme_end = rest.find("://");
   if (scheme_end != std::string_view::npos) {
-    const std::string scheme = Lower(rest.substr(0, scheme_end));
+    const std::string scheme = AsciiLower(rest.substr(0, scheme_end));
     if (scheme != "http") {
       return MakeError(ErrorCode::kInvalidArgument, var + " must be an http:// proxy URL (" +
                                                         scheme + ":// proxies are not supported)");
@@ -140,7 +106,7 @@ Result<ProxyServer> ParseProxyUrl(std::string_view url, std::string_view variabl
       proxy.password = PercentDecode(user_info.substr(colon + 1));
     rest = rest.substr(at + 1);
   }
-  if (!SplitHostPort(rest, 80, &proxy.host, &proxy.port)) {
+  if (!AuthorityHostPort(rest, 80, &proxy.host, &proxy.port)) {
     return MakeError(ErrorCode::kInvalidArgument,
                      var + " must look like http://[user:password@]host[:port]");
   }
@@ -148,12 +114,12 @@ Result<ProxyServer> ParseProxyUrl(std::string_view url, std::string_view variabl
 }
 
 bool NoProxyMatches(std::string_view no_proxy, std::string_view host, int port) {
-  const std::string lower_host = Lower(host);
+  const std::string lower_host = AsciiLower(host);
   size_t start = 0;
   while (start <= no_proxy.size()) {
     size_t end = no_proxy.find(',', start);
     if (end == std::string_view::npos) end = no_proxy.size();
-    const std::string entry = Lower(Trim(no_proxy.substr(start, end - start)));
+    const std::string entry = AsciiLower(TrimSpacesAndTabs(no_proxy.substr(start, end - start)));
     if (entry == "*") return true;
     if (!entry.empty() && EntryMatches(entry, lower_host, port)) return true;
     start = end + 1;
@@ -169,7 +135,7 @@ Result<std::optional<ProxyServer>> ChooseProxy(const ProxyEnvironment& env,
   int port = 0;
   const std::string_view authority =
       std::string_view(endpoint.scheme_host_port).substr(endpoint.https ? 8 : 7);
-  if (!SplitHostPort(authority, endpoint.https ? 443 : 80, &host, &port)) {
+  if (!AuthorityHostPort(authority, endpoint.https ? 443 : 80, &host, &port)) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "cannot read the host of " + endpoint.scheme_host_port);
   }

@@ -6,9 +6,10 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 
 #include "common/base64.h"
+#include "common/decimal.h"
+#include "common/unique_fd.h"
 
 namespace imgmcp::gemini {
 namespace {
@@ -22,30 +23,28 @@ int MillisLeft(Clock::time_point deadline) {
   return left > 0 ? static_cast<int>(left) : 0;
 }
 
-// A connected TCP socket to the proxy, or -1.
-int ConnectTo(const ProxyServer& proxy, Clock::time_point deadline) {
+// A connected TCP socket to the proxy; not valid() when none could be made.
+UniqueFd ConnectTo(const ProxyServer& proxy, Clock::time_point deadline) {
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
   if (getaddrinfo(proxy.host.c_str(), std::to_string(proxy.port).c_str(), &hints, &found) != 0) {
-    return -1;
+    return UniqueFd();
   }
-  int fd = -1;
-  for (addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
-    fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd < 0) continue;
-    if (connect(fd, a->ai_addr, a->ai_addrlen) != 0 && errno != EINPROGRESS) {
-      close(fd);
-      fd = -1;
+  UniqueFd fd;
+  for (addrinfo* a = found; a != nullptr && !fd.valid(); a = a->ai_next) {
+    fd.Reset(socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol));
+    if (!fd.valid()) continue;
+    if (connect(fd.get(), a->ai_addr, a->ai_addrlen) != 0 && errno != EINPROGRESS) {
+      fd.Reset();
       continue;
     }
-    pollfd p{fd, POLLOUT, 0};
+    pollfd p{fd.get(), POLLOUT, 0};
     int error = 0;
     socklen_t length = sizeof(error);
     if (poll(&p, 1, MillisLeft(deadline)) != 1 ||
-        getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 || error != 0) {
-      close(fd);
-      fd = -1;
+        getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &error, &length) != 0 || error != 0) {
+      fd.Reset();
     }
   }
   freeaddrinfo(found);
@@ -76,9 +75,7 @@ int ReadStatus(int fd, Clock::time_point deadline) {
     if (got > 0) head.append(buffer, static_cast<size_t>(got));
   }
   if (head.rfind("HTTP/1.", 0) != 0 || head.size() < 12 || head[8] != ' ') return 0;
-  const std::string code = head.substr(9, 3);
-  if (code.find_first_not_of("0123456789") != std::string::npos) return 0;
-  return std::atoi(code.c_str());
+  return ParseDecimal<int>(std::string_view(head).substr(9, 3), 0, 999).value_or(0);
 }
 
 }  // namespace
@@ -96,8 +93,8 @@ std::string EndpointHostPort(const Endpoint& endpoint) {
 int ProbeProxyStatus(const ProxyServer& proxy, std::string_view target_host_port,
                      std::chrono::milliseconds timeout) {
   const Clock::time_point deadline = Clock::now() + timeout;
-  const int fd = ConnectTo(proxy, deadline);
-  if (fd < 0) return 0;
+  const UniqueFd fd = ConnectTo(proxy, deadline);
+  if (!fd.valid()) return 0;
   std::string request = "CONNECT " + std::string(target_host_port) +
                         " HTTP/1.1\r\nHost: " + std::string(target_host_port) + "\r\n";
   if (!proxy.username.empty()) {
@@ -105,9 +102,7 @@ int ProbeProxyStatus(const ProxyServer& proxy, std::string_view target_host_port
                "\r\n";
   }
   request += "\r\n";
-  const int status = SendAll(fd, request, deadline) ? ReadStatus(fd, deadline) : 0;
-  close(fd);
-  return status;
+  return SendAll(fd.get(), request, deadline) ? ReadStatus(fd.get(), deadline) : 0;
 }
 
 }  // namespace imgmcp::gemini

@@ -2,31 +2,19 @@
 
 #include <algorithm>
 
+#include "common/ascii.h"
+
 namespace imgmcp::gemini {
 namespace {
 
 constexpr size_t kMinSecretLength = 4;
 
-bool IsAlnum(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-bool IsBase64Url(char c) { return IsAlnum(c) || c == '-' || c == '_'; }
+bool IsBase64Url(char c) { return IsAsciiAlnum(c) || c == '-' || c == '_'; }
 
 // What an OAuth 2.0 bearer token is made of (RFC 6750's b64token).
 bool IsTokenChar(char c) {
-  return IsAlnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' ||
+  return IsAsciiAlnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' ||
          c == '=';
-}
-
-bool StartsWithNoCase(std::string_view text, size_t at, std::string_view prefix) {
-  if (text.size() - at < prefix.size()) return false;
-  for (size_t i = 0; i < prefix.size(); ++i) {
-    const char c = text[at + i];
-    const char lower = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-    if (lower != prefix[i]) return false;
-  }
-  return true;
 }
 
 size_t SpanOf(std::string_view text, size_t from, bool (*is_part)(char)) {
@@ -51,8 +39,8 @@ size_t JwtLength(std::string_view text, size_t at) {
 // "Bearer " of a header value) and its length after them; 0 when there is none.
 size_t CredentialAt(std::string_view text, size_t at, size_t* keep) {
   *keep = 0;
-  if (at > 0 && IsAlnum(text[at - 1])) return 0;  // only at the start of a word
-  if (StartsWithNoCase(text, at, "bearer ")) {
+  if (at > 0 && IsAsciiAlnum(text[at - 1])) return 0;  // only at the start of a word
+  if (StartsWithIgnoreAsciiCase(text.substr(at), "bearer ")) {
     *keep = 7;
     return SpanOf(text, at + 7, IsTokenChar);
   }

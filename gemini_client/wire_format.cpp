@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -18,6 +17,7 @@
 #include <vector>
 
 #include "common/base64.h"
+#include "common/decimal.h"
 #include "common/json.h"
 #include "imaging/codec.h"
 
@@ -107,11 +107,9 @@ class LiftedJson {
     const std::string_view tag(kPlaceholderTag);
     if (!lifted_.empty() && s.size() > tag.size() + 1 && s[0] == '\0' &&
         std::string_view(s).substr(1, tag.size()) == tag) {
-      size_t index = 0;
-      const char* first = s.data() + 1 + tag.size();
-      const char* last = s.data() + s.size();
-      auto [end, ec] = std::from_chars(first, last, index);
-      if (ec == std::errc() && end == last && index < lifted_.size()) return lifted_[index];
+      const std::optional<size_t> index =
+          ParseDecimal<size_t>(std::string_view(s).substr(1 + tag.size()));
+      if (index && *index < lifted_.size()) return lifted_[*index];
     }
     return std::string_view(s);
   }

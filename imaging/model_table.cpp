@@ -1,10 +1,12 @@
 #include "imaging/model_table.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
+#include <optional>
 #include <set>
 
+#include "common/ascii.h"
+#include "common/decimal.h"
 #include "common/json.h"
 
 namespace imgmcp::imaging {
@@ -67,25 +69,20 @@ Error Bad(std::string what) { return InvalidArgument(std::move(what)); }
 
 bool IsModelId(std::string_view id) {
   if (id.empty() || id.size() > 128 || id.find("..") != std::string_view::npos) return false;
-  return std::all_of(id.begin(), id.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-           c == '_' || c == '-';
-  });
+  return std::all_of(id.begin(), id.end(),
+                     [](char c) { return IsAsciiAlnum(c) || c == '.' || c == '_' || c == '-'; });
 }
 
 // YYYY-MM-DD naming a day of the Gregorian calendar.
 bool IsDate(std::string_view s) {
   if (s.size() != 10 || s[4] != '-' || s[7] != '-') return false;
-  int year = 0, month = 0, day = 0;
-  auto number = [&](size_t at, size_t length, int& out) {
-    auto [ptr, ec] = std::from_chars(s.data() + at, s.data() + at + length, out);
-    return ec == std::errc() && ptr == s.data() + at + length;
-  };
-  if (!number(0, 4, year) || !number(5, 2, month) || !number(8, 2, day)) return false;
-  if (year < 1970 || month < 1 || month > 12 || day < 1) return false;
+  const std::optional<int> year = ParseDecimal<int>(s.substr(0, 4), 1970, 9999);
+  const std::optional<int> month = ParseDecimal<int>(s.substr(5, 2), 1, 12);
+  const std::optional<int> day = ParseDecimal<int>(s.substr(8, 2), 1, 31);
+  if (!year || !month || !day) return false;
   constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-  return day <= kDays[month - 1] + (month == 2 && leap ? 1 : 0);
+  const bool leap = (*year % 4 == 0 && *year % 100 != 0) || *year % 400 == 0;
+  return *day <= kDays[*month - 1] + (*month == 2 && leap ? 1 : 0);
 }
 
 Result<std::string> ReadString(const Json& v) {

@@ -1,6 +1,6 @@
 #include "local_backend/bitmap_font.h"
 
-#include <cctype>
+#include "common/ascii.h"
 
 namespace imgmcp::local {
 namespace {
@@ -69,7 +69,7 @@ constexpr Glyph kGlyphs[] = {
 };
 
 const Glyph& Find(char c) {
-  const char upper = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const char upper = ToAsciiUpper(c);
   for (const Glyph& g : kGlyphs) {
     if (g.ch == upper) return g;
   }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 
 #include "common/ascii.h"
 
@@ -203,7 +202,7 @@ std::vector<Rgb> FindColors(std::string_view text) {
   std::vector<std::string> words;
   std::string cur;
   for (char c : text) {
-    if (std::isalnum(static_cast<unsigned char>(c)) || (c == '#' && cur.empty())) {
+    if (IsAsciiAlnum(c) || (c == '#' && cur.empty())) {
       cur += c;
     } else if (!cur.empty()) {
       words.push_back(std::move(cur));

@@ -1,7 +1,6 @@
 #include "local_backend/edit_parser.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdint>
 #include <cstdlib>
 #include <initializer_list>
@@ -10,6 +9,7 @@
 #include <utility>
 
 #include "common/ascii.h"
+#include "common/decimal.h"
 
 namespace imgmcp::local {
 namespace {
@@ -26,12 +26,8 @@ struct Token {
   bool comma = false;
 };
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
-bool IsSpace(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
-
 // A bare word runs up to the next space, comma, semicolon or straight quote.
-bool EndsWord(char c) { return IsSpace(c) || c == ',' || c == ';' || c == '"'; }
+bool EndsWord(char c) { return IsAsciiWhitespace(c) || c == ',' || c == ';' || c == '"'; }
 
 Token Word(std::string text, size_t begin, size_t end) {
   Token t;
@@ -84,7 +80,7 @@ size_t ReadWord(std::string_view s, size_t begin, std::vector<Token>& tokens) {
   size_t end = begin;
   while (end < s.size() && !EndsWord(s[end])) ++end;
   const bool full_stop =
-      end - begin > 1 && s[end - 1] == '.' && (end == s.size() || IsSpace(s[end]));
+      end - begin > 1 && s[end - 1] == '.' && (end == s.size() || IsAsciiWhitespace(s[end]));
   const size_t word_end = full_stop ? end - 1 : end;
   tokens.push_back(Word(AsciiLower(s.substr(begin, word_end - begin)), begin, word_end));
   if (full_stop) tokens.push_back(Punctuation('.', word_end));
@@ -92,12 +88,13 @@ size_t ReadWord(std::string_view s, size_t begin, std::vector<Token>& tokens) {
 }
 
 bool EndsWithDigit(const Token& t) {
-  return !t.quoted && !t.separator && !t.text.empty() && IsDigit(t.text.back());
+  return !t.quoted && !t.separator && !t.text.empty() && IsAsciiDigit(t.text.back());
 }
 
 bool StartsNumber(const Token& t) {
   return !t.quoted && !t.text.empty() &&
-         (IsDigit(t.text[0]) || (t.text.size() > 1 && t.text[0] == '-' && IsDigit(t.text[1])));
+         (IsAsciiDigit(t.text[0]) ||
+          (t.text.size() > 1 && t.text[0] == '-' && IsAsciiDigit(t.text[1])));
 }
 
 // A comma between two numbers ("crop 10, 20, 30, 40", "at 5,5") belongs to a coordinate list: the
@@ -126,7 +123,7 @@ Result<std::vector<Token>> Tokenize(std::string_view s) {
   std::vector<Token> tokens;
   size_t i = 0;
   while (i < s.size()) {
-    if (IsSpace(s[i])) {
+    if (IsAsciiWhitespace(s[i])) {
       ++i;
     } else if (s[i] == ';' || s[i] == ',') {
       tokens.push_back(Punctuation(s[i], i));
@@ -188,19 +185,10 @@ class Cursor {
 // number"); anything but digits is nullopt.
 constexpr int kSaturated = 2'000'000'000;
 std::optional<int> ParseInt(std::string_view s) {
-  if (!s.empty() && s[0] == '+') s.remove_prefix(1);
-  bool negative = false;
-  if (!s.empty() && s[0] == '-') {
-    negative = true;
-    s.remove_prefix(1);
-  }
-  if (s.empty()) return std::nullopt;
-  int64_t v = 0;
-  for (char c : s) {
-    if (!IsDigit(c)) return std::nullopt;
-    v = std::min<int64_t>(v * 10 + (c - '0'), kSaturated);
-  }
-  return static_cast<int>(negative ? -v : v);
+  if (!s.empty() && s[0] == '+') s.remove_prefix(1);  // a prompt may write "+20"
+  const std::optional<int64_t> v = ParseDecimalSaturating<int64_t>(s);
+  if (!v) return std::nullopt;
+  return static_cast<int>(std::clamp<int64_t>(*v, -kSaturated, kSaturated));
 }
 
 std::string_view StripSuffix(std::string_view s, std::string_view suffix) {
@@ -233,7 +221,7 @@ std::optional<std::vector<int>> ReadNumberList(Cursor& cur, size_t n) {
   std::vector<int> out;
   while (out.size() < n && !cur.Done() && !cur.Peek()->quoted) {
     const std::string& text = cur.Peek()->text;
-    if (text.empty() || !(IsDigit(text[0]) || text[0] == '-' || text[0] == '+')) break;
+    if (text.empty() || !(IsAsciiDigit(text[0]) || text[0] == '-' || text[0] == '+')) break;
     cur.Next();
     size_t start = 0;
     while (start <= text.size()) {

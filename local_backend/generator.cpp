@@ -1,7 +1,6 @@
 #include "local_backend/generator.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -28,12 +27,6 @@ class Rng {
  private:
   uint64_t state_;
 };
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 uint8_t Clamp8(double v) {
   if (v <= 0) return 0;
@@ -249,7 +242,7 @@ std::string AllowedAspectRatios() { return imaging::JoinList(imaging::AspectRati
 
 Result<GeneratedImage> GenerateImage(std::string_view prompt, int width, int height,
                                      const std::vector<Rgb>& extra_colors) {
-  const std::string_view trimmed = Trim(prompt);
+  const std::string_view trimmed = TrimAsciiWhitespace(prompt);
   if (trimmed.empty()) {
     return MakeError(ErrorCode::kInvalidArgument, "prompt is empty; describe the image to make");
   }
@@ -261,9 +254,8 @@ Result<GeneratedImage> GenerateImage(std::string_view prompt, int width, int hei
   out.image.height = height;
   const std::string lower = AsciiLower(trimmed);
 
-  if (lower.rfind("solid", 0) == 0 &&
-      (lower.size() == 5 || std::isspace(static_cast<unsigned char>(lower[5])))) {
-    std::string_view rest = Trim(trimmed.substr(5));
+  if (lower.rfind("solid", 0) == 0 && (lower.size() == 5 || IsAsciiWhitespace(lower[5]))) {
+    std::string_view rest = TrimAsciiWhitespace(trimmed.substr(5));
     const std::string_view word =
         rest.substr(0, std::min(rest.find_first_of(" \t\r\n,.;"), rest.size()));
     const std::optional<Rgb> c = ParseColor(word);

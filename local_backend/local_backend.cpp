@@ -41,8 +41,7 @@ Result<std::vector<Rgb>> ReferenceColors(const std::vector<imaging::EncodedImage
   for (size_t i = 0; i < refs.size(); ++i) {
     Result<imaging::Image> img = imaging::Decode(refs[i].bytes, limits);
     if (!img.ok()) {
-      return MakeError(img.error().code,
-                       "reference image " + std::to_string(i + 1) + ": " + img.error().message);
+      return WithContext(img.error(), "reference image " + std::to_string(i + 1));
     }
     uint64_t sum[3] = {0, 0, 0};
     const size_t n = img->rgba.size() / 4;
@@ -109,7 +108,7 @@ Result<imaging::BackendImage> LocalBackend::Edit(const imaging::EditRequest& req
   ASSIGN_OR_RETURN(std::vector<EditClause> clauses, ParseEditInstructions(request.prompt));
   Result<imaging::Image> image = imaging::Decode(request.base.bytes, options_.limits);
   if (!image.ok()) {
-    return MakeError(image.error().code, "base image: " + image.error().message);
+    return WithContext(image.error(), "base image");
   }
   // The text names the first few edits only: it goes back in the result, and an instruction
   // can be 100 KB.
@@ -119,7 +118,7 @@ Result<imaging::BackendImage> LocalBackend::Edit(const imaging::EditRequest& req
     const EditClause& clause = (clauses)[i];
     if (Status s = CheckContext(ctx); !s) return s.error();
     if (Status s = ApplyEdit(*image, clause.op, options_.limits); !s) {
-      return MakeError(s.error().code, "\"" + clause.source + "\": " + s.error().message);
+      return WithContext(s.error(), "\"" + clause.source + "\"");
     }
     if (i < kEditsNamed) applied += (applied.empty() ? "" : "; ") + clause.source;
   }

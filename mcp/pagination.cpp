@@ -1,9 +1,10 @@
 #include "mcp/pagination.h"
 
 #include <algorithm>
-#include <charconv>
+#include <optional>
 
 #include "common/base64.h"
+#include "common/decimal.h"
 
 namespace imgmcp::mcp {
 
@@ -50,13 +51,9 @@ std::string EncodeOffsetCursor(std::string_view kind, size_t offset) {
 Result<size_t> DecodeOffsetCursor(std::string_view kind, std::string_view cursor, size_t size) {
   auto payload = DecodeCursor(kind, cursor);
   if (!payload.ok()) return payload.error();
-  const std::string& p = payload.value();
-  size_t offset = 0;
-  auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), offset);
-  if (ec != std::errc() || end != p.data() + p.size() || offset == 0 || offset > size) {
-    return BadCursor();
-  }
-  return offset;
+  const std::optional<size_t> offset = ParseDecimal<size_t>(payload.value(), 1, size);
+  if (!offset) return BadCursor();
+  return *offset;
 }
 
 Result<OffsetPage> PageOf(std::string_view kind, const std::optional<std::string>& cursor,

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <utility>
 
+#include "common/json_reader.h"
 #include "common/trace_context.h"
 #include "mcp/log_level.h"
 #include "mcp/method_table.h"
@@ -25,28 +26,39 @@ const Json* MetaOf(const Json& params) {
   return it != params.end() && it->is_object() ? &*it : nullptr;
 }
 
-// Reads the members of one params object; the first problem is kept, naming the method and field.
+// Reads the members of one params object through JsonObjectReader (common/json_reader.h), which
+// decides what a member is (absent and null are alike; a params that is no object has none), in
+// the protocol's own wording, which names the method and the member ("tools/call needs
+// params.name (string)"). The first problem is kept.
 class ParamReader {
  public:
-  ParamReader(const Json& params, std::string_view method) : params_(params), method_(method) {}
+  // `where`: the object's path in the request, as errors name it ("params.notifications").
+  ParamReader(const Json& params, std::string_view method, std::string where = "params")
+      : fields_(params), method_(method), where_(std::move(where)) {}
 
   void RequiredString(const char* key, std::string* out) {
-    const Json* v = Find(key);
+    const Json* v = Value(key);
     if (v == nullptr || !v->is_string()) {
-      return Fail(method_ + " needs params." + key + " (string)");
+      return Fail(method_ + " needs " + Name(key) + " (string)");
     }
     *out = v->get<std::string>();
   }
   void OptionalString(const char* key, std::optional<std::string>* out) {
-    const Json* v = Find(key);
+    const Json* v = Value(key);
     if (v == nullptr) return;
-    if (!v->is_string()) return Fail(method_ + " params." + key + " must be a string");
+    if (!v->is_string()) return Fail(method_ + " " + Name(key) + " must be a string");
     *out = v->get<std::string>();
   }
-  void OptionalObject(const char* key, Json* out) {
-    const Json* v = Find(key);
+  void OptionalBool(const char* key, bool* out) {
+    const Json* v = Value(key);
     if (v == nullptr) return;
-    if (!v->is_object()) return Fail(method_ + " params." + key + " must be an object");
+    if (!v->is_boolean()) return Fail(method_ + " " + Name(key) + " must be true or false");
+    *out = v->get<bool>();
+  }
+  void OptionalObject(const char* key, Json* out) {
+    const Json* v = Value(key);
+    if (v == nullptr) return;
+    if (!v->is_object()) return Fail(method_ + " " + Name(key) + " must be an object");
     *out = *v;
   }
   void OptionalObject(const char* key, std::optional<Json>* out) {
@@ -58,6 +70,8 @@ class ParamReader {
     OptionalObject("inputResponses", &out->responses);
     OptionalString("requestState", &out->request_state);
   }
+  // The member as sent, or nullptr when absent or null (or after a problem).
+  const Json* Value(const char* key) { return error_ ? nullptr : fields_.OptionalValue(key); }
 
   Status Finish() const {
     if (error_) return *error_;
@@ -65,18 +79,14 @@ class ParamReader {
   }
 
  private:
-  // The member, or nullptr when absent or null (null counts as absent).
-  const Json* Find(const char* key) {
-    if (error_ || !params_.is_object()) return nullptr;
-    auto it = params_.find(key);
-    return it == params_.end() || it->is_null() ? nullptr : &*it;
-  }
+  std::string Name(const char* key) const { return where_ + "." + key; }
   void Fail(std::string message) {
     if (!error_) error_ = InvalidArgument(std::move(message));
   }
 
-  const Json& params_;
+  JsonObjectReader fields_;
   const std::string method_;
+  const std::string where_;
   std::optional<Error> error_;
 };
 
@@ -190,10 +200,10 @@ Result<InitializeParams> InitializeParams::FromJson(const Json& params, std::str
   InitializeParams p;
   r.RequiredString("protocolVersion", &p.protocol_version);
   // Lenient, as before: a capabilities or clientInfo of the wrong type is ignored.
-  if (auto caps = params.find("capabilities"); caps != params.end() && caps->is_object()) {
+  if (const Json* caps = r.Value("capabilities"); caps != nullptr && caps->is_object()) {
     p.capabilities = *caps;
   }
-  if (auto info = params.find("clientInfo"); info != params.end()) p.client_info = *info;
+  if (const Json* info = r.Value("clientInfo"); info != nullptr) p.client_info = *info;
   return Finished(r, std::move(p));
 }
 
@@ -230,9 +240,7 @@ Result<InvokeParams> InvokeParams::FromJson(const Json& params, std::string_view
   r.RequiredString("name", &p.name);
   r.OptionalObject("arguments", &p.arguments);
   r.RetryInputsOf(&p.inputs);
-  if (params.is_object()) {
-    if (auto task = params.find("task"); task != params.end() && !task->is_null()) p.task = *task;
-  }
+  if (const Json* task = r.Value("task"); task != nullptr) p.task = *task;
   return Finished(r, std::move(p));
 }
 
@@ -246,22 +254,12 @@ Result<ListenParams> ListenParams::FromJson(const Json& params, std::string_view
   r.OptionalObject("notifications", &filter);
   RETURN_IF_ERROR(r.Finish());
   ListenParams p;
-  auto flag = [&](const char* key, bool* out) -> Status {
-    auto it = filter.find(key);
-    if (it == filter.end() || it->is_null()) return Status::Ok();
-    if (!it->is_boolean()) {
-      return InvalidArgument(std::string(method) + " params.notifications." + key +
-                             " must be true or false");
-    }
-    *out = it->get<bool>();
-    return Status::Ok();
-  };
-  for (auto [key, out] : {std::pair{"toolsListChanged", &p.filter.tools_list_changed},
-                          std::pair{"promptsListChanged", &p.filter.prompts_list_changed},
-                          std::pair{"resourcesListChanged", &p.filter.resources_list_changed}}) {
-    RETURN_IF_ERROR(flag(key, out));
-  }
-  if (auto uris = filter.find("resourceSubscriptions"); uris != filter.end() && !uris->is_null()) {
+  ParamReader notifications(filter, method, "params.notifications");
+  notifications.OptionalBool("toolsListChanged", &p.filter.tools_list_changed);
+  notifications.OptionalBool("promptsListChanged", &p.filter.prompts_list_changed);
+  notifications.OptionalBool("resourcesListChanged", &p.filter.resources_list_changed);
+  RETURN_IF_ERROR(notifications.Finish());
+  if (const Json* uris = notifications.Value("resourceSubscriptions"); uris != nullptr) {
     if (!uris->is_array()) {
       return InvalidArgument(
           std::string(method) +
@@ -276,7 +274,7 @@ Result<ListenParams> ListenParams::FromJson(const Json& params, std::string_view
       p.filter.resource_subscriptions.push_back(uri.get<std::string>());
     }
   }
-  if (auto ids = filter.find("taskIds"); ids != filter.end() && !ids->is_null()) {
+  if (const Json* ids = notifications.Value("taskIds"); ids != nullptr) {
     const std::string bad =
         std::string(method) + " params.notifications.taskIds must be an " + "array of task ids";
     if (!ids->is_array()) return InvalidArgument(bad);

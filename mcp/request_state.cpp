@@ -1,10 +1,11 @@
 #include "mcp/request_state.h"
 
-#include <charconv>
 #include <cstdint>
+#include <optional>
 #include <utility>
 
 #include "common/base64.h"
+#include "common/decimal.h"
 #include "common/random.h"
 #include "common/sha256.h"
 
@@ -69,13 +70,9 @@ Result<std::string> RequestStateSeal::Open(std::string_view request,
   if (diff != 0) {
     return Refused("failed verification (altered, or issued for another request)");
   }
-  int64_t expiry = 0;
-  const std::string_view digits = body.substr(0, first);
-  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), expiry);
-  if (ec != std::errc() || end != digits.data() + digits.size()) {
-    return Refused("is not one this server issued");
-  }
-  if (UnixSeconds(clock_.WallNow()) > expiry) {
+  const std::optional<int64_t> expiry = ParseDecimal<int64_t>(body.substr(0, first));
+  if (!expiry) return Refused("is not one this server issued");
+  if (UnixSeconds(clock_.WallNow()) > *expiry) {
     return Refused("has expired; call again without it");
   }
   auto state = Base64Decode(body.substr(first + 1));

@@ -1,9 +1,10 @@
 #include "mcp/server.h"
 
-#include <charconv>
+#include <optional>
 #include <string_view>
 #include <utility>
 
+#include "common/decimal.h"
 #include "mcp/connection.h"
 #include "mcp/json_rpc.h"
 #include "mcp/pagination.h"
@@ -128,8 +129,9 @@ bool DecodeResourcePosition(std::string_view payload, size_t providers, size_t* 
                             std::string* inner) {
   const size_t colon = payload.find(':');
   if (colon == std::string_view::npos || colon == 0) return false;
-  const auto [end, ec] = std::from_chars(payload.data(), payload.data() + colon, *provider);
-  if (ec != std::errc() || end != payload.data() + colon || *provider >= providers) return false;
+  const std::optional<size_t> index = ParseDecimal<size_t>(payload.substr(0, colon));
+  if (!index || *index >= providers) return false;
+  *provider = *index;
   *inner = std::string(payload.substr(colon + 1));
   return !inner->empty();
 }

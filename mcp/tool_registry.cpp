@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/ascii.h"
 #include "mcp/legacy_task_json.h"
 #include "mcp/pagination.h"
 #include "mcp/protocol.h"
@@ -15,10 +16,8 @@ constexpr char kToolCursorKind[] = "tools";
 
 bool IsValidToolName(const std::string& name) {
   if (name.empty() || name.size() > 128) return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '-' || c == '.';
-  });
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return IsAsciiAlnum(c) || c == '_' || c == '-' || c == '.'; });
 }
 
 Status ToolRegistry::Register(ToolSpec tool) {

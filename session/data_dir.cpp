@@ -1,16 +1,13 @@
 #include "session/data_dir.h"
 
+#include "common/ascii.h"
+
 namespace imgmcp::session {
-namespace {
-bool IsAlnum(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-}  // namespace
 
 bool IsValidSessionId(std::string_view id) {
-  if (id.empty() || id.size() > 64 || !IsAlnum(id[0])) return false;
+  if (id.empty() || id.size() > 64 || !IsAsciiAlnum(id[0])) return false;
   for (char c : id) {
-    if (!IsAlnum(c) && c != '.' && c != '_' && c != '-') return false;
+    if (!IsAsciiAlnum(c) && c != '.' && c != '_' && c != '-') return false;
   }
   return true;
 }
@@ -18,7 +15,7 @@ bool IsValidSessionId(std::string_view id) {
 bool IsValidFileExtension(std::string_view ext) {
   if (ext.size() < 2 || ext.size() > 9 || ext[0] != '.') return false;
   for (char c : ext.substr(1)) {
-    if (!IsAlnum(c)) return false;
+    if (!IsAsciiAlnum(c)) return false;
   }
   return true;
 }

@@ -13,7 +13,9 @@
 
 #include "common/cancellation.h"
 #include "common/log.h"
+#include "common/posix_io.h"
 #include "common/random.h"
+#include "common/unique_fd.h"
 #include "session/data_dir.h"
 #include "session/file_io.h"
 
@@ -34,15 +36,15 @@ Error ProbeError(const std::string& what, const std::filesystem::path& path, int
 Status ProbeWriteAndLock(const std::filesystem::path& dir) {
   const std::filesystem::path probe =
       dir / (".startup-probe-" + std::to_string(::getpid()) + "-" + RandomHex(4));
-  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return ProbeError("cannot create a file in", dir, errno);
+  UniqueFd fd(::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd.valid()) return ProbeError("cannot create a file in", dir, errno);
   Status status;
-  if (::write(fd, "x", 1) != 1) {
-    status = ProbeError("cannot write a file in", dir, errno);
-  } else if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  if (const int err = WriteAll(fd.get(), "x"); err != 0) {
+    status = ProbeError("cannot write a file in", dir, err);
+  } else if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
     status = ProbeError("cannot lock a file (flock) in", dir, errno);
   }
-  ::close(fd);
+  fd.Reset();
   ::unlink(probe.c_str());
   return status;
 }

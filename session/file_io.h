@@ -1,11 +1,12 @@
-// Durable file primitives: directories 0700, files 0600, atomic replace-by-rename with the fsyncs
-// that make a crash leave either the old state or the new one.
+// The session store's files: directories 0700, files 0600, atomic replace-by-rename with the
+// fsyncs that make a crash leave either the old state or the new one. The I/O itself (and
+// ReadWholeFile, SyncDir) is common/posix_io.h's; this is the store's use of it.
 #pragma once
 
 #include <filesystem>
-#include <string>
 #include <string_view>
 
+#include "common/posix_io.h"
 #include "common/result.h"
 
 namespace imgmcp::session {
@@ -14,27 +15,14 @@ namespace imgmcp::session {
 // creates. Existing directories are left as they are.
 Status EnsureDir(const std::filesystem::path& dir);
 
-// How far a write goes before it returns.
-enum class Sync {
-  kDurable,  // the file and its directory entry are fsynced: durable under the final name
-  kNone,     // not fsynced — for caches that can be written again
-};
-
-// Writes `bytes` to a temp file (name starting `temp_prefix`) in `dir` and renames it to
-// `dir/name`: readers see the old file or the whole new one, never a part. With Sync::kDurable the
-// temp file is fsynced before the rename and `dir` after it, so on return the file is durable
-// under its final name; big files are then written with direct I/O where the file system allows
-// it (much cheaper than filling fresh page-cache pages and flushing them), else buffered. On
-// failure the temp file is removed.
+// Writes `bytes` as `dir/name`, mode 0600, through a temp file named `temp_prefix`… in `dir`
+// (WriteFileAtomically of common/posix_io.h): readers see the old file or the whole new one,
+// never a part. With Sync::kDurable the file is durable under its final name on return, big
+// files written with direct I/O where the file system allows it. On failure the temp file is
+// removed.
 Status WriteFileAtomically(const std::filesystem::path& dir, std::string_view name,
                            std::string_view bytes, std::string_view temp_prefix,
                            Sync sync = Sync::kDurable);
-
-// Reads a whole file. kNotFound when it does not exist.
-Result<std::string> ReadWholeFile(const std::filesystem::path& path);
-
-// fsync on a directory so renames/unlinks in it are durable.
-Status SyncDir(const std::filesystem::path& dir);
 
 // Unlinks `path`; a missing file is not an error. Returns false (and logs) on other failures.
 bool RemoveFileQuietly(const std::filesystem::path& path);

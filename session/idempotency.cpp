@@ -1,12 +1,11 @@
 #include "session/idempotency.h"
 
+#include "common/ascii.h"
+
 namespace imgmcp::session {
 namespace {
 
-bool IsKeyChar(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
-         c == '_' || c == ':' || c == '-';
-}
+bool IsKeyChar(char c) { return IsAsciiAlnum(c) || c == '.' || c == '_' || c == ':' || c == '-'; }
 
 }  // namespace
 

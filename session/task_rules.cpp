@@ -1,10 +1,10 @@
 #include "session/task_rules.h"
 
-#include <charconv>
 #include <chrono>
 
 #include "common/base64.h"
 #include "common/clock.h"
+#include "common/decimal.h"
 #include "session/data_dir.h"
 
 namespace imgmcp::session {
@@ -72,8 +72,9 @@ bool DecodeTaskCursor(const std::string& cursor, int64_t* created_ms, std::strin
   const std::string_view rest = std::string_view(*raw).substr(kTaskCursorPrefix.size());
   const size_t colon = rest.find(':');
   if (colon == std::string_view::npos || colon == 0) return false;
-  const auto [end, ec] = std::from_chars(rest.data(), rest.data() + colon, *created_ms);
-  if (ec != std::errc() || end != rest.data() + colon) return false;
+  const std::optional<int64_t> ms = ParseDecimal<int64_t>(rest.substr(0, colon));
+  if (!ms) return false;
+  *created_ms = *ms;
   *task_id = std::string(rest.substr(colon + 1));
   return IsValidTaskId(*task_id);
 }

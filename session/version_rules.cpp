@@ -1,10 +1,10 @@
 #include "session/version_rules.h"
 
 #include <algorithm>
-#include <charconv>
 #include <string_view>
 
 #include "common/base64.h"
+#include "common/decimal.h"
 #include "session/data_dir.h"
 
 namespace imgmcp::session {
@@ -94,8 +94,9 @@ bool DecodeSessionCursor(const std::string& cursor, int64_t* updated_ms, std::st
   const std::string_view rest = std::string_view(*raw).substr(kSessionCursorPrefix.size());
   const size_t colon = rest.find(':');
   if (colon == std::string_view::npos || colon == 0) return false;
-  const auto [end, ec] = std::from_chars(rest.data(), rest.data() + colon, *updated_ms);
-  if (ec != std::errc() || end != rest.data() + colon) return false;
+  const std::optional<int64_t> ms = ParseDecimal<int64_t>(rest.substr(0, colon));
+  if (!ms) return false;
+  *updated_ms = *ms;
   *session_id = std::string(rest.substr(colon + 1));
   return IsValidSessionId(*session_id);
 }

@@ -1,11 +1,12 @@
 #include "server/app/config.h"
 
 #include <algorithm>
-#include <charconv>
 #include <string_view>
 #include <type_traits>
 #include <utility>
 
+#include "common/ascii.h"
+#include "common/decimal.h"
 #include "common/log.h"
 #include "gemini_client/models.h"
 #include "imaging/generation_params.h"
@@ -20,13 +21,12 @@ Error FlagError(std::string_view source, const std::string& message) {
 
 Result<int64_t> ParseInt(std::string_view source, const std::string& text, int64_t min,
                          int64_t max) {
-  int64_t v = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || v < min || v > max) {
+  const std::optional<int64_t> v = ParseDecimal<int64_t>(text, min, max);
+  if (!v) {
     return FlagError(source, "expected an integer from " + std::to_string(min) + " to " +
                                  std::to_string(max) + ", got \"" + text + "\"");
   }
-  return v;
+  return *v;
 }
 
 // "a, b,,c" → {"a", "b", "c"} (with `separator` ','): items trimmed of blanks, empty ones skipped.
@@ -34,9 +34,7 @@ std::vector<std::string> SplitList(std::string_view text, char separator) {
   std::vector<std::string> items;
   for (size_t start = 0; start <= text.size();) {
     size_t comma = std::min(text.find(separator, start), text.size());
-    std::string_view item = text.substr(start, comma - start);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    const std::string_view item = TrimSpacesAndTabs(text.substr(start, comma - start));
     if (!item.empty()) items.emplace_back(item);
     start = comma + 1;
   }

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "common/log.h"
-#include "server/app/wiring.h"
 #include "mcp/self_check.h"
+#include "server/app/wiring.h"
 #include "server/netmod/net_module_loader.h"
 
 namespace imgmcp::app {
@@ -40,8 +40,7 @@ Result<std::string> CheckBackend(const Config& config, const BackendSelection& s
 // migrate) and says what it opened.
 Result<std::string> CheckStore(const Config& config, session::DeferredSessionStore& store) {
   if (Status opened = store.WaitUntilOpen(); !opened.ok()) {
-    return Error(opened.error().code,
-                 "session store (" + DescribeStore(config) + "): " + opened.error().message);
+    return WithContext(opened.error(), "session store (" + DescribeStore(config) + ")");
   }
   return "store " + StoreName(config) + ", data dir " + config.data_dir.string();
 }
@@ -58,9 +57,7 @@ Result<std::string> Check(const Config& config, WiredServer& wired) {
 
 Status RunSelfCheck(const Config& config, WiredServer& wired) {
   auto summary = Check(config, wired);
-  if (!summary.ok()) {
-    return Error(summary.error().code, "self-check FAILED: " + summary.error().message);
-  }
+  if (!summary.ok()) return WithContext(summary.error(), "self-check FAILED");
   log::Info("main", "self-check ok: " + *summary);
   return Status::Ok();
 }

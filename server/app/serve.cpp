@@ -11,13 +11,13 @@
 
 #include "common/byte_budget.h"
 #include "common/log.h"
+#include "mcp/stdio_transport.h"
 #include "server/app/drain.h"
 #include "server/app/readiness_probe.h"
 #include "server/app/stop_signals.h"
 #include "server/app/wiring.h"
 #include "server/http/http_listener.h"
 #include "server/http/listen_address.h"
-#include "mcp/stdio_transport.h"
 #include "server/netmod/net_module_loader.h"
 #include "server/ui/ui_resources.h"
 
@@ -32,8 +32,7 @@ constexpr char kTasksStoppedByShutdown[] =
     "passed; nothing was committed and no other server takes it over: retry the call";
 
 // Loads the network module and starts listening; the port it listens on is logged.
-Result<std::unique_ptr<http::HttpListener>> StartListener(const Config& config,
-                                                          WiredServer& wired,
+Result<std::unique_ptr<http::HttpListener>> StartListener(const Config& config, WiredServer& wired,
                                                           const ReadinessProbe& probe) {
   mcp::McpServer& server = wired.server();
   http::HttpOptions options = MakeHttpOptions(config);
@@ -86,7 +85,7 @@ void PrepareProcess(const Config& config) {
 Status ServeHttpUntilStopped(const Config& config, WiredServer& wired) {
   const ReadinessProbe probe(wired.store(), config.data_dir);
   auto started = StartListener(config, wired, probe);
-  if (!started.ok()) return Error(started.error().code, "--http: " + started.error().message);
+  if (!started.ok()) return WithContext(started.error(), "--http");
   const std::unique_ptr<http::HttpListener> listener = std::move(*started);
   mcp::TaskRunner& tasks = wired.server().tasks();
   // Stopped when the listener ends by itself (it failed): then nothing is drained.

@@ -41,17 +41,13 @@ mcp::ServerOptions MakeServerOptions(const Config& config) {
   return options;
 }
 
-Error Prefixed(const std::string& prefix, const Error& error) {
-  return Error(error.code, prefix + ": " + error.message);
-}
-
 }  // namespace
 
 Result<std::unique_ptr<WiredServer>> WiredServer::Build(const Config& config) {
   std::unique_ptr<WiredServer> wired(new WiredServer());
   if (MetricsWanted(config)) wired->metrics_ = std::make_unique<metrics::Metrics>();
   auto backend = MakeBackend(config, wired->metrics_.get(), &wired->timers_);
-  if (!backend.ok()) return Prefixed("backend", backend.error());
+  if (!backend.ok()) return WithContext(backend.error(), "backend");
   wired->backend_ = std::move(*backend);
   const imaging::ImageBackend& chosen = *wired->backend_.backend;
   if (!wired->backend_.note.empty()) log::Info("main", wired->backend_.note);
@@ -62,7 +58,7 @@ Result<std::unique_ptr<WiredServer>> WiredServer::Build(const Config& config) {
   // anything); the store's open, migration and sweep run in the background, so initialize is
   // answered at once and tool calls wait for the open.
   auto store = OpenStore(config, wired->clock_, wired->metrics_.get());
-  if (!store.ok()) return Prefixed(DescribeStore(config), store.error());
+  if (!store.ok()) return WithContext(store.error(), DescribeStore(config));
   wired->store_ = std::move(*store);
 
   mcp::ServerOptions server_options = MakeServerOptions(config);
@@ -90,11 +86,12 @@ Result<std::unique_ptr<WiredServer>> WiredServer::Build(const Config& config) {
   wired->server_->AddResourceProvider(std::make_shared<ui::UiResources>());
   if (config.conformance_fixtures) {
     if (Status s = conformance::RegisterConformanceFixtures(*wired->server_); !s.ok()) {
-      return Prefixed("conformance fixtures", s.error());
+      return WithContext(s.error(), "conformance fixtures");
     }
   }
   if (config.metrics_listen && !config.self_check) {
-    ASSIGN_OR_RETURN(wired->metrics_listener_, StartMetricsListener(config, *wired->server_, wired->metrics_.get()));
+    ASSIGN_OR_RETURN(wired->metrics_listener_,
+                     StartMetricsListener(config, *wired->server_, wired->metrics_.get()));
   }
   return wired;
 }
@@ -109,7 +106,7 @@ Status WiredServer::RegisterTools(const Config& config) {
   for (auto& tool : image_tools_->Tools()) {
     tool.definition.meta = ui::ToolUiMeta();  // MCP Apps hosts show results in the viewer
     if (Status s = server_->RegisterTool(std::move(tool)); !s.ok()) {
-      return Prefixed("tool registration", s.error());
+      return WithContext(s.error(), "tool registration");
     }
   }
   return Status::Ok();

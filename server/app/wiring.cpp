@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "common/log.h"
+#include "common/unique_fd.h"
 #include "gemini_client/adc.h"
 #include "gemini_client/gemini_client.h"
 #include "gemini_client/models.h"
@@ -28,20 +29,19 @@ namespace {
 
 // Blocks until a writer has opened `gate` (a FIFO) and closed it again.
 Status WaitForGate(const std::filesystem::path& gate) {
-  int fd;
+  UniqueFd fd;
   do {
-    fd = ::open(gate.c_str(), O_RDONLY | O_CLOEXEC);  // returns once a writer opens it
-  } while (fd < 0 && errno == EINTR);
-  if (fd < 0) {
+    fd.Reset(::open(gate.c_str(), O_RDONLY | O_CLOEXEC));  // returns once a writer opens it
+  } while (!fd.valid() && errno == EINTR);
+  if (!fd.valid()) {
     return MakeError(ErrorCode::kFailedPrecondition,
                      "IMGMCP_TEST_STORE_OPEN_GATE " + gate.string() + ": " + std::strerror(errno));
   }
   char buffer[64];
   ssize_t n;
   do {
-    n = ::read(fd, buffer, sizeof buffer);  // 0: every writer has closed it
+    n = ::read(fd.get(), buffer, sizeof buffer);  // 0: every writer has closed it
   } while (n > 0 || (n < 0 && errno == EINTR));
-  ::close(fd);
   return Status::Ok();
 }
 
@@ -408,12 +408,10 @@ Result<std::unique_ptr<http::HttpListener>> StartMetricsListener(const Config& c
   http::HttpOptions options = MakeMetricsHttpOptions(config);
   options.metrics = metrics;
   auto net_module = netmod::LoadNetModule();
-  if (!net_module.ok()) {
-    return Error(net_module.error().code, "--metrics: " + net_module.error().message);
-  }
+  if (!net_module.ok()) return WithContext(net_module.error(), "--metrics");
   std::unique_ptr<http::HttpListener> listener = (*net_module)->new_http_listener(server, options);
   auto port = listener->Start();
-  if (!port.ok()) return Error(port.error().code, "--metrics: " + port.error().message);
+  if (!port.ok()) return WithContext(port.error(), "--metrics");
   std::string url = http::EndpointUrl(options.host, *port);  // http://HOST:PORT/mcp
   url.replace(url.rfind('/'), std::string::npos, "/metrics");
   log::Info("main", "metrics at " + url);

@@ -12,9 +12,9 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
-#include <limits>
 
 #include "common/ascii.h"
+#include "common/decimal.h"
 #include "common/log.h"
 #include "server/http/log_tag.h"
 
@@ -30,22 +30,6 @@ constexpr auto kAcceptPause = std::chrono::milliseconds(50);
 constexpr auto kEvictionWarningEvery = std::chrono::seconds(10);
 
 using SteadyClock = std::chrono::steady_clock;
-
-// Digits only; saturates instead of overflowing. nullopt for anything else.
-std::optional<uint64_t> ParseLength(std::string_view s) {
-  if (s.empty()) return std::nullopt;
-  uint64_t v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    const uint64_t digit = static_cast<uint64_t>(c - '0');
-    if (v > (std::numeric_limits<uint64_t>::max() - digit) / 10) {
-      v = std::numeric_limits<uint64_t>::max();
-    } else {
-      v = v * 10 + digit;
-    }
-  }
-  return v;
-}
 
 const char* ReasonPhrase(int status) {
   switch (status) {
@@ -89,7 +73,7 @@ HeadScan ScanRequestHead(std::string_view bytes, size_t max_head_bytes, size_t s
     const std::string_view value = TrimSpacesAndTabs(line.substr(colon + 1));
     if (EqualsIgnoreAsciiCase(name, "Content-Length")) {
       // Unparsable values are left to the HTTP parser; of several, the largest counts here.
-      if (auto length = ParseLength(value)) {
+      if (auto length = ParseDecimalSaturating<uint64_t>(value)) {
         scan.content_length = std::max(scan.content_length.value_or(0), *length);
       }
     } else if (EqualsIgnoreAsciiCase(name, "Transfer-Encoding")) {
@@ -106,50 +90,41 @@ Result<std::unique_ptr<ConnectionGate>> ConnectionGate::Create(int listen_fd, Ga
     return MakeError(ErrorCode::kInternal,
                      std::string("listening socket: ") + std::strerror(errno));
   }
-  const int epoll_fd = ::epoll_create1(EPOLL_CLOEXEC);
-  if (epoll_fd < 0) {
+  UniqueFd epoll_fd(::epoll_create1(EPOLL_CLOEXEC));
+  if (!epoll_fd.valid()) {
     return MakeError(ErrorCode::kInternal, std::string("epoll_create1: ") + std::strerror(errno));
   }
-  const int wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (wake_fd < 0) {
-    const int err = errno;
-    ::close(epoll_fd);
-    return MakeError(ErrorCode::kInternal, std::string("eventfd: ") + std::strerror(err));
+  UniqueFd wake_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!wake_fd.valid()) {
+    return MakeError(ErrorCode::kInternal, std::string("eventfd: ") + std::strerror(errno));
   }
-  for (int fd : {listen_fd, wake_fd}) {
+  for (int fd : {listen_fd, wake_fd.get()}) {
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.fd = fd;
-    if (::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev) != 0) {
-      const int err = errno;
-      ::close(wake_fd);
-      ::close(epoll_fd);
-      return MakeError(ErrorCode::kInternal, std::string("epoll_ctl: ") + std::strerror(err));
+    if (::epoll_ctl(epoll_fd.get(), EPOLL_CTL_ADD, fd, &ev) != 0) {
+      return MakeError(ErrorCode::kInternal, std::string("epoll_ctl: ") + std::strerror(errno));
     }
   }
-  return std::unique_ptr<ConnectionGate>(
-      new ConnectionGate(listen_fd, epoll_fd, wake_fd, std::move(options), std::move(handoff)));
+  return std::unique_ptr<ConnectionGate>(new ConnectionGate(
+      listen_fd, std::move(epoll_fd), std::move(wake_fd), std::move(options), std::move(handoff)));
 }
 
-ConnectionGate::ConnectionGate(int listen_fd, int epoll_fd, int wake_fd, GateOptions options,
-                               Handoff handoff)
+ConnectionGate::ConnectionGate(int listen_fd, UniqueFd epoll_fd, UniqueFd wake_fd,
+                               GateOptions options, Handoff handoff)
     : listen_fd_(listen_fd),
-      epoll_fd_(epoll_fd),
-      wake_fd_(wake_fd),
+      epoll_fd_(std::move(epoll_fd)),
+      wake_fd_(std::move(wake_fd)),
       options_(std::move(options)),
       handoff_(std::move(handoff)) {}
 
 ConnectionGate::~ConnectionGate() {
-  for (auto& [fd, entry] : entries_) ::close(fd);
-  entries_.clear();
+  entries_.clear();  // each connection closes its socket
   {
     MutexLock lock(inbox_mu_);
-    for (auto& in : inbox_) ::close(in.connection->fd);
     inbox_.clear();
     stopped_ = true;
   }
-  ::close(wake_fd_);
-  ::close(epoll_fd_);
 }
 
 void ConnectionGate::Stop() {
@@ -160,7 +135,7 @@ void ConnectionGate::Stop() {
 void ConnectionGate::Wake() {
   const uint64_t one = 1;
   // The counter only grows; a full counter (never in practice) still leaves the fd readable.
-  [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof one);
+  [[maybe_unused]] ssize_t n = ::write(wake_fd_.get(), &one, sizeof one);
 }
 
 void ConnectionGate::PostInbound(Inbound inbound) {
@@ -172,7 +147,7 @@ void ConnectionGate::PostInbound(Inbound inbound) {
     }
   }
   if (inbound.connection) {  // the gate is gone: nobody waits for the next request
-    ::close(inbound.connection->fd);
+    inbound.connection.reset();
     return;
   }
   Wake();
@@ -200,16 +175,16 @@ GateStats ConnectionGate::Stats() const {
 void ConnectionGate::Run() {
   std::array<epoll_event, kMaxEvents> events{};
   while (!stop_requested_.load()) {
-    const int n = ::epoll_wait(epoll_fd_, events.data(), kMaxEvents, NextTimeoutMs());
+    const int n = ::epoll_wait(epoll_fd_.get(), events.data(), kMaxEvents, NextTimeoutMs());
     if (n < 0 && errno != EINTR) {
       log::Error(kLog, std::string("epoll_wait failed: ") + std::strerror(errno));
       break;
     }
     for (int i = 0; i < n; ++i) {
       const int fd = events[static_cast<size_t>(i)].data.fd;
-      if (fd == wake_fd_) {
+      if (fd == wake_fd_.get()) {
         uint64_t count = 0;
-        [[maybe_unused]] ssize_t r = ::read(wake_fd_, &count, sizeof count);
+        [[maybe_unused]] ssize_t r = ::read(wake_fd_.get(), &count, sizeof count);
         TakeInbound();
       } else if (fd == listen_fd_) {
         AcceptAll();
@@ -221,7 +196,9 @@ void ConnectionGate::Run() {
       epoll_event ev{};
       ev.events = EPOLLIN;
       ev.data.fd = listen_fd_;
-      if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &ev) == 0) accept_paused_ = false;
+      if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, listen_fd_, &ev) == 0) {
+        accept_paused_ = false;
+      }
     }
     ExpireDeadlines();
     waiting_.store(entries_.size());
@@ -231,7 +208,6 @@ void ConnectionGate::Run() {
     stopped_ = true;
   }
   TakeInbound();  // closes them: nothing is served any more
-  for (auto& [fd, entry] : entries_) ::close(fd);
   entries_.clear();
   deadlines_.clear();
   admission_.clear();
@@ -250,8 +226,8 @@ int ConnectionGate::NextTimeoutMs() const {
 
 void ConnectionGate::AcceptAll() {
   for (int i = 0; i < kMaxAcceptsPerWake; ++i) {
-    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) {
+    UniqueFd fd(::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    if (!fd.valid()) {
       const int err = errno;
       if (err == EAGAIN || err == EWOULDBLOCK) return;
       if (err == EMFILE || err == ENFILE) {
@@ -260,7 +236,7 @@ void ConnectionGate::AcceptAll() {
           EvictOldest();
           continue;
         }
-        if (::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listen_fd_, nullptr) == 0) {
+        if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, listen_fd_, nullptr) == 0) {
           accept_paused_ = true;
           accept_resume_ = SteadyClock::now() + kAcceptPause;
         }
@@ -278,17 +254,17 @@ void ConnectionGate::AcceptAll() {
     accepted_.fetch_add(1);
     if (options_.tcp_nodelay) {
       const int one = 1;
-      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     }
     while (entries_.size() >= options_.max_pending && !admission_.empty()) EvictOldest();
     auto connection = std::make_unique<GateConnection>();
-    connection->fd = fd;
+    connection->fd = std::move(fd);
     Admit(std::move(connection), Phase::kHead);
   }
 }
 
 void ConnectionGate::Admit(std::unique_ptr<GateConnection> connection, Phase phase) {
-  const int fd = connection->fd;
+  const int fd = connection->fd.get();
   Entry entry;
   entry.connection = std::move(connection);
   entry.phase = phase;
@@ -301,17 +277,14 @@ void ConnectionGate::Admit(std::unique_ptr<GateConnection> connection, Phase pha
     ::shutdown(fd, SHUT_WR);
   }
   auto [it, inserted] = entries_.emplace(fd, std::move(entry));
-  if (!inserted) {  // cannot happen: an fd is in one place at a time
-    ::close(fd);
-    return;
-  }
+  if (!inserted) return;  // cannot happen (an fd is in one place at a time); `entry` closes it
   admission_.emplace(it->second.order, fd);
   SetDeadline(it->second, SteadyClock::now() + wait);
   epoll_event ev{};
   // Edge-triggered: each arrival of bytes wakes the gate once; it reads until EAGAIN.
   ev.events = EPOLLIN | EPOLLRDHUP | EPOLLET;
   ev.data.fd = fd;
-  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+  if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, fd, &ev) != 0) {
     Close(fd);
     return;
   }
@@ -320,7 +293,7 @@ void ConnectionGate::Admit(std::unique_ptr<GateConnection> connection, Phase pha
 }
 
 void ConnectionGate::SetDeadline(Entry& entry, SteadyClock::time_point deadline) {
-  const int fd = entry.connection->fd;
+  const int fd = entry.connection->fd.get();
   deadlines_.erase({entry.deadline, fd});
   entry.deadline = deadline;
   deadlines_.emplace(deadline, fd);
@@ -344,7 +317,7 @@ bool ConnectionGate::SkipLeftover(Entry& entry) {
   std::array<char, kReadChunk> scratch{};
   while (c.skip > 0) {
     const ssize_t n =
-        ::recv(c.fd, scratch.data(),
+        ::recv(c.fd.get(), scratch.data(),
                static_cast<size_t>(std::min<uint64_t>(c.skip, scratch.size())), MSG_DONTWAIT);
     if (n > 0) {
       c.skip -= static_cast<uint64_t>(n);
@@ -352,7 +325,7 @@ bool ConnectionGate::SkipLeftover(Entry& entry) {
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;  // more to come
-    Close(c.fd);
+    Close(c.fd.get());
     return false;
   }
   return true;
@@ -360,7 +333,7 @@ bool ConnectionGate::SkipLeftover(Entry& entry) {
 
 void ConnectionGate::ReadHead(Entry& entry) {
   GateConnection& c = *entry.connection;
-  const int fd = c.fd;
+  const int fd = c.fd.get();
   if (c.skip > 0 && (!SkipLeftover(entry) || c.skip > 0)) return;
   bool peer_closed = false;
   for (;;) {
@@ -425,7 +398,7 @@ void ConnectionGate::TakeInbound() {
   }
   for (auto& in : inbound) {
     if (stopped) {
-      ::close(in.connection->fd);
+      in.connection.reset();
       continue;
     }
     in.connection->head_bytes = 0;
@@ -512,7 +485,7 @@ void ConnectionGate::Dispatch(int fd, const HeadScan& scan) {
 std::unique_ptr<GateConnection> ConnectionGate::Detach(int fd) {
   auto it = entries_.find(fd);
   if (it == entries_.end()) return nullptr;
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+  ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fd, nullptr);
   deadlines_.erase({it->second.deadline, fd});
   admission_.erase({it->second.order, fd});
   std::unique_ptr<GateConnection> connection = std::move(it->second.connection);
@@ -521,8 +494,7 @@ std::unique_ptr<GateConnection> ConnectionGate::Detach(int fd) {
 }
 
 void ConnectionGate::Close(int fd) {
-  auto connection = Detach(fd);
-  if (connection) ::close(fd);
+  Detach(fd);  // the connection, if still here, goes with its socket
 }
 
 }  // namespace imgmcp::http

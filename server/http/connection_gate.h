@@ -34,6 +34,7 @@
 
 #include "common/result.h"
 #include "common/thread_annotations.h"
+#include "common/unique_fd.h"
 #include "metrics/metrics.h"
 
 namespace imgmcp::http {
@@ -54,7 +55,7 @@ struct GateOptions {
 
 // A client connection between the gate and a worker: its socket and what was read ahead.
 struct GateConnection {
-  int fd = -1;
+  UniqueFd fd;            // closed with the connection
   std::string buffer;     // received, not yet consumed by a request (a head, maybe more)
   size_t head_bytes = 0;  // while a worker has it: the request head's length at buffer's front
   uint64_t content_length = 0;  // while a worker has it: the body length the head declares
@@ -130,7 +131,8 @@ class ConnectionGate {
     bool finish = false;
   };
 
-  ConnectionGate(int listen_fd, int epoll_fd, int wake_fd, GateOptions options, Handoff handoff);
+  ConnectionGate(int listen_fd, UniqueFd epoll_fd, UniqueFd wake_fd, GateOptions options,
+                 Handoff handoff);
 
   void AcceptAll();
   void Admit(std::unique_ptr<GateConnection> connection, Phase phase);
@@ -153,8 +155,8 @@ class ConnectionGate {
   void Wake();
 
   const int listen_fd_;
-  const int epoll_fd_;
-  const int wake_fd_;
+  const UniqueFd epoll_fd_;
+  const UniqueFd wake_fd_;
   const GateOptions options_;
   const Handoff handoff_;
 

@@ -10,9 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
-#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <limits>
@@ -21,6 +19,7 @@
 #include <utility>
 
 #include "common/ascii.h"
+#include "common/decimal.h"
 #include "common/log.h"
 #include "server/http/log_tag.h"
 
@@ -58,10 +57,7 @@ std::optional<std::string_view> HeaderValue(std::string_view head, std::string_v
         head.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
     const size_t colon = line.find(':');
     if (colon != std::string_view::npos && EqualsIgnoreAsciiCase(line.substr(0, colon), name)) {
-      std::string_view value = line.substr(colon + 1);
-      while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-      while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
-      return value;
+      return TrimSpacesAndTabs(line.substr(colon + 1));
     }
     pos = end;
   }
@@ -135,7 +131,7 @@ class GateStream final : public httplib::Stream {
       return static_cast<ssize_t>(n);
     }
     for (;;) {
-      const ssize_t n = ::recv(c_.fd, ptr, size, MSG_DONTWAIT);
+      const ssize_t n = ::recv(c_.fd.get(), ptr, size, MSG_DONTWAIT);
       if (n > 0) {
         consumed_ += static_cast<uint64_t>(n);
         return n;
@@ -181,7 +177,7 @@ class GateStream final : public httplib::Stream {
     port = c_.local.port;
   }
 
-  int socket() const override { return c_.fd; }
+  int socket() const override { return c_.fd.get(); }
 
   // Drops what this request consumed from the connection's read-ahead buffer.
   void Release() { c_.buffer.erase(0, offset_); }
@@ -210,7 +206,7 @@ class GateStream final : public httplib::Stream {
       msghdr message{};
       message.msg_iov = parts;
       message.msg_iovlen = count;
-      const ssize_t n = ::sendmsg(c_.fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+      const ssize_t n = ::sendmsg(c_.fd.get(), &message, MSG_NOSIGNAL | MSG_DONTWAIT);
       if (n > 0) {
         done += static_cast<size_t>(n);
         continue;
@@ -234,7 +230,7 @@ class GateStream final : public httplib::Stream {
     address.port = 0;
     sockaddr_storage addr{};
     socklen_t len = sizeof addr;
-    if (get_name(c_.fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    if (get_name(c_.fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
       AddressOf(addr, address.ip, address.port);
     }
     return address;
@@ -242,7 +238,7 @@ class GateStream final : public httplib::Stream {
 
   // True when `events` is ready on the socket within `timeout`; false on timeout or Shutdown().
   bool Wait(short events, std::chrono::milliseconds timeout) const {
-    pollfd fds[2] = {{c_.fd, events, 0}, {stop_fd_, POLLIN, 0}};
+    pollfd fds[2] = {{c_.fd.get(), events, 0}, {stop_fd_, POLLIN, 0}};
     const int timeout_ms = static_cast<int>(std::min<int64_t>(timeout.count(), 1 << 30));
     for (;;) {
       const int n = ::poll(fds, stop_fd_ >= 0 ? 2 : 1, timeout_ms);
@@ -255,10 +251,10 @@ class GateStream final : public httplib::Stream {
 
   // As httplib's own check: a peer that has hung up reads as end of input.
   bool PeerAlive() const {
-    pollfd fd = {c_.fd, POLLIN, 0};
+    pollfd fd = {c_.fd.get(), POLLIN, 0};
     if (::poll(&fd, 1, 0) <= 0) return true;
     char byte;
-    const ssize_t n = ::recv(c_.fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    const ssize_t n = ::recv(c_.fd.get(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
     return n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
   }
 
@@ -319,14 +315,10 @@ const ServedRequest* CurrentRequest() { return t_current_request; }
 
 GatedServer::GatedServer() : stop_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
 
-GatedServer::~GatedServer() {
-  Shutdown();
-  if (listen_fd_ >= 0) ::close(listen_fd_);
-  if (stop_fd_ >= 0) ::close(stop_fd_);
-}
+GatedServer::~GatedServer() { Shutdown(); }
 
 Result<int> GatedServer::Bind(const std::string& host, int port) {
-  if (listen_fd_ >= 0) return MakeError(ErrorCode::kFailedPrecondition, "already bound");
+  if (listen_fd_.valid()) return MakeError(ErrorCode::kFailedPrecondition, "already bound");
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -339,31 +331,30 @@ Result<int> GatedServer::Bind(const std::string& host, int port) {
   }
   std::string failure = "no address";
   for (addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
-    const int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-    if (fd < 0) {
+    UniqueFd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol));
+    if (!fd.valid()) {
       failure = std::strerror(errno);
       continue;
     }
     // SO_REUSEADDR lets a restarted server bind over connections in TIME_WAIT; unlike
     // SO_REUSEPORT (httplib's default) it never lets two servers share a listening port.
     const int one = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (ai->ai_family == AF_INET6) {
       const int zero = 0;
-      ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+      ::setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
     }
-    if (::bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || ::listen(fd, SOMAXCONN) != 0) {
+    if (::bind(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0 || ::listen(fd.get(), SOMAXCONN) != 0) {
       failure = std::strerror(errno);
-      ::close(fd);
       continue;
     }
     sockaddr_storage bound{};
     socklen_t len = sizeof bound;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
+    ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&bound), &len);
     std::string ip;
     int bound_port = 0;
     AddressOf(bound, ip, bound_port);
-    listen_fd_ = fd;
+    listen_fd_ = std::move(fd);
     ::freeaddrinfo(found);
     return bound_port;
   }
@@ -373,11 +364,11 @@ Result<int> GatedServer::Bind(const std::string& host, int port) {
 
 bool GatedServer::Serve(GateOptions options, size_t workers,
                         const std::function<void()>& on_serving) {
-  if (listen_fd_ < 0) return false;
+  if (!listen_fd_.valid()) return false;
   options.keep_alive_timeout = std::chrono::seconds(keep_alive_timeout_sec_);
   options.max_body_bytes = payload_max_length_;
   max_head_bytes_ = options.max_head_bytes;
-  auto gate = ConnectionGate::Create(listen_fd_, std::move(options),
+  auto gate = ConnectionGate::Create(listen_fd_.get(), std::move(options),
                                      [this](auto connection) { Enqueue(std::move(connection)); });
   if (!gate.ok()) {
     log::Error(kLog, "cannot start serving: " + gate.error().message);
@@ -391,7 +382,7 @@ bool GatedServer::Serve(GateOptions options, size_t workers,
     running = gate_.get();
   }
   // httplib ends streaming responses once this is invalid (Shutdown() resets it).
-  svr_sock_ = listen_fd_;
+  svr_sock_ = listen_fd_.get();
   for (size_t i = 0; i < std::max<size_t>(workers, 1); ++i) {
     workers_.emplace_back([this] { WorkerLoop(); });
   }
@@ -415,7 +406,7 @@ bool GatedServer::Serve(GateOptions options, size_t workers,
     MutexLock lock(mu_);
     left.swap(queue_);
   }
-  for (auto& connection : left) ::close(connection->fd);
+  left.clear();  // never served: each closes its socket
   // No worker runs any more: nothing else touches the gate.
   std::unique_ptr<ConnectionGate> done;
   {
@@ -433,9 +424,9 @@ void GatedServer::Shutdown() {
     if (gate_) gate_->Stop();
   }
   svr_sock_ = INVALID_SOCKET;
-  if (stop_fd_ >= 0) {
+  if (stop_fd_.valid()) {
     const uint64_t one = 1;
-    [[maybe_unused]] ssize_t n = ::write(stop_fd_, &one, sizeof one);
+    [[maybe_unused]] ssize_t n = ::write(stop_fd_.get(), &one, sizeof one);
   }
   cv_.notify_all();
 }
@@ -453,10 +444,7 @@ void GatedServer::Enqueue(std::unique_ptr<GateConnection> connection) {
       connection = nullptr;
     }
   }
-  if (connection) {
-    ::close(connection->fd);
-    return;
-  }
+  if (connection) return;  // not served: closed as it goes
   cv_.notify_one();
 }
 
@@ -500,9 +488,9 @@ bool GatedServer::ServeRequest(GateConnection& connection) {
   {
     // The head stays at the front of connection.buffer until stream.Release() below.
     const std::string_view head(connection.buffer.data(), connection.head_bytes);
-    const ServedRequest served{head, RequestHeaders::Parse(head), connection.fd};
+    const ServedRequest served{head, RequestHeaders::Parse(head), connection.fd.get()};
     CurrentRequestScope current(&served);
-    GateStream stream(connection, stop_fd_, ToMs(read_timeout_sec_, read_timeout_usec_),
+    GateStream stream(connection, stop_fd_.get(), ToMs(read_timeout_sec_, read_timeout_usec_),
                       ToMs(write_timeout_sec_, write_timeout_usec_),
                       SaturatingAdd(SaturatingAdd(connection.head_bytes, payload_max_length_),
                                     kFramingAllowance));
@@ -551,11 +539,11 @@ bool GatedServer::ReadMore(GateConnection& connection,
     // Wait first: after an answer the next request is hardly ever here yet.
     const auto left =
         std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    pollfd fds[2] = {{connection.fd, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+    pollfd fds[2] = {{connection.fd.get(), POLLIN, 0}, {stop_fd_.get(), POLLIN, 0}};
     const int ready = ::poll(fds, 2, static_cast<int>(std::max<int64_t>(left.count(), 0)));
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0 || fds[1].revents != 0) return false;
-    const ssize_t n = ::recv(connection.fd, chunk, sizeof chunk, MSG_DONTWAIT);
+    const ssize_t n = ::recv(connection.fd.get(), chunk, sizeof chunk, MSG_DONTWAIT);
     if (n > 0) {
       connection.buffer.append(chunk, static_cast<size_t>(n));
       return true;
@@ -571,10 +559,8 @@ BodyRead ReadCappedBody(const RequestHeaders& headers, const httplib::ContentRea
   const auto encoding = headers.Get(Header::kTransferEncoding);
   if (length && !(encoding && EqualsIgnoreAsciiCase(*encoding, "chunked"))) {
     // Leading digits, as httplib reads them (0 when there are none; too many saturate).
-    uint64_t declared = 0;
-    const auto [end, error] =
-        std::from_chars(length->data(), length->data() + length->size(), declared);
-    if (error == std::errc::result_out_of_range) declared = std::numeric_limits<uint64_t>::max();
+    const std::string_view digits = length->substr(0, length->find_first_not_of("0123456789"));
+    const uint64_t declared = ParseDecimalSaturating<uint64_t>(digits).value_or(0);
     if (declared > max_bytes) return BodyRead::kTooLarge;
     body->reserve(static_cast<size_t>(declared));
   } else {

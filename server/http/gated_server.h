@@ -24,6 +24,7 @@
 
 #include "common/result.h"
 #include "common/thread_annotations.h"
+#include "common/unique_fd.h"
 #include "server/http/connection_gate.h"
 #include "server/http/request_head.h"
 
@@ -77,8 +78,8 @@ class GatedServer : public httplib::Server {
   bool ReadMore(GateConnection& connection, std::chrono::steady_clock::time_point deadline);
   void Enqueue(std::unique_ptr<GateConnection> connection);
 
-  int listen_fd_ = -1;
-  int stop_fd_ = -1;  // an eventfd that becomes readable at Shutdown(): wakes every waiting stream
+  UniqueFd listen_fd_;
+  const UniqueFd stop_fd_;  // an eventfd readable from Shutdown() on: wakes every waiting stream
 
   size_t max_head_bytes_ = 0;  // the gate's limit, set by Serve() before the workers start
 

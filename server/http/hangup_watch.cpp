@@ -7,13 +7,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <utility>
 
 namespace imgmcp::http {
-
-HangupAwareCondition::~HangupAwareCondition() {
-  const int fd = wake_fd_.load();
-  if (fd >= 0) ::close(fd);
-}
 
 void HangupAwareCondition::NotifyAll() {
   const int fd = wake_fd_.load();
@@ -27,9 +23,10 @@ void HangupAwareCondition::NotifyAll() {
 
 bool HangupAwareCondition::WatchReady() {
   if (wake_fd_.load() >= 0) return true;
-  const int fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (fd < 0) return false;
-  wake_fd_.store(fd);
+  UniqueFd fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!fd.valid()) return false;
+  wake_fd_.store(fd.get());
+  wake_ = std::move(fd);
   return true;
 }
 

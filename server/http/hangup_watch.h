@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "common/thread_annotations.h"
+#include "common/unique_fd.h"
 
 namespace imgmcp::http {
 
@@ -26,7 +27,6 @@ class HangupAwareCondition {
 
   // `socket`: the client connection to watch; -1 for none.
   explicit HangupAwareCondition(int socket = -1) : socket_(socket) {}
-  ~HangupAwareCondition();
   HangupAwareCondition(const HangupAwareCondition&) = delete;
   HangupAwareCondition& operator=(const HangupAwareCondition&) = delete;
 
@@ -66,7 +66,8 @@ class HangupAwareCondition {
   bool PollOnce(int timeout_ms);
 
   const int socket_;
-  std::atomic<int> wake_fd_{-1};  // written by the waiter (under the owner's mutex), read by all
+  UniqueFd wake_;                 // the eventfd; set by the waiter, under the owner's mutex
+  std::atomic<int> wake_fd_{-1};  // wake_.get() once set: read by all
   std::condition_variable_any cv_;
 };
 

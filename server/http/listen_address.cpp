@@ -5,8 +5,12 @@
 #include <netinet/in.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstring>
+#include <optional>
+#include <utility>
+
+#include "common/decimal.h"
+#include "common/host_port.h"
 
 namespace imgmcp::http {
 
@@ -22,27 +26,21 @@ Error Invalid(std::string_view text, const std::string& why) {
 
 Result<ListenAddress> ParseListenAddress(std::string_view text) {
   ListenAddress address;
-  std::string_view port_text = text;
-  if (!text.empty() && text.front() == '[') {
-    const size_t close = text.find(']');
-    if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':') {
+  std::optional<int> port;
+  if (text.empty() || (text.front() != '[' && text.find(':') == std::string_view::npos)) {
+    port = ParseDecimal<uint16_t>(text);  // PORT alone
+  } else {
+    Result<HostPort> split = SplitHostPort(text);
+    if (!split.ok()) return Invalid(text, split.error().message);
+    if (split->bracketed && text.back() == ']') {
       return Invalid(text, "an IPv6 host needs the form [ADDR]:PORT");
     }
-    address.host = std::string(text.substr(1, close - 1));
-    port_text = text.substr(close + 2);
-  } else if (const size_t colon = text.rfind(':'); colon != std::string_view::npos) {
-    if (text.find(':') != colon) return Invalid(text, "put IPv6 hosts in brackets");
-    address.host = std::string(text.substr(0, colon));
-    port_text = text.substr(colon + 1);
+    if (split->host.empty()) return Invalid(text, "empty host");
+    address.host = std::move(split->host);
+    port = split->port;
   }
-  if (address.host.empty()) return Invalid(text, "empty host");
-  int port = -1;
-  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (port_text.empty() || ec != std::errc() || end != port_text.data() + port_text.size() ||
-      port < 0 || port > 65535) {
-    return Invalid(text, "the port must be a number from 0 to 65535");
-  }
-  address.port = port;
+  if (!port) return Invalid(text, "the port must be a number from 0 to 65535");
+  address.port = *port;
   return address;
 }
 

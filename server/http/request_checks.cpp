@@ -1,20 +1,16 @@
 #include "server/http/request_checks.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
 #include <utility>
 
 #include "common/ascii.h"
 #include "common/base64.h"
+#include "common/host_port.h"
 
 namespace imgmcp::http {
 
 namespace {
-
-bool AllDigits(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
-}
 
 // What a malformed Mcp-Name or Mcp-Param-* value is (DecodeHeaderValue), for error messages.
 constexpr std::string_view kMalformedValue =
@@ -34,46 +30,23 @@ bool IsCanonicalBase64(std::string_view text) {
   if (text.size() % 4 != 0) return false;
   size_t pads = 0;
   while (pads < 2 && pads < text.size() && text[text.size() - 1 - pads] == '=') ++pads;
-  return std::all_of(text.begin(), text.end() - static_cast<std::ptrdiff_t>(pads), [](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
-           c == '/';
-  });
+  return std::all_of(text.begin(), text.end() - static_cast<std::ptrdiff_t>(pads),
+                     [](char c) { return IsAsciiAlnum(c) || c == '+' || c == '/'; });
 }
 
 }  // namespace
 
 std::string HostnameOf(std::string_view authority) {
-  authority = TrimSpacesAndTabs(authority);
-  if (authority.empty()) return "";
-  if (authority.front() == '[') {  // IPv6 literal: "[addr]" or "[addr]:port"
-    const size_t close = authority.find(']');
-    if (close == std::string_view::npos) return "";
-    std::string_view rest = authority.substr(close + 1);
-    if (!rest.empty() && (rest.front() != ':' || !AllDigits(rest.substr(1)))) return "";
-    return AsciiLower(authority.substr(0, close + 1));
-  }
-  const size_t colon = authority.find(':');
-  std::string_view name = authority.substr(0, colon);
-  if (colon != std::string_view::npos && !AllDigits(authority.substr(colon + 1))) return "";
-  if (name.empty() || name.find_first_of("/@ \t") != std::string_view::npos) return "";
-  return AsciiLower(name);
+  const Result<HostPort> split = SplitHostPort(TrimSpacesAndTabs(authority));
+  if (!split.ok() || split->host.empty()) return "";
+  if (split->bracketed) return "[" + AsciiLower(split->host) + "]";
+  if (split->host.find_first_of("/@ \t") != std::string::npos) return "";
+  return AsciiLower(split->host);
 }
 
 std::optional<int> PortOf(std::string_view authority) {
-  authority = TrimSpacesAndTabs(authority);
-  size_t colon = std::string_view::npos;
-  if (!authority.empty() && authority.front() == '[') {
-    const size_t close = authority.find(']');
-    if (close == std::string_view::npos) return std::nullopt;
-    if (close + 1 < authority.size() && authority[close + 1] == ':') colon = close + 1;
-  } else {
-    colon = authority.find(':');
-  }
-  if (colon == std::string_view::npos) return std::nullopt;
-  const std::string_view digits = authority.substr(colon + 1);
-  if (digits.empty() || digits.size() > 5 || !AllDigits(digits)) return std::nullopt;
-  const int port = std::stoi(std::string(digits));
-  return port <= 65535 ? std::optional<int>(port) : std::nullopt;
+  const Result<HostPort> split = SplitHostPort(TrimSpacesAndTabs(authority));
+  return split.ok() ? split->port : std::nullopt;
 }
 
 OriginPolicy::OriginPolicy(const std::vector<std::string>& extra_hosts,

@@ -19,7 +19,8 @@
 namespace imgmcp::http {
 
 // The host part of an authority ("localhost:8080" → "localhost", "[::1]:80" → "[::1]"),
-// lower-cased. Empty when malformed.
+// lower-cased. Empty when malformed: as SplitHostPort (common/host_port.h) reads it — an IPv6
+// address outside brackets, a port that is not 0-65535 — or a host holding '/', '@' or blanks.
 std::string HostnameOf(std::string_view authority);
 
 // The port of an authority ("localhost:8080" → 8080); nullopt when it names none or is malformed.

@@ -26,7 +26,7 @@ constexpr std::string_view kParamPrefix = "Mcp-Param-";
 
 // RFC 9110 tchar: the characters of a header name.
 bool IsTokenChar(unsigned char c) {
-  if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;
+  if (IsAsciiAlnum(static_cast<char>(c))) return true;
   constexpr std::string_view kOthers = "!#$%&'*+-.^_`|~";
   return kOthers.find(static_cast<char>(c)) != std::string_view::npos;
 }
@@ -41,12 +41,6 @@ std::optional<Header> Identify(std::string_view name) {
     if (EqualsIgnoreAsciiCase(name, kNames[i])) return static_cast<Header>(i);
   }
   return std::nullopt;
-}
-
-std::string_view TrimSpaces(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
 }
 
 // The problem with one header line (without its line end), or nullptr. Control characters other
@@ -93,7 +87,8 @@ RequestHeaders RequestHeaders::Parse(std::string_view head) {
     const std::string_view param =
         *header == Header::kMcpParam ? line.substr(kParamPrefix.size(), colon - kParamPrefix.size())
                                      : std::string_view();
-    headers.lines_[headers.size_++] = Line{*header, TrimSpaces(line.substr(colon + 1)), param};
+    headers.lines_[headers.size_++] =
+        Line{*header, TrimSpacesAndTabs(line.substr(colon + 1)), param};
   }
   return headers;
 }

@@ -1,6 +1,6 @@
 #include "server/http/sse.h"
 
-#include <charconv>
+#include "common/decimal.h"
 
 namespace imgmcp::http {
 
@@ -11,15 +11,10 @@ std::string FormatEventId(EventId id) {
 std::optional<EventId> ParseEventId(std::string_view text) {
   const size_t sep = text.find('_');
   if (sep == std::string_view::npos || sep == 0 || sep + 1 >= text.size()) return std::nullopt;
-  EventId id;
-  const char* begin = text.data();
-  auto [seq_end, seq_ec] = std::from_chars(begin, begin + sep, id.seq);
-  if (seq_ec != std::errc() || seq_end != begin + sep) return std::nullopt;
-  const char* stream_begin = begin + sep + 1;
-  const char* end = begin + text.size();
-  auto [stream_end, stream_ec] = std::from_chars(stream_begin, end, id.stream);
-  if (stream_ec != std::errc() || stream_end != end) return std::nullopt;
-  return id;
+  const std::optional<uint64_t> seq = ParseDecimal<uint64_t>(text.substr(0, sep));
+  const std::optional<uint64_t> stream = ParseDecimal<uint64_t>(text.substr(sep + 1));
+  if (!seq || !stream) return std::nullopt;
+  return EventId{*seq, *stream};
 }
 
 std::string PrimingFrame(std::string_view id, std::chrono::milliseconds retry) {

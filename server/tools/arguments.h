@@ -25,56 +25,14 @@
 #include <vector>
 
 #include "common/json.h"
+#include "common/json_reader.h"
 #include "common/result.h"
 #include "imaging/generation_params.h"
 
 namespace imgmcp::tools {
 
-// What a refusal of the enum value `value` says after the allowed values; "" for nothing.
-using RefusalNote = std::function<std::string(const std::string& value)>;
-
-// Reads one JSON object of arguments. Each accessor checks presence and type; Finish() reports
-// fields that no accessor asked for.
-class ArgumentReader {
- public:
-  // `where` prefixes error messages for nested objects, e.g. "image" or "reference_images[1]".
-  explicit ArgumentReader(const Json& object, std::string where = "");
-
-  // False (with error()) when the value given to the constructor is not an object.
-  bool ok() const { return !error_.has_value(); }
-  const Error& error() const { return *error_; }
-
-  Result<std::string> RequiredString(const std::string& field, size_t max_length);
-  Result<std::optional<std::string>> OptionalString(const std::string& field, size_t max_length);
-  Result<std::optional<int64_t>> OptionalInteger(const std::string& field, int64_t min,
-                                                 int64_t max);
-  Result<std::optional<bool>> OptionalBool(const std::string& field);
-  // A string that must be one of `allowed`.
-  // A value outside `allowed` is refused naming them, then `note`'s text for it (when not empty).
-  Result<std::optional<std::string>> OptionalEnum(const std::string& field,
-                                                  const std::vector<std::string>& allowed,
-                                                  const RefusalNote& note = nullptr);
-  // Raw access for nested objects/arrays; records the field as known.
-  const Json* OptionalValue(const std::string& field);
-  // True when the field is present with the value null (which the accessors read as absent).
-  bool IsNull(const std::string& field) const;
-
-  // kInvalidArgument naming the first unexpected field and the allowed ones.
-  Status Finish() const;
-
-  std::string FieldName(const std::string& field) const;
-
- private:
-  const Json& object_;
-  std::string where_;
-  std::set<std::string> known_;
-  std::optional<Error> error_;
-};
-
 // session_id: session::IsValidSessionId, refused with session::InvalidSessionIdError.
 Status ValidateSessionId(const std::string& id, const std::string& field = "session_id");
-
-std::string JsonTypeName(const Json& value);
 
 // What shapes parsing (and schemas) at run time: the server's configured limits.
 struct ArgumentOptions {
@@ -159,7 +117,7 @@ class ArgumentParser {
   template <typename T>
   Result<T> ParseNested(const Json& value, const std::string& where);
 
-  ArgumentReader reader_;
+  JsonObjectReader reader_;
   const ArgumentOptions& options_;
   std::string where_;
   std::optional<Error> error_;

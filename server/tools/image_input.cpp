@@ -4,14 +4,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 
+#include "common/ascii.h"
 #include "common/base64.h"
+#include "common/posix_io.h"
+#include "common/unique_fd.h"
 #include "server/tools/arguments.h"
 #include "server/tools/rooted_write.h"
 
@@ -29,12 +30,7 @@ bool IsInside(const fs::path& path, const fs::path& root) {
 }
 
 // "data:…" (case-insensitive scheme): the type is in the URL, the base64 after its comma.
-bool IsDataUrl(std::string_view text) {
-  return text.size() >= 5 &&
-         std::equal(text.begin(), text.begin() + 5, "data:", [](char a, char b) {
-           return std::tolower(static_cast<unsigned char>(a)) == b;
-         });
-}
+bool IsDataUrl(std::string_view text) { return StartsWithIgnoreAsciiCase(text, "data:"); }
 
 }  // namespace
 
@@ -113,35 +109,27 @@ Result<std::string> ReadRegularFile(const fs::path& real, const std::string& pat
                                     const std::string& field, const imaging::DecodeLimits& limits) {
   // O_NONBLOCK: opening a FIFO (or a device) must not wait for a writer; anything but a regular
   // file is refused right after, by fstat on what was actually opened.
-  const int fd = ::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) {
+  const UniqueFd fd(::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  if (!fd.valid()) {
     return InvalidArgument("'" + field + ".path': cannot open " + path + ": " +
                            std::strerror(errno));
   }
   struct stat st {};
-  std::string bytes;
-  Status status;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    status = InvalidArgument("'" + field + ".path' " + path +
-                             " is not a regular file (only image files "
-                             "are read, never FIFOs, devices or directories)");
-  } else if (st.st_size > limits.max_bytes) {
-    status = Error(ErrorCode::kTooLarge, "'" + field + ".path' " + path + " is " +
-                                             std::to_string(st.st_size) + " bytes; the limit is " +
-                                             std::to_string(limits.max_bytes));
-  } else {
-    bytes.resize(static_cast<size_t>(st.st_size));
-    size_t got = 0;
-    while (got < bytes.size()) {
-      const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      got += static_cast<size_t>(n);
-    }
-    bytes.resize(got);
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return InvalidArgument("'" + field + ".path' " + path +
+                           " is not a regular file (only image files "
+                           "are read, never FIFOs, devices or directories)");
   }
-  ::close(fd);
-  RETURN_IF_ERROR(status);
+  if (st.st_size > limits.max_bytes) {
+    return Error(ErrorCode::kTooLarge, "'" + field + ".path' " + path + " is " +
+                                           std::to_string(st.st_size) + " bytes; the limit is " +
+                                           std::to_string(limits.max_bytes));
+  }
+  std::string bytes;
+  bytes.reserve(static_cast<size_t>(st.st_size));
+  if (const int err = ReadAll(fd.get(), &bytes, static_cast<size_t>(st.st_size)); err != 0) {
+    return InvalidArgument("'" + field + ".path': cannot read " + path + ": " + std::strerror(err));
+  }
   return bytes;
 }
 
@@ -167,9 +155,7 @@ size_t ImageInputResolver::EncodedSize(const ImageInputArg& input) const {
 Result<imaging::EncodedImage> ImageInputResolver::CheckImage(std::string bytes,
                                                              const std::string& field) const {
   auto info = imaging::ReadImageInfo(bytes, options_.limits);
-  if (!info.ok()) {
-    return Error(info.error().code, "'" + field + "': " + info.error().message);
-  }
+  if (!info.ok()) return WithContext(info.error(), "'" + field + "'");
   // The header can be fine while the pixels are cut off or corrupt (a file copied halfway): decode
   // it all now, so such an image is refused before anything is committed or sent to a backend.
   // The limits were checked on the header above, so this cannot allocate more than they allow.
@@ -217,7 +203,7 @@ Result<imaging::EncodedImage> ImageInputResolver::Resolve(const ImageInputArg& i
     text = compact;
   }
   auto bytes = Base64Decode(text);
-  if (!bytes.ok()) return InvalidArgument("'" + field + ".data': " + bytes.error().message);
+  if (!bytes.ok()) return WithContext(bytes.error(), "'" + field + ".data'");
   if (bytes->empty()) return InvalidArgument("'" + field + ".data' is empty");
   // The label is checked for form only; the bytes decide the type.
   return CheckImage(std::move(*bytes), field);

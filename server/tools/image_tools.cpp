@@ -412,8 +412,8 @@ Result<SavedCopy> ImageTools::SaveStored(const SavePlan& plan,
   ASSIGN_OR_RETURN(std::string bytes, store_.ReadImage(version));
   auto saved = saves_.Save(plan, version.session_id, version.version, bytes);
   if (!saved.ok()) {
-    return Error(saved.error().code, "the copy of version " + std::to_string(version.version) +
-                                         " was not saved: " + saved.error().message);
+    return WithContext(saved.error(),
+                       "the copy of version " + std::to_string(version.version) + " was not saved");
   }
   return saved;
 }

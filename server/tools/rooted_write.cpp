@@ -1,47 +1,18 @@
 #include "server/tools/rooted_write.h"
 
 #include <fcntl.h>
-#include <stdio.h>  // renameat2, RENAME_NOREPLACE
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 
-#include "common/random.h"
+#include "common/posix_io.h"
 
 namespace imgmcp::tools {
 
 namespace fs = std::filesystem;
 
-UniqueFd::~UniqueFd() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = other.Release();
-  }
-  return *this;
-}
-
-int UniqueFd::Release() {
-  const int fd = fd_;
-  fd_ = -1;
-  return fd;
-}
-
 namespace {
-
-Error ErrnoError(const std::string& what, const fs::path& path, int err) {
-  ErrorCode code = ErrorCode::kInternal;
-  if (err == ENOENT) code = ErrorCode::kNotFound;
-  if (err == EACCES || err == EPERM || err == EROFS) code = ErrorCode::kPermissionDenied;
-  if (err == ENOSPC || err == EDQUOT) code = ErrorCode::kResourceExhausted;
-  if (err == EEXIST) code = ErrorCode::kConflict;
-  return Error(code, what + " " + path.string() + ": " + std::strerror(err));
-}
 
 DirIdentity IdentityOfFd(int fd) {
   struct stat st {};
@@ -161,76 +132,18 @@ std::string DescribeNonRegular(int dir, const std::string& name) {
   return "not a regular file";
 }
 
-int MoveWithoutReplacing(int dir, const std::string& from, const std::string& to,
-                         NoReplaceMethod method) {
-  if (method == NoReplaceMethod::kRenameNoReplace) {
-    if (::renameat2(dir, from.c_str(), dir, to.c_str(), RENAME_NOREPLACE) == 0) return 0;
-    return errno;
-  }
-  // A hard link fails with EEXIST when `to` exists, atomically; the temp name then goes.
-  if (::linkat(dir, from.c_str(), dir, to.c_str(), 0) != 0) return errno;
-  ::unlinkat(dir, from.c_str(), 0);
-  return 0;
-}
-
-namespace {
-
-// Writes all of `bytes` to `fd`, retrying short writes and EINTR. 0 or the errno.
-int WriteAll(int fd, std::string_view bytes, int fail_with) {
-  if (fail_with != 0) return fail_with;
-  const char* p = bytes.data();
-  size_t left = bytes.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-  return 0;
-}
-
-// Moves the temp file onto `name`: replacing, or never replacing (renameat2 RENAME_NOREPLACE,
-// else a hard link where the file system does not offer it). 0 or the errno.
-int MoveIntoPlace(int dir, const std::string& temp, const std::string& name, bool replace) {
-  if (replace) return ::renameat(dir, temp.c_str(), dir, name.c_str()) == 0 ? 0 : errno;
-  const int err = MoveWithoutReplacing(dir, temp, name, NoReplaceMethod::kRenameNoReplace);
-  if (err != EINVAL && err != ENOSYS && err != ENOTSUP) return err;
-  return MoveWithoutReplacing(dir, temp, name, NoReplaceMethod::kLink);
-}
-
-}  // namespace
-
 Status WriteFileBelow(int dir, const std::string& name, std::string_view bytes,
                       const fs::path& shown, const WriteOptions& options) {
-  const std::string temp = ".imgmcp-save-" + RandomHex(8) + ".tmp";
-  const fs::path shown_temp = shown.parent_path() / temp;
-  UniqueFd fd(
-      ::openat(dir, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666));
-  if (!fd.valid()) return ErrnoError("cannot create", shown_temp, errno);
-  auto fail = [&](const std::string& what, const fs::path& path, int err) -> Status {
-    ::unlinkat(dir, temp.c_str(), 0);
-    return ErrnoError(what, path, err);
-  };
-  if (const int err = WriteAll(fd.get(), bytes, options.fail_writes_with); err != 0) {
-    return fail("cannot write", shown_temp, err);
-  }
-  if (::fsync(fd.get()) != 0) return fail("cannot fsync", shown_temp, errno);
-  if (::close(fd.Release()) != 0) return fail("cannot close", shown_temp, errno);
-  if (const int err = MoveIntoPlace(dir, temp, name, options.replace); err != 0) {
-    if (err == EEXIST && !options.replace) {
-      ::unlinkat(dir, temp.c_str(), 0);
-      return Error(ErrorCode::kConflict,
-                   shown.string() +
-                       " already exists (it appeared while the copy was written); pass "
-                       "overwrite: true to replace it");
-    }
-    return fail("cannot move the copy to", shown, err);
-  }
-  if (::fsync(dir) != 0) return ErrnoError("cannot fsync the directory of", shown, errno);
-  return Status::Ok();
+  return WriteFileAtomicallyAt(
+      dir, name, bytes, shown,
+      {.temp_prefix = ".imgmcp-save-",
+       .temp_suffix = ".tmp",
+       .mode = 0666,
+       .sync = Sync::kDurable,
+       .replace = options.replace,
+       .conflict_note = " (it appeared while the copy was written); pass overwrite: true to "
+                        "replace it",
+       .fail_writes_with = options.fail_writes_with});
 }
 
 }  // namespace imgmcp::tools

@@ -5,8 +5,9 @@
 // the walk happens relative to the descriptor actually opened. The file itself is written to a
 // temp name in that directory, fsynced, and moved into place with renameat (or renameat2
 // RENAME_NOREPLACE / linkat when an existing file must not be replaced), then the directory is
-// fsynced. Used by save_target.h; knows nothing about tools or images. AllowedRoots, the rule of
-// which directories may be roots at all, is shared with the reads of image_input.h.
+// fsynced (common/posix_io.h). Used by save_target.h; knows nothing about tools or images.
+// AllowedRoots, the rule of which directories may be roots at all, is shared with the reads of
+// image_input.h.
 #pragma once
 
 #include <sys/types.h>
@@ -17,27 +18,9 @@
 #include <vector>
 
 #include "common/result.h"
+#include "common/unique_fd.h"
 
 namespace imgmcp::tools {
-
-// An open file descriptor, closed when it goes out of scope.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  ~UniqueFd();
-  UniqueFd(UniqueFd&& other) noexcept : fd_(other.Release()) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept;
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  int Release();
-
- private:
-  int fd_ = -1;
-};
 
 // A directory as the kernel knows it, to recognise one however it was reached.
 struct DirIdentity {
@@ -88,19 +71,12 @@ struct WriteOptions {
   int fail_writes_with = 0;  // tests: every write fails with this errno (a full disk)
 };
 
-// Writes `bytes` as `name` in `dir` (shown as `shown` in errors): a temp file ".imgmcp-save-…"
-// written, fsynced and closed, then moved into place, then `dir` fsynced. Without `replace`
-// the move never replaces anything (renameat2 RENAME_NOREPLACE, or linkat + unlink where the file
-// system lacks it), so a file that appeared meanwhile is kept and the call fails. The temp file is
-// removed on every failure. The file gets mode 0666 less the umask.
+// Writes `bytes` as `name` in `dir` (shown as `shown` in errors) with WriteFileAtomicallyAt of
+// common/posix_io.h: a temp file ".imgmcp-save-….tmp" written, fsynced and closed, then moved
+// into place, then `dir` fsynced. Without `replace` the move never replaces anything, so a file
+// that appeared meanwhile is kept and the call fails kConflict. The temp file is removed on every
+// failure. The file gets mode 0666 less the umask.
 Status WriteFileBelow(int dir, const std::string& name, std::string_view bytes,
                       const std::filesystem::path& shown, const WriteOptions& options);
-
-// How WriteFileBelow moves the temp file when it must not replace: the first that works.
-enum class NoReplaceMethod { kRenameNoReplace, kLink };
-// Moves `from` to `to` in `dir` without replacing an existing `to` (EEXIST then); for tests of
-// both methods. Returns 0 or an errno.
-int MoveWithoutReplacing(int dir, const std::string& from, const std::string& to,
-                         NoReplaceMethod method);
 
 }  // namespace imgmcp::tools

@@ -1,10 +1,11 @@
 #include "server/tools/save_target.h"
 
 #include <algorithm>
-#include <cctype>
 #include <climits>
 #include <system_error>
 #include <utility>
+
+#include "common/ascii.h"
 
 namespace imgmcp::tools {
 
@@ -52,9 +53,8 @@ std::optional<imaging::ImageFormat> FormatNamed(const std::string& name) {
 // The format a file name's extension names (any case); nullopt for no extension; an error for
 // an extension that names no image format imgmcp writes.
 Result<std::optional<imaging::ImageFormat>> ExtensionFormat(const std::string& name) {
-  std::string ext = fs::path(name).extension().string();
+  const std::string ext = AsciiLower(fs::path(name).extension().string());
   if (ext.empty()) return std::optional<imaging::ImageFormat>();
-  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (ext == ".png") return std::optional(imaging::ImageFormat::kPng);
   if (ext == ".jpg" || ext == ".jpeg") return std::optional(imaging::ImageFormat::kJpeg);
   if (ext == ".webp") return std::optional(imaging::ImageFormat::kWebp);
@@ -294,8 +294,6 @@ Result<EntryKind> CheckEntry(int dir, const std::string& name, const fs::path& s
                                                    "; only regular files are written or replaced");
 }
 
-Error NamingSaveTo(const Error& error) { return Error(error.code, "'save_to': " + error.message); }
-
 fs::path Shown(const SavePlan& plan, const std::string& name) {
   fs::path shown = plan.root;
   for (const std::string& dir : plan.dirs) shown /= dir;
@@ -306,10 +304,10 @@ fs::path Shown(const SavePlan& plan, const std::string& name) {
 
 Status SaveTargets::Preflight(const SavePlan& plan) const {
   auto walk = WalkBelowRoot(plan.root, plan.dirs, WalkMode::kCheck, data_dir_id_);
-  if (!walk.ok()) return NamingSaveTo(walk.error());
+  if (!walk.ok()) return WithContext(walk.error(), "'save_to'");
   if (!walk->complete || plan.name.empty()) return Status::Ok();
   auto entry = CheckEntry(walk->dir.get(), plan.name, Shown(plan, plan.name), plan.overwrite);
-  if (!entry.ok()) return NamingSaveTo(entry.error());
+  if (!entry.ok()) return WithContext(entry.error(), "'save_to'");
   return Status::Ok();
 }
 

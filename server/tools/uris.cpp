@@ -1,7 +1,6 @@
 #include "server/tools/uris.h"
 
-#include <charconv>
-
+#include "common/decimal.h"
 #include "server/tools/arguments.h"
 #include "session/data_dir.h"
 
@@ -39,14 +38,10 @@ std::optional<ParsedUri> ParseSessionUri(const std::string& uri) {
       number.resize(number.size() - kPreview.size());
       parsed.preview = true;
     }
-    int64_t v = 0;
-    auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), v);
-    // One spelling per version: "05" or "+5" would name version 5 under a second URI.
-    if (number.empty() || number[0] == '0' || ec != std::errc() ||
-        ptr != number.data() + number.size() || v < 1) {
-      return std::nullopt;
-    }
-    parsed.version = v;
+    // One spelling per version: "05" would name version 5 under a second URI.
+    const std::optional<int64_t> v = ParseDecimal<int64_t>(number, 1, INT64_MAX);
+    if (!v || number[0] == '0') return std::nullopt;
+    parsed.version = *v;
   }
   if (!session::IsValidSessionId(parsed.session_id)) return std::nullopt;
   return parsed;

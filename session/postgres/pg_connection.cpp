@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 
+#include "common/ascii.h"
+#include "common/decimal.h"
 #include "common/log.h"
+#include "common/unique_fd.h"
 #include "session/postgres/libpq_api.h"
 #include "session/postgres/log_tag.h"
 
@@ -51,9 +53,7 @@ ErrorCode ClassifyConnectFailure(const std::string& message) {
 }
 
 std::string Trimmed(const char* text) {
-  std::string s = text != nullptr ? text : "";
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
+  return std::string(TrimAsciiWhitespace(text != nullptr ? text : ""));
 }
 
 }  // namespace
@@ -75,7 +75,7 @@ std::string PgResult::Text(int row, int col) const {
 
 int64_t PgResult::Int(int row, int col) const {
   if (IsNull(row, col)) return 0;
-  return std::strtoll(Pq().PQgetvalue(result_, row, col), nullptr, 10);
+  return ParseDecimal<int64_t>(Pq().PQgetvalue(result_, row, col)).value_or(0);
 }
 
 std::optional<int64_t> PgResult::OptionalInt(int row, int col) const {
@@ -245,14 +245,9 @@ Result<PgResult> PgConnection::ExecUntilStopped(std::string_view sql,
   }
   // The answer or a stop, whichever comes first: the stop writes to an eventfd polled beside the
   // socket.
-  struct WakeFd {  // outlives the stop callback that writes to it
-    const int fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    ~WakeFd() {
-      if (fd >= 0) ::close(fd);
-    }
-  } wake_fd;
-  const int wake = wake_fd.fd;
-  if (wake < 0) return Error(ErrorCode::kInternal, "cannot create an eventfd");
+  const UniqueFd wake_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));  // outlives on_stop below
+  const int wake = wake_fd.get();
+  if (!wake_fd.valid()) return Error(ErrorCode::kInternal, "cannot create an eventfd");
   std::stop_callback on_stop(stop, [wake] {
     const uint64_t one = 1;
     (void)!::write(wake, &one, sizeof one);

@@ -1,9 +1,11 @@
 #include "session/postgres/pg_tasks.h"
 
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
 
+#include "common/decimal.h"
 #include "common/log.h"
 #include "session/postgres/pg_schema.h"
 
@@ -59,13 +61,9 @@ PgParam OptionalText(const std::optional<std::string>& value) {
 int64_t RunnerReplica(const std::string& runner) {
   const std::string prefix = kRunnerPrefix;
   if (runner.rfind(prefix, 0) != 0) return 0;
-  const std::string digits = runner.substr(prefix.size());
-  if (digits.empty() || digits.size() > 10 ||
-      digits.find_first_not_of("0123456789") != std::string::npos) {
-    return 0;
-  }
-  const int64_t id = std::stoll(digits);
-  return id >= kFirstReplicaId && id <= 2147483647 ? id : 0;
+  const std::optional<int64_t> id = ParseDecimal<int64_t>(
+      std::string_view(runner).substr(prefix.size()), kFirstReplicaId, 2147483647);
+  return id.value_or(0);
 }
 
 }  // namespace

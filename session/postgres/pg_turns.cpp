@@ -68,9 +68,12 @@ PgTurns::PgTurns(PgPool& pool, NotificationHandler on_commit, NotificationHandle
 Result<std::unique_ptr<PgTurns>> PgTurns::Start(PgPool& pool, NotificationHandler on_commit,
                                                 NotificationHandler on_task) {
   std::unique_ptr<PgTurns> turns(new PgTurns(pool, std::move(on_commit), std::move(on_task)));
-  if (::pipe2(turns->wake_fds_, O_CLOEXEC | O_NONBLOCK) != 0) {
+  int wake[2];
+  if (::pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) {
     return MakeError(ErrorCode::kInternal, "cannot create a pipe for the PostgreSQL listener");
   }
+  turns->wake_read_.Reset(wake[0]);
+  turns->wake_write_.Reset(wake[1]);
   RETURN_IF_ERROR(turns->ConnectListener());
   turns->listen_thread_ = std::thread([t = turns.get()] { t->ListenLoop(); });
   turns->draw_thread_ = std::thread([t = turns.get()] { t->DrawLoop(); });
@@ -85,16 +88,13 @@ PgTurns::~PgTurns() {
   }
   state_changed_.notify_all();
   jobs_changed_.notify_all();
-  if (wake_fds_[1] >= 0) (void)!::write(wake_fds_[1], "x", 1);
+  if (wake_write_.valid()) (void)!::write(wake_write_.get(), "x", 1);
   shutdown_.request_stop();  // watchers blocked in PostgreSQL return at once
   for (auto& [id, w] : watchers_) {
     if (w->thread.joinable()) w->thread.join();
   }
   if (draw_thread_.joinable()) draw_thread_.join();  // gives back queued tickets first
   if (listen_thread_.joinable()) listen_thread_.join();
-  for (int fd : wake_fds_) {
-    if (fd >= 0) ::close(fd);
-  }
 }
 
 int64_t PgTurns::replica_id() const {
@@ -153,12 +153,12 @@ void PgTurns::ListenLoop() {
       pause = std::min<std::chrono::milliseconds>(pause * 2, kMaxReconnectPause);
       continue;
     }
-    pollfd fds[2] = {{conn->Socket(), POLLIN, 0}, {wake_fds_[0], POLLIN, 0}};
+    pollfd fds[2] = {{conn->Socket(), POLLIN, 0}, {wake_read_.get(), POLLIN, 0}};
     const int ready = ::poll(fds, 2, -1);
     if (ready < 0) continue;  // EINTR
     if (fds[1].revents != 0) {
       char buf[64];
-      while (::read(wake_fds_[0], buf, sizeof buf) > 0) {
+      while (::read(wake_read_.get(), buf, sizeof buf) > 0) {
       }
       continue;  // looks at stopping_
     }

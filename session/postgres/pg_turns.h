@@ -43,6 +43,7 @@
 
 #include "common/result.h"
 #include "common/thread_annotations.h"
+#include "common/unique_fd.h"
 #include "session/postgres/pg_connection.h"
 #include "session/session_store.h"
 
@@ -80,8 +81,7 @@ class PgTurns {
   class HeldTurn {
    public:
     HeldTurn(PgTurns* owner, PgTicket ticket) : owner_(owner), ticket_(std::move(ticket)) {}
-    HeldTurn(HeldTurn&& other) noexcept
-        : owner_(other.owner_), ticket_(std::move(other.ticket_)) {
+    HeldTurn(HeldTurn&& other) noexcept : owner_(other.owner_), ticket_(std::move(other.ticket_)) {
       other.owner_ = nullptr;
     }
     HeldTurn& operator=(HeldTurn&&) = delete;
@@ -145,7 +145,8 @@ class PgTurns {
   PgPool& pool_;
   const NotificationHandler on_commit_;
   const NotificationHandler on_task_;
-  int wake_fds_[2] = {-1, -1};  // a pipe that wakes the listener's poll (shutdown)
+  UniqueFd wake_read_;   // a pipe that wakes the listener's poll (shutdown): its read end
+  UniqueFd wake_write_;  // and its write end
 
   std::stop_source shutdown_;  // requested by the destructor: ends the watchers' statements
 

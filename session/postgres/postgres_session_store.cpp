@@ -1,9 +1,12 @@
 #include "session/postgres/postgres_session_store.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
-#include <sstream>
+#include <optional>
+#include <string_view>
 
+#include "common/decimal.h"
 #include "common/log.h"
 #include "common/random.h"
 #include "session/data_dir.h"
@@ -199,16 +202,25 @@ void PostgresSessionStore::SetTaskListener(TaskListener listener) {
 
 // Payload: "<origin> <session_id> <version> <new: 0|1>" (version 0: a clear).
 void PostgresSessionStore::OnCommitNotification(const std::string& payload) {
-  std::istringstream in(payload);
-  std::string origin;
+  std::string_view rest = payload;
+  const auto next_field = [&rest] {
+    const size_t space = std::min(rest.find(' '), rest.size());
+    const std::string_view field = rest.substr(0, space);
+    rest.remove_prefix(std::min(space + 1, rest.size()));
+    return field;
+  };
+  const std::string_view origin = next_field();
   StoreChange change;
-  int new_session = 0;
-  if (!(in >> origin >> change.session_id >> change.version >> new_session)) {
+  change.session_id = std::string(next_field());
+  const std::optional<int64_t> version = ParseDecimal<int64_t>(next_field());
+  const std::optional<int> new_session = ParseDecimal<int>(rest);
+  if (origin.empty() || change.session_id.empty() || !version || !new_session) {
     log::Warn(kLog, "ignoring a malformed imgmcp_commits notification");
     return;
   }
   if (origin == origin_ || !IsValidSessionId(change.session_id)) return;
-  change.new_session = new_session != 0;
+  change.version = *version;
+  change.new_session = *new_session != 0;
   if (change.version == 0) image_cache().EraseSession(change.session_id);
   MutexLock lock(listener_mu_);
   if (listener_) listener_(change);

@@ -15,9 +15,9 @@
 namespace imgmcp::session::sqlite {
 namespace {
 
-Result<int> OpenLockFile(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) {
+Result<UniqueFd> OpenLockFile(const std::filesystem::path& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (!fd.valid()) {
     return MakeError(ErrorCode::kInternal,
                      "cannot open lock file " + path.string() + ": " + std::strerror(errno));
   }
@@ -38,19 +38,24 @@ int TryFlock(int fd) {
 // descriptor: the waiter takes it when the lock came in time; an abandoned lock is closed by the
 // thread (which gives the lock straight back).
 struct BlockingFlock {
-  Mutex mu;  // guards done, abandoned and error
+  Mutex mu;  // guards done, abandoned, error and fd
   std::condition_variable_any done_cv;
   bool done GUARDED_BY(mu) = false;
   bool abandoned GUARDED_BY(mu) = false;
   int error GUARDED_BY(mu) = 0;  // errno of a failed flock
-  int fd = -1;                   // set before the thread starts; read-only afterwards
+  // The thread's while it waits; then the waiter's, or closed by the thread when abandoned.
+  UniqueFd fd GUARDED_BY(mu);
 
-  static std::shared_ptr<BlockingFlock> Start(int fd) {
+  static std::shared_ptr<BlockingFlock> Start(UniqueFd fd) {
     auto state = std::make_shared<BlockingFlock>();
-    state->fd = fd;
-    std::thread([state] {
+    const int raw = fd.get();  // the thread flocks it while the descriptor lives in `state`
+    {
+      MutexLock lock(state->mu);
+      state->fd = std::move(fd);
+    }
+    std::thread([state, raw] {
       int err = 0;
-      while (::flock(state->fd, LOCK_EX) != 0) {
+      while (::flock(raw, LOCK_EX) != 0) {
         if (errno != EINTR) {
           err = errno;
           break;
@@ -58,7 +63,7 @@ struct BlockingFlock {
       }
       MutexLock lock(state->mu);
       if (state->abandoned) {
-        ::close(state->fd);  // nobody waits any more: the lock (if taken) goes straight back
+        state->fd.Reset();  // nobody waits any more: the lock (if taken) goes straight back
         return;
       }
       state->error = err;
@@ -71,28 +76,11 @@ struct BlockingFlock {
 
 }  // namespace
 
-FileLock& FileLock::operator=(FileLock&& other) noexcept {
-  if (this != &other) {
-    Release();
-    fd_ = other.fd_;
-    other.fd_ = -1;
-  }
-  return *this;
-}
-
-void FileLock::Release() {
-  if (fd_ >= 0) {
-    ::close(fd_);  // closing the only descriptor of the open file description drops the flock
-    fd_ = -1;
-  }
-}
-
 Result<FileLock> FileLock::Acquire(const std::filesystem::path& path, std::stop_token cancel,
                                    const std::function<void()>& on_blocked) {
-  ASSIGN_OR_RETURN(int fd, OpenLockFile(path));
-  FileLock lock(fd);
-  const int got = TryFlock(lock.fd_);
-  if (got == 1) return lock;
+  ASSIGN_OR_RETURN(UniqueFd fd, OpenLockFile(path));
+  const int got = TryFlock(fd.get());
+  if (got == 1) return FileLock(std::move(fd));
   if (got < 0) {
     return MakeError(ErrorCode::kInternal,
                      "cannot lock " + path.string() + ": " + std::strerror(errno));
@@ -101,8 +89,8 @@ Result<FileLock> FileLock::Acquire(const std::filesystem::path& path, std::stop_
   if (cancel.stop_requested()) {
     return MakeError(ErrorCode::kCancelled, "cancelled while waiting for the session lock");
   }
-  std::shared_ptr<BlockingFlock> waiter = BlockingFlock::Start(lock.fd_);
-  lock.fd_ = -1;  // the waiting thread holds the descriptor until it hands it over
+  // The waiting thread holds the descriptor until it hands it over.
+  std::shared_ptr<BlockingFlock> waiter = BlockingFlock::Start(std::move(fd));
   MutexLock guard(waiter->mu);
   const auto done = [&] {
     waiter->mu.AssertHeld();
@@ -113,23 +101,22 @@ Result<FileLock> FileLock::Acquire(const std::filesystem::path& path, std::stop_
     return MakeError(ErrorCode::kCancelled, "cancelled while waiting for the session lock");
   }
   if (waiter->error != 0) {
-    ::close(waiter->fd);
+    waiter->fd.Reset();
     return MakeError(ErrorCode::kInternal,
                      "cannot lock " + path.string() + ": " + std::strerror(waiter->error));
   }
-  return FileLock(waiter->fd);
+  return FileLock(std::move(waiter->fd));
 }
 
 Result<std::optional<FileLock>> FileLock::TryAcquire(const std::filesystem::path& path) {
-  ASSIGN_OR_RETURN(int fd, OpenLockFile(path));
-  FileLock lock(fd);
-  const int got = TryFlock(lock.fd_);
+  ASSIGN_OR_RETURN(UniqueFd fd, OpenLockFile(path));
+  const int got = TryFlock(fd.get());
   if (got < 0) {
     return MakeError(ErrorCode::kInternal,
                      "cannot lock " + path.string() + ": " + std::strerror(errno));
   }
   if (got == 0) return std::optional<FileLock>();
-  return std::optional<FileLock>(std::move(lock));
+  return std::optional<FileLock>(FileLock(std::move(fd)));
 }
 
 }  // namespace imgmcp::session::sqlite

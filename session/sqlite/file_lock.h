@@ -6,8 +6,10 @@
 #include <functional>
 #include <optional>
 #include <stop_token>
+#include <utility>
 
 #include "common/result.h"
+#include "common/unique_fd.h"
 
 namespace imgmcp::session::sqlite {
 
@@ -23,17 +25,15 @@ class FileLock {
   // One attempt: nullopt when another holder has it.
   static Result<std::optional<FileLock>> TryAcquire(const std::filesystem::path& path);
 
-  FileLock(FileLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
-  FileLock& operator=(FileLock&& other) noexcept;
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-  ~FileLock() { Release(); }
+  FileLock(FileLock&& other) noexcept = default;
+  FileLock& operator=(FileLock&& other) noexcept = default;
 
-  void Release();
+  // Closing the only descriptor of the open file description drops the flock.
+  void Release() { fd_.Reset(); }
 
  private:
-  explicit FileLock(int fd) : fd_(fd) {}
-  int fd_ = -1;
+  explicit FileLock(UniqueFd fd) : fd_(std::move(fd)) {}
+  UniqueFd fd_;
 };
 
 }  // namespace imgmcp::session::sqlite

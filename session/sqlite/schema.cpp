@@ -137,8 +137,8 @@ Status MigrateSchema(SqliteDb& db, int64_t now_ms) {
   for (int v = current + 1; v <= kSchemaVersion; ++v) {
     Status st = db.Exec(kMigrations[v - 1]);
     if (!st.ok()) {
-      return MakeError(st.error().code, "migrating the database to schema version " +
-                                            std::to_string(v) + " failed: " + st.error().message);
+      return WithContext(
+          st.error(), "migrating the database to schema version " + std::to_string(v) + " failed");
     }
     ASSIGN_OR_RETURN(Statement ins,
                      db.Prepare("INSERT INTO schema_version(version, applied_ms) VALUES(?,?)"));

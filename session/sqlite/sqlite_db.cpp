@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "common/unique_fd.h"
 
 namespace imgmcp::session::sqlite {
 namespace {
@@ -101,13 +102,11 @@ bool Statement::ColumnIsNull(int col) const {
 Result<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::filesystem::path& path,
                                                  int busy_timeout_ms) {
   // Create the file ourselves so it is 0600 from the start; SQLite gives its -wal and -shm files
-  // the database file's mode.
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) {
+  // the database file's mode. (The descriptor is closed again at once.)
+  if (!UniqueFd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)).valid()) {
     return MakeError(ErrorCode::kPermissionDenied,
                      "cannot open database " + path.string() + ": " + std::strerror(errno));
   }
-  ::close(fd);
   sqlite3* raw = nullptr;
   const int rc =
       sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);

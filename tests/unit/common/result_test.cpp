@@ -79,9 +79,19 @@ TEST(ResultMacrosTest, ReturnTheFirstErrorAndOtherwiseCarryOn) {
   EXPECT_FALSE(Boxed(5).ok());
 }
 
+TEST(WithContextTest, PutsTheContextBeforeTheMessageAndKeepsTheCode) {
+  const Error cause(ErrorCode::kPermissionDenied, "cannot open /x: Permission denied");
+  const Error e = WithContext(cause, "--metrics");
+  EXPECT_EQ(e.code, ErrorCode::kPermissionDenied);
+  EXPECT_EQ(e.message, "--metrics: cannot open /x: Permission denied");
+  // Nested contexts read outermost first.
+  EXPECT_EQ(WithContext(WithContext(cause, "'save_to'"), "the copy").message,
+            "the copy: 'save_to': cannot open /x: Permission denied");
+  EXPECT_EQ(WithContext(Error(ErrorCode::kInternal, ""), "step").message, "step: ");
+}
+
 TEST(Sha256Test, MatchesKnownDigest) {
-  EXPECT_EQ(Sha256Hex("abc"),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
 TEST(RandomHexTest, HasRequestedLengthAndDiffers) {

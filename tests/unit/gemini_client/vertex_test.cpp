@@ -109,6 +109,23 @@ TEST(ProxyTest, NoProxyMatchingRules) {
   EXPECT_FALSE(NoProxyMatches("", "example.com", 80));
 }
 
+// NO_PROXY entries and proxy URLs read host:port as common/host_port.h does: a bracketed IPv6
+// address may carry a port, and an unbracketed one is never split at its last colon.
+TEST(ProxyTest, Ipv6HostsWithPorts) {
+  EXPECT_TRUE(NoProxyMatches("::1", "::1", 80));
+  EXPECT_TRUE(NoProxyMatches("[::1]:8080", "::1", 8080));
+  EXPECT_FALSE(NoProxyMatches("[::1]:8080", "::1", 80));
+  auto v6 = ParseProxyUrl("http://[fd00::5]:3128", "HTTPS_PROXY");
+  ASSERT_TRUE(v6.ok());
+  EXPECT_EQ(v6->host, "fd00::5");
+  EXPECT_EQ(v6->port, 3128);
+  // "fd00::5:3128" would have been host "fd00::5", port 3128; "fe80::1" host "fe80:", port 1.
+  EXPECT_FALSE(ParseProxyUrl("http://fd00::5:3128", "HTTPS_PROXY").ok());
+  EXPECT_FALSE(ParseProxyUrl("http://fe80::1", "HTTPS_PROXY").ok());
+  EXPECT_FALSE(ParseProxyUrl("http://proxy.lan:65536", "HTTPS_PROXY").ok());
+  EXPECT_FALSE(ParseProxyUrl("http://proxy.lan:0", "HTTPS_PROXY").ok());
+}
+
 TEST(ProxyTest, ProxyUrlsAndTheChoicePerScheme) {
   auto p = ParseProxyUrl("http://us%40er:p%3Ass@proxy.lan:3128/", "HTTPS_PROXY");
   ASSERT_TRUE(p.ok());

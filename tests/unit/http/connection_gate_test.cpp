@@ -82,7 +82,7 @@ class ConnectionGateTest : public ::testing::Test {
       thread_.join();
       gate_.reset();
     }
-    for (auto& c : handed_) ::close(c->fd);
+    handed_.clear();  // each closes its socket
     for (int fd : clients_) ::close(fd);
     if (listen_fd_ >= 0) ::close(listen_fd_);
   }

@@ -15,6 +15,10 @@ TEST(HostnameOfTest, StripsPortsAndLowercases) {
   EXPECT_EQ(HostnameOf("host:port"), "");
   EXPECT_EQ(HostnameOf(""), "");
   EXPECT_EQ(HostnameOf("user@evil.com"), "");
+  // Read as SplitHostPort reads it (common/host_port.h): IPv6 only in brackets, ports 0-65535.
+  EXPECT_EQ(HostnameOf("::1"), "");
+  EXPECT_EQ(HostnameOf("localhost:99999"), "");
+  EXPECT_EQ(HostnameOf("[::1]:"), "[::1]");
 }
 
 TEST(PortOfTest, ExplicitPortsOnly) {

@@ -439,22 +439,5 @@ TEST_F(SaveTargetsTest, TwentyConcurrentSavesToOneName) {
   EXPECT_TRUE(NoTempFiles(work()));
 }
 
-TEST(RootedWriteTest, BothWaysOfNotReplacingKeepTheExistingFile) {
-  TempDir tmp;
-  ASSERT_FALSE(tmp.path().empty());
-  UniqueFd dir(::open(tmp.path().c_str(), O_RDONLY | O_DIRECTORY));
-  ASSERT_TRUE(dir.valid());
-  for (NoReplaceMethod method : {NoReplaceMethod::kRenameNoReplace, NoReplaceMethod::kLink}) {
-    WriteFile(tmp.path() / "target", "kept");
-    WriteFile(tmp.path() / "temp", "new");
-    EXPECT_EQ(MoveWithoutReplacing(dir.get(), "temp", "target", method), EEXIST);
-    EXPECT_EQ(ReadFile(tmp.path() / "target"), "kept");
-    fs::remove(tmp.path() / "target");
-    EXPECT_EQ(MoveWithoutReplacing(dir.get(), "temp", "target", method), 0);
-    EXPECT_EQ(ReadFile(tmp.path() / "target"), "new");
-    EXPECT_FALSE(fs::exists(tmp.path() / "temp"));
-  }
-}
-
 }  // namespace
 }  // namespace imgmcp::tools

@@ -1,0 +1,160 @@
+#include "common/json_reader.h"
+
+#include <cstdint>
+#include <utility>
+
+namespace imgmcp {
+
+std::string JsonTypeName(const Json& value) {
+  switch (value.type()) {
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::boolean:
+      return "boolean";
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned:
+      return "integer";
+    case Json::value_t::number_float:
+      return "number";
+    case Json::value_t::string:
+      return "string";
+    case Json::value_t::array:
+      return "array";
+    case Json::value_t::object:
+      return "object";
+    default:
+      return "unsupported value";
+  }
+}
+
+JsonObjectReader::JsonObjectReader(const Json& object, std::string where)
+    : object_(object), where_(std::move(where)) {
+  if (!object_.is_object()) {
+    error_ = InvalidArgument((where_.empty() ? std::string("arguments") : where_) +
+                             " must be an object, got " + JsonTypeName(object_));
+  }
+}
+
+std::string JsonObjectReader::FieldName(const std::string& field) const {
+  return where_.empty() ? field : where_ + "." + field;
+}
+
+const Json* JsonObjectReader::OptionalValue(const std::string& field) {
+  known_.insert(field);
+  if (!ok()) return nullptr;
+  auto it = object_.find(field);
+  if (it == object_.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+Result<std::string> JsonObjectReader::RequiredString(const std::string& field, size_t max_length) {
+  if (!ok()) return *error_;
+  const Json* v = OptionalValue(field);
+  if (v == nullptr) return InvalidArgument("missing required field '" + FieldName(field) + "'");
+  ASSIGN_OR_RETURN(std::optional<std::string> s, OptionalString(field, max_length));
+  return std::move(*s);
+}
+
+Result<std::optional<std::string>> JsonObjectReader::OptionalString(const std::string& field,
+                                                                    size_t max_length) {
+  if (!ok()) return *error_;
+  const Json* v = OptionalValue(field);
+  if (v == nullptr) return std::optional<std::string>();
+  if (!v->is_string()) {
+    return InvalidArgument("'" + FieldName(field) + "' must be a string, got " + JsonTypeName(*v));
+  }
+  const auto& s = v->get_ref<const std::string&>();
+  if (s.size() > max_length) {
+    return InvalidArgument("'" + FieldName(field) + "' is " + std::to_string(s.size()) +
+                           " bytes; at most " + std::to_string(max_length) + " are allowed");
+  }
+  // A NUL cannot be stored as text (PostgreSQL refuses it, C APIs cut at it): refused, never cut.
+  if (const size_t nul = s.find('\0'); nul != std::string::npos) {
+    return InvalidArgument("'" + FieldName(field) +
+                           "' contains a NUL character (\\u0000) at byte " + std::to_string(nul) +
+                           "; remove it");
+  }
+  return std::optional<std::string>(s);
+}
+
+bool JsonObjectReader::IsNull(const std::string& field) const {
+  if (!object_.is_object()) return false;
+  auto it = object_.find(field);
+  return it != object_.end() && it->is_null();
+}
+
+Result<std::optional<int64_t>> JsonObjectReader::OptionalInteger(const std::string& field,
+                                                                 int64_t min, int64_t max) {
+  if (!ok()) return *error_;
+  const Json* v = OptionalValue(field);
+  if (v == nullptr) return std::optional<int64_t>();
+  const std::string range =
+      " (allowed: an integer from " + std::to_string(min) + " to " + std::to_string(max) + ")";
+  int64_t value = 0;
+  if (v->is_number_integer()) {
+    if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+      return InvalidArgument("'" + FieldName(field) + "' is out of range" + range);
+    }
+    value = v->get<int64_t>();
+  } else if (v->is_number_float()) {
+    const double d = v->get<double>();
+    // Range first: converting a double outside int64 is undefined behaviour.
+    if (!(d >= -9.2e18 && d <= 9.2e18)) {
+      return InvalidArgument("'" + FieldName(field) + "' is out of range" + range);
+    }
+    // 3.0 is accepted as 3 (JSON has one number type); 3.5 is not an integer.
+    if (d != static_cast<double>(static_cast<int64_t>(d))) {
+      return InvalidArgument("'" + FieldName(field) + "' must be an integer" + range);
+    }
+    value = static_cast<int64_t>(d);
+  } else {
+    return InvalidArgument("'" + FieldName(field) + "' must be an integer, got " +
+                           JsonTypeName(*v) + range);
+  }
+  if (value < min || value > max) {
+    return InvalidArgument("'" + FieldName(field) + "' is " + std::to_string(value) +
+                           ", out of range" + range);
+  }
+  return std::optional<int64_t>(value);
+}
+
+Result<std::optional<bool>> JsonObjectReader::OptionalBool(const std::string& field) {
+  if (!ok()) return *error_;
+  const Json* v = OptionalValue(field);
+  if (v == nullptr) return std::optional<bool>();
+  if (!v->is_boolean()) {
+    return InvalidArgument("'" + FieldName(field) + "' must be true or false, got " +
+                           JsonTypeName(*v));
+  }
+  return std::optional<bool>(v->get<bool>());
+}
+
+Result<std::optional<std::string>> JsonObjectReader::OptionalEnum(
+    const std::string& field, const std::vector<std::string>& allowed, const RefusalNote& note) {
+  auto s = OptionalString(field, 64);
+  std::string list;
+  for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + ("\"" + a + "\"");
+  if (!s.ok()) return InvalidArgument(s.error().message + " (allowed: " + list + ")");
+  if (!s->has_value()) return s;
+  for (const auto& a : allowed) {
+    if (**s == a) return s;
+  }
+  const std::string said = note ? note(**s) : std::string();
+  return InvalidArgument("'" + FieldName(field) + "' is \"" + **s + "\"; allowed: " + list +
+                         (said.empty() ? "" : ". " + said));
+}
+
+Status JsonObjectReader::Finish() const {
+  if (!ok()) return *error_;
+  for (const auto& [key, value] : object_.items()) {
+    if (known_.count(key) == 0) {
+      std::string list;
+      for (const auto& k : known_) list += (list.empty() ? "" : ", ") + k;
+      std::string shown = key.size() > 64 ? key.substr(0, 64) + "…" : key;
+      return InvalidArgument("unknown field '" + FieldName(shown) + "'; allowed fields: " + list);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace imgmcp
