@@ -334,8 +334,8 @@ TEST_F(TaskRunnerTest, AShutdownFailsTasksInFlightSayingSoAndSparesACommittedOne
 // One owner cannot take every worker: beyond its cap a task is refused at once, naming the cap,
 // while another owner still starts tasks.
 TEST_F(TaskRunnerTest, AnOwnerPastItsCapIsRefusedAndOthersAreNot) {
+  std::stop_source release;  // before the runner: its tasks read it until the runner is gone
   TaskRunner runner(TaskOptions{.max_running = 8, .max_per_owner = 2, .ledger = &ledger_});
-  std::stop_source release;
   auto held = [&release](ToolCallContext&) {
     SleepUnlessStopped(std::chrono::seconds(30), release.get_token());
     return ToolResult::Text("ok");
