@@ -55,7 +55,7 @@ Result<CliOptions> ParseCliOptions(const std::vector<std::string>& args) {
   for (; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--") break;
-    if (a.rfind("-", 0) != 0 && !o.tool.empty()) {
+    if (a.rfind('-', 0) != 0 && !o.tool.empty()) {
       RETURN_IF_ERROR(AddKeyValue(a, o.arguments));
       continue;
     }
@@ -81,7 +81,7 @@ Result<CliOptions> ParseCliOptions(const std::vector<std::string>& args) {
       o.json = true;
     } else if (a == "--quiet" || a == "-q") {
       o.quiet = true;
-    } else if (a.rfind("-", 0) == 0) {
+    } else if (a.rfind('-', 0) == 0) {
       return UsageError("unknown flag " + a);
     } else {
       o.tool = a;

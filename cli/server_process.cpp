@@ -21,7 +21,7 @@ namespace imgmcp::cli {
 namespace {
 
 Error SysError(const std::string& what, int err) {
-  return Error(ErrorCode::kUnavailable, what + ": " + std::strerror(err));
+  return Error(ErrorCode::kUnavailable, what + ": " + ErrnoText(err));
 }
 
 }  // namespace

@@ -128,6 +128,7 @@ size_t ByteBudget::InUse() const {
 
 void ReturnFreedMemory() { malloc_trim(0); }
 
+// NOLINTNEXTLINE(concurrency-mt-unsafe): called once, before any thread starts (serve.cpp)
 void BoundRetainedMemory() { mallopt(M_ARENA_MAX, kMallocArenas); }
 
 }  // namespace imgmcp

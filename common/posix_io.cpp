@@ -36,8 +36,14 @@ ErrorCode ErrnoCode(int err) {
   }
 }
 
+std::string ErrnoText(int err) {
+  char buffer[256];
+  // GNU strerror_r: returns the text, in `buffer` or a static string of its own.
+  return ::strerror_r(err, buffer, sizeof buffer);
+}
+
 Error ErrnoError(std::string_view what, const fs::path& path, int err) {
-  return Error(ErrnoCode(err), std::string(what) + " " + path.string() + ": " + std::strerror(err));
+  return Error(ErrnoCode(err), std::string(what) + " " + path.string() + ": " + ErrnoText(err));
 }
 
 int WriteAll(int fd, std::string_view bytes) {

@@ -21,6 +21,9 @@ namespace imgmcp {
 // kPermissionDenied; ENOSPC, EDQUOT kResourceExhausted; EEXIST kConflict; anything else
 // kInternal.
 ErrorCode ErrnoCode(int err);
+// What strerror says of `err` ("No such file or directory"), without strerror's shared buffer:
+// safe to call from any thread.
+std::string ErrnoText(int err);
 // "<what> <path>: <strerror(err)>", with ErrnoCode(err).
 Error ErrnoError(std::string_view what, const std::filesystem::path& path, int err);
 

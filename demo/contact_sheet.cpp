@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "common/log.h"
-#include "local_backend/bitmap_font.h"
 #include "imaging/codec.h"
+#include "local_backend/bitmap_font.h"
 
 namespace {
 
@@ -57,7 +57,7 @@ void DrawLabel(Image& sheet, std::string label, int x, int y, int max_chars) {
   const std::string rest = label.substr(space);
   const int advance = imgmcp::local::kGlyphAdvance * kTextScale;
   imgmcp::local::DrawText(sheet, rest, x + static_cast<int>(head.size()) * advance, y, kTextScale,
-                            OperationColour(rest));
+                          OperationColour(rest));
 }
 
 }  // namespace

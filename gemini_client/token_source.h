@@ -25,7 +25,7 @@ inline constexpr std::chrono::seconds kMinTokenLifetime{60};
 inline constexpr std::chrono::seconds kMaxTokenLifetime{24 * 3600};
 
 struct AccessToken {
-  std::string token;  // never logged, never in an error
+  std::string token;                   // never logged, never in an error
   std::chrono::seconds expires_in{0};  // within [kMinTokenLifetime, kMaxTokenLifetime]
 };
 

@@ -269,6 +269,7 @@ void AdviseHugePages(const char* data, size_t size) {
   if (size < 2 * kHugePage) return;
   const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + kHugePage - 1) & ~(kHugePage - 1);
   const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + size) & ~(kHugePage - 1);
+  // NOLINTNEXTLINE(performance-no-int-to-ptr): a page boundary is found by integer arithmetic
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
 #endif
 }

@@ -181,6 +181,7 @@ Status CheckGenerationOptions(const std::vector<ModelCapabilities>& models,
   const ModelCapabilities* m = o.model.empty() ? &models.front() : FindModel(models, o.model);
   if (m == nullptr) {
     std::vector<std::string> ids;
+    ids.reserve(models.size());
     for (const ModelCapabilities& row : models) ids.push_back(row.id);
     return InvalidArgument("model " + Quoted(o.model) +
                            " is not offered by this server; allowed: " + JoinList(ids, ", "));

@@ -371,6 +371,7 @@ Result<std::vector<ModelCapabilities>> MergeModelTable(std::vector<ModelCapabili
                                                        std::string_view source) {
   ASSIGN_OR_RETURN(const Json doc, ReadDocument(document, source));
   std::vector<std::string> where;
+  where.reserve(base.size());
   for (const ModelCapabilities& row : base) {
     where.push_back(std::string(source) + ": the row of " + row.id + " it does not change");
   }

@@ -31,6 +31,8 @@ class Rng {
 uint8_t Clamp8(double v) {
   if (v <= 0) return 0;
   if (v >= 255) return 255;
+  // v > 0 here, where adding 0.5 and truncating rounds half up (the images are made this way).
+  // NOLINTNEXTLINE(bugprone-incorrect-roundings)
   return static_cast<uint8_t>(v + 0.5);
 }
 
@@ -188,7 +190,10 @@ void PaintShape(imaging::Image& img, Shape shape, Rgb color, int alpha, Rng& rng
               std::sqrt(static_cast<double>((x - cx) * (x - cx) + (y - cy) * (y - cy)));
           double cov = Coverage(r - dist + 0.5);
           if (shape == Shape::kRing) cov = std::min(cov, Coverage(dist - (r - thick) + 0.5));
-          Blend(img.Pixel(x, y), color, static_cast<int>(alpha * cov + 0.5));
+          // alpha * cov >= 0: truncating after adding 0.5 rounds half up.
+          // NOLINTNEXTLINE(bugprone-incorrect-roundings)
+          const int a = static_cast<int>(alpha * cov + 0.5);
+          Blend(img.Pixel(x, y), color, a);
         }
       }
       break;
@@ -214,8 +219,10 @@ void PaintShape(imaging::Image& img, Shape shape, Rgb color, int alpha, Rng& rng
           const double dist =
               std::abs((static_cast<double>(x) * n[0] + static_cast<double>(y) * n[1]) / len - c);
           if (dist > half + 1) continue;
-          Blend(img.Pixel(x, y), color,
-                static_cast<int>(alpha * Coverage(half - dist + 0.5) + 0.5));
+          // Never negative: truncating after adding 0.5 rounds half up.
+          // NOLINTNEXTLINE(bugprone-incorrect-roundings)
+          const int a = static_cast<int>(alpha * Coverage(half - dist + 0.5) + 0.5);
+          Blend(img.Pixel(x, y), color, a);
         }
       }
       break;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "common/posix_io.h"
 #include "common/unique_fd.h"
 #include "mcp/connection.h"
 #include "mcp/json_rpc.h"
@@ -83,7 +84,7 @@ void StdioTransport::ReadUntilEnd(LineSplitter& splitter) {
     pollfd fds[2] = {{options_.in_fd, POLLIN, 0}, {wake.valid() ? wake.get() : -1, POLLIN, 0}};
     if (::poll(fds, 2, -1) < 0) {
       if (errno == EINTR) continue;
-      log::Error(kStdioLog, std::string("waiting for stdin failed: ") + std::strerror(errno));
+      log::Error(kStdioLog, std::string("waiting for stdin failed: ") + ErrnoText(errno));
       return;
     }
     if (fds[0].revents == 0) continue;  // the drain: the loop's condition ends it
@@ -93,7 +94,7 @@ void StdioTransport::ReadUntilEnd(LineSplitter& splitter) {
       continue;
     }
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (n < 0) log::Error(kStdioLog, std::string("reading stdin failed: ") + std::strerror(errno));
+    if (n < 0) log::Error(kStdioLog, std::string("reading stdin failed: ") + ErrnoText(errno));
     return;
   }
 }
@@ -137,7 +138,7 @@ void StdioTransport::WriteLine(std::string_view text) {
         ::poll(&pfd, 1, 1000);
         continue;
       }
-      log::Error(kStdioLog, std::string("writing stdout failed: ") + std::strerror(errno) +
+      log::Error(kStdioLog, std::string("writing stdout failed: ") + ErrnoText(errno) +
                                 "; dropping further messages");
       broken_ = true;
       return;

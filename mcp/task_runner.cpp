@@ -227,7 +227,7 @@ void TaskRunner::Submit(const std::shared_ptr<Entry>& entry) {
     entry->snapshot.error = error = ErrorJson(InternalError(submitted.error().message));
     EndLocked(*entry, TaskState::kFailed, /*stop=*/false);
   }
-  const bool recorded = Record(entry, TaskState::kFailed, std::move(error));
+  const bool recorded = Record(entry, TaskState::kFailed, error);
   Changed(entry);
   if (recorded) ForgetRecorded(entry);
 }
@@ -321,7 +321,7 @@ void TaskRunner::Run(const std::shared_ptr<Entry>& entry) {
     state = entry->snapshot.state;
   }
   log::Info(kTasksLog, "task " + entry->id + " " + TaskStateName(state));
-  const bool recorded = Record(entry, state, std::move(payload));
+  const bool recorded = Record(entry, state, payload);
   Changed(entry);
   if (recorded) ForgetRecorded(entry);
 }
@@ -414,8 +414,7 @@ Result<CancelOutcome> TaskRunner::Cancel(const std::string& task_id, const std::
 }
 
 Result<CancelOutcome> TaskRunner::EndUncommitted(const std::shared_ptr<Entry>& entry,
-                                                 TaskState state,
-                                                 const std::optional<Json>& error,
+                                                 TaskState state, const std::optional<Json>& error,
                                                  bool await_completion) {
   CancelOutcome outcome;
   if (options_.ledger != nullptr) {

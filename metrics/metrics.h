@@ -1,7 +1,8 @@
 // Metrics: imgmcp's Prometheus metrics in one place — one registry, one typed family per metric,
 // and the text exposition GET /metrics serves (server/http/mcp_routes.cpp, and the --metrics
 // listener). Built on prometheus-cpp's core; no prometheus-cpp type appears in this header, so the
-// layers that record (mcp through its own interface, gemini_client, session, server/http) see only these methods.
+// layers that record (mcp through its own interface, gemini_client, session, server/http) see only
+// these methods.
 //
 // A layer receives a `Metrics*` when it is wired (server/app/wired_server.cpp); nullptr means
 // metrics are off (stdio without --metrics), and every hook is then one pointer test.

@@ -28,7 +28,7 @@ constexpr char kLog[] = "session";
 Error ProbeError(const std::string& what, const std::filesystem::path& path, int err) {
   return Error(err == EACCES || err == EPERM || err == EROFS ? ErrorCode::kPermissionDenied
                                                              : ErrorCode::kFailedPrecondition,
-               what + " " + path.string() + ": " + std::strerror(err));
+               what + " " + path.string() + ": " + ErrnoText(err));
 }
 
 // Creates, writes, flocks and removes a uniquely named file in `dir`: proves the directory takes
@@ -95,7 +95,7 @@ class DeferredSessionStore::PendingReservation final : public TurnReservation {
 };
 
 DeferredSessionStore::DeferredSessionStore(Opener opener)
-    : thread_([this, opener = std::move(opener)]() mutable { Open(std::move(opener)); }) {}
+    : thread_([this, opener = std::move(opener)] { Open(opener); }) {}
 
 DeferredSessionStore::~DeferredSessionStore() {
   stop_.request_stop();
@@ -117,7 +117,7 @@ Result<std::unique_ptr<SessionStore>> DeferredSessionStore::Attempt(const Opener
   return opened;
 }
 
-void DeferredSessionStore::Open(Opener opener) {
+void DeferredSessionStore::Open(const Opener& opener) {
   std::chrono::milliseconds pause = kFirstRetryPause;
   for (int attempt = 1;; ++attempt) {
     Result<std::unique_ptr<SessionStore>> opened = Attempt(opener);

@@ -102,7 +102,7 @@ class DeferredSessionStore final : public SessionStore {
  private:
   class PendingReservation;
 
-  void Open(Opener opener);
+  void Open(const Opener& opener);
   // One attempt of `opener`, its exceptions and a null store turned into errors.
   static Result<std::unique_ptr<SessionStore>> Attempt(const Opener& opener);
   // Hands the real store (or the final error) to everyone waiting for it.

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "common/posix_io.h"
 
 namespace imgmcp::session {
 
@@ -38,7 +39,7 @@ Status WriteFileAtomically(const std::filesystem::path& dir, std::string_view na
 
 bool RemoveFileQuietly(const std::filesystem::path& path) {
   if (::unlink(path.c_str()) == 0 || errno == ENOENT) return true;
-  log::Warn("session", "cannot remove " + path.string() + ": " + std::strerror(errno));
+  log::Warn("session", "cannot remove " + path.string() + ": " + ErrnoText(errno));
   return false;
 }
 

@@ -15,9 +15,10 @@ namespace imgmcp::imaging {
 namespace {
 
 Image MakeContent(int size) {
-  Image img = local::GenerateImage("a harbour at dusk, teal and orange, boats and circles", size, size)
-                  .value()
-                  .image;
+  Image img =
+      local::GenerateImage("a harbour at dusk, teal and orange, boats and circles", size, size)
+          .value()
+          .image;
   uint32_t state = 12345;
   for (size_t i = 0; i < img.rgba.size(); i += 4) {
     state = state * 1664525u + 1013904223u;

@@ -18,8 +18,8 @@
 
 #include <chrono>
 
-#include "server/http/http_listener.h"
 #include "mcp/task_runner.h"
+#include "server/http/http_listener.h"
 
 namespace imgmcp::app {
 

@@ -13,8 +13,8 @@ class McpMetrics final : public mcp::CoreMetrics {
  public:
   // `metrics` must outlive this.
   explicit McpMetrics(metrics::Metrics& metrics) : metrics_(metrics) {}
-  void RecordOperation(std::string_view method, std::string_view tool,
-                       std::string_view error_type, double seconds) override {
+  void RecordOperation(std::string_view method, std::string_view tool, std::string_view error_type,
+                       double seconds) override {
     metrics_.RecordOperation(method, tool, error_type, seconds);
   }
   void RecordTaskStatus(std::string_view status) override { metrics_.RecordTaskStatus(status); }

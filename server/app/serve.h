@@ -2,9 +2,9 @@
 #pragma once
 
 #include "common/result.h"
+#include "mcp/server.h"
 #include "server/app/config.h"
 #include "server/app/wired_server.h"
-#include "mcp/server.h"
 
 namespace imgmcp::app {
 

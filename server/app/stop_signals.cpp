@@ -25,8 +25,9 @@ int StopSignalFd() {
   const sigset_t signals = StopSignals();
   const int fd = ::signalfd(-1, &signals, SFD_CLOEXEC);
   if (fd < 0) {  // only without descriptors left, at start-up: then only SIGKILL stops it
-    log::Error("main", "cannot watch SIGTERM and SIGINT (signalfd failed): stop the server with "
-                       "SIGKILL");
+    log::Error("main",
+               "cannot watch SIGTERM and SIGINT (signalfd failed): stop the server with "
+               "SIGKILL");
   }
   return fd;
 }

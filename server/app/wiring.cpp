@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "common/log.h"
+#include "common/posix_io.h"
 #include "common/unique_fd.h"
 #include "gemini_client/adc.h"
 #include "gemini_client/gemini_client.h"
@@ -35,7 +36,7 @@ Status WaitForGate(const std::filesystem::path& gate) {
   } while (!fd.valid() && errno == EINTR);
   if (!fd.valid()) {
     return MakeError(ErrorCode::kFailedPrecondition,
-                     "IMGMCP_TEST_STORE_OPEN_GATE " + gate.string() + ": " + std::strerror(errno));
+                     "IMGMCP_TEST_STORE_OPEN_GATE " + gate.string() + ": " + ErrnoText(errno));
   }
   char buffer[64];
   ssize_t n;

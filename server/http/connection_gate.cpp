@@ -16,6 +16,7 @@
 #include "common/ascii.h"
 #include "common/decimal.h"
 #include "common/log.h"
+#include "common/posix_io.h"
 #include "server/http/log_tag.h"
 
 namespace imgmcp::http {
@@ -87,23 +88,22 @@ Result<std::unique_ptr<ConnectionGate>> ConnectionGate::Create(int listen_fd, Ga
                                                                Handoff handoff) {
   const int flags = ::fcntl(listen_fd, F_GETFL, 0);
   if (flags < 0 || ::fcntl(listen_fd, F_SETFL, flags | O_NONBLOCK) < 0) {
-    return MakeError(ErrorCode::kInternal,
-                     std::string("listening socket: ") + std::strerror(errno));
+    return MakeError(ErrorCode::kInternal, std::string("listening socket: ") + ErrnoText(errno));
   }
   UniqueFd epoll_fd(::epoll_create1(EPOLL_CLOEXEC));
   if (!epoll_fd.valid()) {
-    return MakeError(ErrorCode::kInternal, std::string("epoll_create1: ") + std::strerror(errno));
+    return MakeError(ErrorCode::kInternal, std::string("epoll_create1: ") + ErrnoText(errno));
   }
   UniqueFd wake_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!wake_fd.valid()) {
-    return MakeError(ErrorCode::kInternal, std::string("eventfd: ") + std::strerror(errno));
+    return MakeError(ErrorCode::kInternal, std::string("eventfd: ") + ErrnoText(errno));
   }
   for (int fd : {listen_fd, wake_fd.get()}) {
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.fd = fd;
     if (::epoll_ctl(epoll_fd.get(), EPOLL_CTL_ADD, fd, &ev) != 0) {
-      return MakeError(ErrorCode::kInternal, std::string("epoll_ctl: ") + std::strerror(errno));
+      return MakeError(ErrorCode::kInternal, std::string("epoll_ctl: ") + ErrnoText(errno));
     }
   }
   return std::unique_ptr<ConnectionGate>(new ConnectionGate(
@@ -141,14 +141,10 @@ void ConnectionGate::Wake() {
 void ConnectionGate::PostInbound(Inbound inbound) {
   {
     MutexLock lock(inbox_mu_);
-    if (!stopped_) {
-      inbox_.push_back(std::move(inbound));
-      inbound.connection = nullptr;
-    }
-  }
-  if (inbound.connection) {  // the gate is gone: nobody waits for the next request
-    inbound.connection.reset();
-    return;
+    // The gate is gone: nobody waits for the next request, and `inbound`'s connection is closed
+    // as it goes out of scope.
+    if (stopped_) return;
+    inbox_.push_back(std::move(inbound));
   }
   Wake();
 }
@@ -177,7 +173,7 @@ void ConnectionGate::Run() {
   while (!stop_requested_.load()) {
     const int n = ::epoll_wait(epoll_fd_.get(), events.data(), kMaxEvents, NextTimeoutMs());
     if (n < 0 && errno != EINTR) {
-      log::Error(kLog, std::string("epoll_wait failed: ") + std::strerror(errno));
+      log::Error(kLog, std::string("epoll_wait failed: ") + ErrnoText(errno));
       break;
     }
     for (int i = 0; i < n; ++i) {
@@ -248,7 +244,7 @@ void ConnectionGate::AcceptAll() {
           err == EOPNOTSUPP || err == ENETUNREACH) {
         continue;
       }
-      log::Error(kLog, std::string("accept failed: ") + std::strerror(err));
+      log::Error(kLog, std::string("accept failed: ") + ErrnoText(err));
       return;
     }
     accepted_.fetch_add(1);

@@ -21,6 +21,7 @@
 #include "common/ascii.h"
 #include "common/decimal.h"
 #include "common/log.h"
+#include "common/posix_io.h"
 #include "server/http/log_tag.h"
 
 namespace imgmcp::http {
@@ -333,7 +334,7 @@ Result<int> GatedServer::Bind(const std::string& host, int port) {
   for (addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
     UniqueFd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol));
     if (!fd.valid()) {
-      failure = std::strerror(errno);
+      failure = ErrnoText(errno);
       continue;
     }
     // SO_REUSEADDR lets a restarted server bind over connections in TIME_WAIT; unlike
@@ -345,7 +346,7 @@ Result<int> GatedServer::Bind(const std::string& host, int port) {
       ::setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
     }
     if (::bind(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0 || ::listen(fd.get(), SOMAXCONN) != 0) {
-      failure = std::strerror(errno);
+      failure = ErrnoText(errno);
       continue;
     }
     sockaddr_storage bound{};

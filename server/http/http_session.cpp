@@ -208,7 +208,7 @@ void HttpSession::Send(mcp::OutgoingMessage message) {
   }
   if (!exchange) {  // belongs to no open request: the standalone stream
     std::string frame = AppendEventLocked(0, message.json);
-    if (standalone_) standalone_->Push(std::move(frame));
+    if (standalone_) standalone_->Push(frame);
     return;
   }
   const bool final_answer =
@@ -226,7 +226,7 @@ void HttpSession::Send(mcp::OutgoingMessage message) {
     return;
   }
   std::string frame = AppendEventLocked(exchange->stream, message.json);
-  if (exchange->channel) exchange->channel->Push(std::move(frame));
+  if (exchange->channel) exchange->channel->Push(frame);
   if (final_answer) FinishExchangeLocked(exchange);
 }
 

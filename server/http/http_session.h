@@ -28,10 +28,10 @@
 
 #include "common/json.h"
 #include "common/thread_annotations.h"
-#include "server/http/hangup_watch.h"
-#include "server/http/sse.h"
 #include "mcp/connection.h"
 #include "mcp/message_sink.h"
+#include "server/http/hangup_watch.h"
+#include "server/http/sse.h"
 
 namespace imgmcp::http {
 

@@ -8,11 +8,11 @@
 
 #include "common/cancellation.h"
 #include "common/log.h"
+#include "mcp/server.h"
 #include "server/http/gated_server.h"
 #include "server/http/http_session.h"
 #include "server/http/log_tag.h"
 #include "server/http/mcp_routes.h"
-#include "mcp/server.h"
 
 // ThreadSanitizer suppressions (TSAN builds only) for the uninstrumented system cpp-httplib:
 // TSAN cannot see the acquire fast path of its function-local statics (e.g. the chunked-encoding

@@ -8,16 +8,16 @@
 #include "common/log.h"
 #include "common/random.h"
 #include "common/sha256.h"
-#include "server/http/gallery_route.h"
-#include "server/http/gated_server.h"
-#include "server/http/log_tag.h"
-#include "server/http/metrics_route.h"
-#include "server/http/request_head.h"
 #include "mcp/connection.h"
 #include "mcp/json_rpc.h"
 #include "mcp/method_table.h"
 #include "mcp/protocol_version.h"
 #include "mcp/server.h"
+#include "server/http/gallery_route.h"
+#include "server/http/gated_server.h"
+#include "server/http/log_tag.h"
+#include "server/http/metrics_route.h"
+#include "server/http/request_head.h"
 
 namespace imgmcp::http {
 
@@ -609,7 +609,7 @@ void McpRoutes::ServeModern(const McpHeaders& headers, Response& res, PostedMess
     return Refuse(res, 500, StoppedDuringCall(), facts.id, /*modern=*/true);
   }
   if (!answer.json) {
-    return Stream(res, request, std::move(answer.sse), /*modern=*/true, std::move(busy));
+    return Stream(res, request, answer.sse, /*modern=*/true, std::move(busy));
   }
   request->End();
   live_.RemoveRequest(request.get());
@@ -731,7 +731,7 @@ bool McpRoutes::KeepNewSession(Response& res, const std::shared_ptr<HttpSession>
 void McpRoutes::ReplyLegacy(Response& res, const std::shared_ptr<HttpSession>& session,
                             HttpSession::Answer answer, std::shared_ptr<void> busy) {
   if (!answer.json) {
-    return Stream(res, session, std::move(answer.sse), /*modern=*/false, std::move(busy));
+    return Stream(res, session, answer.sse, /*modern=*/false, std::move(busy));
   }
   res.status = 200;
   if (session->connection().initialized()) res.set_header(kSessionHeader, session->id());
@@ -754,7 +754,7 @@ void McpRoutes::Get(const Request&, Response& res) {
   std::shared_ptr<SseChannel> channel =
       last ? session->Resume(*last) : session->OpenStandaloneStream();
   if (!channel) return SessionNotFound(res);
-  Stream(res, session, std::move(channel), /*modern=*/false);
+  Stream(res, session, channel, /*modern=*/false);
 }
 
 // GET /readyz: 200 "ready" when this replica takes requests; 503 with the reason when it drains

@@ -42,7 +42,7 @@ std::string CommentFrame(std::string_view text) {
   return std::string(": ").append(text).append("\n\n");
 }
 
-void SseChannel::Push(std::string frame) {
+void SseChannel::Push(const std::string& frame) {
   {
     MutexLock lock(mu_);
     if (finished_ || aborted_) return;

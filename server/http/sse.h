@@ -54,7 +54,7 @@ class SseChannel {
   // `watch_socket`: the client connection whose hang-up ends a Pull (kHangup); -1 for none.
   explicit SseChannel(int watch_socket = -1) : cv_(watch_socket) {}
 
-  void Push(std::string frame);
+  void Push(const std::string& frame);
   // Ends the response once everything pushed so far has been pulled. Idempotent.
   void Finish();
   // Ends the response at once; queued bytes are dropped. Idempotent.

@@ -27,8 +27,8 @@ class CallProgress {
 // (no thread per call). Stops on destruction (waiting for a report in progress).
 class ProgressHeartbeat {
  public:
-  ProgressHeartbeat(CallProgress& progress, const std::string& what, std::chrono::milliseconds interval,
-                    TimerThread& timers);
+  ProgressHeartbeat(CallProgress& progress, const std::string& what,
+                    std::chrono::milliseconds interval, TimerThread& timers);
 
  private:
   RepeatingTimer timer_;

@@ -84,8 +84,7 @@ Result<fs::path> AllowedRealPath(const std::string& path, const std::string& fie
     if (err == ENOENT || err == ENOTDIR) {
       return Error(ErrorCode::kNotFound, "'" + field + ".path': no such file: " + path);
     }
-    return InvalidArgument("'" + field + ".path': cannot resolve " + path + ": " +
-                           std::strerror(err));
+    return InvalidArgument("'" + field + ".path': cannot resolve " + path + ": " + ErrnoText(err));
   }
   fs::path real(resolved);
   bool allowed = false;
@@ -111,8 +110,7 @@ Result<std::string> ReadRegularFile(const fs::path& real, const std::string& pat
   // file is refused right after, by fstat on what was actually opened.
   const UniqueFd fd(::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (!fd.valid()) {
-    return InvalidArgument("'" + field + ".path': cannot open " + path + ": " +
-                           std::strerror(errno));
+    return InvalidArgument("'" + field + ".path': cannot open " + path + ": " + ErrnoText(errno));
   }
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -128,7 +126,7 @@ Result<std::string> ReadRegularFile(const fs::path& real, const std::string& pat
   std::string bytes;
   bytes.reserve(static_cast<size_t>(st.st_size));
   if (const int err = ReadAll(fd.get(), &bytes, static_cast<size_t>(st.st_size)); err != 0) {
-    return InvalidArgument("'" + field + ".path': cannot read " + path + ": " + std::strerror(err));
+    return InvalidArgument("'" + field + ".path': cannot read " + path + ": " + ErrnoText(err));
   }
   return bytes;
 }

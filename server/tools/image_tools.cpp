@@ -114,10 +114,10 @@ ImageTools::~ImageTools() { store_.SetChangeListener(nullptr); }
 
 template <typename Args>
 mcp::TypedTool<Args> ImageTools::Bind(
-    mcp::ToolDefinition definition,
+    const mcp::ToolDefinition& definition,
     mcp::ToolResult (ImageTools::*handler)(const Args&, mcp::ToolCallContext&)) {
   mcp::TypedTool<Args> tool;
-  tool.definition = std::move(definition);
+  tool.definition = definition;
   tool.parse = [this, name = tool.definition.name](const Json& arguments) {
     auto parsed = ParseArguments<Args>(arguments, argument_options_);
     if (!parsed.ok()) LogFailure(name, parsed.error());

@@ -42,7 +42,7 @@ struct ImageToolsOptions {
   // The thread that sends the heartbeats (one for every call); nullptr: the tools start their own.
   // Must outlive the tools.
   TimerThread* timers = nullptr;
-  std::chrono::seconds backend_deadline{600};          // overall limit of one backend call
+  std::chrono::seconds backend_deadline{600};  // overall limit of one backend call
   size_t max_prompt_bytes = 100 * 1024;
   // Backend calls running at once across all sessions (<= 0: no cap); the others wait for a slot.
   int max_concurrent_backend_calls = kDefaultMaxConcurrentBackendCalls;
@@ -140,7 +140,7 @@ class ImageTools {
       const std::optional<session::IdempotencyRecord>& key, InlineMode mode, bool saving);
 
   template <typename Args>
-  mcp::TypedTool<Args> Bind(mcp::ToolDefinition definition,
+  mcp::TypedTool<Args> Bind(const mcp::ToolDefinition& definition,
                             mcp::ToolResult (ImageTools::*handler)(const Args&,
                                                                    mcp::ToolCallContext&));
   // Draws the call's place in `session_id`'s line (nullptr when there is none to draw).

@@ -46,8 +46,8 @@ class StoreTaskWatch final : public mcp::TaskWatch {
   const StoreTaskLedger& ledger_;
   Mutex set_mu_;  // serialises SetListener (held while it starts or joins thread_)
   std::jthread thread_ GUARDED_BY(set_mu_);  // runs Loop while a listener is set
-  Mutex mu_;                                // guards everything below
-  std::condition_variable_any cv_;          // signalled when queue_ grows
+  Mutex mu_;                                 // guards everything below
+  std::condition_variable_any cv_;           // signalled when queue_ grows
   Listener listener_ GUARDED_BY(mu_);
   bool stopping_ GUARDED_BY(mu_) = false;  // no listener: reports are not queued
   std::deque<session::TaskChange> queue_ GUARDED_BY(mu_);

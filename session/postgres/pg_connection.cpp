@@ -11,6 +11,7 @@
 #include "common/ascii.h"
 #include "common/decimal.h"
 #include "common/log.h"
+#include "common/posix_io.h"
 #include "common/unique_fd.h"
 #include "session/postgres/libpq_api.h"
 #include "session/postgres/log_tag.h"
@@ -257,7 +258,7 @@ Result<PgResult> PgConnection::ExecUntilStopped(std::string_view sql,
     pollfd fds[2] = {{Socket(), POLLIN, 0}, {wake, POLLIN, 0}};
     if (::poll(fds, 2, -1) < 0) {
       if (errno == EINTR) continue;
-      waited = Error(ErrorCode::kInternal, std::string("poll failed: ") + std::strerror(errno));
+      waited = Error(ErrorCode::kInternal, std::string("poll failed: ") + ErrnoText(errno));
       break;
     }
     if (fds[1].revents != 0) {

@@ -423,6 +423,7 @@ void PostgresSessionStore::DeleteRemoved(const std::string& session_id,
     }
   }
   std::vector<std::string> digests;
+  digests.reserve(removed.size());
   for (const RemovedVersion& v : removed) digests.push_back(v.sha256);
   CollectBlobs(digests);
 }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <thread>
 
+#include "common/posix_io.h"
 #include "common/thread_annotations.h"
 
 namespace imgmcp::session::sqlite {
@@ -19,7 +20,7 @@ Result<UniqueFd> OpenLockFile(const std::filesystem::path& path) {
   UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
   if (!fd.valid()) {
     return MakeError(ErrorCode::kInternal,
-                     "cannot open lock file " + path.string() + ": " + std::strerror(errno));
+                     "cannot open lock file " + path.string() + ": " + ErrnoText(errno));
   }
   return fd;
 }
@@ -83,7 +84,7 @@ Result<FileLock> FileLock::Acquire(const std::filesystem::path& path, std::stop_
   if (got == 1) return FileLock(std::move(fd));
   if (got < 0) {
     return MakeError(ErrorCode::kInternal,
-                     "cannot lock " + path.string() + ": " + std::strerror(errno));
+                     "cannot lock " + path.string() + ": " + ErrnoText(errno));
   }
   if (on_blocked) on_blocked();  // another process holds the session
   if (cancel.stop_requested()) {
@@ -103,7 +104,7 @@ Result<FileLock> FileLock::Acquire(const std::filesystem::path& path, std::stop_
   if (waiter->error != 0) {
     waiter->fd.Reset();
     return MakeError(ErrorCode::kInternal,
-                     "cannot lock " + path.string() + ": " + std::strerror(waiter->error));
+                     "cannot lock " + path.string() + ": " + ErrnoText(waiter->error));
   }
   return FileLock(std::move(waiter->fd));
 }
@@ -113,7 +114,7 @@ Result<std::optional<FileLock>> FileLock::TryAcquire(const std::filesystem::path
   const int got = TryFlock(fd.get());
   if (got < 0) {
     return MakeError(ErrorCode::kInternal,
-                     "cannot lock " + path.string() + ": " + std::strerror(errno));
+                     "cannot lock " + path.string() + ": " + ErrnoText(errno));
   }
   if (got == 0) return std::optional<FileLock>();
   return std::optional<FileLock>(FileLock(std::move(fd)));

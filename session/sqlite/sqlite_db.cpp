@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "common/posix_io.h"
 #include "common/unique_fd.h"
 
 namespace imgmcp::session::sqlite {
@@ -105,7 +106,7 @@ Result<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::filesystem::path& pa
   // the database file's mode. (The descriptor is closed again at once.)
   if (!UniqueFd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)).valid()) {
     return MakeError(ErrorCode::kPermissionDenied,
-                     "cannot open database " + path.string() + ": " + std::strerror(errno));
+                     "cannot open database " + path.string() + ": " + ErrnoText(errno));
   }
   sqlite3* raw = nullptr;
   const int rc =

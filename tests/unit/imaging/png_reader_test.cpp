@@ -172,7 +172,8 @@ TEST(PngRowDecoderTest, SplitIdatAndAncillaryChunksMatchStb) {
 }
 
 TEST(PngRowDecoderTest, ProductionEncoderOutputMatchesStb) {
-  for (const Image& img : {testing::Photo(257, 129), testing::Solid(5, 3, local::Rgb{1, 2, 3}, 128)}) {
+  for (const Image& img :
+       {testing::Photo(257, 129), testing::Solid(5, 3, local::Rgb{1, 2, 3}, 128)}) {
     const std::string png = testing::PngOf(img);
     Result<std::vector<uint8_t>> rows = DecodeRows(png);
     ASSERT_TRUE(rows.ok()) << rows.error().message;

@@ -208,7 +208,8 @@ TEST(EditOpsTest, TextDrawsGlyphPixels) {
   EXPECT_EQ(At(img, 4, 0), (Rgb{255, 255, 255}));
   EXPECT_EQ(At(img, 2, 3), (Rgb{0, 0, 0}));  // the stem
   EXPECT_EQ(At(img, 1, 3), (Rgb{255, 255, 255}));
-  const imaging::Image big = Apply(Solid(40, 20, Rgb{255, 255, 255}), "text \"I\" at 0,0 red size 2");
+  const imaging::Image big =
+      Apply(Solid(40, 20, Rgb{255, 255, 255}), "text \"I\" at 0,0 red size 2");
   EXPECT_EQ(At(big, 2, 0), (Rgb{255, 0, 0}));
   EXPECT_EQ(At(big, 5, 1), (Rgb{255, 0, 0}));
   EXPECT_EQ(At(big, 1, 0), (Rgb{255, 255, 255}));
@@ -216,8 +217,10 @@ TEST(EditOpsTest, TextDrawsGlyphPixels) {
 
 TEST(EditOpsTest, ClauseOrderMatters) {
   // Draw then rotate: the square moves with the image. Rotate then draw: it stays at 0,0.
-  const imaging::Image a = Apply(Solid(10, 6, Rgb{0, 0, 0}), "draw square red at 0,0 size 2, rotate 90");
-  const imaging::Image b = Apply(Solid(10, 6, Rgb{0, 0, 0}), "rotate 90, draw square red at 0,0 size 2");
+  const imaging::Image a =
+      Apply(Solid(10, 6, Rgb{0, 0, 0}), "draw square red at 0,0 size 2, rotate 90");
+  const imaging::Image b =
+      Apply(Solid(10, 6, Rgb{0, 0, 0}), "rotate 90, draw square red at 0,0 size 2");
   EXPECT_EQ(At(a, 5, 0), (Rgb{255, 0, 0}));  // old (0,0) -> new (h-1, 0)
   EXPECT_EQ(At(a, 0, 0), (Rgb{0, 0, 0}));
   EXPECT_EQ(At(b, 0, 0), (Rgb{255, 0, 0}));

@@ -131,7 +131,8 @@ TEST(EditParserTest, BadArgumentsNameTheClause) {
         << r.error().message;
     EXPECT_NE(r.error().message.find("grayscale | invert"), std::string::npos) << r.error().message;
   }
-  Result<std::vector<EditClause>> quote = local::ParseEditInstructions("text \"unterminated at 1,1");
+  Result<std::vector<EditClause>> quote =
+      local::ParseEditInstructions("text \"unterminated at 1,1");
   ASSERT_FALSE(quote.ok());
   EXPECT_NE(quote.error().message.find("unterminated quote"), std::string::npos);
 }

@@ -28,7 +28,8 @@ class SqliteBacking {
 
   Result<std::unique_ptr<SessionStore>> Open(StoreOptions options, const Clock& clock) {
     options.data_dir = dir_.path();
-    Result<std::unique_ptr<sqlite::SqliteSessionStore>> store = sqlite::SqliteSessionStore::Open(options, clock);
+    Result<std::unique_ptr<sqlite::SqliteSessionStore>> store =
+        sqlite::SqliteSessionStore::Open(options, clock);
     if (!store.ok()) return store.error();
     return std::unique_ptr<SessionStore>(std::move(*store));
   }

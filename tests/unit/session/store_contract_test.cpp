@@ -629,7 +629,7 @@ TYPED_TEST(StoreContractTest, AKeyIsRecordedOnceAndASecondUseCommitsNothing) {
 
 TYPED_TEST(StoreContractTest, KeysOfTheWrongFormAreRefused) {
   for (const std::string& bad : {std::string(""), std::string(129, 'a'), std::string("a b"),
-                                std::string("k/1"), std::string("ключ")}) {
+                                 std::string("k/1"), std::string("ключ")}) {
     Result<std::optional<AppliedKey>> found = this->store_->FindAppliedKey("s", bad);
     ASSERT_FALSE(found.ok()) << bad;
     EXPECT_EQ(found.error().code, ErrorCode::kInvalidArgument);
