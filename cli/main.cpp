@@ -189,8 +189,7 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   if (options->show_version) {
-    std::cout << "imgmcp-cli " << IMGMCP_VERSION
-              << "\n";  // stdout-ok: the CLI's own output, not an MCP stream
+    std::cout << "imgmcp-cli " IMGMCP_VERSION "\n";  // stdout-ok: the CLI's own output
     return kExitOk;
   }
   return Run(*options);
