@@ -343,6 +343,27 @@ Result<int64_t> DeferredSessionStore::SweepTasks() {
   return store->SweepTasks();
 }
 
+Result<int64_t> DeferredSessionStore::ReserveSpend(const SpendHold& hold,
+                                                   const SpendBudgets& budgets) {
+  ASSIGN_OR_RETURN(SessionStore * store, Store());
+  return store->ReserveSpend(hold, budgets);
+}
+
+Status DeferredSessionStore::SettleSpend(int64_t id, const SpendCharge& charge) {
+  ASSIGN_OR_RETURN(SessionStore * store, Store());
+  return store->SettleSpend(id, charge);
+}
+
+Status DeferredSessionStore::ReleaseSpend(int64_t id) {
+  ASSIGN_OR_RETURN(SessionStore * store, Store());
+  return store->ReleaseSpend(id);
+}
+
+Result<SpendTotals> DeferredSessionStore::SpendTotalsFor(const SpendHold& hold) {
+  ASSIGN_OR_RETURN(SessionStore * store, Store());
+  return store->SpendTotalsFor(hold);
+}
+
 bool DeferredSessionStore::SessionExists(const std::string& session_id) {
   auto store = Store();
   if (!store.ok()) return IsValidSessionId(session_id);  // see the header

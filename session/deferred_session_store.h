@@ -95,6 +95,10 @@ class DeferredSessionStore final : public SessionStore {
   Result<TaskPage> ListTasks(const std::string& owner, const std::optional<std::string>& cursor,
                              int limit) override;
   Result<int64_t> SweepTasks() override;
+  Result<int64_t> ReserveSpend(const SpendHold& hold, const SpendBudgets& budgets) override;
+  Status SettleSpend(int64_t id, const SpendCharge& charge) override;
+  Status ReleaseSpend(int64_t id) override;
+  Result<SpendTotals> SpendTotalsFor(const SpendHold& hold) override;
   // Kept until the open finishes, then handed to the real store.
   void SetChangeListener(ChangeListener listener) override;
   void SetTaskListener(TaskListener listener) override;  // likewise

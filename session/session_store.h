@@ -29,6 +29,7 @@
 #include "common/result.h"
 #include "metrics/metrics.h"
 #include "session/data_dir.h"  // IsValidSessionId
+#include "session/spend_ledger.h"
 #include "session/task_records.h"
 
 namespace imgmcp::session {
@@ -285,6 +286,31 @@ class SessionStore {
   // touches a version. Returns how many rows were removed.
   virtual Result<int64_t> SweepTasks() {
     return Error(ErrorCode::kUnsupported, "this session store keeps no tasks");
+  }
+
+  // --- The spend ledger (spend_ledger.h) -------------------------------------------------------
+  // A store that keeps no ledger answers kUnsupported to all of these.
+
+  // Checks `hold` against `budgets` beside the charges and live holds already kept, and keeps it,
+  // in one transaction serialised against every other hold on the store (every process and
+  // replica). Returns the hold's id. kResourceExhausted (CheckSpendBudgets, spend_rules.h) when it
+  // would cross a budget: nothing is kept. kInvalidArgument for a hold ValidateSpendHold refuses.
+  virtual Result<int64_t> ReserveSpend(const SpendHold& /*hold*/, const SpendBudgets& /*budgets*/) {
+    return Error(ErrorCode::kUnsupported, "this session store keeps no spend ledger");
+  }
+  // Turns hold `id` into a charge of what the call cost (expired or not). kNotFound when there is
+  // no such hold (released, or settled already).
+  virtual Status SettleSpend(int64_t /*id*/, const SpendCharge& /*charge*/) {
+    return Error(ErrorCode::kUnsupported, "this session store keeps no spend ledger");
+  }
+  // Drops hold `id`: its call was not paid for. A hold already gone is not an error.
+  virtual Status ReleaseSpend(int64_t /*id*/) {
+    return Error(ErrorCode::kUnsupported, "this session store keeps no spend ledger");
+  }
+  // What `hold` would be checked against now: the charges and live holds of its UTC day and of
+  // its session.
+  virtual Result<SpendTotals> SpendTotalsFor(const SpendHold& /*hold*/) {
+    return Error(ErrorCode::kUnsupported, "this session store keeps no spend ledger");
   }
 };
 

@@ -5,7 +5,8 @@
 // two moments, two stores on one backing (processes or replicas) sharing one order, an
 // idempotency key applied once however its callers race, a task that two stores race to
 // complete and to cancel ending exactly one way, and a task's commit racing its cancel decided
-// once (cancelled and nothing committed, or committed and not cancelled).
+// once (cancelled and nothing committed, or committed and not cancelled), and holds racing for
+// one budget from two stores: as many run as it has room for, not one more.
 //
 // How arrival order is made observable in the stress tests: a thread takes `entry_mu` (its
 // session's), appends itself to the arrival log and calls AcquireTurn; it lets go of `entry_mu`
@@ -609,6 +610,49 @@ TYPED_TEST(StoreConcurrencyTest, ATasksCommitAndItsCancelAreDecidedOnce) {
   // required (a fast machine may let one side win every time).
   std::cout << TypeParam::kName << ": the commit won " << committed_rounds << " of " << kRounds
             << " rounds\n";
+}
+
+// Eight calls at once, four through each of two stores on one backing (processes or replicas),
+// against budgets with room for three: exactly three holds are kept, whatever the interleaving,
+// for a per-session and for a per-day budget alike.
+TYPED_TEST(StoreConcurrencyTest, EightHoldsAgainstABudgetWithRoomForThreeKeepExactlyThree) {
+  std::unique_ptr<SessionStore> other = this->Open();
+  ASSERT_NE(other, nullptr);
+  for (const SpendBudgets budgets : {SpendBudgets{.per_session_usd = 0.30},
+                                     SpendBudgets{.per_day_usd = 0.30}}) {
+    const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            this->clock_.WallNow().time_since_epoch())
+                            .count();
+    const std::string session = budgets.per_day_usd > 0 ? "daily" : "per-session";
+    std::atomic<int> kept{0}, refused{0}, failed{0};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 8; ++i) {
+      threads.emplace_back([&, i] {
+        SpendHold hold;
+        // The daily budget counts every session: each call its own.
+        hold.session_id = budgets.per_day_usd > 0 ? session + std::to_string(i) : session;
+        hold.model = "m";
+        hold.estimate_usd = 0.10;
+        hold.now_ms = now;
+        hold.expires_ms = now + 600'000;
+        Result<int64_t> id = (i % 2 == 0 ? *this->store_ : *other).ReserveSpend(hold, budgets);
+        if (id.ok()) {
+          ++kept;
+        } else if (id.error().code == ErrorCode::kResourceExhausted) {
+          ++refused;
+        } else {
+          ++failed;
+          ADD_FAILURE() << id.error().message;
+        }
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    EXPECT_EQ(kept.load(), 3) << session;
+    EXPECT_EQ(refused.load(), 5) << session;
+    EXPECT_EQ(failed.load(), 0) << session;
+    // Let the day's holds go before the next budget: a new day.
+    this->clock_.Advance(std::chrono::hours(24));
+  }
 }
 
 }  // namespace

@@ -1,0 +1,92 @@
+#include "session/spend_rules.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "common/clock.h"
+#include "session/data_dir.h"
+
+namespace imgmcp::session {
+namespace {
+
+using std::chrono::days;
+using std::chrono::milliseconds;
+using std::chrono::system_clock;
+
+system_clock::time_point DayStart(int64_t ms) {
+  return std::chrono::floor<days>(system_clock::time_point(milliseconds(ms)));
+}
+
+bool FiniteNonNegative(double x) { return std::isfinite(x) && x >= 0; }
+
+}  // namespace
+
+std::string UtcDay(int64_t ms) {
+  const std::chrono::year_month_day ymd{std::chrono::floor<days>(DayStart(ms))};
+  char out[16];
+  std::snprintf(out, sizeof out, "%04d-%02u-%02u", static_cast<int>(ymd.year()),
+                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()));
+  return out;
+}
+
+std::string NextUtcMidnight(int64_t ms) { return FormatRfc3339(DayStart(ms) + days(1)); }
+
+std::string FormatUsd(double usd) {
+  char out[48];
+  std::snprintf(out, sizeof out, usd > 0 && usd < 0.0001 ? "$%.6f" : "$%.4f", usd);
+  return out;
+}
+
+Status ValidateSpendHold(const SpendHold& hold) {
+  if (!IsValidSessionId(hold.session_id)) {
+    return InvalidArgument("spend hold: invalid session id \"" + hold.session_id + "\"");
+  }
+  if (!FiniteNonNegative(hold.estimate_usd)) {
+    return InvalidArgument("spend hold: the estimate must be a finite amount of at least 0");
+  }
+  if (hold.model.empty()) return InvalidArgument("spend hold: no model");
+  return Status::Ok();
+}
+
+Status ValidateSpendCharge(const SpendCharge& charge) {
+  const SpendTokens& t = charge.tokens;
+  if (!FiniteNonNegative(charge.usd)) {
+    return InvalidArgument("spend charge: the cost must be a finite amount of at least 0");
+  }
+  if (t.input < 0 || t.output_image < 0 || t.output_text < 0 || t.thoughts < 0 ||
+      t.grounding_queries < 0) {
+    return InvalidArgument("spend charge: a token or query count is negative");
+  }
+  if (charge.priced_model.empty()) return InvalidArgument("spend charge: no priced model");
+  return Status::Ok();
+}
+
+Status CheckSpendBudgets(const SpendBudgets& budgets, const SpendTotals& totals,
+                         const SpendHold& hold) {
+  const auto refuse = [&](const std::string& budget, double limit, double so_far,
+                          const std::string& scope, const std::string& resets) {
+    return Error(ErrorCode::kResourceExhausted,
+                 "budget reached: " + budget + " is " + FormatUsd(limit) + "; " + scope +
+                     " has spent or holds for calls in flight " + FormatUsd(so_far) +
+                     " and this call may cost up to " + FormatUsd(hold.estimate_usd) +
+                     ", which would cross it. Nothing was sent to the model. " + resets);
+  };
+  if (budgets.per_day_usd > 0 && totals.day_usd + hold.estimate_usd > budgets.per_day_usd) {
+    return refuse("--budget-usd-per-day", budgets.per_day_usd, totals.day_usd,
+                  "today (" + UtcDay(hold.now_ms) + " UTC) every call",
+                  "It resets at " + NextUtcMidnight(hold.now_ms) +
+                      "; until then ask for a cheaper call (a smaller image_size, no search, "
+                      "less thinking) or ask the operator to raise the budget.");
+  }
+  if (budgets.per_session_usd > 0 &&
+      totals.session_usd + hold.estimate_usd > budgets.per_session_usd) {
+    return refuse("--budget-usd-per-session", budgets.per_session_usd, totals.session_usd,
+                  "session '" + hold.session_id + "'",
+                  "It does not reset: continue in a new session, ask for a cheaper call, or ask "
+                  "the operator to raise the budget.");
+  }
+  return Status::Ok();
+}
+
+}  // namespace imgmcp::session
