@@ -20,6 +20,14 @@ system_clock::time_point DayStart(int64_t ms) {
 
 bool FiniteNonNegative(double x) { return std::isfinite(x) && x >= 0; }
 
+// Sums of dollar amounts in binary floating point are inexact (0.1 + 0.1 + 0.1 > 0.3): a sum
+// crosses a budget only when it is over by more than a billionth of a dollar.
+constexpr double kUsdSlack = 1e-9;
+
+bool Crosses(double so_far, double more, double limit) {
+  return limit > 0 && so_far + more > limit + kUsdSlack;
+}
+
 }  // namespace
 
 std::string UtcDay(int64_t ms) {
@@ -72,15 +80,14 @@ Status CheckSpendBudgets(const SpendBudgets& budgets, const SpendTotals& totals,
                      " and this call may cost up to " + FormatUsd(hold.estimate_usd) +
                      ", which would cross it. Nothing was sent to the model. " + resets);
   };
-  if (budgets.per_day_usd > 0 && totals.day_usd + hold.estimate_usd > budgets.per_day_usd) {
+  if (Crosses(totals.day_usd, hold.estimate_usd, budgets.per_day_usd)) {
     return refuse("--budget-usd-per-day", budgets.per_day_usd, totals.day_usd,
                   "today (" + UtcDay(hold.now_ms) + " UTC) every call",
                   "It resets at " + NextUtcMidnight(hold.now_ms) +
                       "; until then ask for a cheaper call (a smaller image_size, no search, "
                       "less thinking) or ask the operator to raise the budget.");
   }
-  if (budgets.per_session_usd > 0 &&
-      totals.session_usd + hold.estimate_usd > budgets.per_session_usd) {
+  if (Crosses(totals.session_usd, hold.estimate_usd, budgets.per_session_usd)) {
     return refuse("--budget-usd-per-session", budgets.per_session_usd, totals.session_usd,
                   "session '" + hold.session_id + "'",
                   "It does not reset: continue in a new session, ask for a cheaper call, or ask "

@@ -79,6 +79,27 @@ CREATE TABLE tasks (
 CREATE INDEX tasks_by_owner ON tasks(owner, created_ms DESC, task_id DESC);
 CREATE INDEX tasks_by_status ON tasks(status, updated_ms);
 )sql",
+    // v6
+    R"sql(
+CREATE TABLE spend (
+  id                  INTEGER PRIMARY KEY,
+  day                 TEXT NOT NULL,
+  session_id          TEXT NOT NULL,
+  principal           TEXT NOT NULL DEFAULT '',
+  model               TEXT NOT NULL,
+  usd                 REAL NOT NULL,
+  state               TEXT NOT NULL,
+  expires_ms          INTEGER NOT NULL,
+  created_ms          INTEGER NOT NULL,
+  input_tokens        INTEGER NOT NULL DEFAULT 0,
+  output_image_tokens INTEGER NOT NULL DEFAULT 0,
+  output_text_tokens  INTEGER NOT NULL DEFAULT 0,
+  thoughts_tokens     INTEGER NOT NULL DEFAULT 0,
+  grounding_queries   INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX spend_by_day ON spend(day);
+CREATE INDEX spend_by_session ON spend(session_id);
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 

@@ -15,6 +15,10 @@
 //             result_json, version, error_json, ttl_ms, poll_interval_ms, created_ms, updated_ms,
 //             runner): MCP tasks (task_records.h); no foreign key to sessions: a task's row and
 //       the versions it made expire each by their own rule, neither ever removes the other
+//   v6  spend(id, day, session_id, principal, model, usd, state, expires_ms, created_ms,
+//             input_tokens, output_image_tokens, output_text_tokens, thoughts_tokens,
+//             grounding_queries): the spend ledger (session/spend_ledger.h), holds and charges;
+//       no foreign key: a session's charges outlive its versions (what was paid stays paid)
 #pragma once
 
 #include "common/result.h"
@@ -22,7 +26,7 @@
 
 namespace imgmcp::session::sqlite {
 
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 // Brings the database to kSchemaVersion. Errors: kFailedPrecondition for a schema newer than this
 // build or a database that is not imgmcp's; kDataLoss for a corrupt file.

@@ -58,6 +58,12 @@ Statement& Statement::Bind(int index, int64_t value) {
   return *this;
 }
 
+Statement& Statement::BindDouble(int index, double value) {
+  const int rc = sqlite3_bind_double(stmt_, index, value);
+  if (rc != SQLITE_OK && bind_error_ == 0) bind_error_ = rc;
+  return *this;
+}
+
 Statement& Statement::Bind(int index, std::string_view value) {
   const int rc =
       sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
@@ -88,6 +94,8 @@ Status Statement::Run() {
 }
 
 int64_t Statement::ColumnInt(int col) const { return sqlite3_column_int64(stmt_, col); }
+
+double Statement::ColumnDouble(int col) const { return sqlite3_column_double(stmt_, col); }
 
 std::string Statement::ColumnText(int col) const {
   const unsigned char* text = sqlite3_column_text(stmt_, col);

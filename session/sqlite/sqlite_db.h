@@ -36,6 +36,7 @@ class Statement {
   Statement& Bind(int index, const char* value) { return Bind(index, std::string_view(value)); }
   Statement& Bind(int index, const std::optional<int64_t>& value);
   Statement& BindNull(int index);
+  Statement& BindDouble(int index, double value);  // not Bind: an int argument would be ambiguous
 
   // true: a row is available; false: done. The first bind error, if any, is reported here.
   Result<bool> Step();
@@ -47,6 +48,7 @@ class Statement {
   Status ForEachRow(Fn&& fn);
 
   int64_t ColumnInt(int col) const;
+  double ColumnDouble(int col) const;
   std::string ColumnText(int col) const;
   bool ColumnIsNull(int col) const;
 

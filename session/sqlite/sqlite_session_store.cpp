@@ -10,8 +10,10 @@
 #include "common/log.h"
 #include "session/file_io.h"
 #include "session/sqlite/file_lock.h"
+#include "session/spend_rules.h"
 #include "session/sqlite/schema.h"
 #include "session/sqlite/sqlite_rows.h"
+#include "session/sqlite/sqlite_spend.h"
 #include "session/sqlite/sqlite_tasks.h"
 #include "session/version_rules.h"
 
@@ -210,6 +212,35 @@ Result<std::unique_ptr<TurnReservation>> SqliteSessionStore::ReserveTurn(
   if (!IsValidSessionId(session_id)) return InvalidSessionIdError(session_id);
   return std::unique_ptr<TurnReservation>(
       new SqliteTurnReservation(turns_.Draw(session_id), session_id));
+}
+
+Result<int64_t> SqliteSessionStore::ReserveSpend(const SpendHold& hold,
+                                                 const SpendBudgets& budgets) {
+  RETURN_IF_ERROR(ValidateSpendHold(hold));
+  ASSIGN_OR_RETURN(Lease lease, pool_.Acquire());
+  int64_t id = 0;
+  RETURN_IF_ERROR(pool_.InWriteTransaction(lease.db(), [&]() -> Status {
+    ASSIGN_OR_RETURN(id, spend::ReserveHold(lease.db(), hold, budgets));
+    return Status::Ok();
+  }));
+  return id;
+}
+
+Status SqliteSessionStore::SettleSpend(int64_t id, const SpendCharge& charge) {
+  RETURN_IF_ERROR(ValidateSpendCharge(charge));
+  ASSIGN_OR_RETURN(Lease lease, pool_.Acquire());
+  return pool_.InWriteTransaction(lease.db(),
+                                  [&]() { return spend::Settle(lease.db(), id, charge); });
+}
+
+Status SqliteSessionStore::ReleaseSpend(int64_t id) {
+  ASSIGN_OR_RETURN(Lease lease, pool_.Acquire());
+  return pool_.InWriteTransaction(lease.db(), [&]() { return spend::Release(lease.db(), id); });
+}
+
+Result<SpendTotals> SqliteSessionStore::SpendTotalsFor(const SpendHold& hold) {
+  ASSIGN_OR_RETURN(Lease lease, pool_.Acquire());
+  return spend::Totals(lease.db(), hold);
 }
 
 Result<std::unique_ptr<ChainStore::TurnHold>> SqliteSessionStore::WaitForTurn(

@@ -5,7 +5,7 @@
 // Data directory layout (directories 0700, files 0600):
 //   <data>/imgmcp.db (+ -wal, -shm)   SQLite, WAL, synchronous=FULL, busy_timeout, foreign keys;
 //                                     tables schema_version, sessions, versions, idempotency_keys
-//                                     (session/sqlite/schema.h)
+//                                     tasks, spend (session/sqlite/schema.h)
 //   <data>/images/<session_id>/v<N><ext>   the bytes of version N, exactly as committed
 //   <data>/images/<session_id>/.tmp-*      a commit in flight (swept at start-up if left behind)
 //   <data>/locks/<session_id>.lock    flock(LOCK_EX) held for the whole turn; never deleted
@@ -47,6 +47,12 @@ class SqliteSessionStore final : public ChainStore {
   ~SqliteSessionStore() override;
 
   Result<std::unique_ptr<TurnReservation>> ReserveTurn(const std::string& session_id) override;
+
+  // The spend ledger (sqlite_spend.h), each call in its own transaction.
+  Result<int64_t> ReserveSpend(const SpendHold& hold, const SpendBudgets& budgets) override;
+  Status SettleSpend(int64_t id, const SpendCharge& charge) override;
+  Status ReleaseSpend(int64_t id) override;
+  Result<SpendTotals> SpendTotalsFor(const SpendHold& hold) override;
 
   // Diagnostics and tests.
   const DataDirLayout& layout() const { return layout_; }
