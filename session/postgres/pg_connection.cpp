@@ -320,6 +320,18 @@ std::optional<PgNotification> PgConnection::NextNotification() {
   return out;
 }
 
+Status InTransaction(PgConnection& conn, std::string_view what, const std::function<Status()>& body,
+                     bool* commit_broke) {
+  RETURN_IF_ERROR(conn.Run("BEGIN", what));
+  if (Status done = body(); !done.ok()) {
+    if (!conn.Broken()) (void)conn.Run("ROLLBACK", "rolling back");
+    return done;
+  }
+  Status committed = conn.Run("COMMIT", what);
+  if (!committed.ok() && commit_broke != nullptr) *commit_broke = conn.Broken();
+  return committed;
+}
+
 // --- PgPool ---------------------------------------------------------------------------------
 
 PgPool::PgPool(std::string conninfo, std::string label, int max_size, metrics::Metrics* metrics)

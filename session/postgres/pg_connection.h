@@ -11,6 +11,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stop_token>
@@ -132,6 +133,11 @@ class PgConnection {
   const std::string label_;
   std::string last_sqlstate_;
 };
+
+// Runs `body` inside BEGIN … COMMIT on `conn`, rolling back when it fails. A COMMIT that breaks
+// off on a lost connection is reported in *commit_broke (its outcome is unknown).
+Status InTransaction(PgConnection& conn, std::string_view what, const std::function<Status()>& body,
+                     bool* commit_broke);
 
 // "host:port/database" of a connection string, for messages (never the password). kInvalidArgument
 // when libpq cannot parse it.

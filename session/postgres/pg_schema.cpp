@@ -94,6 +94,27 @@ CREATE TABLE imgmcp.tasks (
 CREATE INDEX tasks_by_owner ON imgmcp.tasks (owner, created_ms DESC, task_id DESC);
 CREATE INDEX tasks_by_status ON imgmcp.tasks (status, updated_ms);
 )sql",
+    // v4
+    R"sql(
+CREATE TABLE imgmcp.spend (
+  id                  bigserial PRIMARY KEY,
+  day                 text NOT NULL,
+  session_id          text NOT NULL,
+  principal           text NOT NULL DEFAULT '',
+  model               text NOT NULL,
+  usd                 double precision NOT NULL,
+  state               text NOT NULL,
+  expires_ms          bigint NOT NULL,
+  created_ms          bigint NOT NULL,
+  input_tokens        bigint NOT NULL DEFAULT 0,
+  output_image_tokens bigint NOT NULL DEFAULT 0,
+  output_text_tokens  bigint NOT NULL DEFAULT 0,
+  thoughts_tokens     bigint NOT NULL DEFAULT 0,
+  grounding_queries   bigint NOT NULL DEFAULT 0
+);
+CREATE INDEX spend_by_day ON imgmcp.spend (day);
+CREATE INDEX spend_by_session ON imgmcp.spend (session_id);
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kPgSchemaVersion);
 

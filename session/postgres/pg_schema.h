@@ -19,6 +19,12 @@
 //   v3  tasks(task_id, owner, session_id, tool, request_json, status, status_message, result_json,
 //             version, error_json, ttl_ms, poll_interval_ms, created_ms, updated_ms, runner)
 //                                            MCP tasks (task_records.h); runner "replica:<id>"
+//   v4  spend(id, day, session_id, principal, model, usd, state, expires_ms, created_ms,
+//             input_tokens, output_image_tokens, output_text_tokens, thoughts_tokens,
+//             grounding_queries)
+//                                            the spend ledger (spend_ledger.h): a call's hold
+//                                            ('held', its estimate) until it is settled
+//                                            ('charged', what it cost) or released (deleted)
 #pragma once
 
 #include <string>
@@ -28,7 +34,7 @@
 
 namespace imgmcp::session::postgres {
 
-inline constexpr int kPgSchemaVersion = 3;
+inline constexpr int kPgSchemaVersion = 4;
 
 // Advisory lock keys (the two-int form; the first number is imgmcp's namespace).
 inline constexpr int kAdvisoryNamespace = 0x696d67;  // "img"
@@ -37,6 +43,9 @@ inline constexpr int kMigrationLockKey = 0;          // held while migrating
 inline constexpr int kFirstReplicaId = 1;
 // Held (for one statement) by the replica that removes expired task rows: one at a time.
 inline constexpr int kTaskSweepLockKey = -1;
+// Held (for one transaction) by every spend hold while it checks the budgets and is kept: one hold
+// at a time on the whole database (pg_spend.h).
+inline constexpr int kSpendLockKey = -2;
 
 // Brings the database to kPgSchemaVersion. kFailedPrecondition for a newer schema than this build
 // knows. Returns the database's store id.

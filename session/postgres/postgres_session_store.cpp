@@ -1,7 +1,6 @@
 #include "session/postgres/postgres_session_store.h"
 
 #include <algorithm>
-#include <functional>
 #include <map>
 #include <optional>
 #include <string_view>
@@ -69,20 +68,6 @@ Status InsertKey(PgConnection& conn, const std::string& session_id, const Idempo
   return Status::Ok();
 }
 
-// Runs `body` inside BEGIN … COMMIT on `conn`, rolling back when it fails. A COMMIT that breaks
-// off on a lost connection is reported in *commit_broke (its outcome is unknown).
-Status InTransaction(PgConnection& conn, std::string_view what, const std::function<Status()>& body,
-                     bool* commit_broke) {
-  RETURN_IF_ERROR(conn.Run("BEGIN", what));
-  if (Status done = body(); !done.ok()) {
-    if (!conn.Broken()) (void)conn.Run("ROLLBACK", "rolling back");
-    return done;
-  }
-  Status committed = conn.Run("COMMIT", what);
-  if (!committed.ok() && commit_broke != nullptr) *commit_broke = conn.Broken();
-  return committed;
-}
-
 }  // namespace
 
 bool IsPostgresUrl(const std::string& store) {
@@ -114,7 +99,8 @@ PostgresSessionStore::PostgresSessionStore(const StoreOptions& options,
     : ChainStore(options, clock),
       origin_(RandomHex(8)),
       pool_(pg.url, std::move(label), pg.pool_size, options.metrics),
-      task_rows_(pool_, origin_) {}
+      task_rows_(pool_, origin_),
+      spend_(pool_) {}
 
 PostgresSessionStore::~PostgresSessionStore() {
   turns_.reset();  // stops the listener (and its callbacks) first
@@ -456,6 +442,24 @@ std::filesystem::path PostgresSessionStore::VersionPath(const std::string& sessi
                                                         int64_t version,
                                                         const std::string& extension) const {
   return cache_dir_ / session_id / DataDirLayout::VersionFileName(version, extension);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The spend ledger
+
+Result<int64_t> PostgresSessionStore::ReserveSpend(const SpendHold& hold,
+                                                   const SpendBudgets& budgets) {
+  return spend_.Reserve(hold, budgets);
+}
+
+Status PostgresSessionStore::SettleSpend(int64_t id, const SpendCharge& charge) {
+  return spend_.Settle(id, charge);
+}
+
+Status PostgresSessionStore::ReleaseSpend(int64_t id) { return spend_.Release(id); }
+
+Result<SpendTotals> PostgresSessionStore::SpendTotalsFor(const SpendHold& hold) {
+  return spend_.TotalsFor(hold);
 }
 
 }  // namespace imgmcp::session::postgres

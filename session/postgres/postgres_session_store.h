@@ -44,6 +44,7 @@
 #include "common/thread_annotations.h"
 #include "session/chain_store.h"
 #include "session/postgres/pg_connection.h"
+#include "session/postgres/pg_spend.h"
 #include "session/postgres/pg_tasks.h"
 #include "session/postgres/pg_turns.h"
 
@@ -75,6 +76,11 @@ class PostgresSessionStore final : public ChainStore {
   Result<std::unique_ptr<TurnReservation>> ReserveTurn(const std::string& session_id) override;
   void SetChangeListener(ChangeListener listener) override;
   void SetTaskListener(TaskListener listener) override;
+  // The spend ledger (pg_spend.h).
+  Result<int64_t> ReserveSpend(const SpendHold& hold, const SpendBudgets& budgets) override;
+  Status SettleSpend(int64_t id, const SpendCharge& charge) override;
+  Status ReleaseSpend(int64_t id) override;
+  Result<SpendTotals> SpendTotalsFor(const SpendHold& hold) override;
 
   // Diagnostics and tests.
   const std::filesystem::path& cache_dir() const { return cache_dir_; }
@@ -135,6 +141,7 @@ class PostgresSessionStore final : public ChainStore {
   std::unique_ptr<PgTurns> turns_;
 
   PgTaskRows task_rows_;  // with the task listener
+  PgSpendLedger spend_;
 
   Mutex listener_mu_;  // guards listener_; held while it runs
   ChangeListener listener_ GUARDED_BY(listener_mu_);

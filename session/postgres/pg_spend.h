@@ -1,0 +1,30 @@
+// PgSpendLedger: PostgresSessionStore's spend ledger (spend_ledger.h), the rows of imgmcp.spend
+// (pg_schema.h v4). A hold is checked against the budgets and kept in one transaction under the
+// advisory lock (kAdvisoryNamespace, kSpendLockKey), so holds from every replica on the database
+// are decided one at a time, each seeing the ones before it. Thread-safe: it keeps no state
+// besides the pool (no mutex).
+#pragma once
+
+#include <cstdint>
+
+#include "common/result.h"
+#include "session/postgres/pg_connection.h"
+#include "session/spend_ledger.h"
+
+namespace imgmcp::session::postgres {
+
+class PgSpendLedger {
+ public:
+  explicit PgSpendLedger(PgPool& pool) : pool_(pool) {}
+
+  // SessionStore::ReserveSpend, SettleSpend, ReleaseSpend and SpendTotalsFor.
+  Result<int64_t> Reserve(const SpendHold& hold, const SpendBudgets& budgets);
+  Status Settle(int64_t id, const SpendCharge& charge);
+  Status Release(int64_t id);
+  Result<SpendTotals> TotalsFor(const SpendHold& hold);
+
+ private:
+  PgPool& pool_;
+};
+
+}  // namespace imgmcp::session::postgres
