@@ -1,6 +1,7 @@
 #include "common/json_reader.h"
 
 #include <cstdint>
+#include <sstream>
 #include <utility>
 
 namespace imgmcp {
@@ -127,6 +128,29 @@ Result<std::optional<bool>> JsonObjectReader::OptionalBool(const std::string& fi
                            JsonTypeName(*v));
   }
   return std::optional<bool>(v->get<bool>());
+}
+
+Result<std::optional<double>> JsonObjectReader::OptionalNumber(const std::string& field,
+                                                               double above, double max) {
+  if (!ok()) return *error_;
+  const Json* v = OptionalValue(field);
+  if (v == nullptr) return std::optional<double>();
+  const auto range = [&] {
+    std::ostringstream out;
+    out << "a number above " << above << " and at most " << max;
+    return out.str();
+  };
+  if (!v->is_number()) {
+    return InvalidArgument("'" + FieldName(field) + "' must be " + range() + ", got " +
+                           JsonTypeName(*v));
+  }
+  const double x = v->get<double>();
+  if (!(x > above && x <= max)) {
+    std::ostringstream got;
+    got << x;
+    return InvalidArgument("'" + FieldName(field) + "' must be " + range() + ", got " + got.str());
+  }
+  return std::optional<double>(x);
 }
 
 Result<std::optional<std::string>> JsonObjectReader::OptionalEnum(

@@ -43,6 +43,8 @@ class JsonObjectReader {
   Result<std::optional<int64_t>> OptionalInteger(const std::string& field, int64_t min,
                                                  int64_t max);
   Result<std::optional<bool>> OptionalBool(const std::string& field);
+  // A finite number (integer or not) above `above` and at most `max`.
+  Result<std::optional<double>> OptionalNumber(const std::string& field, double above, double max);
   // A string that must be one of `allowed`.
   // A value outside `allowed` is refused naming them, then `note`'s text for it (when not empty).
   Result<std::optional<std::string>> OptionalEnum(const std::string& field,

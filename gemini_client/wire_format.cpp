@@ -664,6 +664,15 @@ std::vector<imaging::Source> GroundingSources(const LiftedJson& parsed, const Js
   return out;
 }
 
+// How many Google Search queries the answer ran (groundingMetadata.webSearchQueries): what
+// grounding is billed by.
+int64_t GroundingQueries(const Json& candidate) {
+  const Json* grounding = Field(candidate, "groundingMetadata", "grounding_metadata");
+  const Json* queries =
+      grounding ? Field(*grounding, "webSearchQueries", "web_search_queries") : nullptr;
+  return queries != nullptr && queries->is_array() ? static_cast<int64_t>(queries->size()) : 0;
+}
+
 // What AppendModelTurn needs to replay this answer: {"parts":[every part as sent, the final
 // image's data left out], "image": its index}.
 std::string ReplayData(const LiftedJson& parsed, const Json& parts, size_t image_index) {
@@ -869,6 +878,7 @@ Result<BackendImage> ParseGenerateResponse(int http_status, std::string_view bod
     image.usage = parsed.Restore(*usage);
   }
   image.sources = GroundingSources(parsed, candidate);
+  image.grounding_queries = GroundingQueries(candidate);
   image.replay = ReplayData(parsed, *answer.parts, answer.image_index);
   SetFailure(info, FailureKind::kNone);
   return image;

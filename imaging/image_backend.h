@@ -62,6 +62,7 @@ struct BackendImage {
   Json usage;             // token counts as the backend reported them; null when none
   std::string finish_reason;
   std::vector<Source> sources;
+  int64_t grounding_queries = 0;  // Google Search queries the answer ran (what search costs)
   // Opaque to everyone but the backend: what a later chain request needs to replay this answer
   // exactly (every part and signature), without the image bytes, which the caller keeps (the
   // version's file) and hands back in ChainTurn::image. "" when there is nothing to replay.

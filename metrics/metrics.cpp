@@ -182,6 +182,28 @@ struct Metrics::Families {
                                     .Register(registry),
                                 {"status"},
                                 AddPlain<Counter>};
+  Series<Counter> spend{BuildCounter()
+                            .Name("imgmcp_spend_usd_total")
+                            .Help("US dollars the backend calls cost, by the model whose prices "
+                                  "were used")
+                            .Register(registry),
+                        {"model"},
+                        AddPlain<Counter>};
+  Series<Counter> tokens{BuildCounter()
+                             .Name("imgmcp_tokens_total")
+                             .Help("Tokens the backend reported, by model and kind: input, "
+                                   "output_image, output_text, thoughts")
+                             .Register(registry),
+                         {"model", "kind"},
+                         AddPlain<Counter>};
+  Series<Counter> budget_refusals{BuildCounter()
+                                      .Name("imgmcp_budget_refusals_total")
+                                      .Help("Calls refused before any request by a budget "
+                                            "(per_day, per_session) or their max_cost_usd "
+                                            "(max_cost)")
+                                      .Register(registry),
+                                  {"budget"},
+                                  AddPlain<Counter>};
   Series<Counter> gate_rejections{BuildCounter()
                                       .Name("imgmcp_http_gate_rejections_total")
                                       .Help("Connections refused or closed by the connection gate "
@@ -227,6 +249,23 @@ void Metrics::SetStorePool(int64_t in_use, int64_t waiting) {
 
 void Metrics::RecordTaskStatus(std::string_view status) {
   families_->task_statuses.Get({status}).Increment();
+}
+
+void Metrics::RecordSpend(std::string_view model, double usd, int64_t input_tokens,
+                          int64_t output_image_tokens, int64_t output_text_tokens,
+                          int64_t thoughts_tokens) {
+  families_->spend.Get({model}).Increment(usd);
+  const std::pair<std::string_view, int64_t> kinds[] = {{"input", input_tokens},
+                                                        {"output_image", output_image_tokens},
+                                                        {"output_text", output_text_tokens},
+                                                        {"thoughts", thoughts_tokens}};
+  for (const auto& [kind, count] : kinds) {
+    if (count > 0) families_->tokens.Get({model, kind}).Increment(static_cast<double>(count));
+  }
+}
+
+void Metrics::RecordBudgetRefusal(std::string_view budget) {
+  families_->budget_refusals.Get({budget}).Increment();
 }
 
 void Metrics::SetOpenHttpSessions(int64_t count) {

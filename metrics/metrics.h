@@ -73,6 +73,14 @@ class Metrics {
   // input_required, completed, failed or cancelled).
   void RecordTaskStatus(std::string_view status);
 
+  // --- cost (server/tools/image_tools.cpp; README.md, "What it costs") ---
+  // A call charged `usd` on `model` (the model whose prices were used), with its tokens by kind.
+  void RecordSpend(std::string_view model, double usd, int64_t input_tokens,
+                   int64_t output_image_tokens, int64_t output_text_tokens,
+                   int64_t thoughts_tokens);
+  // A call refused before any request by `budget`: "per_day", "per_session" or "max_cost".
+  void RecordBudgetRefusal(std::string_view budget);
+
   // --- HTTP (server/http) ---
   void SetOpenHttpSessions(int64_t count);  // legacy Mcp-Session-Id sessions
   void SetOpenSseStreams(int64_t count);    // text/event-stream answers being written

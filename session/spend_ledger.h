@@ -53,8 +53,8 @@ struct SpendHold {
 
 // The sums a budget is checked against, each with the live holds included.
 struct SpendTotals {
-  double day_usd = 0;      // charges and live holds on the hold's UTC day
-  double session_usd = 0;  // charges and live holds of the hold's session
+  double day_usd = 0;              // charges and live holds on the hold's UTC day
+  double session_usd = 0;          // charges and live holds of the hold's session
   double session_charged_usd = 0;  // the session's charges alone: what it has paid for
 };
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "common/clock.h"
+#include "common/usd.h"
 #include "session/data_dir.h"
 
 namespace imgmcp::session {
@@ -40,12 +41,6 @@ std::string UtcDay(int64_t ms) {
 
 std::string NextUtcMidnight(int64_t ms) { return FormatRfc3339(DayStart(ms) + days(1)); }
 
-std::string FormatUsd(double usd) {
-  char out[48];
-  std::snprintf(out, sizeof out, usd > 0 && usd < 0.0001 ? "$%.6f" : "$%.4f", usd);
-  return out;
-}
-
 Status ValidateSpendHold(const SpendHold& hold) {
   if (!IsValidSessionId(hold.session_id)) {
     return InvalidArgument("spend hold: invalid session id \"" + hold.session_id + "\"");
@@ -70,25 +65,41 @@ Status ValidateSpendCharge(const SpendCharge& charge) {
   return Status::Ok();
 }
 
+namespace {
+constexpr std::string_view kRefusalPrefix = "budget reached: ";
+constexpr std::string_view kDayFlag = "--budget-usd-per-day";
+constexpr std::string_view kSessionFlag = "--budget-usd-per-session";
+}  // namespace
+
+std::string_view RefusedBudget(const Error& error) {
+  if (error.code != ErrorCode::kResourceExhausted) return "";
+  std::string_view m = error.message;
+  if (!m.starts_with(kRefusalPrefix)) return "";
+  m.remove_prefix(kRefusalPrefix.size());
+  if (m.starts_with(kDayFlag)) return "per_day";
+  if (m.starts_with(kSessionFlag)) return "per_session";
+  return "";
+}
+
 Status CheckSpendBudgets(const SpendBudgets& budgets, const SpendTotals& totals,
                          const SpendHold& hold) {
   const auto refuse = [&](const std::string& budget, double limit, double so_far,
                           const std::string& scope, const std::string& resets) {
     return Error(ErrorCode::kResourceExhausted,
-                 "budget reached: " + budget + " is " + FormatUsd(limit) + "; " + scope +
+                 std::string(kRefusalPrefix) + budget + " is " + FormatUsd(limit) + "; " + scope +
                      " has spent or holds for calls in flight " + FormatUsd(so_far) +
                      " and this call may cost up to " + FormatUsd(hold.estimate_usd) +
                      ", which would cross it. Nothing was sent to the model. " + resets);
   };
   if (Crosses(totals.day_usd, hold.estimate_usd, budgets.per_day_usd)) {
-    return refuse("--budget-usd-per-day", budgets.per_day_usd, totals.day_usd,
+    return refuse(std::string(kDayFlag), budgets.per_day_usd, totals.day_usd,
                   "today (" + UtcDay(hold.now_ms) + " UTC) every call",
                   "It resets at " + NextUtcMidnight(hold.now_ms) +
                       "; until then ask for a cheaper call (a smaller image_size, no search, "
                       "less thinking) or ask the operator to raise the budget.");
   }
   if (Crosses(totals.session_usd, hold.estimate_usd, budgets.per_session_usd)) {
-    return refuse("--budget-usd-per-session", budgets.per_session_usd, totals.session_usd,
+    return refuse(std::string(kSessionFlag), budgets.per_session_usd, totals.session_usd,
                   "session '" + hold.session_id + "'",
                   "It does not reset: continue in a new session, ask for a cheaper call, or ask "
                   "the operator to raise the budget.");

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "common/result.h"
 #include "session/spend_ledger.h"
@@ -34,8 +35,8 @@ Status ValidateSpendCharge(const SpendCharge& charge);
 // and, for the daily one, when it resets. Nothing was sent: the message says so.
 Status CheckSpendBudgets(const SpendBudgets& budgets, const SpendTotals& totals,
                          const SpendHold& hold);
-
-// "$0.0336": USD as results and refusals show it (four decimals, more for smaller sums).
-std::string FormatUsd(double usd);
+// Which budget refused, for an error CheckSpendBudgets made: "per_day" or "per_session"; "" for
+// any other error.
+std::string_view RefusedBudget(const Error& error);
 
 }  // namespace imgmcp::session

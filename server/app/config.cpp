@@ -1,6 +1,7 @@
 #include "server/app/config.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -64,6 +65,22 @@ template <auto kField, int64_t kMin, int64_t kMax>
 Status SetInt(Config& c, std::string_view source, const std::string& value) {
   ASSIGN_OR_RETURN(int64_t v, ParseInt(source, value, kMin, kMax));
   c.*kField = static_cast<std::remove_reference_t<decltype(c.*kField)>>(v);
+  return Status::Ok();
+}
+
+// An amount of US dollars: a decimal number from 0 (none) to a million.
+template <auto kField>
+Status SetUsd(Config& c, std::string_view source, const std::string& value) {
+  constexpr double kMostUsd = 1e6;
+  char* end = nullptr;
+  const double v = value.empty() ? -1 : std::strtod(value.c_str(), &end);
+  if (end == nullptr || *end != '\0' || !(v >= 0 && v <= kMostUsd)) {
+    return FlagError(source,
+                     "expected an amount of US dollars from 0 (no budget) to 1000000, "
+                     "e.g. 5 or 0.25, got \"" +
+                         value + "\"");
+  }
+  c.*kField = v;
   return Status::Ok();
 }
 
@@ -363,6 +380,18 @@ constexpr FlagSpec kFlags[] = {
              "fit is refused, 0 = no limit",
      .set = SetInt<&Config::max_inflight_mb, 0, 1 << 20>,
      .default_text = ShowDefault<&Config::max_inflight_mb>},
+    {.name = "--budget-usd-per-day",
+     .env = "IMGMCP_BUDGET_USD_PER_DAY",
+     .value = "USD",
+     .help = "what every call together may cost in one UTC day (summed across the replicas of "
+             "one store); a call whose worst-case estimate would cross it is refused before any "
+             "request, 0 = no budget",
+     .set = SetUsd<&Config::budget_usd_per_day>},
+    {.name = "--budget-usd-per-session",
+     .env = "IMGMCP_BUDGET_USD_PER_SESSION",
+     .value = "USD",
+     .help = "what the calls of one session may cost in all; refused as above, 0 = no budget",
+     .set = SetUsd<&Config::budget_usd_per_session>},
 
     {.heading = "Images"},
     {.name = "--allow-read",

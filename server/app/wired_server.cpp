@@ -100,6 +100,7 @@ Status WiredServer::RegisterTools(const Config& config) {
   input_resolver_ = std::make_unique<tools::ImageInputResolver>(MakeImageInputOptions(config));
   tools::ImageToolsOptions options = MakeImageToolsOptions(config, backend_.note);
   options.timers = &timers_;
+  options.metrics = metrics_.get();
   image_tools_ =
       std::make_unique<tools::ImageTools>(*store_, *backend_.backend, *input_resolver_,
                                           &server_->resource_notifier(), std::move(options));

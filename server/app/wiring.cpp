@@ -339,6 +339,8 @@ tools::ImageToolsOptions MakeImageToolsOptions(const Config& config, std::string
   options.backend_deadline = std::chrono::seconds(config.gemini_timeout_seconds + 30);
   options.max_concurrent_backend_calls = config.max_backend_calls;
   options.max_inflight_bytes = static_cast<size_t>(config.max_inflight_mb) << 20;
+  options.budgets = {.per_day_usd = config.budget_usd_per_day,
+                     .per_session_usd = config.budget_usd_per_session};
   options.chain_turns = config.chain_turns;
   options.max_versions = config.max_versions;  // the store's (MakeStoreOptions), told to agents
   options.idle_days = config.idle_days;

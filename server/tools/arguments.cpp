@@ -85,6 +85,14 @@ void ArgumentParser::Bool(const char* name, std::optional<bool>& out, const std:
   out = *value;
 }
 
+void ArgumentParser::Number(const char* name, std::optional<double>& out, double above, double max,
+                            const std::string&) {
+  if (failed()) return;
+  auto value = reader_.OptionalNumber(name, above, max);
+  if (!value.ok()) return Fail(value.error());
+  out = *value;
+}
+
 void ArgumentParser::Enum(const char* name, std::optional<std::string>& out,
                           const std::vector<std::string>& allowed, const std::string&,
                           const RefusalNote& refusal_note) {
@@ -147,6 +155,11 @@ void SchemaWriter::Bool(const char* name, std::optional<bool>&, const std::strin
   Property(name, {{"type", "boolean"}, {"description", description}}, false);
 }
 
+void SchemaWriter::Number(const char* name, std::optional<double>&, double, double,
+                          const std::string& description) {
+  Property(name, {{"type", "number"}, {"description", description}}, false);
+}
+
 void SchemaWriter::Enum(const char* name, std::optional<std::string>&,
                         const std::vector<std::string>& allowed, const std::string& description,
                         const RefusalNote&) {
@@ -167,7 +180,8 @@ Json SchemaWriter::Take(const std::string& description) {
 
 bool DigestWriter::Counts(const char* name) {
   static const std::set<std::string_view> kPresentational = {
-      "idempotency_key", "inline", "save_to", "save_format", "save_quality", "overwrite"};
+      "idempotency_key", "inline",    "save_to",      "save_format",
+      "save_quality",    "overwrite", "max_cost_usd", "estimate_only"};
   return kPresentational.count(name) == 0;
 }
 

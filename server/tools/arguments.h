@@ -92,6 +92,9 @@ class ArgumentParser {
   void Integer(const char* name, std::optional<int64_t>& out, int64_t min, int64_t max,
                const std::string& description, NullIs null = NullIs::kAbsent);
   void Bool(const char* name, std::optional<bool>& out, const std::string& description);
+  // A number above `above` and at most `max` (an amount of money, say).
+  void Number(const char* name, std::optional<double>& out, double above, double max,
+              const std::string& description);
   // `refusal_note` follows the list of allowed values when a value is refused.
   void Enum(const char* name, std::optional<std::string>& out,
             const std::vector<std::string>& allowed, const std::string& description,
@@ -143,6 +146,8 @@ class SchemaWriter {
   void Integer(const char* name, std::optional<int64_t>&, int64_t, int64_t,
                const std::string& description, NullIs = NullIs::kAbsent);
   void Bool(const char* name, std::optional<bool>&, const std::string& description);
+  void Number(const char* name, std::optional<double>&, double, double,
+              const std::string& description);
   void Enum(const char* name, std::optional<std::string>&, const std::vector<std::string>& allowed,
             const std::string& description, const RefusalNote& refusal_note = nullptr);
   template <typename E>
@@ -184,8 +189,9 @@ class SchemaWriter {
 
 // Writes the parsed values of a struct's Fields() as one canonical JSON object (absent optional
 // fields left out, objects key-sorted), without the fields that do not change what a call
-// commits: idempotency_key itself, and the presentational inline, save_to, save_format,
-// save_quality and overwrite (docs/generation.md, "Exactly-once writes"). Two calls with the
+// commits: idempotency_key itself, the presentational inline, save_to, save_format,
+// save_quality and overwrite, and the cost checks max_cost_usd and estimate_only
+// (docs/generation.md, "Exactly-once writes"). Two calls with the
 // same canonical arguments are the same call.
 class DigestWriter {
  public:
@@ -210,6 +216,9 @@ class DigestWriter {
     if (value) Put(name, *value);
   }
   void Bool(const char* name, std::optional<bool>& value, const std::string&) {
+    if (value) Put(name, *value);
+  }
+  void Number(const char* name, std::optional<double>& value, double, double, const std::string&) {
     if (value) Put(name, *value);
   }
   void Enum(const char* name, std::optional<std::string>& value, const std::vector<std::string>&,

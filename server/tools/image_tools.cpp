@@ -2,12 +2,14 @@
 
 #include "common/log.h"
 #include "common/random.h"
+#include "common/usd.h"
 #include "server/tools/arguments.h"
 #include "server/tools/call_progress.h"
 #include "server/tools/chain_plan.h"
 #include "server/tools/tool_results.h"
 #include "server/tools/uris.h"
 #include "server/tools/version_details.h"
+#include "session/spend_rules.h"
 #include "session/task_records.h"
 
 namespace imgmcp::tools {
@@ -78,6 +80,22 @@ Json AnswerExtra(const imaging::BackendImage& image, bool search, const Json& pa
   if (!image.text.empty()) extra["text"] = image.text;  // the older name of model_text
   extra["params"] = params;
   return extra;
+}
+
+// What `answer` cost: charged in place of the call's hold, counted in `metrics` (may be null),
+// put in structuredContent (`extra`) and the version's details (`cost_json`); its text line.
+std::string ChargeAnswer(const imaging::ModelCapabilities& model,
+                         const imaging::BackendImage& answer, CallSpend& spend,
+                         metrics::Metrics* metrics, Json* extra, Json* cost_json) {
+  const imaging::CallCost cost = imaging::PriceUsage(model, answer.usage, answer.grounding_queries);
+  spend.Settle(cost);
+  if (metrics != nullptr) {
+    metrics->RecordSpend(cost.priced_model, cost.usd, cost.input_tokens, cost.output_image_tokens,
+                         cost.output_text_tokens, cost.thoughts_tokens);
+  }
+  *cost_json = imaging::CostJson(cost);
+  (*extra)["cost"] = *cost_json;
+  return "\n" + imaging::CostLine(cost);
 }
 
 }  // namespace
@@ -463,6 +481,46 @@ ResultParts ImageTools::EmptySessionParts(const std::string& session_id,
   return parts;
 }
 
+Result<ImageTools::CostCheck> ImageTools::CheckCost(const std::string& tool,
+                                                    const std::string& session_id,
+                                                    const GenerationArgs& args,
+                                                    const imaging::ModelCapabilities& model,
+                                                    const imaging::CostInputs& inputs) {
+  CostCheck check;
+  check.estimate = imaging::EstimateCost(model, inputs);
+  if (!args.estimate_only.value_or(false)) {
+    Status capped = CheckCostCap(check.estimate, args.max_cost_usd);
+    Result<CallSpend> held = capped.ok()
+                                 ? CallSpend::Hold(store_, options_.budgets, session_id,
+                                                   check.estimate, options_.backend_deadline)
+                                 : Result<CallSpend>(capped.error());
+    if (!held.ok()) {
+      const std::string_view budget =
+          capped.ok() ? session::RefusedBudget(held.error()) : std::string_view("max_cost");
+      if (!budget.empty() && options_.metrics != nullptr) {
+        options_.metrics->RecordBudgetRefusal(budget);
+      }
+      return held.error();
+    }
+    check.spend = std::move(*held);
+    return check;
+  }
+  const Json extra = {{"estimate_only", true}, {"estimate", imaging::CostJson(check.estimate)}};
+  const std::string summary = "Estimate only, nothing was sent or saved: this " + tool +
+                              " call on " + model.id + " may cost up to " +
+                              FormatUsd(check.estimate.usd) +
+                              " (worst case: " + imaging::CostLine(check.estimate) + ").";
+  Result<session::VersionInfo> current = store_.GetVersion(session_id, std::nullopt);
+  if (current.ok()) {
+    check.estimate_only = VersionResult(summary, *current, InlineMode::kNone, extra);
+  } else {
+    ResultParts parts = EmptySessionParts(session_id, summary);
+    parts.structured.update(extra);
+    check.estimate_only = BuildToolResult(std::move(parts), options_.preview, options_.limits);
+  }
+  return check;
+}
+
 // --- generate_image ------------------------------------------------------------------------------
 
 mcp::ToolResult ImageTools::GenerateImage(const GenerateImageArgs& args,
@@ -488,6 +546,13 @@ Result<mcp::ToolResult> ImageTools::Generate(const GenerateImageArgs& args,
   // Before anything else: nothing is sent otherwise.
   ASSIGN_OR_RETURN(const imaging::ModelCapabilities* model, ChooseModel(options, &ignored));
   options.model = model->id;
+  ASSIGN_OR_RETURN(CostCheck cost, CheckCost("generate_image", id, args.generation, *model,
+                                             {.text_bytes = args.prompt.size(),
+                                              .input_images = options.input_images,
+                                              .image_size = options.image_size,
+                                              .thinking = options.thinking,
+                                              .search = options.search}));
+  if (cost.estimate_only) return std::move(*cost.estimate_only);
   // Held until the call ends: what its images, backend call and result hold (call_memory.h).
   std::vector<imaging::EncodedImage> references;
   ASSIGN_OR_RETURN(const ByteBudget::Lease memory,
@@ -509,8 +574,12 @@ Result<mcp::ToolResult> ImageTools::Generate(const GenerateImageArgs& args,
   if (!image.ok()) return Appended(image.error(), Note());
   const Json params = ParamsJson(options, options.model);
   Json extra = AnswerExtra(*image, options.search, params);
-  const std::string lines = AnswerLines(*image, options.search) + IgnoredNote(ignored);
-  std::string details = MakeVersionDetails(params, *image, TurnRecord{false, image->replay});
+  Json cost_json;
+  const std::string cost_line =
+      ChargeAnswer(*model, *image, cost.spend, options_.metrics, &extra, &cost_json);
+  const std::string lines = AnswerLines(*image, options.search) + cost_line + IgnoredNote(ignored);
+  std::string details =
+      MakeVersionDetails(params, *image, TurnRecord{false, image->replay}, cost_json);
   ASSIGN_OR_RETURN(session::NewVersion nv,
                    BackendVersion(std::move(*image), "generate", args.prompt, std::nullopt,
                                   options.model, std::move(details)));
@@ -542,6 +611,7 @@ struct ImageTools::CheckedEdit {
   std::optional<SavePlan> save;                   // where a copy goes (`save_to`)
   // Held until the call ends: its images, request, backend call and result (call_memory.h).
   ByteBudget::Lease memory;
+  CostCheck cost;  // the estimate and its hold in the spend ledger
 };
 
 // The version an edit is made from, read in the session's turn.
@@ -599,6 +669,7 @@ Result<mcp::ToolResult> ImageTools::Edit(const EditImageArgs& args, mcp::ToolCal
                    Repeat("edit_image", args.session_id, key, args.inline_mode, saving));
   if (early) return std::move(*early);
   ASSIGN_OR_RETURN(CheckedEdit checked, CheckEdit(args));
+  if (checked.cost.estimate_only) return std::move(*checked.cost.estimate_only);
   CallProgress progress(ctx);
   ASSIGN_OR_RETURN(std::unique_ptr<session::EditTurn> turn,
                    TakeTurn(store_, args.session_id, ctx, progress));
@@ -629,6 +700,16 @@ Result<ImageTools::CheckedEdit> ImageTools::CheckEdit(const EditImageArgs& args)
   // Before anything else: nothing is sent otherwise.
   ASSIGN_OR_RETURN(checked.model, ChooseModel(checked.options, &checked.ignored));
   checked.options.model = checked.model->id;
+  // The worst case: a chain replays up to --chain-turns turns, each an instruction and its image.
+  const int turns = args.chain() ? std::max(0, options_.chain_turns) : 0;
+  ASSIGN_OR_RETURN(checked.cost,
+                   CheckCost("edit_image", args.session_id, args.generation, *checked.model,
+                             {.text_bytes = args.prompt.size() * (1 + turns),
+                              .input_images = checked.options.input_images + turns,
+                              .image_size = checked.options.image_size,
+                              .thinking = checked.options.thinking,
+                              .search = checked.options.search}));
+  if (checked.cost.estimate_only) return checked;
   // Everything that can be checked is checked before the call waits for its turn, commits or
   // calls the backend: the model and its options, where a copy goes, the instruction (the local
   // backend knows its vocabulary), then the images, decoded whole.
@@ -709,9 +790,8 @@ Result<ImageTools::EditAnswer> ImageTools::RunEdit(const EditImageArgs& args,
   return answer;
 }
 
-Result<mcp::ToolResult> ImageTools::CommitEdit(const EditImageArgs& args,
-                                               const CheckedEdit& checked, EditBase base,
-                                               EditAnswer answer,
+Result<mcp::ToolResult> ImageTools::CommitEdit(const EditImageArgs& args, CheckedEdit& checked,
+                                               EditBase base, EditAnswer answer,
                                                const std::optional<session::IdempotencyRecord>& key,
                                                std::unique_ptr<session::EditTurn>& turn) {
   const imaging::GenerationOptions& options = checked.options;
@@ -724,12 +804,15 @@ Result<mcp::ToolResult> ImageTools::CommitEdit(const EditImageArgs& args,
   if (!answer.replayed.empty()) params["replayed_versions"] = answer.replayed;
   imaging::BackendImage& image = answer.image;
   Json extra = AnswerExtra(image, options.search, params);
-  const std::string lines =
-      AnswerLines(image, options.search) + answer.chain_note + IgnoredNote(checked.ignored);
+  Json cost_json;
+  const std::string cost_line =
+      ChargeAnswer(*checked.model, image, checked.cost.spend, options_.metrics, &extra, &cost_json);
+  const std::string lines = AnswerLines(image, options.search) + cost_line + answer.chain_note +
+                            IgnoredNote(checked.ignored);
   // With a chain the instruction went alone (the image was the previous answer); otherwise the
   // base version's image went with it.
   std::string details =
-      MakeVersionDetails(params, image, TurnRecord{!answer.chained, image.replay});
+      MakeVersionDetails(params, image, TurnRecord{!answer.chained, image.replay}, cost_json);
   auto nv = BackendVersion(std::move(image), "edit", args.prompt, base.info.version, options.model,
                            std::move(details));
   if (!nv.ok()) return Appended(nv.error(), nothing_saved);
@@ -805,6 +888,10 @@ Result<mcp::ToolResult> ImageTools::Get(const GetImageArgs& args, mcp::ToolCallC
   }
   const bool history_in_text = !ReadsStructuredContent(ctx);
   Json history_fields = with_history ? HistoryPage(snapshot->history, args) : Json::object();
+  // Every call the session paid for, reverted and cleared versions included.
+  if (std::optional<double> paid = SessionCostUsd(store_, session_id)) {
+    history_fields["session_cost_usd"] = *paid;
+  }
   if (!snapshot->version.has_value()) {
     if (args.version.has_value()) {
       return Error(ErrorCode::kNotFound, MissingVersionText(session_id, *args.version));

@@ -17,6 +17,7 @@
 #include "mcp/resource.h"
 #include "mcp/tool.h"
 #include "server/tools/call_memory.h"
+#include "server/tools/call_spend.h"
 #include "server/tools/image_input.h"
 #include "server/tools/save_target.h"
 #include "server/tools/tool_args.h"
@@ -59,6 +60,11 @@ struct ImageToolsOptions {
   // Where save_to may write (wiring: the working directory and --allow-write roots, never the
   // data dir). By default nowhere.
   SaveOptions save;
+  // Budgets a paid call's estimate is held against (--budget-usd-per-day, --budget-usd-per-session;
+  // 0 = none).
+  session::SpendBudgets budgets;
+  // Where spend, tokens and budget refusals are counted; nullptr: nowhere. Must outlive the tools.
+  metrics::Metrics* metrics = nullptr;
 };
 
 class ImageTools {
@@ -111,8 +117,8 @@ class ImageTools {
                              const EditBase& base, imaging::EditRequest request,
                              mcp::ToolCallContext& ctx);
   // Commits the import, if any, and the edit together; releases the turn; makes the result.
-  Result<mcp::ToolResult> CommitEdit(const EditImageArgs& args, const CheckedEdit& checked,
-                                     EditBase base, EditAnswer answer,
+  Result<mcp::ToolResult> CommitEdit(const EditImageArgs& args, CheckedEdit& checked, EditBase base,
+                                     EditAnswer answer,
                                      const std::optional<session::IdempotencyRecord>& key,
                                      std::unique_ptr<session::EditTurn>& turn);
   // reset_session's two forms, in the session's turn, which they release; `key` is recorded with
@@ -146,6 +152,18 @@ class ImageTools {
   // Draws the call's place in `session_id`'s line (nullptr when there is none to draw).
   std::unique_ptr<mcp::CallReservation> ReserveSessionTurn(
       const std::optional<std::string>& session_id);
+
+  // The cost checks before any request (README.md, "What it costs"): the call's worst-case
+  // estimate against max_cost_usd; for estimate_only, the result to answer (nothing is called or
+  // committed); else the hold in the spend ledger, refused when it would cross a budget.
+  struct CostCheck {
+    imaging::CallCost estimate;
+    std::optional<mcp::ToolResult> estimate_only;
+    CallSpend spend;
+  };
+  Result<CostCheck> CheckCost(const std::string& tool, const std::string& session_id,
+                              const GenerationArgs& args, const imaging::ModelCapabilities& model,
+                              const imaging::CostInputs& inputs);
 
   // Runs the backend in a backend slot with a progress heartbeat; checks cancellation after.
   template <typename Fn>

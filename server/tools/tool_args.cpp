@@ -30,6 +30,12 @@ const char kThinkingDescription[] =
 const char kSearchDescription[] =
     "true: ground the image in Google Search results (today's weather, a recent event); the "
     "sources used come back in the result. Only on the models listed with search under 'model'.";
+const char kMaxCostDescription[] =
+    "Optional cap in US dollars: the call is refused before anything is sent when its worst-case "
+    "estimate (model, image_size, images sent, thinking, search) is above it.";
+const char kEstimateOnlyDescription[] =
+    "true: answer the call's worst-case cost estimate and what it is made of; nothing is sent "
+    "to the model and nothing is saved.";
 const char kContextDescription[] =
     "\"image\" (default): a fresh request with the image to edit. \"chain\": a conversation that "
     "replays the session's last turns that led to the edited version (its own earlier answers, "

@@ -45,6 +45,10 @@ Json WithSessionIdHeader(Json input_schema);
 extern const char kImageSizeDescription[];
 extern const char kThinkingDescription[];
 extern const char kSearchDescription[];
+extern const char kMaxCostDescription[];
+extern const char kEstimateOnlyDescription[];
+// The most max_cost_usd may be: a cap above it is a typo, not a cap.
+inline constexpr double kMostMaxCostUsd = 1000;
 extern const char kContextDescription[];
 extern const char kIdempotencyKeyDescription[];  // of edit and reset; generate adds a sentence
 extern const char kGenerateIdempotencyKeyDescription[];
@@ -57,6 +61,10 @@ struct GenerationArgs {
   std::optional<std::string> image_size;  // default: the model's (1K), nothing sent
   std::optional<std::string> thinking;    // one of the chosen model's levels
   std::optional<bool> search;             // Google Search grounding
+  // Cost (README.md, "What it costs"): a cap on the call's worst-case estimate, and asking for
+  // the estimate alone (nothing is called or committed).
+  std::optional<double> max_cost_usd;
+  std::optional<bool> estimate_only;
 
   template <typename V>
   void Fields(V& v) {
@@ -65,6 +73,8 @@ struct GenerationArgs {
     v.Enum("image_size", image_size, v.options().image_sizes, kImageSizeDescription);
     v.Enum("thinking", thinking, v.options().thinking_levels, kThinkingDescription);
     v.Bool("search", search, kSearchDescription);
+    v.Number("max_cost_usd", max_cost_usd, 0, kMostMaxCostUsd, kMaxCostDescription);
+    v.Bool("estimate_only", estimate_only, kEstimateOnlyDescription);
   }
   // As the backend takes them (aspect ratio, chain and image count left to the caller).
   imaging::GenerationOptions Options() const;

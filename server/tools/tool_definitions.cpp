@@ -57,6 +57,17 @@ Json VersionFields() {
   };
 }
 
+// A cost or an estimate (imaging::CostJson).
+Json CostProperties() {
+  return {{"usd", {{"type", "number"}}},
+          {"input_tokens", {{"type", "integer"}}},
+          {"output_image_tokens", {{"type", "integer"}}},
+          {"output_text_tokens", {{"type", "integer"}}},
+          {"thoughts_tokens", {{"type", "integer"}}},
+          {"grounding_queries", {{"type", "integer"}}},
+          {"priced_model", {{"type", "string"}}}};
+}
+
 // What a backend call answered besides the image, and what it was asked with.
 Json GenerationFields() {
   return {
@@ -80,6 +91,23 @@ Json GenerationFields() {
           {"properties", {{"title", {{"type", "string"}}}, {"uri", {{"type", "string"}}}}},
           {"required", {"title", "uri"}}}}}},
       {"params", ParamsSchema()},
+      {"cost",
+       {{"type", "object"},
+        {"description",
+         "What this call cost (README.md, \"What it costs\"): usd, from the tokens the backend "
+         "reported priced with priced_model's prices; 0 on the local backend"},
+        {"properties", CostProperties()}}},
+      {"estimate_only", {{"type", "boolean"}, {"description", "true: only the estimate was made"}}},
+      {"estimate",
+       {{"type", "object"},
+        {"description",
+         "The call's worst-case cost before any request: what max_cost_usd and the budgets are "
+         "checked against"},
+        {"properties", CostProperties()}}},
+      {"session_cost_usd",
+       {{"type", "number"},
+        {"description",
+         "get_image: every call this session paid for, reverted and cleared versions included"}}},
   };
 }
 

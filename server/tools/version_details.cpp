@@ -48,12 +48,13 @@ Json ParamsJson(const imaging::GenerationOptions& o, const std::string& model) {
 }
 
 std::string MakeVersionDetails(const Json& params, const imaging::BackendImage& answer,
-                               const TurnRecord& turn) {
+                               const TurnRecord& turn, const Json& cost) {
   Json d = {{"params", params}};
   if (!answer.text.empty()) d["model_text"] = answer.text;
   if (!answer.finish_reason.empty()) d["finish_reason"] = answer.finish_reason;
   if (answer.usage.is_object()) d["usage"] = answer.usage;
   if (!answer.sources.empty()) d["sources"] = AnswerFields(answer, true)["sources"];
+  if (cost.is_object()) d["cost"] = cost;
   if (!turn.replay.empty()) {
     d["turn"] = {{"user_image", turn.user_image}, {"replay", turn.replay}};
   }
@@ -98,7 +99,7 @@ Json AnswerFields(const imaging::BackendImage& answer, bool search) {
 Json RecordedAnswerFields(const std::string& details) {
   const Json d = Parse(details);
   Json f = Json::object();
-  for (const char* key : {"model_text", "usage", "finish_reason", "sources"}) {
+  for (const char* key : {"model_text", "usage", "finish_reason", "sources", "cost"}) {
     if (auto it = d.find(key); it != d.end()) f[key] = *it;
   }
   if (f.contains("model_text")) f["text"] = f["model_text"];

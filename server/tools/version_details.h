@@ -7,6 +7,7 @@
 //   {"params": {"model": …, "image_size": …, "aspect_ratio": …, "thinking": …, "search": …,
 //               "context": "chain", "replayed_versions": [..]},
 //    "model_text": …, "finish_reason": …, "usage": {…}, "sources": [{title, uri}],
+//    "cost": {usd, input_tokens, output_image_tokens, …, priced_model},
 //    "turn": {"user_image": true|false, "replay": "<the backend's opaque replay text>"}}
 #pragma once
 
@@ -27,8 +28,9 @@ struct TurnRecord {
 
 // The details text of a version made by a backend call with `params` (as ParamsJson) from
 // `answer`; `turn` is kept only when the answer has replay data.
+// `cost`: structuredContent.cost of the answer (imaging::CostJson), kept with the version.
 std::string MakeVersionDetails(const Json& params, const imaging::BackendImage& answer,
-                               const TurnRecord& turn);
+                               const TurnRecord& turn, const Json& cost = Json());
 
 // The parameters a generation or edit was asked with: model always; image_size, aspect_ratio,
 // thinking and search when given.

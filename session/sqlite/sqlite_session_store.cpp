@@ -9,8 +9,8 @@
 
 #include "common/log.h"
 #include "session/file_io.h"
-#include "session/sqlite/file_lock.h"
 #include "session/spend_rules.h"
+#include "session/sqlite/file_lock.h"
 #include "session/sqlite/schema.h"
 #include "session/sqlite/sqlite_rows.h"
 #include "session/sqlite/sqlite_spend.h"

@@ -618,8 +618,8 @@ TYPED_TEST(StoreConcurrencyTest, ATasksCommitAndItsCancelAreDecidedOnce) {
 TYPED_TEST(StoreConcurrencyTest, EightHoldsAgainstABudgetWithRoomForThreeKeepExactlyThree) {
   std::unique_ptr<SessionStore> other = this->Open();
   ASSERT_NE(other, nullptr);
-  for (const SpendBudgets budgets : {SpendBudgets{.per_session_usd = 0.30},
-                                     SpendBudgets{.per_day_usd = 0.30}}) {
+  for (const SpendBudgets budgets :
+       {SpendBudgets{.per_session_usd = 0.30}, SpendBudgets{.per_day_usd = 0.30}}) {
     const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
                             this->clock_.WallNow().time_since_epoch())
                             .count();

@@ -107,8 +107,8 @@ TYPED_TEST(StoreSpendTest, ASessionBudgetRefusesTheHoldThatWouldCrossItAndKeepsN
   EXPECT_NE(refused.error().message.find("$0.0600"), std::string::npos) << refused.error().message;
   EXPECT_NE(refused.error().message.find("Nothing was sent"), std::string::npos);
   EXPECT_DOUBLE_EQ(this->Totals("s1").session_usd, 0.06);  // the refused hold was not kept
-  this->Reserve("s2", 0.06, budgets);                     // another session has its own budget
-  this->Reserve("s1", 0.04, budgets);                     // exactly reaching it is allowed
+  this->Reserve("s2", 0.06, budgets);                      // another session has its own budget
+  this->Reserve("s1", 0.04, budgets);                      // exactly reaching it is allowed
 }
 
 TYPED_TEST(StoreSpendTest, ADailyBudgetCountsEverySessionAndResetsAtUtcMidnight) {
@@ -123,7 +123,7 @@ TYPED_TEST(StoreSpendTest, ADailyBudgetCountsEverySessionAndResetsAtUtcMidnight)
   EXPECT_NE(message.find("resets at " + NextUtcMidnight(this->Now())), std::string::npos)
       << message;
   this->clock_.Advance(std::chrono::milliseconds(kDayMs));
-  this->Reserve("s2", 0.05, budgets);  // a new UTC day
+  this->Reserve("s2", 0.05, budgets);                              // a new UTC day
   EXPECT_DOUBLE_EQ(this->Totals("s1").session_charged_usd, 0.07);  // the session keeps its total
 }
 

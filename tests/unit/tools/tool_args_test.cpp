@@ -63,9 +63,14 @@ TEST(ToolArgsTest, ErrorsNameTheFieldAndWhatIsAllowed) {
             "'aspect_ratio' is \"7:5\"; allowed: \"1:1\", \"2:3\", \"3:2\", \"3:4\", \"4:3\", "
             "\"4:5\", \"5:4\", \"9:16\", \"16:9\", \"21:9\", \"1:4\", \"4:1\", \"1:8\", \"8:1\"");
   EXPECT_EQ(ErrorOf<GenerateImageArgs>({{"prompt", "x"}, {"colour", "red"}}),
-            "unknown field 'colour'; allowed fields: aspect_ratio, idempotency_key, image_size, "
-            "inline, model, overwrite, prompt, reference_images, save_format, save_quality, "
-            "save_to, search, session_id, thinking");
+            "unknown field 'colour'; allowed fields: aspect_ratio, estimate_only, "
+            "idempotency_key, image_size, inline, max_cost_usd, model, overwrite, prompt, "
+            "reference_images, save_format, save_quality, save_to, search, session_id, thinking");
+  EXPECT_EQ(ErrorOf<GenerateImageArgs>({{"prompt", "x"}, {"max_cost_usd", 0}}),
+            "'max_cost_usd' must be a number above 0 and at most 1000, got 0");
+  EXPECT_EQ(
+      ErrorOf<EditImageArgs>({{"session_id", "s"}, {"prompt", "x"}, {"max_cost_usd", "cheap"}}),
+      "'max_cost_usd' must be a number above 0 and at most 1000, got string");
   EXPECT_NE(ErrorOf<GetImageArgs>({{"session_id", "../etc"}})
                 .find("'session_id' \"../etc\" is not valid"),
             std::string::npos);
@@ -195,11 +200,11 @@ TEST(ToolArgsTest, TheSchemaComesFromTheSameFields) {
   EXPECT_EQ(schema["required"], Json({"session_id", "prompt"}));
   std::vector<std::string> names;
   for (const auto& [name, property] : schema["properties"].items()) names.push_back(name);
-  EXPECT_EQ(names,
-            (std::vector<std::string>{
-                "context", "expected_version", "from_version", "idempotency_key", "image",
-                "image_size", "inline", "model", "overwrite", "prompt", "reference_images",
-                "save_format", "save_quality", "save_to", "search", "session_id", "thinking"}));
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "context", "estimate_only", "expected_version", "from_version",
+                       "idempotency_key", "image", "image_size", "inline", "max_cost_usd", "model",
+                       "overwrite", "prompt", "reference_images", "save_format", "save_quality",
+                       "save_to", "search", "session_id", "thinking"}));
   EXPECT_EQ(schema["properties"]["inline"]["enum"], Json({"preview", "full", "none"}));
   EXPECT_EQ(schema["properties"]["expected_version"]["type"], "integer");
   const Json& image = schema["properties"]["image"];

@@ -14,7 +14,34 @@ constexpr char kGetImageOutputSchema[] = R"json(
     "backend": {"enum": ["gemini", "local"], "type": "string"},
     "bytes": {"type": "integer"},
     "cleared": {"type": "boolean"},
+    "cost": {
+      "description": "What this call cost (README.md, \"What it costs\"): usd, from the tokens the backend reported priced with priced_model's prices; 0 on the local backend",
+      "properties": {
+        "grounding_queries": {"type": "integer"},
+        "input_tokens": {"type": "integer"},
+        "output_image_tokens": {"type": "integer"},
+        "output_text_tokens": {"type": "integer"},
+        "priced_model": {"type": "string"},
+        "thoughts_tokens": {"type": "integer"},
+        "usd": {"type": "number"}
+      },
+      "type": "object"
+    },
     "created_at": {"type": "string"},
+    "estimate": {
+      "description": "The call's worst-case cost before any request: what max_cost_usd and the budgets are checked against",
+      "properties": {
+        "grounding_queries": {"type": "integer"},
+        "input_tokens": {"type": "integer"},
+        "output_image_tokens": {"type": "integer"},
+        "output_text_tokens": {"type": "integer"},
+        "priced_model": {"type": "string"},
+        "thoughts_tokens": {"type": "integer"},
+        "usd": {"type": "number"}
+      },
+      "type": "object"
+    },
+    "estimate_only": {"description": "true: only the estimate was made", "type": "boolean"},
     "finish_reason": {"description": "Why the model stopped, e.g. STOP", "type": "string"},
     "height": {"type": "integer"},
     "history": {
@@ -107,6 +134,10 @@ constexpr char kGetImageOutputSchema[] = R"json(
     "saved_to": {
       "description": "With save_to: the absolute path of the copy written",
       "type": "string"
+    },
+    "session_cost_usd": {
+      "description": "get_image: every call this session paid for, reverted and cleared versions included",
+      "type": "number"
     },
     "session_id": {"type": "string"},
     "sha256": {"type": "string"},
