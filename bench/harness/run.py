@@ -8,7 +8,7 @@ fails on a number (exit status is non-zero only when the harness itself cannot r
 
 Usage: bench/harness/run.py --imgmcp BIN --fake-gemini BIN [--out bench/RESULTS.md] [--quick]
        [--only P1,…,R1,R2,C1,M1,M2,M3,M4,T1] [--chain-bench BIN] [--merge]
-       [--baseline-imgmcp BIN --baseline-label TEXT]   (M2–M4 also against an earlier build)
+       [--baseline-imgmcp BIN --baseline-label TEXT]   (P3, P6 and M2–M4 also against an earlier build)
 """
 
 import argparse
@@ -1158,43 +1158,93 @@ class HttpServer:
 
 
 def measure_metrics_cost(imgmcp_bin, env, workdir, rounds=4, seconds=3, concurrency=16):
-    """P6's metrics cost: two servers started side by side, one counting metrics (the default over
-    --http) and one with --metrics off, loaded in turn — on, off, off, on, on, off … —
-    (so a drift of the machine's load falls on both alike) — `rounds` runs each. Returns
-    {on, off}: each its median throughput and server CPU per call, or {error}."""
+    """P6's metrics cost: one server counting metrics (the default over --http) against one with
+    --metrics off, loaded in turn (measure_side_by_side). Returns {on, off} or {error}."""
+    return measure_side_by_side({"on": (imgmcp_bin, []),
+                                 "off": (imgmcp_bin, ["--metrics", "off"])},
+                                env, workdir, "metrics", rounds, seconds, concurrency)
+
+
+def measure_side_by_side(variants, env, workdir, tag, rounds=4, seconds=3, concurrency=16):
+    """P6's small call against two imgmcp servers started side by side — `variants` maps a label
+    to (binary, extra arguments) — loaded in turn, a, b, b, a, a, b … (so a drift of the
+    machine's load falls on both alike), `rounds` runs each. Returns {label: its median
+    throughput and server CPU per call, and every run's throughput}, or {error}."""
     call = {"session_id": "small", "inline": "none", "include_history": False}
     setup = {"name": "generate_image",
              "arguments": {"prompt": "solid teal", "session_id": "small", "inline": "none"}}
     servers = {}
-    for variant, extra in (("on", []), ("off", ["--metrics", "off"])):
+    for label, (binary, extra) in variants.items():
         port = free_port()
-        servers[variant] = HttpServer(
-            [imgmcp_bin, "--backend", "local", "--log-level", "warning", "--http",
-             f"127.0.0.1:{port}", *extra, "--data-dir",
-             os.path.join(workdir, "http-data-metrics-" + variant)],
-            env, workdir, port, os.path.join(workdir, f"imgmcp-http-metrics-{variant}.log"))
-    with servers["on"] as on, servers["off"] as off:
-        for server in (on, off):
+        name = f"{tag}-{safe_tag(label)}"
+        servers[label] = HttpServer(
+            [binary, "--backend", "local", "--log-level", "warning", "--http",
+             f"127.0.0.1:{port}", *extra, "--data-dir", os.path.join(workdir, "http-data-" + name)],
+            env, workdir, port, os.path.join(workdir, f"imgmcp-http-{name}.log"))
+    first, second = list(servers)
+    with servers[first] as a, servers[second] as b:
+        started = {first: a, second: b}
+        for server in started.values():
             if server.error:
                 return {"error": server.error}
             warm = server.load("get_image", call, 1, concurrency, setup=setup)
             if "error" in warm:
                 return warm
-        runs = {"on": [], "off": []}
-        order = [v for i in range(rounds) for v in (("on", "off") if i % 2 == 0 else ("off", "on"))]
-        for variant in order:
-            result = (on if variant == "on" else off).load("get_image", call, seconds,
-                                                           concurrency)
+        runs = {first: [], second: []}
+        order = [v for i in range(rounds)
+                 for v in ((first, second) if i % 2 == 0 else (second, first))]
+        for label in order:
+            result = started[label].load("get_image", call, seconds, concurrency)
             if "error" in result:
                 return result
-            runs[variant].append(result)
+            runs[label].append(result)
+
     def median_of(results):
         middle = sorted(results, key=lambda x: x["rps"])[len(results) // 2]
         return middle | {
             "rps": statistics.median(x["rps"] for x in results),
             "server_cpu_us": statistics.median(x.get("server_cpu_us") or 0 for x in results),
             "runs": [x["rps"] for x in results]}
-    return {variant: median_of(results) for variant, results in runs.items()}
+    return {label: median_of(results) for label, results in runs.items()}
+
+
+def baseline_p3_row(imgmcp, args, workdir, starts, results, log):
+    """P3 against an earlier build (--baseline-imgmcp): both started in turn, `starts` times
+    each, so a drift of the machine's load falls on both alike."""
+    label = f"imgmcp {args.baseline_label}"
+    argv = [os.path.abspath(args.baseline_imgmcp)] + imgmcp.argv[1:]
+    argv[argv.index("--data-dir") + 1] += "-baseline"  # its own: an older build, an older schema
+    base = Server(label, argv, imgmcp.env, imgmcp.generate, imgmcp.edit)
+    log(f"bench: P3 imgmcp and {label} in turn")
+    times = {"imgmcp": [], label: []}
+    for i in range(starts):
+        for server in ((imgmcp, base) if i % 2 == 0 else (base, imgmcp)):
+            r = measure_cold_start(server, workdir, 1, safe_tag(server.name) + f"-pair{i}")
+            if "error" in r:
+                return ("P3", "cold start to initialize answer", label, "FAILED", "—", "—",
+                        r["error"][:300])
+            times[server.name].append(r["median"])
+    me, other = statistics.median(times["imgmcp"]), statistics.median(times[label])
+    results["P3-baseline"] = me / other
+    return ("P3", "cold start to initialize answer, started in turn with imgmcp", label,
+            f"median {fmt_ms(other)}", "—", "—",
+            f"this build {fmt_ms(me)} in the same turns: this ÷ {label} {me / other:.2f}")
+
+
+def baseline_p6_row(cost, label):
+    """P6 against an earlier build (--baseline-imgmcp), from measure_side_by_side: throughput
+    and server CPU per call of both, measured in turn in this run."""
+    what = f"small tools/call over HTTP, 16 clients, this build ÷ imgmcp {label}"
+    if "error" in cost:
+        return ("P6", what, "imgmcp", "FAILED", "—", "—", cost["error"][:300])
+    me, base = cost["imgmcp"], cost["baseline"]
+    runs = len(me["runs"])
+    note = (f"{runs} alternating runs each against two servers side by side, medians: "
+            f"{me['rps']:.0f} against {base['rps']:.0f} calls/s (runs "
+            + "/".join(f"{r:.0f}" for r in me["runs"]) + " against "
+            + "/".join(f"{r:.0f}" for r in base["runs"]) + "); server CPU per call "
+            f"{me['server_cpu_us']:.0f} µs against {base['server_cpu_us']:.0f} µs")
+    return ("P6", what, "imgmcp", f"{me['rps'] / base['rps']:.2f} (throughput)", "—", "—", note)
 
 
 def instructions_per_call(imgmcp_bin, env, workdir, extra, calls=(100, 400)):
@@ -1843,7 +1893,7 @@ def main():
                     help="bench_chain_request binary for C1 (default: beside imgmcp's build tree)")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir")
     ap.add_argument("--baseline-imgmcp", default="",
-                    help="an earlier imgmcp build: M2, M3 and M4 measure it too, in the same run")
+                    help="an earlier imgmcp build: P3, P6, M2, M3 and M4 measure it too, in the same run")
     ap.add_argument("--baseline-label", default="before",
                     help="what the earlier build is, e.g. a commit (shown in its rows)")
     ap.add_argument("--builds", default="",
@@ -1954,6 +2004,8 @@ def main():
                 rp = "—" if s is imgmcp or "error" in me else ratio(me["median"], r["median"])
                 rows.append(("P3", "cold start to initialize answer", s.name,
                              f"median {fmt_ms(r['median'])}", rp, "—", ""))
+            if args.baseline_imgmcp:
+                rows.append(baseline_p3_row(imgmcp, args, workdir, starts, results, log))
             log("bench: P3 imgmcp, 2026-07-28")
             modern = measure_cold_start(imgmcp, workdir, starts, "imgmcp-modern", modern=True)
             what = "cold start to server/discover answer (2026-07-28)"
@@ -2045,6 +2097,16 @@ def main():
                     if None not in counts:
                         cost["instructions"] = counts
                 rows.append(metrics_cost_row(cost))
+                if args.baseline_imgmcp:
+                    log(f"bench: P6 imgmcp and imgmcp {args.baseline_label} in turn")
+                    pair = measure_side_by_side(
+                        {"imgmcp": (args.imgmcp, []),
+                         "baseline": (os.path.abspath(args.baseline_imgmcp), [])},
+                        imgmcp.env, workdir, "baseline", rounds=2 if args.quick else 4,
+                        seconds=p6_seconds if args.quick else 3)
+                    if "error" not in pair:
+                        results["P6-baseline"] = pair["imgmcp"]["rps"] / pair["baseline"]["rps"]
+                    rows.append(baseline_p6_row(pair, args.baseline_label))
                 log("bench: P6 imgmcp, 2026-07-28")
                 port = free_port()
                 modern = measure_http(
@@ -2307,6 +2369,16 @@ def targets(results):
         out.append(line)
     elif "P6-pending" in results:
         out.append("P6 ≥ 10×: pending (" + results["P6-pending"] + ")")
+    # Against an earlier build measured in turn in this run: a change must not make either worse
+    # (5 % of the noise of a shared machine allowed).
+    r = results.get("P3-baseline")
+    if r is not None:
+        out.append(f"P3 no slower than the earlier build: this ÷ earlier {r:.2f} — "
+                   f"{ok(r <= 1.05)}")
+    r = results.get("P6-baseline")
+    if r is not None:
+        out.append(f"P6 throughput no lower than the earlier build's: this ÷ earlier {r:.2f} — "
+                   f"{ok(r >= 0.95)}")
     sqlite, routed = get(("P8", STORE_VARIANTS[0][0])), get(("P8", ROUTED_LABEL))
     if sqlite and routed:
         ratio_routed = routed["rate"] / sqlite["rate"]
