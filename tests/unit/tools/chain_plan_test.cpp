@@ -278,6 +278,12 @@ TEST(VersionDetailsTest, RoundTripAndOlderRows) {
     EXPECT_TRUE(ParamsOf(old).empty()) << old;
     EXPECT_FALSE(TurnOf(old).has_value()) << old;
   }
+  // Only the top-level params count, wherever they stand among the other keys.
+  EXPECT_EQ(ParamsOf(R"({"turn":{"params":{"model":"no"}},"cost":{"usd":1},)"
+                     R"("params":{"model":"m","replayed_versions":[1,2]},"usage":[{"a":[]}]})"),
+            Json({{"model", "m"}, {"replayed_versions", {1, 2}}}));
+  EXPECT_TRUE(ParamsOf(R"({"turn":{"params":{"model":"no"}}})").empty());
+  EXPECT_TRUE(ParamsOf(R"({"params":"not an object"})").empty());
 }
 
 TEST(VersionDetailsTest, AnswerFieldsAndLines) {
