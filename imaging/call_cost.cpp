@@ -55,7 +55,8 @@ CallCost PriceUsage(const ModelCapabilities& model, const Json& usage, int64_t g
   const int64_t prompt = Count(usage, "promptTokenCount");
   const int64_t prompt_image = std::min(prompt, ByModality(usage, "promptTokensDetails", "IMAGE"));
   const int64_t answer = Count(usage, "candidatesTokenCount");
-  const int64_t answer_text = std::min(answer, ByModality(usage, "candidatesTokensDetails", "TEXT"));
+  const int64_t answer_text =
+      std::min(answer, ByModality(usage, "candidatesTokensDetails", "TEXT"));
   cost.input_tokens = prompt;
   cost.output_text_tokens = answer_text;
   cost.output_image_tokens = answer - answer_text;

@@ -30,8 +30,8 @@ CallCost PriceUsage(const ModelCapabilities& model, const Json& usage, int64_t g
 
 // What a call may need, as far as the estimate is concerned.
 struct CostInputs {
-  size_t text_bytes = 0;  // the instruction (and for a chain, the replayed turns' texts)
-  int input_images = 0;   // images sent: base, references and replayed turns' images
+  size_t text_bytes = 0;   // the instruction (and for a chain, the replayed turns' texts)
+  int input_images = 0;    // images sent: base, references and replayed turns' images
   std::string image_size;  // "" = the model's first
   std::string thinking;    // "" = the model's own default
   bool search = false;

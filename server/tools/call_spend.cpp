@@ -22,9 +22,9 @@ session::SpendHold MakeHold(const std::string& session_id, const imaging::CallCo
   hold.estimate_usd = estimate.usd;
   hold.now_ms = NowMs();
   // The call cannot run past its deadline; a minute more for the answer to be settled.
-  hold.expires_ms =
-      hold.now_ms + std::chrono::duration_cast<std::chrono::milliseconds>(deadline).count() +
-      60'000;
+  hold.expires_ms = hold.now_ms +
+                    std::chrono::duration_cast<std::chrono::milliseconds>(deadline).count() +
+                    60'000;
   return hold;
 }
 
@@ -58,17 +58,16 @@ CallSpend::~CallSpend() { Release(); }
 void CallSpend::Release() {
   if (store_ == nullptr) return;
   if (Status released = store_->ReleaseSpend(id_); !released.ok()) {
-    log::Warn("tools", "releasing spend hold " + std::to_string(id_) +
-                           " failed (it stops counting when it expires): " +
-                           released.error().message);
+    log::Warn("tools",
+              "releasing spend hold " + std::to_string(id_) +
+                  " failed (it stops counting when it expires): " + released.error().message);
   }
   store_ = nullptr;
 }
 
 Result<CallSpend> CallSpend::Hold(session::SessionStore& store,
                                   const session::SpendBudgets& budgets,
-                                  const std::string& session_id,
-                                  const imaging::CallCost& estimate,
+                                  const std::string& session_id, const imaging::CallCost& estimate,
                                   std::chrono::seconds deadline) {
   const bool budgeted = budgets.per_day_usd > 0 || budgets.per_session_usd > 0;
   if (estimate.usd <= 0) return CallSpend();

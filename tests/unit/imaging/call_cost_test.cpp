@@ -43,8 +43,7 @@ TEST(PriceUsage, PricesEachKindOfTokenWithItsPrice) {
 
 TEST(PriceUsage, TokensWithoutAModalityArePricedAsPromptTextAndAnswerImage) {
   const CallCost cost =
-      PriceUsage(Row(), Json::parse(R"({"promptTokenCount": 10, "candidatesTokenCount": 100})"),
-                 0);
+      PriceUsage(Row(), Json::parse(R"({"promptTokenCount": 10, "candidatesTokenCount": 100})"), 0);
   EXPECT_DOUBLE_EQ(cost.usd, (10 * 0.5 + 100 * 60.0) / 1e6);
   EXPECT_EQ(PriceUsage(Row(), Json(), 0).usd, 0);  // no usage reported: nothing to price
 }
@@ -59,8 +58,8 @@ TEST(EstimateCost, IsTheWorstCaseOfWhatTheCallMaySend) {
   EXPECT_EQ(e.output_image_tokens, 2520);
   EXPECT_EQ(e.thoughts_tokens, kThoughtsAllowanceMinimal);
   EXPECT_EQ(e.grounding_queries, kGroundingQueriesAllowance);
-  EXPECT_DOUBLE_EQ(e.usd, (100 * 0.5 + 2 * 2520 * 0.25 + 2520 * 60.0 +
-                           kOutputTextAllowance * 3.0 + kThoughtsAllowanceMinimal * 2.0) /
+  EXPECT_DOUBLE_EQ(e.usd, (100 * 0.5 + 2 * 2520 * 0.25 + 2520 * 60.0 + kOutputTextAllowance * 3.0 +
+                           kThoughtsAllowanceMinimal * 2.0) /
                                   1e6 +
                               kGroundingQueriesAllowance * 0.014);
   // No level asked for: the most thinking; no size: the model's first.
