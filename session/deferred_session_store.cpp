@@ -354,6 +354,11 @@ Status DeferredSessionStore::SettleSpend(int64_t id, const SpendCharge& charge) 
   return store->SettleSpend(id, charge);
 }
 
+Status DeferredSessionStore::RenewSpendHold(int64_t id, int64_t expires_ms) {
+  ASSIGN_OR_RETURN(SessionStore * store, Store());
+  return store->RenewSpendHold(id, expires_ms);
+}
+
 Status DeferredSessionStore::ReleaseSpend(int64_t id) {
   ASSIGN_OR_RETURN(SessionStore * store, Store());
   return store->ReleaseSpend(id);

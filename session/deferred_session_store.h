@@ -97,6 +97,7 @@ class DeferredSessionStore final : public SessionStore {
   Result<int64_t> SweepTasks() override;
   Result<int64_t> ReserveSpend(const SpendHold& hold, const SpendBudgets& budgets) override;
   Status SettleSpend(int64_t id, const SpendCharge& charge) override;
+  Status RenewSpendHold(int64_t id, int64_t expires_ms) override;
   Status ReleaseSpend(int64_t id) override;
   Result<SpendTotals> SpendTotalsFor(const SpendHold& hold) override;
   // Kept until the open finishes, then handed to the real store.

@@ -303,6 +303,11 @@ class SessionStore {
   virtual Status SettleSpend(int64_t /*id*/, const SpendCharge& /*charge*/) {
     return Error(ErrorCode::kUnsupported, "this session store keeps no spend ledger");
   }
+  // Moves hold `id`'s expiry to `expires_ms`: its call got its session's turn after waiting, and
+  // its backend call starts now. A hold already gone is not an error.
+  virtual Status RenewSpendHold(int64_t /*id*/, int64_t /*expires_ms*/) {
+    return Error(ErrorCode::kUnsupported, "this session store keeps no spend ledger");
+  }
   // Drops hold `id`: its call was not paid for. A hold already gone is not an error.
   virtual Status ReleaseSpend(int64_t /*id*/) {
     return Error(ErrorCode::kUnsupported, "this session store keeps no spend ledger");

@@ -14,6 +14,12 @@ int64_t NowMs() {
       .count();
 }
 
+// When a hold taken at `now_ms` for a call with `deadline` stops counting: the call cannot run
+// past its deadline; a minute more for the answer to be settled.
+int64_t HoldExpiry(int64_t now_ms, std::chrono::seconds deadline) {
+  return now_ms + std::chrono::duration_cast<std::chrono::milliseconds>(deadline).count() + 60'000;
+}
+
 session::SpendHold MakeHold(const std::string& session_id, const imaging::CallCost& estimate,
                             std::chrono::seconds deadline) {
   session::SpendHold hold;
@@ -21,10 +27,7 @@ session::SpendHold MakeHold(const std::string& session_id, const imaging::CallCo
   hold.model = estimate.priced_model;
   hold.estimate_usd = estimate.usd;
   hold.now_ms = NowMs();
-  // The call cannot run past its deadline; a minute more for the answer to be settled.
-  hold.expires_ms = hold.now_ms +
-                    std::chrono::duration_cast<std::chrono::milliseconds>(deadline).count() +
-                    60'000;
+  hold.expires_ms = HoldExpiry(hold.now_ms, deadline);
   return hold;
 }
 
@@ -75,6 +78,15 @@ Result<CallSpend> CallSpend::Hold(session::SessionStore& store,
   if (!id.ok() && id.error().code == ErrorCode::kUnsupported && !budgeted) return CallSpend();
   if (!id.ok()) return id.error();
   return CallSpend(&store, *id);
+}
+
+void CallSpend::Renew(std::chrono::seconds deadline) {
+  if (store_ == nullptr) return;
+  if (Status renewed = store_->RenewSpendHold(id_, HoldExpiry(NowMs(), deadline)); !renewed.ok()) {
+    log::Warn("tools",
+              "renewing spend hold " + std::to_string(id_) +
+                  " failed (it counts until its first expiry): " + renewed.error().message);
+  }
 }
 
 void CallSpend::Settle(const imaging::CallCost& cost) {

@@ -36,6 +36,10 @@ class CallSpend {
                                 const std::string& session_id, const imaging::CallCost& estimate,
                                 std::chrono::seconds deadline);
 
+  // The call got its session's turn and its backend call starts now: the hold counts until
+  // `deadline` from now (however long the call waited in line). A failure is logged.
+  void Renew(std::chrono::seconds deadline);
+
   // Charges `cost` (what the backend reported) in place of the hold. A ledger write that fails is
   // logged; the call's result stands.
   void Settle(const imaging::CallCost& cost);

@@ -562,6 +562,7 @@ Result<mcp::ToolResult> ImageTools::Generate(const GenerateImageArgs& args,
   ASSIGN_OR_RETURN(std::unique_ptr<session::EditTurn> turn, TakeTurn(store_, id, ctx, progress));
   ASSIGN_OR_RETURN(auto repeat, Repeat("generate_image", id, key, args.inline_mode, saving));
   if (repeat) return std::move(*repeat);
+  cost.spend.Renew(options_.backend_deadline);  // however long the call waited for its turn
   const bool new_session = !turn->Current().has_value() && turn->LastIssuedVersion() == 0;
 
   imaging::GenerateRequest request;
@@ -676,6 +677,7 @@ Result<mcp::ToolResult> ImageTools::Edit(const EditImageArgs& args, mcp::ToolCal
   ASSIGN_OR_RETURN(auto repeat,
                    Repeat("edit_image", args.session_id, key, args.inline_mode, saving));
   if (repeat) return std::move(*repeat);
+  checked.cost.spend.Renew(options_.backend_deadline);  // however long it waited for its turn
   ASSIGN_OR_RETURN(EditBase base, ResolveEditBase(args, *turn, std::move(checked.outside)));
   // In the turn: the base is read, and the edit's size and the chain's follow from it.
   RETURN_IF_ERROR(memory_.ExtendForEdit(checked.memory, args, {base.info.width, base.info.height},

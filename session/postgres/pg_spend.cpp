@@ -105,6 +105,14 @@ Status PgSpendLedger::Settle(int64_t id, const SpendCharge& charge) {
   return Status::Ok();
 }
 
+Status PgSpendLedger::Renew(int64_t id, int64_t expires_ms) {
+  ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
+  RETURN_IF_ERROR(
+      conn->Exec("UPDATE imgmcp.spend SET expires_ms = $2 WHERE id = $1 AND state = 'held'",
+                 {PgParam::Int(id), PgParam::Int(expires_ms)}, "renewing a spend hold"));
+  return Status::Ok();
+}
+
 Status PgSpendLedger::Release(int64_t id) {
   ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
   RETURN_IF_ERROR(conn->Exec("DELETE FROM imgmcp.spend WHERE id = $1 AND state = 'held'",

@@ -17,9 +17,10 @@ class PgSpendLedger {
  public:
   explicit PgSpendLedger(PgPool& pool) : pool_(pool) {}
 
-  // SessionStore::ReserveSpend, SettleSpend, ReleaseSpend and SpendTotalsFor.
+  // SessionStore::ReserveSpend, SettleSpend, RenewSpendHold, ReleaseSpend and SpendTotalsFor.
   Result<int64_t> Reserve(const SpendHold& hold, const SpendBudgets& budgets);
   Status Settle(int64_t id, const SpendCharge& charge);
+  Status Renew(int64_t id, int64_t expires_ms);
   Status Release(int64_t id);
   Result<SpendTotals> TotalsFor(const SpendHold& hold);
 

@@ -456,6 +456,10 @@ Status PostgresSessionStore::SettleSpend(int64_t id, const SpendCharge& charge) 
   return spend_.Settle(id, charge);
 }
 
+Status PostgresSessionStore::RenewSpendHold(int64_t id, int64_t expires_ms) {
+  return spend_.Renew(id, expires_ms);
+}
+
 Status PostgresSessionStore::ReleaseSpend(int64_t id) { return spend_.Release(id); }
 
 Result<SpendTotals> PostgresSessionStore::SpendTotalsFor(const SpendHold& hold) {

@@ -233,6 +233,12 @@ Status SqliteSessionStore::SettleSpend(int64_t id, const SpendCharge& charge) {
                                   [&]() { return spend::Settle(lease.db(), id, charge); });
 }
 
+Status SqliteSessionStore::RenewSpendHold(int64_t id, int64_t expires_ms) {
+  ASSIGN_OR_RETURN(Lease lease, pool_.Acquire());
+  return pool_.InWriteTransaction(lease.db(),
+                                  [&]() { return spend::Renew(lease.db(), id, expires_ms); });
+}
+
 Status SqliteSessionStore::ReleaseSpend(int64_t id) {
   ASSIGN_OR_RETURN(Lease lease, pool_.Acquire());
   return pool_.InWriteTransaction(lease.db(), [&]() { return spend::Release(lease.db(), id); });

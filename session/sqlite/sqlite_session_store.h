@@ -51,6 +51,7 @@ class SqliteSessionStore final : public ChainStore {
   // The spend ledger (sqlite_spend.h), each call in its own transaction.
   Result<int64_t> ReserveSpend(const SpendHold& hold, const SpendBudgets& budgets) override;
   Status SettleSpend(int64_t id, const SpendCharge& charge) override;
+  Status RenewSpendHold(int64_t id, int64_t expires_ms) override;
   Status ReleaseSpend(int64_t id) override;
   Result<SpendTotals> SpendTotalsFor(const SpendHold& hold) override;
 

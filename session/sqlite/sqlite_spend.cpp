@@ -63,6 +63,13 @@ Status Settle(SqliteDb& db, int64_t id, const SpendCharge& charge) {
   return Status::Ok();
 }
 
+Status Renew(SqliteDb& db, int64_t id, int64_t expires_ms) {
+  ASSIGN_OR_RETURN(Statement st,
+                   db.Prepare("UPDATE spend SET expires_ms = ? WHERE id = ? AND state = 'held'"));
+  st.Bind(1, expires_ms).Bind(2, id);
+  return st.Run();
+}
+
 Status Release(SqliteDb& db, int64_t id) {
   ASSIGN_OR_RETURN(Statement st, db.Prepare("DELETE FROM spend WHERE id = ? AND state = 'held'"));
   st.Bind(1, id);

@@ -19,6 +19,8 @@ Result<SpendTotals> Totals(SqliteDb& db, const SpendHold& hold);
 Result<int64_t> ReserveHold(SqliteDb& db, const SpendHold& hold, const SpendBudgets& budgets);
 // Hold `id` becomes a charge; kNotFound when there is no such hold.
 Status Settle(SqliteDb& db, int64_t id, const SpendCharge& charge);
+// Moves hold `id`'s expiry, if it is still a hold.
+Status Renew(SqliteDb& db, int64_t id, int64_t expires_ms);
 // Drops hold `id` if it is still a hold.
 Status Release(SqliteDb& db, int64_t id);
 

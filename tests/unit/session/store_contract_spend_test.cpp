@@ -1,8 +1,8 @@
 // The typed SessionStore suite, the spend ledger (session_store.h "The spend ledger",
 // spend_ledger.h): holds and charges summed by UTC day and by session, kept across a restart;
 // budgets that refuse a hold (naming the budget) and keep nothing; released and expired holds
-// that stop counting; a day that resets the daily sum. Concurrent holds against one budget are in
-// store_contract_concurrency_test.cpp.
+// that stop counting, renewed ones that count until their new expiry; a day that resets the
+// daily sum. Concurrent holds against one budget are in store_contract_concurrency_test.cpp.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -138,6 +138,20 @@ TYPED_TEST(StoreSpendTest, ReleasedAndExpiredHoldsStopCounting) {
   // The first hold's call cannot still be running after its expiry (its process died).
   this->clock_.Advance(std::chrono::milliseconds(600'001));
   this->Reserve("s1", 0.08, budgets);
+}
+
+// A call that waited long for its session's turn renews its hold when its backend call starts.
+TYPED_TEST(StoreSpendTest, ARenewedHoldCountsUntilItsNewExpiry) {
+  const int64_t a = this->Reserve("s1", 0.05);  // expires 600 s from now
+  this->clock_.Advance(std::chrono::milliseconds(500'000));
+  ASSERT_TRUE(this->store_->RenewSpendHold(a, this->Now() + 600'000).ok());
+  this->clock_.Advance(std::chrono::milliseconds(200'000));  // past the first expiry
+  EXPECT_DOUBLE_EQ(this->Totals("s1").session_usd, 0.05);
+  this->clock_.Advance(std::chrono::milliseconds(400'001));  // past the new one
+  EXPECT_DOUBLE_EQ(this->Totals("s1").session_usd, 0);
+  ASSERT_TRUE(this->store_->ReleaseSpend(a).ok());
+  EXPECT_TRUE(this->store_->RenewSpendHold(a, this->Now() + 1).ok());  // gone: not an error
+  EXPECT_DOUBLE_EQ(this->Totals("s1").session_usd, 0);
 }
 
 TYPED_TEST(StoreSpendTest, ASettledChargeCountsEvenWhenItsHoldHadExpired) {
