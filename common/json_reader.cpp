@@ -5,6 +5,83 @@
 #include <utility>
 
 namespace imgmcp {
+namespace {
+
+// Scans JSON text from `at`: each step moves past one token and says whether the text allowed it.
+class JsonScan {
+ public:
+  explicit JsonScan(std::string_view text) : text_(text) {}
+
+  size_t at() const { return at_; }
+  void SkipSpace() {
+    while (at_ < text_.size() &&
+           (text_[at_] == ' ' || text_[at_] == '\n' || text_[at_] == '\r' || text_[at_] == '\t')) {
+      ++at_;
+    }
+  }
+  bool Take(char c) {
+    SkipSpace();
+    if (at_ >= text_.size() || text_[at_] != c) return false;
+    ++at_;
+    return true;
+  }
+  // A string (at its opening quote): its text between the quotes, escapes as written.
+  std::optional<std::string_view> String() {
+    if (!Take('"')) return std::nullopt;
+    const size_t start = at_;
+    while (at_ < text_.size() && text_[at_] != '"') at_ += text_[at_] == '\\' ? 2 : 1;
+    if (at_ >= text_.size()) return std::nullopt;
+    return text_.substr(start, at_++ - start);
+  }
+  // Any value, nested ones whole: objects and arrays by their brackets (strings inside skipped),
+  // scalars up to the next delimiter.
+  bool SkipValue() {
+    SkipSpace();
+    if (at_ >= text_.size()) return false;
+    if (text_[at_] == '"') return String().has_value();
+    if (text_[at_] != '{' && text_[at_] != '[') {
+      const size_t start = at_;
+      while (at_ < text_.size() &&
+             std::string_view(",}] \n\r\t").find(text_[at_]) == std::string_view::npos) {
+        ++at_;
+      }
+      return at_ > start;
+    }
+    int depth = 0;
+    while (at_ < text_.size()) {
+      const char c = text_[at_];
+      if (c == '"') {
+        if (!String()) return false;
+        continue;
+      }
+      ++at_;
+      if (c == '{' || c == '[') ++depth;
+      if ((c == '}' || c == ']') && --depth == 0) return true;
+    }
+    return false;
+  }
+
+ private:
+  std::string_view text_;
+  size_t at_ = 0;
+};
+
+}  // namespace
+
+std::optional<std::string_view> MemberText(std::string_view object_text, std::string_view key) {
+  JsonScan scan(object_text);
+  if (!scan.Take('{')) return std::nullopt;
+  if (scan.Take('}')) return std::nullopt;
+  do {
+    const std::optional<std::string_view> name = scan.String();
+    if (!name || !scan.Take(':')) return std::nullopt;
+    scan.SkipSpace();
+    const size_t start = scan.at();
+    if (!scan.SkipValue()) return std::nullopt;
+    if (*name == key) return object_text.substr(start, scan.at() - start);
+  } while (scan.Take(','));
+  return std::nullopt;
+}
 
 std::string JsonTypeName(const Json& value) {
   switch (value.type()) {

@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/json.h"
@@ -25,6 +26,13 @@ std::string JsonTypeName(const Json& value);
 
 // What a refusal of the enum value `value` says after the allowed values; "" for nothing.
 using RefusalNote = std::function<std::string(const std::string& value)>;
+
+// The text of the member `key` of the JSON object written in `object_text`, found by scanning it
+// without building anything: nullopt when the text is not an object (as far as the scan reads it)
+// or has no such member at its top level. Keys are compared as written (an escaped key never
+// matches). The member's text is not checked: parse it. For reading one small member of a large
+// stored document (a version's details) on every call.
+std::optional<std::string_view> MemberText(std::string_view object_text, std::string_view key);
 
 class JsonObjectReader {
  public:

@@ -1,6 +1,9 @@
 #include "server/tools/version_details.h"
 
 #include <optional>
+#include <string_view>
+
+#include "common/json_reader.h"
 
 namespace imgmcp::tools {
 namespace {
@@ -62,20 +65,12 @@ std::string MakeVersionDetails(const Json& params, const imaging::BackendImage& 
 }
 
 Json ParamsOf(const std::string& details) {
-  // Read on every version a result shows: only the top-level "params" is built, the rest of the
-  // details (usage, cost, the turn's replay data) is scanned and dropped.
-  bool in_params = false;
-  const Json::parser_callback_t keep_params = [&](int depth, Json::parse_event_t event,
-                                                  Json& parsed) {
-    if (depth == 1 && event == Json::parse_event_t::key) {
-      in_params = parsed == "params";
-      return in_params;
-    }
-    return depth == 0 || depth == 1 && event != Json::parse_event_t::value ? true : in_params;
-  };
-  Json d = Json::parse(details, keep_params, /*allow_exceptions=*/false);
-  auto it = d.is_object() ? d.find("params") : d.end();
-  return it != d.end() && it->is_object() ? *it : Json::object();
+  // Read on every version a result shows: only the top-level "params" is parsed; the rest of the
+  // details (usage, cost, the turn's replay data) is only scanned past.
+  const std::optional<std::string_view> text = MemberText(details, "params");
+  if (!text) return Json::object();
+  Json params = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  return params.is_object() ? params : Json::object();
 }
 
 std::optional<TurnRecord> TurnOf(const std::string& details) {

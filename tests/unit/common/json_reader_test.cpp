@@ -127,5 +127,25 @@ TEST(JsonObjectReaderTest, TypeNames) {
   EXPECT_EQ(JsonTypeName(Json::object()), "object");
 }
 
+TEST(MemberTextTest, FindsTopLevelMembersOnly) {
+  const std::string text =
+      R"( { "turn" : {"params":{"model":"no"},"s":"}{\"]"}, "list":[1,[2,{"params":3}]],)"
+      R"( "n": -1.5e3 , "params" :{"model":"m"} , "last":true})";
+  EXPECT_EQ(MemberText(text, "params"), R"({"model":"m"})");
+  EXPECT_EQ(MemberText(text, "turn"), R"({"params":{"model":"no"},"s":"}{\"]"})");
+  EXPECT_EQ(MemberText(text, "list"), R"([1,[2,{"params":3}]])");
+  EXPECT_EQ(MemberText(text, "n"), "-1.5e3");
+  EXPECT_EQ(MemberText(text, "last"), "true");
+  EXPECT_EQ(MemberText(text, "model"), std::nullopt);  // nested only
+  EXPECT_EQ(MemberText(R"({"a":"x\"params\"","b":1})", "params"), std::nullopt);
+}
+
+TEST(MemberTextTest, AnythingButAnObjectHasNoMembers) {
+  for (const char* text : {"", "{}", "[1]", "not json", R"("params")", R"({"params")",
+                           R"({"params":)", R"({"params":{"open":1)", R"({"a":1 "params":2})"}) {
+    EXPECT_EQ(MemberText(text, "params"), std::nullopt) << text;
+  }
+}
+
 }  // namespace
 }  // namespace imgmcp
