@@ -54,6 +54,13 @@ const ToolSpec* ToolRegistry::Find(const std::string& name) const {
   return it == by_name_.end() ? nullptr : it->second;
 }
 
+std::vector<const ToolSpec*> ToolRegistry::All() const {
+  std::vector<const ToolSpec*> all;
+  all.reserve(order_.size());
+  for (const auto& tool : order_) all.push_back(tool.get());
+  return all;
+}
+
 bool ToolRegistry::AnyTaskSupport() const {
   return std::any_of(order_.begin(), order_.end(), [](const auto& tool) {
     return tool->definition.task_support != TaskSupport::kForbidden;

@@ -28,6 +28,8 @@ class ToolRegistry {
   Status Register(ToolSpec tool);
 
   const ToolSpec* Find(const std::string& name) const;
+  // Every tool, in registration order.
+  std::vector<const ToolSpec*> All() const;
   size_t size() const { return order_.size(); }
   bool empty() const { return order_.empty(); }
 

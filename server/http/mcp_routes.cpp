@@ -627,15 +627,20 @@ std::optional<mcp::RpcError> McpRoutes::CheckArgumentHeaders(const RequestHeader
       !facts.name) {
     return std::nullopt;  // a batch has no headers of its own for each call
   }
-  const mcp::ToolSpec* tool = server_.tools().Find(*facts.name);
-  if (tool == nullptr) return std::nullopt;  // the core answers an unknown tool
-  const std::vector<ParamHeader> declared = ParamHeadersOf(tool->definition.input_schema);
-  if (declared.empty()) return std::nullopt;
+  std::call_once(param_headers_once_, [this] {
+    for (const mcp::ToolSpec* tool : server_.tools().All()) {
+      std::vector<ParamHeader> declared = ParamHeadersOf(tool->definition.input_schema);
+      if (!declared.empty()) param_headers_.emplace(tool->definition.name, std::move(declared));
+    }
+  });
+  // An unknown tool is the core's to answer; most tools declare no headers.
+  const auto declared = param_headers_.find(*facts.name);
+  if (declared == param_headers_.end()) return std::nullopt;
   static const Json kNoArguments;
   const Json& params = posted.body.at("params");
   const auto arguments = params.find("arguments");
-  return CheckParamHeaders(declared, arguments == params.end() ? kNoArguments : *arguments, headers,
-                           modern);
+  return CheckParamHeaders(declared->second, arguments == params.end() ? kNoArguments : *arguments,
+                           headers, modern);
 }
 
 // The client of a modern request closed its connection before the answer: that cancels the request

@@ -18,6 +18,7 @@
 #include <condition_variable>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -138,6 +139,10 @@ class McpRoutes {
   SessionTable<HttpSession>& sessions_;
   LiveAnswers& live_;
   DrainState& drain_;
+  // Each tool's Mcp-Param-* headers, read from the input schemas once, at the first tools/call:
+  // the tools are all registered before the first connection (mcp/tool_registry.h).
+  mutable std::once_flag param_headers_once_;
+  mutable std::map<std::string, std::vector<ParamHeader>, std::less<>> param_headers_;
   // Refusals before authentication: anyone can cause them at will, so their lines are rationed.
   mutable log::Throttle refused_origin_log_{"refusals of a Host or Origin"};
   mutable log::Throttle refused_token_log_{"refusals for a missing or wrong bearer token"};
