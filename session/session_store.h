@@ -70,6 +70,9 @@ struct SessionSnapshot {
   std::optional<VersionInfo> version;  // nullopt: no images, or the requested one does not exist
   std::vector<VersionInfo> history;    // oldest first; filled only when asked for
   int64_t last_issued_version = 0;     // highest number ever issued (cleared/pruned ones too)
+  // What the session's calls were charged (the spend ledger), reverted and cleared versions
+  // included.
+  double cost_usd = 0;
 };
 
 struct SessionPage {

@@ -31,6 +31,11 @@ bool Crosses(double so_far, double more, double limit) {
 
 }  // namespace
 
+std::string SessionChargedUsdSql(std::string_view table, std::string_view session_id) {
+  return "(SELECT coalesce(sum(usd), 0) FROM " + std::string(table) +
+         " WHERE session_id = " + std::string(session_id) + " AND state = 'charged')";
+}
+
 std::string UtcDay(int64_t ms) {
   const std::chrono::year_month_day ymd{std::chrono::floor<days>(DayStart(ms))};
   char out[16];

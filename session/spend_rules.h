@@ -18,6 +18,10 @@ inline constexpr char kSpendColumns[] =
 // A row that counts at ?N: a charge, or a hold not yet expired. The caller appends the time (a
 // parameter) and the closing parenthesis.
 inline constexpr char kSpendCountsAtPrefix[] = "(state = 'charged' OR expires_ms > ";
+// What the session whose id is the SQL expression `session_id` was charged, reverted and cleared
+// versions included: a scalar subquery over the spend table `table`, read with the session
+// (SessionSnapshot::cost_usd).
+std::string SessionChargedUsdSql(std::string_view table, std::string_view session_id);
 
 // "YYYY-MM-DD", the UTC calendar day of `ms` since the epoch.
 std::string UtcDay(int64_t ms);

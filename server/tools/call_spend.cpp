@@ -106,13 +106,4 @@ void CallSpend::Settle(const imaging::CallCost& cost) {
   store_ = nullptr;
 }
 
-std::optional<double> SessionCostUsd(session::SessionStore& store, const std::string& session_id) {
-  session::SpendHold hold;
-  hold.session_id = session_id;
-  hold.now_ms = NowMs();
-  Result<session::SpendTotals> totals = store.SpendTotalsFor(hold);
-  if (!totals.ok()) return std::nullopt;
-  return totals->session_charged_usd;
-}
-
 }  // namespace imgmcp::tools

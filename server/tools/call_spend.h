@@ -52,8 +52,4 @@ class CallSpend {
   int64_t id_ = 0;
 };
 
-// What `session_id` has paid for (every charge, reverted and cleared versions included); nullopt
-// when the store keeps no ledger.
-std::optional<double> SessionCostUsd(session::SessionStore& store, const std::string& session_id);
-
 }  // namespace imgmcp::tools

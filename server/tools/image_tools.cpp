@@ -891,9 +891,7 @@ Result<mcp::ToolResult> ImageTools::Get(const GetImageArgs& args, mcp::ToolCallC
   const bool history_in_text = !ReadsStructuredContent(ctx);
   Json history_fields = with_history ? HistoryPage(snapshot->history, args) : Json::object();
   // Every call the session paid for, reverted and cleared versions included.
-  if (std::optional<double> paid = SessionCostUsd(store_, session_id)) {
-    history_fields["session_cost_usd"] = *paid;
-  }
+  history_fields["session_cost_usd"] = snapshot->cost_usd;
   if (!snapshot->version.has_value()) {
     if (args.version.has_value()) {
       return Error(ErrorCode::kNotFound, MissingVersionText(session_id, *args.version));

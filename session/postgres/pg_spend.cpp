@@ -7,14 +7,6 @@
 #include "session/spend_rules.h"
 
 namespace imgmcp::session::postgres {
-namespace {
-
-// A USD amount as a parameter: the shortest text that reads back as the same double.
-PgParam Usd(double usd) {
-  char text[32];
-  const std::to_chars_result end = std::to_chars(text, text + sizeof text, usd);
-  return PgParam::Text(std::string(text, end.ptr));
-}
 
 // A double precision column of a text-format result (PostgreSQL 12 and later write the shortest
 // text that reads back as the same double).
@@ -27,6 +19,15 @@ Result<double> ReadUsd(const PgResult& r, int row, int col) {
                      "the spend ledger holds an amount that is not a number: \"" + text + "\"");
   }
   return usd;
+}
+
+namespace {
+
+// A USD amount as a parameter: the shortest text that reads back as the same double.
+PgParam Usd(double usd) {
+  char text[32];
+  const std::to_chars_result end = std::to_chars(text, text + sizeof text, usd);
+  return PgParam::Text(std::string(text, end.ptr));
 }
 
 // The charges and live holds at hold.now_ms on its UTC day and in its session, read on `conn`

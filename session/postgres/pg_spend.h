@@ -13,6 +13,9 @@
 
 namespace imgmcp::session::postgres {
 
+// A double precision column of a text-format result: kDataLoss when it does not read as a number.
+Result<double> ReadUsd(const PgResult& r, int row, int col);
+
 class PgSpendLedger {
  public:
   explicit PgSpendLedger(PgPool& pool) : pool_(pool) {}

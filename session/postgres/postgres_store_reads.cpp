@@ -4,8 +4,10 @@
 
 #include "session/data_dir.h"
 #include "session/file_io.h"
+#include "session/postgres/pg_spend.h"
 #include "session/postgres/pg_version_row.h"
 #include "session/postgres/postgres_session_store.h"
+#include "session/spend_rules.h"
 #include "session/version_rules.h"
 
 namespace imgmcp::session::postgres {
@@ -71,13 +73,15 @@ Result<ChainStore::TurnStart> PostgresSessionStore::ReadTurnStart(const std::str
 Result<SessionSnapshot> PostgresSessionStore::LoadSession(const std::string& session_id,
                                                           std::optional<int64_t> version,
                                                           bool include_history) {
-  // One statement, so one snapshot: the session row and its versions of the same moment.
+  // One statement, so one snapshot: the session row, its versions and its charges of the same
+  // moment.
+  const std::string charged = SessionChargedUsdSql("imgmcp.spend", "s.session_id");
   const std::string sql =
       include_history
-          ? std::string("SELECT s.last_version, s.expired, ") + kVersionColumns +
+          ? "SELECT s.last_version, s.expired, " + charged + ", " + kVersionColumns +
                 " FROM imgmcp.sessions s LEFT JOIN imgmcp.versions v ON v.session_id = "
                 "s.session_id WHERE s.session_id = $1 ORDER BY v.version"
-          : std::string("SELECT s.last_version, s.expired, ") + kVersionColumns +
+          : "SELECT s.last_version, s.expired, " + charged + ", " + kVersionColumns +
                 " FROM imgmcp.sessions s LEFT JOIN LATERAL (SELECT * FROM imgmcp.versions "
                 "WHERE session_id = s.session_id AND ($2::bigint IS NULL OR version = $2) "
                 "ORDER BY version DESC LIMIT 1) v ON true WHERE s.session_id = $1";
@@ -88,9 +92,10 @@ Result<SessionSnapshot> PostgresSessionStore::LoadSession(const std::string& ses
     if (r.Rows() == 0 || r.Bool(0, 1)) return UnknownSessionError(session_id);
     SessionSnapshot out;
     out.last_issued_version = r.Int(0, 0);
+    ASSIGN_OR_RETURN(out.cost_usd, ReadUsd(r, 0, 2));
     for (int i = 0; i < r.Rows(); ++i) {
       std::string extension;
-      std::optional<VersionInfo> v = VersionFromRow(r, i, 2, session_id, &extension);
+      std::optional<VersionInfo> v = VersionFromRow(r, i, 3, session_id, &extension);
       if (!v) continue;
       v->path = VersionPath(session_id, v->version, extension);
       if (!include_history) {

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 
 #include "common/log.h"
 #include "common/posix_io.h"
@@ -116,6 +117,11 @@ Result<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::filesystem::path& pa
     return MakeError(ErrorCode::kPermissionDenied,
                      "cannot open database " + path.string() + ": " + ErrnoText(errno));
   }
+  // Before SQLite's first use in the process: no global allocation statistics (imgmcp reads
+  // none), whose one mutex every allocation on every connection took — the HTTP workers queued
+  // on it. A later call (SQLite already in use) changes nothing and is harmless.
+  static std::once_flag configured;
+  std::call_once(configured, [] { sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });
   sqlite3* raw = nullptr;
   const int rc =
       sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);

@@ -3,6 +3,7 @@
 #include <memory>
 #include <utility>
 
+#include "session/spend_rules.h"
 #include "session/version_rules.h"
 
 namespace imgmcp::session::sqlite::rows {
@@ -11,6 +12,34 @@ namespace {
 constexpr const char* kVersionColumns =
     "session_id, version, parent, operation, prompt, mime_type, bytes, sha256, file, width, "
     "height, backend, model, created_at, details";
+
+// The version whose kVersionColumns start at column `first` of `row`.
+Result<VersionInfo> VersionFromRow(Statement& row, int first, const DataDirLayout& layout,
+                                   const std::string& id) {
+  VersionInfo v;
+  v.session_id = row.ColumnText(first);
+  v.version = row.ColumnInt(first + 1);
+  if (!row.ColumnIsNull(first + 2)) v.parent = row.ColumnInt(first + 2);
+  v.operation = row.ColumnText(first + 3);
+  v.prompt = row.ColumnText(first + 4);
+  v.mime_type = row.ColumnText(first + 5);
+  v.bytes = row.ColumnInt(first + 6);
+  v.sha256 = row.ColumnText(first + 7);
+  const std::string file = row.ColumnText(first + 8);
+  if (!IsPlainFileName(file)) {
+    return MakeError(ErrorCode::kDataLoss, "database row for session " + id + " version " +
+                                               std::to_string(v.version) +
+                                               " names an invalid file \"" + file + "\"");
+  }
+  v.path = layout.SessionImageDir(id) / file;
+  v.width = static_cast<int>(row.ColumnInt(first + 9));
+  v.height = static_cast<int>(row.ColumnInt(first + 10));
+  v.backend = row.ColumnText(first + 11);
+  v.model = row.ColumnText(first + 12);
+  v.created_at = row.ColumnText(first + 13);
+  v.details = row.ColumnText(first + 14);
+  return v;
+}
 
 // The rows `where_and_order` selects (?1 is the session id, ?2 the version when given).
 Result<std::vector<VersionInfo>> LoadVersions(SqliteDb& db, const DataDirLayout& layout,
@@ -23,32 +52,24 @@ Result<std::vector<VersionInfo>> LoadVersions(SqliteDb& db, const DataDirLayout&
   if (version.has_value()) st.Bind(2, *version);
   std::vector<VersionInfo> out;
   RETURN_IF_ERROR(st.ForEachRow([&](Statement& row) -> Status {
-    VersionInfo v;
-    v.session_id = row.ColumnText(0);
-    v.version = row.ColumnInt(1);
-    if (!row.ColumnIsNull(2)) v.parent = row.ColumnInt(2);
-    v.operation = row.ColumnText(3);
-    v.prompt = row.ColumnText(4);
-    v.mime_type = row.ColumnText(5);
-    v.bytes = row.ColumnInt(6);
-    v.sha256 = row.ColumnText(7);
-    const std::string file = row.ColumnText(8);
-    if (!IsPlainFileName(file)) {
-      return MakeError(ErrorCode::kDataLoss, "database row for session " + id + " version " +
-                                                 std::to_string(v.version) +
-                                                 " names an invalid file \"" + file + "\"");
-    }
-    v.path = layout.SessionImageDir(id) / file;
-    v.width = static_cast<int>(row.ColumnInt(9));
-    v.height = static_cast<int>(row.ColumnInt(10));
-    v.backend = row.ColumnText(11);
-    v.model = row.ColumnText(12);
-    v.created_at = row.ColumnText(13);
-    v.details = row.ColumnText(14);
+    ASSIGN_OR_RETURN(VersionInfo v, VersionFromRow(row, 0, layout, id));
     out.push_back(std::move(v));
     return Status::Ok();
   }));
   return out;
+}
+
+// kVersionColumns of the versions table joined as "v".
+const std::string& JoinedVersionColumns() {
+  static const std::string columns = [] {
+    std::string out = "v.";
+    for (const char* c = kVersionColumns; *c != '\0'; ++c) {
+      out += *c;
+      if (*c == ' ') out += "v.";
+    }
+    return out;
+  }();
+  return columns;
 }
 
 Result<std::vector<RemovedVersion>> SelectRemoved(SqliteDb& db, const char* sql,
@@ -119,9 +140,48 @@ Result<std::optional<VersionInfo>> LoadVersion(SqliteDb& db, const DataDirLayout
   return std::optional<VersionInfo>(std::move(rows.front()));
 }
 
-Result<std::vector<VersionInfo>> LoadHistory(SqliteDb& db, const DataDirLayout& layout,
-                                             const std::string& session_id) {
-  return LoadVersions(db, layout, "session_id=?1 ORDER BY version", session_id, std::nullopt);
+Result<SessionSnapshot> LoadSnapshot(SqliteDb& db, const DataDirLayout& layout,
+                                     const std::string& session_id, std::optional<int64_t> version,
+                                     bool include_history) {
+  // One statement, so one snapshot (its own read transaction): the session row, its charges
+  // and its versions of the same moment.
+  const std::string versions =
+      include_history ? "v.session_id = s.session_id"
+                      : "v.session_id = s.session_id AND v.version = coalesce(?2, (SELECT "
+                        "max(version) FROM versions WHERE session_id = ?1))";
+  ASSIGN_OR_RETURN(
+      Statement st,
+      db.Prepare("SELECT s.last_version, s.expired, " + SessionChargedUsdSql("spend", "?1") + ", " +
+                 JoinedVersionColumns() + " FROM sessions s LEFT JOIN versions v ON " + versions +
+                 " WHERE s.session_id = ?1 ORDER BY v.version"));
+  st.Bind(1, session_id);
+  if (!include_history && version.has_value()) st.Bind(2, *version);
+  SessionSnapshot out;
+  bool live = false;
+  RETURN_IF_ERROR(st.ForEachRow([&](Statement& row) -> Status {
+    live = row.ColumnInt(1) == 0;
+    out.last_issued_version = row.ColumnInt(0);
+    out.cost_usd = row.ColumnDouble(2);
+    if (!live || row.ColumnIsNull(3)) return Status::Ok();  // expired, or no versions
+    ASSIGN_OR_RETURN(VersionInfo v, VersionFromRow(row, 3, layout, session_id));
+    if (!include_history) {
+      out.version = std::move(v);
+      return Status::Ok();
+    }
+    out.history.push_back(std::move(v));
+    return Status::Ok();
+  }));
+  if (!live) return UnknownSessionError(session_id);
+  if (include_history && !out.history.empty()) {
+    if (!version.has_value()) {
+      out.version = out.history.back();
+    } else {
+      for (const VersionInfo& v : out.history) {
+        if (v.version == *version) out.version = v;
+      }
+    }
+  }
+  return out;
 }
 
 Result<std::vector<std::string>> LoadFileNames(SqliteDb& db, const std::string& session_id) {

@@ -33,9 +33,11 @@ Result<SessionRow> LoadLiveSession(SqliteDb& db, const std::string& session_id);
 Result<std::optional<VersionInfo>> LoadVersion(SqliteDb& db, const DataDirLayout& layout,
                                                const std::string& session_id,
                                                std::optional<int64_t> version);
-// Every version of the session, oldest first.
-Result<std::vector<VersionInfo>> LoadHistory(SqliteDb& db, const DataDirLayout& layout,
-                                             const std::string& session_id);
+// SessionStore::ReadSession's answer from one statement, so one snapshot: kNotFound
+// (UnknownSessionError) for an unknown or expired session.
+Result<SessionSnapshot> LoadSnapshot(SqliteDb& db, const DataDirLayout& layout,
+                                     const std::string& session_id, std::optional<int64_t> version,
+                                     bool include_history);
 // The files that rows of the session name.
 Result<std::vector<std::string>> LoadFileNames(SqliteDb& db, const std::string& session_id);
 

@@ -378,25 +378,7 @@ Result<SessionSnapshot> SqliteSessionStore::LoadSession(const std::string& sessi
                                                         std::optional<int64_t> version,
                                                         bool include_history) {
   ASSIGN_OR_RETURN(Lease lease, pool_.Acquire());
-  SqliteDb& db = lease.db();
-  ASSIGN_OR_RETURN(std::unique_ptr<ReadTransaction> tx,
-                   ReadTransaction::Begin(db));  // one snapshot
-  ASSIGN_OR_RETURN(rows::SessionRow session, rows::LoadLiveSession(db, session_id));
-  SessionSnapshot out;
-  out.last_issued_version = session.last_version;
-  if (!include_history) {
-    ASSIGN_OR_RETURN(out.version, rows::LoadVersion(db, layout_, session_id, version));
-    return out;
-  }
-  ASSIGN_OR_RETURN(out.history, rows::LoadHistory(db, layout_, session_id));
-  if (!version.has_value()) {
-    if (!out.history.empty()) out.version = out.history.back();
-  } else {
-    for (const VersionInfo& v : out.history) {
-      if (v.version == *version) out.version = v;
-    }
-  }
-  return out;
+  return rows::LoadSnapshot(lease.db(), layout_, session_id, version, include_history);
 }
 
 Result<ChainStore::StoredBytes> SqliteSessionStore::LoadBytes(const VersionInfo& version) {

@@ -96,6 +96,27 @@ TYPED_TEST(StoreSpendTest, HoldsAndChargesAreSummedByDayAndSessionAndOutliveARes
   EXPECT_DOUBLE_EQ(this->Totals("s1").session_charged_usd, 0.0336);
 }
 
+TYPED_TEST(StoreSpendTest, ASessionsSnapshotCarriesWhatItWasChargedAndNoHolds) {
+  {
+    auto turn = this->store_->AcquireTurn("s1", {});
+    ASSERT_TRUE(turn.ok()) << turn.error().message;
+    ASSERT_TRUE((*turn)->Commit(MakeVersion("bytes")).ok());
+  }
+  auto cost = [&](bool history) {
+    Result<SessionSnapshot> snapshot = this->store_->ReadSession("s1", std::nullopt, history);
+    EXPECT_TRUE(snapshot.ok()) << snapshot.error().message;
+    return snapshot.ok() ? snapshot->cost_usd : -1.0;
+  };
+  EXPECT_DOUBLE_EQ(cost(false), 0);
+  const int64_t a = this->Reserve("s1", 0.10);
+  this->Reserve("s1", 0.20);  // a hold is not a charge
+  ASSERT_TRUE(this->store_->SettleSpend(a, this->Charge(0.0336)).ok());
+  const int64_t other = this->Reserve("s2", 0.05);
+  ASSERT_TRUE(this->store_->SettleSpend(other, this->Charge(0.05)).ok());
+  EXPECT_DOUBLE_EQ(cost(false), 0.0336);
+  EXPECT_DOUBLE_EQ(cost(true), 0.0336);
+}
+
 TYPED_TEST(StoreSpendTest, ASessionBudgetRefusesTheHoldThatWouldCrossItAndKeepsNothing) {
   const SpendBudgets budgets{.per_session_usd = 0.10};
   this->Reserve("s1", 0.06, budgets);
