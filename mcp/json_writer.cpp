@@ -2,6 +2,7 @@
 
 #include <array>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <string_view>
 
@@ -103,6 +104,18 @@ void AppendInteger(Integer value, std::string& out) {
   out.append(digits, end);
 }
 
+// A double as dump() writes it: null when not finite, else nlohmann's own shortest round-trip text
+// (the function its serializer calls), without building a serializer for each number.
+void AppendDouble(double value, std::string& out) {
+  if (!std::isfinite(value)) {
+    out += "null";
+    return;
+  }
+  std::array<char, 64> text{};
+  const char* end = nlohmann::detail::to_chars(text.data(), text.data() + text.size(), value);
+  out.append(text.data(), static_cast<size_t>(end - text.data()));
+}
+
 }  // namespace
 
 void AppendCompactJson(const Json& value, std::string& out) {
@@ -143,7 +156,9 @@ void AppendCompactJson(const Json& value, std::string& out) {
       return AppendInteger(value.get<Json::number_integer_t>(), out);
     case Json::value_t::number_unsigned:
       return AppendInteger(value.get<Json::number_unsigned_t>(), out);
-    default:  // floating point (nlohmann's shortest round-trip form), binary, discarded
+    case Json::value_t::number_float:
+      return AppendDouble(value.get<Json::number_float_t>(), out);
+    default:  // binary, discarded
       out += value.dump(-1, ' ', false, Json::error_handler_t::replace);
   }
 }

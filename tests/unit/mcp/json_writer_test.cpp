@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 
@@ -57,6 +60,25 @@ TEST(JsonWriterTest, MatchesNlohmannOnRandomStrings) {
       s.push_back(static_cast<char>(pick(rng) == 0 ? byte(rng) : 32 + byte(rng) % 95));
     }
     Json value = {{"s", s}, {"n", i}};
+    ASSERT_EQ(DumpCompactJson(value), Reference(value)) << "case " << i;
+  }
+}
+
+TEST(JsonWriterTest, MatchesNlohmannOnDoubles) {
+  for (double d :
+       {0.0, -0.0, 0.0336, 1.0, 1e16, 1e17, 1e-5, 5e-324, 1.7976931348623157e308,
+        std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+        std::numeric_limits<double>::quiet_NaN()}) {
+    const Json value = {{"usd", d}};
+    EXPECT_EQ(DumpCompactJson(value), Reference(value)) << d;
+  }
+  std::mt19937_64 rng(42);
+  std::uniform_real_distribution<double> cents(0, 100);
+  for (int i = 0; i < 20000; ++i) {
+    const uint64_t bits = rng();
+    double any;
+    std::memcpy(&any, &bits, sizeof any);
+    const Json value = Json::array({any, cents(rng), static_cast<double>(i) / 7});
     ASSERT_EQ(DumpCompactJson(value), Reference(value)) << "case " << i;
   }
 }
