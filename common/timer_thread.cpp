@@ -11,12 +11,15 @@ TimerThread::~TimerThread() {
 
 TimerThread::Id TimerThread::Schedule(Clock::time_point when, std::function<void()> callback) {
   Id id;
+  bool earliest;
   {
     MutexLock lock(mu_);
     id = next_id_++;
-    timers_.emplace(when, std::make_pair(id, std::move(callback)));
+    earliest = timers_.emplace(when, std::make_pair(id, std::move(callback))) == timers_.begin();
   }
-  changed_.notify_all();
+  // Only a new earliest timer changes what the loop waits for; waking it for a later one would
+  // cost every call a context switch on the timer's thread.
+  if (earliest) changed_.notify_all();
   return id;
 }
 

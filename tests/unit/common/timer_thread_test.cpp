@@ -43,6 +43,20 @@ TEST(TimerThreadTest, RunsCallbacksInDeadlineOrderNotScheduleOrder) {
   EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
 }
 
+// The loop sleeps until its earliest timer; one scheduled earlier still must wake it (a later one
+// need not: it is not due before the one the loop waits for).
+TEST(TimerThreadTest, AnEarlierTimerScheduledWhileTheLoopWaitsRunsOnTime) {
+  TimerThread timers;
+  std::promise<void> started;  // the loop runs, and then waits for the next timer
+  timers.Schedule(Clock::now(), [&] { started.set_value(); });
+  ASSERT_EQ(started.get_future().wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  timers.Schedule(Clock::now() + std::chrono::hours(1), [] {});
+  std::promise<void> soon;
+  timers.Schedule(Clock::now() + milliseconds(20), [&] { soon.set_value(); });
+  timers.Schedule(Clock::now() + std::chrono::hours(2), [] {});  // later: no wake needed
+  EXPECT_EQ(soon.get_future().wait_for(std::chrono::seconds(10)), std::future_status::ready);
+}
+
 TEST(TimerThreadTest, ACancelledTimerNeverRuns) {
   TimerThread timers;
   std::atomic<bool> ran{false};
