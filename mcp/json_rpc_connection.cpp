@@ -47,6 +47,8 @@ struct JsonRpcConnection::PendingCall {
 JsonRpcConnection::JsonRpcConnection(MessageSink& sink, Handler& handler, bool omit_null_ids)
     : handler_(handler), omit_null_ids_(omit_null_ids), sink_(&sink) {}
 
+JsonRpcConnection::~JsonRpcConnection() = default;
+
 // --- incoming -------------------------------------------------------------------------------
 
 void JsonRpcConnection::Receive(std::string_view text) {

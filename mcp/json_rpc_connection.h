@@ -54,6 +54,7 @@ class JsonRpcConnection {
   // `omit_null_ids`: error responses leave out an id that could not be read (the 2026-07-28
   // schema) instead of sending null.
   JsonRpcConnection(MessageSink& sink, Handler& handler, bool omit_null_ids);
+  ~JsonRpcConnection();  // defined where InFlight and PendingCall are complete
   JsonRpcConnection(const JsonRpcConnection&) = delete;
   JsonRpcConnection& operator=(const JsonRpcConnection&) = delete;
 
