@@ -2,11 +2,15 @@
 
 namespace imgmcp {
 
-TimerThread::TimerThread() : thread_([this](std::stop_token stop) { Loop(stop); }) {}
+TimerThread::TimerThread() = default;
 
 TimerThread::~TimerThread() {
-  thread_.request_stop();
-  if (thread_.joinable()) thread_.join();
+  std::jthread thread;
+  {
+    MutexLock lock(mu_);
+    thread = std::move(thread_);
+  }
+  // Destroying it requests the stop and joins (nothing when no timer ever started it).
 }
 
 TimerThread::Id TimerThread::Schedule(Clock::time_point when, std::function<void()> callback) {
@@ -14,6 +18,11 @@ TimerThread::Id TimerThread::Schedule(Clock::time_point when, std::function<void
   bool earliest;
   {
     MutexLock lock(mu_);
+    if (!thread_.joinable()) {
+      // Started by the first timer: a process that never sets one (most stdio sessions' first
+      // seconds) does not pay for the thread at start-up.
+      thread_ = std::jthread([this](std::stop_token stop) { Loop(stop); });
+    }
     id = next_id_++;
     earliest = timers_.emplace(when, std::make_pair(id, std::move(callback))) == timers_.begin();
   }

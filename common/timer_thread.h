@@ -39,12 +39,12 @@ class TimerThread {
  private:
   void Loop(std::stop_token stop);
 
-  Mutex mu_;                             // guards timers_, next_id_, running_
+  Mutex mu_;                             // guards timers_, next_id_, running_, thread_
   std::condition_variable_any changed_;  // a timer added or cancelled, or a callback finished
   std::multimap<Clock::time_point, std::pair<Id, std::function<void()>>> timers_ GUARDED_BY(mu_);
   Id next_id_ GUARDED_BY(mu_) = 1;
-  Id running_ GUARDED_BY(mu_) = 0;  // the id whose callback runs now, 0 when none
-  std::jthread thread_;             // last: started once the fields above exist
+  Id running_ GUARDED_BY(mu_) = 0;       // the id whose callback runs now, 0 when none
+  std::jthread thread_ GUARDED_BY(mu_);  // started by the first Schedule
 };
 
 // A timer that repeats every `interval` from now until it is destroyed: `tick` gets how many
