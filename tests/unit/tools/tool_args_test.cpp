@@ -241,8 +241,8 @@ TEST(ToolArgsTest, IdempotencyKeysAreCheckedAtTheEdge) {
       {{"session_id", "s"}, {"idempotency_key", "r1"}, {"to_version", 2}}, Options());
   EXPECT_EQ(reset.idempotency_key, "r1");
   const std::string allowed = "allowed: 1 to 128 characters from A-Z a-z 0-9 . _ : -";
-  for (const std::string bad : {std::string(""), std::string(129, 'k'), std::string("a b"),
-                                std::string("k/1"), std::string("é")}) {
+  for (const std::string& bad : {std::string(""), std::string(129, 'k'), std::string("a b"),
+                                 std::string("k/1"), std::string("é")}) {
     const std::string error =
         ErrorOf<ResetSessionArgs>({{"session_id", "s"}, {"idempotency_key", bad}});
     EXPECT_EQ(error.rfind("'idempotency_key' is \"", 0), 0u) << error;
