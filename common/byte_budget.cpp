@@ -1,18 +1,12 @@
 #include "common/byte_budget.h"
 
-#include <malloc.h>
+#include "common/allocator.h"
 
 #include <utility>
 
 namespace imgmcp {
 namespace {
 
-// Arenas glibc may make (M_ARENA_MAX; its default is 8 per core): calls on other threads share
-// them. Allocations of up to 1 KB, most of them, come from each thread's own cache and take no
-// arena lock, but the cache is small: with 2 arenas the HTTP workers queued on arena locks and
-// small calls cost a quarter more CPU (bench P6), while 4 keep that cost and still hold idle
-// memory within the bounds bench M2-M4 check (bench/RESULTS.md).
-constexpr int kMallocArenas = 4;
 
 std::string Megabytes(size_t bytes) {
   return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MB";
@@ -129,9 +123,6 @@ size_t ByteBudget::InUse() const {
   return in_use_;
 }
 
-void ReturnFreedMemory() { malloc_trim(0); }
 
-// NOLINTNEXTLINE(concurrency-mt-unsafe): called once, before any thread starts (serve.cpp)
-void BoundRetainedMemory() { mallopt(M_ARENA_MAX, kMallocArenas); }
 
 }  // namespace imgmcp

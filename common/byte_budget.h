@@ -87,20 +87,10 @@ class ByteBudget {
   std::jthread trimmer_ GUARDED_BY(mu_);  // started when the first trim is due; last: stopped first
 };
 
-// Hands memory freed by calls back to the operating system (glibc keeps freed pages mapped
-// otherwise, so RSS after a burst stays at its peak). A budget does it once a lease of
-// kTrimAfterBytes or more has ended and no lease has come or gone for a second: a trim costs the
-// next call page faults (right after each 4.3 MB import it cost 40 % more CPU a call here), which
-// a server under load would pay again and again, and one at rest not at all.
-void ReturnFreedMemory();
+// A budget trims (ReturnFreedMemory, allocator.h) once a lease of kTrimAfterBytes or more has
+// ended and no lease has come or gone for a second: a trim costs the next call page faults (right
+// after each 4.3 MB import it cost 40 % more CPU a call here), which a server under load would pay
+// again and again, and one at rest not at all.
 inline constexpr size_t kTrimAfterBytes = 16u << 20;
-
-// Bounds what the allocator keeps between calls; called once at start-up, before any thread.
-// glibc gives threads their own arenas (up to 8 a core), each keeping the high-water mark of the
-// calls that ran on it: 60 edits importing 4.3 MB each over HTTP, one at a time, left over 500 MB
-// resident. Two arenas keep about two calls' worth until the trim (and page faults in fresh
-// arenas went down: the same run took less CPU). Mapping every large buffer on its own
-// (M_MMAP_THRESHOLD) gave as much back but cost a third more CPU a call in page faults.
-void BoundRetainedMemory();
 
 }  // namespace imgmcp

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/allocator.h"
 #include "common/log.h"
 #include "server/app/config.h"
 #include "server/app/self_check.h"
@@ -49,6 +50,9 @@ int main(int argc, char** argv) {
     if (!text.ok()) return Fail(text.error());
     std::fputs(text->c_str(), stdout);  // stdout-ok: CLI mode, not serving MCP
     return 0;
+  }
+  if (config->http_listen && !config->self_check) {
+    ReexecWithServerMallocTunables(argv);  // first: it restarts the process (common/allocator.h)
   }
   app::PrepareProcess(*config);  // before any thread exists
   auto wired = app::WiredServer::Build(*config);

@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-#include "common/byte_budget.h"
+#include "common/allocator.h"
 #include "common/log.h"
 #include "mcp/stdio_transport.h"
 #include "server/app/drain.h"

@@ -11,9 +11,12 @@ of calls: the bounds the budget and the allocator settings are for (docs/design.
   listener's pool), and 30 importing a 1.9 MB one: resident memory afterwards (VmRSS) comes back
   to within 64 MB of what it was after the first call (--cache-mb 0: the cache of recent images
   would hold up to its size by design): the 4.3 MB imports are trimmed once the calls stop (a
-  second without a lease taken or given), the 1.9 MB ones (under 16 MB leased) are held to two
+  second without a lease taken or given), the 1.9 MB ones (under 16 MB leased) are held to four
   malloc arenas. With glibc's default of 8 arenas a core, each keeping the high-water mark of the
   calls that ran on it, they left about 345 and 200 MB.
+- The HTTP server runs with glibc's larger per-thread cache (common/allocator.h): it re-executes
+  itself once with GLIBC_TUNABLES set, keeping its pid; an operator's own tcache_count stands; a
+  stdio server is left as it starts.
 
 RSS figures mean nothing under a sanitizer (shadow memory, ASan's quarantine): this file is
 labelled no_sanitizer (tests/integration/CMakeLists.txt) and skips a sanitizer build. These are
@@ -174,6 +177,36 @@ class IdleAfterSequentialImports(unittest.TestCase):
     def test_after_imports_of_2_mb(self):
         # These lease less than 16 MB and do not trim: the bound on malloc arenas keeps it.
         self.assert_memory_comes_back(800, 600)
+
+
+def tunables_of(pid):
+    """GLIBC_TUNABLES as the process PID was started with; None when unset."""
+    with open(f"/proc/{pid}/environ", "rb") as f:
+        for entry in f.read().split(b"\0"):
+            if entry.startswith(b"GLIBC_TUNABLES="):
+                return entry.split(b"=", 1)[1].decode()
+    return None
+
+
+class AllocatorTunables(unittest.TestCase):
+    def test_the_http_server_restarts_itself_with_the_larger_thread_cache(self):
+        server = HttpProcess("--backend", "local")
+        self.addCleanup(server.close)
+        # The pid Popen knows is the server's: the re-execution kept it.
+        self.assertEqual(tunables_of(server.proc.pid), "glibc.malloc.tcache_count=64")
+        self.assertTrue(McpOverHttp(server).session)
+
+    def test_an_operators_own_thread_cache_setting_stands(self):
+        server = HttpProcess("--backend", "local",
+                             env={"GLIBC_TUNABLES": "glibc.malloc.tcache_count=7"})
+        self.addCleanup(server.close)
+        self.assertEqual(tunables_of(server.proc.pid), "glibc.malloc.tcache_count=7")
+
+    def test_a_stdio_server_is_left_as_it_starts(self):
+        server = ServerProcess(args=["--backend", "local"])
+        self.addCleanup(server.__exit__, None, None, None)
+        server.initialize()
+        self.assertIsNone(tunables_of(server.proc.pid))
 
 
 if __name__ == "__main__":
