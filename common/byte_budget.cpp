@@ -1,12 +1,11 @@
 #include "common/byte_budget.h"
 
-#include "common/allocator.h"
-
 #include <utility>
+
+#include "common/allocator.h"
 
 namespace imgmcp {
 namespace {
-
 
 std::string Megabytes(size_t bytes) {
   return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MB";
@@ -122,7 +121,5 @@ size_t ByteBudget::InUse() const {
   MutexLock lock(mu_);
   return in_use_;
 }
-
-
 
 }  // namespace imgmcp
