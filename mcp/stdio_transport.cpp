@@ -7,7 +7,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -29,6 +32,17 @@ constexpr char kStdioLog[] = "stdio";
 
 StdioTransport::StdioTransport(McpServer& server, StdioOptions options)
     : server_(server), options_(std::move(options)) {}
+
+namespace {
+
+// poll's timeout until `when`: 0 once it has passed.
+int MillisecondsUntil(std::chrono::steady_clock::time_point when) {
+  const auto left =
+      std::chrono::ceil<std::chrono::milliseconds>(when - std::chrono::steady_clock::now());
+  return static_cast<int>(std::max<int64_t>(0, left.count()));
+}
+
+}  // namespace
 
 bool StdioTransport::Run() {
   std::shared_ptr<Connection> connection = server_.Connect(*this);
@@ -80,17 +94,25 @@ void StdioTransport::ReadUntilEnd(LineSplitter& splitter) {
   // Left uninitialised: zero-filling would make the whole chunk resident at start-up, while
   // read() touches only the pages a message fills (small messages: one page).
   const std::unique_ptr<char[]> buffer(new char[options_.read_chunk_bytes]);
+  std::function<void()> on_settled = options_.on_settled;
+  const auto settle = [&on_settled] {
+    if (on_settled) std::exchange(on_settled, nullptr)();
+  };
+  const auto settle_by = std::chrono::steady_clock::now() + options_.settle_after;
   while (!options_.drain.stop_requested()) {
     pollfd fds[2] = {{options_.in_fd, POLLIN, 0}, {wake.valid() ? wake.get() : -1, POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0) {
+    const int ready = ::poll(fds, 2, on_settled ? MillisecondsUntil(settle_by) : -1);
+    if (ready < 0) {
       if (errno == EINTR) continue;
       log::Error(kStdioLog, std::string("waiting for stdin failed: ") + ErrnoText(errno));
       return;
     }
+    if (ready == 0) settle();           // no input yet: settled all the same
     if (fds[0].revents == 0) continue;  // the drain: the loop's condition ends it
     const ssize_t n = ::read(options_.in_fd, buffer.get(), options_.read_chunk_bytes);
     if (n > 0) {
       splitter.Feed(std::string_view(buffer.get(), static_cast<size_t>(n)));
+      settle();
       continue;
     }
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;

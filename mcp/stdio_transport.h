@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <stop_token>
 #include <string_view>
@@ -38,6 +39,13 @@ struct StdioOptions {
   // drain is asked while they already had the EOF grace.
   std::stop_token drain;
   std::chrono::milliseconds stop_grace{0};
+  // Called once on the reading thread, after the first input was handled (the first message
+  // answered, when it is answered inline) or after `settle_after` without input, whichever comes
+  // first (not at all when the input ends before): what the caller starts then (its signal
+  // watch, its housekeeping threads) does not delay the first answer. The one wait with a
+  // timeout on that thread; the reader waits without one afterwards.
+  std::function<void()> on_settled;
+  std::chrono::milliseconds settle_after{50};
 };
 
 class StdioTransport final : public MessageSink {

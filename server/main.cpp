@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
     done = app::RunSelfCheck(*config, **wired);
   } else if (config->http_listen) {
     done = app::ServeHttpUntilStopped(*config, **wired);
-  } else if (!app::ServeStdio(*config, (*wired)->server())) {
+  } else if (!app::ServeStdio(*config, **wired)) {
     std::_Exit(0);  // a call ignored cancellation: do not wait for it (state on disk is crash-safe)
   }
   return done.ok() ? 0 : Fail(done.error());

@@ -83,6 +83,7 @@ void PrepareProcess(const Config& config) {
 }
 
 Status ServeHttpUntilStopped(const Config& config, WiredServer& wired) {
+  wired.StartTaskSweeper();
   const ReadinessProbe probe(wired.store(), config.data_dir);
   auto started = StartListener(config, wired, probe);
   if (!started.ok()) return WithContext(started.error(), "--http");
@@ -106,15 +107,21 @@ Status ServeHttpUntilStopped(const Config& config, WiredServer& wired) {
   return Status::Ok();
 }
 
-bool ServeStdio(const Config& config, mcp::McpServer& server) {
+bool ServeStdio(const Config& config, WiredServer& wired) {
   std::stop_source drain;
   mcp::StdioOptions options;
   options.drain = drain.get_token();
   options.stop_grace = std::chrono::seconds(config.drain_timeout_seconds);
-  std::jthread stopper([&drain, grace = options.stop_grace](std::stop_token stop) {
-    StopStdioOnSignal(drain, grace, std::move(stop));
-  });
-  mcp::StdioTransport transport(server, options);
+  // Started once the first message is answered (or soon without one): a stop signal that comes
+  // before waits, blocked, and is read then.
+  std::jthread stopper;
+  options.on_settled = [&] {
+    stopper = std::jthread([&drain, grace = options.stop_grace](std::stop_token stop) {
+      StopStdioOnSignal(drain, grace, std::move(stop));
+    });
+    wired.StartTaskSweeper();
+  };
+  mcp::StdioTransport transport(wired.server(), options);
   return transport.Run();  // then `stopper` is stopped and joined
 }
 

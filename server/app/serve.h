@@ -25,6 +25,6 @@ Status ServeHttpUntilStopped(const Config& config, WiredServer& wired);
 // and calls in flight get --drain-timeout to finish before they are cancelled (a second signal
 // exits at once). false: a call ignored cancellation and is still running; the caller should then
 // exit without waiting for it (the state on disk is crash-safe).
-bool ServeStdio(const Config& config, mcp::McpServer& server);
+bool ServeStdio(const Config& config, WiredServer& wired);
 
 }  // namespace imgmcp::app

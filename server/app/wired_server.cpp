@@ -72,8 +72,7 @@ Result<std::unique_ptr<WiredServer>> WiredServer::Build(const Config& config) {
     server_options.task_watch = wired->task_watch_.get();
   }
   server_options.tasks.ttl_ms = int64_t{config.task_ttl_seconds} * 1000;
-  wired->task_sweeper_ = std::make_unique<TaskSweeper>(
-      *wired->store_, std::chrono::milliseconds(server_options.tasks.ttl_ms));
+  wired->task_ttl_ = std::chrono::milliseconds(server_options.tasks.ttl_ms);
   server_options.tasks.max_per_owner = static_cast<size_t>(config.max_tasks_per_owner);
   server_options.tasks.max_running = server_options.max_concurrent_calls;
   if (wired->metrics_) wired->mcp_metrics_ = std::make_unique<McpMetrics>(*wired->metrics_);
@@ -111,6 +110,10 @@ Status WiredServer::RegisterTools(const Config& config) {
     }
   }
   return Status::Ok();
+}
+
+void WiredServer::StartTaskSweeper() {
+  if (!task_sweeper_) task_sweeper_ = std::make_unique<TaskSweeper>(*store_, task_ttl_);
 }
 
 }  // namespace imgmcp::app

@@ -37,6 +37,9 @@ class WiredServer {
   session::DeferredSessionStore& store() { return *store_; }
   // nullptr unless MetricsWanted(config).
   metrics::Metrics* metrics() { return metrics_.get(); }
+  // Starts removing expired task rows (TaskSweeper); once, when serving has begun — its thread
+  // is not worth delaying a stdio client's first answer for.
+  void StartTaskSweeper();
 
  private:
   WiredServer() = default;
@@ -50,7 +53,8 @@ class WiredServer {
   std::unique_ptr<session::DeferredSessionStore> store_;
   std::unique_ptr<tools::StoreTaskLedger> task_ledger_;  // tasks as the store's rows
   std::unique_ptr<tools::StoreTaskWatch> task_watch_;    // PostgreSQL: other replicas' changes
-  std::unique_ptr<TaskSweeper> task_sweeper_;            // expired task rows, while serving
+  std::chrono::milliseconds task_ttl_{0};
+  std::unique_ptr<TaskSweeper> task_sweeper_;  // expired task rows, from StartTaskSweeper
   std::unique_ptr<mcp::McpServer> server_;
   std::unique_ptr<tools::ImageInputResolver> input_resolver_;
   std::unique_ptr<tools::ImageTools> image_tools_;        // uses everything above

@@ -357,6 +357,19 @@ class DrainTest(unittest.TestCase):
             self.assertEqual(legacy.call("tasks/get", {"taskId": task_id})["result"]["status"],
                              "completed")
 
+    def test_stdio_stop_signal_before_any_input_stops_the_server(self):
+        # The signal watch starts after the first message, or soon without one
+        # (mcp/stdio_transport.h on_settled): a signal sent at once waits, blocked, and is read
+        # then; one sent to a server that was never written to is read as well.
+        for delay in (0.0, 0.5):
+            server = ServerProcess(["--backend", "local"], data_dir=self.data_dir)
+            self.addCleanup(server.__exit__, None, None, None)
+            server.wait_for_stderr("data dir")  # signals blocked; nothing written to it yet
+            time.sleep(delay)  # the point: within, then past, the settling time without input
+            server.proc.send_signal(signal.SIGTERM)
+            self.assertEqual(server.wait_exit(WAIT), 0, server.stderr)
+            self.assertIn("SIGTERM: no more input is read", server.stderr)
+
     def test_stdio_call_past_the_drain_timeout_is_cancelled(self):
         server = self.start_stdio("--drain-timeout", "1")
         started = time.monotonic()
