@@ -132,10 +132,10 @@ ImageTools::~ImageTools() { store_.SetChangeListener(nullptr); }
 
 template <typename Args>
 mcp::TypedTool<Args> ImageTools::Bind(
-    const mcp::ToolDefinition& definition,
+    mcp::ToolDefinition definition,
     mcp::ToolResult (ImageTools::*handler)(const Args&, mcp::ToolCallContext&)) {
   mcp::TypedTool<Args> tool;
-  tool.definition = definition;
+  tool.definition = std::move(definition);
   tool.parse = [this, name = tool.definition.name](const Json& arguments) {
     auto parsed = ParseArguments<Args>(arguments, argument_options_);
     if (!parsed.ok()) LogFailure(name, parsed.error());

@@ -176,17 +176,30 @@ Json HistoryFields() {
   };
 }
 
-Json VersionOutputSchema(bool with_history) {
+Json BuildVersionOutputSchema() {
   Json props = VersionFields();
   props.update(GenerationFields());
   props.update(ClearFields());
   props.update(SaveFields());
-  if (with_history) props.update(HistoryFields());
   return {{"type", "object"},
-          {"properties", props},
+          {"properties", std::move(props)},
           {"required",
            {"session_id", "version", "width", "height", "mime_type", "bytes", "sha256", "path",
             "uri", "backend", "model"}}};
+}
+
+Json WithHistoryFields(Json schema) {
+  schema["properties"].update(HistoryFields());
+  return schema;
+}
+
+// Built once per variant (three of the four tools share the one without history): building a
+// schema from initializer lists costs more than copying it, and a cold start builds every
+// definition before it answers.
+const Json& VersionOutputSchema(bool with_history) {
+  static const Json kWithoutHistory = BuildVersionOutputSchema();
+  static const Json kWithHistory = WithHistoryFields(kWithoutHistory);
+  return with_history ? kWithHistory : kWithoutHistory;
 }
 
 // What the store keeps, told where agents read it.
