@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "common/sha256.h"
 #include "server/conformance/conformance_fixtures.h"
+#include "server/netmod/net_module_loader.h"
 #include "server/tools/session_resources.h"
 #include "server/ui/ui_resources.h"
 #include "session/postgres/postgres_session_store.h"
@@ -45,7 +46,13 @@ mcp::ServerOptions MakeServerOptions(const Config& config) {
 
 Result<std::unique_ptr<WiredServer>> WiredServer::Build(const Config& config) {
   std::unique_ptr<WiredServer> wired(new WiredServer());
-  if (MetricsWanted(config)) wired->metrics_ = std::make_unique<metrics::Metrics>();
+  if (MetricsWanted(config)) {  // over HTTP only, which loads the network module anyway
+    auto metrics = netmod::NewMetricsViaNetModule();
+    if (!metrics.ok()) {
+      return WithContext(metrics.error(), config.http_listen ? "--http" : "--metrics");
+    }
+    wired->metrics_ = std::move(*metrics);
+  }
   auto backend = MakeBackend(config, wired->metrics_.get(), &wired->timers_);
   if (!backend.ok()) return WithContext(backend.error(), "backend");
   wired->backend_ = std::move(*backend);

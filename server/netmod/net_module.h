@@ -1,6 +1,7 @@
 // The network module: the parts of imgmcp that need cpp-httplib — the POST to Gemini
 // (gemini_client/http_call.cpp) and the Streamable HTTP transport (server/http, but for parsing
-// --http) — built as a shared module, lib/imgmcp/libimgmcp_net.so beside bin/imgmcp. Debian's
+// --http) — and the metrics only HTTP serves (metrics/prometheus_metrics.h, on prometheus-cpp),
+// built as a shared module, lib/imgmcp/libimgmcp_net.so beside bin/imgmcp. Debian's
 // cpp-httplib is a shared library that loads OpenSSL and initialises it (error strings, config,
 // providers) as soon as it is mapped: about 3 MB of a process's memory, 4.8 MB with the libraries.
 // The binary does not link it; it loads the module the first time it talks HTTP (the first
@@ -15,6 +16,7 @@
 #include <memory>
 
 #include "gemini_client/http_call.h"
+#include "metrics/metrics.h"
 #include "server/http/http_listener.h"
 
 namespace imgmcp::mcp {
@@ -31,11 +33,12 @@ struct NetModuleApi {
   gemini::SignRs256Function sign_rs256;  // service-account JWTs (OpenSSL)
   std::unique_ptr<http::HttpListener> (*new_http_listener)(mcp::McpServer& server,
                                                            http::HttpOptions options);
+  std::unique_ptr<metrics::Metrics> (*new_metrics)();  // metrics/prometheus_metrics.h
 };
 
 inline constexpr char kEntryPoint[] = "imgmcp_net_module_api";
 // Binary and module must come from the same build: the struct above and the types it passes
 // have no stable ABI. The tag names the version, the compiler and this interface's revision.
-inline constexpr char kBuildTag[] = "imgmcp " IMGMCP_VERSION " / " __VERSION__ " / net-module 3";
+inline constexpr char kBuildTag[] = "imgmcp " IMGMCP_VERSION " / " __VERSION__ " / net-module 4";
 
 }  // namespace imgmcp::netmod

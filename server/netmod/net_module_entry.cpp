@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "gemini_client/http_call.h"
+#include "metrics/prometheus_metrics.h"
 #include "server/http/http_transport.h"
 #include "server/netmod/net_module.h"
 
@@ -20,7 +21,8 @@ std::unique_ptr<http::HttpListener> NewHttpListener(mcp::McpServer& server,
 extern "C" __attribute__((visibility("default"))) const imgmcp::netmod::NetModuleApi*
 imgmcp_net_module_api() {
   static const imgmcp::netmod::NetModuleApi api{
-      imgmcp::netmod::kBuildTag, &imgmcp::gemini::PostJson, &imgmcp::gemini::SendHttp,
-      &imgmcp::gemini::SignRs256, &imgmcp::netmod::NewHttpListener};
+      imgmcp::netmod::kBuildTag,        &imgmcp::gemini::PostJson,
+      &imgmcp::gemini::SendHttp,        &imgmcp::gemini::SignRs256,
+      &imgmcp::netmod::NewHttpListener, &imgmcp::metrics::NewPrometheusMetrics};
   return &api;
 }

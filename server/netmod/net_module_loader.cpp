@@ -99,4 +99,9 @@ Result<std::string> SignRs256ViaNetModule(const std::string& private_key_pem,
   return api->sign_rs256(private_key_pem, data);
 }
 
+Result<std::unique_ptr<metrics::Metrics>> NewMetricsViaNetModule() {
+  ASSIGN_OR_RETURN(const NetModuleApi* api, LoadNetModule());
+  return api->new_metrics();
+}
+
 }  // namespace imgmcp::netmod

@@ -5,11 +5,13 @@
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <stop_token>
 #include <string>
 
 #include "common/result.h"
 #include "gemini_client/http_call.h"
+#include "metrics/metrics.h"
 #include "server/netmod/net_module.h"
 
 namespace imgmcp::netmod {
@@ -42,5 +44,9 @@ Result<gemini::HttpAnswer> SendHttpViaNetModule(const gemini::Endpoint& endpoint
                                                 gemini::HttpFailure* failure);
 Result<std::string> SignRs256ViaNetModule(const std::string& private_key_pem,
                                           const std::string& data);
+
+// The metrics a server over HTTP records and serves (the module holds their prometheus-cpp
+// implementation): loads the module first, as the HTTP server it serves them on needs it anyway.
+Result<std::unique_ptr<metrics::Metrics>> NewMetricsViaNetModule();
 
 }  // namespace imgmcp::netmod

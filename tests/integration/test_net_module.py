@@ -1,6 +1,7 @@
-"""The network module (server/netmod/net_module.h): the binary maps cpp-httplib and OpenSSL only
-when it first talks HTTP — the first Gemini call, or --http — and a missing or broken module is
-a clear error, never a crash, while everything that needs no network keeps working.
+"""The network module (server/netmod/net_module.h): the binary maps cpp-httplib, OpenSSL and
+prometheus-cpp only when it first talks HTTP — the first Gemini call, or --http — and a missing or
+broken module is a clear error, never a crash, while everything that needs no network keeps
+working.
 
 Which libraries a process has mapped is read from /proc/PID/maps of the real binary."""
 import os
@@ -18,7 +19,8 @@ from mcp_harness import ServerProcess, binary_path  # noqa: E402
 from skips import require  # noqa: E402  (tests/support)
 from tools_support import error_text, structured  # noqa: E402
 
-NETWORK_LIBRARIES = ("libcpp-httplib", "libimgmcp_net.so", "libssl")  # sorted
+NETWORK_LIBRARIES = ("libcpp-httplib", "libimgmcp_net.so", "libprometheus-cpp-core",
+                     "libssl")  # sorted
 
 
 def mapped_network_libraries(server):

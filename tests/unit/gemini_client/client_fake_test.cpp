@@ -13,7 +13,7 @@
 #include "gemini_client/gemini_client.h"
 #include "gemini_client/models.h"
 #include "imaging/codec.h"
-#include "metrics/metrics.h"
+#include "metrics/prometheus_metrics.h"
 #include "tests/fake_gemini/fake_gemini_server.h"
 #include "tests/unit/gemini_client/test_images.h"
 
@@ -178,7 +178,8 @@ TEST_F(GeminiClientFakeTest, RetriesA429WithoutDetailsWithBackoff) {
 
 // The retry metric's causes, one series each; the call counted once, as a success.
 TEST_F(GeminiClientFakeTest, CountsCallsAndRetriesByCauseInTheMetrics) {
-  metrics::Metrics metrics;
+  const std::unique_ptr<metrics::Metrics> owned = metrics::NewPrometheusMetrics();
+  metrics::Metrics& metrics = *owned;
   options_.metrics = &metrics;
   Script(R"([{"status":429},{"status":500},{"status":504},{"status":408}])");
   auto client = MakeClient();

@@ -1,11 +1,13 @@
-// metrics/metrics.h: the names and labels GET /metrics shows, and the bound on label sets.
-#include "metrics/metrics.h"
-
+// metrics/prometheus_metrics.h: the names and labels GET /metrics shows, and the bound on label
+// sets.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "metrics/prometheus_metrics.h"
 
 namespace imgmcp::metrics {
 namespace {
@@ -15,7 +17,8 @@ bool HasLine(const std::string& text, const std::string& line) {
 }
 
 TEST(MetricsTest, OperationsFollowTheOpenTelemetryMcpNames) {
-  Metrics metrics;
+  const std::unique_ptr<Metrics> owned = NewPrometheusMetrics();
+  Metrics& metrics = *owned;
   metrics.RecordOperation("tools/call", "generate_image", "", 0.2);
   metrics.RecordOperation("tools/call", "generate_image", kToolError, 0.01);
   metrics.RecordOperation("tools/list", "", "", 0.001);
@@ -37,7 +40,8 @@ TEST(MetricsTest, OperationsFollowTheOpenTelemetryMcpNames) {
 }
 
 TEST(MetricsTest, EveryFamilyIsExposedWithItsLabelsOnly) {
-  Metrics metrics;
+  const std::unique_ptr<Metrics> owned = NewPrometheusMetrics();
+  Metrics& metrics = *owned;
   metrics.RecordBackendCall("gemini", "ok", 1.5);
   metrics.RecordBackendRetry("gemini", kRetryRateLimited);
   metrics.RecordTurnWait(0.5);
@@ -79,7 +83,8 @@ TEST(MetricsTest, EveryFamilyIsExposedWithItsLabelsOnly) {
 }
 
 TEST(MetricsTest, LabelSetsBeyondTheBoundAreCountedAsOther) {
-  Metrics metrics;
+  const std::unique_ptr<Metrics> owned = NewPrometheusMetrics();
+  Metrics& metrics = *owned;
   for (size_t i = 0; i < kMaxSeriesPerFamily + 10; ++i) {
     metrics.RecordOperation("tools/call", "tool" + std::to_string(i), "", 0.001);
   }
@@ -93,7 +98,8 @@ TEST(MetricsTest, LabelSetsBeyondTheBoundAreCountedAsOther) {
 
 TEST(MetricsTest, LongLabelValuesKeepTheirOwnSeries) {
   // Label values longer than the in-place lookup key still find their own series again.
-  Metrics metrics;
+  const std::unique_ptr<Metrics> owned = NewPrometheusMetrics();
+  Metrics& metrics = *owned;
   const std::string long_a(300, 'a');
   const std::string long_b = std::string(299, 'a') + "b";
   for (int i = 0; i < 3; ++i) metrics.RecordOperation("tools/call", long_a, "", 0.001);
@@ -109,7 +115,8 @@ TEST(MetricsTest, LongLabelValuesKeepTheirOwnSeries) {
 
 TEST(MetricsTest, DefaultConstructedValuesAreEmptyLabels) {
   // A default string_view has no data(); it must still be a plain empty label value.
-  Metrics metrics;
+  const std::unique_ptr<Metrics> owned = NewPrometheusMetrics();
+  Metrics& metrics = *owned;
   metrics.RecordOperation("ping", std::string_view{}, std::string_view{}, 0.001);
   EXPECT_TRUE(HasLine(metrics.Render(), R"(mcp_server_operation_duration_seconds_count{)"
                                         R"(error_type="",gen_ai_tool_name="",)"
@@ -117,7 +124,8 @@ TEST(MetricsTest, DefaultConstructedValuesAreEmptyLabels) {
 }
 
 TEST(MetricsTest, RecordingFromManyThreadsLosesNothing) {
-  Metrics metrics;
+  const std::unique_ptr<Metrics> owned = NewPrometheusMetrics();
+  Metrics& metrics = *owned;
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&metrics] {

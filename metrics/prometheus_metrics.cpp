@@ -1,4 +1,4 @@
-#include "metrics/metrics.h"
+#include "metrics/prometheus_metrics.h"
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
@@ -99,9 +99,8 @@ Histogram& AddDuration(prometheus::Family<Histogram>& family, const prometheus::
   return family.Add(labels, DurationBuckets());
 }
 
-}  // namespace
-
-struct Metrics::Families {
+// The registry and its families.
+struct Families {
   prometheus::Registry registry;
 
   Series<Histogram> operations{
@@ -213,47 +212,76 @@ struct Metrics::Families {
                                   AddPlain<Counter>};
 };
 
-Metrics::Metrics() : families_(std::make_unique<Families>()) {}
-Metrics::~Metrics() = default;
+// The Metrics of a process that serves them: one prometheus-cpp registry.
+class PrometheusMetrics final : public Metrics {
+ public:
+  PrometheusMetrics() : families_(std::make_unique<Families>()) {}
 
-void Metrics::RecordOperation(std::string_view method, std::string_view tool,
-                              std::string_view error_type, double seconds) {
+  void RecordOperation(std::string_view method, std::string_view tool, std::string_view error_type,
+                       double seconds) override;
+  void RecordBackendCall(std::string_view backend, std::string_view outcome,
+                         double seconds) override;
+  void RecordBackendRetry(std::string_view backend, std::string_view cause) override;
+  void RecordTurnWait(double seconds) override;
+  void RecordCommit(int64_t versions, int64_t bytes) override;
+  void RecordImageCacheLookup(bool hit) override;
+  void SetStorePool(int64_t in_use, int64_t waiting) override;
+  void RecordTaskStatus(std::string_view status) override;
+  void RecordSpend(std::string_view model, double usd, int64_t input_tokens,
+                   int64_t output_image_tokens, int64_t output_text_tokens,
+                   int64_t thoughts_tokens) override;
+  void RecordBudgetRefusal(std::string_view budget) override;
+  void SetOpenHttpSessions(int64_t count) override;
+  void SetOpenSseStreams(int64_t count) override;
+  void RecordGateRejection(std::string_view reason) override;
+  std::string Render() const override;
+
+ private:
+  std::unique_ptr<Families> families_;
+};
+
+}  // namespace
+
+std::unique_ptr<Metrics> NewPrometheusMetrics() { return std::make_unique<PrometheusMetrics>(); }
+
+void PrometheusMetrics::RecordOperation(std::string_view method, std::string_view tool,
+                                        std::string_view error_type, double seconds) {
   families_->operations.Get({method, tool, error_type}).Observe(seconds);
 }
 
-void Metrics::RecordBackendCall(std::string_view backend, std::string_view outcome,
-                                double seconds) {
+void PrometheusMetrics::RecordBackendCall(std::string_view backend, std::string_view outcome,
+                                          double seconds) {
   families_->backend_calls.Get({backend, outcome}).Increment();
   families_->backend_duration.Get({backend}).Observe(seconds);
 }
 
-void Metrics::RecordBackendRetry(std::string_view backend, std::string_view cause) {
+void PrometheusMetrics::RecordBackendRetry(std::string_view backend, std::string_view cause) {
   families_->backend_retries.Get({backend, cause}).Increment();
 }
 
-void Metrics::RecordTurnWait(double seconds) { families_->turn_wait.Observe(seconds); }
+void PrometheusMetrics::RecordTurnWait(double seconds) { families_->turn_wait.Observe(seconds); }
 
-void Metrics::RecordCommit(int64_t versions, int64_t bytes) {
+void PrometheusMetrics::RecordCommit(int64_t versions, int64_t bytes) {
   families_->versions.Increment(static_cast<double>(versions));
   families_->bytes.Increment(static_cast<double>(bytes));
 }
 
-void Metrics::RecordImageCacheLookup(bool hit) {
+void PrometheusMetrics::RecordImageCacheLookup(bool hit) {
   (hit ? families_->image_cache_hits : families_->image_cache_misses).Increment();
 }
 
-void Metrics::SetStorePool(int64_t in_use, int64_t waiting) {
+void PrometheusMetrics::SetStorePool(int64_t in_use, int64_t waiting) {
   families_->pool_in_use.Set(static_cast<double>(in_use));
   families_->pool_waiting.Set(static_cast<double>(waiting));
 }
 
-void Metrics::RecordTaskStatus(std::string_view status) {
+void PrometheusMetrics::RecordTaskStatus(std::string_view status) {
   families_->task_statuses.Get({status}).Increment();
 }
 
-void Metrics::RecordSpend(std::string_view model, double usd, int64_t input_tokens,
-                          int64_t output_image_tokens, int64_t output_text_tokens,
-                          int64_t thoughts_tokens) {
+void PrometheusMetrics::RecordSpend(std::string_view model, double usd, int64_t input_tokens,
+                                    int64_t output_image_tokens, int64_t output_text_tokens,
+                                    int64_t thoughts_tokens) {
   families_->spend.Get({model}).Increment(usd);
   const std::pair<std::string_view, int64_t> kinds[] = {{"input", input_tokens},
                                                         {"output_image", output_image_tokens},
@@ -264,23 +292,23 @@ void Metrics::RecordSpend(std::string_view model, double usd, int64_t input_toke
   }
 }
 
-void Metrics::RecordBudgetRefusal(std::string_view budget) {
+void PrometheusMetrics::RecordBudgetRefusal(std::string_view budget) {
   families_->budget_refusals.Get({budget}).Increment();
 }
 
-void Metrics::SetOpenHttpSessions(int64_t count) {
+void PrometheusMetrics::SetOpenHttpSessions(int64_t count) {
   families_->http_sessions.Set(static_cast<double>(count));
 }
 
-void Metrics::SetOpenSseStreams(int64_t count) {
+void PrometheusMetrics::SetOpenSseStreams(int64_t count) {
   families_->sse_streams.Set(static_cast<double>(count));
 }
 
-void Metrics::RecordGateRejection(std::string_view reason) {
+void PrometheusMetrics::RecordGateRejection(std::string_view reason) {
   families_->gate_rejections.Get({reason}).Increment();
 }
 
-std::string Metrics::Render() const {
+std::string PrometheusMetrics::Render() const {
   return prometheus::TextSerializer().Serialize(families_->registry.Collect());
 }
 
