@@ -94,8 +94,14 @@ class DeferredSessionStore::PendingReservation final : public TurnReservation {
   const std::string session_id_;
 };
 
-DeferredSessionStore::DeferredSessionStore(Opener opener)
-    : thread_([this, opener = std::move(opener)] { Open(opener); }) {}
+DeferredSessionStore::DeferredSessionStore(Opener opener, OpenStart start)
+    : opener_(std::move(opener)) {
+  if (start == OpenStart::kAtOnce) StartOpening();
+}
+
+void DeferredSessionStore::StartOpening() {
+  std::call_once(started_, [this] { thread_ = std::thread([this] { Open(opener_); }); });
+}
 
 DeferredSessionStore::~DeferredSessionStore() {
   stop_.request_stop();
@@ -198,6 +204,7 @@ Status DeferredSessionStore::WaitUntilOpen() {
 }
 
 Status DeferredSessionStore::WaitForOpen(std::chrono::milliseconds timeout, std::stop_token stop) {
+  StartOpening();
   MutexLock lock(mu_);
   const auto done = [this] {
     mu_.AssertHeld();
@@ -217,6 +224,7 @@ bool DeferredSessionStore::OpenFinished() const {
 }
 
 Result<SessionStore*> DeferredSessionStore::Store(std::stop_token cancel) {
+  StartOpening();
   MutexLock lock(mu_);
   const auto answerable = [this] {
     mu_.AssertHeld();
@@ -239,6 +247,7 @@ void DeferredSessionStore::Forget(PendingReservation* pending) {
 
 Result<std::unique_ptr<TurnReservation>> DeferredSessionStore::ReserveTurn(
     const std::string& session_id) {
+  StartOpening();
   SessionStore* store = nullptr;
   {
     MutexLock lock(mu_);

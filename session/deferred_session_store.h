@@ -31,6 +31,7 @@
 #include <functional>
 #include <list>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -57,12 +58,21 @@ class DeferredSessionStore final : public SessionStore {
   static constexpr std::chrono::milliseconds kFirstRetryPause{200};
   static constexpr std::chrono::milliseconds kMaxRetryPause{5000};
 
-  // Starts `opener` on a background thread at once.
-  explicit DeferredSessionStore(Opener opener);
+  // When the background open begins: at once, or when first needed — at StartOpening(), or at
+  // the first call that needs the store (ReserveTurn, and every call that waits for the open),
+  // whichever comes first. A stdio server begins it once it has answered its first message, so
+  // the open's work does not compete with that answer (server/app/serve.cpp).
+  enum class OpenStart { kAtOnce, kWhenNeeded };
+
+  // Runs `opener` on a background thread, beginning as `start` says.
+  explicit DeferredSessionStore(Opener opener, OpenStart start = OpenStart::kAtOnce);
   // Stops retrying, waits for an attempt in progress to end, then destroys the real store.
   ~DeferredSessionStore() override;
   DeferredSessionStore(const DeferredSessionStore&) = delete;
   DeferredSessionStore& operator=(const DeferredSessionStore&) = delete;
+
+  // Begins the open if it has not begun (thread-safe; later calls do nothing).
+  void StartOpening();
 
   // Blocks until the open has finished; its outcome (while it is being retried: the error that
   // made it retry).
@@ -132,7 +142,9 @@ class DeferredSessionStore final : public SessionStore {
   ChangeListener listener_ GUARDED_BY(mu_);     // for the real store once it is open
   TaskListener task_listener_ GUARDED_BY(mu_);  // likewise
   std::stop_source stop_;                       // the destructor's: ends the retries
-  std::thread thread_;                          // runs Open; joined by the destructor
+  const Opener opener_;                         // read only by thread_
+  std::once_flag started_;                      // StartOpening's: thread_ is started once
+  std::thread thread_;  // runs Open; set once under started_; joined by the destructor
 };
 
 }  // namespace imgmcp::session

@@ -83,7 +83,7 @@ void PrepareProcess(const Config& config) {
 }
 
 Status ServeHttpUntilStopped(const Config& config, WiredServer& wired) {
-  wired.StartTaskSweeper();
+  wired.StartBackgroundWork();
   const ReadinessProbe probe(wired.store(), config.data_dir);
   auto started = StartListener(config, wired, probe);
   if (!started.ok()) return WithContext(started.error(), "--http");
@@ -112,14 +112,14 @@ bool ServeStdio(const Config& config, WiredServer& wired) {
   mcp::StdioOptions options;
   options.drain = drain.get_token();
   options.stop_grace = std::chrono::seconds(config.drain_timeout_seconds);
-  // Started once the first message is answered (or soon without one): a stop signal that comes
-  // before waits, blocked, and is read then.
+  // Started once the first message is answered (or soon without one), with the store's open:
+  // a stop signal that comes before waits, blocked, and is read then.
   std::jthread stopper;
   options.on_settled = [&] {
+    wired.StartBackgroundWork();
     stopper = std::jthread([&drain, grace = options.stop_grace](std::stop_token stop) {
       StopStdioOnSignal(drain, grace, std::move(stop));
     });
-    wired.StartTaskSweeper();
   };
   mcp::StdioTransport transport(wired.server(), options);
   return transport.Run();  // then `stopper` is stopped and joined

@@ -119,7 +119,8 @@ Status WiredServer::RegisterTools(const Config& config) {
   return Status::Ok();
 }
 
-void WiredServer::StartTaskSweeper() {
+void WiredServer::StartBackgroundWork() {
+  store_->StartOpening();
   if (!task_sweeper_) task_sweeper_ = std::make_unique<TaskSweeper>(*store_, task_ttl_);
 }
 

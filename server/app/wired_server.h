@@ -25,8 +25,9 @@ namespace imgmcp::app {
 
 class WiredServer {
  public:
-  // Chooses the backend, checks the data dir and starts the store's background open, then
-  // registers tools and resources. Errors say which step failed ("backend: …", "data dir …: …").
+  // Chooses the backend, checks the data dir and makes the store (its open begins with
+  // StartBackgroundWork, or with the first call that needs it), then registers tools and
+  // resources. Errors say which step failed ("backend: …", "data dir …: …").
   static Result<std::unique_ptr<WiredServer>> Build(const Config& config);
 
   WiredServer(const WiredServer&) = delete;
@@ -37,9 +38,10 @@ class WiredServer {
   session::DeferredSessionStore& store() { return *store_; }
   // nullptr unless MetricsWanted(config).
   metrics::Metrics* metrics() { return metrics_.get(); }
-  // Starts removing expired task rows (TaskSweeper); once, when serving has begun — its thread
-  // is not worth delaying a stdio client's first answer for.
-  void StartTaskSweeper();
+  // Begins the store's background open and the removal of expired task rows (TaskSweeper);
+  // once, when serving has begun: a stdio server calls it after answering its first message,
+  // whose answer that work would otherwise slow down.
+  void StartBackgroundWork();
 
  private:
   WiredServer() = default;
@@ -54,7 +56,7 @@ class WiredServer {
   std::unique_ptr<tools::StoreTaskLedger> task_ledger_;  // tasks as the store's rows
   std::unique_ptr<tools::StoreTaskWatch> task_watch_;    // PostgreSQL: other replicas' changes
   std::chrono::milliseconds task_ttl_{0};
-  std::unique_ptr<TaskSweeper> task_sweeper_;  // expired task rows, from StartTaskSweeper
+  std::unique_ptr<TaskSweeper> task_sweeper_;  // expired task rows, from StartBackgroundWork
   std::unique_ptr<mcp::McpServer> server_;
   std::unique_ptr<tools::ImageInputResolver> input_resolver_;
   std::unique_ptr<tools::ImageTools> image_tools_;        // uses everything above

@@ -302,7 +302,8 @@ Result<std::unique_ptr<session::DeferredSessionStore>> OpenStore(const Config& c
         ASSIGN_OR_RETURN(auto store,
                          session::postgres::PostgresSessionStore::Open(options, pg, clock));
         return std::unique_ptr<session::SessionStore>(std::move(store));
-      });
+      },
+      session::DeferredSessionStore::OpenStart::kWhenNeeded);  // WiredServer::StartBackgroundWork
 }
 
 std::string StoreName(const Config& config) {

@@ -53,7 +53,8 @@ Result<std::vector<imaging::ModelCapabilities>> LoadModelTable(const Config& con
 Result<std::string> ListModelsText(const Config& config);
 
 session::StoreOptions MakeStoreOptions(const Config& config);
-// The store --store names, opening in the background (tool calls wait for it): what can be checked
+// The store --store names, opening in the background once WiredServer::StartBackgroundWork or the
+// first call that needs it begins the open (tool calls wait for it): what can be checked
 // at once is (the data dir can be created, written and locked; the URL parses), so a server that
 // could never work exits before answering anything. `clock` must outlive the store.
 // `metrics` (may be null) counts turn waits and commits.

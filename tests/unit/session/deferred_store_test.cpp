@@ -249,6 +249,71 @@ TEST_F(DeferredStoreTest, TheRealStoreSeesEarlierSessions) {
   EXPECT_EQ(v->prompt, "p1");
 }
 
+// An opener that counts its calls and says when the first one began.
+class CountingOpener {
+ public:
+  CountingOpener(const StoreOptions& options, const Clock& clock)
+      : options_(options), clock_(clock) {}
+  DeferredSessionStore::Opener Opener() {
+    return [this]() -> Result<std::unique_ptr<SessionStore>> {
+      if (calls_.fetch_add(1) == 0) began_.set_value();
+      return sqlite::OpenSessionStore(options_, clock_);
+    };
+  }
+  int calls() const { return calls_.load(); }
+  // True once the open has begun, waiting at most `timeout` for it.
+  bool Began(std::chrono::milliseconds timeout) {
+    return began_future_.wait_for(timeout) == std::future_status::ready;
+  }
+
+ private:
+  const StoreOptions& options_;
+  const Clock& clock_;
+  std::atomic<int> calls_{0};
+  std::promise<void> began_;
+  std::future<void> began_future_ = began_.get_future();
+};
+
+// OpenStart::kWhenNeeded: nothing runs until StartOpening() or a call that needs the store; then
+// the open runs once.
+TEST_F(DeferredStoreTest, AnOpenWhenNeededBeginsAtStartOpeningOnce) {
+  ASSERT_NO_FATAL_FAILURE(Precommit("kept", "p1"));
+  CountingOpener opener(options_, clock_);
+  DeferredSessionStore store(opener.Opener(), DeferredSessionStore::OpenStart::kWhenNeeded);
+  store.SetChangeListener([](const StoreChange&) {});  // wiring needs no store
+  EXPECT_FALSE(opener.Began(kStillBlocked)) << "the open began before anything asked for it";
+  EXPECT_FALSE(store.OpenFinished());
+  store.StartOpening();
+  store.StartOpening();
+  ASSERT_TRUE(store.WaitForOpen(kWait).ok());
+  EXPECT_EQ(opener.calls(), 1);
+  auto v = store.GetVersion("kept", {});
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  EXPECT_EQ(v->prompt, "p1");
+}
+
+TEST_F(DeferredStoreTest, AnOpenWhenNeededBeginsAtTheFirstCallThatWaitsForIt) {
+  ASSERT_NO_FATAL_FAILURE(Precommit("kept", "p1"));
+  CountingOpener opener(options_, clock_);
+  DeferredSessionStore store(opener.Opener(), DeferredSessionStore::OpenStart::kWhenNeeded);
+  auto v = store.GetVersion("kept", {});  // would wait for ever if it did not begin the open
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  EXPECT_EQ(v->prompt, "p1");
+  EXPECT_EQ(opener.calls(), 1);
+}
+
+TEST_F(DeferredStoreTest, AnOpenWhenNeededBeginsAtTheFirstReservation) {
+  CountingOpener opener(options_, clock_);
+  DeferredSessionStore store(opener.Opener(), DeferredSessionStore::OpenStart::kWhenNeeded);
+  auto reservation = store.ReserveTurn("s");  // never blocks, and begins the open
+  ASSERT_TRUE(reservation.ok());
+  ASSERT_TRUE(opener.Began(kWait));
+  auto turn = store.AcquireReservedTurn(std::move(*reservation), {});
+  ASSERT_TRUE(turn.ok()) << turn.error().message;
+  EXPECT_TRUE((*turn)->Commit(MakeVersion("x")).ok());
+  EXPECT_EQ(opener.calls(), 1);
+}
+
 // An open that fails with kUnavailable (a database not up yet) is retried: calls meanwhile fail at
 // once with that error, saying so, and work once an attempt succeeds. Other failures are final.
 TEST_F(DeferredStoreTest, AnUnavailableStoreIsRetriedAndCallsSayWhyMeanwhile) {
