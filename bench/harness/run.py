@@ -2005,7 +2005,10 @@ def main():
                 rows.append(("P3", "cold start to initialize answer", s.name,
                              f"median {fmt_ms(r['median'])}", rp, "—", ""))
             if args.baseline_imgmcp:
-                rows.append(baseline_p3_row(imgmcp, args, workdir, starts, results, log))
+                # A few per cent apart, two builds need many turns to be told apart on a
+                # shared machine; each start of imgmcp costs ~12 ms.
+                rows.append(baseline_p3_row(imgmcp, args, workdir, 20 if args.quick else 150,
+                                            results, log))
             log("bench: P3 imgmcp, 2026-07-28")
             modern = measure_cold_start(imgmcp, workdir, starts, "imgmcp-modern", modern=True)
             what = "cold start to server/discover answer (2026-07-28)"
