@@ -132,7 +132,7 @@ ImageTools::~ImageTools() { store_.SetChangeListener(nullptr); }
 
 template <typename Args>
 mcp::TypedTool<Args> ImageTools::Bind(
-    mcp::ToolDefinition definition,
+    mcp::ToolDefinition&& definition,
     mcp::ToolResult (ImageTools::*handler)(const Args&, mcp::ToolCallContext&)) {
   mcp::TypedTool<Args> tool;
   tool.definition = std::move(definition);

@@ -146,7 +146,7 @@ class ImageTools {
       const std::optional<session::IdempotencyRecord>& key, InlineMode mode, bool saving);
 
   template <typename Args>
-  mcp::TypedTool<Args> Bind(mcp::ToolDefinition definition,
+  mcp::TypedTool<Args> Bind(mcp::ToolDefinition&& definition,
                             mcp::ToolResult (ImageTools::*handler)(const Args&,
                                                                    mcp::ToolCallContext&));
   // Draws the call's place in `session_id`'s line (nullptr when there is none to draw).
