@@ -24,7 +24,9 @@ TimerThread::Id TimerThread::Schedule(Clock::time_point when, std::function<void
       thread_ = std::jthread([this](std::stop_token stop) { Loop(stop); });
     }
     id = next_id_++;
-    earliest = timers_.emplace(when, std::make_pair(id, std::move(callback))) == timers_.begin();
+    // Two statements: the operands of == are unsequenced, and clang reads begin() first.
+    const auto added = timers_.emplace(when, std::make_pair(id, std::move(callback)));
+    earliest = added == timers_.begin();
   }
   // Only a new earliest timer changes what the loop waits for; waking it for a later one would
   // cost every call a context switch on the timer's thread.
