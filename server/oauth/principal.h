@@ -1,0 +1,23 @@
+// Who made a request on an OAuth-protected server: the (issuer, subject) pair of its access token,
+// the client it used and the scopes it was granted.
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace imgmcp::oauth {
+
+struct Principal {
+  std::string issuer;     // the token's `iss`
+  std::string subject;    // its `sub`
+  std::string client_id;  // `client_id`, else `azp`; "" when it names neither
+  std::vector<std::string> scopes;
+
+  bool HasScope(std::string_view scope) const {
+    return std::find(scopes.begin(), scopes.end(), scope) != scopes.end();
+  }
+};
+
+}  // namespace imgmcp::oauth
