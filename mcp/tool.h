@@ -45,6 +45,10 @@ struct ToolDefinition {
   // request) and never waits for a session's turn. A transport whose caller blocks for the answer
   // anyway (an HTTP POST) may then run it on the calling thread instead of a worker. Not listed.
   bool quick = false;
+  // The argument that makes a call of a read-only tool write something (get_image's save_to
+  // writes a file): an OAuth-protected transport then asks for the write scope. "": none. Not
+  // listed.
+  std::string writing_argument;
   TaskSupport task_support = TaskSupport::kForbidden;
   // With task support: decides per call whether it becomes a task (the server decides, e.g. a
   // call that finishes at once answers directly). Unset: every call from a client that declared

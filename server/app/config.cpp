@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "gemini_client/models.h"
 #include "imaging/generation_params.h"
+#include "server/oauth/oauth_urls.h"
 
 namespace imgmcp::app {
 namespace {
@@ -126,6 +127,42 @@ Status SetModels(Config& c, std::string_view source, const std::string& value) {
   c.gemini_models = gemini::SplitModelList(value);
   if (c.gemini_models.empty())
     return FlagError(source, "needs a comma-separated list of model ids");
+  return Status::Ok();
+}
+
+Status AddOAuthIssuer(Config& c, std::string_view source, const std::string& value) {
+  auto url = oauth::ParseOAuthUrl(value, source);
+  if (!url.ok()) return url.error();
+  c.oauth_issuers.push_back(value);
+  return Status::Ok();
+}
+
+Status SetOAuthResource(Config& c, std::string_view source, const std::string& value) {
+  auto url = oauth::ParseOAuthUrl(value, source);
+  if (!url.ok()) return url.error();
+  c.oauth_resource = value;
+  return Status::Ok();
+}
+
+// RFC 6749 §3.3 scope tokens: printable ASCII without spaces, quotes or backslashes.
+bool IsScopeToken(std::string_view scope) {
+  return !scope.empty() && std::all_of(scope.begin(), scope.end(), [](char ch) {
+    return ch > 0x20 && ch < 0x7f && ch != '"' && ch != '\\';
+  });
+}
+
+Status SetOAuthScopes(Config& c, std::string_view source, const std::string& value) {
+  const size_t comma = value.find(',');
+  const std::string read = value.substr(0, comma);
+  const std::string write = comma == std::string::npos ? "" : value.substr(comma + 1);
+  if (!IsScopeToken(read) || !IsScopeToken(write) || read == write) {
+    return FlagError(source,
+                     "expected two different scope names READ,WRITE (no spaces, quotes "
+                     "or backslashes), got \"" +
+                         value + "\"");
+  }
+  c.oauth_read_scope = read;
+  c.oauth_write_scope = write;
   return Status::Ok();
 }
 
@@ -439,6 +476,28 @@ constexpr FlagSpec kFlags[] = {
      .value = "TOKEN",
      .help = "require \"Authorization: Bearer TOKEN\" over HTTP",
      .set = SetText<&Config::auth_token>},
+    {.name = "--oauth-issuer",
+     .env = "IMGMCP_OAUTH_ISSUERS",
+     .value = "URL",
+     .help = "serve as an OAuth 2.1 resource server: accept the JWT access tokens of this "
+             "authorization server (https, or http on loopback), its keys found through its "
+             "metadata; each person's sessions and tasks are their own",
+     .set = AddOAuthIssuer,
+     .repeatable = true,
+     .env_list = ','},
+    {.name = "--oauth-resource",
+     .env = "IMGMCP_OAUTH_RESOURCE",
+     .value = "URL",
+     .help = "this server's resource URI, the audience its access tokens must name: the public "
+             "URL of /mcp (default: http://HOST:PORT/mcp of --http)",
+     .set = SetOAuthResource},
+    {.name = "--oauth-scopes",
+     .value = "READ,WRITE",
+     .help = "the scope names that allow reading (get_image, resources, listings) and writing "
+             "(generate, edit, reset, save_to, cancelling tasks)",
+     .set = SetOAuthScopes,
+     .default_text =
+         [](const Config& d) { return d.oauth_read_scope + "," + d.oauth_write_scope; }},
     {.name = "--allow-host",
      .env = "IMGMCP_ALLOW_HOSTS",
      .value = "NAME",
@@ -675,6 +734,35 @@ std::filesystem::path DefaultDataDir(const EnvLookup& env) {
   return std::filesystem::path(".imgmcp");
 }
 
+namespace {
+
+// OAuth needs the HTTP listener, replaces --auth-token, and a listener other machines reach needs
+// the public resource URI (its default, http://HOST:PORT/mcp, is accepted only on loopback).
+Status CheckOAuthFlags(const Config& c) {
+  if (c.oauth_issuers.empty()) {
+    if (!c.oauth_resource.empty()) return FlagError("--oauth-resource", "needs --oauth-issuer");
+    return Status::Ok();
+  }
+  if (!c.http_listen)
+    return FlagError("--oauth-issuer", "needs --http (OAuth is for HTTP clients)");
+  if (!c.auth_token.empty()) {
+    return FlagError("--oauth-issuer",
+                     "and --auth-token (IMGMCP_AUTH_TOKEN) exclude each other: with OAuth every "
+                     "request carries its own access token");
+  }
+  if (c.oauth_resource.empty()) {
+    auto url = oauth::ParseOAuthUrl(http::EndpointUrl(c.http_listen->host, 1), "--http");
+    if (!url.ok()) {
+      return FlagError("--oauth-issuer",
+                       "with --http " + c.http_listen->host +
+                           " needs --oauth-resource, the public https URL of /mcp");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<Config> ParseConfig(const std::vector<std::string>& args, const EnvLookup& env) {
   Config c;
   ASSIGN_OR_RETURN(const std::vector<GivenFlag> given, ReadArgs(args));
@@ -684,6 +772,7 @@ Result<Config> ParseConfig(const std::vector<std::string>& args, const EnvLookup
     return FlagError("--backend gemini", "needs the GEMINI_API_KEY environment variable");
   }
   if (c.data_dir.empty()) c.data_dir = DefaultDataDir(env);
+  RETURN_IF_ERROR(CheckOAuthFlags(c));
   return c;
 }
 

@@ -72,6 +72,10 @@ struct Config {
   int store_pool = 10;
   std::optional<http::ListenAddress> http_listen;  // --http [HOST:]PORT, checked when parsed
   std::string auth_token;                          // --auth-token or IMGMCP_AUTH_TOKEN
+  std::vector<std::string> oauth_issuers;          // --oauth-issuer (repeatable)
+  std::string oauth_resource;                      // --oauth-resource; "" = the listener's /mcp
+  std::string oauth_read_scope = "imgmcp:read";    // --oauth-scopes READ,WRITE
+  std::string oauth_write_scope = "imgmcp:write";
   // --metrics [HOST:]PORT / IMGMCP_METRICS: a listener serving only GET /metrics (also in stdio
   // mode). With --http, /metrics is served on that listener as well.
   std::optional<http::ListenAddress> metrics_listen;

@@ -20,6 +20,7 @@
 #include "imaging/model_table.h"
 #include "local_backend/local_backend.h"
 #include "mcp/server.h"
+#include "server/app/oauth_fetch.h"
 #include "server/netmod/net_module_loader.h"
 #include "session/file_io.h"
 #include "session/postgres/postgres_session_store.h"
@@ -373,6 +374,7 @@ http::HttpOptions MakeHttpOptions(const Config& config) {
   options.host = config.http_listen->host;
   options.port = config.http_listen->port;
   options.auth_token = config.auth_token;
+  if (!config.oauth_issuers.empty()) options.oauth = MakeOAuthOptions(config);
   // An image upload is base64 inside JSON: 4/3 of the largest image, plus the envelope.
   options.max_body_bytes =
       std::max<size_t>(options.max_body_bytes, config.max_image_bytes / 3 * 4 + (1 << 20));
@@ -401,6 +403,7 @@ http::HttpOptions MakeMetricsHttpOptions(const Config& config) {
   as_http.http_listen = config.metrics_listen;
   http::HttpOptions options = MakeHttpOptions(as_http);
   options.metrics_only = true;
+  options.oauth.reset();        // a scraper has no access token; this listener serves no data
   options.max_connections = 4;  // scrapes are short; a few at once is plenty
   options.max_pending_connections = 64;
   return options;
@@ -440,7 +443,7 @@ std::vector<std::string> ConfigWarnings(const Config& config) {
   }
   AddWriteWarnings(config, warnings);
   if (config.http_listen && !http::IsLoopbackHost(config.http_listen->host) &&
-      config.auth_token.empty()) {
+      config.auth_token.empty() && config.oauth_issuers.empty()) {
     warnings.push_back("--http " + config.http_listen->host +
                        " is reachable from other machines and no --auth-token "
                        "(IMGMCP_AUTH_TOKEN) is set: anyone who can connect can use every tool. "

@@ -18,6 +18,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,6 +28,7 @@
 #include "common/unique_fd.h"
 #include "server/http/connection_gate.h"
 #include "server/http/request_head.h"
+#include "server/oauth/principal.h"
 
 namespace imgmcp::http {
 
@@ -39,6 +41,8 @@ struct ServedRequest {
   std::string_view head;
   RequestHeaders headers;
   int socket = -1;
+  // Set by the routes' checks before routing (OAuthGate): who sent it, with OAuth on.
+  mutable std::optional<oauth::Principal> principal;
 };
 // The request the calling thread is serving; nullptr outside a GatedServer's request.
 const ServedRequest* CurrentRequest();

@@ -12,6 +12,7 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "server/oauth/oauth_options.h"
 
 namespace imgmcp::metrics {
 class Metrics;
@@ -23,6 +24,10 @@ struct HttpOptions {
   std::string host = "127.0.0.1";
   int port = 0;            // 0 = OS-chosen
   std::string auth_token;  // empty = no auth; else "Authorization: Bearer <token>" is required
+  // OAuth 2.1 (server/oauth, oauth_gate.h): /mcp takes the access tokens of these issuers, each
+  // request's principal owns its sessions and tasks, and the protected-resource metadata is
+  // served. Never set together with `auth_token`.
+  std::optional<oauth::OAuthOptions> oauth;
   size_t max_body_bytes = size_t{96} << 20;  // larger POST bodies get 413
   std::chrono::seconds session_idle_timeout{1800};
   // Host names accepted in Host/Origin besides localhost, 127.0.0.1 and [::1] (any port). The

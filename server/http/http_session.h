@@ -68,6 +68,11 @@ class HttpSession final : public mcp::MessageSink {
   // Set once, right after McpServer::Connect(*this).
   void Attach(std::shared_ptr<mcp::Connection> connection);
   const std::string& id() const { return id_; }
+  // Whose session this is (McpRoutes: the digest of the credentials that opened it, "" without
+  // any); a request with other credentials is told the session does not exist. Set once, before
+  // the session is shared.
+  void SetOwner(std::string owner) { owner_ = std::move(owner); }
+  const std::string& owner() const { return owner_; }
   mcp::Connection& connection() { return *connection_; }
 
   // --- POST ---------------------------------------------------------------------------------
@@ -122,6 +127,7 @@ class HttpSession final : public mcp::MessageSink {
   void FinishExchangeLocked(const std::shared_ptr<Exchange>& exchange) REQUIRES(mu_);
 
   const std::string id_;
+  std::string owner_;
   const SessionOptions options_;
   std::shared_ptr<mcp::Connection> connection_;  // set by Attach, then read-only
 

@@ -60,7 +60,10 @@ Result<int> HttpTransport::Start() {
   }
   Configure();
   ASSIGN_OR_RETURN(const int port, Bind());
-  routes_->SetPort(port);
+  if (Status routes = routes_->SetPort(port); !routes.ok()) {
+    Stop();
+    return routes.error();
+  }
   listen_thread_ = std::thread([this] { Listen(); });
   {
     // Woken when the listener serves (or has already ended): the caller may hand out the port

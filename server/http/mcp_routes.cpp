@@ -4,6 +4,7 @@
 #include <array>
 #include <exception>
 #include <utility>
+#include <variant>
 
 #include "common/log.h"
 #include "common/random.h"
@@ -15,6 +16,7 @@
 #include "mcp/server.h"
 #include "server/http/gallery_route.h"
 #include "server/http/gated_server.h"
+#include "server/http/listen_address.h"
 #include "server/http/log_tag.h"
 #include "server/http/metrics_route.h"
 #include "server/http/request_head.h"
@@ -364,7 +366,10 @@ McpRoutes::McpRoutes(mcp::McpServer& server, const HttpOptions& options,
       policy_(options.extra_allowed_hosts, OwnHosts(options), options.port),
       sessions_(sessions),
       live_(live),
-      drain_(drain) {}
+      drain_(drain),
+      token_owner_(
+          options.auth_token.empty() ? "" : Sha256Hex("imgmcp task owner\n" + options.auth_token)) {
+}
 
 void McpRoutes::Install(httplib::Server& http) {
   http.set_pre_routing_handler([this](const Request& req, Response& res) {
@@ -380,6 +385,17 @@ void McpRoutes::Install(httplib::Server& http) {
   if (options_.metrics_only) return;
   http.Get(kReadyPath, [this](const Request&, Response& res) { Ready(res); });
   InstallGalleryRoute(http, options_.gallery_page);
+  if (options_.oauth) {
+    // RFC 9728: answered without a token; the path-suffixed form is the one clients try first.
+    http.Get(R"(/\.well-known/oauth-protected-resource(/.*)?)",
+             [this](const Request& req, Response& res) {
+               std::optional<std::string> metadata = oauth_->MetadataAt(req.path);
+               if (!metadata) return ReplyError(res, 404, kBadRequest, "Not Found");
+               res.set_header("Cache-Control", "max-age=300");
+               res.set_header("Access-Control-Allow-Origin", "*");
+               SetJsonBody(res, std::move(*metadata));
+             });
+  }
   http.Post(kEndpoint, [this](const Request& req, Response& res,
                               const httplib::ContentReader& reader) { Post(req, res, reader); });
   http.Get(kEndpoint, [this](const Request& req, Response& res) { Get(req, res); });
@@ -389,8 +405,12 @@ void McpRoutes::Install(httplib::Server& http) {
   http.Options(kEndpoint, NotAllowed);
 }
 
-void McpRoutes::SetPort(int port) {
+Status McpRoutes::SetPort(int port) {
   policy_ = OriginPolicy(options_.extra_allowed_hosts, OwnHosts(options_), port);
+  if (options_.oauth && !options_.metrics_only) {
+    ASSIGN_OR_RETURN(oauth_, OAuthGate::Create(*options_.oauth, EndpointUrl(options_.host, port)));
+  }
+  return Status::Ok();
 }
 
 std::string McpRoutes::PayloadTooLarge() const {
@@ -434,10 +454,28 @@ bool McpRoutes::AllowRequest(const Request& req, Response& res) const {
     return false;
   }
   // The gallery page holds no data: what it shows comes through /mcp, with the token.
-  if (gallery || options_.auth_token.empty() ||
-      BearerTokenMatches(headers.Get(Header::kAuthorization).value_or(""), options_.auth_token)) {
+  return gallery || Authorized(headers, res);
+}
+
+bool McpRoutes::Authorized(const RequestHeaders& headers, Response& res) const {
+  const std::string_view authorization = headers.Get(Header::kAuthorization).value_or("");
+  if (oauth_) {
+    auto admitted = oauth_->Admit(authorization);
+    if (auto* principal = std::get_if<oauth::Principal>(&admitted)) {
+      CurrentRequest()->principal = std::move(*principal);
+      return true;
+    }
+    const AuthRefusal& refusal = std::get<AuthRefusal>(admitted);
+    if (!refusal.challenge.empty()) res.set_header("WWW-Authenticate", refusal.challenge);
+    if (refusal.status == 503) res.set_header("Retry-After", "5");
+    Refuse(res, refusal.status, TransportError(kBadRequest, refusal.message), nullptr,
+           ModernHeader(headers));
+    return false;
+  }
+  if (options_.auth_token.empty() || BearerTokenMatches(authorization, options_.auth_token)) {
     return true;
   }
+  const std::string_view host = headers.Get(Header::kHost).value_or("");
   refused_token_log_.Write(
       log::Level::kWarning, kLog,
       "refused a request without the bearer token (Host '" + log::Clip(host) + "')");
@@ -445,6 +483,28 @@ bool McpRoutes::AllowRequest(const Request& req, Response& res) const {
   Refuse(res, 401, TransportError(kBadRequest, "Unauthorized: a valid bearer token is required"),
          nullptr, ModernHeader(headers));
   return false;
+}
+
+std::string McpRoutes::RequestOwner() const {
+  if (!oauth_) return token_owner_;
+  const ServedRequest* served = CurrentRequest();
+  return served != nullptr && served->principal ? OAuthGate::OwnerOf(*served->principal) : "";
+}
+
+bool McpRoutes::RefuseForScope(Response& res, const PostedMessage& posted) const {
+  if (!oauth_) return false;
+  const ServedRequest* served = CurrentRequest();
+  if (served == nullptr || !served->principal) {  // AllowRequest admitted no one: cannot happen
+    Refuse(res, 500, mcp::InternalError("Internal error: the request has no principal"));
+    return true;
+  }
+  auto refusal =
+      oauth_->CheckScopes(*served->principal, posted.facts, posted.body, server_.tools());
+  if (!refusal) return false;
+  res.set_header("WWW-Authenticate", refusal->challenge);
+  Refuse(res, refusal->status, TransportError(kBadRequest, std::move(refusal->message)),
+         posted.batch ? Json(nullptr) : posted.facts.front().id, ModernHeader(Headers()));
+  return true;
 }
 
 // Every route: a head with a malformed header line, or body framing headers that httplib (which
@@ -521,7 +581,7 @@ void McpRoutes::Post(const Request&, Response& res, const httplib::ContentReader
   if (parsed.error) return Refuse(res, 400, *parsed.error);
   AdoptTraceParent(headers, parsed.message);
   PostedMessage posted(std::move(parsed.message));
-  if (RefuseWhileDraining(res, posted)) return;
+  if (RefuseForScope(res, posted) || RefuseWhileDraining(res, posted)) return;
   std::shared_ptr<void> busy = drain_.Busy();  // until answered (a stream: until it ends)
   if (posted.batch) return ServeLegacy(headers, res, std::move(posted), std::move(busy));
   const mcp::RequestFacts& facts = posted.facts.front();
@@ -590,9 +650,7 @@ void McpRoutes::ServeModern(const McpHeaders& headers, Response& res, PostedMess
       "", SessionOptions{/*resumable=*/false, options_.sse_retry, 0, 0, served->socket});
   auto connection = server_.Connect(*request, mcp::ConnectionMode::kModernOnly);
   // Only a caller with the bearer token gets here, so the token's digest is its task owner.
-  if (!options_.auth_token.empty()) {
-    connection->SetTaskOwner(Sha256Hex("imgmcp task owner\n" + options_.auth_token));
-  }
+  connection->SetTaskOwner(RequestOwner());
   request->Attach(std::move(connection));
   auto exchange = request->BeginExchange({facts.id}, /*batch=*/false);
   if (!live_.AddRequest(request)) {
@@ -701,10 +759,11 @@ std::shared_ptr<HttpSession> McpRoutes::OpenSession() {
       RandomHex(16), SessionOptions{/*resumable=*/true, options_.sse_retry,
                                     options_.replay_max_events, options_.replay_max_bytes});
   auto connection = server_.Connect(*session);
-  // As for modern requests: the legacy session's tasks (2025-11-25 utility) are the token's.
-  if (!options_.auth_token.empty()) {
-    connection->SetTaskOwner(Sha256Hex("imgmcp task owner\n" + options_.auth_token));
-  }
+  // As for modern requests: the legacy session and its tasks (2025-11-25 utility) are the
+  // credentials'.
+  std::string owner = RequestOwner();
+  connection->SetTaskOwner(owner);
+  session->SetOwner(std::move(owner));
   session->Attach(std::move(connection));
   return session;
 }
@@ -801,6 +860,8 @@ std::shared_ptr<HttpSession> McpRoutes::FindSession(const RequestHeaders& header
     return nullptr;
   }
   auto session = sessions_.Find(std::string(id));
+  // Another principal's session does not exist for this one (OAuth: no existence leak).
+  if (session && session->owner() != RequestOwner()) session = nullptr;
   if (!session) SessionNotFound(res);
   return session;
 }

@@ -30,6 +30,7 @@
 #include "server/http/drain_state.h"
 #include "server/http/http_listener.h"
 #include "server/http/http_session.h"
+#include "server/http/oauth_gate.h"
 #include "server/http/request_checks.h"
 #include "server/http/request_head.h"
 #include "server/http/session_table.h"
@@ -85,8 +86,9 @@ class McpRoutes {
   // GatedServer: the routes read each request's head as received, gated_server.h).
   void Install(httplib::Server& http);
   // The port the server listens on, once bound: an Origin of this server's own pages names it.
-  // Before the server serves (not thread-safe).
-  void SetPort(int port);
+  // Before the server serves (not thread-safe). With OAuth on, its resource server is made here
+  // (its default resource names the port); an error when the resource or an issuer is refused.
+  Status SetPort(int port);
   // The JSON-RPC error body of a refusal the connection gate sends itself (408, 413, 431).
   std::string GateRefusalBody(int status) const;
 
@@ -96,6 +98,13 @@ class McpRoutes {
   bool HeadReadable(const RequestHeaders& headers, httplib::Response& res) const;
   bool HeadersSingle(const RequestHeaders& headers, httplib::Response& res) const;
   bool RewriteError(httplib::Response& res) const;
+  // The bearer token (--auth-token) or OAuth access token of a request to /mcp or /metrics.
+  bool Authorized(const RequestHeaders& headers, httplib::Response& res) const;
+  // Whose sessions and tasks the request this thread serves reaches (the digest of the token or
+  // of the OAuth principal), "" without authentication.
+  std::string RequestOwner() const;
+  // With OAuth: a message whose method or tool needs a scope the token lacks (403). True: refused.
+  bool RefuseForScope(httplib::Response& res, const PostedMessage& posted) const;
 
   // --- POST ---
   void Post(const httplib::Request& req, httplib::Response& res,
@@ -135,7 +144,9 @@ class McpRoutes {
 
   mcp::McpServer& server_;
   const HttpOptions& options_;
-  OriginPolicy policy_;  // set again by SetPort, before serving; read-only afterwards
+  OriginPolicy policy_;               // set again by SetPort, before serving; read-only afterwards
+  std::unique_ptr<OAuthGate> oauth_;  // with OAuth on: made by SetPort; read-only afterwards
+  std::string token_owner_;           // the digest of --auth-token's token, "" without one
   SessionTable<HttpSession>& sessions_;
   LiveAnswers& live_;
   DrainState& drain_;

@@ -291,6 +291,7 @@ mcp::ToolDefinition GetImageDefinition(const ArgumentOptions& options) {
   d.annotations = Hints(/*read_only=*/true, /*destructive=*/false, /*idempotent=*/true,
                         /*open_world=*/false);
   d.quick = true;  // reads committed versions: no turn, no progress
+  d.writing_argument = "save_to";
   return d;
 }
 

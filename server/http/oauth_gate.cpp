@@ -1,0 +1,119 @@
+#include "server/http/oauth_gate.h"
+
+#include <utility>
+
+#include "common/sha256.h"
+#include "mcp/protocol.h"
+#include "mcp/task_json.h"
+
+namespace imgmcp::http {
+
+namespace {
+
+constexpr char kLog[] = "http";
+constexpr std::string_view kMetadataRoot = "/.well-known/oauth-protected-resource";
+
+// The path of a URL ("http://h:1/a/b" → "/a/b"; "" when it has none).
+std::string_view PathOf(std::string_view url) {
+  const size_t scheme = url.find("://");
+  const size_t slash = url.find('/', scheme == std::string_view::npos ? 0 : scheme + 3);
+  return slash == std::string_view::npos ? std::string_view() : url.substr(slash);
+}
+
+bool ToolCallWrites(const Json& message, const std::string& name, const mcp::ToolRegistry& tools) {
+  const mcp::ToolSpec* tool = tools.Find(name);
+  if (tool == nullptr) return false;  // the core answers "unknown tool"; nothing runs
+  const mcp::ToolDefinition& definition = tool->definition;
+  if (!definition.annotations.read_only.value_or(false)) return true;
+  if (definition.writing_argument.empty()) return false;
+  const auto params = message.find("params");
+  if (params == message.end() || !params->is_object()) return false;
+  const auto arguments = params->find("arguments");
+  if (arguments == params->end() || !arguments->is_object()) return false;
+  const auto argument = arguments->find(definition.writing_argument);
+  return argument != arguments->end() && !argument->is_null();
+}
+
+}  // namespace
+
+oauth::Access AccessOf(const mcp::RequestFacts& facts, const Json& message,
+                       const mcp::ToolRegistry& tools) {
+  using Kind = mcp::IncomingMessage::Kind;
+  if (facts.kind != Kind::kRequest) return oauth::Access::kAny;  // notifications, responses
+  const std::string& method = facts.method;
+  namespace m = mcp::methods;
+  if (method == m::kInitialize || method == m::kPing || method == m::kDiscover ||
+      method == m::kSetLevel) {
+    return oauth::Access::kAny;
+  }
+  if (method == m::kTasksCancel || method == m::kTasksUpdate) return oauth::Access::kWrite;
+  if (method == m::kToolsCall && facts.name && ToolCallWrites(message, *facts.name, tools)) {
+    return oauth::Access::kWrite;
+  }
+  return oauth::Access::kRead;
+}
+
+OAuthGate::OAuthGate(std::unique_ptr<oauth::ResourceServer> server)
+    : server_(std::move(server)),
+      metadata_path_(PathOf(server_->metadata_url())),
+      metadata_json_(server_->MetadataJson()) {}
+
+Result<std::unique_ptr<OAuthGate>> OAuthGate::Create(oauth::OAuthOptions options,
+                                                     std::string default_resource) {
+  ASSIGN_OR_RETURN(auto server,
+                   oauth::ResourceServer::Create(std::move(options), std::move(default_resource)));
+  log::Info(kLog, "OAuth: accepting access tokens for " + server->resource() +
+                      "; protected-resource metadata at " + server->metadata_url());
+  return std::unique_ptr<OAuthGate>(new OAuthGate(std::move(server)));
+}
+
+std::optional<std::string> OAuthGate::MetadataAt(std::string_view path) const {
+  if (path == kMetadataRoot || path == metadata_path_) return metadata_json_;
+  return std::nullopt;
+}
+
+std::variant<oauth::Principal, AuthRefusal> OAuthGate::Admit(std::string_view authorization) const {
+  Result<oauth::Principal> principal = server_->Authenticate(authorization);
+  if (principal.ok()) return std::move(principal).value();
+  const Error& error = principal.error();
+  AuthRefusal refusal;
+  if (error.code == ErrorCode::kUnavailable) {
+    refusal.status = 503;
+    refusal.message = "Service Unavailable: the access token cannot be checked now: " +
+                      error.message;
+  } else if (error.code == ErrorCode::kInvalidArgument) {  // no bearer token at all
+    refusal.challenge = server_->Challenge();
+    refusal.message = "Unauthorized: " + error.message;
+  } else {
+    refusal.challenge = server_->Challenge(error.message);
+    refusal.message = "Unauthorized: the access token was refused: " + error.message;
+  }
+  refused_log_.Write(log::Level::kWarning, kLog, "refused a request: " + refusal.message);
+  return refusal;
+}
+
+std::optional<AuthRefusal> OAuthGate::CheckScopes(const oauth::Principal& principal,
+                                                  const std::vector<mcp::RequestFacts>& messages,
+                                                  const Json& body,
+                                                  const mcp::ToolRegistry& tools) const {
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const Json& message = body.is_array() ? body.at(i) : body;
+    const oauth::Access access = AccessOf(messages[i], message, tools);
+    if (server_->Allows(principal, access)) continue;
+    AuthRefusal refusal;
+    refusal.status = 403;
+    refusal.challenge = server_->InsufficientScope(access);
+    refusal.message = "Forbidden: " + messages[i].method + " needs the scope " +
+                      server_->ScopeFor(access) + ", which the access token was not granted";
+    refused_log_.Write(log::Level::kWarning, kLog,
+                       "refused a request of " + principal.client_id + ": " + refusal.message);
+    return refusal;
+  }
+  return std::nullopt;
+}
+
+std::string OAuthGate::OwnerOf(const oauth::Principal& principal) {
+  return Sha256Hex("imgmcp principal\n" + Json::array({principal.issuer, principal.subject}).dump());
+}
+
+}  // namespace imgmcp::http
