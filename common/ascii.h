@@ -37,5 +37,7 @@ std::string_view TrimSpacesAndTabs(std::string_view text);
 // `text` without leading and trailing ASCII whitespace (IsAsciiWhitespace): for prompts and
 // messages, where line ends count as blank too.
 std::string_view TrimAsciiWhitespace(std::string_view text);
+// An application/x-www-form-urlencoded value: every byte but A-Z a-z 0-9 - . _ ~ as %XX.
+std::string FormEncode(std::string_view value);
 
 }  // namespace imgmcp

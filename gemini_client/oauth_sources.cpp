@@ -213,21 +213,6 @@ class MetadataSource final : public TokenSource {
 
 }  // namespace
 
-std::string FormEncode(const std::string& value) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : value) {
-    if (IsAsciiAlnum(static_cast<char>(c)) || c == '-' || c == '.' || c == '_' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
-
 Result<std::string> MakeServiceAccountJwt(const std::string& client_email,
                                           const std::string& private_key_id,
                                           const std::string& private_key_pem,

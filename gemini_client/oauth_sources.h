@@ -35,7 +35,4 @@ Result<std::string> MakeServiceAccountJwt(const std::string& client_email,
 Result<AccessToken> ParseTokenAnswer(const HttpAnswer& answer, const std::string& who,
                                      const std::vector<std::string>& secrets);
 
-// application/x-www-form-urlencoded value.
-std::string FormEncode(const std::string& value);
-
 }  // namespace imgmcp::gemini

@@ -144,6 +144,13 @@ Status SetOAuthResource(Config& c, std::string_view source, const std::string& v
   return Status::Ok();
 }
 
+Status SetOAuthIntrospectionUrl(Config& c, std::string_view source, const std::string& value) {
+  auto url = oauth::ParseOAuthUrl(value, source);
+  if (!url.ok()) return url.error();
+  c.oauth_introspection_url = value;
+  return Status::Ok();
+}
+
 // RFC 6749 §3.3 scope tokens: printable ASCII without spaces, quotes or backslashes.
 bool IsScopeToken(std::string_view scope) {
   return !scope.empty() && std::all_of(scope.begin(), scope.end(), [](char ch) {
@@ -481,7 +488,7 @@ constexpr FlagSpec kFlags[] = {
      .value = "URL",
      .help = "serve as an OAuth 2.1 resource server: accept the JWT access tokens of this "
              "authorization server (https, or http on loopback), its keys found through its "
-             "metadata; each person's sessions and tasks are their own",
+             "metadata; each person's HTTP sessions and tasks are their own",
      .set = AddOAuthIssuer,
      .repeatable = true,
      .env_list = ','},
@@ -491,6 +498,20 @@ constexpr FlagSpec kFlags[] = {
      .help = "this server's resource URI, the audience its access tokens must name: the public "
              "URL of /mcp (default: http://HOST:PORT/mcp of --http)",
      .set = SetOAuthResource},
+    {.name = "--oauth-introspection-url",
+     .env = "IMGMCP_OAUTH_INTROSPECTION_URL",
+     .value = "URL",
+     .help = "accept opaque (non-JWT) access tokens too, asking this RFC 7662 endpoint about each "
+             "(answers reused up to 60 s) with --oauth-client-id and $IMGMCP_OAUTH_CLIENT_SECRET",
+     .set = SetOAuthIntrospectionUrl},
+    {.name = "--oauth-client-id",
+     .env = "IMGMCP_OAUTH_CLIENT_ID",
+     .value = "ID",
+     .help = "imgmcp's client id at the authorization server, for token introspection",
+     .set = SetText<&Config::oauth_client_id>},
+    {.env = "IMGMCP_OAUTH_CLIENT_SECRET",
+     .help = "the client secret of --oauth-client-id; read from the environment only, never logged",
+     .set = SetText<&Config::oauth_client_secret>},
     {.name = "--oauth-scopes",
      .value = "READ,WRITE",
      .help = "the scope names that allow reading (get_image, resources, listings) and writing "
@@ -741,6 +762,9 @@ namespace {
 Status CheckOAuthFlags(const Config& c) {
   if (c.oauth_issuers.empty()) {
     if (!c.oauth_resource.empty()) return FlagError("--oauth-resource", "needs --oauth-issuer");
+    if (!c.oauth_introspection_url.empty()) {
+      return FlagError("--oauth-introspection-url", "needs --oauth-issuer");
+    }
     return Status::Ok();
   }
   if (!c.http_listen)
@@ -749,6 +773,12 @@ Status CheckOAuthFlags(const Config& c) {
     return FlagError("--oauth-issuer",
                      "and --auth-token (IMGMCP_AUTH_TOKEN) exclude each other: with OAuth every "
                      "request carries its own access token");
+  }
+  if (!c.oauth_introspection_url.empty() &&
+      (c.oauth_client_id.empty() || c.oauth_client_secret.empty())) {
+    return FlagError("--oauth-introspection-url",
+                     "needs --oauth-client-id and the IMGMCP_OAUTH_CLIENT_SECRET environment "
+                     "variable (imgmcp's credentials at the introspection endpoint)");
   }
   if (c.oauth_resource.empty()) {
     auto url = oauth::ParseOAuthUrl(http::EndpointUrl(c.http_listen->host, 1), "--http");

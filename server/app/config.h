@@ -75,6 +75,9 @@ struct Config {
   std::vector<std::string> oauth_issuers;          // --oauth-issuer (repeatable)
   std::string oauth_resource;                      // --oauth-resource; "" = the listener's /mcp
   std::string oauth_read_scope = "imgmcp:read";    // --oauth-scopes READ,WRITE
+  std::string oauth_introspection_url;             // --oauth-introspection-url (opaque tokens)
+  std::string oauth_client_id;                     // --oauth-client-id, for introspection
+  std::string oauth_client_secret;                 // IMGMCP_OAUTH_CLIENT_SECRET (never a flag)
   std::string oauth_write_scope = "imgmcp:write";
   // --metrics [HOST:]PORT / IMGMCP_METRICS: a listener serving only GET /metrics (also in stdio
   // mode). With --http, /metrics is served on that listener as well.

@@ -79,8 +79,8 @@ std::variant<oauth::Principal, AuthRefusal> OAuthGate::Admit(std::string_view au
   AuthRefusal refusal;
   if (error.code == ErrorCode::kUnavailable) {
     refusal.status = 503;
-    refusal.message = "Service Unavailable: the access token cannot be checked now: " +
-                      error.message;
+    refusal.message =
+        "Service Unavailable: the access token cannot be checked now: " + error.message;
   } else if (error.code == ErrorCode::kInvalidArgument) {  // no bearer token at all
     refusal.challenge = server_->Challenge();
     refusal.message = "Unauthorized: " + error.message;
@@ -113,7 +113,8 @@ std::optional<AuthRefusal> OAuthGate::CheckScopes(const oauth::Principal& princi
 }
 
 std::string OAuthGate::OwnerOf(const oauth::Principal& principal) {
-  return Sha256Hex("imgmcp principal\n" + Json::array({principal.issuer, principal.subject}).dump());
+  return Sha256Hex("imgmcp principal\n" +
+                   Json::array({principal.issuer, principal.subject}).dump());
 }
 
 }  // namespace imgmcp::http

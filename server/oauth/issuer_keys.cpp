@@ -56,7 +56,8 @@ Result<Jwk> IssuerKeys::Find(std::string_view kid, std::string_view alg) {
     return !fetching_;
   });
   const bool fetched_meanwhile = fetches_ != seen;
-  if (!fetched_meanwhile && (!last_fetch_ || clock_.SteadyNow() - *last_fetch_ >= refetch_interval_)) {
+  if (!fetched_meanwhile &&
+      (!last_fetch_ || clock_.SteadyNow() - *last_fetch_ >= refetch_interval_)) {
     fetching_ = true;
     std::string jwks_uri = jwks_uri_;
     lock.unlock();
@@ -71,16 +72,15 @@ Result<Jwk> IssuerKeys::Find(std::string_view kid, std::string_view alg) {
       last_error_.reset();
     } else {
       last_error_ = fetched.error();
-      log::Warn(kLog, "could not fetch the signing keys of " + issuer_ + ": " +
-                          fetched.error().message);
+      log::Warn(kLog,
+                "could not fetch the signing keys of " + issuer_ + ": " + fetched.error().message);
     }
     fetch_done_.notify_all();
   }
   if (auto key = Lookup(kid, alg)) return *std::move(key);
   if (last_error_ && keys_.empty()) {
-    return MakeError(ErrorCode::kUnavailable,
-                     "the signing keys of " + issuer_ + " could not be fetched: " +
-                         last_error_->message);
+    return MakeError(ErrorCode::kUnavailable, "the signing keys of " + issuer_ +
+                                                  " could not be fetched: " + last_error_->message);
   }
   return MakeError(ErrorCode::kPermissionDenied,
                    kid.empty() ? "the token names no key id and " + issuer_ +
@@ -94,7 +94,8 @@ Result<std::vector<Jwk>> IssuerKeys::FetchKeys(std::string* jwks_uri) const {
   }
   ASSIGN_OR_RETURN(const Json document, FetchJson(*jwks_uri, "the JWK Set"));
   ASSIGN_OR_RETURN(std::vector<Jwk> keys, ParseJwks(document));
-  log::Info(kLog, "fetched " + std::to_string(keys.size()) + " usable signing key(s) of " + issuer_);
+  log::Info(kLog,
+            "fetched " + std::to_string(keys.size()) + " usable signing key(s) of " + issuer_);
   return keys;
 }
 

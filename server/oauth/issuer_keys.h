@@ -52,7 +52,7 @@ class IssuerKeys {
   const Clock& clock_;
   const std::chrono::milliseconds refetch_interval_;
 
-  Mutex mu_;  // guards the cache below and the fetch in progress
+  Mutex mu_;                                // guards the cache below and the fetch in progress
   std::condition_variable_any fetch_done_;  // notified when a fetch ends (`fetching_` false)
   std::vector<Jwk> keys_ GUARDED_BY(mu_);
   std::string jwks_uri_ GUARDED_BY(mu_);  // "" until the metadata named it

@@ -28,6 +28,11 @@ struct FetchedDocument {
 // Errors say what failed, naming the URL's host, never a credential.
 using FetchFunction = std::function<Result<FetchedDocument>(const std::string& url)>;
 
+// POSTs `form` (application/x-www-form-urlencoded) to `url` with `authorization` as its
+// Authorization header: a token introspection (RFC 7662). Errors as FetchFunction's.
+using PostFormFunction = std::function<Result<FetchedDocument>(
+    const std::string& url, const std::string& form, const std::string& authorization)>;
+
 struct OAuthOptions {
   // The authorization servers whose tokens are accepted, as their `iss` claim spells them.
   std::vector<std::string> issuers;
@@ -40,6 +45,14 @@ struct OAuthOptions {
   const Clock* clock = nullptr;  // nullptr: the system clock
   // How far `exp` and `nbf` may be off (clock skew between the issuer and this server).
   std::chrono::seconds leeway{60};
+  // Opaque (non-JWT) access tokens: asked about at this RFC 7662 introspection endpoint with
+  // these client credentials (client_secret_basic); "" refuses them.
+  std::string introspection_url;
+  std::string client_id;
+  std::string client_secret;  // never logged or repeated in an error
+  PostFormFunction post_form;
+  // How long an introspection's answer is reused (and never past the token's expiry).
+  std::chrono::seconds introspection_cache{60};
   // A token naming a key the cached set does not hold makes the issuer's keys be fetched again,
   // at most once per this interval (so random key ids cannot make the server fetch per request).
   std::chrono::milliseconds refetch_interval{2000};

@@ -41,8 +41,9 @@ Result<OAuthUrl> ParseOAuthUrl(std::string_view url, std::string_view what) {
   }
   if (!https && !IsLoopbackName(AsciiLower(host->host))) {
     return MakeError(ErrorCode::kInvalidArgument,
-                     named + " must be https://: plain http is allowed only to a loopback host "
-                             "(127.0.0.1, localhost, [::1])");
+                     named +
+                         " must be https://: plain http is allowed only to a loopback host "
+                         "(127.0.0.1, localhost, [::1])");
   }
   OAuthUrl parsed;
   parsed.origin = std::string(url.substr(0, url.size() - rest.size() + authority.size()));

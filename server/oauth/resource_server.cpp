@@ -49,9 +49,13 @@ Result<std::unique_ptr<ResourceServer>> ResourceServer::Create(OAuthOptions opti
   server->metadata_url_ = ProtectedResourceMetadataUrl(resource);
   for (const std::string& issuer : server->options_.issuers) {
     ASSIGN_OR_RETURN(OAuthUrl url, ParseOAuthUrl(issuer, "--oauth-issuer"));
-    server->issuers_.emplace(issuer, std::make_unique<IssuerKeys>(
-                                         issuer, std::move(url), server->options_.fetch,
-                                         server->clock_, server->options_.refetch_interval));
+    server->issuers_.emplace(
+        issuer, std::make_unique<IssuerKeys>(issuer, std::move(url), server->options_.fetch,
+                                             server->clock_, server->options_.refetch_interval));
+  }
+  if (!server->options_.introspection_url.empty()) {
+    RETURN_IF_ERROR(ParseOAuthUrl(server->options_.introspection_url, "--oauth-introspection-url"));
+    server->introspection_ = std::make_unique<TokenIntrospection>(server->options_, server->clock_);
   }
   return server;
 }
@@ -72,7 +76,9 @@ Result<Principal> ResourceServer::Authenticate(std::string_view authorization_he
   if (value.size() <= kScheme.size() || AsciiLower(value.substr(0, kScheme.size())) != kScheme) {
     return Unauthenticated("the Authorization header must be 'Bearer <token>'");
   }
-  auto parsed = ParseJwt(TrimSpacesAndTabs(value.substr(kScheme.size())));
+  const std::string_view compact = TrimSpacesAndTabs(value.substr(kScheme.size()));
+  auto parsed = ParseJwt(compact);
+  if (!parsed.ok() && introspection_) return introspection_->Introspect(compact, resource_);
   if (!parsed.ok()) {
     return Error(ErrorCode::kPermissionDenied,
                  "the token is not a JWT access token: " + parsed.error().message);

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "common/result.h"
+#include "server/oauth/introspection.h"
 #include "server/oauth/issuer_keys.h"
 #include "server/oauth/oauth_options.h"
 #include "server/oauth/principal.h"
@@ -60,6 +61,7 @@ class ResourceServer {
   std::string resource_;
   std::string metadata_url_;
   std::map<std::string, std::unique_ptr<IssuerKeys>, std::less<>> issuers_;  // by `iss`
+  std::unique_ptr<TokenIntrospection> introspection_;  // with an introspection URL
   const std::string no_scope_;
 };
 

@@ -89,7 +89,10 @@ Status CheckTokenHeader(const Jwt& token) {
 }
 
 Result<Principal> CheckTokenClaims(const Jwt& token, const ExpectedClaims& expected) {
-  const Json& claims = token.claims;
+  return CheckClaimSet(token.claims, expected);
+}
+
+Result<Principal> CheckClaimSet(const Json& claims, const ExpectedClaims& expected) {
   if (StringClaim(claims, "iss") != expected.issuer) {
     return Invalid("the token's iss is not the issuer whose key signed it");
   }

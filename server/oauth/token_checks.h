@@ -29,5 +29,7 @@ struct ExpectedClaims {
 // The principal: issuer, subject, client (`client_id`, else `azp`) and scopes (`scope`, a
 // space-separated string, or `scp`, an array of strings).
 Result<Principal> CheckTokenClaims(const Jwt& token, const ExpectedClaims& expected);
+// The same checks of a claim set from elsewhere (an introspection's answer, RFC 7662 §2.2).
+Result<Principal> CheckClaimSet(const Json& claims, const ExpectedClaims& expected);
 
 }  // namespace imgmcp::oauth

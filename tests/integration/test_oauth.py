@@ -289,6 +289,52 @@ class OAuthServerTest(unittest.TestCase):
         self.assertEqual(status, 200, body)
 
 
+class OAuthIntrospectionTest(unittest.TestCase):
+    """Opaque tokens, asked about at the provider's RFC 7662 endpoint with imgmcp's own client
+    credentials (client imgmcp-rs)."""
+
+    SECRET = "imgmcp-rs-secret"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.provider = OAuthProvider()
+        try:
+            cls.server = HttpProcess(
+                "--oauth-issuer", cls.provider.issuer,
+                "--oauth-introspection-url", cls.provider.metadata["introspection_endpoint"],
+                "--oauth-client-id", "imgmcp-rs", env={"IMGMCP_OAUTH_CLIENT_SECRET": cls.SECRET})
+        except BaseException:
+            cls.provider.close()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            cls.server.close()
+            assert cls.SECRET not in cls.server.stderr
+        finally:
+            cls.provider.close()
+
+    post = OAuthServerTest.post
+    initialize = OAuthServerTest.initialize
+    call_tool = OAuthServerTest.call_tool
+
+    def test_an_opaque_token_is_introspected_and_accepted(self):
+        token = self.provider.client_credentials_token("opaque", self.server.url)
+        self.assertEqual(token.count("."), 0, "the opaque client's token is not a JWT")
+        session = self.initialize(token)
+        status, _, body = self.call_tool(token, session, "generate_image",
+                                         {"prompt": "green", "session_id": "opaque"})
+        self.assertEqual(status, 200, body)
+        self.assertNotIn(token, self.server.stderr)
+
+    def test_an_unknown_opaque_token_is_refused(self):
+        status, headers, body = self.post(INITIALIZE, "never-issued-0123456789abcdef")
+        self.assertEqual(status, 401, body)
+        self.assertEqual(challenge_params(headers["www-authenticate"])["error"], "invalid_token")
+        self.assertIn("not active", body["error"]["message"])
+
+
 class OAuthFlagsTest(unittest.TestCase):
     def start_refused(self, *args):
         with self.assertRaises(RuntimeError) as refused:
@@ -301,6 +347,9 @@ class OAuthFlagsTest(unittest.TestCase):
             "--oauth-issuer", "http://127.0.0.1:9", "--auth-token", "t"))
         self.assertIn("--oauth-resource", self.start_refused(
             "--oauth-issuer", "https://issuer.example", "--http", "0.0.0.0:0"))
+        self.assertIn("IMGMCP_OAUTH_CLIENT_SECRET", self.start_refused(
+            "--oauth-issuer", "http://127.0.0.1:9", "--oauth-introspection-url",
+            "http://127.0.0.1:9/introspect", "--oauth-client-id", "rs"))
         self.assertIn("READ,WRITE", self.start_refused(
             "--oauth-issuer", "https://issuer.example", "--oauth-scopes", "only-one"))
 

@@ -67,5 +67,10 @@ TEST(AsciiTest, TrimWhitespaceRemovesLineEndsToo) {
   EXPECT_EQ(TrimAsciiWhitespace("\xA0x\xA0"), "\xA0x\xA0");  // not ASCII: kept
 }
 
+TEST(AsciiTest, FormEncodeKeepsOnlyUnreservedCharacters) {
+  EXPECT_EQ(FormEncode("a b/c=d&e~"), "a%20b%2Fc%3Dd%26e~");
+  EXPECT_EQ(FormEncode("x:y+z\xff"), "x%3Ay%2Bz%FF");
+}
+
 }  // namespace
 }  // namespace imgmcp

@@ -273,8 +273,6 @@ TEST(JwtTest, ServiceAccountJwtIsSignedRs256WithTheClaimsGoogleExpects) {
   EXPECT_NE(bad.error().message.find("not a PEM private key"), std::string::npos);
 }
 
-TEST(JwtTest, FormEncoding) { EXPECT_EQ(FormEncode("a b/c=d&e~"), "a%20b%2Fc%3Dd%26e~"); }
-
 Result<AccessToken> TokenAnswer(int status, const Json& body,
                                 const std::vector<std::string>& secrets = {}) {
   return ParseTokenAnswer(HttpAnswer{status, body.dump()}, "the token endpoint T", secrets);

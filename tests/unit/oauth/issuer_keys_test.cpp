@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/unit/oauth/fake_clock.h"
 #include "tests/unit/oauth/fake_issuer.h"
 #include "tests/unit/oauth/test_keys.h"
 
@@ -17,21 +18,10 @@ namespace imgmcp::oauth {
 namespace {
 
 using testing::Ed25519TestKey;
+using testing::FakeClock;
 using testing::FakeIssuer;
 using testing::kIssuer;
 using testing::kJwksUri;
-
-class FakeClock final : public Clock {
- public:
-  std::chrono::steady_clock::time_point SteadyNow() const override { return steady_; }
-  std::chrono::system_clock::time_point WallNow() const override {
-    return std::chrono::system_clock::now();
-  }
-  void Advance(std::chrono::milliseconds by) { steady_ += by; }
-
- private:
-  std::chrono::steady_clock::time_point steady_{std::chrono::hours(1)};
-};
 
 constexpr std::chrono::milliseconds kInterval{2000};
 

@@ -15,11 +15,10 @@ namespace {
 
 using testing::Ed25519TestKey;
 using testing::FakeIssuer;
-using testing::kIssuer;
 
-constexpr char kResource[] = "https://images.test/mcp";
+constexpr char kProtectedResource[] = "https://images.test/mcp";
 
-int64_t SecondsFromNow(int seconds) {
+int64_t WallSecondsFromNow(int seconds) {
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::system_clock::now().time_since_epoch())
              .count() +
@@ -31,17 +30,17 @@ class ResourceServerTest : public ::testing::Test {
   ResourceServerTest() {
     issuer_.SetKeys(Json::array({key_.PublicJwk()}));
     OAuthOptions options;
-    options.issuers = {kIssuer};
-    options.resource = kResource;
+    options.issuers = {testing::kIssuer};
+    options.resource = kProtectedResource;
     options.fetch = issuer_.Function();
     server_ = std::move(ResourceServer::Create(std::move(options), "unused")).value();
   }
 
   Json Claims() const {
-    return Json{{"iss", kIssuer},
+    return Json{{"iss", testing::kIssuer},
                 {"sub", "alice"},
-                {"aud", kResource},
-                {"exp", SecondsFromNow(300)},
+                {"aud", kProtectedResource},
+                {"exp", WallSecondsFromNow(300)},
                 {"scope", "imgmcp:read imgmcp:write"},
                 {"client_id", "cli"}};
   }
@@ -67,7 +66,7 @@ class ResourceServerTest : public ::testing::Test {
 TEST_F(ResourceServerTest, AValidTokenNamesItsPrincipal) {
   auto principal = Check(Claims());
   ASSERT_TRUE(principal.ok()) << principal.error().message;
-  EXPECT_EQ(principal->issuer, kIssuer);
+  EXPECT_EQ(principal->issuer, testing::kIssuer);
   EXPECT_EQ(principal->subject, "alice");
   EXPECT_EQ(principal->client_id, "cli");
   EXPECT_TRUE(server_->Allows(*principal, Access::kWrite));
@@ -90,26 +89,26 @@ TEST_F(ResourceServerTest, ScopesComeFromScopeOrScpAndDecideAccess) {
 
 TEST_F(ResourceServerTest, AnAudienceListHoldingTheResourceIsAccepted) {
   Json claims = Claims();
-  claims["aud"] = {"https://other.test", kResource};
+  claims["aud"] = {"https://other.test", kProtectedResource};
   EXPECT_TRUE(Check(claims).ok());
 }
 
 TEST_F(ResourceServerTest, ExpiryAndNotBeforeHaveAMinuteOfLeeway) {
   Json claims = Claims();
-  claims["exp"] = SecondsFromNow(-30);
+  claims["exp"] = WallSecondsFromNow(-30);
   EXPECT_TRUE(Check(claims).ok());
-  claims["exp"] = SecondsFromNow(-90);
+  claims["exp"] = WallSecondsFromNow(-90);
   ExpectRefused(claims, "expired");
   claims = Claims();
-  claims["nbf"] = SecondsFromNow(30);
+  claims["nbf"] = WallSecondsFromNow(30);
   EXPECT_TRUE(Check(claims).ok());
-  claims["nbf"] = SecondsFromNow(90);
+  claims["nbf"] = WallSecondsFromNow(90);
   ExpectRefused(claims, "not valid yet");
 }
 
 TEST_F(ResourceServerTest, EachClaimRuleRefusesTheToken) {
   Json claims = Claims();
-  claims["aud"] = std::string(kResource) + "/";
+  claims["aud"] = std::string(kProtectedResource) + "/";
   ExpectRefused(claims, "aud");
   claims = Claims();
   claims.erase("exp");
@@ -140,8 +139,8 @@ TEST_F(ResourceServerTest, MetadataAndChallengesNameTheResource) {
   EXPECT_EQ(server_->metadata_url(),
             "https://images.test/.well-known/oauth-protected-resource/mcp");
   const Json metadata = Json::parse(server_->MetadataJson());
-  EXPECT_EQ(metadata["resource"], kResource);
-  EXPECT_EQ(metadata["authorization_servers"], Json::array({kIssuer}));
+  EXPECT_EQ(metadata["resource"], kProtectedResource);
+  EXPECT_EQ(metadata["authorization_servers"], Json::array({testing::kIssuer}));
   EXPECT_EQ(metadata["scopes_supported"], Json::array({"imgmcp:read", "imgmcp:write"}));
   EXPECT_EQ(metadata["bearer_methods_supported"], Json::array({"header"}));
   EXPECT_EQ(server_->Challenge(),
