@@ -15,6 +15,9 @@ function setup(thread)
 end
 
 local MODERN_PROTOCOL = "2026-07-28"
+-- An Authorization header every request carries (an OAuth-protected server), from the
+-- environment so no token shows in a process list.
+local authorization = os.getenv("IMGMCP_BENCH_AUTHORIZATION")
 local tool, args_json
 local modern = false
 local session_param = nil    -- the arguments' session_id (modern calls send it as a header)
@@ -45,6 +48,7 @@ local function modern_call()
     ["Mcp-Name"] = tool,
   }
   if session_param then h["Mcp-Param-Session-Id"] = session_param end
+  if authorization then h["Authorization"] = authorization end
   return wrk.format("POST", nil, h,
     '{"jsonrpc":"2.0","id":' .. next_id .. ',"method":"tools/call","params":{"name":"' .. tool ..
     '","arguments":' .. args_json .. ',"_meta":{"io.modelcontextprotocol/protocolVersion":"' ..
@@ -59,6 +63,7 @@ local function headers(with_session)
     ["MCP-Protocol-Version"] = PROTOCOL,
   }
   if with_session then h["Mcp-Session-Id"] = session end
+  if authorization then h["Authorization"] = authorization end
   return h
 end
 

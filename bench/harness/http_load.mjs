@@ -24,6 +24,10 @@ function post(body, session) {
       'MCP-Protocol-Version': PROTOCOL,
     };
     if (session) headers['Mcp-Session-Id'] = session;
+    // An OAuth-protected server: the header comes from the environment, never the command line.
+    if (process.env.IMGMCP_BENCH_AUTHORIZATION) {
+      headers['Authorization'] = process.env.IMGMCP_BENCH_AUTHORIZATION;
+    }
     const req = http.request(
         {host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent,
          headers},

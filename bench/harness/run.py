@@ -1092,10 +1092,14 @@ def measure_http(argv, env, cwd, port, tool, args, seconds, concurrency, log_pat
 class HttpServer:
     """One server process listening on 127.0.0.1:port for P6's loads; stopped on exit."""
 
-    def __init__(self, argv, env, cwd, port, log_path):
+    def __init__(self, argv, env, cwd, port, log_path, authorization=None):
         self.argv, self.env, self.cwd, self.port, self.log_path = argv, env, cwd, port, log_path
         self.url = f"http://127.0.0.1:{port}/mcp"
         self.error = None
+        # The load clients' Authorization header (an OAuth-protected server), passed to them in
+        # the environment.
+        self.load_env = (dict(os.environ, IMGMCP_BENCH_AUTHORIZATION=authorization)
+                         if authorization else None)
 
     def __enter__(self):
         self.log = open(self.log_path, "wb")
@@ -1133,7 +1137,8 @@ class HttpServer:
             else:
                 if setup:  # the Node client with no load clients makes just the setup call
                     done = subprocess.run(node_client + ["0", "0", json.dumps(setup)],
-                                          capture_output=True, text=True, timeout=60)
+                                          capture_output=True, text=True, timeout=60,
+                                          env=self.load_env)
                     if done.returncode != 0:
                         return {"error": (done.stderr or done.stdout).strip()[-300:]}
                 cmd = [wrk, f"-t{concurrency}", f"-c{concurrency}", f"-d{seconds}s", "-s",
@@ -1142,7 +1147,8 @@ class HttpServer:
                 cmd += ["modern"] if modern else []
             # CPU time of the server and of the load client during the run: where the cores go.
             server_cpu0, client_cpu0 = process_cpu_seconds(self.proc.pid), children_cpu_seconds()
-            out = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60)
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60,
+                                 env=self.load_env)
             server_cpu = process_cpu_seconds(self.proc.pid) - server_cpu0
             client_cpu = children_cpu_seconds() - client_cpu0
             if out.returncode != 0:
@@ -1174,13 +1180,14 @@ def measure_side_by_side(variants, env, workdir, tag, rounds=4, seconds=3, concu
     setup = {"name": "generate_image",
              "arguments": {"prompt": "solid teal", "session_id": "small", "inline": "none"}}
     servers = {}
-    for label, (binary, extra) in variants.items():
+    for label, (binary, extra, *authorization) in variants.items():
         port = free_port()
         name = f"{tag}-{safe_tag(label)}"
         servers[label] = HttpServer(
             [binary, "--backend", "local", "--log-level", "warning", "--http",
              f"127.0.0.1:{port}", *extra, "--data-dir", os.path.join(workdir, "http-data-" + name)],
-            env, workdir, port, os.path.join(workdir, f"imgmcp-http-{name}.log"))
+            env, workdir, port, os.path.join(workdir, f"imgmcp-http-{name}.log"),
+            authorization=authorization[0] if authorization else None)
     first, second = list(servers)
     with servers[first] as a, servers[second] as b:
         started = {first: a, second: b}
@@ -1310,6 +1317,54 @@ def metrics_cost_row(cost):
                  f"{i_on / 1000:.1f}k on ({(i_on / i_off - 1) * 100:+.1f} %)")
     return ("P6", what, "imgmcp", f"{off['rps']:.0f} calls/s, p50 {fmt_ms(off['p50'])}", "—",
             "—", note)
+
+
+def measure_oauth_cost(imgmcp_bin, env, workdir, rounds=4, seconds=3, concurrency=16):
+    """P6 with OAuth on: one server checking every call's JWT access token (signed RS256 by
+    bench/harness/oauth_issuer.mjs, whose keys it fetched once) against one without
+    authentication, loaded in turn (measure_side_by_side). Both get the same Authorization
+    header, which the second ignores, so the difference is the token's check alone, not the
+    bytes of a longer request head. Returns {oauth, open} or {error}."""
+    resource = "http://127.0.0.1/mcp"  # one audience for every port: --oauth-resource names it
+    issuer = subprocess.Popen(["node", os.path.join(HERE, "oauth_issuer.mjs"), resource],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = issuer.stdout.readline()
+        if not line:
+            return {"error": "bench/harness/oauth_issuer.mjs did not start"}
+        started = json.loads(line)
+        return measure_side_by_side(
+            {"oauth": (imgmcp_bin, ["--oauth-issuer", started["issuer"], "--oauth-resource",
+                                    resource], "Bearer " + started["token"]),
+             "open": (imgmcp_bin, [], "Bearer " + started["token"])},
+            env, workdir, "oauth", rounds, seconds, concurrency)
+    finally:
+        issuer.stdin.close()
+        try:
+            issuer.wait(5)
+        except subprocess.TimeoutExpired:
+            issuer.kill()
+            issuer.wait()
+
+
+def oauth_cost_row(cost):
+    """P6 with OAuth on against no authentication, from measure_oauth_cost: the server CPU each
+    call's token check costs (the target: at most +10 µs)."""
+    what = "small tools/call over HTTP, 16 clients, OAuth JWT on every call"
+    if "error" in cost:
+        return ("P6", what, "imgmcp", "FAILED", "—", "—", cost["error"][:300])
+    oauth, open_ = cost["oauth"], cost["open"]
+    note = (f"load from {oauth['client']}; {len(oauth['runs'])} alternating runs each against "
+            f"two servers side by side, both sent the same Authorization header (the second "
+            f"ignores it), medians: OAuth ÷ none throughput "
+            f"{oauth['rps'] / open_['rps']:.3f}")
+    if oauth.get("server_cpu_us") and open_.get("server_cpu_us"):
+        note += (f"; server CPU per call {open_['server_cpu_us']:.1f} µs without, "
+                 f"{oauth['server_cpu_us']:.1f} µs with OAuth "
+                 f"({oauth['server_cpu_us'] - open_['server_cpu_us']:+.1f} µs)")
+    return ("P6", what, "imgmcp", f"{oauth['rps']:.0f} calls/s, p50 {fmt_ms(oauth['p50'])}",
+            "—", "—", note)
 
 
 def imgmcp_http_wired(binary, workdir):
@@ -2100,6 +2155,14 @@ def main():
                     if None not in counts:
                         cost["instructions"] = counts
                 rows.append(metrics_cost_row(cost))
+                log("bench: P6 imgmcp, OAuth on and off in turn")
+                oauth = measure_oauth_cost(args.imgmcp, imgmcp.env, workdir,
+                                           rounds=1 if args.quick else 4,
+                                           seconds=p6_seconds if args.quick else 3)
+                if "error" not in oauth:
+                    results["P6-oauth-cpu-us"] = (oauth["oauth"].get("server_cpu_us", 0)
+                                                  - oauth["open"].get("server_cpu_us", 0))
+                rows.append(oauth_cost_row(oauth))
                 if args.baseline_imgmcp:
                     log(f"bench: P6 imgmcp and imgmcp {args.baseline_label} in turn")
                     pair = measure_side_by_side(
@@ -2382,6 +2445,10 @@ def targets(results):
     if r is not None:
         out.append(f"P6 throughput no lower than the earlier build's: this ÷ earlier {r:.2f} — "
                    f"{ok(r >= 0.95)}")
+    r = results.get("P6-oauth-cpu-us")
+    if r is not None:
+        out.append(f"P6 with OAuth (a JWT on every call, keys cached) ≤ +10 µs server CPU per "
+                   f"call: {r:+.1f} µs — {ok(r <= 10)}")
     sqlite, routed = get(("P8", STORE_VARIANTS[0][0])), get(("P8", ROUTED_LABEL))
     if sqlite and routed:
         ratio_routed = routed["rate"] / sqlite["rate"]

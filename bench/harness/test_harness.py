@@ -49,6 +49,9 @@ class QuickRun(unittest.TestCase):
         self.assertIn("CPU per call", cells[("P6", "imgmcp")][6])
         self.assertTrue([r for r in rows if r[0].strip() == "P6" and "--metrics off" in r[1]
                          and "metrics on ÷ off" in r[6]], "no P6 row with metrics off")
+        self.assertTrue([r for r in rows if r[0].strip() == "P6" and "OAuth" in r[1]
+                         and "OAuth ÷ none" in r[6]], "no P6 row with OAuth")
+        self.assertIn("- P6 with OAuth", report)
         for target in ("P1 ≥ 20×", "P1 ≤ 3× the floor", "P2 ≥ 5×", "P3 ≤ 1/20", "P4 idle ≤ 1/8",
                        "P5 wall ≤ 1.3×", "P6 ≥ 10×"):
             self.assertIn("- " + target, report)

@@ -2,7 +2,6 @@
 
 #include <utility>
 
-#include "common/sha256.h"
 #include "mcp/protocol.h"
 #include "mcp/task_json.h"
 
@@ -112,9 +111,6 @@ std::optional<AuthRefusal> OAuthGate::CheckScopes(const oauth::Principal& princi
   return std::nullopt;
 }
 
-std::string OAuthGate::OwnerOf(const oauth::Principal& principal) {
-  return Sha256Hex("imgmcp principal\n" +
-                   Json::array({principal.issuer, principal.subject}).dump());
-}
+const std::string& OAuthGate::OwnerOf(const oauth::Principal& principal) { return principal.key; }
 
 }  // namespace imgmcp::http

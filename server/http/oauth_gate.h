@@ -62,7 +62,7 @@ class OAuthGate {
                                          const Json& body, const mcp::ToolRegistry& tools) const;
 
   // Whose sessions and tasks a principal's requests reach: an opaque digest of (iss, sub).
-  static std::string OwnerOf(const oauth::Principal& principal);
+  static const std::string& OwnerOf(const oauth::Principal& principal);
 
  private:
   explicit OAuthGate(std::unique_ptr<oauth::ResourceServer> server);

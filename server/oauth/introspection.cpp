@@ -5,14 +5,15 @@
 
 #include "common/ascii.h"
 #include "common/base64.h"
-#include "common/sha256.h"
 #include "server/oauth/token_checks.h"
 
 namespace imgmcp::oauth {
 
 namespace {
 
-Error Refused(std::string message) { return Error(ErrorCode::kPermissionDenied, std::move(message)); }
+Error Refused(std::string message) {
+  return Error(ErrorCode::kPermissionDenied, std::move(message));
+}
 
 // RFC 6749 §2.3.1: each part form-encoded, then Basic.
 std::string BasicCredentials(const std::string& id, const std::string& secret) {
@@ -27,8 +28,8 @@ std::optional<std::chrono::steady_clock::time_point> SteadyExpiry(const Json& an
   const auto wall = std::chrono::system_clock::time_point(
       std::chrono::duration_cast<std::chrono::system_clock::duration>(
           std::chrono::duration<double>(exp->get<double>())));
-  return clock.SteadyNow() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                 wall - clock.WallNow());
+  return clock.SteadyNow() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(wall - clock.WallNow());
 }
 
 }  // namespace
@@ -40,33 +41,24 @@ TokenIntrospection::TokenIntrospection(const OAuthOptions& options, const Clock&
 
 Result<Principal> TokenIntrospection::Introspect(std::string_view token,
                                                  const std::string& resource) {
-  std::string key = Sha256Hex(token);
-  {
-    MutexLock lock(mu_);
-    const auto cached = cache_.find(key);
-    if (cached != cache_.end() && cached->second.expires > clock_.SteadyNow()) {
-      return cached->second.principal;
-    }
-  }
+  if (auto cached = answers_.Find(token, clock_.SteadyNow())) return *std::move(cached);
   ASSIGN_OR_RETURN(const Json answer, Ask(token));
-  Answer judged = Judge(answer, resource);
-  Result<Principal> principal = judged.principal;
-  MutexLock lock(mu_);
-  Keep(std::move(key), std::move(judged));
-  return principal;
+  auto [decision, until] = Judge(answer, resource);
+  answers_.Keep(token, decision, until, clock_.SteadyNow());
+  return decision;
 }
 
 Result<Json> TokenIntrospection::Ask(std::string_view token) const {
   const std::string form = "token=" + FormEncode(token) + "&token_type_hint=access_token";
-  Result<FetchedDocument> answer = options_.post_form(options_.introspection_url, form,
-                                                     authorization_);
+  Result<FetchedDocument> answer =
+      options_.post_form(options_.introspection_url, form, authorization_);
   if (!answer.ok()) {
     return Error(ErrorCode::kUnavailable,
                  "the introspection endpoint could not be asked: " + answer.error().message);
   }
   if (answer->status != 200) {
-    return Error(ErrorCode::kUnavailable, "the introspection endpoint answered HTTP " +
-                                              std::to_string(answer->status));
+    return Error(ErrorCode::kUnavailable,
+                 "the introspection endpoint answered HTTP " + std::to_string(answer->status));
   }
   Json parsed = Json::parse(answer->body, nullptr, /*allow_exceptions=*/false);
   if (!parsed.is_object()) {
@@ -75,12 +67,12 @@ Result<Json> TokenIntrospection::Ask(std::string_view token) const {
   return parsed;
 }
 
-TokenIntrospection::Answer TokenIntrospection::Judge(const Json& answer,
-                                                     const std::string& resource) const {
+std::pair<Result<Principal>, std::chrono::steady_clock::time_point> TokenIntrospection::Judge(
+    const Json& answer, const std::string& resource) const {
   const auto max_until = clock_.SteadyNow() + options_.introspection_cache;
   const auto active = answer.find("active");
   if (active == answer.end() || !active->is_boolean() || !active->get<bool>()) {
-    return Answer{Refused("the token is not active (introspection)"), max_until};
+    return {Refused("the token is not active (introspection)"), max_until};
   }
   ExpectedClaims expected;
   expected.issuer = options_.issuers.front();
@@ -88,7 +80,7 @@ TokenIntrospection::Answer TokenIntrospection::Judge(const Json& answer,
   if (iss != answer.end() && iss->is_string()) expected.issuer = iss->get<std::string>();
   const bool trusted = std::find(options_.issuers.begin(), options_.issuers.end(),
                                  expected.issuer) != options_.issuers.end();
-  if (!trusted) return Answer{Refused("the token's iss is not a trusted issuer"), max_until};
+  if (!trusted) return {Refused("the token's iss is not a trusted issuer"), max_until};
   Json claims = answer;
   claims["iss"] = expected.issuer;
   expected.resource = resource;
@@ -96,16 +88,7 @@ TokenIntrospection::Answer TokenIntrospection::Judge(const Json& answer,
   expected.leeway = options_.leeway;
   Result<Principal> principal = CheckClaimSet(claims, expected);
   const auto expiry = SteadyExpiry(answer, clock_);
-  return Answer{std::move(principal), expiry ? std::min(*expiry, max_until) : max_until};
-}
-
-void TokenIntrospection::Keep(std::string key, Answer answer) {
-  if (cache_.size() >= kMaxCachedIntrospections) {
-    const auto now = clock_.SteadyNow();
-    std::erase_if(cache_, [now](const auto& entry) { return entry.second.expires <= now; });
-    if (cache_.size() >= kMaxCachedIntrospections) cache_.clear();
-  }
-  cache_.insert_or_assign(std::move(key), std::move(answer));
+  return {std::move(principal), expiry ? std::min(*expiry, max_until) : max_until};
 }
 
 }  // namespace imgmcp::oauth

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +15,10 @@ struct Principal {
   std::string subject;    // its `sub`
   std::string client_id;  // `client_id`, else `azp`; "" when it names neither
   std::vector<std::string> scopes;
+  std::chrono::system_clock::time_point expires;  // the token's `exp`
+  // Whose sessions and tasks its requests reach: an opaque digest of (issuer, subject), made
+  // once when its token is accepted (PrincipalKey).
+  std::string key;
 
   bool HasScope(std::string_view scope) const {
     return std::find(scopes.begin(), scopes.end(), scope) != scopes.end();

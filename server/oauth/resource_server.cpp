@@ -18,6 +18,9 @@ std::string Quote(std::string_view text) {
   return quoted + "\"";
 }
 
+// How long an accepted JWT is remembered at most.
+constexpr std::chrono::minutes kMaxRemembered{5};
+
 Error Unauthenticated(std::string message) {
   return Error(ErrorCode::kInvalidArgument, std::move(message));
 }
@@ -77,13 +80,25 @@ Result<Principal> ResourceServer::Authenticate(std::string_view authorization_he
     return Unauthenticated("the Authorization header must be 'Bearer <token>'");
   }
   const std::string_view compact = TrimSpacesAndTabs(value.substr(kScheme.size()));
+  const auto now = clock_.SteadyNow();
+  if (auto cached = verified_.Find(compact, now)) return *std::move(cached);  // JWTs only
   auto parsed = ParseJwt(compact);
   if (!parsed.ok() && introspection_) return introspection_->Introspect(compact, resource_);
   if (!parsed.ok()) {
     return Error(ErrorCode::kPermissionDenied,
                  "the token is not a JWT access token: " + parsed.error().message);
   }
-  const Jwt& token = *parsed;
+  Result<Principal> principal = Verify(*parsed);
+  if (principal.ok()) {
+    const auto left = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        principal->expires - clock_.WallNow());
+    verified_.Keep(compact, principal,
+                   now + std::min<std::chrono::steady_clock::duration>(left, kMaxRemembered), now);
+  }
+  return principal;
+}
+
+Result<Principal> ResourceServer::Verify(const Jwt& token) const {
   RETURN_IF_ERROR(CheckTokenHeader(token));
   const auto issuer = issuers_.find(ClaimedIssuer(token));
   if (issuer == issuers_.end()) {

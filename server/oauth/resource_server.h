@@ -13,8 +13,10 @@
 #include "common/result.h"
 #include "server/oauth/introspection.h"
 #include "server/oauth/issuer_keys.h"
+#include "server/oauth/jwt.h"
 #include "server/oauth/oauth_options.h"
 #include "server/oauth/principal.h"
+#include "server/oauth/principal_cache.h"
 
 namespace imgmcp::oauth {
 
@@ -40,6 +42,8 @@ class ResourceServer {
   // the header is missing or not a bearer token (a 401 without an error code), kPermissionDenied
   // when the token is not accepted (401 invalid_token; the message says which check failed), and
   // kUnavailable when an issuer's keys could not be fetched (503: the token may well be good).
+  // An accepted JWT is remembered (its SHA-256) until its expiry, five minutes at most, so a
+  // client repeating it costs no signature check.
   Result<Principal> Authenticate(std::string_view authorization_header) const;
 
   bool Allows(const Principal& principal, Access access) const;
@@ -54,6 +58,8 @@ class ResourceServer {
 
  private:
   explicit ResourceServer(OAuthOptions options);
+  // The signature and claims of a JWT access token.
+  Result<Principal> Verify(const Jwt& token) const;
 
   const OAuthOptions options_;
   const SystemClock system_clock_;
@@ -62,6 +68,7 @@ class ResourceServer {
   std::string metadata_url_;
   std::map<std::string, std::unique_ptr<IssuerKeys>, std::less<>> issuers_;  // by `iss`
   std::unique_ptr<TokenIntrospection> introspection_;  // with an introspection URL
+  mutable PrincipalCache verified_;  // JWTs accepted lately: their signature is checked once
   const std::string no_scope_;
 };
 

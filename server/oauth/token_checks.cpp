@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "common/ascii.h"
+#include "common/sha256.h"
 #include "server/oauth/jwk.h"
 
 namespace imgmcp::oauth {
@@ -101,12 +102,15 @@ Result<Principal> CheckClaimSet(const Json& claims, const ExpectedClaims& expect
   }
   RETURN_IF_ERROR(CheckLifetime(claims, expected));
   Principal principal;
+  principal.expires = *TimeClaim(claims, "exp");  // CheckLifetime found it
   principal.issuer = expected.issuer;
   principal.subject = StringClaim(claims, "sub");
   if (principal.subject.empty()) return Invalid("the token has no sub (subject) claim");
   principal.client_id = StringClaim(claims, "client_id");
   if (principal.client_id.empty()) principal.client_id = StringClaim(claims, "azp");
   principal.scopes = ScopesOf(claims);
+  principal.key =
+      Sha256Hex("imgmcp principal\n" + Json::array({principal.issuer, principal.subject}).dump());
   return principal;
 }
 

@@ -7,6 +7,7 @@
 
 #include <chrono>
 
+#include "tests/unit/oauth/fake_clock.h"
 #include "tests/unit/oauth/fake_issuer.h"
 #include "tests/unit/oauth/test_keys.h"
 
@@ -152,6 +153,40 @@ TEST_F(ResourceServerTest, MetadataAndChallengesNameTheResource) {
   EXPECT_EQ(server_->InsufficientScope(Access::kWrite)
                 .rfind("Bearer error=\"insufficient_scope\", scope=\"imgmcp:write\"", 0),
             0u);
+}
+
+// A token verified once is remembered: it is still accepted after the issuer dropped its key,
+// which a second signature check would not find — until the token expires.
+TEST(ResourceServerMemory, AnAcceptedTokenIsRememberedUntilItExpires) {
+  testing::FakeClock clock;
+  FakeIssuer issuer;
+  Ed25519TestKey old_key("old");
+  Ed25519TestKey new_key("new");
+  issuer.SetKeys(Json::array({old_key.PublicJwk()}));
+  OAuthOptions options;
+  options.issuers = {testing::kIssuer};
+  options.resource = kProtectedResource;
+  options.fetch = issuer.Function();
+  options.clock = &clock;
+  auto server = std::move(ResourceServer::Create(std::move(options), "unused")).value();
+  const Json claims = {{"iss", testing::kIssuer},
+                       {"sub", "alice"},
+                       {"aud", kProtectedResource},
+                       {"exp", clock.WallSeconds() + 120}};
+  const std::string old_token = "Bearer " + old_key.Sign(claims);
+  ASSERT_TRUE(server->Authenticate(old_token).ok());
+  // The issuer rotates to a new key only; a token of the new key makes imgmcp fetch the set.
+  issuer.SetKeys(Json::array({new_key.PublicJwk()}));
+  clock.Advance(std::chrono::seconds(3));
+  ASSERT_TRUE(server->Authenticate("Bearer " + new_key.Sign(claims)).ok());
+  EXPECT_EQ(issuer.fetches(testing::kJwksUri), 2);
+  EXPECT_TRUE(server->Authenticate(old_token).ok());  // remembered
+  Json other_claims = claims;
+  other_claims["jti"] = "2";
+  const std::string unseen = "Bearer " + old_key.Sign(other_claims);
+  EXPECT_FALSE(server->Authenticate(unseen).ok());  // the same key, not remembered: refused
+  clock.Advance(std::chrono::seconds(180));         // past exp and the leeway
+  EXPECT_FALSE(server->Authenticate(old_token).ok());
 }
 
 TEST(ResourceServerCreate, RefusesUrlsItCannotTrust) {
