@@ -143,4 +143,14 @@ Result<std::string> Base64Decode(std::string_view text) {
   return out;
 }
 
+std::string Base64UrlEncode(std::string_view bytes) {
+  std::string out = Base64Encode(bytes);
+  for (char& c : out) {
+    if (c == '+') c = '-';
+    if (c == '/') c = '_';
+  }
+  while (!out.empty() && out.back() == '=') out.pop_back();
+  return out;
+}
+
 }  // namespace imgmcp

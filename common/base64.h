@@ -15,5 +15,7 @@ std::string Base64Encode(std::string_view bytes);
 void Base64EncodeAppend(std::string_view bytes, std::string& out);
 size_t Base64EncodedSize(size_t raw_size);
 Result<std::string> Base64Decode(std::string_view text);
+// base64url (RFC 4648 §5) without padding, as JOSE writes it (JWT headers, claims, signatures).
+std::string Base64UrlEncode(std::string_view bytes);
 
 }  // namespace imgmcp

@@ -98,10 +98,7 @@ Result<std::unique_ptr<GeminiClient>> GeminiClient::Create(GeminiClientOptions o
   RETURN_IF_ERROR(ValidateOptions(options));
   auto endpoint = ParseBaseUrl(options.base_url);
   if (!endpoint.ok()) return endpoint.error();
-  if (options.ca_cert_path.empty()) {
-    std::error_code ec;
-    if (std::filesystem::exists(kSystemCaBundle, ec)) options.ca_cert_path = kSystemCaBundle;
-  }
+  if (options.ca_cert_path.empty()) options.ca_cert_path = SystemCaBundleIfPresent();
   if (sleeper == nullptr) sleeper = std::make_shared<RealSleeper>();
   if (options.model_table.empty()) options.model_table = BuiltInGeminiModels();
   auto models = OfferedModels(options);
@@ -446,6 +443,11 @@ Status GeminiClient::WaitToRetry(CallState& call, AttemptOutcome outcome, const 
                                    Plural(call.attempts, "attempt") + "); nothing was produced."));
   }
   return Status::Ok();
+}
+
+std::string SystemCaBundleIfPresent() {
+  std::error_code ec;
+  return std::filesystem::exists(kSystemCaBundle, ec) ? kSystemCaBundle : "";
 }
 
 }  // namespace imgmcp::gemini

@@ -23,6 +23,8 @@ namespace imgmcp::gemini {
 inline constexpr char kDefaultBaseUrl[] = "https://generativelanguage.googleapis.com";
 inline constexpr char kDefaultModel[] = "gemini-3.1-flash-lite-image";
 inline constexpr char kSystemCaBundle[] = "/etc/ssl/certs/ca-certificates.crt";
+// kSystemCaBundle when that file exists (Debian's ca-certificates), else "" (OpenSSL's default).
+std::string SystemCaBundleIfPresent();
 
 struct GeminiClientOptions {
   std::string api_key;                     // sent only in x-goog-api-key; never logged or echoed

@@ -13,16 +13,6 @@ namespace {
 
 constexpr int64_t kJwtLifetimeSeconds = 3600;
 
-std::string Base64Url(std::string_view bytes) {
-  std::string out = Base64Encode(bytes);
-  for (char& c : out) {
-    if (c == '+') c = '-';
-    if (c == '/') c = '_';
-  }
-  while (!out.empty() && out.back() == '=') out.pop_back();
-  return out;
-}
-
 // expires_in as a lifetime within [kMinTokenLifetime, kMaxTokenLifetime]; read as a double, so
 // that 1e300 or -5.5 is compared, never converted to an integer out of range.
 std::chrono::seconds TokenLifetime(const Json& expires_in) {
@@ -225,10 +215,11 @@ Result<std::string> MakeServiceAccountJwt(const std::string& client_email,
                        {"aud", audience},
                        {"iat", issued_at},
                        {"exp", issued_at + kJwtLifetimeSeconds}};
-  const std::string signing_input = Base64Url(header.dump()) + "." + Base64Url(claims.dump());
+  const std::string signing_input =
+      Base64UrlEncode(header.dump()) + "." + Base64UrlEncode(claims.dump());
   if (sign == nullptr) return MakeError(ErrorCode::kInternal, "no signing function");
   ASSIGN_OR_RETURN(const std::string signature, sign(private_key_pem, signing_input));
-  return signing_input + "." + Base64Url(signature);
+  return signing_input + "." + Base64UrlEncode(signature);
 }
 
 std::unique_ptr<TokenSource> MakeServiceAccountSource(const AdcCredentials& credentials,

@@ -1,8 +1,6 @@
 #include "server/app/oauth_fetch.h"
 
-#include <filesystem>
 #include <memory>
-#include <system_error>
 #include <utility>
 
 #include "gemini_client/gemini_client.h"
@@ -65,9 +63,7 @@ oauth::OAuthOptions MakeOAuthOptions(const Config& config) {
   network->http.connect_timeout = std::chrono::seconds(5);
   network->http.read_timeout = std::chrono::seconds(10);
   network->http.extra_ca_file = config.ca_file;
-  if (std::error_code ec; std::filesystem::exists(gemini::kSystemCaBundle, ec)) {
-    network->http.ca_cert_path = gemini::kSystemCaBundle;
-  }
+  network->http.ca_cert_path = gemini::SystemCaBundleIfPresent();
   network->proxies = {config.https_proxy, config.http_proxy, config.no_proxy};
   options.fetch = [network](const std::string& url) { return Send(*network, url, "", ""); };
   options.post_form = [network](const std::string& url, const std::string& form,

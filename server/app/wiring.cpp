@@ -208,9 +208,7 @@ Result<BackendSelection> MakeVertexBackend(const Config& config,
     access.http.read_timeout = std::chrono::seconds(60);
     access.http.extra_ca_file = config.ca_file;
     access.http.timers = timers;
-    if (std::error_code ec; std::filesystem::exists(gemini::kSystemCaBundle, ec)) {
-      access.http.ca_cert_path = gemini::kSystemCaBundle;
-    }
+    access.http.ca_cert_path = gemini::SystemCaBundleIfPresent();
     access.proxies = options.proxies;
     options.auth =
         std::make_shared<gemini::TokenCache>(gemini::MakeTokenSource(credentials, access));

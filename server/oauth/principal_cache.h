@@ -35,7 +35,7 @@ class PrincipalCache {
     Result<Principal> decision;
     std::chrono::steady_clock::time_point expires;
   };
-  Mutex mu_;  // guards entries_
+  Mutex mu_;                                                        // guards entries_
   std::unordered_map<std::string, Entry> entries_ GUARDED_BY(mu_);  // by the token's SHA-256
 };
 

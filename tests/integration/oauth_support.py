@@ -34,6 +34,7 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from children import close_pipes, end_at_eof  # noqa: E402  (tests/support)
 from skips import require, require_tool  # noqa: E402  (tests/support)
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -158,23 +159,10 @@ class OAuthProvider:
 
     def close(self):
         """Closes its stdin (which ends it), waits, kills it if it lingers; idempotent."""
-        if self.proc.poll() is None:
-            try:
-                self.proc.stdin.close()
-            except OSError:
-                pass
-            try:
-                self.proc.wait(timeout=STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=STOP_TIMEOUT)
+        end_at_eof(self.proc, STOP_TIMEOUT)
         for reader in self._readers:
             reader.join(timeout=STOP_TIMEOUT)
-        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            try:
-                stream.close()
-            except OSError:
-                pass
+        close_pipes(self.proc)
 
     def __enter__(self):
         return self

@@ -18,6 +18,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+from children import close_pipes, end_at_eof
+
 START_TIMEOUT = 20.0
 WAIT_TIMEOUT = 20.0
 READY_PREFIX = "fake_gemini listening on "
@@ -131,21 +133,8 @@ class FakeGemini:
         return b"".join(self.stderr_chunks).decode("utf-8", "replace")
 
     def close(self):
-        if self.proc.poll() is None:
-            try:
-                self.proc.stdin.close()  # EOF on stdin stops the fake
-            except OSError:
-                pass
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            try:
-                stream.close()
-            except OSError:
-                pass
+        end_at_eof(self.proc)  # EOF on stdin stops the fake
+        close_pipes(self.proc)
 
     def __enter__(self):
         return self

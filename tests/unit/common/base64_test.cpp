@@ -101,5 +101,11 @@ TEST(Base64Test, RejectsBadCharactersAndLengths) {
   EXPECT_FALSE(Base64Decode("Zm9v\nYmFy").ok());  // line breaks are not base64
 }
 
+TEST(Base64Test, UrlEncodingUsesTheUrlAlphabetWithoutPadding) {
+  EXPECT_EQ(Base64UrlEncode(std::string("\xfb\xff\xbf", 3)), "-_-_");
+  EXPECT_EQ(Base64UrlEncode("a"), "YQ");
+  EXPECT_EQ(Base64UrlEncode(""), "");
+}
+
 }  // namespace
 }  // namespace imgmcp

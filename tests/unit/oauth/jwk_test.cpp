@@ -42,16 +42,6 @@ EVP_PKEY* Ed25519() {
   return key.get();
 }
 
-std::string UrlSafe(std::string_view bytes) {
-  std::string text = Base64Encode(bytes);
-  for (char& c : text) {
-    if (c == '+') c = '-';
-    if (c == '/') c = '_';
-  }
-  while (!text.empty() && text.back() == '=') text.pop_back();
-  return text;
-}
-
 std::string BignumParam(EVP_PKEY* key, const char* name) {
   BIGNUM* bn = nullptr;
   EXPECT_EQ(EVP_PKEY_get_bn_param(key, name, &bn), 1);
@@ -64,8 +54,8 @@ std::string BignumParam(EVP_PKEY* key, const char* name) {
 Json RsaJwk(EVP_PKEY* key) {
   Json jwk = Json::object();
   jwk["kty"] = "RSA";
-  jwk["n"] = UrlSafe(BignumParam(key, OSSL_PKEY_PARAM_RSA_N));
-  jwk["e"] = UrlSafe(BignumParam(key, OSSL_PKEY_PARAM_RSA_E));
+  jwk["n"] = Base64UrlEncode(BignumParam(key, OSSL_PKEY_PARAM_RSA_N));
+  jwk["e"] = Base64UrlEncode(BignumParam(key, OSSL_PKEY_PARAM_RSA_E));
   return jwk;
 }
 
@@ -81,8 +71,8 @@ Json EcJwk(EVP_PKEY* key, const char* crv) {
   Json jwk = Json::object();
   jwk["kty"] = "EC";
   jwk["crv"] = crv;
-  jwk["x"] = UrlSafe(bytes.substr(1, half));
-  jwk["y"] = UrlSafe(bytes.substr(1 + half, half));
+  jwk["x"] = Base64UrlEncode(bytes.substr(1, half));
+  jwk["y"] = Base64UrlEncode(bytes.substr(1 + half, half));
   return jwk;
 }
 
@@ -93,7 +83,7 @@ Json OkpJwk(EVP_PKEY* key) {
   Json jwk = Json::object();
   jwk["kty"] = "OKP";
   jwk["crv"] = "Ed25519";
-  jwk["x"] = UrlSafe(std::string(reinterpret_cast<const char*>(raw), length));
+  jwk["x"] = Base64UrlEncode(std::string(reinterpret_cast<const char*>(raw), length));
   return jwk;
 }
 
@@ -168,7 +158,7 @@ void ExpectSignatureChecks(const std::string& alg, EVP_PKEY* private_key, const 
     ASSERT_FALSE(bad.ok());
     EXPECT_EQ(bad.error().code, ErrorCode::kPermissionDenied);
     EXPECT_EQ(bad.error().message.find(kInput), std::string::npos);
-    EXPECT_EQ(bad.error().message.find(UrlSafe(flipped)), std::string::npos);
+    EXPECT_EQ(bad.error().message.find(Base64UrlEncode(flipped)), std::string::npos);
   }
   std::string input = kInput;
   input[5] = static_cast<char>(input[5] ^ 0x01);
@@ -282,9 +272,9 @@ TEST(VerifyJwsSignatureTest, RefusesAJwkWithoutAKey) {
 
 TEST(VerifyJwsSignatureTest, VerifiesAParsedCompactToken) {
   const std::string signing_input =
-      UrlSafe(R"({"alg":"EdDSA","kid":"ed"})") + "." + UrlSafe(R"({"sub":"user"})");
+      Base64UrlEncode(R"({"alg":"EdDSA","kid":"ed"})") + "." + Base64UrlEncode(R"({"sub":"user"})");
   const std::string token =
-      signing_input + "." + UrlSafe(JwsSign("EdDSA", Ed25519(), signing_input));
+      signing_input + "." + Base64UrlEncode(JwsSign("EdDSA", Ed25519(), signing_input));
   const auto jwt = ParseJwt(token);
   ASSERT_TRUE(jwt.ok()) << jwt.error().message;
   Json jwk = OkpJwk(Ed25519());
@@ -397,10 +387,10 @@ TEST(ParseJwksTest, SkipsMalformedEcCoordinates) {
   const Json good = EcJwk(P256(), "P-256");
   const std::string x = good["x"].get<std::string>();
   Json short_x = good;
-  short_x["x"] = UrlSafe(Base64UrlDecode(x)->substr(1));
+  short_x["x"] = Base64UrlEncode(Base64UrlDecode(x)->substr(1));
   EXPECT_TRUE(Skipped(short_x));
   Json long_x = good;
-  long_x["x"] = UrlSafe('\0' + *Base64UrlDecode(x));
+  long_x["x"] = Base64UrlEncode('\0' + *Base64UrlDecode(x));
   EXPECT_TRUE(Skipped(long_x));
   Json padded = good;
   padded["x"] = x + "=";
@@ -417,17 +407,17 @@ TEST(ParseJwksTest, SkipsEcPointsNotOnTheCurve) {
   Json jwk = EcJwk(P256(), "P-256");
   std::string y = *Base64UrlDecode(jwk["y"].get<std::string>());
   y[31] = static_cast<char>(y[31] ^ 0x01);
-  jwk["y"] = UrlSafe(y);
+  jwk["y"] = Base64UrlEncode(y);
   EXPECT_TRUE(Skipped(jwk));
   Json zero = EcJwk(P256(), "P-256");
-  zero["x"] = UrlSafe(std::string(32, '\0'));
-  zero["y"] = UrlSafe(std::string(32, '\0'));
+  zero["x"] = Base64UrlEncode(std::string(32, '\0'));
+  zero["y"] = Base64UrlEncode(std::string(32, '\0'));
   EXPECT_TRUE(Skipped(zero));
 }
 
 TEST(ParseJwksTest, SkipsEd25519KeysOfTheWrongLength) {
   Json jwk = OkpJwk(Ed25519());
-  jwk["x"] = UrlSafe(std::string(31, 'k'));
+  jwk["x"] = Base64UrlEncode(std::string(31, 'k'));
   EXPECT_TRUE(Skipped(jwk));
 }
 
@@ -463,7 +453,7 @@ TEST(ParseJwksTest, UsesThePublicPartOfKeysThatCarryPrivateMembers) {
   rsa["p"] = "cA";
   rsa["q"] = 7;
   Json ec = EcJwk(P256(), "P-256");
-  ec["d"] = UrlSafe(std::string(32, '\x01'));
+  ec["d"] = Base64UrlEncode(std::string(32, '\x01'));
   const auto keys = ParseJwks(KeySet({rsa, ec}));
   ASSERT_TRUE(keys.ok());
   ASSERT_EQ(keys->size(), 2U);

@@ -10,21 +10,11 @@
 namespace imgmcp::oauth {
 namespace {
 
-// `bytes` as unpadded base64url, the way a JWS writes each part.
-std::string ToBase64Url(std::string_view bytes) {
-  std::string text = Base64Encode(bytes);
-  for (char& c : text) {
-    if (c == '+') c = '-';
-    if (c == '/') c = '_';
-  }
-  while (!text.empty() && text.back() == '=') text.pop_back();
-  return text;
-}
-
 // A compact JWS of the given header, payload and signature bytes.
 std::string CompactToken(std::string_view header, std::string_view payload,
                          std::string_view signature = "sig-bytes") {
-  return ToBase64Url(header) + "." + ToBase64Url(payload) + "." + ToBase64Url(signature);
+  return Base64UrlEncode(header) + "." + Base64UrlEncode(payload) + "." +
+         Base64UrlEncode(signature);
 }
 
 constexpr char kHeader[] = R"({"alg":"RS256","kid":"key-1","typ":"at+jwt"})";
@@ -66,7 +56,7 @@ TEST(Base64UrlDecodeTest, ReadsTheUrlSafeCharactersForValues62And63) {
   EXPECT_EQ(*Base64UrlDecode("-_-_"), "\xfb\xff\xbf");
   std::string all;
   for (int i = 0; i < 256; ++i) all.push_back(static_cast<char>(i));
-  EXPECT_EQ(*Base64UrlDecode(ToBase64Url(all)), all);
+  EXPECT_EQ(*Base64UrlDecode(Base64UrlEncode(all)), all);
 }
 
 TEST(Base64UrlDecodeTest, RefusesPaddingAndTheStandardAlphabet) {
@@ -130,8 +120,8 @@ TEST(ParseJwtTest, KeepsAnUnacceptedAlgForTheVerifierToRefuse) {
 }
 
 TEST(ParseJwtTest, RefusesTokensWithoutThreeParts) {
-  const std::string a = ToBase64Url(kHeader);
-  const std::string b = ToBase64Url(kPayload);
+  const std::string a = Base64UrlEncode(kHeader);
+  const std::string b = Base64UrlEncode(kPayload);
   ExpectRefusedWithoutEcho("");
   ExpectRefusedWithoutEcho(a);
   ExpectRefusedWithoutEcho(a + "." + b);
@@ -141,17 +131,17 @@ TEST(ParseJwtTest, RefusesTokensWithoutThreeParts) {
 }
 
 TEST(ParseJwtTest, RefusesAnEncryptedTokenNamingJwe) {
-  const std::string jwe = ToBase64Url(R"({"alg":"RSA-OAEP","enc":"A256GCM"})") +
+  const std::string jwe = Base64UrlEncode(R"({"alg":"RSA-OAEP","enc":"A256GCM"})") +
                           ".ZW5jcnlwdGVka2V5.aXZpdml2.Y2lwaGVydGV4dA.dGFndGFn";
   ExpectRefusedWithoutEcho(jwe);
   EXPECT_NE(ParseJwt(jwe).error().message.find("JWE"), std::string::npos);
 }
 
 TEST(ParseJwtTest, RefusesPaddingOrTheStandardAlphabetInAnyPart) {
-  const std::string a = ToBase64Url(R"({"alg":"RS256"})");  // 20 characters
-  const std::string b = ToBase64Url(kPayload);
+  const std::string a = Base64UrlEncode(R"({"alg":"RS256"})");  // 20 characters
+  const std::string b = Base64UrlEncode(kPayload);
   ExpectRefusedWithoutEcho(a + "." + b + ".c2ln==");
-  ExpectRefusedWithoutEcho(ToBase64Url(R"({"alg":"RS256" })") + "=." + b + ".c2ln");
+  ExpectRefusedWithoutEcho(Base64UrlEncode(R"({"alg":"RS256" })") + "=." + b + ".c2ln");
   ExpectRefusedWithoutEcho(a + "." + b + "=.c2ln");
   ExpectRefusedWithoutEcho(a + "." + b + ".c2+l");
   ExpectRefusedWithoutEcho(a + "." + b + ".c2/l");
@@ -198,7 +188,7 @@ TEST(ParseJwtTest, RefusesCriticalHeaderExtensions) {
 }
 
 TEST(ParseJwtTest, RefusesAnEmptyOrUndecodableSignature) {
-  const std::string signing_input = ToBase64Url(kHeader) + "." + ToBase64Url(kPayload);
+  const std::string signing_input = Base64UrlEncode(kHeader) + "." + Base64UrlEncode(kPayload);
   ExpectRefusedWithoutEcho(signing_input + ".");
   ExpectRefusedWithoutEcho(signing_input + ".Zh");
   ExpectRefusedWithoutEcho(signing_input + ".Zm9vY");

@@ -13,16 +13,6 @@
 
 namespace imgmcp::oauth::testing {
 
-inline std::string UrlSafeBase64(std::string_view bytes) {
-  std::string text = Base64Encode(bytes);
-  for (char& c : text) {
-    if (c == '+') c = '-';
-    if (c == '/') c = '_';
-  }
-  while (!text.empty() && text.back() == '=') text.pop_back();
-  return text;
-}
-
 class Ed25519TestKey {
  public:
   explicit Ed25519TestKey(std::string kid)
@@ -37,21 +27,21 @@ class Ed25519TestKey {
     return Json{{"kty", "OKP"},
                 {"crv", "Ed25519"},
                 {"kid", kid_},
-                {"x", UrlSafeBase64(std::string(reinterpret_cast<char*>(raw), length))}};
+                {"x", Base64UrlEncode(std::string(reinterpret_cast<char*>(raw), length))}};
   }
 
   // A compact JWS of `claims` with header {alg: EdDSA, kid, typ} (`header` entries override).
   std::string Sign(const Json& claims, Json header = Json::object()) const {
     Json full = {{"alg", "EdDSA"}, {"kid", kid_}, {"typ", "at+jwt"}};
     full.update(header);
-    const std::string input = UrlSafeBase64(full.dump()) + "." + UrlSafeBase64(claims.dump());
+    const std::string input = Base64UrlEncode(full.dump()) + "." + Base64UrlEncode(claims.dump());
     std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
     unsigned char signature[64];
     size_t length = sizeof signature;
     EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr, key_.get());
     EVP_DigestSign(ctx.get(), signature, &length,
                    reinterpret_cast<const unsigned char*>(input.data()), input.size());
-    return input + "." + UrlSafeBase64(std::string(reinterpret_cast<char*>(signature), length));
+    return input + "." + Base64UrlEncode(std::string(reinterpret_cast<char*>(signature), length));
   }
 
  private:
