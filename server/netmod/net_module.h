@@ -39,6 +39,6 @@ struct NetModuleApi {
 inline constexpr char kEntryPoint[] = "imgmcp_net_module_api";
 // Binary and module must come from the same build: the struct above and the types it passes
 // have no stable ABI. The tag names the version, the compiler and this interface's revision.
-inline constexpr char kBuildTag[] = "imgmcp " IMGMCP_VERSION " / " __VERSION__ " / net-module 4";
+inline constexpr char kBuildTag[] = "imgmcp " IMGMCP_VERSION " / " __VERSION__ " / net-module 5";
 
 }  // namespace imgmcp::netmod

@@ -10,6 +10,7 @@ scopes (403 insufficient_scope); a legacy session belonging to the principal tha
 rotation without a restart; and no token in any log line or answer.
 """
 import base64
+import concurrent.futures
 import http.client
 import json
 import os
@@ -270,6 +271,24 @@ class OAuthServerTest(unittest.TestCase):
         self.assertEqual(status, 404)  # not "forbidden": another person's session does not exist
         status, _, _ = self.post({"jsonrpc": "2.0", "id": 5, "method": "ping"}, alice, session)
         self.assertEqual(status, 200)
+
+    # --- concurrency --------------------------------------------------------------------------
+    def test_many_requests_at_once_with_new_and_repeated_tokens(self):
+        # Tokens of three keys (one per algorithm), each first seen by several requests at once:
+        # the keys are fetched, tokens checked and remembered, while other requests are refused
+        # (tampered tokens) — 48 requests in flight over 16 threads. (Also under ThreadSanitizer.)
+        tokens = [self.token(client) for client in ("writer", "writer-es256", "writer-eddsa")]
+        jobs = [(tokens[i % 3], True) for i in range(36)]
+        jobs += [(flip_last_char(tokens[i % 3]), False) for i in range(12)]
+
+        def one(job):
+            token, good = job
+            status, _, body = self.post(INITIALIZE, token)
+            return status == (200 if good else 401), (status, body)
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=16) as pool:
+            results = list(pool.map(one, jobs))
+        self.assertEqual([r for r in results if not r[0]], [])
 
     # --- keys ---------------------------------------------------------------------------------
     def test_rotated_keys_are_fetched_without_a_restart(self):
