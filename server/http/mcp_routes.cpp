@@ -649,7 +649,8 @@ void McpRoutes::ServeModern(const McpHeaders& headers, Response& res, PostedMess
   auto request = std::make_shared<HttpSession>(
       "", SessionOptions{/*resumable=*/false, options_.sse_retry, 0, 0, served->socket});
   auto connection = server_.Connect(*request, mcp::ConnectionMode::kModernOnly);
-  // Only a caller with the bearer token gets here, so the token's digest is its task owner.
+  // Only an admitted caller gets here: the digest of its credentials (the bearer token, or the
+  // OAuth principal) is its task owner.
   connection->SetTaskOwner(RequestOwner());
   request->Attach(std::move(connection));
   auto exchange = request->BeginExchange({facts.id}, /*batch=*/false);
