@@ -59,6 +59,7 @@ Result<Jwk> IssuerKeys::Find(std::string_view kid, std::string_view alg) {
   if (!fetched_meanwhile &&
       (!last_fetch_ || clock_.SteadyNow() - *last_fetch_ >= refetch_interval_)) {
     fetching_ = true;
+    const bool filling = keys_.empty();
     std::string jwks_uri = jwks_uri_;
     lock.unlock();
     Result<std::vector<Jwk>> fetched = FetchKeys(&jwks_uri);
@@ -68,6 +69,9 @@ Result<Jwk> IssuerKeys::Find(std::string_view kid, std::string_view alg) {
     last_fetch_ = clock_.SteadyNow();
     jwks_uri_ = std::move(jwks_uri);
     if (fetched.ok()) {
+      // The fetch that first filled the set is not counted: the first key id it lacks (a
+      // rotation right after start) is fetched at once.
+      if (filling) last_fetch_.reset();
       keys_ = std::move(fetched).value();
       last_error_.reset();
     } else {

@@ -3,7 +3,8 @@
 // does not hold — so an issuer can rotate its keys without a restart. One fetch at a time (callers
 // that need the keys meanwhile wait for its result) and at most one per
 // OAuthOptions::refetch_interval, so tokens naming random key ids cannot make imgmcp fetch per
-// request.
+// request; the fetch that first filled the set does not count (a rotation right after it is
+// fetched at once), a failed one does (an issuer that is down is asked once per interval).
 #pragma once
 
 #include <chrono>
@@ -58,6 +59,7 @@ class IssuerKeys {
   std::string jwks_uri_ GUARDED_BY(mu_);  // "" until the metadata named it
   bool fetching_ GUARDED_BY(mu_) = false;
   uint64_t fetches_ GUARDED_BY(mu_) = 0;  // fetches ended, successful or not
+  // The fetch the interval counts from; none until a fetch after the one that filled the set.
   std::optional<std::chrono::steady_clock::time_point> last_fetch_ GUARDED_BY(mu_);
   std::optional<Error> last_error_ GUARDED_BY(mu_);  // of the last fetch, when it failed
 };

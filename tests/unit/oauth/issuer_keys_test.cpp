@@ -94,18 +94,21 @@ TEST_F(IssuerKeysTest, AnUnknownKeyIdFetchesTheKeysAgainAtMostOncePerInterval) {
   issuer_.SetKeys(Json::array({first_.PublicJwk()}));
   auto keys = Make();
   ASSERT_TRUE(keys->Find("first", "EdDSA").ok());
-  issuer_.SetKeys(Json::array({first_.PublicJwk(), second_.PublicJwk()}));  // rotation
-  // Within the interval of the last fetch: not fetched again.
-  auto early = keys->Find("second", "EdDSA");
-  ASSERT_FALSE(early.ok());
-  EXPECT_EQ(early.error().code, ErrorCode::kPermissionDenied);
-  EXPECT_EQ(issuer_.fetches(kJwksUri), 1);
-  clock_.Advance(kInterval);
+  // A rotation right after the first fetch: that fetch does not count, so it is fetched at once.
+  issuer_.SetKeys(Json::array({first_.PublicJwk(), second_.PublicJwk()}));
   EXPECT_TRUE(keys->Find("second", "EdDSA").ok());
   EXPECT_EQ(issuer_.fetches(kJwksUri), 2);
-  // Random key ids right after cost nothing.
+  // Within the interval of that fetch: another rotation is not fetched, nor are random key ids.
+  Ed25519TestKey third("third");
+  issuer_.SetKeys(Json::array({second_.PublicJwk(), third.PublicJwk()}));
+  auto early = keys->Find("third", "EdDSA");
+  ASSERT_FALSE(early.ok());
+  EXPECT_EQ(early.error().code, ErrorCode::kPermissionDenied);
   for (int i = 0; i < 20; ++i) EXPECT_FALSE(keys->Find("random" + std::to_string(i), "EdDSA").ok());
   EXPECT_EQ(issuer_.fetches(kJwksUri), 2);
+  clock_.Advance(kInterval);
+  EXPECT_TRUE(keys->Find("third", "EdDSA").ok());
+  EXPECT_EQ(issuer_.fetches(kJwksUri), 3);
   // The metadata was read once: its jwks_uri is remembered.
   EXPECT_EQ(issuer_.fetches("https://issuer.test/.well-known/oauth-authorization-server"), 1);
 }
