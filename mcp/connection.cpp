@@ -101,7 +101,7 @@ void Connection::HandleRequest(IncomingMessage& in, const std::shared_ptr<RpcBat
     return;
   }
   scope.method = &spec->info;
-  scope.owner = session_.task_owner();
+  scope.caller = session_.caller();
   if (server_.options().metrics != nullptr) scope.received = std::chrono::steady_clock::now();
   scope.progress_token = ReadProgressToken(in.params);
   scope.traceparent = ReadTraceParent(in.params);
@@ -237,7 +237,8 @@ void Connection::SendLog(const RequestScope& scope, LogLevel level, const std::s
                    scope.modern());
 }
 
-void Connection::NotifyResourceUpdated(const std::string& uri) {
+void Connection::NotifyResourceUpdated(const std::string& uri, const std::string& principal) {
+  if (session_.caller().principal != principal) return;
   const std::vector<Json> streams = session_.ListensWanting([&uri](const ListenFilter& filter) {
     const auto& wanted = filter.resource_subscriptions;
     return std::find(wanted.begin(), wanted.end(), uri) != wanted.end();
@@ -313,6 +314,6 @@ size_t Connection::InFlightCount() const { return rpc_.InFlightCount(); }
 
 bool Connection::IsSubscribed(const std::string& uri) const { return session_.IsSubscribed(uri); }
 
-void Connection::SetTaskOwner(std::string owner) { session_.SetTaskOwner(std::move(owner)); }
+void Connection::SetCaller(Caller caller) { session_.SetCaller(std::move(caller)); }
 
 }  // namespace imgmcp::mcp

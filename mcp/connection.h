@@ -95,8 +95,9 @@ class Connection : public std::enable_shared_from_this<Connection>,
 
   // --- changes, from the server's notifier ----------------------------------------------------
   // notifications/resources/updated to a legacy session subscribed to `uri` and to every
-  // subscriptions/listen stream that asked for it.
-  void NotifyResourceUpdated(const std::string& uri);
+  // subscriptions/listen stream that asked for it, when the connection's caller is `principal`
+  // (caller.h; "" the local one).
+  void NotifyResourceUpdated(const std::string& uri, const std::string& principal = "");
   // notifications/{tools,prompts,resources}/list_changed to the listen streams that asked for it;
   // a legacy session gets the resources one (its capabilities declare only that).
   void NotifyListChanged(ListKind list);
@@ -106,9 +107,10 @@ class Connection : public std::enable_shared_from_this<Connection>,
   // True when a listen stream of this connection asked for this task.
   bool ListensForTask(const std::string& task_id) const;
 
-  // Whose tasks this connection's requests create and see (task_runner.h): an opaque digest of
-  // the credentials its transport checked, "" without any. Set before the first message.
-  void SetTaskOwner(std::string owner);
+  // Who makes this connection's requests (caller.h): whose tasks and sessions they reach, as its
+  // transport authenticated them; nobody's in particular (stdio) when never set. Set before the
+  // first message (an HTTP transport sets it again for each request).
+  void SetCaller(Caller caller);
 
   // See MessageSink::CloseRequestStream. Thread-safe.
   void CloseRequestStream(const Json& request_id);

@@ -235,6 +235,12 @@ RpcError DuplicateRequestIdError(const Json& id) {
   return InvalidRequest("duplicate request id " + IdKey(id) + " is still in progress");
 }
 
+RpcError TooManyRequests(const std::string& message, const std::string& limit,
+                         int retry_after_seconds) {
+  return {rpc_error::kTooManyRequests, message,
+          Json{{"limit", limit}, {"retryAfterSeconds", retry_after_seconds}}};
+}
+
 RpcError MissingClientCapability(const Json& required) {
   std::string names;
   for (const auto& [name, value] : required.items()) names += (names.empty() ? "" : ", ") + name;

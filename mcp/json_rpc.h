@@ -26,6 +26,9 @@ inline constexpr int kResourceNotFound = -32002;  // legacy; modern uses kInvali
 inline constexpr int kHeaderMismatch = -32020;
 inline constexpr int kMissingClientCapability = -32021;
 inline constexpr int kUnsupportedProtocolVersion = -32022;
+// imgmcp's: a per-person limit refused the call (call_limiter.h); data names the limit and
+// retryAfterSeconds. Over HTTP: 429 with Retry-After.
+inline constexpr int kTooManyRequests = -32029;
 }  // namespace rpc_error
 
 // A JSON-RPC error as the core produces it before it becomes a response object.
@@ -54,6 +57,9 @@ RpcError UnsupportedProtocolVersion(std::string_view requested);  // -32022, dat
 // A request whose id belongs to a request of the same connection still in progress (-32600).
 RpcError DuplicateRequestIdError(const Json& id);
 RpcError MissingClientCapability(const Json& required);  // {"sampling":{}, …}
+// A call refused by a per-person limit: kTooManyRequests with data {limit, retryAfterSeconds}.
+RpcError TooManyRequests(const std::string& message, const std::string& limit,
+                         int retry_after_seconds);
 // resources/read of a URI nobody serves: -32002 in the legacy era, -32602 in the modern one;
 // both carry data.uri.
 // The wire error for a resource no provider has (from ResourceNotFoundError or any kNotFound of

@@ -41,7 +41,7 @@ RpcError StoredError(const TaskSnapshot& task) {
 // tasks/result on a worker: waits for the task to end and answers what its call answered.
 Outcome AwaitTaskResult(McpServer& server, const RequestScope& scope, const std::string& task_id,
                         std::stop_token token) {
-  auto task = server.tasks().WaitTerminal(task_id, scope.owner, token);
+  auto task = server.tasks().WaitTerminal(task_id, scope.caller.owner, token);
   if (!task.ok()) {
     if (task.error().code == ErrorCode::kNotFound) return Outcome::Fail(UnknownLegacyTask(task_id));
     return Outcome::Fail(InternalError(task.error().message));  // stopped: not sent
@@ -63,7 +63,7 @@ namespace handlers {
 Outcome LegacyGetTask(Connection& c, RequestScope& scope, const TaskIdParams& params) {
   if (!HasTasksUtility(scope.protocol_version))
     return Outcome::Fail(MethodNotFound(methods::kTasksGet));
-  auto task = c.server().tasks().Get(params.task_id, scope.owner);
+  auto task = c.server().tasks().Get(params.task_id, scope.caller.owner);
   if (!task) return Outcome::Fail(UnknownLegacyTask(params.task_id));
   return Outcome::Of(LegacyTaskJson(*task));
 }
@@ -72,7 +72,7 @@ Outcome LegacyCancelTask(Connection& c, RequestScope& scope, const TaskIdParams&
   if (!HasTasksUtility(scope.protocol_version)) {
     return Outcome::Fail(MethodNotFound(methods::kTasksCancel));
   }
-  auto cancelled = c.server().tasks().Cancel(params.task_id, scope.owner);
+  auto cancelled = c.server().tasks().Cancel(params.task_id, scope.caller.owner);
   if (!cancelled.ok()) return Outcome::Fail(UnknownLegacyTask(params.task_id));
   switch (cancelled->kind) {
     case CancelOutcome::Kind::kCancelled:
@@ -90,7 +90,8 @@ Outcome LegacyCancelTask(Connection& c, RequestScope& scope, const TaskIdParams&
 Outcome ListTasks(Connection& c, RequestScope& scope, const ListParams& params) {
   if (!HasTasksUtility(scope.protocol_version))
     return Outcome::Fail(MethodNotFound(methods::kTasksList));
-  auto page = c.server().tasks().List(scope.owner, params.cursor, c.server().options().page_size);
+  auto page =
+      c.server().tasks().List(scope.caller.owner, params.cursor, c.server().options().page_size);
   if (!page.ok()) {
     if (page.error().code == ErrorCode::kInvalidArgument) {
       return Outcome::Fail(InvalidParams("Invalid cursor for tasks/list: " + page.error().message));
@@ -115,7 +116,8 @@ Outcome AnswerLegacyTask(Connection& c, const RequestScope& scope, const TaskSna
   c.Answer(scope, Outcome::Of(LegacyCreateTaskResult(task)));
   c.session().TrackLegacyTask(task.task_id, LegacyStatusName(task));
   // A change made before the task was listed here was not told: tell it now (once).
-  if (auto now = c.server().tasks().Get(task.task_id, scope.owner)) NotifyLegacyTask(c, *now);
+  if (auto now = c.server().tasks().Get(task.task_id, scope.caller.owner))
+    NotifyLegacyTask(c, *now);
   return Outcome::Later();
 }
 

@@ -234,7 +234,7 @@ Outcome Listen(Connection& c, RequestScope& scope, const ListenParams& params) {
                 [&server](const std::string& uri) { return !server.HandlesResource(uri); });
   // Only the caller's own tasks (task_methods.cpp's rule: another owner's is unknown).
   std::erase_if(accepted.task_ids, [&server, &scope](const std::string& id) {
-    return !server.tasks().Get(id, scope.owner);
+    return !server.tasks().Get(id, scope.caller.owner);
   });
   Json ack = ListenAcknowledgedParams(accepted);
   TagSubscription(ack, scope.id);
@@ -268,6 +268,15 @@ Outcome CallTool(Connection& c, RequestScope& scope, const CallToolParams& param
   }
   Result<bool> as_task = CallAsTask(scope, *tool, params);
   if (!as_task.ok()) return Outcome::Fail(TaskCallRefusal(as_task.error()));
+  std::shared_ptr<void> permit;
+  if (CallLimiter* limiter = c.server().options().call_limiter; limiter != nullptr) {
+    CallPermit admitted = limiter->Admit(scope.caller, tool->definition.name);
+    if (admitted.refusal) {
+      return Outcome::Fail(TooManyRequests(admitted.refusal->message, admitted.refusal->limit,
+                                           admitted.refusal->retry_after_seconds));
+    }
+    permit = std::move(admitted.held);
+  }
   InputResponses inputs = params.inputs;
   if (auto refused =
           OpenRequestState(c.server(), StateScope(methods::kToolsCall, params.name), &inputs)) {
@@ -275,7 +284,13 @@ Outcome CallTool(Connection& c, RequestScope& scope, const CallToolParams& param
   }
   // Arrival order is decided here, on the reading thread, before the call waits for a worker:
   // the arguments are parsed and the tool's admission reserves what it needs.
-  auto call = std::make_shared<AdmittedCall>(tool->admit(params.arguments));
+  auto call = std::make_shared<AdmittedCall>(tool->admit(params.arguments, scope.caller));
+  if (permit) {
+    // Held until the call is over: its run ends, and the admitted call (the task's too) is gone.
+    call->run = [run = std::move(call->run), permit = std::move(permit)](ToolCallContext& ctx) {
+      return run(ctx);
+    };
+  }
   if (auto id = params.arguments.find("session_id");
       id != params.arguments.end() && id->is_string()) {
     scope.session_id = log::Clip(id->get_ref<const std::string&>(), 128);
@@ -293,8 +308,8 @@ Outcome CallTool(Connection& c, RequestScope& scope, const CallToolParams& param
 
 // --- resources ----------------------------------------------------------------------------------
 
-Outcome ListResources(Connection& c, RequestScope&, const ListParams& params) {
-  auto page = c.server().ListResources(params.cursor);
+Outcome ListResources(Connection& c, RequestScope& scope, const ListParams& params) {
+  auto page = c.server().ListResources(scope.caller, params.cursor);
   if (!page.ok()) return Outcome::Fail(ToRpcError(page.error()));
   return Outcome::Of(ListResult("resources", std::move(page->resources), page->next_cursor));
 }
@@ -304,7 +319,7 @@ Outcome ListResourceTemplates(Connection& c, RequestScope&, const ListParams&) {
 }
 
 Outcome ReadResource(Connection& c, RequestScope& scope, const UriParams& params) {
-  auto contents = c.server().ReadResource(params.uri);
+  auto contents = c.server().ReadResource(scope.caller, params.uri);
   if (contents.ok()) return Outcome::Of(std::move(contents).value());
   if (contents.error().code == ErrorCode::kNotFound) {
     return Outcome::Fail(ResourceNotFound(params.uri, scope.modern()));

@@ -10,6 +10,7 @@
 
 #include "common/json.h"
 #include "common/result.h"
+#include "mcp/caller.h"
 #include "mcp/json_rpc.h"
 #include "mcp/log_level.h"
 #include "mcp/protocol_version.h"
@@ -34,9 +35,8 @@ struct RequestScope {
   std::shared_ptr<RpcBatch> batch;
   std::chrono::steady_clock::time_point received;  // for the operation's duration metric
   std::string_view tool;                           // tools/call: the registered tool's name
-  // Whose tasks it may see (task_runner.h): the transport's digest of the caller's
-  // credentials, "" without any.
-  std::string owner;
+  // Who made it: whose tasks it may see (caller.owner) and whose sessions its tools reach.
+  Caller caller;
   bool modern() const { return era == Era::kModern; }
 };
 

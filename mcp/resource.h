@@ -8,6 +8,7 @@
 
 #include "common/json.h"
 #include "common/result.h"
+#include "mcp/caller.h"
 
 namespace imgmcp::mcp {
 
@@ -19,14 +20,17 @@ struct ResourcePage {
 class ResourceProvider {
  public:
   virtual ~ResourceProvider() = default;
-  // A page of resources. An unknown or malformed cursor is kInvalidArgument (→ -32602).
-  virtual Result<ResourcePage> List(const std::optional<std::string>& cursor) = 0;
+  // A page of the resources `caller` (caller.h) may see. An unknown or malformed cursor is
+  // kInvalidArgument (→ -32602).
+  virtual Result<ResourcePage> List(const Caller& caller,
+                                    const std::optional<std::string>& cursor) = 0;
   // [{uriTemplate, name, title?, description?, mimeType?}]
   virtual Json Templates() = 0;
   // True when this provider serves `uri` (so the core knows whom to ask).
   virtual bool Handles(const std::string& uri) const = 0;
-  // The resources/read result: {"contents":[{uri, mimeType, text|blob}]}. kNotFound → -32002.
-  virtual Result<Json> Read(const std::string& uri) = 0;
+  // The resources/read result for `caller`: {"contents":[{uri, mimeType, text|blob}]}.
+  // kNotFound → -32002 (also for a resource that is someone else's).
+  virtual Result<Json> Read(const Caller& caller, const std::string& uri) = 0;
 };
 
 // What a ResourceProvider's Read (or the core, for a URI nobody serves) returns for a resource that
@@ -38,7 +42,10 @@ Error ResourceNotFoundError(const std::string& uri);
 class ResourceNotifier {
  public:
   virtual ~ResourceNotifier() = default;
-  virtual void ResourceUpdated(const std::string& uri) = 0;
+  // Tells the connections of `principal` (caller.h; "" the local one) subscribed to `uri`: a
+  // session's resources are its owner's alone.
+  virtual void ResourceUpdated(const std::string& uri, const std::string& principal) = 0;
+  void ResourceUpdated(const std::string& uri) { ResourceUpdated(uri, std::string()); }
   virtual void ResourceListChanged() = 0;
 };
 

@@ -138,7 +138,8 @@ bool DecodeResourcePosition(std::string_view payload, size_t providers, size_t* 
 
 }  // namespace
 
-Result<ResourcePage> McpServer::ListResources(const std::optional<std::string>& cursor) {
+Result<ResourcePage> McpServer::ListResources(const Caller& caller,
+                                              const std::optional<std::string>& cursor) {
   size_t index = 0;
   std::optional<std::string> inner;
   if (cursor) {
@@ -151,7 +152,7 @@ Result<ResourcePage> McpServer::ListResources(const std::optional<std::string>& 
   }
   ResourcePage result;
   for (; index < providers_.size(); ++index, inner.reset()) {
-    ASSIGN_OR_RETURN(ResourcePage page, providers_[index]->List(inner));
+    ASSIGN_OR_RETURN(ResourcePage page, providers_[index]->List(caller, inner));
     for (Json& resource : page.resources) result.resources.push_back(std::move(resource));
     if (page.next_cursor) {
       result.next_cursor =
@@ -172,9 +173,9 @@ Json McpServer::ListResourceTemplates() {
   return templates;
 }
 
-Result<Json> McpServer::ReadResource(const std::string& uri) {
+Result<Json> McpServer::ReadResource(const Caller& caller, const std::string& uri) {
   for (const auto& provider : providers_) {
-    if (provider->Handles(uri)) return provider->Read(uri);
+    if (provider->Handles(uri)) return provider->Read(caller, uri);
   }
   return ResourceNotFoundError(uri);
 }
@@ -190,8 +191,10 @@ bool McpServer::HandlesResource(const std::string& uri) const {
   return false;
 }
 
-void McpServer::Notifier::ResourceUpdated(const std::string& uri) {
-  for (const auto& connection : server_.LiveConnections()) connection->NotifyResourceUpdated(uri);
+void McpServer::Notifier::ResourceUpdated(const std::string& uri, const std::string& principal) {
+  for (const auto& connection : server_.LiveConnections()) {
+    connection->NotifyResourceUpdated(uri, principal);
+  }
 }
 
 void McpServer::Notifier::ResourceListChanged() { server_.NotifyListChanged(ListKind::kResources); }

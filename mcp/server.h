@@ -25,6 +25,7 @@
 #include "common/json.h"
 #include "common/result.h"
 #include "common/thread_annotations.h"
+#include "mcp/call_limiter.h"
 #include "mcp/connection.h"
 #include "mcp/core_metrics.h"
 #include "mcp/message_sink.h"
@@ -65,6 +66,8 @@ struct ServerOptions {
   // listening for them like the runner's own, and waking the runner's WaitTerminal for them;
   // nullptr: only the runner's. Must outlive the server.
   TaskWatch* task_watch = nullptr;
+  // Per-caller limits on tools/call (call_limiter.h); nullptr: none. Must outlive the server.
+  CallLimiter* call_limiter = nullptr;
 };
 
 class McpServer {
@@ -113,11 +116,12 @@ class McpServer {
   ServerCapabilities capabilities() const;
   ServerIdentity identity() const;
   // resources/list across providers. Bad cursor → kInvalidArgument.
-  Result<ResourcePage> ListResources(const std::optional<std::string>& cursor);
+  Result<ResourcePage> ListResources(const Caller& caller,
+                                     const std::optional<std::string>& cursor);
   // resources/templates/list: every provider's templates.
   Json ListResourceTemplates();
   // resources/read: the provider's result; kNotFound when no provider serves `uri`.
-  Result<Json> ReadResource(const std::string& uri);
+  Result<Json> ReadResource(const Caller& caller, const std::string& uri);
   // True when some resource provider serves URIs of this form (the resource may not exist yet).
   bool HandlesResource(const std::string& uri) const;
 
@@ -125,7 +129,8 @@ class McpServer {
   class Notifier final : public ResourceNotifier {
    public:
     explicit Notifier(McpServer& server) : server_(server) {}
-    void ResourceUpdated(const std::string& uri) override;
+    using ResourceNotifier::ResourceUpdated;
+    void ResourceUpdated(const std::string& uri, const std::string& principal) override;
     void ResourceListChanged() override;
 
    private:

@@ -44,14 +44,14 @@ bool SessionState::ClientDeclares(const std::string& capability) const {
 
 // --- owner and log level ------------------------------------------------------------------------
 
-void SessionState::SetTaskOwner(std::string owner) {
-  MutexLock lock(owner_mu_);
-  task_owner_ = std::move(owner);
+void SessionState::SetCaller(Caller caller) {
+  MutexLock lock(caller_mu_);
+  caller_ = std::move(caller);
 }
 
-std::string SessionState::task_owner() const {
-  MutexLock lock(owner_mu_);
-  return task_owner_;
+Caller SessionState::caller() const {
+  MutexLock lock(caller_mu_);
+  return caller_;
 }
 
 void SessionState::SetLogLevel(LogLevel level) { log_level_.store(static_cast<int>(level)); }

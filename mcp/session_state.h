@@ -20,6 +20,7 @@
 
 #include "common/json.h"
 #include "common/thread_annotations.h"
+#include "mcp/caller.h"
 #include "mcp/log_level.h"
 #include "mcp/protocol.h"
 
@@ -43,9 +44,9 @@ class SessionState {
   // True when the client declared `capability` at initialize.
   bool ClientDeclares(const std::string& capability) const;
 
-  // --- whose tasks its requests create and see (task_runner.h) --------------------------------
-  void SetTaskOwner(std::string owner);
-  std::string task_owner() const;
+  // --- who makes its requests: whose tasks and sessions they reach (caller.h) ----------------
+  void SetCaller(Caller caller);
+  Caller caller() const;
 
   // --- logging/setLevel ----------------------------------------------------------------------
   void SetLogLevel(LogLevel level);
@@ -86,8 +87,8 @@ class SessionState {
   std::string protocol_version_ GUARDED_BY(lifecycle_mu_);
   Json client_capabilities_ GUARDED_BY(lifecycle_mu_) = Json::object();
 
-  mutable Mutex owner_mu_;  // guards task_owner_
-  std::string task_owner_ GUARDED_BY(owner_mu_);
+  mutable Mutex caller_mu_;  // guards caller_
+  Caller caller_ GUARDED_BY(caller_mu_);
 
   std::atomic<int> log_level_;  // the LogLevel threshold of notifications/message
 

@@ -15,8 +15,9 @@ namespace imgmcp::mcp {
 class TaskLedger {
  public:
   virtual ~TaskLedger() = default;
-  // A new working task of `owner`, durable when this returns; its id is the ledger's.
-  virtual Result<TaskSnapshot> Create(const std::string& owner, const std::string& tool,
+  // A new working task of `caller.owner` (on `caller.principal`'s session), durable when this
+  // returns; its id is the ledger's.
+  virtual Result<TaskSnapshot> Create(const Caller& caller, const std::string& tool,
                                       const Json& arguments, const TaskOptions& options) = 0;
   // The owner's task (nullopt: unknown, expired or another owner's). A task whose runner died
   // comes back settled (completed from its committed version, or failed).

@@ -59,8 +59,9 @@ Outcome StartTask(Connection& c, const RequestScope& scope, const ToolSpec& tool
   task.protocol_version = scope.protocol_version;
   task.client_capabilities = scope.client_capabilities;
   task.traceparent = scope.traceparent;
+  task.caller = scope.caller;
   task.inputs = std::move(inputs);
-  auto started = c.server().tasks().Start(scope.owner, std::move(task));
+  auto started = c.server().tasks().Start(std::move(task));
   if (!started.ok()) return Outcome::Fail(ToRpcError(started.error()));
   if (!scope.modern()) return AnswerLegacyTask(c, scope, *started);
   return Outcome::Of(CreateTaskResultJson(*started));
@@ -69,14 +70,15 @@ Outcome StartTask(Connection& c, const RequestScope& scope, const ToolSpec& tool
 Outcome GetTask(Connection& c, RequestScope& scope, const TaskIdParams& params) {
   if (!scope.modern()) return LegacyGetTask(c, scope, params);
   if (!DeclaresTasks(scope.client_capabilities)) return Outcome::Fail(TasksNotDeclared());
-  auto task = c.server().tasks().Get(params.task_id, scope.owner);
+  auto task = c.server().tasks().Get(params.task_id, scope.caller.owner);
   if (!task) return Outcome::Fail(UnknownTask(params.task_id));
   return Outcome::Of(DetailedTaskJson(*task));
 }
 
 Outcome UpdateTask(Connection& c, RequestScope& scope, const TaskUpdateParams& params) {
   if (!DeclaresTasks(scope.client_capabilities)) return Outcome::Fail(TasksNotDeclared());
-  Status updated = c.server().tasks().Update(params.task_id, scope.owner, params.input_responses);
+  Status updated =
+      c.server().tasks().Update(params.task_id, scope.caller.owner, params.input_responses);
   if (!updated.ok()) return Outcome::Fail(UnknownTask(params.task_id));
   return Outcome::Of(EmptyResult());
 }
@@ -86,7 +88,7 @@ Outcome CancelTask(Connection& c, RequestScope& scope, const TaskIdParams& param
   if (!DeclaresTasks(scope.client_capabilities)) return Outcome::Fail(TasksNotDeclared());
   // The extension's cancel is acknowledged whatever came of it (a task whose commit came first
   // still completes, which its status then shows).
-  auto cancelled = c.server().tasks().Cancel(params.task_id, scope.owner);
+  auto cancelled = c.server().tasks().Cancel(params.task_id, scope.caller.owner);
   if (!cancelled.ok()) return Outcome::Fail(UnknownTask(params.task_id));
   return Outcome::Of(EmptyResult());
 }

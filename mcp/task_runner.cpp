@@ -62,6 +62,7 @@ class TaskCallContext final : public ToolCallContext {
   bool Modern() const override { return call_->modern; }
   const Json& ClientCapabilities() const override { return call_->client_capabilities; }
   const InputResponses& Inputs() const override { return inputs_; }
+  const Caller& caller() const override { return call_->caller; }
   std::string TaskId() const override { return task_id_; }
   Status TaskStillWanted() override {
     if (!token_.stop_requested() && !cancelled_()) return Status::Ok();
@@ -142,7 +143,8 @@ void TaskRunner::EndLocked(Entry& entry, TaskState state, bool stop) {
   if (stop) entry.stop.request_stop();
 }
 
-Result<TaskSnapshot> TaskRunner::Start(const std::string& owner, TaskCall call) {
+Result<TaskSnapshot> TaskRunner::Start(TaskCall call) {
+  const std::string owner = call.caller.owner;
   {
     MutexLock lock(mu_);
     if (stopping_) {
@@ -184,7 +186,7 @@ Result<TaskSnapshot> TaskRunner::Create(const std::string& owner, TaskCall call)
   }
   TaskSnapshot& s = entry->snapshot;
   if (options.ledger != nullptr) {
-    ASSIGN_OR_RETURN(s, options.ledger->Create(owner, call.tool, call.arguments, options));
+    ASSIGN_OR_RETURN(s, options.ledger->Create(call.caller, call.tool, call.arguments, options));
   } else {
     s.task_id = RandomHex(16);
     s.created_at = s.updated_at = Now();

@@ -90,6 +90,7 @@ struct TaskCall {
   Json client_capabilities = Json::object();
   std::string traceparent;
   InputResponses inputs;  // an MRTR retry's answers, which the first run sees
+  Caller caller;          // who made it: its owner owns the task
   // False for a 2025-11-25 task (task-augmented tools/call of a legacy session): its handler
   // cannot ask for input, so an input_required answer fails the call instead.
   bool modern = true;
@@ -126,9 +127,14 @@ class TaskRunner {
   TaskRunner(const TaskRunner&) = delete;
   TaskRunner& operator=(const TaskRunner&) = delete;
 
-  // Creates a working task owned by `owner` and starts it on the pool. The snapshot is what the
-  // CreateTaskResult shows; the task exists (tasks/get finds it) before this returns.
-  Result<TaskSnapshot> Start(const std::string& owner, TaskCall call);
+  // Creates a working task owned by `call.caller.owner` and starts it on the pool. The snapshot is
+  // what the CreateTaskResult shows; the task exists (tasks/get finds it) before this returns.
+  Result<TaskSnapshot> Start(TaskCall call);
+  // The same for a caller known only by its owner.
+  Result<TaskSnapshot> Start(const std::string& owner, TaskCall call) {
+    call.caller.owner = owner;
+    return Start(std::move(call));
+  }
   // The owner's task; nullopt when unknown, expired or another owner's.
   std::optional<TaskSnapshot> Get(const std::string& task_id, const std::string& owner);
   // Cancels a task that is not terminal, unless its commit already happened (then it completes:

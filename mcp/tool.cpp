@@ -34,10 +34,10 @@ ToolSpec MakeToolSpec(ToolDefinition definition, ToolHandler handler, ToolAdmiss
   spec.definition = std::move(definition);
   if (!handler) return spec;  // the registry refuses it
   auto shared = std::make_shared<const ToolHandler>(std::move(handler));
-  spec.admit = [shared, admission = std::move(admission)](Json arguments) {
+  spec.admit = [shared, admission = std::move(admission)](Json arguments, const Caller& caller) {
     AdmittedCall call;
     auto args = std::make_shared<const Json>(std::move(arguments));
-    if (admission) call.reservation = admission(*args);
+    if (admission) call.reservation = admission(*args, caller);
     call.run = [shared, args](ToolCallContext& ctx) { return (*shared)(*args, ctx); };
     return call;
   };

@@ -11,6 +11,7 @@
 
 #include "common/json.h"
 #include "common/result.h"
+#include "mcp/caller.h"
 
 namespace imgmcp::mcp {
 
@@ -93,7 +94,8 @@ class CallReservation {
 // Runs on the transport's reading thread, synchronously, in the order calls arrive; must be quick
 // and must not block. Returns nullptr when there is nothing to reserve (e.g. invalid arguments,
 // which the handler then reports).
-using ToolAdmission = std::function<std::unique_ptr<CallReservation>(const Json& arguments)>;
+using ToolAdmission =
+    std::function<std::unique_ptr<CallReservation>(const Json& arguments, const Caller& caller)>;
 
 // RFC 5424 levels as MCP names them: debug info notice warning error critical alert emergency.
 enum class LogLevel { kDebug, kInfo, kNotice, kWarning, kError, kCritical, kAlert, kEmergency };
@@ -151,6 +153,11 @@ class ToolCallContext {
     static const InputResponses kNone;
     return kNone;
   }
+  // Who made the call (caller.h): whose sessions it reaches.
+  virtual const Caller& caller() const {
+    static const Caller kNobody;
+    return kNobody;
+  }
 };
 
 using ToolHandler = std::function<ToolResult(const Json& arguments, ToolCallContext& ctx)>;
@@ -167,7 +174,7 @@ struct AdmittedCall {
 // arrival (on the transport's reading thread, in arrival order: quick, never blocking).
 struct ToolSpec {
   ToolDefinition definition;
-  std::function<AdmittedCall(Json arguments)> admit;
+  std::function<AdmittedCall(Json arguments, const Caller& caller)> admit;
 };
 
 // A tool with typed arguments. `parse` reads the raw arguments into Args strictly (unknown
@@ -180,7 +187,7 @@ struct TypedTool {
   ToolDefinition definition;
   std::function<Result<Args>(const Json& arguments)> parse;
   std::function<ToolResult(const Args& args, ToolCallContext& ctx)> handler;
-  std::function<std::unique_ptr<CallReservation>(const Args& args)> admission;
+  std::function<std::unique_ptr<CallReservation>(const Args& args, const Caller& caller)> admission;
 };
 
 // The text of the isError result for arguments that failed to parse.
@@ -192,7 +199,7 @@ ToolSpec MakeToolSpec(TypedTool<Args> tool) {
   spec.definition = std::move(tool.definition);
   auto handler = std::make_shared<const decltype(tool.handler)>(std::move(tool.handler));
   spec.admit = [name = spec.definition.name, parse = std::move(tool.parse), handler,
-                admission = std::move(tool.admission)](Json arguments) {
+                admission = std::move(tool.admission)](Json arguments, const Caller& caller) {
     AdmittedCall call;
     Result<Args> args = parse(arguments);
     if (!args.ok()) {
@@ -202,7 +209,7 @@ ToolSpec MakeToolSpec(TypedTool<Args> tool) {
       return call;
     }
     auto parsed = std::make_shared<const Args>(std::move(args).value());
-    if (admission) call.reservation = admission(*parsed);
+    if (admission) call.reservation = admission(*parsed, caller);
     call.run = [handler, parsed](ToolCallContext& ctx) { return (*handler)(*parsed, ctx); };
     return call;
   };

@@ -66,6 +66,7 @@ class ConnectionCallContext final : public ToolCallContext {
   bool Modern() const override { return scope_.modern(); }
   const Json& ClientCapabilities() const override { return scope_.client_capabilities; }
   const InputResponses& Inputs() const override { return inputs_; }
+  const Caller& caller() const override { return scope_.caller; }
 
   Result<Json> SendRequest(const std::string& method, const Json& params) override {
     if (scope_.modern()) {

@@ -79,7 +79,8 @@ class Metrics {
   virtual void RecordSpend(std::string_view model, double usd, int64_t input_tokens,
                            int64_t output_image_tokens, int64_t output_text_tokens,
                            int64_t thoughts_tokens) = 0;
-  // A call refused before any request by `budget`: "per_day", "per_session" or "max_cost".
+  // A call refused before any request by `budget`: "per_day", "per_user_day", "per_session" or
+  // "max_cost".
   virtual void RecordBudgetRefusal(std::string_view budget) = 0;
 
   // --- HTTP (server/http) ---

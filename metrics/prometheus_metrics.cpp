@@ -198,7 +198,8 @@ struct Families {
   Series<Counter> budget_refusals{BuildCounter()
                                       .Name("imgmcp_budget_refusals_total")
                                       .Help("Calls refused before any request by a budget "
-                                            "(per_day, per_session) or their max_cost_usd "
+                                            "(per_day, per_user_day, per_session) or their "
+                                            "max_cost_usd "
                                             "(max_cost)")
                                       .Register(registry),
                                   {"budget"},

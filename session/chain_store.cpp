@@ -6,6 +6,7 @@
 #include "common/sha256.h"
 #include "session/data_dir.h"
 #include "session/idempotency.h"
+#include "session/principal_scope.h"
 #include "session/version_rules.h"
 
 namespace imgmcp::session {
@@ -219,7 +220,7 @@ void ChainStore::ForgetSession(const std::string& session_id,
 Result<SessionSnapshot> ChainStore::ReadSession(const std::string& session_id,
                                                 std::optional<int64_t> version,
                                                 bool include_history) {
-  if (!IsValidSessionId(session_id)) return InvalidSessionIdError(session_id);
+  if (!IsValidStoredSessionId(session_id)) return InvalidSessionIdError(session_id);
   ASSIGN_OR_RETURN(SessionSnapshot snapshot, LoadSession(session_id, version, include_history));
   if (snapshot.version.has_value()) {
     if (Status made = Materialize(*snapshot.version); !made.ok()) {
@@ -241,7 +242,7 @@ Result<VersionInfo> ChainStore::GetVersion(const std::string& session_id,
 
 Result<std::string> ChainStore::ReadImage(const VersionInfo& version) {
   const std::string& id = version.session_id;
-  if (!IsValidSessionId(id)) return InvalidSessionIdError(id);
+  if (!IsValidStoredSessionId(id)) return InvalidSessionIdError(id);
   Result<std::string> bytes = CheckedBytes(version);
   if (!bytes.ok() && bytes.error().code == ErrorCode::kNotFound) cache_.Erase(id, version.version);
   return bytes;
@@ -273,7 +274,11 @@ Result<std::string> ChainStore::CheckedBytes(const VersionInfo& version) {
   return *shared;
 }
 
-Result<SessionPage> ChainStore::ListSessions(const std::optional<std::string>& cursor, int limit) {
+Result<SessionPage> ChainStore::ListSessions(const std::string& principal,
+                                             const std::optional<std::string>& cursor, int limit) {
+  if (!IsValidPrincipal(principal)) {
+    return MakeError(ErrorCode::kInvalidArgument, "invalid principal");
+  }
   limit = ClampPageSize(limit);
   std::optional<ListAfter> after;
   if (cursor.has_value()) {
@@ -282,12 +287,12 @@ Result<SessionPage> ChainStore::ListSessions(const std::optional<std::string>& c
       return MakeError(ErrorCode::kInvalidArgument, "invalid cursor");
     }
   }
-  ASSIGN_OR_RETURN(std::vector<ListedSession> rows, ListSessionRows(after, limit + 1));
+  ASSIGN_OR_RETURN(std::vector<ListedSession> rows, ListSessionRows(principal, after, limit + 1));
   SessionPage out;
   const bool more = rows.size() > static_cast<size_t>(limit);
   if (more) rows.resize(static_cast<size_t>(limit));
   for (ListedSession& row : rows) {
-    if (!IsValidSessionId(row.session_id)) continue;
+    if (!IsValidStoredSessionId(row.session_id)) continue;
     SessionSummary s;
     s.session_id = row.session_id;
     s.current = std::move(row.current);
@@ -304,14 +309,14 @@ Result<SessionPage> ChainStore::ListSessions(const std::optional<std::string>& c
 }
 
 bool ChainStore::SessionExists(const std::string& session_id) {
-  if (!IsValidSessionId(session_id)) return false;
+  if (!IsValidStoredSessionId(session_id)) return false;
   Result<bool> live = SessionIsLive(session_id);
   return live.ok() && *live;
 }
 
 Result<std::optional<AppliedKey>> ChainStore::FindAppliedKey(const std::string& session_id,
                                                              const std::string& key) {
-  if (!IsValidSessionId(session_id)) return InvalidSessionIdError(session_id);
+  if (!IsValidStoredSessionId(session_id)) return InvalidSessionIdError(session_id);
   if (!IsValidIdempotencyKey(key)) return InvalidIdempotencyKeyError(key);
   ASSIGN_OR_RETURN(std::optional<AppliedKey> applied, LoadAppliedKey(session_id, key));
   if (applied.has_value() && applied->version.has_value()) {

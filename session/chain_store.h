@@ -106,7 +106,9 @@ class ChainStore : public SessionStore {
   Result<std::string> ReadImage(const VersionInfo& version) final;
   Result<SessionSnapshot> ReadSession(const std::string& session_id, std::optional<int64_t> version,
                                       bool include_history) final;
-  Result<SessionPage> ListSessions(const std::optional<std::string>& cursor, int limit) final;
+  using SessionStore::ListSessions;
+  Result<SessionPage> ListSessions(const std::string& principal,
+                                   const std::optional<std::string>& cursor, int limit) final;
   bool SessionExists(const std::string& session_id) final;
   Result<std::optional<AppliedKey>> FindAppliedKey(const std::string& session_id,
                                                    const std::string& key) final;
@@ -186,7 +188,9 @@ class ChainStore : public SessionStore {
     int64_t updated_ms = 0;
     std::string session_id;
   };
-  virtual Result<std::vector<ListedSession>> ListSessionRows(const std::optional<ListAfter>& after,
+  // `principal`'s sessions (session/principal_scope.h).
+  virtual Result<std::vector<ListedSession>> ListSessionRows(const std::string& principal,
+                                                             const std::optional<ListAfter>& after,
                                                              int limit) = 0;
   virtual Result<bool> SessionIsLive(const std::string& session_id) = 0;
   // The key's row in the session with, for a commit's key, its version (one snapshot); nullopt

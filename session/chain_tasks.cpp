@@ -6,6 +6,7 @@
 
 #include "common/log.h"
 #include "common/random.h"
+#include "session/principal_scope.h"
 #include "session/version_rules.h"
 
 namespace imgmcp::session {
@@ -127,7 +128,7 @@ Result<TaskRow> ChainTasks::SettleOrphan(const TaskRow& row) {
   update.task_id = task.task_id;
   update.owner = task.owner;
   std::optional<int64_t> committed;
-  if (IsValidSessionId(task.session_id)) {
+  if (IsValidStoredSessionId(task.session_id)) {
     ASSIGN_OR_RETURN(std::optional<AppliedKey> key,
                      sessions_.FindAppliedKey(task.session_id, TaskIdempotencyKey(task.task_id)));
     if (key.has_value() && key->version.has_value()) committed = key->version->version;

@@ -18,6 +18,7 @@
 #include "common/unique_fd.h"
 #include "session/data_dir.h"
 #include "session/file_io.h"
+#include "session/principal_scope.h"
 
 namespace imgmcp::session {
 
@@ -252,7 +253,7 @@ Result<std::unique_ptr<TurnReservation>> DeferredSessionStore::ReserveTurn(
   {
     MutexLock lock(mu_);
     if (!done_) {
-      if (!IsValidSessionId(session_id)) {
+      if (!IsValidStoredSessionId(session_id)) {
         return MakeError(ErrorCode::kInvalidArgument, "invalid session id");
       }
       auto pending = std::make_unique<PendingReservation>(this, session_id);
@@ -310,11 +311,12 @@ Result<SessionSnapshot> DeferredSessionStore::ReadSession(const std::string& ses
   return (*store)->ReadSession(session_id, version, include_history);
 }
 
-Result<SessionPage> DeferredSessionStore::ListSessions(const std::optional<std::string>& cursor,
+Result<SessionPage> DeferredSessionStore::ListSessions(const std::string& principal,
+                                                       const std::optional<std::string>& cursor,
                                                        int limit) {
   auto store = Store();
   if (!store.ok()) return store.error();
-  return (*store)->ListSessions(cursor, limit);
+  return (*store)->ListSessions(principal, cursor, limit);
 }
 
 Result<std::optional<AppliedKey>> DeferredSessionStore::FindAppliedKey(
@@ -378,9 +380,15 @@ Result<SpendTotals> DeferredSessionStore::SpendTotalsFor(const SpendHold& hold) 
   return store->SpendTotalsFor(hold);
 }
 
+Result<int64_t> DeferredSessionStore::CountCall(const std::string& principal, int64_t window_ms,
+                                                int64_t forget_before_ms) {
+  ASSIGN_OR_RETURN(SessionStore * store, Store());
+  return store->CountCall(principal, window_ms, forget_before_ms);
+}
+
 bool DeferredSessionStore::SessionExists(const std::string& session_id) {
   auto store = Store();
-  if (!store.ok()) return IsValidSessionId(session_id);  // see the header
+  if (!store.ok()) return IsValidStoredSessionId(session_id);  // see the header
   return (*store)->SessionExists(session_id);
 }
 

@@ -94,7 +94,9 @@ class DeferredSessionStore final : public SessionStore {
   Result<std::string> ReadImage(const VersionInfo& version) override;
   Result<SessionSnapshot> ReadSession(const std::string& session_id, std::optional<int64_t> version,
                                       bool include_history) override;
-  Result<SessionPage> ListSessions(const std::optional<std::string>& cursor, int limit) override;
+  using SessionStore::ListSessions;
+  Result<SessionPage> ListSessions(const std::string& principal,
+                                   const std::optional<std::string>& cursor, int limit) override;
   bool SessionExists(const std::string& session_id) override;
   Result<std::optional<AppliedKey>> FindAppliedKey(const std::string& session_id,
                                                    const std::string& key) override;
@@ -110,6 +112,8 @@ class DeferredSessionStore final : public SessionStore {
   Status RenewSpendHold(int64_t id, int64_t expires_ms) override;
   Status ReleaseSpend(int64_t id) override;
   Result<SpendTotals> SpendTotalsFor(const SpendHold& hold) override;
+  Result<int64_t> CountCall(const std::string& principal, int64_t window_ms,
+                            int64_t forget_before_ms) override;
   // Kept until the open finishes, then handed to the real store.
   void SetChangeListener(ChangeListener listener) override;
   void SetTaskListener(TaskListener listener) override;  // likewise

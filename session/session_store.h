@@ -241,10 +241,16 @@ class SessionStore {
   virtual Result<SessionSnapshot> ReadSession(const std::string& session_id,
                                               std::optional<int64_t> version,
                                               bool include_history) = 0;
-  // Sessions by newest activity (commit, clear, creation) first; limit <= 0 means 100, capped at
-  // 1000. A cursor not produced by this function is kInvalidArgument. Sessions without images are
-  // listed too (current_version 0).
-  virtual Result<SessionPage> ListSessions(const std::optional<std::string>& cursor, int limit) = 0;
+  // `principal`'s sessions (principal_scope.h; "" the local principal's) by newest activity
+  // (commit, clear, creation) first, by their stored ids; limit <= 0 means 100, capped at 1000. A
+  // cursor not produced by this function is kInvalidArgument, and so is an invalid principal.
+  // Sessions without images are listed too (current_version 0).
+  virtual Result<SessionPage> ListSessions(const std::string& principal,
+                                           const std::optional<std::string>& cursor, int limit) = 0;
+  // The local principal's sessions.
+  Result<SessionPage> ListSessions(const std::optional<std::string>& cursor, int limit) {
+    return ListSessions(std::string(), cursor, limit);
+  }
   virtual bool SessionExists(const std::string& session_id) = 0;
   // The idempotency key `key` as recorded in `session_id` by a commit whose version still exists
   // or by its last clear; nullopt when there is none (an unknown session too). Read without a
@@ -319,6 +325,16 @@ class SessionStore {
   // its session.
   virtual Result<SpendTotals> SpendTotalsFor(const SpendHold& /*hold*/) {
     return Error(ErrorCode::kUnsupported, "this session store keeps no spend ledger");
+  }
+
+  // --- Calls per person (the per-person rate limit) -------------------------------------------
+  // Counts one call of `principal` in the window that starts at `window_ms` and returns how many
+  // calls the window holds with it, counted by every process and replica on the store in one
+  // row; windows that started before `forget_before_ms` are dropped. kInvalidArgument for an
+  // invalid principal.
+  virtual Result<int64_t> CountCall(const std::string& /*principal*/, int64_t /*window_ms*/,
+                                    int64_t /*forget_before_ms*/) {
+    return Error(ErrorCode::kUnsupported, "this session store keeps no call counts");
   }
 };
 

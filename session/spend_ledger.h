@@ -8,8 +8,8 @@
 // decided in one serialised transaction, so concurrent calls against a budget with room for N of
 // them run exactly N. A hold stops counting at its expiry (its process died mid-call).
 //
-// Every row names its principal ("" today: one principal per server; team serving gives each
-// person theirs), so a per-person budget is one more sum over the same rows.
+// Every row names its principal ("" the local one; under OAuth each person's key), so the
+// per-person daily budget is one more sum over the same rows.
 #pragma once
 
 #include <cstdint>
@@ -39,12 +39,14 @@ struct SpendCharge {
 struct SpendBudgets {
   double per_day_usd = 0;      // every call on the store in one UTC calendar day
   double per_session_usd = 0;  // every call of one session, ever
+  // every call of one principal (SpendHold::principal) in one UTC calendar day
+  double per_principal_day_usd = 0;
 };
 
 // A hold of a call's worst-case estimate.
 struct SpendHold {
   std::string session_id;
-  std::string principal;  // "" until team serving
+  std::string principal;  // whose call (principal_scope.h): "" the local principal
   std::string model;
   double estimate_usd = 0;
   int64_t now_ms = 0;      // when the call draws it: its UTC day is the day it counts on
@@ -56,6 +58,7 @@ struct SpendTotals {
   double day_usd = 0;              // charges and live holds on the hold's UTC day
   double session_usd = 0;          // charges and live holds of the hold's session
   double session_charged_usd = 0;  // the session's charges alone: what it has paid for
+  double principal_day_usd = 0;    // charges and live holds of the hold's principal on its day
 };
 
 }  // namespace imgmcp::session

@@ -7,6 +7,7 @@
 #include "common/clock.h"
 #include "common/usd.h"
 #include "session/data_dir.h"
+#include "session/principal_scope.h"
 
 namespace imgmcp::session {
 namespace {
@@ -47,7 +48,7 @@ std::string UtcDay(int64_t ms) {
 std::string NextUtcMidnight(int64_t ms) { return FormatRfc3339(DayStart(ms) + days(1)); }
 
 Status ValidateSpendHold(const SpendHold& hold) {
-  if (!IsValidSessionId(hold.session_id)) {
+  if (!IsValidStoredSessionId(hold.session_id)) {
     return InvalidArgument("spend hold: invalid session id \"" + hold.session_id + "\"");
   }
   if (!FiniteNonNegative(hold.estimate_usd)) {
@@ -74,6 +75,7 @@ namespace {
 constexpr std::string_view kRefusalPrefix = "budget reached: ";
 constexpr std::string_view kDayFlag = "--budget-usd-per-day";
 constexpr std::string_view kSessionFlag = "--budget-usd-per-session";
+constexpr std::string_view kPrincipalDayFlag = "--budget-usd-per-user-day";
 }  // namespace
 
 std::string_view RefusedBudget(const Error& error) {
@@ -81,6 +83,7 @@ std::string_view RefusedBudget(const Error& error) {
   std::string_view m = error.message;
   if (!m.starts_with(kRefusalPrefix)) return "";
   m.remove_prefix(kRefusalPrefix.size());
+  if (m.starts_with(kPrincipalDayFlag)) return "per_user_day";
   if (m.starts_with(kDayFlag)) return "per_day";
   if (m.starts_with(kSessionFlag)) return "per_session";
   return "";
@@ -103,9 +106,17 @@ Status CheckSpendBudgets(const SpendBudgets& budgets, const SpendTotals& totals,
                       "; until then ask for a cheaper call (a smaller image_size, no search, "
                       "less thinking) or ask the operator to raise the budget.");
   }
+  if (Crosses(totals.principal_day_usd, hold.estimate_usd, budgets.per_principal_day_usd)) {
+    return refuse(std::string(kPrincipalDayFlag), budgets.per_principal_day_usd,
+                  totals.principal_day_usd,
+                  "today (" + UtcDay(hold.now_ms) + " UTC) every call of yours",
+                  "It resets at " + NextUtcMidnight(hold.now_ms) +
+                      "; until then ask for a cheaper call (a smaller image_size, no search, "
+                      "less thinking) or ask the operator to raise the budget.");
+  }
   if (Crosses(totals.session_usd, hold.estimate_usd, budgets.per_session_usd)) {
     return refuse(std::string(kSessionFlag), budgets.per_session_usd, totals.session_usd,
-                  "session '" + hold.session_id + "'",
+                  "session '" + std::string(SplitScopedSessionId(hold.session_id).session_id) + "'",
                   "It does not reset: continue in a new session, ask for a cheaper call, or ask "
                   "the operator to raise the budget.");
   }

@@ -39,8 +39,8 @@ Status ValidateSpendCharge(const SpendCharge& charge);
 // and, for the daily one, when it resets. Nothing was sent: the message says so.
 Status CheckSpendBudgets(const SpendBudgets& budgets, const SpendTotals& totals,
                          const SpendHold& hold);
-// Which budget refused, for an error CheckSpendBudgets made: "per_day" or "per_session"; "" for
-// any other error.
+// Which budget refused, for an error CheckSpendBudgets made: "per_day", "per_user_day" or
+// "per_session"; "" for any other error.
 std::string_view RefusedBudget(const Error& error);
 
 }  // namespace imgmcp::session

@@ -6,6 +6,7 @@
 #include "common/clock.h"
 #include "common/decimal.h"
 #include "session/data_dir.h"
+#include "session/principal_scope.h"
 
 namespace imgmcp::session {
 namespace {
@@ -19,7 +20,7 @@ Error Invalid(const std::string& message) {
 }  // namespace
 
 Status ValidateNewTask(const NewTask& task) {
-  if (!task.session_id.empty() && !IsValidSessionId(task.session_id)) {
+  if (!task.session_id.empty() && !IsValidStoredSessionId(task.session_id)) {
     return Invalid("task session_id \"" + task.session_id.substr(0, 80) +
                    "\" is not valid: use \"\" or a valid session id");
   }

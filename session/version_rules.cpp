@@ -6,6 +6,7 @@
 #include "common/base64.h"
 #include "common/decimal.h"
 #include "session/data_dir.h"
+#include "session/principal_scope.h"
 
 namespace imgmcp::session {
 namespace {
@@ -98,7 +99,7 @@ bool DecodeSessionCursor(const std::string& cursor, int64_t* updated_ms, std::st
   if (!ms) return false;
   *updated_ms = *ms;
   *session_id = std::string(rest.substr(colon + 1));
-  return IsValidSessionId(*session_id);
+  return IsValidStoredSessionId(*session_id);
 }
 
 }  // namespace imgmcp::session

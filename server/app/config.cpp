@@ -69,6 +69,21 @@ Status SetInt(Config& c, std::string_view source, const std::string& value) {
   return Status::Ok();
 }
 
+// Calls per minute: "N/min" or "N", 0 = no limit.
+template <auto kField>
+Status SetPerMinute(Config& c, std::string_view source, const std::string& value) {
+  std::string number = value;
+  if (number.ends_with("/min")) number.resize(number.size() - 4);
+  Result<int64_t> v = ParseInt(source, number, 0, 1'000'000);
+  if (!v.ok()) {
+    return FlagError(
+        source,
+        "expected calls per minute as N/min (0 = no limit), e.g. 30/min, got \"" + value + "\"");
+  }
+  c.*kField = static_cast<int>(*v);
+  return Status::Ok();
+}
+
 // An amount of US dollars: a decimal number from 0 (none) to a million.
 template <auto kField>
 Status SetUsd(Config& c, std::string_view source, const std::string& value) {
@@ -436,6 +451,24 @@ constexpr FlagSpec kFlags[] = {
      .value = "USD",
      .help = "what the calls of one session may cost in all; refused as above, 0 = no budget",
      .set = SetUsd<&Config::budget_usd_per_session>},
+    {.name = "--budget-usd-per-user-day",
+     .env = "IMGMCP_BUDGET_USD_PER_USER_DAY",
+     .value = "USD",
+     .help = "what the calls of one person may cost in one UTC day (each OAuth principal; "
+             "without OAuth the one local user); refused as above, 0 = no budget",
+     .set = SetUsd<&Config::budget_usd_per_user_day>},
+    {.name = "--rate-limit-per-user",
+     .env = "IMGMCP_RATE_LIMIT_PER_USER",
+     .value = "N/min",
+     .help = "tool calls one person may start in one minute, counted across the replicas of one "
+             "store; beyond it a call is refused (HTTP 429 with Retry-After), 0 = no limit",
+     .set = SetPerMinute<&Config::rate_limit_per_user>},
+    {.name = "--max-calls-per-user",
+     .env = "IMGMCP_MAX_CALLS_PER_USER",
+     .value = "N",
+     .help = "tool calls of one person in flight in this process at once; beyond it a call is "
+             "refused (HTTP 429 with Retry-After), 0 = no limit",
+     .set = SetInt<&Config::max_calls_per_user, 0, 100000>},
 
     {.heading = "Images"},
     {.name = "--allow-read",

@@ -82,6 +82,13 @@ Result<std::unique_ptr<WiredServer>> WiredServer::Build(const Config& config) {
   wired->task_ttl_ = std::chrono::milliseconds(server_options.tasks.ttl_ms);
   server_options.tasks.max_per_owner = static_cast<size_t>(config.max_tasks_per_owner);
   server_options.tasks.max_running = server_options.max_concurrent_calls;
+  if (config.rate_limit_per_user > 0 || config.max_calls_per_user > 0) {
+    wired->person_limits_ = std::make_unique<tools::PersonLimits>(
+        *wired->store_, wired->clock_,
+        tools::PersonLimitsOptions{.max_in_flight = config.max_calls_per_user,
+                                   .calls_per_minute = config.rate_limit_per_user});
+    server_options.call_limiter = wired->person_limits_.get();
+  }
   if (wired->metrics_) wired->mcp_metrics_ = std::make_unique<McpMetrics>(*wired->metrics_);
   server_options.metrics = wired->mcp_metrics_.get();
   server_options.tasks.metrics = wired->mcp_metrics_.get();

@@ -17,6 +17,7 @@
 #include "server/http/http_listener.h"
 #include "server/tools/image_input.h"
 #include "server/tools/image_tools.h"
+#include "server/tools/person_limits.h"
 #include "server/tools/store_task_ledger.h"
 #include "server/tools/store_task_watch.h"
 #include "session/deferred_session_store.h"
@@ -55,6 +56,7 @@ class WiredServer {
   std::unique_ptr<session::DeferredSessionStore> store_;
   std::unique_ptr<tools::StoreTaskLedger> task_ledger_;  // tasks as the store's rows
   std::unique_ptr<tools::StoreTaskWatch> task_watch_;    // PostgreSQL: other replicas' changes
+  std::unique_ptr<tools::PersonLimits> person_limits_;   // --rate-limit/--max-calls-per-user
   std::chrono::milliseconds task_ttl_{0};
   std::unique_ptr<TaskSweeper> task_sweeper_;  // expired task rows, from StartBackgroundWork
   std::unique_ptr<mcp::McpServer> server_;

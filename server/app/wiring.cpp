@@ -340,7 +340,8 @@ tools::ImageToolsOptions MakeImageToolsOptions(const Config& config, std::string
   options.max_concurrent_backend_calls = config.max_backend_calls;
   options.max_inflight_bytes = static_cast<size_t>(config.max_inflight_mb) << 20;
   options.budgets = {.per_day_usd = config.budget_usd_per_day,
-                     .per_session_usd = config.budget_usd_per_session};
+                     .per_session_usd = config.budget_usd_per_session,
+                     .per_principal_day_usd = config.budget_usd_per_user_day};
   options.chain_turns = config.chain_turns;
   options.max_versions = config.max_versions;  // the store's (MakeStoreOptions), told to agents
   options.idle_days = config.idle_days;

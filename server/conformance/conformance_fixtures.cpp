@@ -551,7 +551,8 @@ std::vector<std::pair<ToolDefinition, mcp::ToolHandler>> StatelessTools(mcp::Mcp
 // test://template/{id}/data template.
 class TestResources final : public mcp::ResourceProvider {
  public:
-  Result<mcp::ResourcePage> List(const std::optional<std::string>& cursor) override {
+  Result<mcp::ResourcePage> List(const mcp::Caller&,
+                                 const std::optional<std::string>& cursor) override {
     if (cursor) return MakeError(ErrorCode::kInvalidArgument, "Invalid cursor");
     mcp::ResourcePage page;
     page.resources =
@@ -574,7 +575,7 @@ class TestResources final : public mcp::ResourceProvider {
 
   bool Handles(const std::string& uri) const override { return uri.rfind("test://", 0) == 0; }
 
-  Result<Json> Read(const std::string& uri) override {
+  Result<Json> Read(const mcp::Caller&, const std::string& uri) override {
     if (uri == "test://static-text") {
       return Contents(uri, "text/plain", "text",
                       "This is the content of the static text resource.");

@@ -75,6 +75,14 @@ void SetJsonBody(Response& res, std::string body) {
   res.set_header("Content-Type", kJson);
 }
 
+// A per-person limit's refusal is 429 with Retry-After (mcp/call_limiter.h), in both eras.
+void SetTooManyRequests(Response& res, int error_code, const std::string& json) {
+  if (auto seconds = TooManyRequestsRetryAfter(error_code, json)) {
+    res.status = 429;
+    res.set_header("Retry-After", std::to_string(*seconds));
+  }
+}
+
 // Answers with a JSON-RPC error body. In the modern era an id that could not be read is left out
 // (its schema has no null ids).
 void Refuse(Response& res, int status, const mcp::RpcError& error, const Json& id = nullptr,
@@ -491,6 +499,19 @@ std::string McpRoutes::RequestOwner() const {
   return served != nullptr && served->principal ? OAuthGate::OwnerOf(*served->principal) : "";
 }
 
+mcp::Caller McpRoutes::RequestCaller() const {
+  mcp::Caller caller;
+  caller.owner = RequestOwner();
+  if (!oauth_) return caller;  // one local principal: sessions are everyone's, as before
+  const ServedRequest* served = CurrentRequest();
+  if (served == nullptr || !served->principal) return caller;
+  caller.principal = served->principal->key;
+  caller.issuer = served->principal->issuer;
+  caller.subject = served->principal->subject;
+  caller.client_id = served->principal->client_id;
+  return caller;
+}
+
 bool McpRoutes::RefuseForScope(Response& res, const PostedMessage& posted) const {
   if (!oauth_) return false;
   const ServedRequest* served = CurrentRequest();
@@ -651,7 +672,7 @@ void McpRoutes::ServeModern(const McpHeaders& headers, Response& res, PostedMess
   auto connection = server_.Connect(*request, mcp::ConnectionMode::kModernOnly);
   // Only an admitted caller gets here: the digest of its credentials (the bearer token, or the
   // OAuth principal) is its task owner.
-  connection->SetTaskOwner(RequestOwner());
+  connection->SetCaller(RequestCaller());
   request->Attach(std::move(connection));
   auto exchange = request->BeginExchange({facts.id}, /*batch=*/false);
   if (!live_.AddRequest(request)) {
@@ -675,6 +696,7 @@ void McpRoutes::ServeModern(const McpHeaders& headers, Response& res, PostedMess
   res.status = answer.error_code
                    ? ModernErrorStatus(*answer.error_code, answer.rejected_before_dispatch)
                    : 200;
+  if (answer.error_code) SetTooManyRequests(res, *answer.error_code, *answer.json);
   SetJsonBody(res, std::move(*answer.json));
 }
 
@@ -762,9 +784,9 @@ std::shared_ptr<HttpSession> McpRoutes::OpenSession() {
   auto connection = server_.Connect(*session);
   // As for modern requests: the legacy session and its tasks (2025-11-25 utility) are the
   // credentials'.
-  std::string owner = RequestOwner();
-  connection->SetTaskOwner(owner);
-  session->SetOwner(std::move(owner));
+  mcp::Caller caller = RequestCaller();
+  session->SetOwner(caller.owner);
+  connection->SetCaller(std::move(caller));
   session->Attach(std::move(connection));
   return session;
 }
@@ -799,6 +821,7 @@ void McpRoutes::ReplyLegacy(Response& res, const std::shared_ptr<HttpSession>& s
     return Stream(res, session, answer.sse, /*modern=*/false, std::move(busy));
   }
   res.status = 200;
+  if (answer.error_code) SetTooManyRequests(res, *answer.error_code, *answer.json);
   if (session->connection().initialized()) res.set_header(kSessionHeader, session->id());
   SetJsonBody(res, std::move(*answer.json));
 }

@@ -100,9 +100,12 @@ class McpRoutes {
   bool RewriteError(httplib::Response& res) const;
   // The bearer token (--auth-token) or OAuth access token of a request to /mcp or /metrics.
   bool Authorized(const RequestHeaders& headers, httplib::Response& res) const;
-  // Whose sessions and tasks the request this thread serves reaches (the digest of the token or
-  // of the OAuth principal), "" without authentication.
+  // Whose tasks the request this thread serves reaches (the digest of the token or of the OAuth
+  // principal), "" without authentication.
   std::string RequestOwner() const;
+  // Who makes it (mcp/caller.h): its owner and, with OAuth, its principal, whose sessions it
+  // reaches.
+  mcp::Caller RequestCaller() const;
   // With OAuth: a message whose method or tool needs a scope the token lacks (403). True: refused.
   bool RefuseForScope(httplib::Response& res, const PostedMessage& posted) const;
 

@@ -333,6 +333,25 @@ std::optional<mcp::RpcError> CheckParamHeaders(const std::vector<ParamHeader>& d
   return std::nullopt;
 }
 
+std::optional<int64_t> TooManyRequestsRetryAfter(int error_code, const std::string& json) {
+  if (error_code != mcp::rpc_error::kTooManyRequests) return std::nullopt;
+  int64_t seconds = 1;
+  const Json answer = Json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (answer.is_object()) {
+    const Json* data = nullptr;
+    if (auto error = answer.find("error"); error != answer.end() && error->is_object()) {
+      if (auto d = error->find("data"); d != error->end() && d->is_object()) data = &*d;
+    }
+    if (data != nullptr) {
+      auto retry = data->find("retryAfterSeconds");
+      if (retry != data->end() && retry->is_number_integer()) {
+        seconds = std::max<int64_t>(1, retry->get<int64_t>());
+      }
+    }
+  }
+  return seconds;
+}
+
 int ModernErrorStatus(int code, bool before_dispatch) {
   if (code == mcp::rpc_error::kMissingClientCapability) return 400;
   if (!before_dispatch) return 200;

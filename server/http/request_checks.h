@@ -129,5 +129,9 @@ std::optional<mcp::RpcError> CheckParamHeaders(const std::vector<ParamHeader>& d
 // errors raised checking the request before any handler ran are 4xx (-32601 → 404, others 400),
 // and so is -32021 wherever it arises; an error a handler answered with is an ordinary 200.
 int ModernErrorStatus(int code, bool before_dispatch);
+// For a JSON answer that is a per-person limit's refusal (-32029, mcp/call_limiter.h): the
+// seconds its data.retryAfterSeconds says (at least 1), which HTTP answers as 429 with
+// Retry-After. nullopt for any other answer.
+std::optional<int64_t> TooManyRequestsRetryAfter(int error_code, const std::string& json);
 
 }  // namespace imgmcp::http

@@ -9,6 +9,8 @@
 #include "server/tools/tool_results.h"
 #include "server/tools/uris.h"
 #include "server/tools/version_details.h"
+#include "session/principal_scope.h"
+#include "session/principal_session_store.h"
 #include "session/spend_rules.h"
 #include "session/task_records.h"
 
@@ -124,7 +126,8 @@ ImageTools::ImageTools(session::SessionStore& store, imaging::ImageBackend& back
     return backend.ModelNote(model);
   };
   store_.SetChangeListener([this](const session::StoreChange& change) {
-    AnnounceChange(change.session_id, change.new_session);
+    const session::SessionScope scope = session::SplitScopedSessionId(change.session_id);
+    AnnounceChange(std::string(scope.principal), std::string(scope.session_id), change.new_session);
   });
 }
 
@@ -150,13 +153,17 @@ mcp::TypedTool<Args> ImageTools::Bind(
 std::vector<mcp::ToolSpec> ImageTools::Tools() {
   const ArgumentOptions& o = argument_options_;
   auto generate = Bind(GenerateImageDefinition(o), &ImageTools::GenerateImage);
-  generate.admission = [this](const GenerateImageArgs& a) {
-    return ReserveSessionTurn(a.SessionFor());
+  generate.admission = [this](const GenerateImageArgs& a, const mcp::Caller& caller) {
+    return ReserveSessionTurn(caller, a.SessionFor());
   };
   auto edit = Bind(EditImageDefinition(o), &ImageTools::EditImage);
-  edit.admission = [this](const EditImageArgs& a) { return ReserveSessionTurn(a.session_id); };
+  edit.admission = [this](const EditImageArgs& a, const mcp::Caller& caller) {
+    return ReserveSessionTurn(caller, a.session_id);
+  };
   auto reset = Bind(ResetSessionDefinition(o), &ImageTools::ResetSession);
-  reset.admission = [this](const ResetSessionArgs& a) { return ReserveSessionTurn(a.session_id); };
+  reset.admission = [this](const ResetSessionArgs& a, const mcp::Caller& caller) {
+    return ReserveSessionTurn(caller, a.session_id);
+  };
   std::vector<mcp::ToolSpec> tools;
   tools.push_back(mcp::MakeToolSpec(std::move(generate)));
   tools.push_back(mcp::MakeToolSpec(std::move(edit)));
@@ -178,9 +185,10 @@ class SessionTurnReservation final : public mcp::CallReservation {
 }  // namespace
 
 std::unique_ptr<mcp::CallReservation> ImageTools::ReserveSessionTurn(
-    const std::optional<std::string>& session_id) {
+    const mcp::Caller& caller, const std::optional<std::string>& session_id) {
   if (!session_id) return nullptr;  // minted by the handler: a new session, no line to join
-  auto turn = store_.ReserveTurn(*session_id);
+  session::StoreOfPrincipal scoped(store_, caller.principal);
+  auto turn = scoped.get().ReserveTurn(*session_id);
   if (!turn.ok()) return nullptr;
   return std::make_unique<SessionTurnReservation>(std::move(*turn));
 }
@@ -283,9 +291,10 @@ std::string ChainNote(size_t turns, const std::vector<int64_t>& versions,
 }  // namespace
 
 Result<std::vector<imaging::ChainTurn>> ImageTools::LoadChain(
-    const session::VersionInfo& base, const imaging::EncodedImage& base_image,
-    const imaging::ModelCapabilities& model, const std::string& prompt, int reference_images,
-    std::vector<int64_t>* versions, std::string* note) {
+    session::SessionStore& store, const session::VersionInfo& base,
+    const imaging::EncodedImage& base_image, const imaging::ModelCapabilities& model,
+    const std::string& prompt, int reference_images, std::vector<int64_t>* versions,
+    std::string* note) {
   ChainLimits limits;
   limits.max_turns = options_.chain_turns;
   limits.model = &model;
@@ -293,12 +302,12 @@ Result<std::vector<imaging::ChainTurn>> ImageTools::LoadChain(
   limits.prompt_bytes = prompt.size();
   limits.reference_images = reference_images;
   const VersionLookup lookup = [&](int64_t version) {
-    return store_.GetVersion(base.session_id, version);
+    return store.GetVersion(base.session_id, version);
   };
   ASSIGN_OR_RETURN(ChainPlan plan, PlanChain(base, limits, lookup));
   auto read = [&](const session::VersionInfo& v) -> Result<imaging::EncodedImage> {
     if (v.sha256 == base.sha256) return base_image;  // the edited image: read already
-    ASSIGN_OR_RETURN(std::string bytes, store_.ReadImage(v));
+    ASSIGN_OR_RETURN(std::string bytes, store.ReadImage(v));
     return imaging::EncodedImage{std::move(bytes), v.mime_type};
   };
   std::vector<imaging::ChainTurn> turns;
@@ -372,8 +381,9 @@ Result<session::NewVersion> ImageTools::ImportVersion(const imaging::EncodedImag
   return nv;
 }
 
-std::string ImageTools::MissingVersionText(const std::string& session_id, int64_t version) {
-  auto snapshot = store_.ReadSession(session_id, std::nullopt, /*include_history=*/true);
+std::string ImageTools::MissingVersionText(session::SessionStore& store,
+                                           const std::string& session_id, int64_t version) const {
+  auto snapshot = store.ReadSession(session_id, std::nullopt, /*include_history=*/true);
   if (!snapshot.ok())
     return "session '" + session_id + "' has no version " + std::to_string(version);
   const int64_t last = snapshot->last_issued_version;
@@ -395,11 +405,12 @@ std::string ImageTools::MissingVersionText(const std::string& session_id, int64_
          "' no longer exists: " + why + "; " + kept;
 }
 
-Result<session::VersionInfo> ImageTools::StoredVersion(const std::string& session_id,
+Result<session::VersionInfo> ImageTools::StoredVersion(session::SessionStore& store,
+                                                       const std::string& session_id,
                                                        int64_t version) {
-  auto info = store_.GetVersion(session_id, version);
+  auto info = store.GetVersion(session_id, version);
   if (!info.ok() && info.error().code == ErrorCode::kNotFound) {
-    return Error(ErrorCode::kNotFound, MissingVersionText(session_id, version));
+    return Error(ErrorCode::kNotFound, MissingVersionText(store, session_id, version));
   }
   return info;
 }
@@ -425,9 +436,9 @@ ImageTools::SaveReport ImageTools::SaveCopy(const std::optional<SavePlan>& plan,
   return report;
 }
 
-Result<SavedCopy> ImageTools::SaveStored(const SavePlan& plan,
+Result<SavedCopy> ImageTools::SaveStored(session::SessionStore& store, const SavePlan& plan,
                                          const session::VersionInfo& version) const {
-  ASSIGN_OR_RETURN(std::string bytes, store_.ReadImage(version));
+  ASSIGN_OR_RETURN(std::string bytes, store.ReadImage(version));
   auto saved = saves_.Save(plan, version.session_id, version.version, bytes);
   if (!saved.ok()) {
     return WithContext(saved.error(),
@@ -436,13 +447,14 @@ Result<SavedCopy> ImageTools::SaveStored(const SavePlan& plan,
   return saved;
 }
 
-void ImageTools::AnnounceChange(const std::string& session_id, bool new_session) {
+void ImageTools::AnnounceChange(const std::string& principal, const std::string& session_id,
+                                bool new_session) {
   if (notifier_ == nullptr) return;
-  notifier_->ResourceUpdated(ManifestUri(session_id));
+  notifier_->ResourceUpdated(ManifestUri(session_id), principal);
   if (new_session) notifier_->ResourceListChanged();
 }
 
-mcp::ToolResult ImageTools::VersionResult(const std::string& summary,
+mcp::ToolResult ImageTools::VersionResult(session::SessionStore& store, const std::string& summary,
                                           const session::VersionInfo& version, InlineMode mode,
                                           Json extra_structured,
                                           std::optional<PreparedImage> prepared,
@@ -459,7 +471,7 @@ mcp::ToolResult ImageTools::VersionResult(const std::string& summary,
   if (prepared) {
     parts.prepared = std::move(prepared);
   } else if (mode != InlineMode::kNone) {
-    auto read = store_.ReadImage(version);
+    auto read = store.ReadImage(version);
     if (!read.ok()) {
       LogFailure("reading " + VersionUri(version.session_id, version.version), read.error());
       return mcp::ToolResult::ErrorText(read.error().message);
@@ -481,7 +493,8 @@ ResultParts ImageTools::EmptySessionParts(const std::string& session_id,
   return parts;
 }
 
-Result<ImageTools::CostCheck> ImageTools::CheckCost(const std::string& tool,
+Result<ImageTools::CostCheck> ImageTools::CheckCost(session::SessionStore& store,
+                                                    const std::string& tool,
                                                     const std::string& session_id,
                                                     const GenerationArgs& args,
                                                     const imaging::ModelCapabilities& model,
@@ -491,7 +504,7 @@ Result<ImageTools::CostCheck> ImageTools::CheckCost(const std::string& tool,
   if (!args.estimate_only.value_or(false)) {
     Status capped = CheckCostCap(check.estimate, args.max_cost_usd);
     Result<CallSpend> held = capped.ok()
-                                 ? CallSpend::Hold(store_, options_.budgets, session_id,
+                                 ? CallSpend::Hold(store, options_.budgets, session_id,
                                                    check.estimate, options_.backend_deadline)
                                  : Result<CallSpend>(capped.error());
     if (!held.ok()) {
@@ -510,9 +523,9 @@ Result<ImageTools::CostCheck> ImageTools::CheckCost(const std::string& tool,
                               " call on " + model.id + " may cost up to " +
                               FormatUsd(check.estimate.usd) +
                               " (worst case: " + imaging::CostLine(check.estimate) + ").";
-  Result<session::VersionInfo> current = store_.GetVersion(session_id, std::nullopt);
+  Result<session::VersionInfo> current = store.GetVersion(session_id, std::nullopt);
   if (current.ok()) {
-    check.estimate_only = VersionResult(summary, *current, InlineMode::kNone, extra);
+    check.estimate_only = VersionResult(store, summary, *current, InlineMode::kNone, extra);
   } else {
     ResultParts parts = EmptySessionParts(session_id, summary);
     parts.structured.update(extra);
@@ -530,11 +543,14 @@ mcp::ToolResult ImageTools::GenerateImage(const GenerateImageArgs& args,
 
 Result<mcp::ToolResult> ImageTools::Generate(const GenerateImageArgs& args,
                                              mcp::ToolCallContext& ctx) {
+  // Everything the call reads and writes is its caller's (sessions per person).
+  session::StoreOfPrincipal scoped(store_, ctx.caller().principal);
+  session::SessionStore& store = scoped.get();
   const std::string id = args.SessionFor().value_or("img-" + RandomHex(6));
   const std::optional<session::IdempotencyRecord> key = KeyOf("generate_image", args, &ctx);
   const bool saving = args.save.save_to.has_value();
   // A repeat of a recorded call is answered first: it neither checks nor writes a copy.
-  ASSIGN_OR_RETURN(auto early, Repeat("generate_image", id, key, args.inline_mode, saving));
+  ASSIGN_OR_RETURN(auto early, Repeat(store, "generate_image", id, key, args.inline_mode, saving));
   if (early) return std::move(*early);
   // Where a copy goes is checked before anything else: a bad save_to generates nothing.
   ASSIGN_OR_RETURN(const std::optional<SavePlan> save,
@@ -546,7 +562,7 @@ Result<mcp::ToolResult> ImageTools::Generate(const GenerateImageArgs& args,
   // Before anything else: nothing is sent otherwise.
   ASSIGN_OR_RETURN(const imaging::ModelCapabilities* model, ChooseModel(options, &ignored));
   options.model = model->id;
-  ASSIGN_OR_RETURN(CostCheck cost, CheckCost("generate_image", id, args.generation, *model,
+  ASSIGN_OR_RETURN(CostCheck cost, CheckCost(store, "generate_image", id, args.generation, *model,
                                              {.text_bytes = args.prompt.size(),
                                               .input_images = options.input_images,
                                               .image_size = options.image_size,
@@ -559,8 +575,8 @@ Result<mcp::ToolResult> ImageTools::Generate(const GenerateImageArgs& args,
                    memory_.LeaseGeneration(args, options, &references));
 
   CallProgress progress(ctx);
-  ASSIGN_OR_RETURN(std::unique_ptr<session::EditTurn> turn, TakeTurn(store_, id, ctx, progress));
-  ASSIGN_OR_RETURN(auto repeat, Repeat("generate_image", id, key, args.inline_mode, saving));
+  ASSIGN_OR_RETURN(std::unique_ptr<session::EditTurn> turn, TakeTurn(store, id, ctx, progress));
+  ASSIGN_OR_RETURN(auto repeat, Repeat(store, "generate_image", id, key, args.inline_mode, saving));
   if (repeat) return std::move(*repeat);
   cost.spend.Renew(options_.backend_deadline);  // however long the call waited for its turn
   const bool new_session = !turn->Current().has_value() && turn->LastIssuedVersion() == 0;
@@ -591,10 +607,11 @@ Result<mcp::ToolResult> ImageTools::Generate(const GenerateImageArgs& args,
   ASSIGN_OR_RETURN(std::vector<session::VersionInfo> committed,
                    CommitWhilePreparing(turn, to_commit, key, args.inline_mode, &prepared));
   const session::VersionInfo& version = committed.back();
-  AnnounceChange(version.session_id, new_session);
+  AnnounceChange(session::PrincipalOf(store), version.session_id, new_session);
   SaveReport saved = SaveCopy(save, version, to_commit.back().bytes);
   extra.update(saved.fields);
-  return VersionResult("Generated version " + std::to_string(version.version) + " of session '" +
+  return VersionResult(store,
+                       "Generated version " + std::to_string(version.version) + " of session '" +
                            id + "' (" + DescribeVersion(version) + ") with the " + version.backend +
                            " backend (" + version.model + ")." + lines + saved.line,
                        version, args.inline_mode, std::move(extra), std::move(prepared));
@@ -664,21 +681,24 @@ mcp::ToolResult ImageTools::EditImage(const EditImageArgs& args, mcp::ToolCallCo
 }
 
 Result<mcp::ToolResult> ImageTools::Edit(const EditImageArgs& args, mcp::ToolCallContext& ctx) {
+  // Everything the call reads and writes is its caller's (sessions per person).
+  session::StoreOfPrincipal scoped(store_, ctx.caller().principal);
+  session::SessionStore& store = scoped.get();
   const std::optional<session::IdempotencyRecord> key = KeyOf("edit_image", args, &ctx);
   const bool saving = args.save.save_to.has_value();
   ASSIGN_OR_RETURN(auto early,
-                   Repeat("edit_image", args.session_id, key, args.inline_mode, saving));
+                   Repeat(store, "edit_image", args.session_id, key, args.inline_mode, saving));
   if (early) return std::move(*early);
-  ASSIGN_OR_RETURN(CheckedEdit checked, CheckEdit(args));
+  ASSIGN_OR_RETURN(CheckedEdit checked, CheckEdit(store, args));
   if (checked.cost.estimate_only) return std::move(*checked.cost.estimate_only);
   CallProgress progress(ctx);
   ASSIGN_OR_RETURN(std::unique_ptr<session::EditTurn> turn,
-                   TakeTurn(store_, args.session_id, ctx, progress));
+                   TakeTurn(store, args.session_id, ctx, progress));
   ASSIGN_OR_RETURN(auto repeat,
-                   Repeat("edit_image", args.session_id, key, args.inline_mode, saving));
+                   Repeat(store, "edit_image", args.session_id, key, args.inline_mode, saving));
   if (repeat) return std::move(*repeat);
   checked.cost.spend.Renew(options_.backend_deadline);  // however long it waited for its turn
-  ASSIGN_OR_RETURN(EditBase base, ResolveEditBase(args, *turn, std::move(checked.outside)));
+  ASSIGN_OR_RETURN(EditBase base, ResolveEditBase(store, args, *turn, std::move(checked.outside)));
   // In the turn: the base is read, and the edit's size and the chain's follow from it.
   RETURN_IF_ERROR(memory_.ExtendForEdit(checked.memory, args, {base.info.width, base.info.height},
                                         base.import ? 0 : base.image.bytes.size(),
@@ -689,12 +709,14 @@ Result<mcp::ToolResult> ImageTools::Edit(const EditImageArgs& args, mcp::ToolCal
   request.options.chain = false;  // the backend sees the turns themselves (request.chain)
   request.base = std::move(base.image);
   request.references = std::move(checked.references);
-  ASSIGN_OR_RETURN(EditAnswer answer, RunEdit(args, *checked.model, base, std::move(request), ctx));
+  ASSIGN_OR_RETURN(EditAnswer answer,
+                   RunEdit(store, args, *checked.model, base, std::move(request), ctx));
   RETURN_IF_ERROR(ctx.TaskStillWanted());  // inside the turn: a cancelled task commits nothing
-  return CommitEdit(args, checked, std::move(base), std::move(answer), key, turn);
+  return CommitEdit(store, args, checked, std::move(base), std::move(answer), key, turn);
 }
 
-Result<ImageTools::CheckedEdit> ImageTools::CheckEdit(const EditImageArgs& args) {
+Result<ImageTools::CheckedEdit> ImageTools::CheckEdit(session::SessionStore& store,
+                                                      const EditImageArgs& args) {
   CheckedEdit checked;
   checked.options = args.generation.Options();
   checked.options.chain = args.chain();
@@ -705,7 +727,7 @@ Result<ImageTools::CheckedEdit> ImageTools::CheckEdit(const EditImageArgs& args)
   // The worst case: a chain replays up to --chain-turns turns, each an instruction and its image.
   const int turns = args.chain() ? std::max(0, options_.chain_turns) : 0;
   ASSIGN_OR_RETURN(checked.cost,
-                   CheckCost("edit_image", args.session_id, args.generation, *checked.model,
+                   CheckCost(store, "edit_image", args.session_id, args.generation, *checked.model,
                              {.text_bytes = args.prompt.size() * (1 + turns),
                               .input_images = checked.options.input_images + turns,
                               .image_size = checked.options.image_size,
@@ -733,7 +755,7 @@ Result<ImageTools::CheckedEdit> ImageTools::CheckEdit(const EditImageArgs& args)
 }
 
 Result<ImageTools::EditBase> ImageTools::ResolveEditBase(
-    const EditImageArgs& args, const session::EditTurn& turn,
+    session::SessionStore& store, const EditImageArgs& args, const session::EditTurn& turn,
     std::optional<imaging::EncodedImage> outside) {
   const std::string& session_id = args.session_id;
   const auto current = turn.Current();
@@ -756,7 +778,7 @@ Result<ImageTools::EditBase> ImageTools::ResolveEditBase(
     return base;
   }
   if (args.from_version) {
-    ASSIGN_OR_RETURN(base.info, StoredVersion(session_id, *args.from_version));
+    ASSIGN_OR_RETURN(base.info, StoredVersion(store, session_id, *args.from_version));
   } else if (current) {
     base.info = *current;
   } else {
@@ -765,12 +787,13 @@ Result<ImageTools::EditBase> ImageTools::ResolveEditBase(
                      "' has no image yet: call generate_image with this session_id first, or "
                      "pass 'image' to edit an outside image");
   }
-  ASSIGN_OR_RETURN(base.image.bytes, store_.ReadImage(base.info));
+  ASSIGN_OR_RETURN(base.image.bytes, store.ReadImage(base.info));
   base.image.mime_type = base.info.mime_type;
   return base;
 }
 
-Result<ImageTools::EditAnswer> ImageTools::RunEdit(const EditImageArgs& args,
+Result<ImageTools::EditAnswer> ImageTools::RunEdit(session::SessionStore& store,
+                                                   const EditImageArgs& args,
                                                    const imaging::ModelCapabilities& model,
                                                    const EditBase& base,
                                                    imaging::EditRequest request,
@@ -778,7 +801,7 @@ Result<ImageTools::EditAnswer> ImageTools::RunEdit(const EditImageArgs& args,
   EditAnswer answer;
   // Context "chain": the turns that led to the base version, replayed before the instruction.
   if (args.chain() && model.chain == imaging::Support::kYes) {
-    ASSIGN_OR_RETURN(request.chain, LoadChain(base.info, request.base, model, args.prompt,
+    ASSIGN_OR_RETURN(request.chain, LoadChain(store, base.info, request.base, model, args.prompt,
                                               static_cast<int>(request.references.size()),
                                               &answer.replayed, &answer.chain_note));
   }
@@ -792,7 +815,8 @@ Result<ImageTools::EditAnswer> ImageTools::RunEdit(const EditImageArgs& args,
   return answer;
 }
 
-Result<mcp::ToolResult> ImageTools::CommitEdit(const EditImageArgs& args, CheckedEdit& checked,
+Result<mcp::ToolResult> ImageTools::CommitEdit(session::SessionStore& store,
+                                               const EditImageArgs& args, CheckedEdit& checked,
                                                EditBase base, EditAnswer answer,
                                                const std::optional<session::IdempotencyRecord>& key,
                                                std::unique_ptr<session::EditTurn>& turn) {
@@ -825,10 +849,12 @@ Result<mcp::ToolResult> ImageTools::CommitEdit(const EditImageArgs& args, Checke
   auto committed = CommitWhilePreparing(turn, to_commit, key, args.inline_mode, &prepared);
   if (!committed.ok()) return Appended(committed.error(), nothing_saved);
   const session::VersionInfo& version = committed->back();
-  AnnounceChange(version.session_id, base.new_session);  // once: the import and the edit together
+  AnnounceChange(session::PrincipalOf(store), version.session_id,
+                 base.new_session);  // once: the import and the edit together
   SaveReport saved = SaveCopy(checked.save, version, to_commit.back().bytes);
   extra.update(saved.fields);
-  return VersionResult("Edited session '" + args.session_id + "': version " +
+  return VersionResult(store,
+                       "Edited session '" + args.session_id + "': version " +
                            std::to_string(version.version) + " made from version " +
                            std::to_string(base.info.version) + imported_note + " (" +
                            DescribeVersion(version) + ") with the " + version.backend +
@@ -876,12 +902,15 @@ mcp::ToolResult ImageTools::GetImage(const GetImageArgs& args, mcp::ToolCallCont
 }
 
 Result<mcp::ToolResult> ImageTools::Get(const GetImageArgs& args, mcp::ToolCallContext& ctx) {
+  // Everything the call reads and writes is its caller's (sessions per person).
+  session::StoreOfPrincipal scoped(store_, ctx.caller().principal);
+  session::SessionStore& store = scoped.get();
   const std::string& session_id = args.session_id;
   ASSIGN_OR_RETURN(const std::optional<SavePlan> save,
                    saves_.Plan(args.save, SaveSource::kStoredVersion));
   // One snapshot: a commit by another call or process lands wholly before or after this read.
   const bool with_history = args.include_history.value_or(true);
-  auto snapshot = store_.ReadSession(session_id, args.version, with_history);
+  auto snapshot = store.ReadSession(session_id, args.version, with_history);
   if (!snapshot.ok()) {
     if (snapshot.error().code != ErrorCode::kNotFound) return snapshot.error();
     return Error(ErrorCode::kNotFound, "unknown session '" + session_id +
@@ -894,7 +923,7 @@ Result<mcp::ToolResult> ImageTools::Get(const GetImageArgs& args, mcp::ToolCallC
   history_fields["session_cost_usd"] = snapshot->cost_usd;
   if (!snapshot->version.has_value()) {
     if (args.version.has_value()) {
-      return Error(ErrorCode::kNotFound, MissingVersionText(session_id, *args.version));
+      return Error(ErrorCode::kNotFound, MissingVersionText(store, session_id, *args.version));
     }
     if (save) {
       return Error(ErrorCode::kFailedPrecondition,
@@ -910,11 +939,12 @@ Result<mcp::ToolResult> ImageTools::Get(const GetImageArgs& args, mcp::ToolCallC
   const std::string paging = PagingNote(history_fields, snapshot->history.size());
   std::string saved_line;
   if (save) {
-    ASSIGN_OR_RETURN(SavedCopy saved, SaveStored(*save, version));
+    ASSIGN_OR_RETURN(SavedCopy saved, SaveStored(store, *save, version));
     history_fields.update(SavedFields(saved));
     saved_line = SavedLine(saved);
   }
   return VersionResult(
+      store,
       "Session '" + session_id + "' version " + std::to_string(version.version) + " (" +
           DescribeVersion(version) + ", " + version.operation + ")." + paging + saved_line,
       version, args.inline_mode, std::move(history_fields), std::nullopt, history_in_text);
@@ -927,36 +957,40 @@ mcp::ToolResult ImageTools::ResetSession(const ResetSessionArgs& args, mcp::Tool
 }
 
 Result<mcp::ToolResult> ImageTools::Reset(const ResetSessionArgs& args, mcp::ToolCallContext& ctx) {
+  // Everything the call reads and writes is its caller's (sessions per person).
+  session::StoreOfPrincipal scoped(store_, ctx.caller().principal);
+  session::SessionStore& store = scoped.get();
   const std::string& session_id = args.session_id;
   const std::optional<session::IdempotencyRecord> key = KeyOf("reset_session", args);
   ASSIGN_OR_RETURN(auto early,
-                   Repeat("reset_session", session_id, key, InlineMode::kPreview, false));
+                   Repeat(store, "reset_session", session_id, key, InlineMode::kPreview, false));
   if (early) return std::move(*early);
   CallProgress progress(ctx);
   ASSIGN_OR_RETURN(std::unique_ptr<session::EditTurn> turn,
-                   TakeTurn(store_, session_id, ctx, progress));
+                   TakeTurn(store, session_id, ctx, progress));
   ASSIGN_OR_RETURN(auto repeat,
-                   Repeat("reset_session", session_id, key, InlineMode::kPreview, false));
+                   Repeat(store, "reset_session", session_id, key, InlineMode::kPreview, false));
   if (repeat) return std::move(*repeat);
   // Checked in the turn: a generate sent just before this reset has committed by now.
-  if (!store_.SessionExists(session_id)) {
+  if (!store.SessionExists(session_id)) {
     return Error(ErrorCode::kNotFound, "unknown session '" + session_id + "'");
   }
-  if (args.to_version.has_value()) return RevertTo(session_id, *args.to_version, key, turn);
-  return ClearImages(session_id, key, turn);
+  if (args.to_version.has_value()) return RevertTo(store, session_id, *args.to_version, key, turn);
+  return ClearImages(store, session_id, key, turn);
 }
 
-Result<mcp::ToolResult> ImageTools::RevertTo(const std::string& session_id, int64_t to_version,
+Result<mcp::ToolResult> ImageTools::RevertTo(session::SessionStore& store,
+                                             const std::string& session_id, int64_t to_version,
                                              const std::optional<session::IdempotencyRecord>& key,
                                              std::unique_ptr<session::EditTurn>& turn) {
-  Result<session::VersionInfo> old = StoredVersion(session_id, to_version);
+  Result<session::VersionInfo> old = StoredVersion(store, session_id, to_version);
   if (!old.ok() && old.error().code == ErrorCode::kNotFound) {
     return Error(ErrorCode::kNotFound,
                  "cannot revert: " + old.error().message + "; nothing changed");
   }
   RETURN_IF_ERROR(old);
   session::NewVersion nv;
-  ASSIGN_OR_RETURN(nv.bytes, store_.ReadImage(*old));
+  ASSIGN_OR_RETURN(nv.bytes, store.ReadImage(*old));
   nv.mime_type = old->mime_type;
   nv.file_extension = old->path.extension().string();
   nv.width = old->width;
@@ -969,20 +1003,22 @@ Result<mcp::ToolResult> ImageTools::RevertTo(const std::string& session_id, int6
   Result<session::VersionInfo> committed = turn->Commit(nv, key);
   turn.reset();
   ASSIGN_OR_RETURN(session::VersionInfo version, std::move(committed));
-  AnnounceChange(version.session_id, false);
-  return VersionResult("Reverted session '" + session_id + "' to version " +
+  AnnounceChange(session::PrincipalOf(store), version.session_id, false);
+  return VersionResult(store,
+                       "Reverted session '" + session_id + "' to version " +
                            std::to_string(old->version) + ", saved as new version " +
                            std::to_string(version.version) + ".",
                        version, InlineMode::kPreview);
 }
 
 Result<mcp::ToolResult> ImageTools::ClearImages(
-    const std::string& session_id, const std::optional<session::IdempotencyRecord>& key,
+    session::SessionStore& store, const std::string& session_id,
+    const std::optional<session::IdempotencyRecord>& key,
     std::unique_ptr<session::EditTurn>& turn) {
   const int64_t next = turn->LastIssuedVersion() + 1;
   RETURN_IF_ERROR(turn->Clear(key));
   turn.reset();
-  AnnounceChange(session_id, false);
+  AnnounceChange(session::PrincipalOf(store), session_id, false);
   ResultParts parts =
       EmptySessionParts(session_id, "Cleared session '" + session_id +
                                         "': it has no image now; the next version will be " +

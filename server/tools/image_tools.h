@@ -106,27 +106,29 @@ class ImageTools {
   struct EditAnswer;
   // The model and its options, the instruction (the local backend knows its vocabulary), then
   // the images, decoded whole: all before the call waits for its turn.
-  Result<CheckedEdit> CheckEdit(const EditImageArgs& args);
+  Result<CheckedEdit> CheckEdit(session::SessionStore& store, const EditImageArgs& args);
   // The version edited: the outside image (as the import it will be), from_version, or the
   // current one; after the expected_version check.
-  Result<EditBase> ResolveEditBase(const EditImageArgs& args, const session::EditTurn& turn,
+  Result<EditBase> ResolveEditBase(session::SessionStore& store, const EditImageArgs& args,
+                                   const session::EditTurn& turn,
                                    std::optional<imaging::EncodedImage> outside);
   // The backend call for `request` (with the earlier turns for context "chain"), in a backend
   // slot with its progress.
-  Result<EditAnswer> RunEdit(const EditImageArgs& args, const imaging::ModelCapabilities& model,
-                             const EditBase& base, imaging::EditRequest request,
-                             mcp::ToolCallContext& ctx);
+  Result<EditAnswer> RunEdit(session::SessionStore& store, const EditImageArgs& args,
+                             const imaging::ModelCapabilities& model, const EditBase& base,
+                             imaging::EditRequest request, mcp::ToolCallContext& ctx);
   // Commits the import, if any, and the edit together; releases the turn; makes the result.
-  Result<mcp::ToolResult> CommitEdit(const EditImageArgs& args, CheckedEdit& checked, EditBase base,
-                                     EditAnswer answer,
+  Result<mcp::ToolResult> CommitEdit(session::SessionStore& store, const EditImageArgs& args,
+                                     CheckedEdit& checked, EditBase base, EditAnswer answer,
                                      const std::optional<session::IdempotencyRecord>& key,
                                      std::unique_ptr<session::EditTurn>& turn);
   // reset_session's two forms, in the session's turn, which they release; `key` is recorded with
   // the revert's version or the clear.
-  Result<mcp::ToolResult> RevertTo(const std::string& session_id, int64_t to_version,
+  Result<mcp::ToolResult> RevertTo(session::SessionStore& store, const std::string& session_id,
+                                   int64_t to_version,
                                    const std::optional<session::IdempotencyRecord>& key,
                                    std::unique_ptr<session::EditTurn>& turn);
-  Result<mcp::ToolResult> ClearImages(const std::string& session_id,
+  Result<mcp::ToolResult> ClearImages(session::SessionStore& store, const std::string& session_id,
                                       const std::optional<session::IdempotencyRecord>& key,
                                       std::unique_ptr<session::EditTurn>& turn);
 
@@ -142,16 +144,16 @@ class ImageTools {
   // and again in it (final: a first call that was still running has committed by then).
   // `saving`: the repeat asked for a copy, which it does not write (the text says so).
   Result<std::optional<mcp::ToolResult>> Repeat(
-      const std::string& tool, const std::string& session_id,
+      session::SessionStore& store, const std::string& tool, const std::string& session_id,
       const std::optional<session::IdempotencyRecord>& key, InlineMode mode, bool saving);
 
   template <typename Args>
   mcp::TypedTool<Args> Bind(mcp::ToolDefinition&& definition,
                             mcp::ToolResult (ImageTools::*handler)(const Args&,
                                                                    mcp::ToolCallContext&));
-  // Draws the call's place in `session_id`'s line (nullptr when there is none to draw).
+  // Draws the call's place in `caller`'s `session_id`'s line (nullptr when there is none to draw).
   std::unique_ptr<mcp::CallReservation> ReserveSessionTurn(
-      const std::optional<std::string>& session_id);
+      const mcp::Caller& caller, const std::optional<std::string>& session_id);
 
   // The cost checks before any request (README.md, "What it costs"): the call's worst-case
   // estimate against max_cost_usd; for estimate_only, the result to answer (nothing is called or
@@ -161,8 +163,9 @@ class ImageTools {
     std::optional<mcp::ToolResult> estimate_only;
     CallSpend spend;
   };
-  Result<CostCheck> CheckCost(const std::string& tool, const std::string& session_id,
-                              const GenerationArgs& args, const imaging::ModelCapabilities& model,
+  Result<CostCheck> CheckCost(session::SessionStore& store, const std::string& tool,
+                              const std::string& session_id, const GenerationArgs& args,
+                              const imaging::ModelCapabilities& model,
                               const imaging::CostInputs& inputs);
 
   // Runs the backend in a backend slot with a progress heartbeat; checks cancellation after.
@@ -177,7 +180,8 @@ class ImageTools {
   std::string IgnoredNote(const std::vector<std::string>& ignored) const;
   // The earlier turns a chain edit of `base` replays, with their images read; `note` says what
   // was replayed, or why nothing was.
-  Result<std::vector<imaging::ChainTurn>> LoadChain(const session::VersionInfo& base,
+  Result<std::vector<imaging::ChainTurn>> LoadChain(session::SessionStore& store,
+                                                    const session::VersionInfo& base,
                                                     const imaging::EncodedImage& base_image,
                                                     const imaging::ModelCapabilities& model,
                                                     const std::string& prompt, int reference_images,
@@ -201,13 +205,16 @@ class ImageTools {
   Result<session::NewVersion> ImportVersion(const imaging::EncodedImage& image) const;
   // Why `version` of `session_id` cannot be read (it was never issued, or was deleted by a reset
   // or by retention), for a tool's error.
-  std::string MissingVersionText(const std::string& session_id, int64_t version);
+  std::string MissingVersionText(session::SessionStore& store, const std::string& session_id,
+                                 int64_t version) const;
   // `version` of `session_id`; kNotFound says why it cannot be read (MissingVersionText).
-  Result<session::VersionInfo> StoredVersion(const std::string& session_id, int64_t version);
+  Result<session::VersionInfo> StoredVersion(session::SessionStore& store,
+                                             const std::string& session_id, int64_t version);
   // `prepared`, when given, is the image block already built from the version's bytes.
   // `history_in_text`: see ResultParts.
-  mcp::ToolResult VersionResult(const std::string& summary, const session::VersionInfo& version,
-                                InlineMode mode, Json extra_structured = Json::object(),
+  mcp::ToolResult VersionResult(session::SessionStore& store, const std::string& summary,
+                                const session::VersionInfo& version, InlineMode mode,
+                                Json extra_structured = Json::object(),
                                 std::optional<PreparedImage> prepared = std::nullopt,
                                 bool history_in_text = true);
   // The result parts of a session without an image (`summary` and the note): its manifest is
@@ -224,10 +231,12 @@ class ImageTools {
                       std::string_view bytes) const;
   // get_image's copy of a stored version: nothing else happens in that call, so a failure is its
   // error.
-  Result<SavedCopy> SaveStored(const SavePlan& plan, const session::VersionInfo& version) const;
+  Result<SavedCopy> SaveStored(session::SessionStore& store, const SavePlan& plan,
+                               const session::VersionInfo& version) const;
   // Tells subscribers that a session changed (here or on another replica): its manifest, and the
   // resource list when the session is new.
-  void AnnounceChange(const std::string& session_id, bool new_session);
+  void AnnounceChange(const std::string& principal, const std::string& session_id,
+                      bool new_session);
   std::string Note() const;
 
   session::SessionStore& store_;

@@ -9,11 +9,11 @@
 
 namespace imgmcp::tools {
 Result<std::optional<mcp::ToolResult>> ImageTools::Repeat(
-    const std::string& tool, const std::string& session_id,
+    session::SessionStore& store, const std::string& tool, const std::string& session_id,
     const std::optional<session::IdempotencyRecord>& key, InlineMode mode, bool saving) {
   if (!key) return std::optional<mcp::ToolResult>();
   ASSIGN_OR_RETURN(std::optional<session::AppliedKey> applied,
-                   store_.FindAppliedKey(session_id, key->key));
+                   store.FindAppliedKey(session_id, key->key));
   if (!applied) return std::optional<mcp::ToolResult>();
   RETURN_IF_ERROR(session::CheckSameCall(*applied, key->digest, key->key, session_id));
   const std::string said =
@@ -44,7 +44,8 @@ Result<std::optional<mcp::ToolResult>> ImageTools::Repeat(
     summary += "\nNo copy was written by this repeat (save_to): call get_image with version " +
                number + " and save_to to write one.";
   }
-  return std::optional<mcp::ToolResult>(VersionResult(summary, version, mode, std::move(extra)));
+  return std::optional<mcp::ToolResult>(
+      VersionResult(store, summary, version, mode, std::move(extra)));
 }
 
 }  // namespace imgmcp::tools

@@ -5,6 +5,7 @@
 #include "mcp/json_rpc.h"
 #include "server/tools/tool_results.h"
 #include "server/tools/uris.h"
+#include "session/principal_session_store.h"
 
 namespace imgmcp::tools {
 namespace {
@@ -24,8 +25,10 @@ Json Summary(const session::SessionSummary& s) {
 
 }  // namespace
 
-Result<mcp::ResourcePage> SessionResources::List(const std::optional<std::string>& cursor) {
-  ASSIGN_OR_RETURN(session::SessionPage page, store_.ListSessions(cursor, page_size_));
+Result<mcp::ResourcePage> SessionResources::List(const mcp::Caller& caller,
+                                                 const std::optional<std::string>& cursor) {
+  session::StoreOfPrincipal scoped(store_, caller.principal);
+  ASSIGN_OR_RETURN(session::SessionPage page, scoped.get().ListSessions(cursor, page_size_));
   mcp::ResourcePage out;
   for (const auto& s : page.sessions) {
     if (s.current) {
@@ -66,10 +69,11 @@ bool SessionResources::Handles(const std::string& uri) const {
   return ParseSessionUri(uri).has_value();
 }
 
-Result<Json> SessionResources::ReadManifest(const std::string& uri, const std::string& session_id) {
+Result<Json> SessionResources::ReadManifest(session::SessionStore& store, const std::string& uri,
+                                            const std::string& session_id) {
   // One snapshot: the versions and the current one are the same moment of the session.
   ASSIGN_OR_RETURN(session::SessionSnapshot snapshot,
-                   store_.ReadSession(session_id, std::nullopt, /*include_history=*/true));
+                   store.ReadSession(session_id, std::nullopt, /*include_history=*/true));
   Json versions = Json::array();
   for (const auto& v : snapshot.history) {
     Json entry = HistoryEntryJson(v);
@@ -95,15 +99,18 @@ Result<Json> SessionResources::ReadManifest(const std::string& uri, const std::s
        Json::array({{{"uri", uri}, {"mimeType", "application/json"}, {"text", manifest.dump()}}})}};
 }
 
-Result<Json> SessionResources::Read(const std::string& uri) {
+Result<Json> SessionResources::Read(const mcp::Caller& caller, const std::string& uri) {
+  // Only the caller's own sessions: another person's is not found, as one that never existed.
+  session::StoreOfPrincipal scoped(store_, caller.principal);
+  session::SessionStore& store = scoped.get();
   auto parsed = ParseSessionUri(uri);
-  if (!parsed || !store_.SessionExists(parsed->session_id)) {
+  if (!parsed || !store.SessionExists(parsed->session_id)) {
     return mcp::ResourceNotFoundError(uri);
   }
-  if (!parsed->version) return ReadManifest(uri, parsed->session_id);
-  auto version = store_.GetVersion(parsed->session_id, parsed->version);
+  if (!parsed->version) return ReadManifest(store, uri, parsed->session_id);
+  auto version = store.GetVersion(parsed->session_id, parsed->version);
   if (!version.ok()) return mcp::ResourceNotFoundError(uri);
-  ASSIGN_OR_RETURN(std::string bytes, store_.ReadImage(*version));
+  ASSIGN_OR_RETURN(std::string bytes, store.ReadImage(*version));
   std::string mime_type = version->mime_type;
   if (parsed->preview) {
     ASSIGN_OR_RETURN(imaging::EncodedImage preview,

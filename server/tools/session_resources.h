@@ -17,13 +17,15 @@ class SessionResources final : public mcp::ResourceProvider {
   explicit SessionResources(session::SessionStore& store, int page_size = 50)
       : store_(store), page_size_(page_size) {}
 
-  Result<mcp::ResourcePage> List(const std::optional<std::string>& cursor) override;
+  Result<mcp::ResourcePage> List(const mcp::Caller&,
+                                 const std::optional<std::string>& cursor) override;
   Json Templates() override;
   bool Handles(const std::string& uri) const override;
-  Result<Json> Read(const std::string& uri) override;
+  Result<Json> Read(const mcp::Caller&, const std::string& uri) override;
 
  private:
-  Result<Json> ReadManifest(const std::string& uri, const std::string& session_id);
+  Result<Json> ReadManifest(session::SessionStore& store, const std::string& uri,
+                            const std::string& session_id);
 
   session::SessionStore& store_;
   const int page_size_;

@@ -3,6 +3,8 @@
 #include <utility>
 
 #include "server/tools/task_payloads.h"
+#include "session/data_dir.h"
+#include "session/principal_scope.h"
 #include "session/task_records.h"
 
 namespace imgmcp::tools {
@@ -59,6 +61,19 @@ mcp::TaskState TaskStateOf(session::TaskStatus status) {
   return mcp::TaskState::kFailed;
 }
 
+// Whose sessions the task's call reached (Create keeps it with the request): "" the local
+// principal's.
+std::string PrincipalOf(const std::string& request_json) {
+  const Json request = Json::parse(request_json, nullptr, /*allow_exceptions=*/false);
+  if (!request.is_object()) return {};
+  auto principal = request.find("principal");
+  if (principal == request.end() || !principal->is_string() ||
+      !session::IsValidPrincipal(principal->get_ref<const std::string&>())) {
+    return {};
+  }
+  return principal->get<std::string>();
+}
+
 mcp::TaskSnapshot SnapshotOf(const session::TaskRecord& record) {
   mcp::TaskSnapshot s;
   s.task_id = record.task_id;
@@ -71,12 +86,13 @@ mcp::TaskSnapshot SnapshotOf(const session::TaskRecord& record) {
   if (s.state == mcp::TaskState::kCompleted) {
     s.result = ParsedOrNull(record.result_json);
     if (!s.result && record.version) {
+      const std::string session_id(session::SplitScopedSessionId(record.session_id).session_id);
       const std::string text = "Committed version " + std::to_string(*record.version) +
-                               " of session '" + record.session_id + "'.";
-      s.result = Json{
-          {"content", Json::array({{{"type", "text"}, {"text", text}}})},
-          {"structuredContent", {{"session_id", record.session_id}, {"version", *record.version}}},
-          {"isError", false}};
+                               " of session '" + session_id + "'.";
+      s.result =
+          Json{{"content", Json::array({{{"type", "text"}, {"text", text}}})},
+               {"structuredContent", {{"session_id", session_id}, {"version", *record.version}}},
+               {"isError", false}};
     }
   }
   if (s.state == mcp::TaskState::kFailed) {
@@ -104,24 +120,34 @@ Result<Json> StoreTaskLedger::ImageBlock(const std::string& session_id, int64_t 
 mcp::TaskSnapshot StoreTaskLedger::Snapshot(const session::TaskRecord& record) const {
   mcp::TaskSnapshot s = SnapshotOf(record);
   if (s.result) {
-    s.result =
-        ResultFromTaskRow(std::move(*s.result), record.request_json,
-                          [this](const std::string& session_id, int64_t version, InlineMode mode) {
-                            return ImageBlock(session_id, version, mode);
-                          });
+    // The result names the session as its owner does; its images are read under the stored id.
+    const std::string principal = PrincipalOf(record.request_json);
+    s.result = ResultFromTaskRow(
+        std::move(*s.result), record.request_json,
+        [this, &principal](const std::string& session_id, int64_t version, InlineMode mode) {
+          return ImageBlock(session::ScopedSessionId(principal, session_id), version, mode);
+        });
   }
   return s;
 }
 
-Result<mcp::TaskSnapshot> StoreTaskLedger::Create(const std::string& owner, const std::string& tool,
-                                                  const Json& arguments,
+Result<mcp::TaskSnapshot> StoreTaskLedger::Create(const mcp::Caller& caller,
+                                                  const std::string& tool, const Json& arguments,
                                                   const mcp::TaskOptions& options) {
   session::NewTask task;
-  task.owner = owner;
+  task.owner = caller.owner;
   auto id = arguments.find("session_id");
-  if (id != arguments.end() && id->is_string()) task.session_id = id->get<std::string>();
+  if (id != arguments.end() && id->is_string()) {
+    const std::string& named = id->get_ref<const std::string&>();
+    // An invalid id is kept as given: the call fails on it, and the row names it.
+    task.session_id = session::IsValidSessionId(named)
+                          ? session::ScopedSessionId(caller.principal, named)
+                          : named;
+  }
   task.tool = tool;
-  task.request_json = Json{{"name", tool}, {"arguments", RequestForTaskRow(arguments)}}.dump();
+  Json request = {{"name", tool}, {"arguments", RequestForTaskRow(arguments)}};
+  if (!caller.principal.empty()) request["principal"] = caller.principal;
+  task.request_json = request.dump();
   task.ttl_ms = options.ttl_ms;
   task.poll_interval_ms = options.poll_interval_ms;
   ASSIGN_OR_RETURN(session::TaskRecord record, store_.CreateTask(task));

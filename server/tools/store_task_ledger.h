@@ -21,7 +21,7 @@ class StoreTaskLedger final : public mcp::TaskLedger {
   StoreTaskLedger(session::SessionStore& store, imaging::PreviewOptions preview,
                   imaging::DecodeLimits limits);
 
-  Result<mcp::TaskSnapshot> Create(const std::string& owner, const std::string& tool,
+  Result<mcp::TaskSnapshot> Create(const mcp::Caller& caller, const std::string& tool,
                                    const Json& arguments, const mcp::TaskOptions& options) override;
   Result<std::optional<mcp::TaskSnapshot>> Get(const std::string& task_id,
                                                const std::string& owner) override;

@@ -14,7 +14,8 @@ Json ResourceUiMeta() { return {{"ui", {{"prefersBorder", true}}}}; }
 
 Json ToolUiMeta() { return {{"ui", {{"resourceUri", kSessionViewerUri}}}}; }
 
-Result<mcp::ResourcePage> UiResources::List(const std::optional<std::string>& cursor) {
+Result<mcp::ResourcePage> UiResources::List(const mcp::Caller&,
+                                            const std::optional<std::string>& cursor) {
   // One resource, one page: a cursor can only come from another provider's page.
   if (cursor) return MakeError(ErrorCode::kInvalidArgument, "Invalid cursor");
   mcp::ResourcePage page;
@@ -35,7 +36,7 @@ Json UiResources::Templates() { return Json::array(); }
 
 bool UiResources::Handles(const std::string& uri) const { return uri == kSessionViewerUri; }
 
-Result<Json> UiResources::Read(const std::string& uri) {
+Result<Json> UiResources::Read(const mcp::Caller&, const std::string& uri) {
   if (uri != kSessionViewerUri) return mcp::ResourceNotFoundError(uri);
   return Json{{"contents", Json::array({{{"uri", kSessionViewerUri},
                                          {"mimeType", kMcpAppMimeType},

@@ -23,10 +23,11 @@ Json ToolUiMeta();
 // Lists and reads kSessionViewerUri; nothing else.
 class UiResources final : public mcp::ResourceProvider {
  public:
-  Result<mcp::ResourcePage> List(const std::optional<std::string>& cursor) override;
+  Result<mcp::ResourcePage> List(const mcp::Caller&,
+                                 const std::optional<std::string>& cursor) override;
   Json Templates() override;
   bool Handles(const std::string& uri) const override;
-  Result<Json> Read(const std::string& uri) override;
+  Result<Json> Read(const mcp::Caller&, const std::string& uri) override;
 };
 
 }  // namespace imgmcp::ui

@@ -115,6 +115,18 @@ CREATE TABLE imgmcp.spend (
 CREATE INDEX spend_by_day ON imgmcp.spend (day);
 CREATE INDEX spend_by_session ON imgmcp.spend (session_id);
 )sql",
+    // v5
+    R"sql(
+ALTER TABLE imgmcp.sessions ADD COLUMN principal text NOT NULL DEFAULT '';
+CREATE INDEX sessions_by_principal ON imgmcp.sessions (principal, updated_ms DESC, session_id DESC);
+CREATE TABLE imgmcp.call_counts (
+  principal text NOT NULL,
+  window_ms bigint NOT NULL,
+  calls     bigint NOT NULL,
+  PRIMARY KEY (principal, window_ms)
+);
+CREATE INDEX call_counts_by_window ON imgmcp.call_counts (window_ms);
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kPgSchemaVersion);
 

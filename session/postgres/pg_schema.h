@@ -25,6 +25,11 @@
 //                                            the spend ledger (spend_ledger.h): a call's hold
 //                                            ('held', its estimate) until it is settled
 //                                            ('charged', what it cost) or released (deleted)
+//   v5  sessions += principal                whose session it is (principal_scope.h; '' = the
+//                                            local principal: every older session)
+//       call_counts(principal, window_ms, calls)
+//                                            tool calls per person per minute, every replica
+//                                            counting in one row (SessionStore::CountCall)
 #pragma once
 
 #include <string>
@@ -34,7 +39,7 @@
 
 namespace imgmcp::session::postgres {
 
-inline constexpr int kPgSchemaVersion = 4;
+inline constexpr int kPgSchemaVersion = 5;
 
 // Advisory lock keys (the two-int form; the first number is imgmcp's namespace).
 inline constexpr int kAdvisoryNamespace = 0x696d67;  // "img"

@@ -38,16 +38,18 @@ Result<SpendTotals> ReadTotals(PgConnection& conn, const SpendHold& hold) {
       conn.Exec(std::string("SELECT coalesce(sum(usd) FILTER (WHERE day = $1), 0), "
                             "coalesce(sum(usd) FILTER (WHERE session_id = $2), 0), "
                             "coalesce(sum(usd) FILTER (WHERE session_id = $2 AND state = "
-                            "'charged'), 0) FROM imgmcp.spend WHERE (day = $1 OR session_id = "
-                            "$2) AND ") +
+                            "'charged'), 0), coalesce(sum(usd) FILTER (WHERE day = $1 AND "
+                            "principal = $4), 0) FROM imgmcp.spend WHERE (day = $1 OR "
+                            "session_id = $2) AND ") +
                     kSpendCountsAtPrefix + "$3)",
                 {PgParam::Text(UtcDay(hold.now_ms)), PgParam::Text(hold.session_id),
-                 PgParam::Int(hold.now_ms)},
+                 PgParam::Int(hold.now_ms), PgParam::Text(hold.principal)},
                 "summing the spend ledger"));
   SpendTotals totals;
   ASSIGN_OR_RETURN(totals.day_usd, ReadUsd(r, 0, 0));
   ASSIGN_OR_RETURN(totals.session_usd, ReadUsd(r, 0, 1));
   ASSIGN_OR_RETURN(totals.session_charged_usd, ReadUsd(r, 0, 2));
+  ASSIGN_OR_RETURN(totals.principal_day_usd, ReadUsd(r, 0, 3));
   return totals;
 }
 
@@ -124,6 +126,22 @@ Status PgSpendLedger::Release(int64_t id) {
 Result<SpendTotals> PgSpendLedger::TotalsFor(const SpendHold& hold) {
   ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
   return ReadTotals(*conn, hold);
+}
+
+Result<int64_t> PgSpendLedger::CountCall(const std::string& principal, int64_t window_ms,
+                                         int64_t forget_before_ms) {
+  ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
+  ASSIGN_OR_RETURN(
+      PgResult r,
+      conn->Exec(
+          "WITH forgotten AS (DELETE FROM imgmcp.call_counts WHERE window_ms < $3) "
+          "INSERT INTO imgmcp.call_counts AS c (principal, window_ms, calls) "
+          "VALUES ($1, $2, 1) ON CONFLICT (principal, window_ms) "
+          "DO UPDATE SET calls = c.calls + 1 RETURNING calls",
+          {PgParam::Text(principal), PgParam::Int(window_ms), PgParam::Int(forget_before_ms)},
+          "counting a call"));
+  if (r.Rows() != 1) return Error(ErrorCode::kInternal, "call count: the upsert returned no row");
+  return r.Int(0, 0);
 }
 
 }  // namespace imgmcp::session::postgres

@@ -26,6 +26,9 @@ class PgSpendLedger {
   Status Renew(int64_t id, int64_t expires_ms);
   Status Release(int64_t id);
   Result<SpendTotals> TotalsFor(const SpendHold& hold);
+  // SessionStore::CountCall: one statement, atomic against every replica's.
+  Result<int64_t> CountCall(const std::string& principal, int64_t window_ms,
+                            int64_t forget_before_ms);
 
  private:
   PgPool& pool_;

@@ -12,6 +12,7 @@
 #include "session/file_io.h"
 #include "session/postgres/log_tag.h"
 #include "session/postgres/pg_schema.h"
+#include "session/principal_scope.h"
 #include "session/version_rules.h"
 
 namespace imgmcp::session::postgres {
@@ -166,7 +167,7 @@ Status PostgresSessionStore::ExpireIdleSessions() {
     }
   }  // the connection goes back before the clean-up asks for one
   for (const auto& [session_id, removed] : expired) {
-    if (IsValidSessionId(session_id)) ForgetSession(session_id, removed);
+    if (IsValidStoredSessionId(session_id)) ForgetSession(session_id, removed);
   }
   if (!expired.empty()) {
     log::Info(kLog, "expired " + std::to_string(expired.size()) + " idle session(s)");
@@ -204,7 +205,7 @@ void PostgresSessionStore::OnCommitNotification(const std::string& payload) {
     log::Warn(kLog, "ignoring a malformed imgmcp_commits notification");
     return;
   }
-  if (origin == origin_ || !IsValidSessionId(change.session_id)) return;
+  if (origin == origin_ || !IsValidStoredSessionId(change.session_id)) return;
   change.version = *version;
   change.new_session = *new_session != 0;
   if (change.version == 0) image_cache().EraseSession(change.session_id);
@@ -217,7 +218,7 @@ void PostgresSessionStore::OnCommitNotification(const std::string& payload) {
 
 Result<std::unique_ptr<TurnReservation>> PostgresSessionStore::ReserveTurn(
     const std::string& session_id) {
-  if (!IsValidSessionId(session_id)) return InvalidSessionIdError(session_id);
+  if (!IsValidStoredSessionId(session_id)) return InvalidSessionIdError(session_id);
   return turns_->Reserve(session_id);
 }
 
@@ -241,11 +242,13 @@ Status PostgresSessionStore::WriteRows(PgConnection& conn, const CommitPlan& pla
   ASSIGN_OR_RETURN(
       PgResult cas,
       conn.Exec(
-          "INSERT INTO imgmcp.sessions AS s (session_id, last_version, created_ms, updated_ms) "
-          "VALUES ($1, $2, $3, $3) ON CONFLICT (session_id) DO UPDATE SET last_version = $2, "
+          "INSERT INTO imgmcp.sessions AS s (session_id, last_version, created_ms, updated_ms, "
+          "principal) VALUES ($1, $2, $3, $3, $5) ON CONFLICT (session_id) DO UPDATE SET "
+          "last_version = $2, "
           "updated_ms = $3, expired = false WHERE s.last_version = $4 RETURNING 1",
           {PgParam::Text(id), PgParam::Int(plan.versions.back().number), PgParam::Int(plan.now_ms),
-           PgParam::Int(plan.last_issued)},
+           PgParam::Int(plan.last_issued),
+           PgParam::Text(std::string(SplitScopedSessionId(id).principal))},
           "advancing the version counter"));
   if (cas.Rows() != 1) {
     return MakeError(ErrorCode::kConflict, "session " + id +
@@ -461,6 +464,12 @@ Status PostgresSessionStore::RenewSpendHold(int64_t id, int64_t expires_ms) {
 }
 
 Status PostgresSessionStore::ReleaseSpend(int64_t id) { return spend_.Release(id); }
+
+Result<int64_t> PostgresSessionStore::CountCall(const std::string& principal, int64_t window_ms,
+                                                int64_t forget_before_ms) {
+  if (!IsValidPrincipal(principal)) return InvalidArgument("invalid principal");
+  return spend_.CountCall(principal, window_ms, forget_before_ms);
+}
 
 Result<SpendTotals> PostgresSessionStore::SpendTotalsFor(const SpendHold& hold) {
   return spend_.TotalsFor(hold);

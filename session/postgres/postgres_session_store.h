@@ -82,6 +82,8 @@ class PostgresSessionStore final : public ChainStore {
   Status RenewSpendHold(int64_t id, int64_t expires_ms) override;
   Status ReleaseSpend(int64_t id) override;
   Result<SpendTotals> SpendTotalsFor(const SpendHold& hold) override;
+  Result<int64_t> CountCall(const std::string& principal, int64_t window_ms,
+                            int64_t forget_before_ms) override;
 
   // Diagnostics and tests.
   const std::filesystem::path& cache_dir() const { return cache_dir_; }
@@ -123,7 +125,8 @@ class PostgresSessionStore final : public ChainStore {
   Result<StoredBytes> LoadBytes(const VersionInfo& version) override;
   Result<bool> SessionIsLive(const std::string& session_id) override;
   Result<bool> VersionExists(const std::string& session_id, int64_t version) override;
-  Result<std::vector<ListedSession>> ListSessionRows(const std::optional<ListAfter>& after,
+  Result<std::vector<ListedSession>> ListSessionRows(const std::string& principal,
+                                                     const std::optional<ListAfter>& after,
                                                      int limit) override;
   Result<std::optional<AppliedKey>> LoadAppliedKey(const std::string& session_id,
                                                    const std::string& key) override;

@@ -148,18 +148,19 @@ Result<bool> PostgresSessionStore::VersionExists(const std::string& session_id, 
 }
 
 Result<std::vector<ListedSession>> PostgresSessionStore::ListSessionRows(
-    const std::optional<ListAfter>& after, int limit) {
+    const std::string& principal, const std::optional<ListAfter>& after, int limit) {
   const std::string sql =
       std::string(
           "SELECT s.session_id, s.updated_ms, (SELECT count(*) FROM imgmcp.versions c "
           "WHERE c.session_id = s.session_id), ") +
       kVersionColumns +
       " FROM imgmcp.sessions s LEFT JOIN LATERAL (SELECT * FROM imgmcp.versions WHERE "
-      "session_id = s.session_id ORDER BY version DESC LIMIT 1) v ON true WHERE NOT s.expired " +
-      (after.has_value() ? "AND (s.updated_ms < $2 OR (s.updated_ms = $2 AND s.session_id < $3)) "
+      "session_id = s.session_id ORDER BY version DESC LIMIT 1) v ON true WHERE NOT s.expired AND "
+      "s.principal = $2 " +
+      (after.has_value() ? "AND (s.updated_ms < $3 OR (s.updated_ms = $3 AND s.session_id < $4)) "
                          : "") +
       "ORDER BY s.updated_ms DESC, s.session_id DESC LIMIT $1";
-  std::vector<PgParam> params = {PgParam::Int(limit)};
+  std::vector<PgParam> params = {PgParam::Int(limit), PgParam::Text(principal)};
   if (after.has_value()) {
     params.push_back(PgParam::Int(after->updated_ms));
     params.push_back(PgParam::Text(after->session_id));

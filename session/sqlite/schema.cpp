@@ -100,6 +100,18 @@ CREATE TABLE spend (
 CREATE INDEX spend_by_day ON spend(day);
 CREATE INDEX spend_by_session ON spend(session_id);
 )sql",
+    // v7
+    R"sql(
+ALTER TABLE sessions ADD COLUMN principal TEXT NOT NULL DEFAULT '';
+CREATE INDEX sessions_by_principal ON sessions(principal, updated_ms DESC, session_id DESC);
+CREATE TABLE call_counts (
+  principal TEXT NOT NULL,
+  window_ms INTEGER NOT NULL,
+  calls     INTEGER NOT NULL,
+  PRIMARY KEY (principal, window_ms)
+);
+CREATE INDEX call_counts_by_window ON call_counts(window_ms);
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 

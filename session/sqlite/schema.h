@@ -19,6 +19,10 @@
 //             input_tokens, output_image_tokens, output_text_tokens, thoughts_tokens,
 //             grounding_queries): the spend ledger (session/spend_ledger.h), holds and charges;
 //       no foreign key: a session's charges outlive its versions (what was paid stays paid)
+//   v7  sessions += principal: whose session it is (session/principal_scope.h; '' = the local
+//       principal, so every older session stays the local one's); listed by principal.
+//       call_counts(principal, window_ms, calls): tool calls per person per minute (the rate
+//       limit, SessionStore::CountCall), every process on the data dir counting in one row
 #pragma once
 
 #include "common/result.h"
@@ -26,7 +30,7 @@
 
 namespace imgmcp::session::sqlite {
 
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 
 // Brings the database to kSchemaVersion. Errors: kFailedPrecondition for a schema newer than this
 // build or a database that is not imgmcp's; kDataLoss for a corrupt file.

@@ -3,6 +3,7 @@
 #include <memory>
 #include <utility>
 
+#include "session/principal_scope.h"
 #include "session/spend_rules.h"
 #include "session/version_rules.h"
 
@@ -205,10 +206,13 @@ Status InsertCommit(SqliteDb& db, const CommitPlan& plan, const std::vector<std:
   ASSIGN_OR_RETURN(
       Statement upd,
       db.Prepare(
-          "INSERT INTO sessions(session_id, last_version, created_ms, updated_ms) "
-          "VALUES(?1,?2,?3,?3) "
+          "INSERT INTO sessions(session_id, last_version, created_ms, updated_ms, principal) "
+          "VALUES(?1,?2,?3,?3,?4) "
           "ON CONFLICT(session_id) DO UPDATE SET last_version=?2, updated_ms=?3, expired=0"));
-  upd.Bind(1, plan.session_id).Bind(2, plan.versions.back().number).Bind(3, plan.now_ms);
+  upd.Bind(1, plan.session_id)
+      .Bind(2, plan.versions.back().number)
+      .Bind(3, plan.now_ms)
+      .Bind(4, std::string(SplitScopedSessionId(plan.session_id).principal));
   RETURN_IF_ERROR(upd.Run());
   for (size_t i = 0; i < plan.versions.size(); ++i) {
     const CommitPlan::Planned& v = plan.versions[i];
@@ -330,26 +334,27 @@ Result<std::vector<std::string>> IdleSessions(SqliteDb& db, int64_t cutoff_ms) {
 }
 
 Result<std::vector<ListedSession>> ListSessions(SqliteDb& db, const DataDirLayout& layout,
+                                                const std::string& principal,
                                                 const std::optional<std::string>& after_id,
                                                 int64_t after_ms, int limit) {
   // Each session with the number of versions it holds (counted on the versions key).
   const std::string sql =
       std::string(
           "SELECT session_id, updated_ms, (SELECT COUNT(*) FROM versions v WHERE "
-          "v.session_id = sessions.session_id) FROM sessions WHERE expired=0 ") +
+          "v.session_id = sessions.session_id) FROM sessions WHERE expired=0 AND principal=?4 ") +
       (after_id.has_value() ? "AND (updated_ms < ?1 OR (updated_ms = ?1 AND session_id < ?2)) "
                             : "") +
       "ORDER BY updated_ms DESC, session_id DESC LIMIT ?3";
   ASSIGN_OR_RETURN(Statement st, db.Prepare(sql));
   if (after_id.has_value()) st.Bind(1, after_ms).Bind(2, *after_id);
-  st.Bind(3, static_cast<int64_t>(limit));
+  st.Bind(3, static_cast<int64_t>(limit)).Bind(4, principal);
   std::vector<ListedSession> out;
   RETURN_IF_ERROR(st.ForEachRow([&](Statement& row) {
     out.push_back(
         ListedSession{row.ColumnText(0), row.ColumnInt(1), std::nullopt, row.ColumnInt(2)});
   }));
   for (ListedSession& s : out) {
-    if (!IsValidSessionId(s.session_id)) continue;
+    if (!IsValidStoredSessionId(s.session_id)) continue;
     ASSIGN_OR_RETURN(s.current, LoadVersion(db, layout, s.session_id, std::nullopt));
   }
   return out;

@@ -64,8 +64,10 @@ Result<std::optional<AppliedKey>> LoadKey(SqliteDb& db, const DataDirLayout& lay
 
 // Live sessions idle since before `cutoff_ms`.
 Result<std::vector<std::string>> IdleSessions(SqliteDb& db, int64_t cutoff_ms);
-// Live sessions by newest activity first, after `after` when given, with their newest version.
+// `principal`'s live sessions by newest activity first, after `after` when given, with their
+// newest version.
 Result<std::vector<ListedSession>> ListSessions(SqliteDb& db, const DataDirLayout& layout,
+                                                const std::string& principal,
                                                 const std::optional<std::string>& after_id,
                                                 int64_t after_ms, int limit);
 // The version's row exists.

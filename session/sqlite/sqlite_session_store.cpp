@@ -9,6 +9,7 @@
 
 #include "common/log.h"
 #include "session/file_io.h"
+#include "session/principal_scope.h"
 #include "session/spend_rules.h"
 #include "session/sqlite/file_lock.h"
 #include "session/sqlite/schema.h"
@@ -135,7 +136,7 @@ Status SqliteSessionStore::ExpireIdleSessions() {
   ASSIGN_OR_RETURN(Lease lease, pool_.Acquire());
   ASSIGN_OR_RETURN(std::vector<std::string> idle, rows::IdleSessions(lease.db(), cutoff));
   for (const std::string& id : idle) {
-    if (IsValidSessionId(id)) RETURN_IF_ERROR(ExpireIfIdle(lease.db(), id, cutoff));
+    if (IsValidStoredSessionId(id)) RETURN_IF_ERROR(ExpireIfIdle(lease.db(), id, cutoff));
   }
   return Status::Ok();
 }
@@ -174,7 +175,7 @@ Status SqliteSessionStore::SweepOrphans() {
       }
       continue;
     }
-    if (!IsValidSessionId(name)) {
+    if (!IsValidStoredSessionId(name)) {
       log::Warn("session",
                 "ignoring unexpected directory " + (layout_.ImagesDir() / name).string());
       continue;
@@ -209,7 +210,7 @@ Status SqliteSessionStore::SweepSession(SqliteDb& db, const std::string& session
 
 Result<std::unique_ptr<TurnReservation>> SqliteSessionStore::ReserveTurn(
     const std::string& session_id) {
-  if (!IsValidSessionId(session_id)) return InvalidSessionIdError(session_id);
+  if (!IsValidStoredSessionId(session_id)) return InvalidSessionIdError(session_id);
   return std::unique_ptr<TurnReservation>(
       new SqliteTurnReservation(turns_.Draw(session_id), session_id));
 }
@@ -242,6 +243,18 @@ Status SqliteSessionStore::RenewSpendHold(int64_t id, int64_t expires_ms) {
 Status SqliteSessionStore::ReleaseSpend(int64_t id) {
   ASSIGN_OR_RETURN(Lease lease, pool_.Acquire());
   return pool_.InWriteTransaction(lease.db(), [&]() { return spend::Release(lease.db(), id); });
+}
+
+Result<int64_t> SqliteSessionStore::CountCall(const std::string& principal, int64_t window_ms,
+                                              int64_t forget_before_ms) {
+  if (!IsValidPrincipal(principal)) return InvalidArgument("invalid principal");
+  ASSIGN_OR_RETURN(Lease lease, pool_.Acquire());
+  int64_t calls = 0;
+  RETURN_IF_ERROR(pool_.InWriteTransaction(lease.db(), [&]() -> Status {
+    ASSIGN_OR_RETURN(calls, spend::CountCall(lease.db(), principal, window_ms, forget_before_ms));
+    return Status::Ok();
+  }));
+  return calls;
 }
 
 Result<SpendTotals> SqliteSessionStore::SpendTotalsFor(const SpendHold& hold) {
@@ -408,11 +421,11 @@ Result<bool> SqliteSessionStore::VersionExists(const std::string& session_id, in
 }
 
 Result<std::vector<ListedSession>> SqliteSessionStore::ListSessionRows(
-    const std::optional<ListAfter>& after, int limit) {
+    const std::string& principal, const std::optional<ListAfter>& after, int limit) {
   ASSIGN_OR_RETURN(Lease lease, pool_.Acquire());
   SqliteDb& db = lease.db();
   ASSIGN_OR_RETURN(std::unique_ptr<ReadTransaction> tx, ReadTransaction::Begin(db));
-  return rows::ListSessions(db, layout_,
+  return rows::ListSessions(db, layout_, principal,
                             after.has_value() ? std::optional(after->session_id) : std::nullopt,
                             after.has_value() ? after->updated_ms : 0, limit);
 }

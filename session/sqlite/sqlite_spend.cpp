@@ -13,16 +13,20 @@ Result<SpendTotals> Totals(SqliteDb& db, const SpendHold& hold) {
                              "coalesce(sum(CASE WHEN day = ?1 THEN usd END), 0), "
                              "coalesce(sum(CASE WHEN session_id = ?2 THEN usd END), 0), "
                              "coalesce(sum(CASE WHEN session_id = ?2 AND state = 'charged' "
-                             "THEN usd END), 0) "
+                             "THEN usd END), 0), "
+                             "coalesce(sum(CASE WHEN day = ?1 AND principal = ?4 THEN usd END), "
+                             "0) "
                              "FROM spend WHERE (day = ?1 OR session_id = ?2) AND ") +
                  kSpendCountsAtPrefix + "?3)"));
   st.Bind(1, UtcDay(hold.now_ms)).Bind(2, hold.session_id).Bind(3, hold.now_ms);
+  st.Bind(4, hold.principal);
   ASSIGN_OR_RETURN(bool row, st.Step());
   SpendTotals totals;
   if (row) {
     totals.day_usd = st.ColumnDouble(0);
     totals.session_usd = st.ColumnDouble(1);
     totals.session_charged_usd = st.ColumnDouble(2);
+    totals.principal_day_usd = st.ColumnDouble(3);
   }
   return totals;
 }
@@ -74,6 +78,22 @@ Status Release(SqliteDb& db, int64_t id) {
   ASSIGN_OR_RETURN(Statement st, db.Prepare("DELETE FROM spend WHERE id = ? AND state = 'held'"));
   st.Bind(1, id);
   return st.Run();
+}
+
+Result<int64_t> CountCall(SqliteDb& db, const std::string& principal, int64_t window_ms,
+                          int64_t forget_before_ms) {
+  ASSIGN_OR_RETURN(Statement forget, db.Prepare("DELETE FROM call_counts WHERE window_ms < ?"));
+  forget.Bind(1, forget_before_ms);
+  RETURN_IF_ERROR(forget.Run());
+  ASSIGN_OR_RETURN(Statement st, db.Prepare("INSERT INTO call_counts(principal, window_ms, calls) "
+                                            "VALUES(?1, ?2, 1) ON CONFLICT(principal, window_ms) "
+                                            "DO UPDATE SET calls = calls + 1 RETURNING calls"));
+  st.Bind(1, principal).Bind(2, window_ms);
+  ASSIGN_OR_RETURN(bool row, st.Step());
+  if (!row) return Error(ErrorCode::kInternal, "call count: the upsert returned no row");
+  const int64_t calls = st.ColumnInt(0);
+  RETURN_IF_ERROR(st.Run());  // steps to the end: the statement is done before it is reused
+  return calls;
 }
 
 }  // namespace imgmcp::session::sqlite::spend

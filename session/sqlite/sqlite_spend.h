@@ -23,5 +23,8 @@ Status Settle(SqliteDb& db, int64_t id, const SpendCharge& charge);
 Status Renew(SqliteDb& db, int64_t id, int64_t expires_ms);
 // Drops hold `id` if it is still a hold.
 Status Release(SqliteDb& db, int64_t id);
+// SessionStore::CountCall, inside a write transaction.
+Result<int64_t> CountCall(SqliteDb& db, const std::string& principal, int64_t window_ms,
+                          int64_t forget_before_ms);
 
 }  // namespace imgmcp::session::sqlite::spend

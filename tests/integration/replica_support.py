@@ -122,8 +122,9 @@ class LegacyClient:
 
     _ids = itertools.count(1)
 
-    def __init__(self, port, host="127.0.0.1", timeout=TIMEOUT):
+    def __init__(self, port, host="127.0.0.1", timeout=TIMEOUT, token=None):
         self.host, self.port, self.timeout = host, port, timeout
+        self.token = token  # an OAuth access token (or --auth-token), sent as a bearer token
         status, headers, body = self._post({
             "jsonrpc": "2.0", "id": 0, "method": "initialize",
             "params": {"protocolVersion": LATEST, "capabilities": {},
@@ -140,6 +141,8 @@ class LegacyClient:
              "Accept": "application/json, text/event-stream"}
         if getattr(self, "session", None):
             h["Mcp-Session-Id"] = self.session
+        if getattr(self, "token", None):
+            h["Authorization"] = "Bearer " + self.token
         return h
 
     def _post(self, message):
@@ -206,8 +209,9 @@ class LegacyClient:
 class ModernClient(LegacyClient):
     """MCP 2026-07-28: stateless requests, no session; each call may go to any replica."""
 
-    def __init__(self, port, host="127.0.0.1", timeout=TIMEOUT, mirror=True):
+    def __init__(self, port, host="127.0.0.1", timeout=TIMEOUT, mirror=True, token=None):
         self.host, self.port, self.timeout = host, port, timeout
+        self.token = token
         self.session = None
         self.mirror = mirror  # False: no Mcp-Param-* headers (a client that predates SEP-2243)
 

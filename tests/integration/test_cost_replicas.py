@@ -2,7 +2,8 @@
 imgmcp replicas on one database, their backend the Gemini fake, which holds every call at a gate.
 
 - Eight calls at once, four through each replica, against a budget with room for three
-  estimates — --budget-usd-per-day with each call on a session of its own, and
+  estimates — --budget-usd-per-day and --budget-usd-per-user-day with each call on a session
+  of its own, and
   --budget-usd-per-session with all eight on one session: exactly three reach the fake (held
   there while the others are refused before any request, naming the budget), and the three
   complete, each costing the tokens the fake reported times the model table's prices.
@@ -59,6 +60,10 @@ class BudgetAcrossReplicas(unittest.TestCase):
 
     def test_a_session_budget_across_two_replicas_runs_three_of_eight(self):
         self.run_eight("--budget-usd-per-session", ["one"] * 8, "per_session")
+
+    def test_a_persons_daily_budget_across_two_replicas_runs_three_of_eight(self):
+        # Without OAuth everyone is the one local person: all eight calls are theirs.
+        self.run_eight("--budget-usd-per-user-day", [f"u{i}" for i in range(8)], "per_user_day")
 
     def run_eight(self, flag, sessions, label):
         probe = self.replica(name="probe")

@@ -45,14 +45,7 @@ class HttpSession(LegacyClient):
     """A legacy session on one HTTP endpoint (an Mcp-Session-Id), optionally with a token."""
 
     def __init__(self, port, token=None):
-        self.token = token
-        super().__init__(port)
-
-    def _headers(self, method=None, params=None):
-        h = super()._headers(method, params)
-        if self.token:
-            h["Authorization"] = f"Bearer {self.token}"
-        return h
+        super().__init__(port, token=token)
 
 
 def start_task(session, tool, arguments, task=None):

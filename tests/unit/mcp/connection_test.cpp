@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -50,7 +51,7 @@ class FakeProvider : public ResourceProvider {
  public:
   FakeProvider(std::string scheme, std::vector<std::string> names)
       : scheme_(std::move(scheme)), names_(std::move(names)) {}
-  Result<ResourcePage> List(const std::optional<std::string>& cursor) override {
+  Result<ResourcePage> List(const Caller&, const std::optional<std::string>& cursor) override {
     size_t i = 0;
     if (cursor) {
       if (cursor->empty() || cursor->find_first_not_of("0123456789") != std::string::npos) {
@@ -69,7 +70,7 @@ class FakeProvider : public ResourceProvider {
     return Json::array({{{"uriTemplate", scheme_ + "{name}"}, {"name", scheme_}}});
   }
   bool Handles(const std::string& uri) const override { return uri.rfind(scheme_, 0) == 0; }
-  Result<Json> Read(const std::string& uri) override {
+  Result<Json> Read(const Caller&, const std::string& uri) override {
     for (const auto& n : names_) {
       if (uri == scheme_ + n) {
         return Json{{"contents", {{{"uri", uri}, {"mimeType", "text/plain"}, {"text", n}}}}};
@@ -461,6 +462,47 @@ TEST_F(CoreTest, ToolsCallDispatchAndErrors) {
             std::string::npos);
 }
 
+// Refuses every call of principal "busy"; counts the permits it gave that are still held.
+class RefusingLimiter final : public CallLimiter {
+ public:
+  CallPermit Admit(const Caller& caller, const std::string& tool) override {
+    CallPermit permit;
+    if (caller.principal == "busy") {
+      permit.refusal = CallRefusal{"--rate-limit-per-user", "slow down (" + tool + ")", 7};
+      return permit;
+    }
+    held_ += 1;
+    permit.held = std::shared_ptr<void>(new int(0), [this](void* p) {
+      delete static_cast<int*>(p);
+      held_ -= 1;
+    });
+    return permit;
+  }
+  std::atomic<int> held_{0};
+};
+
+TEST_F(CoreTest, ACallLimiterRefusesBeforeTheToolRunsAndItsPermitLastsTheCall) {
+  RefusingLimiter limiter;
+  ServerOptions options;
+  options.call_limiter = &limiter;
+  Build(options);
+  connection_->SetCaller(Caller{.principal = "busy"});
+  Init();
+  Json refused = Call("tools/call", {{"name", "echo"}, {"arguments", {{"x", 1}}}});
+  EXPECT_EQ(ErrorCode(refused), rpc_error::kTooManyRequests) << refused.dump();
+  EXPECT_EQ(refused["error"]["message"], "slow down (echo)");
+  EXPECT_EQ(refused["error"]["data"]["limit"], "--rate-limit-per-user");
+  EXPECT_EQ(refused["error"]["data"]["retryAfterSeconds"], 7);
+  connection_->SetCaller(Caller{.principal = "calm"});
+  Json answered = Call("tools/call", {{"name", "echo"}, {"arguments", {{"x", 1}}}});
+  ASSERT_TRUE(answered.contains("result")) << answered.dump();
+  // The permit goes with the call once it is over (the worker drops it after answering).
+  for (int i = 0; i < 500 && limiter.held_ != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_EQ(limiter.held_, 0);
+}
+
 TEST_F(CoreTest, ToolsListPaginatesAndRejectsBadCursors) {
   ServerOptions options;
   options.page_size = 3;
@@ -672,6 +714,19 @@ TEST_F(CoreTest, ResourceNotifierReachesSubscribedConnectionsOnly) {
   server_->resource_notifier().ResourceUpdated("a://1");
   EXPECT_EQ(SentWithMethod("notifications/resources/updated").size(), 1u);
   other->Close();
+}
+
+TEST_F(CoreTest, AResourceUpdateReachesOnlyItsPrincipalsConnections) {
+  connection_->SetCaller(Caller{.owner = "k", .principal = "a11ce"});
+  Init();
+  EXPECT_EQ(Call("resources/subscribe", {{"uri", "a://1"}})["result"], Json::object());
+  server_->resource_notifier().ResourceUpdated("a://1", "b0b");  // another person's "a://1"
+  server_->resource_notifier().ResourceUpdated("a://1");         // the local principal's
+  EXPECT_TRUE(SentWithMethod("notifications/resources/updated").empty());
+  server_->resource_notifier().ResourceUpdated("a://1", "a11ce");
+  auto updates = SentWithMethod("notifications/resources/updated");
+  ASSERT_EQ(updates.size(), 1u);
+  EXPECT_EQ(updates[0]["params"]["uri"], "a://1");
 }
 
 // --- server→client requests

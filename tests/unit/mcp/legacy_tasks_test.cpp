@@ -225,7 +225,7 @@ TEST_F(LegacyTasksTest, ListingPagesNewestFirstAndOnlyTheOwners) {
   std::vector<std::string> ids;
   for (int i = 0; i < 3; ++i) ids.push_back(StartTask("gated")["taskId"]);
   auto other = server_->Connect(sink_);
-  other->SetTaskOwner("someone else");
+  other->SetCaller(Caller{.owner = "someone else"});
   Json all = Request("tasks/list", Json::object())["result"];
   ASSERT_EQ(all["tasks"].size(), 3u);
   EXPECT_FALSE(all.contains("nextCursor"));

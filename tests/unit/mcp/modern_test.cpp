@@ -23,14 +23,14 @@ using std::chrono::milliseconds;
 
 class FixedResources final : public ResourceProvider {
  public:
-  Result<ResourcePage> List(const std::optional<std::string>&) override {
+  Result<ResourcePage> List(const Caller&, const std::optional<std::string>&) override {
     ResourcePage page;
     page.resources.push_back({{"uri", "a://1"}, {"name", "one"}});
     return page;
   }
   Json Templates() override { return Json::array(); }
   bool Handles(const std::string& uri) const override { return uri.rfind("a://", 0) == 0; }
-  Result<Json> Read(const std::string& uri) override {
+  Result<Json> Read(const Caller&, const std::string& uri) override {
     if (uri != "a://1") return MakeError(ErrorCode::kNotFound, "no " + uri);
     return Json{{"contents", {{{"uri", uri}, {"text", "1"}}}}};
   }

@@ -31,14 +31,14 @@ using std::chrono::milliseconds;
 // EndUncommitted answers kConflict, as the store does.
 class MemoryLedger final : public TaskLedger {
  public:
-  Result<TaskSnapshot> Create(const std::string& owner, const std::string&, const Json&,
+  Result<TaskSnapshot> Create(const Caller& caller, const std::string&, const Json&,
                               const TaskOptions& options) override {
     std::lock_guard<std::mutex> lock(mu_);
     TaskSnapshot s;
     s.task_id = "task" + std::to_string(rows_.size());
     s.ttl_ms = options.ttl_ms;
     s.poll_interval_ms = options.poll_interval_ms;
-    rows_[s.task_id] = {owner, s};
+    rows_[s.task_id] = {caller.owner, s};
     return s;
   }
   Result<std::optional<TaskSnapshot>> Get(const std::string& id,
@@ -232,7 +232,7 @@ TEST_F(TaskRunnerTest, ATaskEndedElsewhereKeepsTheLedgersState) {
 }
 
 TEST_F(TaskRunnerTest, ATaskThisProcessDoesNotRunIsReadFromTheLedger) {
-  auto row = ledger_.Create("", "t", Json::object(), TaskOptions{});
+  auto row = ledger_.Create(Caller{}, "t", Json::object(), TaskOptions{});
   ASSERT_TRUE(row.ok());
   auto task = runner_->Get(row->task_id, "");
   ASSERT_TRUE(task);
@@ -404,7 +404,8 @@ TEST(TaskRunnerWaitTest, AChangeReportedFromElsewhereWakesTheWaiter) {
   MemoryLedger ledger;
   TaskRunner runner(
       TaskOptions{.max_running = 2, .ledger = &ledger, .changes_elsewhere_reported = true});
-  auto row = ledger.Create("", "t", Json::object(), TaskOptions{.poll_interval_ms = 3'600'000});
+  auto row =
+      ledger.Create(Caller{}, "t", Json::object(), TaskOptions{.poll_interval_ms = 3'600'000});
   ASSERT_TRUE(row.ok());
   ElsewhereWait wait(runner, row->task_id);
   ledger.AwaitGetsAsked(1);  // the waiter has read the row (working)
@@ -421,7 +422,7 @@ TEST(TaskRunnerWaitTest, AChangeReportedFromElsewhereWakesTheWaiter) {
 TEST(TaskRunnerWaitTest, AChangeNothingReportsIsFoundByReadingTheRowAgain) {
   MemoryLedger ledger;
   TaskRunner runner(TaskOptions{.max_running = 2, .ledger = &ledger});
-  auto row = ledger.Create("", "t", Json::object(), TaskOptions{.poll_interval_ms = 0});
+  auto row = ledger.Create(Caller{}, "t", Json::object(), TaskOptions{.poll_interval_ms = 0});
   ASSERT_TRUE(row.ok());
   ElsewhereWait wait(runner, row->task_id);
   ledger.AwaitGetsAsked(1);
@@ -459,7 +460,8 @@ TEST(TaskRunnerWaitTest, TheServersTaskWatchWakesTheWaiter) {
   options.tasks.ledger = &ledger;
   options.task_watch = &watch;
   McpServer server(options);
-  auto row = ledger.Create("", "t", Json::object(), TaskOptions{.poll_interval_ms = 3'600'000});
+  auto row =
+      ledger.Create(Caller{}, "t", Json::object(), TaskOptions{.poll_interval_ms = 3'600'000});
   ASSERT_TRUE(row.ok());
   ElsewhereWait wait(server.tasks(), row->task_id);
   ledger.AwaitGetsAsked(1);

@@ -460,7 +460,8 @@ class ListenerOnlyStore final : public SessionStore {
   Result<SessionSnapshot> ReadSession(const std::string&, std::optional<int64_t>, bool) override {
     return Nope();
   }
-  Result<SessionPage> ListSessions(const std::optional<std::string>&, int) override {
+  Result<SessionPage> ListSessions(const std::string&, const std::optional<std::string>&,
+                                   int) override {
     return Nope();
   }
   bool SessionExists(const std::string&) override { return false; }

@@ -148,6 +148,49 @@ TYPED_TEST(StoreSpendTest, ADailyBudgetCountsEverySessionAndResetsAtUtcMidnight)
   EXPECT_DOUBLE_EQ(this->Totals("s1").session_charged_usd, 0.07);  // the session keeps its total
 }
 
+TYPED_TEST(StoreSpendTest, APersonsDailyBudgetCountsOnlyTheirCallsAndResetsAtUtcMidnight) {
+  const SpendBudgets budgets{.per_principal_day_usd = 0.10};
+  SpendHold alice = this->Hold("s1", 0.07);
+  alice.principal = "a11ce";
+  ASSERT_TRUE(this->store_->ReserveSpend(alice, budgets).ok());
+  alice.session_id = "s2";  // another session of hers counts too
+  Result<int64_t> refused = this->store_->ReserveSpend(alice, budgets);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::kResourceExhausted);
+  EXPECT_NE(refused.error().message.find("--budget-usd-per-user-day is $0.1000"), std::string::npos)
+      << refused.error().message;
+  EXPECT_EQ(RefusedBudget(refused.error()), "per_user_day");
+  SpendHold bob = this->Hold("s1", 0.07);
+  bob.principal = "b0b";
+  EXPECT_TRUE(this->store_->ReserveSpend(bob, budgets).ok());  // his own budget
+  Result<SpendTotals> totals = this->store_->SpendTotalsFor(alice);
+  ASSERT_TRUE(totals.ok());
+  EXPECT_DOUBLE_EQ(totals->principal_day_usd, 0.07);
+  EXPECT_DOUBLE_EQ(totals->day_usd, 0.14);
+  this->clock_.Advance(std::chrono::milliseconds(kDayMs));
+  alice.now_ms = this->Now();
+  alice.expires_ms = this->Now() + 600'000;
+  EXPECT_TRUE(this->store_->ReserveSpend(alice, budgets).ok());  // a new UTC day
+}
+
+TYPED_TEST(StoreSpendTest, CallsAreCountedPerPersonPerWindowAndOldWindowsForgotten) {
+  SessionStore& store = *this->store_;
+  for (int i = 1; i <= 3; ++i) {
+    Result<int64_t> calls = store.CountCall("a11ce", 60'000, 0);
+    ASSERT_TRUE(calls.ok()) << calls.error().message;
+    EXPECT_EQ(*calls, i);
+  }
+  EXPECT_EQ(store.CountCall("b0b", 60'000, 0).value(), 1);          // another person
+  EXPECT_EQ(store.CountCall("", 60'000, 0).value(), 1);             // the local principal
+  EXPECT_EQ(store.CountCall("a11ce", 120'000, 60'000).value(), 1);  // the next window
+  this->Reopen();  // counted in the store: another process (or replica) sees the same counts
+  EXPECT_EQ(this->store_->CountCall("a11ce", 120'000, 120'000).value(), 2);
+  // Windows before 120'000 were forgotten: counting in one again starts afresh.
+  EXPECT_EQ(this->store_->CountCall("a11ce", 60'000, 0).value(), 1);
+  EXPECT_EQ(this->store_->CountCall("NOT-HEX", 60'000, 0).error().code,
+            ErrorCode::kInvalidArgument);
+}
+
 TYPED_TEST(StoreSpendTest, ReleasedAndExpiredHoldsStopCounting) {
   const SpendBudgets budgets{.per_session_usd = 0.10};
   const int64_t a = this->Reserve("s1", 0.08, budgets);

@@ -32,7 +32,7 @@ TEST(SessionViewerHtmlTest, IsSelfContained) {
 
 TEST(UiResourcesTest, ListsTheViewerAsAnMcpApp) {
   UiResources resources;
-  auto page = resources.List(std::nullopt);
+  auto page = resources.List(mcp::Caller{}, std::nullopt);
   ASSERT_TRUE(page.ok());
   ASSERT_EQ(page->resources.size(), 1u);
   const Json& r = page->resources[0];
@@ -42,7 +42,7 @@ TEST(UiResourcesTest, ListsTheViewerAsAnMcpApp) {
   EXPECT_FALSE(page->next_cursor.has_value());
   EXPECT_TRUE(resources.Templates().empty());
   // A cursor is never one of ours.
-  EXPECT_EQ(resources.List("abc").error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(resources.List(mcp::Caller{}, "abc").error().code, ErrorCode::kInvalidArgument);
 }
 
 TEST(UiResourcesTest, ReadsTheHtmlAsText) {
@@ -50,14 +50,15 @@ TEST(UiResourcesTest, ReadsTheHtmlAsText) {
   EXPECT_TRUE(resources.Handles(kSessionViewerUri));
   EXPECT_FALSE(resources.Handles("ui://imgmcp/other.html"));
   EXPECT_FALSE(resources.Handles("imgmcp://sessions/a"));
-  auto read = resources.Read(kSessionViewerUri);
+  auto read = resources.Read(mcp::Caller{}, kSessionViewerUri);
   ASSERT_TRUE(read.ok());
   const Json& content = read->at("contents").at(0);
   EXPECT_EQ(content.at("uri"), kSessionViewerUri);
   EXPECT_EQ(content.at("mimeType"), kMcpAppMimeType);
   EXPECT_EQ(content.at("text").get<std::string>(), std::string(SessionViewerHtml()));
   EXPECT_FALSE(content.contains("blob"));
-  EXPECT_EQ(resources.Read("ui://imgmcp/other.html").error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(resources.Read(mcp::Caller{}, "ui://imgmcp/other.html").error().code,
+            ErrorCode::kNotFound);
 }
 
 TEST(UiResourcesTest, ToolMetaNamesTheViewer) {

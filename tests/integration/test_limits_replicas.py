@@ -1,0 +1,98 @@
+"""Per-person limits and sessions across two real imgmcp replicas on one real PostgreSQL, with
+OAuth against a real authorization server (oidc-provider): both replicas serve one resource
+(--oauth-resource), so one token is good on either.
+
+- --rate-limit-per-user 4/min is counted by both replicas together: a person's calls, sent to
+  the two replicas in turn, are answered four times and then refused (429, Retry-After) on
+  whichever replica the fifth reaches; another person still has their own minute.
+- Sessions are per person on the shared store too: one person's "fox", made through one
+  replica, is theirs through the other; the other person's "fox" is another chain.
+"""
+import http.client
+import itertools
+import json
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from oauth_support import OAuthProvider  # noqa: E402
+from replica_support import ModernClient, Replica, pg_cluster, structured  # noqa: E402
+
+RESOURCE = "http://localhost/mcp"
+CLUSTER = None
+_db_names = itertools.count(1)
+
+
+def setUpModule():
+    global CLUSTER
+    CLUSTER = pg_cluster.PgCluster()
+
+
+def tearDownModule():
+    if CLUSTER is not None:
+        CLUSTER.close()
+
+
+def raw_call(client, name, arguments, rid):
+    """One tools/call; (status, lower-case headers, parsed body)."""
+    params = {"name": name, "arguments": arguments, "_meta": client._meta()}
+    conn = http.client.HTTPConnection(client.host, client.port, timeout=30)
+    try:
+        conn.request("POST", "/mcp", body=json.dumps(
+            {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}).encode(),
+            headers=client._headers("tools/call", params))
+        resp = conn.getresponse()
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, json.loads(resp.read())
+    finally:
+        conn.close()
+
+
+class LimitsAcrossReplicas(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.provider = OAuthProvider()
+        cls.addClassCleanup(cls.provider.close)
+
+    def setUp(self):
+        url = CLUSTER.create_database(f"limits{next(_db_names)}")
+        args = ("--oauth-issuer", self.provider.issuer, "--oauth-resource", RESOURCE,
+                "--rate-limit-per-user", "4/min")
+        self.replicas = []
+        for name in ("a", "b"):
+            replica = Replica(url, *args, name=name)
+            self.addCleanup(replica.close)
+            self.replicas.append(replica)
+        self.tokens = [self.provider.client_credentials_token(c, RESOURCE)
+                       for c in ("writer", "writer-es256")]
+
+    def client(self, person, replica):
+        return ModernClient(self.replicas[replica].port, token=self.tokens[person])
+
+    def test_a_persons_rate_is_counted_by_both_replicas(self):
+        for i in range(4):
+            status, _, body = raw_call(self.client(0, i % 2), "get_image", {"session_id": "x"}, i)
+            self.assertEqual(status, 200, body)
+        for replica in (0, 1):  # the fifth and sixth: refused wherever they arrive
+            status, headers, body = raw_call(self.client(0, replica), "get_image",
+                                             {"session_id": "x"}, 10 + replica)
+            self.assertEqual(status, 429, body)
+            self.assertTrue(1 <= int(headers["retry-after"]) <= 60)
+            self.assertEqual(body["error"]["data"]["limit"], "--rate-limit-per-user")
+        status, _, body = raw_call(self.client(1, 1), "get_image", {"session_id": "x"}, 20)
+        self.assertEqual(status, 200, body)  # the other person's own minute
+
+    def test_a_persons_session_is_theirs_on_either_replica(self):
+        made = structured(self.client(0, 0).call_tool(
+            "generate_image", {"prompt": "a red fox", "session_id": "fox", "inline": "none"}))
+        self.assertEqual(made["version"], 1)
+        theirs = structured(self.client(1, 1).call_tool(
+            "generate_image", {"prompt": "a blue fox", "session_id": "fox", "inline": "none"}))
+        self.assertEqual(theirs["version"], 1)  # another person's chain
+        mine = structured(self.client(0, 1).call_tool(
+            "get_image", {"session_id": "fox", "inline": "none"}))
+        self.assertEqual((mine["version"], mine["prompt"]), (1, "a red fox"))
+
+
+if __name__ == "__main__":
+    unittest.main()
