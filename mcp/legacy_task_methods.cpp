@@ -73,6 +73,7 @@ Outcome LegacyCancelTask(Connection& c, RequestScope& scope, const TaskIdParams&
     return Outcome::Fail(MethodNotFound(methods::kTasksCancel));
   }
   auto cancelled = c.server().tasks().Cancel(params.task_id, scope.caller.owner);
+  AuditCancel(c, scope, params.task_id, cancelled);
   if (!cancelled.ok()) return Outcome::Fail(UnknownLegacyTask(params.task_id));
   switch (cancelled->kind) {
     case CancelOutcome::Kind::kCancelled:

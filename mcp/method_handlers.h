@@ -79,6 +79,9 @@ Outcome StartTask(Connection& c, const RequestScope& scope, const ToolSpec& tool
 // --------------------
 Outcome LegacyGetTask(Connection& c, RequestScope& scope, const TaskIdParams& params);
 Outcome LegacyCancelTask(Connection& c, RequestScope& scope, const TaskIdParams& params);
+// Records a tasks/cancel in the server's audit trail (ServerOptions::audit), if it keeps one.
+void AuditCancel(Connection& c, const RequestScope& scope, const std::string& task_id,
+                 const Result<CancelOutcome>& cancelled);
 Outcome TaskResult(Connection& c, RequestScope& scope, const TaskIdParams& params);
 Outcome ListTasks(Connection& c, RequestScope& scope, const ListParams& params);
 // A legacy task's CreateTaskResult, sent at once; then its status notifications follow.

@@ -25,6 +25,7 @@
 #include "common/json.h"
 #include "common/result.h"
 #include "common/thread_annotations.h"
+#include "mcp/audit_trail.h"
 #include "mcp/call_limiter.h"
 #include "mcp/connection.h"
 #include "mcp/core_metrics.h"
@@ -68,6 +69,8 @@ struct ServerOptions {
   TaskWatch* task_watch = nullptr;
   // Per-caller limits on tools/call (call_limiter.h); nullptr: none. Must outlive the server.
   CallLimiter* call_limiter = nullptr;
+  // Where task cancels are recorded (audit_trail.h); nullptr: nowhere. Must outlive the server.
+  AuditTrail* audit = nullptr;
 };
 
 class McpServer {

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/trace_context.h"
 #include "mcp/connection.h"
 #include "mcp/legacy_task_json.h"
 #include "mcp/method_handlers.h"
@@ -89,8 +90,30 @@ Outcome CancelTask(Connection& c, RequestScope& scope, const TaskIdParams& param
   // The extension's cancel is acknowledged whatever came of it (a task whose commit came first
   // still completes, which its status then shows).
   auto cancelled = c.server().tasks().Cancel(params.task_id, scope.caller.owner);
+  AuditCancel(c, scope, params.task_id, cancelled);
   if (!cancelled.ok()) return Outcome::Fail(UnknownTask(params.task_id));
   return Outcome::Of(EmptyResult());
+}
+
+void AuditCancel(Connection& c, const RequestScope& scope, const std::string& task_id,
+                 const Result<CancelOutcome>& cancelled) {
+  AuditTrail* audit = c.server().options().audit;
+  if (audit == nullptr) return;
+  AuditEntry entry;
+  entry.caller = scope.caller;
+  entry.action = methods::kTasksCancel;
+  entry.task_id = task_id;
+  if (auto trace = ParseTraceParent(scope.traceparent)) entry.trace_id = trace->trace_id;
+  if (!cancelled.ok()) {
+    entry.outcome = "not found";
+  } else if (cancelled->kind == CancelOutcome::Kind::kCancelled) {
+    entry.outcome = "ok";
+  } else if (cancelled->kind == CancelOutcome::Kind::kTooLate) {
+    entry.outcome = "too late: " + cancelled->message;
+  } else {
+    entry.outcome = "ended already";
+  }
+  audit->Record(entry);
 }
 
 }  // namespace handlers

@@ -8,6 +8,7 @@
 
 #include "common/allocator.h"
 #include "common/log.h"
+#include "server/app/audit_command.h"
 #include "server/app/config.h"
 #include "server/app/self_check.h"
 #include "server/app/serve.h"
@@ -32,7 +33,9 @@ int Fail(const imgmcp::Error& error) {
 
 int main(int argc, char** argv) {
   using namespace imgmcp;
-  auto config = app::ParseConfig(std::vector<std::string>(argv + 1, argv + argc), GetEnv);
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (app::IsAuditCommand(args)) return app::RunAuditCommand(args, GetEnv);
+  auto config = app::ParseConfig(args, GetEnv);
   if (!config.ok()) {
     log::Error("main", config.error().message);
     return 2;  // a usage error

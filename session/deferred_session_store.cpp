@@ -386,6 +386,21 @@ Result<int64_t> DeferredSessionStore::CountCall(const std::string& principal, in
   return store->CountCall(principal, window_ms, forget_before_ms);
 }
 
+Status DeferredSessionStore::RecordAudit(const AuditEvent& event) {
+  ASSIGN_OR_RETURN(SessionStore * store, Store());
+  return store->RecordAudit(event);
+}
+
+Result<std::vector<AuditEvent>> DeferredSessionStore::ReadAudit(const AuditQuery& query) {
+  ASSIGN_OR_RETURN(SessionStore * store, Store());
+  return store->ReadAudit(query);
+}
+
+Result<int64_t> DeferredSessionStore::ForgetAudit(int64_t before_ms) {
+  ASSIGN_OR_RETURN(SessionStore * store, Store());
+  return store->ForgetAudit(before_ms);
+}
+
 bool DeferredSessionStore::SessionExists(const std::string& session_id) {
   auto store = Store();
   if (!store.ok()) return IsValidStoredSessionId(session_id);  // see the header

@@ -28,6 +28,7 @@
 #include "common/clock.h"
 #include "common/result.h"
 #include "metrics/metrics.h"
+#include "session/audit_log.h"
 #include "session/data_dir.h"  // IsValidSessionId
 #include "session/spend_ledger.h"
 #include "session/task_records.h"
@@ -335,6 +336,20 @@ class SessionStore {
   virtual Result<int64_t> CountCall(const std::string& /*principal*/, int64_t /*window_ms*/,
                                     int64_t /*forget_before_ms*/) {
     return Error(ErrorCode::kUnsupported, "this session store keeps no call counts");
+  }
+
+  // --- The audit trail (audit_log.h) -----------------------------------------------------------
+  // Adds `event`, durable when this returns.
+  virtual Status RecordAudit(const AuditEvent& /*event*/) {
+    return Error(ErrorCode::kUnsupported, "this session store keeps no audit trail");
+  }
+  // The events `query` asks for, oldest first.
+  virtual Result<std::vector<AuditEvent>> ReadAudit(const AuditQuery& /*query*/) {
+    return Error(ErrorCode::kUnsupported, "this session store keeps no audit trail");
+  }
+  // Removes the events before `before_ms`; how many.
+  virtual Result<int64_t> ForgetAudit(int64_t /*before_ms*/) {
+    return Error(ErrorCode::kUnsupported, "this session store keeps no audit trail");
   }
 };
 

@@ -469,6 +469,13 @@ constexpr FlagSpec kFlags[] = {
      .help = "tool calls of one person in flight in this process at once; beyond it a call is "
              "refused (HTTP 429 with Retry-After), 0 = no limit",
      .set = SetInt<&Config::max_calls_per_user, 0, 100000>},
+    {.name = "--audit-days",
+     .env = "IMGMCP_AUDIT_DAYS",
+     .value = "DAYS",
+     .help = "keep the audit trail (every write and every refused token, in the store; read it "
+             "with `imgmcp audit`) this long; 0 = keep none",
+     .set = SetInt<&Config::audit_days, 0, 36500>,
+     .default_text = ShowDefault<&Config::audit_days>},
 
     {.heading = "Images"},
     {.name = "--allow-read",

@@ -37,6 +37,7 @@ Result<std::unique_ptr<http::HttpListener>> StartListener(const Config& config, 
   mcp::McpServer& server = wired.server();
   http::HttpOptions options = MakeHttpOptions(config);
   options.metrics = wired.metrics();
+  options.audit = wired.audit_trail();
   options.gallery_page = ui::SessionViewerHtml();
   options.readiness = [&probe] { return probe.Problem(); };
   ASSIGN_OR_RETURN(const netmod::NetModuleApi* net_module, netmod::LoadNetModule());

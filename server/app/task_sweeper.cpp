@@ -11,9 +11,11 @@ std::chrono::milliseconds TaskSweeper::PeriodFor(std::chrono::milliseconds task_
   return std::clamp<std::chrono::milliseconds>(task_ttl / 2, kMinPeriod, kMaxPeriod);
 }
 
-TaskSweeper::TaskSweeper(session::SessionStore& store, std::chrono::milliseconds task_ttl)
+TaskSweeper::TaskSweeper(session::SessionStore& store, std::chrono::milliseconds task_ttl,
+                         int audit_days)
     : store_(store),
       period_(PeriodFor(task_ttl)),
+      audit_days_(audit_days),
       thread_([this](std::stop_token stop) { Loop(stop); }) {}
 
 TaskSweeper::~TaskSweeper() {
@@ -33,6 +35,15 @@ void TaskSweeper::Loop(std::stop_token stop) {
       log::Warn("tasks", "sweeping expired tasks failed (tried again in " +
                              std::to_string(period_.count() / 1000) +
                              " s): " + swept.error().message);
+    }
+    if (audit_days_ > 0) {
+      const auto keep_from = std::chrono::system_clock::now() - std::chrono::days(audit_days_);
+      Result<int64_t> forgotten = store_.ForgetAudit(
+          std::chrono::duration_cast<std::chrono::milliseconds>(keep_from.time_since_epoch())
+              .count());
+      if (!forgotten.ok() && forgotten.error().code != ErrorCode::kUnsupported) {
+        log::Warn("audit", "removing old audit events failed: " + forgotten.error().message);
+      }
     }
   }
 }

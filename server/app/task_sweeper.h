@@ -1,8 +1,9 @@
 // TaskSweeper: removes expired task rows while the server runs (docs/design.md §3 "Tasks",
 // "Expiry"), and settles the tasks of runners that died, on both stores — not only when a store
-// opens. One thread sweeps every half --task-ttl, kept between kMinPeriod and kMaxPeriod: a
-// periodic wait, which is its point (docs/design.md §5, "Waits"). On PostgreSQL the replicas
-// share the work: only the one holding the sweep's advisory lock at that moment deletes rows.
+// opens; and audit events past --audit-days. One thread sweeps every half --task-ttl, kept between
+// kMinPeriod and kMaxPeriod: a periodic wait, which is its point (docs/design.md §5, "Waits"). On
+// PostgreSQL the replicas share the work: only the one holding the sweep's advisory lock at that
+// moment deletes rows.
 #pragma once
 
 #include <chrono>
@@ -25,7 +26,8 @@ class TaskSweeper {
 
   // Starts sweeping `store` (which must outlive the sweeper) every PeriodFor(task_ttl); the
   // first sweep comes one period after the start (the store sweeps when it opens).
-  TaskSweeper(session::SessionStore& store, std::chrono::milliseconds task_ttl);
+  // With `audit_days` > 0 each sweep also removes audit events older than that.
+  TaskSweeper(session::SessionStore& store, std::chrono::milliseconds task_ttl, int audit_days = 0);
   ~TaskSweeper();  // stops the thread (waits for a sweep in progress)
   TaskSweeper(const TaskSweeper&) = delete;
   TaskSweeper& operator=(const TaskSweeper&) = delete;
@@ -35,6 +37,7 @@ class TaskSweeper {
 
   session::SessionStore& store_;
   const std::chrono::milliseconds period_;
+  const int audit_days_;
   Mutex mu_;                          // guards nothing but the wait itself (stop comes by token)
   std::condition_variable_any wake_;  // woken only by the stop token
   std::jthread thread_;               // last: started once everything above is set

@@ -82,6 +82,11 @@ Result<std::unique_ptr<WiredServer>> WiredServer::Build(const Config& config) {
   wired->task_ttl_ = std::chrono::milliseconds(server_options.tasks.ttl_ms);
   server_options.tasks.max_per_owner = static_cast<size_t>(config.max_tasks_per_owner);
   server_options.tasks.max_running = server_options.max_concurrent_calls;
+  wired->audit_days_ = config.audit_days;
+  if (config.audit_days > 0) {
+    wired->audit_trail_ = std::make_unique<tools::StoreAuditTrail>(*wired->store_, wired->clock_);
+    server_options.audit = wired->audit_trail_.get();
+  }
   if (config.rate_limit_per_user > 0 || config.max_calls_per_user > 0) {
     wired->person_limits_ = std::make_unique<tools::PersonLimits>(
         *wired->store_, wired->clock_,
@@ -114,6 +119,7 @@ Status WiredServer::RegisterTools(const Config& config) {
   tools::ImageToolsOptions options = MakeImageToolsOptions(config, backend_.note);
   options.timers = &timers_;
   options.metrics = metrics_.get();
+  options.audit = audit_trail_.get();
   image_tools_ =
       std::make_unique<tools::ImageTools>(*store_, *backend_.backend, *input_resolver_,
                                           &server_->resource_notifier(), std::move(options));
@@ -128,7 +134,9 @@ Status WiredServer::RegisterTools(const Config& config) {
 
 void WiredServer::StartBackgroundWork() {
   store_->StartOpening();
-  if (!task_sweeper_) task_sweeper_ = std::make_unique<TaskSweeper>(*store_, task_ttl_);
+  if (!task_sweeper_) {
+    task_sweeper_ = std::make_unique<TaskSweeper>(*store_, task_ttl_, audit_days_);
+  }
 }
 
 }  // namespace imgmcp::app

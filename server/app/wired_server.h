@@ -18,6 +18,7 @@
 #include "server/tools/image_input.h"
 #include "server/tools/image_tools.h"
 #include "server/tools/person_limits.h"
+#include "server/tools/store_audit_trail.h"
 #include "server/tools/store_task_ledger.h"
 #include "server/tools/store_task_watch.h"
 #include "session/deferred_session_store.h"
@@ -39,6 +40,8 @@ class WiredServer {
   session::DeferredSessionStore& store() { return *store_; }
   // nullptr unless MetricsWanted(config).
   metrics::Metrics* metrics() { return metrics_.get(); }
+  // The audit trail (--audit-days > 0), nullptr without one.
+  mcp::AuditTrail* audit_trail() { return audit_trail_.get(); }
   // Begins the store's background open and the removal of expired task rows (TaskSweeper);
   // once, when serving has begun: a stdio server calls it after answering its first message,
   // whose answer that work would otherwise slow down.
@@ -57,6 +60,8 @@ class WiredServer {
   std::unique_ptr<tools::StoreTaskLedger> task_ledger_;  // tasks as the store's rows
   std::unique_ptr<tools::StoreTaskWatch> task_watch_;    // PostgreSQL: other replicas' changes
   std::unique_ptr<tools::PersonLimits> person_limits_;   // --rate-limit/--max-calls-per-user
+  std::unique_ptr<tools::StoreAuditTrail> audit_trail_;  // --audit-days > 0
+  int audit_days_ = 0;
   std::chrono::milliseconds task_ttl_{0};
   std::unique_ptr<TaskSweeper> task_sweeper_;  // expired task rows, from StartBackgroundWork
   std::unique_ptr<mcp::McpServer> server_;

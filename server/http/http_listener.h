@@ -12,6 +12,7 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "mcp/audit_trail.h"
 #include "server/oauth/oauth_options.h"
 
 namespace imgmcp::metrics {
@@ -28,6 +29,9 @@ struct HttpOptions {
   // request's principal owns its sessions and tasks, and the protected-resource metadata is
   // served. Never set together with `auth_token`.
   std::optional<oauth::OAuthOptions> oauth;
+  // Where refused OAuth tokens are recorded (mcp/audit_trail.h): a request that sent a token and
+  // got 401; nullptr: nowhere. Must outlive the transport.
+  mcp::AuditTrail* audit = nullptr;
   size_t max_body_bytes = size_t{96} << 20;  // larger POST bodies get 413
   std::chrono::seconds session_idle_timeout{1800};
   // Host names accepted in Host/Origin besides localhost, 127.0.0.1 and [::1] (any port). The

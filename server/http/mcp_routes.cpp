@@ -474,6 +474,12 @@ bool McpRoutes::Authorized(const RequestHeaders& headers, Response& res) const {
       return true;
     }
     const AuthRefusal& refusal = std::get<AuthRefusal>(admitted);
+    if (refusal.token_refused && options_.audit != nullptr) {
+      mcp::AuditEntry entry;  // the reason names no part of the token
+      entry.action = "token";
+      entry.outcome = "refused: " + refusal.message;
+      options_.audit->Record(entry);
+    }
     if (!refusal.challenge.empty()) res.set_header("WWW-Authenticate", refusal.challenge);
     if (refusal.status == 503) res.set_header("Retry-After", "5");
     Refuse(res, refusal.status, TransportError(kBadRequest, refusal.message), nullptr,

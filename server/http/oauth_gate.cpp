@@ -86,6 +86,7 @@ std::variant<oauth::Principal, AuthRefusal> OAuthGate::Admit(std::string_view au
   } else {
     refusal.challenge = server_->Challenge(error.message);
     refusal.message = "Unauthorized: the access token was refused: " + error.message;
+    refusal.token_refused = true;
   }
   refused_log_.Write(log::Level::kWarning, kLog, "refused a request: " + refusal.message);
   return refusal;

@@ -30,6 +30,7 @@ struct AuthRefusal {
   int status = 401;
   std::string challenge;
   std::string message;
+  bool token_refused = false;  // a bearer token was sent and refused (the audit trail keeps it)
 };
 
 // The scope a message needs (oauth::Access): kWrite for tasks/cancel, tasks/update and a

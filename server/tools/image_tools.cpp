@@ -2,6 +2,7 @@
 
 #include "common/log.h"
 #include "common/random.h"
+#include "common/trace_context.h"
 #include "common/usd.h"
 #include "server/tools/arguments.h"
 #include "server/tools/call_progress.h"
@@ -133,6 +134,70 @@ ImageTools::ImageTools(session::SessionStore& store, imaging::ImageBackend& back
 
 ImageTools::~ImageTools() { store_.SetChangeListener(nullptr); }
 
+namespace {
+
+// The calls the audit trail keeps: every one that can write (get_image only with save_to).
+template <typename Args>
+bool Writes(const Args& /*args*/) {
+  return true;
+}
+bool Writes(const GetImageArgs& args) { return args.save.save_to.has_value(); }
+
+template <typename Args>
+std::string SessionNamed(const Args& args) {
+  if constexpr (std::is_same_v<Args, GenerateImageArgs>) {
+    return args.SessionFor().value_or("");
+  } else {
+    return args.session_id;
+  }
+}
+
+template <typename Args>
+std::string IdempotencyKeyOf(const Args& args) {
+  if constexpr (requires { args.idempotency_key; }) {
+    return args.idempotency_key.value_or("");
+  } else {
+    return "";
+  }
+}
+
+// Records a call that writes in the audit trail: who, what, the session and version it made, its
+// key, cost and trace, and how it went.
+void AuditCall(mcp::AuditTrail& audit, const std::string& tool, const std::string& session_id,
+               const std::string& key, const mcp::ToolCallContext& ctx,
+               const mcp::ToolResult& result) {
+  mcp::AuditEntry entry;
+  entry.caller = ctx.caller();
+  entry.action = tool;
+  entry.session_id = session_id;
+  entry.idempotency_key = key;
+  entry.task_id = ctx.TaskId();
+  if (auto trace = ParseTraceParent(ctx.TraceParent())) entry.trace_id = trace->trace_id;
+  if (result.structured_content && result.structured_content->is_object()) {
+    const Json& s = *result.structured_content;
+    if (auto id = s.find("session_id"); id != s.end() && id->is_string()) {
+      entry.session_id = id->get<std::string>();  // generate_image may have made one up
+    }
+    if (auto v = s.find("version"); v != s.end() && v->is_number_integer()) {
+      entry.version = v->get<int64_t>();
+    }
+    if (auto cost = s.find("cost"); cost != s.end() && cost->is_object()) {
+      entry.cost_usd = cost->value("usd", 0.0);
+    }
+  }
+  entry.outcome = "ok";
+  if (result.is_error) {
+    std::string text;
+    if (!result.content.empty() && result.content[0].is_object()) {
+      text = result.content[0].value("text", "");
+    }
+    entry.outcome = "error: " + log::Clip(text, 300);
+  }
+  audit.Record(entry);
+}
+
+}  // namespace
+
 template <typename Args>
 mcp::TypedTool<Args> ImageTools::Bind(
     mcp::ToolDefinition&& definition,
@@ -144,8 +209,13 @@ mcp::TypedTool<Args> ImageTools::Bind(
     if (!parsed.ok()) LogFailure(name, parsed.error());
     return parsed;
   };
-  tool.handler = [this, handler](const Args& args, mcp::ToolCallContext& ctx) {
-    return (this->*handler)(args, ctx);
+  tool.handler = [this, handler, name = tool.definition.name](const Args& args,
+                                                              mcp::ToolCallContext& ctx) {
+    mcp::ToolResult result = (this->*handler)(args, ctx);
+    if (options_.audit != nullptr && Writes(args) && !result.input_required) {
+      AuditCall(*options_.audit, name, SessionNamed(args), IdempotencyKeyOf(args), ctx, result);
+    }
+    return result;
   };
   return tool;
 }

@@ -14,6 +14,7 @@
 #include "common/timer_thread.h"
 #include "imaging/codec.h"
 #include "imaging/image_backend.h"
+#include "mcp/audit_trail.h"
 #include "mcp/resource.h"
 #include "mcp/tool.h"
 #include "server/tools/call_memory.h"
@@ -65,6 +66,9 @@ struct ImageToolsOptions {
   session::SpendBudgets budgets;
   // Where spend, tokens and budget refusals are counted; nullptr: nowhere. Must outlive the tools.
   metrics::Metrics* metrics = nullptr;
+  // Where the calls that write are recorded (the audit trail); nullptr: nowhere. Must outlive the
+  // tools.
+  mcp::AuditTrail* audit = nullptr;
 };
 
 class ImageTools {

@@ -126,6 +126,23 @@ CREATE TABLE imgmcp.call_counts (
   PRIMARY KEY (principal, window_ms)
 );
 CREATE INDEX call_counts_by_window ON imgmcp.call_counts (window_ms);
+CREATE TABLE imgmcp.audit (
+  id              bigserial PRIMARY KEY,
+  time_ms         bigint NOT NULL,
+  principal       text NOT NULL,
+  issuer          text NOT NULL,
+  subject         text NOT NULL,
+  client_id       text NOT NULL,
+  action          text NOT NULL,
+  session_id      text NOT NULL,
+  version         bigint,
+  idempotency_key text NOT NULL,
+  task_id         text NOT NULL,
+  cost_usd        double precision NOT NULL,
+  trace_id        text NOT NULL,
+  outcome         text NOT NULL
+);
+CREATE INDEX audit_by_time ON imgmcp.audit (time_ms);
 )sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kPgSchemaVersion);

@@ -30,6 +30,9 @@
 //       call_counts(principal, window_ms, calls)
 //                                            tool calls per person per minute, every replica
 //                                            counting in one row (SessionStore::CountCall)
+//       audit(id, time_ms, principal, issuer, subject, client_id, action, session_id, version,
+//             idempotency_key, task_id, cost_usd, trace_id, outcome)
+//                                            the audit trail (audit_log.h)
 #pragma once
 
 #include <string>

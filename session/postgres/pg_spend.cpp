@@ -21,14 +21,13 @@ Result<double> ReadUsd(const PgResult& r, int row, int col) {
   return usd;
 }
 
-namespace {
-
-// A USD amount as a parameter: the shortest text that reads back as the same double.
-PgParam Usd(double usd) {
+PgParam UsdParam(double usd) {
   char text[32];
   const std::to_chars_result end = std::to_chars(text, text + sizeof text, usd);
   return PgParam::Text(std::string(text, end.ptr));
 }
+
+namespace {
 
 // The charges and live holds at hold.now_ms on its UTC day and in its session, read on `conn`
 // (in the caller's transaction, if any).
@@ -72,14 +71,14 @@ Result<int64_t> PgSpendLedger::Reserve(const SpendHold& hold, const SpendBudgets
         RETURN_IF_ERROR(CheckSpendBudgets(budgets, totals, hold));
         ASSIGN_OR_RETURN(
             PgResult r,
-            conn->Exec(
-                std::string("INSERT INTO imgmcp.spend(") + kSpendColumns +
-                    ") VALUES ($1, $2, $3, $4, $5, 'held', $6, $7, 0, 0, 0, 0, 0) "
-                    "RETURNING id",
-                {PgParam::Text(UtcDay(hold.now_ms)), PgParam::Text(hold.session_id),
-                 PgParam::Text(hold.principal), PgParam::Text(hold.model), Usd(hold.estimate_usd),
-                 PgParam::Int(hold.expires_ms), PgParam::Int(hold.now_ms)},
-                "keeping a spend hold"));
+            conn->Exec(std::string("INSERT INTO imgmcp.spend(") + kSpendColumns +
+                           ") VALUES ($1, $2, $3, $4, $5, 'held', $6, $7, 0, 0, 0, 0, 0) "
+                           "RETURNING id",
+                       {PgParam::Text(UtcDay(hold.now_ms)), PgParam::Text(hold.session_id),
+                        PgParam::Text(hold.principal), PgParam::Text(hold.model),
+                        UsdParam(hold.estimate_usd), PgParam::Int(hold.expires_ms),
+                        PgParam::Int(hold.now_ms)},
+                       "keeping a spend hold"));
         id = r.Int(0, 0);
         return Status::Ok();
       },
@@ -97,7 +96,7 @@ Status PgSpendLedger::Settle(int64_t id, const SpendCharge& charge) {
                  "input_tokens = $4, output_image_tokens = $5, output_text_tokens = $6, "
                  "thoughts_tokens = $7, grounding_queries = $8 WHERE id = $1 AND state = 'held' "
                  "RETURNING 1",
-                 {PgParam::Int(id), Usd(charge.usd), PgParam::Text(charge.priced_model),
+                 {PgParam::Int(id), UsdParam(charge.usd), PgParam::Text(charge.priced_model),
                   PgParam::Int(t.input), PgParam::Int(t.output_image), PgParam::Int(t.output_text),
                   PgParam::Int(t.thoughts), PgParam::Int(t.grounding_queries)},
                  "settling a spend hold"));

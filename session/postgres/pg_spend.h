@@ -15,6 +15,8 @@ namespace imgmcp::session::postgres {
 
 // A double precision column of a text-format result: kDataLoss when it does not read as a number.
 Result<double> ReadUsd(const PgResult& r, int row, int col);
+// A USD amount as a parameter: the shortest text that reads back as the same double.
+PgParam UsdParam(double usd);
 
 class PgSpendLedger {
  public:

@@ -101,7 +101,8 @@ PostgresSessionStore::PostgresSessionStore(const StoreOptions& options,
       origin_(RandomHex(8)),
       pool_(pg.url, std::move(label), pg.pool_size, options.metrics),
       task_rows_(pool_, origin_),
-      spend_(pool_) {}
+      spend_(pool_),
+      audit_(pool_) {}
 
 PostgresSessionStore::~PostgresSessionStore() {
   turns_.reset();  // stops the listener (and its callbacks) first
@@ -469,6 +470,16 @@ Result<int64_t> PostgresSessionStore::CountCall(const std::string& principal, in
                                                 int64_t forget_before_ms) {
   if (!IsValidPrincipal(principal)) return InvalidArgument("invalid principal");
   return spend_.CountCall(principal, window_ms, forget_before_ms);
+}
+
+Status PostgresSessionStore::RecordAudit(const AuditEvent& event) { return audit_.Insert(event); }
+
+Result<std::vector<AuditEvent>> PostgresSessionStore::ReadAudit(const AuditQuery& query) {
+  return audit_.Read(query);
+}
+
+Result<int64_t> PostgresSessionStore::ForgetAudit(int64_t before_ms) {
+  return audit_.Forget(before_ms);
 }
 
 Result<SpendTotals> PostgresSessionStore::SpendTotalsFor(const SpendHold& hold) {

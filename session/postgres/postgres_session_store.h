@@ -43,6 +43,7 @@
 #include "common/result.h"
 #include "common/thread_annotations.h"
 #include "session/chain_store.h"
+#include "session/postgres/pg_audit.h"
 #include "session/postgres/pg_connection.h"
 #include "session/postgres/pg_spend.h"
 #include "session/postgres/pg_tasks.h"
@@ -84,6 +85,9 @@ class PostgresSessionStore final : public ChainStore {
   Result<SpendTotals> SpendTotalsFor(const SpendHold& hold) override;
   Result<int64_t> CountCall(const std::string& principal, int64_t window_ms,
                             int64_t forget_before_ms) override;
+  Status RecordAudit(const AuditEvent& event) override;
+  Result<std::vector<AuditEvent>> ReadAudit(const AuditQuery& query) override;
+  Result<int64_t> ForgetAudit(int64_t before_ms) override;
 
   // Diagnostics and tests.
   const std::filesystem::path& cache_dir() const { return cache_dir_; }
@@ -146,6 +150,7 @@ class PostgresSessionStore final : public ChainStore {
 
   PgTaskRows task_rows_;  // with the task listener
   PgSpendLedger spend_;
+  PgAuditTrail audit_;
 
   Mutex listener_mu_;  // guards listener_; held while it runs
   ChangeListener listener_ GUARDED_BY(listener_mu_);

@@ -111,6 +111,23 @@ CREATE TABLE call_counts (
   PRIMARY KEY (principal, window_ms)
 );
 CREATE INDEX call_counts_by_window ON call_counts(window_ms);
+CREATE TABLE audit (
+  id              INTEGER PRIMARY KEY,
+  time_ms         INTEGER NOT NULL,
+  principal       TEXT NOT NULL,
+  issuer          TEXT NOT NULL,
+  subject         TEXT NOT NULL,
+  client_id       TEXT NOT NULL,
+  action          TEXT NOT NULL,
+  session_id      TEXT NOT NULL,
+  version         INTEGER,
+  idempotency_key TEXT NOT NULL,
+  task_id         TEXT NOT NULL,
+  cost_usd        REAL NOT NULL,
+  trace_id        TEXT NOT NULL,
+  outcome         TEXT NOT NULL
+);
+CREATE INDEX audit_by_time ON audit(time_ms);
 )sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);

@@ -22,7 +22,10 @@
 //   v7  sessions += principal: whose session it is (session/principal_scope.h; '' = the local
 //       principal, so every older session stays the local one's); listed by principal.
 //       call_counts(principal, window_ms, calls): tool calls per person per minute (the rate
-//       limit, SessionStore::CountCall), every process on the data dir counting in one row
+//       limit, SessionStore::CountCall), every process on the data dir counting in one row.
+//       audit(id, time_ms, principal, issuer, subject, client_id, action, session_id, version,
+//             idempotency_key, task_id, cost_usd, trace_id, outcome): the audit trail
+//       (session/audit_log.h)
 #pragma once
 
 #include "common/result.h"

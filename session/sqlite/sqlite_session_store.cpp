@@ -13,6 +13,7 @@
 #include "session/spend_rules.h"
 #include "session/sqlite/file_lock.h"
 #include "session/sqlite/schema.h"
+#include "session/sqlite/sqlite_audit.h"
 #include "session/sqlite/sqlite_rows.h"
 #include "session/sqlite/sqlite_spend.h"
 #include "session/sqlite/sqlite_tasks.h"
@@ -255,6 +256,26 @@ Result<int64_t> SqliteSessionStore::CountCall(const std::string& principal, int6
     return Status::Ok();
   }));
   return calls;
+}
+
+Status SqliteSessionStore::RecordAudit(const AuditEvent& event) {
+  ASSIGN_OR_RETURN(Lease lease, pool_.Acquire());
+  return pool_.InWriteTransaction(lease.db(), [&]() { return audit::Insert(lease.db(), event); });
+}
+
+Result<std::vector<AuditEvent>> SqliteSessionStore::ReadAudit(const AuditQuery& query) {
+  ASSIGN_OR_RETURN(Lease lease, pool_.Acquire());
+  return audit::Read(lease.db(), query);
+}
+
+Result<int64_t> SqliteSessionStore::ForgetAudit(int64_t before_ms) {
+  ASSIGN_OR_RETURN(Lease lease, pool_.Acquire());
+  int64_t removed = 0;
+  RETURN_IF_ERROR(pool_.InWriteTransaction(lease.db(), [&]() -> Status {
+    ASSIGN_OR_RETURN(removed, audit::Forget(lease.db(), before_ms));
+    return Status::Ok();
+  }));
+  return removed;
 }
 
 Result<SpendTotals> SqliteSessionStore::SpendTotalsFor(const SpendHold& hold) {

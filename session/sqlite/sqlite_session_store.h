@@ -56,6 +56,9 @@ class SqliteSessionStore final : public ChainStore {
   Result<SpendTotals> SpendTotalsFor(const SpendHold& hold) override;
   Result<int64_t> CountCall(const std::string& principal, int64_t window_ms,
                             int64_t forget_before_ms) override;
+  Status RecordAudit(const AuditEvent& event) override;
+  Result<std::vector<AuditEvent>> ReadAudit(const AuditQuery& query) override;
+  Result<int64_t> ForgetAudit(int64_t before_ms) override;
 
   // Diagnostics and tests.
   const DataDirLayout& layout() const { return layout_; }

@@ -61,6 +61,7 @@ class HttpProcess:
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             env=clean_env(env), cwd=self.data_dir)
         self.stderr_lines = []
+        self._stderr_changed = threading.Condition()  # notified on each stderr line and at EOF
         self.host = self.port = self.url = None
         self._found = threading.Event()
         self._reader = threading.Thread(target=self._pump, daemon=True)
@@ -72,17 +73,28 @@ class HttpProcess:
 
     def _pump(self):
         for line in iter(self.proc.stderr.readline, b""):
-            self.stderr_lines.append(line)
+            with self._stderr_changed:
+                self.stderr_lines.append(line)
+                self._stderr_changed.notify_all()
             m = LISTENING.search(line)
             if m and self.port is None:
                 self.url = m.group(1).decode()
                 self.host, self.port = m.group(2).decode(), int(m.group(3))
                 self._found.set()
         self._found.set()
+        with self._stderr_changed:
+            self._stderr_changed.notify_all()
 
     @property
     def stderr(self):
         return b"".join(self.stderr_lines).decode("utf-8", "replace")
+
+    def wait_for_stderr(self, predicate, timeout=START_TIMEOUT):
+        """Waits until predicate(stderr text) holds (its lines arrive on a reader thread);
+        returns the text, which fails the predicate only when `timeout` passed first."""
+        with self._stderr_changed:
+            self._stderr_changed.wait_for(lambda: predicate(self.stderr), timeout)
+            return self.stderr
 
     def connection(self, timeout=START_TIMEOUT):
         return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)

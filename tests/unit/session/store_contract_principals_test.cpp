@@ -1,7 +1,8 @@
 // The typed SessionStore suite, sessions per person (principal_scope.h,
 // principal_session_store.h): two principals' views of one store keep two chains under one name,
 // neither sees, lists, reads or finds the keys of the other's, the local principal (the store
-// itself) sees neither, and a view names sessions as their owner does.
+// itself) sees neither, and a view names sessions as their owner does. And the audit trail the
+// store keeps beside them (audit_log.h).
 #include <gtest/gtest.h>
 
 #include "session/principal_scope.h"
@@ -136,6 +137,57 @@ TYPED_TEST(StorePrincipalsTest, ASpendHoldThroughAViewIsItsOwners) {
   EXPECT_DOUBLE_EQ(local.session_usd, 0);
   EXPECT_DOUBLE_EQ(local.principal_day_usd, 0);
   EXPECT_DOUBLE_EQ(local.day_usd, 0.07);  // the store's day is everyone's
+}
+
+TYPED_TEST(StorePrincipalsTest, TheAuditTrailKeepsEventsInOrderPicksOnesAndForgetsOldOnes) {
+  SessionStore& store = *this->store_;
+  AuditEvent generate;
+  generate.time_ms = 1'000;
+  generate.principal = kAlice;
+  generate.issuer = "https://issuer";
+  generate.subject = "alice";
+  generate.client_id = "app";
+  generate.action = "generate_image";
+  generate.session_id = "fox";
+  generate.version = 1;
+  generate.idempotency_key = "k-1";
+  generate.cost_usd = 0.0336;
+  generate.trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+  generate.outcome = "ok";
+  AuditEvent refused;
+  refused.time_ms = 2'000;
+  refused.action = "token";
+  refused.outcome = "refused: expired";
+  AuditEvent cancel = generate;
+  cancel.time_ms = 3'000;
+  cancel.principal = kBob;
+  cancel.subject = "bob";
+  cancel.action = "tasks/cancel";
+  cancel.version.reset();
+  cancel.task_id = "t1";
+  for (const AuditEvent* e : {&cancel, &generate, &refused}) {
+    ASSERT_TRUE(store.RecordAudit(*e).ok());
+  }
+  auto all = store.ReadAudit({});
+  ASSERT_TRUE(all.ok()) << all.error().message;
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].action, "generate_image");  // by time, whatever the order recorded
+  EXPECT_EQ((*all)[0].version, 1);
+  EXPECT_DOUBLE_EQ((*all)[0].cost_usd, 0.0336);
+  EXPECT_EQ((*all)[0].trace_id, generate.trace_id);
+  EXPECT_EQ((*all)[0].issuer, "https://issuer");
+  EXPECT_EQ((*all)[0].idempotency_key, "k-1");
+  EXPECT_EQ((*all)[1].outcome, "refused: expired");
+  EXPECT_FALSE((*all)[2].version.has_value());
+  EXPECT_EQ((*all)[2].task_id, "t1");
+  // One person's, by key or by subject; later ones.
+  EXPECT_EQ(store.ReadAudit({.principal = std::string(kBob)})->size(), 1u);
+  EXPECT_EQ(store.ReadAudit({.principal = std::string("alice")})->size(), 1u);
+  EXPECT_EQ(store.ReadAudit({.since_ms = 1'500})->size(), 2u);
+  EXPECT_EQ(store.ReadAudit({.limit = 1})->size(), 1u);
+  EXPECT_EQ(store.ForgetAudit(2'500).value(), 2);
+  ASSERT_EQ(store.ReadAudit({})->size(), 1u);
+  EXPECT_EQ(store.ReadAudit({})->front().action, "tasks/cancel");
 }
 
 }  // namespace
