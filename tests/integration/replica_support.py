@@ -201,6 +201,24 @@ class LegacyClient:
     def call_tool(self, name, arguments, on_progress=None):
         return self.call("tools/call", {"name": name, "arguments": arguments}, on_progress)
 
+    def call_tool_raw(self, name, arguments):
+        """A tools/call answered as JSON whatever its HTTP status (a refusal: 4xx): (status,
+        headers with lower-case names, parsed body)."""
+        params = {"name": name, "arguments": arguments}
+        meta = self._meta()
+        if meta:
+            params["_meta"] = meta
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+        try:
+            conn.request("POST", "/mcp", body=json.dumps(
+                {"jsonrpc": "2.0", "id": next(self._ids), "method": "tools/call",
+                 "params": params}).encode(), headers=self._headers("tools/call", params))
+            resp = conn.getresponse()
+            return (resp.status, {k.lower(): v for k, v in resp.getheaders()},
+                    json.loads(resp.read()))
+        finally:
+            conn.close()
+
     def listen(self):
         """Opens the GET stream; returns a Listener collecting its notifications."""
         return Listener(self)

@@ -8,9 +8,7 @@ OAuth against a real authorization server (oidc-provider): both replicas serve o
 - Sessions are per person on the shared store too: one person's "fox", made through one
   replica, is theirs through the other; the other person's "fox" is another chain.
 """
-import http.client
 import itertools
-import json
 import os
 import sys
 import unittest
@@ -32,20 +30,6 @@ def setUpModule():
 def tearDownModule():
     if CLUSTER is not None:
         CLUSTER.close()
-
-
-def raw_call(client, name, arguments, rid):
-    """One tools/call; (status, lower-case headers, parsed body)."""
-    params = {"name": name, "arguments": arguments, "_meta": client._meta()}
-    conn = http.client.HTTPConnection(client.host, client.port, timeout=30)
-    try:
-        conn.request("POST", "/mcp", body=json.dumps(
-            {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}).encode(),
-            headers=client._headers("tools/call", params))
-        resp = conn.getresponse()
-        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, json.loads(resp.read())
-    finally:
-        conn.close()
 
 
 class LimitsAcrossReplicas(unittest.TestCase):
@@ -71,15 +55,16 @@ class LimitsAcrossReplicas(unittest.TestCase):
 
     def test_a_persons_rate_is_counted_by_both_replicas(self):
         for i in range(4):
-            status, _, body = raw_call(self.client(0, i % 2), "get_image", {"session_id": "x"}, i)
+            status, _, body = self.client(0, i % 2).call_tool_raw("get_image",
+                                                                  {"session_id": "x"})
             self.assertEqual(status, 200, body)
         for replica in (0, 1):  # the fifth and sixth: refused wherever they arrive
-            status, headers, body = raw_call(self.client(0, replica), "get_image",
-                                             {"session_id": "x"}, 10 + replica)
+            status, headers, body = self.client(0, replica).call_tool_raw(
+                "get_image", {"session_id": "x"})
             self.assertEqual(status, 429, body)
             self.assertTrue(1 <= int(headers["retry-after"]) <= 60)
             self.assertEqual(body["error"]["data"]["limit"], "--rate-limit-per-user")
-        status, _, body = raw_call(self.client(1, 1), "get_image", {"session_id": "x"}, 20)
+        status, _, body = self.client(1, 1).call_tool_raw("get_image", {"session_id": "x"})
         self.assertEqual(status, 200, body)  # the other person's own minute
 
     def test_a_persons_session_is_theirs_on_either_replica(self):

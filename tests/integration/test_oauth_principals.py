@@ -14,6 +14,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from oauth_support import OAuthProvider  # noqa: E402
 from replica_support import LegacyClient, ModernClient  # noqa: E402
+from test_tasks import TasksClient  # noqa: E402
 from imgmcp_process import HttpProcess  # noqa: E402  (tests/support, on the path through replica_support)
 
 
@@ -130,6 +131,22 @@ class SessionsPerPersonTest(unittest.TestCase):
                                                                 "inline": "none"}))["history"]
             self.assertEqual([h["prompt"] for h in history],
                              [f"p{who}"] + [prompts[who]] * 12)
+
+    def test_a_persons_task_works_on_their_own_session(self):
+        alice, bob = [TasksClient(self.server.port, token=self.provider.client_credentials_token(
+            client, self.server.url)) for client in ("writer", "writer-es256")]
+        results = []
+        for client, prompt in ((alice, "a"), (bob, "b"), (alice, "c")):
+            created = client.start("generate_image", {"prompt": prompt, "session_id": "tfox",
+                                                      "inline": "preview"})
+            results.append(client.wait_status(created["taskId"])["result"])
+        self.assertEqual([r["structuredContent"]["version"] for r in results], [1, 1, 2])
+        self.assertEqual({r["structuredContent"]["session_id"] for r in results}, {"tfox"})
+        for result in results:  # each image read back from its owner's session, not another's
+            self.assertIn("image", [block["type"] for block in result["content"]], result)
+        history = structured(bob.call_tool("get_image", {"session_id": "tfox",
+                                                         "inline": "none"}))["history"]
+        self.assertEqual([h["prompt"] for h in history], ["b"])
 
     def test_a_subscriber_hears_of_their_own_session_only(self):
         alice, bob = self.clients("legacy")

@@ -10,8 +10,6 @@
 Across PostgreSQL replicas: test_cost_replicas.py (the per-person budget) and
 test_limits_replicas.py (the rate counted by both replicas).
 """
-import http.client
-import json
 import os
 import sys
 import threading
@@ -26,23 +24,6 @@ from imgmcp_process import HttpProcess  # noqa: E402  (tests/support, through re
 
 TOO_MANY_REQUESTS = -32029
 WAIT = 30.0
-
-
-def raw_call(client, name, arguments, rid=99):
-    """One tools/call through `client`'s headers; (status, lower-case headers, parsed body)."""
-    params = {"name": name, "arguments": arguments}
-    meta = client._meta()
-    if meta:
-        params["_meta"] = meta
-    conn = http.client.HTTPConnection(client.host, client.port, timeout=WAIT)
-    try:
-        conn.request("POST", "/mcp", body=json.dumps(
-            {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}).encode(),
-            headers=client._headers("tools/call", params))
-        resp = conn.getresponse()
-        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, json.loads(resp.read())
-    finally:
-        conn.close()
 
 
 class RateOverStdio(unittest.TestCase):
@@ -88,16 +69,16 @@ class LimitsOverHttp(unittest.TestCase):
                 server = self.server("--rate-limit-per-user", "3/min")
                 alice, bob = self.people(server, kind)
                 for i in range(3):
-                    status, _, body = raw_call(alice, "get_image", {"session_id": "a"}, i)
+                    status, _, body = alice.call_tool_raw("get_image", {"session_id": "a"})
                     self.assertEqual(status, 200, body)
-                status, headers, body = raw_call(alice, "get_image", {"session_id": "a"})
+                status, headers, body = alice.call_tool_raw("get_image", {"session_id": "a"})
                 self.assertEqual(status, 429, body)
                 self.assertTrue(1 <= int(headers["retry-after"]) <= 60, headers)
                 self.assertEqual(body["error"]["code"], TOO_MANY_REQUESTS)
                 self.assertEqual(body["error"]["data"]["limit"], "--rate-limit-per-user")
                 self.assertEqual(body["error"]["data"]["retryAfterSeconds"],
                                  int(headers["retry-after"]))
-                status, _, body = raw_call(bob, "get_image", {"session_id": "a"})
+                status, _, body = bob.call_tool_raw("get_image", {"session_id": "a"})
                 self.assertEqual(status, 200, body)  # bob's own minute
 
     def test_a_persons_second_call_in_flight_is_refused(self):
@@ -119,7 +100,7 @@ class LimitsOverHttp(unittest.TestCase):
         first.start()
         try:
             fake.wait(held=1, timeout=WAIT)  # alice's call is in flight, at the gate
-            status, headers, body = raw_call(alice, "get_image", {"session_id": "alice"})
+            status, headers, body = alice.call_tool_raw("get_image", {"session_id": "alice"})
             self.assertEqual(status, 429, body)
             self.assertEqual(headers["retry-after"], "1")
             self.assertEqual(body["error"]["data"]["limit"], "--max-calls-per-user")
@@ -132,7 +113,7 @@ class LimitsOverHttp(unittest.TestCase):
                 second.join(WAIT)
         for who in ("alice", "bob"):
             self.assertFalse(answers[who]["result"].get("isError"), answers[who])
-        status, _, body = raw_call(alice, "get_image", {"session_id": "alice"})
+        status, _, body = alice.call_tool_raw("get_image", {"session_id": "alice"})
         self.assertEqual(status, 200, body)  # her first call is over
 
 
