@@ -101,6 +101,8 @@ class Connection : public std::enable_shared_from_this<Connection>,
   // notifications/{tools,prompts,resources}/list_changed to the listen streams that asked for it;
   // a legacy session gets the resources one (its capabilities declare only that).
   void NotifyListChanged(ListKind list);
+  // Whose sessions this connection's requests reach (caller.h); "" the local principal.
+  std::string caller_principal() const { return session_.caller().principal; }
   // notifications/tasks (the whole task) to the listen streams that asked for this task, and
   // notifications/tasks/status to the legacy session that created it (the 2025-11-25 utility).
   void NotifyTask(const TaskSnapshot& task);

@@ -46,7 +46,10 @@ class ResourceNotifier {
   // session's resources are its owner's alone.
   virtual void ResourceUpdated(const std::string& uri, const std::string& principal) = 0;
   void ResourceUpdated(const std::string& uri) { ResourceUpdated(uri, std::string()); }
-  virtual void ResourceListChanged() = 0;
+  // Tells the connections of `principal` that their resource list changed (one of their
+  // sessions is new): another person's listing did not change.
+  virtual void ResourceListChanged(const std::string& principal) = 0;
+  void ResourceListChanged() { ResourceListChanged(std::string()); }
 };
 
 }  // namespace imgmcp::mcp

@@ -197,6 +197,12 @@ void McpServer::Notifier::ResourceUpdated(const std::string& uri, const std::str
   }
 }
 
-void McpServer::Notifier::ResourceListChanged() { server_.NotifyListChanged(ListKind::kResources); }
+void McpServer::Notifier::ResourceListChanged(const std::string& principal) {
+  for (const auto& connection : server_.LiveConnections()) {
+    if (connection->caller_principal() == principal) {
+      connection->NotifyListChanged(ListKind::kResources);
+    }
+  }
+}
 
 }  // namespace imgmcp::mcp

@@ -134,7 +134,8 @@ class McpServer {
     explicit Notifier(McpServer& server) : server_(server) {}
     using ResourceNotifier::ResourceUpdated;
     void ResourceUpdated(const std::string& uri, const std::string& principal) override;
-    void ResourceListChanged() override;
+    using ResourceNotifier::ResourceListChanged;
+    void ResourceListChanged(const std::string& principal) override;
 
    private:
     McpServer& server_;

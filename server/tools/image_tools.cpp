@@ -521,7 +521,7 @@ void ImageTools::AnnounceChange(const std::string& principal, const std::string&
                                 bool new_session) {
   if (notifier_ == nullptr) return;
   notifier_->ResourceUpdated(ManifestUri(session_id), principal);
-  if (new_session) notifier_->ResourceListChanged();
+  if (new_session) notifier_->ResourceListChanged(principal);
 }
 
 mcp::ToolResult ImageTools::VersionResult(session::SessionStore& store, const std::string& summary,

@@ -727,6 +727,12 @@ TEST_F(CoreTest, AResourceUpdateReachesOnlyItsPrincipalsConnections) {
   auto updates = SentWithMethod("notifications/resources/updated");
   ASSERT_EQ(updates.size(), 1u);
   EXPECT_EQ(updates[0]["params"]["uri"], "a://1");
+  // A new session of another person changes only their listing.
+  server_->resource_notifier().ResourceListChanged("b0b");
+  server_->resource_notifier().ResourceListChanged();
+  EXPECT_TRUE(SentWithMethod("notifications/resources/list_changed").empty());
+  server_->resource_notifier().ResourceListChanged("a11ce");
+  EXPECT_EQ(SentWithMethod("notifications/resources/list_changed").size(), 1u);
 }
 
 // --- server→client requests
