@@ -52,7 +52,7 @@ mcp::McpServer* MakeServer() {
         result.structured_content = arguments;
         return result;
       },
-      [](const Json& arguments) -> std::unique_ptr<mcp::CallReservation> {
+      [](const Json& arguments, const mcp::Caller&) -> std::unique_ptr<mcp::CallReservation> {
         if (arguments.contains("reserve")) return std::make_unique<NoReservation>();
         return nullptr;
       });

@@ -189,7 +189,7 @@ struct Fixture {
 
   // One call as the protocol core makes it: admitted on arrival, then run.
   mcp::ToolResult Call(int which, Json arguments) {
-    mcp::AdmittedCall call = specs[which].admit(std::move(arguments));
+    mcp::AdmittedCall call = specs[which].admit(std::move(arguments), mcp::Caller{});
     FuzzContext ctx(std::move(call.reservation));
     return call.run(ctx);
   }
