@@ -4,6 +4,11 @@
 
 namespace imgmcp {
 
+int64_t WallMs(const Clock& clock) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock.WallNow().time_since_epoch())
+      .count();
+}
+
 std::string FormatRfc3339(std::chrono::system_clock::time_point t) {
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch());
   const std::time_t secs = static_cast<std::time_t>(ms.count() / 1000);

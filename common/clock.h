@@ -24,6 +24,9 @@ class SystemClock final : public Clock {
   }
 };
 
+// Milliseconds since the epoch on `clock`'s wall clock: what stored rows are stamped with.
+int64_t WallMs(const Clock& clock);
+
 // RFC 3339 UTC with milliseconds, e.g. "2026-11-30T07:55:09.123Z".
 std::string FormatRfc3339(std::chrono::system_clock::time_point t);
 

@@ -11,11 +11,6 @@
 
 namespace imgmcp::session {
 
-int64_t WallMs(const Clock& clock) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(clock.WallNow().time_since_epoch())
-      .count();
-}
-
 Result<TaskRecord> ChainTasks::Create(const NewTask& task) {
   RETURN_IF_ERROR(ValidateNewTask(task));
   ASSIGN_OR_RETURN(std::string runner, rows_.RunnerId());

@@ -18,9 +18,6 @@
 
 namespace imgmcp::session {
 
-// Milliseconds since the epoch on `clock`'s wall clock: what rows are stamped with.
-int64_t WallMs(const Clock& clock);
-
 // A store's task rows (task_rules.h TaskRow) and the liveness of their runners. Thread-safe: every
 // operation may be called concurrently.
 class TaskRows {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "common/clock.h"
 #include "common/log.h"
 
 namespace imgmcp::app {
@@ -37,10 +38,8 @@ void TaskSweeper::Loop(std::stop_token stop) {
                              " s): " + swept.error().message);
     }
     if (audit_days_ > 0) {
-      const auto keep_from = std::chrono::system_clock::now() - std::chrono::days(audit_days_);
-      Result<int64_t> forgotten = store_.ForgetAudit(
-          std::chrono::duration_cast<std::chrono::milliseconds>(keep_from.time_since_epoch())
-              .count());
+      constexpr int64_t kDayMs = 86'400'000;
+      Result<int64_t> forgotten = store_.ForgetAudit(WallMs(SystemClock()) - audit_days_ * kDayMs);
       if (!forgotten.ok() && forgotten.error().code != ErrorCode::kUnsupported) {
         log::Warn("audit", "removing old audit events failed: " + forgotten.error().message);
       }

@@ -18,9 +18,7 @@ PersonLimits::PersonLimits(session::SessionStore& store, const Clock& clock,
     : store_(store), clock_(clock), options_(options) {}
 
 std::optional<mcp::CallRefusal> PersonLimits::CountInWindow(const std::string& principal) {
-  const int64_t now_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(clock_.WallNow().time_since_epoch())
-          .count();
+  const int64_t now_ms = WallMs(clock_);
   const int64_t window_ms = now_ms - now_ms % kWindowMs;
   Result<int64_t> calls = store_.CountCall(principal, window_ms, window_ms - kWindowMs);
   if (!calls.ok()) {

@@ -1,16 +1,12 @@
 #include "server/tools/store_audit_trail.h"
 
-#include <chrono>
-
 #include "common/log.h"
 
 namespace imgmcp::tools {
 
 void StoreAuditTrail::Record(const mcp::AuditEntry& entry) {
   session::AuditEvent event;
-  event.time_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(clock_.WallNow().time_since_epoch())
-          .count();
+  event.time_ms = WallMs(clock_);
   event.principal = entry.caller.principal;
   event.issuer = entry.caller.issuer;
   event.subject = entry.caller.subject;

@@ -3,7 +3,6 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -471,14 +470,28 @@ class RefusingLimiter final : public CallLimiter {
       permit.refusal = CallRefusal{"--rate-limit-per-user", "slow down (" + tool + ")", 7};
       return permit;
     }
-    held_ += 1;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      held_ += 1;
+    }
     permit.held = std::shared_ptr<void>(new int(0), [this](void* p) {
       delete static_cast<int*>(p);
+      std::lock_guard<std::mutex> lock(mu_);
       held_ -= 1;
+      released_.notify_all();
     });
     return permit;
   }
-  std::atomic<int> held_{0};
+  // True once no permit is held (within `wait`).
+  bool AllReleased(std::chrono::milliseconds wait) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return released_.wait_for(lock, wait, [this] { return held_ == 0; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable released_;
+  int held_ = 0;  // guarded by mu_
 };
 
 TEST_F(CoreTest, ACallLimiterRefusesBeforeTheToolRunsAndItsPermitLastsTheCall) {
@@ -497,10 +510,7 @@ TEST_F(CoreTest, ACallLimiterRefusesBeforeTheToolRunsAndItsPermitLastsTheCall) {
   Json answered = Call("tools/call", {{"name", "echo"}, {"arguments", {{"x", 1}}}});
   ASSERT_TRUE(answered.contains("result")) << answered.dump();
   // The permit goes with the call once it is over (the worker drops it after answering).
-  for (int i = 0; i < 500 && limiter.held_ != 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  EXPECT_EQ(limiter.held_, 0);
+  EXPECT_TRUE(limiter.AllReleased(kWait));
 }
 
 TEST_F(CoreTest, ToolsListPaginatesAndRejectsBadCursors) {
