@@ -16,6 +16,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from oauth_support import OAuthProvider  # noqa: E402
 from replica_support import ModernClient, Replica, pg_cluster, structured  # noqa: E402
+from wall_minute import with_room_in_this_minute  # noqa: E402  (tests/support)
 
 RESOURCE = "http://localhost/mcp"
 CLUSTER = None
@@ -54,6 +55,7 @@ class LimitsAcrossReplicas(unittest.TestCase):
         return ModernClient(self.replicas[replica].port, token=self.tokens[person])
 
     def test_a_persons_rate_is_counted_by_both_replicas(self):
+        with_room_in_this_minute()
         for i in range(4):
             status, _, body = self.client(0, i % 2).call_tool_raw("get_image",
                                                                   {"session_id": "x"})

@@ -21,6 +21,7 @@ from mcp_harness import ServerProcess  # noqa: E402
 from oauth_support import OAuthProvider  # noqa: E402
 from replica_support import LegacyClient, ModernClient  # noqa: E402
 from imgmcp_process import HttpProcess  # noqa: E402  (tests/support, through replica_support)
+from wall_minute import with_room_in_this_minute  # noqa: E402  (tests/support)
 
 TOO_MANY_REQUESTS = -32029
 WAIT = 30.0
@@ -30,6 +31,7 @@ class RateOverStdio(unittest.TestCase):
     def test_the_call_past_the_rate_is_an_error_naming_the_limit(self):
         with ServerProcess(["--rate-limit-per-user", "2/min"]) as server:
             server.initialize()
+            with_room_in_this_minute()
             for i in range(2):
                 answer = server.call_tool("get_image", {"session_id": f"s{i}"})
                 self.assertIn("result", answer)  # answered (the session is simply unknown)
@@ -68,6 +70,7 @@ class LimitsOverHttp(unittest.TestCase):
             with self.subTest(kind):
                 server = self.server("--rate-limit-per-user", "3/min")
                 alice, bob = self.people(server, kind)
+                with_room_in_this_minute()
                 for i in range(3):
                     status, _, body = alice.call_tool_raw("get_image", {"session_id": "a"})
                     self.assertEqual(status, 200, body)
