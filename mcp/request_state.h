@@ -2,7 +2,8 @@
 // input_required result goes to the client sealed — bound to the request it answers (method and
 // name), stamped with an expiry and MACed with a server key — and a retry's state is opened
 // (verified) before the handler sees it. Handlers only ever see their own plain state; an
-// altered, expired or transplanted state is refused (-32602) without reaching them.
+// altered, expired or transplanted state is refused (-32602) without reaching them. The sealing
+// itself is common/text_seal.h.
 #pragma once
 
 #include <chrono>
@@ -11,6 +12,7 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "common/text_seal.h"
 
 namespace imgmcp::mcp {
 
@@ -29,11 +31,8 @@ class RequestStateSeal {
   Result<std::string> Open(std::string_view request, std::string_view sealed) const;
 
  private:
-  std::string Mac(std::string_view request, std::string_view body) const;
-
-  const std::string key_;
+  const TextSeal seal_;
   const std::chrono::seconds ttl_;
-  const Clock& clock_;
 };
 
 }  // namespace imgmcp::mcp
