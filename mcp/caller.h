@@ -13,6 +13,9 @@ struct Caller {
   // Whose sessions: an OAuth principal's key (session/principal_scope.h), "" for the server's one
   // local principal (stdio, --auth-token, no authentication).
   std::string principal;
+  // When not "": the one session of `principal` this caller reaches, read-only — a gallery link's
+  // bearer (gallery_links.h). Every other session of the principal is "not found" to it.
+  std::string only_session;
   // For the audit trail (OAuth only, else ""): the token's issuer and subject, and the client it
   // was issued to.
   std::string issuer;

@@ -103,6 +103,7 @@ class Connection : public std::enable_shared_from_this<Connection>,
   void NotifyListChanged(ListKind list);
   // Whose sessions this connection's requests reach (caller.h); "" the local principal.
   std::string caller_principal() const { return session_.caller().principal; }
+  bool caller_reaches_one_session() const { return !session_.caller().only_session.empty(); }
   // notifications/tasks (the whole task) to the listen streams that asked for this task, and
   // notifications/tasks/status to the legacy session that created it (the 2025-11-25 utility).
   void NotifyTask(const TaskSnapshot& task);

@@ -175,9 +175,10 @@ Outcome SetLogLevel(Connection& c, RequestScope&, const SetLevelParams& params) 
   return Outcome::Of(EmptyResult());
 }
 
-Outcome Subscribe(Connection& c, RequestScope&, const UriParams& params) {
-  // A URI no provider could ever serve is refused, not silently watched forever.
-  if (!c.server().HandlesResource(params.uri)) {
+Outcome Subscribe(Connection& c, RequestScope& scope, const UriParams& params) {
+  // A URI no provider could ever serve (or not to this caller) is refused, not silently watched
+  // forever.
+  if (!c.server().ReachesResource(scope.caller, params.uri)) {
     return Outcome::Fail(InvalidParams("Unknown resource URI: " + Json(Quoted(params.uri)).dump() +
                                        " (see resources/templates/list)"));
   }
@@ -227,11 +228,12 @@ Outcome Listen(Connection& c, RequestScope& scope, const ListenParams& params) {
     case JsonRpcConnection::Admission::kDuplicate:
       return Outcome::Fail(DuplicateRequestIdError(scope.id));
   }
-  // The acknowledgement names what will be honoured (URIs no provider serves are left out) and
-  // goes first; only then does the stream get notifications.
+  // The acknowledgement names what will be honoured (URIs no provider serves, or not to this
+  // caller, are left out) and goes first; only then does the stream get notifications.
   ListenFilter accepted = params.filter;
-  std::erase_if(accepted.resource_subscriptions,
-                [&server](const std::string& uri) { return !server.HandlesResource(uri); });
+  std::erase_if(accepted.resource_subscriptions, [&server, &scope](const std::string& uri) {
+    return !server.ReachesResource(scope.caller, uri);
+  });
   // Only the caller's own tasks (task_methods.cpp's rule: another owner's is unknown).
   std::erase_if(accepted.task_ids, [&server, &scope](const std::string& id) {
     return !server.tasks().Get(id, scope.caller.owner);

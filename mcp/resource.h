@@ -28,6 +28,9 @@ class ResourceProvider {
   virtual Json Templates() = 0;
   // True when this provider serves `uri` (so the core knows whom to ask).
   virtual bool Handles(const std::string& uri) const = 0;
+  // False when `caller` may not reach `uri`, served here, at all (a gallery link's bearer and
+  // another session, caller.h): subscribing to it is refused as to a URI nobody serves.
+  virtual bool Reaches(const Caller& /*caller*/, const std::string& /*uri*/) const { return true; }
   // The resources/read result for `caller`: {"contents":[{uri, mimeType, text|blob}]}.
   // kNotFound → -32002 (also for a resource that is someone else's).
   virtual Result<Json> Read(const Caller& caller, const std::string& uri) = 0;

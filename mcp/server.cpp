@@ -191,6 +191,13 @@ bool McpServer::HandlesResource(const std::string& uri) const {
   return false;
 }
 
+bool McpServer::ReachesResource(const Caller& caller, const std::string& uri) const {
+  for (const auto& provider : providers_) {
+    if (provider->Handles(uri)) return provider->Reaches(caller, uri);
+  }
+  return false;
+}
+
 void McpServer::Notifier::ResourceUpdated(const std::string& uri, const std::string& principal) {
   for (const auto& connection : server_.LiveConnections()) {
     connection->NotifyResourceUpdated(uri, principal);
@@ -199,7 +206,8 @@ void McpServer::Notifier::ResourceUpdated(const std::string& uri, const std::str
 
 void McpServer::Notifier::ResourceListChanged(const std::string& principal) {
   for (const auto& connection : server_.LiveConnections()) {
-    if (connection->caller_principal() == principal) {
+    // A gallery link's bearer sees one session: the list it cannot read did not change for it.
+    if (connection->caller_principal() == principal && !connection->caller_reaches_one_session()) {
       connection->NotifyListChanged(ListKind::kResources);
     }
   }

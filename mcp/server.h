@@ -127,6 +127,8 @@ class McpServer {
   Result<Json> ReadResource(const Caller& caller, const std::string& uri);
   // True when some resource provider serves URIs of this form (the resource may not exist yet).
   bool HandlesResource(const std::string& uri) const;
+  // HandlesResource, and the provider lets `caller` reach it (ResourceProvider::Reaches).
+  bool ReachesResource(const Caller& caller, const std::string& uri) const;
 
  private:
   class Notifier final : public ResourceNotifier {

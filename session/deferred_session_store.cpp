@@ -386,6 +386,12 @@ Result<int64_t> DeferredSessionStore::CountCall(const std::string& principal, in
   return store->CountCall(principal, window_ms, forget_before_ms);
 }
 
+Result<std::string> DeferredSessionStore::SharedKey(const std::string& name,
+                                                    const std::string& candidate) {
+  ASSIGN_OR_RETURN(SessionStore * store, Store());
+  return store->SharedKey(name, candidate);
+}
+
 Status DeferredSessionStore::RecordAudit(const AuditEvent& event) {
   ASSIGN_OR_RETURN(SessionStore * store, Store());
   return store->RecordAudit(event);

@@ -114,6 +114,7 @@ class DeferredSessionStore final : public SessionStore {
   Result<SpendTotals> SpendTotalsFor(const SpendHold& hold) override;
   Result<int64_t> CountCall(const std::string& principal, int64_t window_ms,
                             int64_t forget_before_ms) override;
+  Result<std::string> SharedKey(const std::string& name, const std::string& candidate) override;
   Status RecordAudit(const AuditEvent& event) override;
   Result<std::vector<AuditEvent>> ReadAudit(const AuditQuery& query) override;
   Result<int64_t> ForgetAudit(int64_t before_ms) override;

@@ -73,8 +73,15 @@ const std::string& PrincipalOf(const SessionStore& store) {
   return view != nullptr ? view->principal() : kLocal;
 }
 
-PrincipalSessionStore::PrincipalSessionStore(SessionStore& store, std::string principal)
-    : store_(store), principal_(std::move(principal)) {}
+PrincipalSessionStore::PrincipalSessionStore(SessionStore& store, std::string principal,
+                                             std::string only_session)
+    : store_(store), principal_(std::move(principal)), only_session_(std::move(only_session)) {}
+
+std::optional<Error> PrincipalSessionStore::Unreachable(const std::string& session_id) const {
+  if (!IsValidSessionId(session_id)) return InvalidSessionIdError(session_id);
+  if (Excluded(session_id)) return UnknownSessionError(session_id);
+  return std::nullopt;
+}
 
 std::string PrincipalSessionStore::Stored(const std::string& session_id) const {
   return ScopedSessionId(principal_, session_id);
@@ -89,7 +96,7 @@ SpendHold PrincipalSessionStore::StoredHold(const SpendHold& hold) const {
 
 Result<std::unique_ptr<TurnReservation>> PrincipalSessionStore::ReserveTurn(
     const std::string& session_id) {
-  if (!IsValidSessionId(session_id)) return InvalidSessionIdError(session_id);
+  if (auto unreachable = Unreachable(session_id)) return *unreachable;
   ASSIGN_OR_RETURN(std::unique_ptr<TurnReservation> stored, store_.ReserveTurn(Stored(session_id)));
   return std::unique_ptr<TurnReservation>(
       std::make_unique<NamedReservation>(std::move(stored), session_id));
@@ -106,18 +113,19 @@ Result<std::unique_ptr<EditTurn>> PrincipalSessionStore::AcquireReservedTurn(
 
 Result<std::unique_ptr<EditTurn>> PrincipalSessionStore::AcquireTurn(const std::string& session_id,
                                                                      const TurnOptions& options) {
-  if (!IsValidSessionId(session_id)) return InvalidSessionIdError(session_id);
+  if (auto unreachable = Unreachable(session_id)) return *unreachable;
   return NamedTurnOf(store_.AcquireTurn(Stored(session_id), options));
 }
 
 Result<VersionInfo> PrincipalSessionStore::GetVersion(const std::string& session_id,
                                                       std::optional<int64_t> version) {
-  if (!IsValidSessionId(session_id)) return InvalidSessionIdError(session_id);
+  if (auto unreachable = Unreachable(session_id)) return *unreachable;
   ASSIGN_OR_RETURN(VersionInfo info, store_.GetVersion(Stored(session_id), version));
   return Named(std::move(info));
 }
 
 Result<std::string> PrincipalSessionStore::ReadImage(const VersionInfo& version) {
+  if (Excluded(version.session_id)) return UnknownSessionError(version.session_id);
   VersionInfo stored = version;
   stored.session_id = Stored(version.session_id);
   return store_.ReadImage(stored);
@@ -126,7 +134,7 @@ Result<std::string> PrincipalSessionStore::ReadImage(const VersionInfo& version)
 Result<SessionSnapshot> PrincipalSessionStore::ReadSession(const std::string& session_id,
                                                            std::optional<int64_t> version,
                                                            bool include_history) {
-  if (!IsValidSessionId(session_id)) return InvalidSessionIdError(session_id);
+  if (auto unreachable = Unreachable(session_id)) return *unreachable;
   ASSIGN_OR_RETURN(SessionSnapshot snapshot,
                    store_.ReadSession(Stored(session_id), version, include_history));
   snapshot.version = Named(std::move(snapshot.version));
@@ -138,20 +146,24 @@ Result<SessionPage> PrincipalSessionStore::ListSessions(const std::string& /*pri
                                                         const std::optional<std::string>& cursor,
                                                         int limit) {
   ASSIGN_OR_RETURN(SessionPage page, store_.ListSessions(principal_, cursor, limit));
+  std::vector<SessionSummary> reached;
   for (SessionSummary& s : page.sessions) {
     s.session_id = OwnName(s.session_id);
+    if (Excluded(s.session_id)) continue;
     s.current = Named(std::move(s.current));
+    reached.push_back(std::move(s));
   }
+  page.sessions = std::move(reached);
   return page;
 }
 
 bool PrincipalSessionStore::SessionExists(const std::string& session_id) {
-  return IsValidSessionId(session_id) && store_.SessionExists(Stored(session_id));
+  return !Unreachable(session_id) && store_.SessionExists(Stored(session_id));
 }
 
 Result<std::optional<AppliedKey>> PrincipalSessionStore::FindAppliedKey(
     const std::string& session_id, const std::string& key) {
-  if (!IsValidSessionId(session_id)) return InvalidSessionIdError(session_id);
+  if (auto unreachable = Unreachable(session_id)) return *unreachable;
   ASSIGN_OR_RETURN(std::optional<AppliedKey> applied,
                    store_.FindAppliedKey(Stored(session_id), key));
   if (applied) applied->version = Named(std::move(applied->version));
@@ -161,7 +173,7 @@ Result<std::optional<AppliedKey>> PrincipalSessionStore::FindAppliedKey(
 Result<TaskRecord> PrincipalSessionStore::CreateTask(const NewTask& task) {
   NewTask stored = task;
   if (!task.session_id.empty()) {
-    if (!IsValidSessionId(task.session_id)) return InvalidSessionIdError(task.session_id);
+    if (auto unreachable = Unreachable(task.session_id)) return *unreachable;
     stored.session_id = Stored(task.session_id);
   }
   ASSIGN_OR_RETURN(TaskRecord record, store_.CreateTask(stored));
@@ -190,6 +202,7 @@ Result<TaskPage> PrincipalSessionStore::ListTasks(const std::string& owner,
 
 Result<int64_t> PrincipalSessionStore::ReserveSpend(const SpendHold& hold,
                                                     const SpendBudgets& budgets) {
+  if (Excluded(hold.session_id)) return UnknownSessionError(hold.session_id);
   return store_.ReserveSpend(StoredHold(hold), budgets);
 }
 

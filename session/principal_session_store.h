@@ -5,6 +5,10 @@
 // principal's sessions — another person's "fox" is a different stored session — and its answers
 // name sessions as their owner does. Spend holds drawn through it are the principal's.
 //
+// A view may also reach only one of the principal's sessions (a gallery link's bearer,
+// `only_session`): every other session id is answered as an unknown session, and listings hold
+// that session alone.
+//
 // Thread-safe as the store it wraps is; cheap to make (one per call). It must not outlive that
 // store. Change and task listeners are not offered through a view: set them on the store itself
 // (its changes name stored ids: SplitScopedSessionId takes them apart).
@@ -21,7 +25,8 @@ namespace imgmcp::session {
 class PrincipalSessionStore final : public SessionStore {
  public:
   // `principal` must be valid (IsValidPrincipal) and not "": the local principal needs no view.
-  PrincipalSessionStore(SessionStore& store, std::string principal);
+  // `only_session` "" reaches all of the principal's sessions.
+  PrincipalSessionStore(SessionStore& store, std::string principal, std::string only_session = "");
 
   const std::string& principal() const { return principal_; }
 
@@ -64,20 +69,29 @@ class PrincipalSessionStore final : public SessionStore {
  private:
   std::string Stored(const std::string& session_id) const;
   SpendHold StoredHold(const SpendHold& hold) const;
+  // True when the view reaches one session only and `session_id` is another.
+  bool Excluded(const std::string& session_id) const {
+    return !only_session_.empty() && session_id != only_session_;
+  }
+  // The error for a session id the view does not reach: invalid, or Excluded.
+  std::optional<Error> Unreachable(const std::string& session_id) const;
 
   SessionStore& store_;
   const std::string principal_;
+  const std::string only_session_;
 };
 
 // Whose sessions `store` reaches: a view's principal, else "" (the local principal's).
 const std::string& PrincipalOf(const SessionStore& store);
 
-// The store as `principal` sees it: `store` itself for the local principal, else a view. Lives as
-// long as the call that reads and writes through it.
+// The store as `principal` sees it (restricted to `only_session` when not ""): `store` itself for
+// the local principal, else a view. Lives as long as the call that reads and writes through it.
 class StoreOfPrincipal {
  public:
-  StoreOfPrincipal(SessionStore& store, const std::string& principal) : store_(store) {
-    if (!principal.empty()) view_.emplace(store, principal);
+  StoreOfPrincipal(SessionStore& store, const std::string& principal,
+                   const std::string& only_session)
+      : store_(store) {
+    if (!principal.empty()) view_.emplace(store, principal, only_session);
   }
   StoreOfPrincipal(const StoreOfPrincipal&) = delete;
   StoreOfPrincipal& operator=(const StoreOfPrincipal&) = delete;

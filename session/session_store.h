@@ -338,6 +338,14 @@ class SessionStore {
     return Error(ErrorCode::kUnsupported, "this session store keeps no call counts");
   }
 
+  // --- Keys the processes on one store share ---------------------------------------------------
+  // The key kept under `name`; when there is none yet, `candidate` is kept and returned. Every
+  // process and replica on the store gets the same key (the first one kept wins).
+  virtual Result<std::string> SharedKey(const std::string& /*name*/,
+                                        const std::string& /*candidate*/) {
+    return Error(ErrorCode::kUnsupported, "this session store keeps no shared keys");
+  }
+
   // --- The audit trail (audit_log.h) -----------------------------------------------------------
   // Adds `event`, durable when this returns.
   virtual Status RecordAudit(const AuditEvent& /*event*/) {

@@ -476,6 +476,14 @@ constexpr FlagSpec kFlags[] = {
              "with `imgmcp audit`) this long; 0 = keep none",
      .set = SetInt<&Config::audit_days, 0, 36500>,
      .default_text = ShowDefault<&Config::audit_days>},
+    {.name = "--gallery-link-ttl",
+     .env = "IMGMCP_GALLERY_LINK_TTL",
+     .value = "SECONDS",
+     .help =
+         "with OAuth, how long the gallery link get_image returns opens its session (read-only, "
+         "that session alone) without an access token",
+     .set = SetInt<&Config::gallery_link_ttl_seconds, 1, 31 * 86400>,
+     .default_text = ShowDefault<&Config::gallery_link_ttl_seconds>},
 
     {.heading = "Images"},
     {.name = "--allow-read",

@@ -64,9 +64,10 @@ struct Config {
   double budget_usd_per_day = 0;                       // --budget-usd-per-day (0 = none)
   double budget_usd_per_session = 0;                   // --budget-usd-per-session (0 = none)
   double budget_usd_per_user_day = 0;                  // --budget-usd-per-user-day (0 = none)
-  int rate_limit_per_user = 0;  // --rate-limit-per-user, calls/min (0 = none)
-  int max_calls_per_user = 0;   // --max-calls-per-user (0 = none)
-  int audit_days = 90;          // --audit-days (0 = no audit trail)
+  int rate_limit_per_user = 0;           // --rate-limit-per-user, calls/min (0 = none)
+  int max_calls_per_user = 0;            // --max-calls-per-user (0 = none)
+  int audit_days = 90;                   // --audit-days (0 = no audit trail)
+  int gallery_link_ttl_seconds = 86400;  // --gallery-link-ttl
   int64_t cache_mb = 64;
   // --store / IMGMCP_STORE: "sqlite" (the embedded store in data_dir) or a postgresql:// URL
   // (shared by replicas; may carry a password, so it is never logged). store_pool: the most

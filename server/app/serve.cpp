@@ -38,12 +38,21 @@ Result<std::unique_ptr<http::HttpListener>> StartListener(const Config& config, 
   http::HttpOptions options = MakeHttpOptions(config);
   options.metrics = wired.metrics();
   options.audit = wired.audit_trail();
+  options.gallery_links = &wired.gallery_links();
   options.gallery_page = ui::SessionViewerHtml();
   options.readiness = [&probe] { return probe.Problem(); };
   ASSIGN_OR_RETURN(const netmod::NetModuleApi* net_module, netmod::LoadNetModule());
   std::unique_ptr<http::HttpListener> listener = net_module->new_http_listener(server, options);
   ASSIGN_OR_RETURN(const int port, listener->Start());
   log::Info("main", "listening on " + http::EndpointUrl(options.host, port));
+  const std::string mcp_url =
+      config.oauth_resource.empty() ? http::EndpointUrl(options.host, port) : config.oauth_resource;
+  if (std::optional<std::string> page = http::GalleryPageUrl(mcp_url)) {
+    wired.gallery_links().ServeAt(*page);
+  } else {
+    log::Warn("main", "get_image returns no gallery_url: --oauth-resource " + mcp_url +
+                          " does not end in /mcp, so where /gallery is cannot be told");
+  }
   return listener;
 }
 

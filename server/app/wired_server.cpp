@@ -87,6 +87,8 @@ Result<std::unique_ptr<WiredServer>> WiredServer::Build(const Config& config) {
     wired->audit_trail_ = std::make_unique<tools::StoreAuditTrail>(*wired->store_, wired->clock_);
     server_options.audit = wired->audit_trail_.get();
   }
+  wired->gallery_links_ = std::make_unique<tools::StoreGalleryLinks>(
+      *wired->store_, std::chrono::seconds(config.gallery_link_ttl_seconds), wired->clock_);
   if (config.rate_limit_per_user > 0 || config.max_calls_per_user > 0) {
     wired->person_limits_ = std::make_unique<tools::PersonLimits>(
         *wired->store_, wired->clock_,
@@ -120,6 +122,7 @@ Status WiredServer::RegisterTools(const Config& config) {
   options.timers = &timers_;
   options.metrics = metrics_.get();
   options.audit = audit_trail_.get();
+  options.gallery_links = gallery_links_.get();
   image_tools_ =
       std::make_unique<tools::ImageTools>(*store_, *backend_.backend, *input_resolver_,
                                           &server_->resource_notifier(), std::move(options));

@@ -19,6 +19,7 @@
 #include "server/tools/image_tools.h"
 #include "server/tools/person_limits.h"
 #include "server/tools/store_audit_trail.h"
+#include "server/tools/store_gallery_links.h"
 #include "server/tools/store_task_ledger.h"
 #include "server/tools/store_task_watch.h"
 #include "session/deferred_session_store.h"
@@ -42,6 +43,9 @@ class WiredServer {
   metrics::Metrics* metrics() { return metrics_.get(); }
   // The audit trail (--audit-days > 0), nullptr without one.
   mcp::AuditTrail* audit_trail() { return audit_trail_.get(); }
+  // get_image's gallery links (mcp/gallery_links.h); they link to a page once the HTTP listener
+  // names it (StoreGalleryLinks::ServeAt).
+  tools::StoreGalleryLinks& gallery_links() { return *gallery_links_; }
   // Begins the store's background open and the removal of expired task rows (TaskSweeper);
   // once, when serving has begun: a stdio server calls it after answering its first message,
   // whose answer that work would otherwise slow down.
@@ -61,6 +65,7 @@ class WiredServer {
   std::unique_ptr<tools::StoreTaskWatch> task_watch_;    // PostgreSQL: other replicas' changes
   std::unique_ptr<tools::PersonLimits> person_limits_;   // --rate-limit/--max-calls-per-user
   std::unique_ptr<tools::StoreAuditTrail> audit_trail_;  // --audit-days > 0
+  std::unique_ptr<tools::StoreGalleryLinks> gallery_links_;
   int audit_days_ = 0;
   std::chrono::milliseconds task_ttl_{0};
   std::unique_ptr<TaskSweeper> task_sweeper_;  // expired task rows, from StartBackgroundWork

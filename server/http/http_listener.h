@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "common/result.h"
 #include "mcp/audit_trail.h"
+#include "mcp/gallery_links.h"
 #include "server/oauth/oauth_options.h"
 
 namespace imgmcp::metrics {
@@ -32,6 +33,9 @@ struct HttpOptions {
   // Where refused OAuth tokens are recorded (mcp/audit_trail.h): a request that sent a token and
   // got 401; nullptr: nowhere. Must outlive the transport.
   mcp::AuditTrail* audit = nullptr;
+  // With OAuth: opens the tokens of gallery links (mcp/gallery_links.h), which /mcp then takes as
+  // a read-only credential for their one session; nullptr: no link opens. Must outlive the server.
+  mcp::GalleryLinks* gallery_links = nullptr;
   size_t max_body_bytes = size_t{96} << 20;  // larger POST bodies get 413
   std::chrono::seconds session_idle_timeout{1800};
   // Host names accepted in Host/Origin besides localhost, 127.0.0.1 and [::1] (any port). The

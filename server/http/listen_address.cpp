@@ -11,6 +11,7 @@
 
 #include "common/decimal.h"
 #include "common/host_port.h"
+#include "server/http/gallery_route.h"
 
 namespace imgmcp::http {
 
@@ -47,6 +48,12 @@ Result<ListenAddress> ParseListenAddress(std::string_view text) {
 std::string EndpointUrl(const std::string& host, int port) {
   const bool ipv6 = host.find(':') != std::string::npos;
   return "http://" + (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port) + "/mcp";
+}
+
+std::optional<std::string> GalleryPageUrl(std::string_view mcp_url) {
+  constexpr std::string_view kMcp = "/mcp";
+  if (!mcp_url.ends_with(kMcp)) return std::nullopt;
+  return std::string(mcp_url.substr(0, mcp_url.size() - kMcp.size())) + kGalleryPath;
 }
 
 bool IsLoopbackHost(const std::string& host) {

@@ -1,6 +1,7 @@
 // The --http [HOST:]PORT argument, and the URL the transport then serves.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,9 @@ Result<ListenAddress> ParseListenAddress(std::string_view text);
 
 // "http://HOST:PORT/mcp" (IPv6 hosts in brackets).
 std::string EndpointUrl(const std::string& host, int port);
+// The /gallery page's address beside the /mcp endpoint `mcp_url` (a public URL of this server's
+// /mcp: they share a prefix); nullopt when `mcp_url` does not end in /mcp.
+std::optional<std::string> GalleryPageUrl(std::string_view mcp_url);
 
 // localhost, 127.0.0.0/8, ::1 (and IPv4-mapped 127.x). Other names count as not loopback.
 bool IsLoopbackHost(const std::string& host);

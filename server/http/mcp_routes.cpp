@@ -416,7 +416,8 @@ void McpRoutes::Install(httplib::Server& http) {
 Status McpRoutes::SetPort(int port) {
   policy_ = OriginPolicy(options_.extra_allowed_hosts, OwnHosts(options_), port);
   if (options_.oauth && !options_.metrics_only) {
-    ASSIGN_OR_RETURN(oauth_, OAuthGate::Create(*options_.oauth, EndpointUrl(options_.host, port)));
+    ASSIGN_OR_RETURN(oauth_, OAuthGate::Create(*options_.oauth, EndpointUrl(options_.host, port),
+                                               options_.gallery_links));
   }
   return Status::Ok();
 }
@@ -515,6 +516,7 @@ mcp::Caller McpRoutes::RequestCaller() const {
   caller.issuer = served->principal->issuer;
   caller.subject = served->principal->subject;
   caller.client_id = served->principal->client_id;
+  caller.only_session = served->principal->only_session;
   return caller;
 }
 

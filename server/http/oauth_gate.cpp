@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "common/sha256.h"
 #include "mcp/protocol.h"
 #include "mcp/task_json.h"
 
@@ -52,18 +53,20 @@ oauth::Access AccessOf(const mcp::RequestFacts& facts, const Json& message,
   return oauth::Access::kRead;
 }
 
-OAuthGate::OAuthGate(std::unique_ptr<oauth::ResourceServer> server)
+OAuthGate::OAuthGate(std::unique_ptr<oauth::ResourceServer> server, mcp::GalleryLinks* links)
     : server_(std::move(server)),
+      links_(links),
       metadata_path_(PathOf(server_->metadata_url())),
       metadata_json_(server_->MetadataJson()) {}
 
 Result<std::unique_ptr<OAuthGate>> OAuthGate::Create(oauth::OAuthOptions options,
-                                                     std::string default_resource) {
+                                                     std::string default_resource,
+                                                     mcp::GalleryLinks* links) {
   ASSIGN_OR_RETURN(auto server,
                    oauth::ResourceServer::Create(std::move(options), std::move(default_resource)));
   log::Info(kLog, "OAuth: accepting access tokens for " + server->resource() +
                       "; protected-resource metadata at " + server->metadata_url());
-  return std::unique_ptr<OAuthGate>(new OAuthGate(std::move(server)));
+  return std::unique_ptr<OAuthGate>(new OAuthGate(std::move(server), links));
 }
 
 std::optional<std::string> OAuthGate::MetadataAt(std::string_view path) const {
@@ -72,9 +75,32 @@ std::optional<std::string> OAuthGate::MetadataAt(std::string_view path) const {
 }
 
 std::variant<oauth::Principal, AuthRefusal> OAuthGate::Admit(std::string_view authorization) const {
+  if (links_ != nullptr) {
+    const Result<std::string_view> token = oauth::BearerToken(authorization);
+    if (token.ok() && token->starts_with(mcp::kGalleryLinkTokenPrefix)) return AdmitLink(*token);
+  }
   Result<oauth::Principal> principal = server_->Authenticate(authorization);
   if (principal.ok()) return std::move(principal).value();
-  const Error& error = principal.error();
+  return Refusal(principal.error());
+}
+
+std::variant<oauth::Principal, AuthRefusal> OAuthGate::AdmitLink(std::string_view token) const {
+  Result<mcp::GalleryGrant> grant = links_->Open(token);
+  if (!grant.ok()) {
+    // An expired or altered link is a refused token; a key the store cannot give now, a 503.
+    Error error = grant.error();
+    if (error.code != ErrorCode::kUnavailable) error.code = ErrorCode::kPermissionDenied;
+    return Refusal(error);
+  }
+  oauth::Principal principal;
+  principal.key = std::move(grant->principal);
+  principal.only_session = std::move(grant->session_id);
+  principal.client_id = "gallery link";
+  principal.scopes = {server_->ScopeFor(oauth::Access::kRead)};
+  return principal;
+}
+
+AuthRefusal OAuthGate::Refusal(const Error& error) const {
   AuthRefusal refusal;
   if (error.code == ErrorCode::kUnavailable) {
     refusal.status = 503;
@@ -112,6 +138,9 @@ std::optional<AuthRefusal> OAuthGate::CheckScopes(const oauth::Principal& princi
   return std::nullopt;
 }
 
-const std::string& OAuthGate::OwnerOf(const oauth::Principal& principal) { return principal.key; }
+std::string OAuthGate::OwnerOf(const oauth::Principal& principal) {
+  if (principal.only_session.empty()) return principal.key;
+  return Sha256Hex("imgmcp gallery link owner\n" + principal.key + "\n" + principal.only_session);
+}
 
 }  // namespace imgmcp::http

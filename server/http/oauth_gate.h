@@ -2,8 +2,10 @@
 // (HttpOptions::oauth; docs/security.md, "OAuth"). It answers the protected-resource metadata
 // (RFC 9728), admits a request to /mcp only with an access token the ResourceServer accepts (401
 // with a challenge naming the metadata otherwise), and refuses a message whose method or tool
-// needs a scope the token lacks (403 insufficient_scope, so a client can step up). McpRoutes owns
-// one when OAuth is on; it is thread-safe.
+// needs a scope the token lacks (403 insufficient_scope, so a client can step up). It also takes
+// the token of a gallery link (mcp/gallery_links.h) in place of an access token: its principal
+// has the read scope only and reaches one session. McpRoutes owns one when OAuth is on; it is
+// thread-safe.
 #pragma once
 
 #include <memory>
@@ -16,6 +18,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/result.h"
+#include "mcp/gallery_links.h"
 #include "mcp/method_table.h"
 #include "mcp/tool_registry.h"
 #include "server/oauth/oauth_options.h"
@@ -44,8 +47,10 @@ oauth::Access AccessOf(const mcp::RequestFacts& facts, const Json& message,
 class OAuthGate {
  public:
   // `default_resource` is the listener's own /mcp URL, the resource when options name none.
+  // `links` (may be null: no link opens) must outlive the gate.
   static Result<std::unique_ptr<OAuthGate>> Create(oauth::OAuthOptions options,
-                                                   std::string default_resource);
+                                                   std::string default_resource,
+                                                   mcp::GalleryLinks* links);
 
   // The metadata document when `path` is where it is served (/.well-known/
   // oauth-protected-resource, alone or followed by the resource's path); nullopt elsewhere.
@@ -62,13 +67,18 @@ class OAuthGate {
                                          const std::vector<mcp::RequestFacts>& messages,
                                          const Json& body, const mcp::ToolRegistry& tools) const;
 
-  // Whose sessions and tasks a principal's requests reach: an opaque digest of (iss, sub).
-  static const std::string& OwnerOf(const oauth::Principal& principal);
+  // Whose tasks a principal's requests reach: an opaque digest of (iss, sub); for a gallery
+  // link's bearer, one of that link's session (which has no tasks: the link cannot write).
+  static std::string OwnerOf(const oauth::Principal& principal);
 
  private:
-  explicit OAuthGate(std::unique_ptr<oauth::ResourceServer> server);
+  OAuthGate(std::unique_ptr<oauth::ResourceServer> server, mcp::GalleryLinks* links);
+  // The principal of a gallery link's token, or the refusal.
+  std::variant<oauth::Principal, AuthRefusal> AdmitLink(std::string_view token) const;
+  AuthRefusal Refusal(const Error& error) const;
 
   std::unique_ptr<oauth::ResourceServer> server_;
+  mcp::GalleryLinks* const links_;
   std::string metadata_path_;  // the path-suffixed metadata path of the resource
   std::string metadata_json_;
   mutable log::Throttle refused_log_{"refusals of an OAuth access token"};

@@ -19,6 +19,9 @@ struct Principal {
   // Whose sessions and tasks its requests reach: an opaque digest of (issuer, subject), made
   // once when its token is accepted (PrincipalKey).
   std::string key;
+  // Not "" for the bearer of a gallery link (the HTTP transport's OAuthGate admits one): the one
+  // session of the principal `key` it reaches, read-only.
+  std::string only_session;
 
   bool HasScope(std::string_view scope) const {
     return std::find(scopes.begin(), scopes.end(), scope) != scopes.end();

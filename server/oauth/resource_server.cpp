@@ -72,14 +72,18 @@ std::string ResourceServer::MetadataJson() const {
   return document.dump();
 }
 
-Result<Principal> ResourceServer::Authenticate(std::string_view authorization_header) const {
+Result<std::string_view> BearerToken(std::string_view authorization_header) {
   const std::string_view value = TrimSpacesAndTabs(authorization_header);
   if (value.empty()) return Unauthenticated("a bearer token is required");
   constexpr std::string_view kScheme = "bearer ";
   if (value.size() <= kScheme.size() || AsciiLower(value.substr(0, kScheme.size())) != kScheme) {
     return Unauthenticated("the Authorization header must be 'Bearer <token>'");
   }
-  const std::string_view compact = TrimSpacesAndTabs(value.substr(kScheme.size()));
+  return TrimSpacesAndTabs(value.substr(kScheme.size()));
+}
+
+Result<Principal> ResourceServer::Authenticate(std::string_view authorization_header) const {
+  ASSIGN_OR_RETURN(const std::string_view compact, BearerToken(authorization_header));
   const auto now = clock_.SteadyNow();
   if (auto cached = verified_.Find(compact, now)) return *std::move(cached);  // JWTs only
   auto parsed = ParseJwt(compact);

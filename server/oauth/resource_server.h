@@ -24,6 +24,10 @@ namespace imgmcp::oauth {
 // listings; write for generate, edit, reset, save_to and cancelling tasks).
 enum class Access { kAny, kRead, kWrite };
 
+// The token of an `Authorization: Bearer <token>` header (the scheme in any case, spaces and tabs
+// around it trimmed); kInvalidArgument when the header is missing or of another scheme.
+Result<std::string_view> BearerToken(std::string_view authorization_header);
+
 class ResourceServer {
  public:
   // `default_resource` is used when options.resource is empty (the listener's /mcp URL).

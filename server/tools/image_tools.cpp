@@ -6,12 +6,12 @@
 #include "common/usd.h"
 #include "server/tools/arguments.h"
 #include "server/tools/call_progress.h"
+#include "server/tools/caller_store.h"
 #include "server/tools/chain_plan.h"
 #include "server/tools/tool_results.h"
 #include "server/tools/uris.h"
 #include "server/tools/version_details.h"
 #include "session/principal_scope.h"
-#include "session/principal_session_store.h"
 #include "session/spend_rules.h"
 #include "session/task_records.h"
 
@@ -257,7 +257,7 @@ class SessionTurnReservation final : public mcp::CallReservation {
 std::unique_ptr<mcp::CallReservation> ImageTools::ReserveSessionTurn(
     const mcp::Caller& caller, const std::optional<std::string>& session_id) {
   if (!session_id) return nullptr;  // minted by the handler: a new session, no line to join
-  session::StoreOfPrincipal scoped(store_, caller.principal);
+  CallerStore scoped(store_, caller);
   auto turn = scoped.get().ReserveTurn(*session_id);
   if (!turn.ok()) return nullptr;
   return std::make_unique<SessionTurnReservation>(std::move(*turn));
@@ -614,7 +614,7 @@ mcp::ToolResult ImageTools::GenerateImage(const GenerateImageArgs& args,
 Result<mcp::ToolResult> ImageTools::Generate(const GenerateImageArgs& args,
                                              mcp::ToolCallContext& ctx) {
   // Everything the call reads and writes is its caller's (sessions per person).
-  session::StoreOfPrincipal scoped(store_, ctx.caller().principal);
+  CallerStore scoped(store_, ctx.caller());
   session::SessionStore& store = scoped.get();
   const std::string id = args.SessionFor().value_or("img-" + RandomHex(6));
   const std::optional<session::IdempotencyRecord> key = KeyOf("generate_image", args, &ctx);
@@ -752,7 +752,7 @@ mcp::ToolResult ImageTools::EditImage(const EditImageArgs& args, mcp::ToolCallCo
 
 Result<mcp::ToolResult> ImageTools::Edit(const EditImageArgs& args, mcp::ToolCallContext& ctx) {
   // Everything the call reads and writes is its caller's (sessions per person).
-  session::StoreOfPrincipal scoped(store_, ctx.caller().principal);
+  CallerStore scoped(store_, ctx.caller());
   session::SessionStore& store = scoped.get();
   const std::optional<session::IdempotencyRecord> key = KeyOf("edit_image", args, &ctx);
   const bool saving = args.save.save_to.has_value();
@@ -973,7 +973,7 @@ mcp::ToolResult ImageTools::GetImage(const GetImageArgs& args, mcp::ToolCallCont
 
 Result<mcp::ToolResult> ImageTools::Get(const GetImageArgs& args, mcp::ToolCallContext& ctx) {
   // Everything the call reads and writes is its caller's (sessions per person).
-  session::StoreOfPrincipal scoped(store_, ctx.caller().principal);
+  CallerStore scoped(store_, ctx.caller());
   session::SessionStore& store = scoped.get();
   const std::string& session_id = args.session_id;
   ASSIGN_OR_RETURN(const std::optional<SavePlan> save,
@@ -991,6 +991,11 @@ Result<mcp::ToolResult> ImageTools::Get(const GetImageArgs& args, mcp::ToolCallC
   Json history_fields = with_history ? HistoryPage(snapshot->history, args) : Json::object();
   // Every call the session paid for, reverted and cleared versions included.
   history_fields["session_cost_usd"] = snapshot->cost_usd;
+  if (options_.gallery_links != nullptr) {
+    if (auto link = options_.gallery_links->LinkFor(ctx.caller(), session_id)) {
+      history_fields["gallery_url"] = std::move(*link);
+    }
+  }
   if (!snapshot->version.has_value()) {
     if (args.version.has_value()) {
       return Error(ErrorCode::kNotFound, MissingVersionText(store, session_id, *args.version));
@@ -1028,7 +1033,7 @@ mcp::ToolResult ImageTools::ResetSession(const ResetSessionArgs& args, mcp::Tool
 
 Result<mcp::ToolResult> ImageTools::Reset(const ResetSessionArgs& args, mcp::ToolCallContext& ctx) {
   // Everything the call reads and writes is its caller's (sessions per person).
-  session::StoreOfPrincipal scoped(store_, ctx.caller().principal);
+  CallerStore scoped(store_, ctx.caller());
   session::SessionStore& store = scoped.get();
   const std::string& session_id = args.session_id;
   const std::optional<session::IdempotencyRecord> key = KeyOf("reset_session", args);

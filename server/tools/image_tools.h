@@ -15,6 +15,7 @@
 #include "imaging/codec.h"
 #include "imaging/image_backend.h"
 #include "mcp/audit_trail.h"
+#include "mcp/gallery_links.h"
 #include "mcp/resource.h"
 #include "mcp/tool.h"
 #include "server/tools/call_memory.h"
@@ -69,6 +70,9 @@ struct ImageToolsOptions {
   // Where the calls that write are recorded (the audit trail); nullptr: nowhere. Must outlive the
   // tools.
   mcp::AuditTrail* audit = nullptr;
+  // Makes the gallery_url of get_image (mcp/gallery_links.h); nullptr: none. Must outlive the
+  // tools.
+  mcp::GalleryLinks* gallery_links = nullptr;
 };
 
 class ImageTools {

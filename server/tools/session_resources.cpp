@@ -3,9 +3,9 @@
 #include "common/base64.h"
 #include "imaging/codec.h"
 #include "mcp/json_rpc.h"
+#include "server/tools/caller_store.h"
 #include "server/tools/tool_results.h"
 #include "server/tools/uris.h"
-#include "session/principal_session_store.h"
 
 namespace imgmcp::tools {
 namespace {
@@ -27,7 +27,7 @@ Json Summary(const session::SessionSummary& s) {
 
 Result<mcp::ResourcePage> SessionResources::List(const mcp::Caller& caller,
                                                  const std::optional<std::string>& cursor) {
-  session::StoreOfPrincipal scoped(store_, caller.principal);
+  CallerStore scoped(store_, caller);
   ASSIGN_OR_RETURN(session::SessionPage page, scoped.get().ListSessions(cursor, page_size_));
   mcp::ResourcePage out;
   for (const auto& s : page.sessions) {
@@ -69,6 +69,12 @@ bool SessionResources::Handles(const std::string& uri) const {
   return ParseSessionUri(uri).has_value();
 }
 
+bool SessionResources::Reaches(const mcp::Caller& caller, const std::string& uri) const {
+  if (caller.only_session.empty()) return true;
+  const std::optional<ParsedUri> parsed = ParseSessionUri(uri);
+  return parsed && parsed->session_id == caller.only_session;
+}
+
 Result<Json> SessionResources::ReadManifest(session::SessionStore& store, const std::string& uri,
                                             const std::string& session_id) {
   // One snapshot: the versions and the current one are the same moment of the session.
@@ -101,7 +107,7 @@ Result<Json> SessionResources::ReadManifest(session::SessionStore& store, const 
 
 Result<Json> SessionResources::Read(const mcp::Caller& caller, const std::string& uri) {
   // Only the caller's own sessions: another person's is not found, as one that never existed.
-  session::StoreOfPrincipal scoped(store_, caller.principal);
+  CallerStore scoped(store_, caller);
   session::SessionStore& store = scoped.get();
   auto parsed = ParseSessionUri(uri);
   if (!parsed || !store.SessionExists(parsed->session_id)) {

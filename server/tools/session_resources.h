@@ -21,6 +21,8 @@ class SessionResources final : public mcp::ResourceProvider {
                                  const std::optional<std::string>& cursor) override;
   Json Templates() override;
   bool Handles(const std::string& uri) const override;
+  // A gallery link's bearer reaches its one session's resources alone.
+  bool Reaches(const mcp::Caller& caller, const std::string& uri) const override;
   Result<Json> Read(const mcp::Caller&, const std::string& uri) override;
 
  private:

@@ -108,6 +108,12 @@ Json GenerationFields() {
        {{"type", "number"},
         {"description",
          "get_image: every call this session paid for, reverted and cleared versions included"}}},
+      {"gallery_url",
+       {{"type", "string"},
+        {"description",
+         "get_image over HTTP: the /gallery page showing this session. With OAuth it carries a "
+         "signed token that opens this session alone, read-only, until it expires "
+         "(--gallery-link-ttl), so a browser needs no access token"}}},
   };
 }
 

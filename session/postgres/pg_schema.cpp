@@ -144,6 +144,13 @@ CREATE TABLE imgmcp.audit (
 );
 CREATE INDEX audit_by_time ON imgmcp.audit (time_ms);
 )sql",
+    // v6
+    R"sql(
+CREATE TABLE imgmcp.shared_keys (
+  name  text PRIMARY KEY,
+  value text NOT NULL
+);
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kPgSchemaVersion);
 

@@ -42,7 +42,7 @@
 
 namespace imgmcp::session::postgres {
 
-inline constexpr int kPgSchemaVersion = 5;
+inline constexpr int kPgSchemaVersion = 6;
 
 // Advisory lock keys (the two-int form; the first number is imgmcp's namespace).
 inline constexpr int kAdvisoryNamespace = 0x696d67;  // "img"

@@ -472,6 +472,24 @@ Result<int64_t> PostgresSessionStore::CountCall(const std::string& principal, in
   return spend_.CountCall(principal, window_ms, forget_before_ms);
 }
 
+Result<std::string> PostgresSessionStore::SharedKey(const std::string& name,
+                                                    const std::string& candidate) {
+  ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
+  // A key another replica keeps at the same moment is not visible to this statement's snapshot:
+  // then the second read (a statement of its own) finds it.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    ASSIGN_OR_RETURN(
+        PgResult r,
+        conn->Exec("WITH kept AS (INSERT INTO imgmcp.shared_keys (name, value) VALUES ($1, $2) "
+                   "ON CONFLICT (name) DO NOTHING RETURNING value) "
+                   "SELECT value FROM kept UNION ALL "
+                   "SELECT value FROM imgmcp.shared_keys WHERE name = $1 LIMIT 1",
+                   {PgParam::Text(name), PgParam::Text(candidate)}, "reading a shared key"));
+    if (r.Rows() == 1) return r.Text(0, 0);
+  }
+  return Error(ErrorCode::kInternal, "shared key: kept, yet not found");
+}
+
 Status PostgresSessionStore::RecordAudit(const AuditEvent& event) { return audit_.Insert(event); }
 
 Result<std::vector<AuditEvent>> PostgresSessionStore::ReadAudit(const AuditQuery& query) {

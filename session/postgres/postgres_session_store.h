@@ -85,6 +85,7 @@ class PostgresSessionStore final : public ChainStore {
   Result<SpendTotals> SpendTotalsFor(const SpendHold& hold) override;
   Result<int64_t> CountCall(const std::string& principal, int64_t window_ms,
                             int64_t forget_before_ms) override;
+  Result<std::string> SharedKey(const std::string& name, const std::string& candidate) override;
   Status RecordAudit(const AuditEvent& event) override;
   Result<std::vector<AuditEvent>> ReadAudit(const AuditQuery& query) override;
   Result<int64_t> ForgetAudit(int64_t before_ms) override;
@@ -92,7 +93,6 @@ class PostgresSessionStore final : public ChainStore {
   // Diagnostics and tests.
   const std::filesystem::path& cache_dir() const { return cache_dir_; }
   int64_t replica_id() const { return turns_->replica_id(); }
-  const std::string& label() const { return pool_.label(); }
 
  private:
   class PgTurnHold;

@@ -129,6 +129,13 @@ CREATE TABLE audit (
 );
 CREATE INDEX audit_by_time ON audit(time_ms);
 )sql",
+    // v8
+    R"sql(
+CREATE TABLE shared_keys (
+  name  TEXT PRIMARY KEY NOT NULL,
+  value TEXT NOT NULL
+);
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 

@@ -33,7 +33,7 @@
 
 namespace imgmcp::session::sqlite {
 
-inline constexpr int kSchemaVersion = 7;
+inline constexpr int kSchemaVersion = 8;
 
 // Brings the database to kSchemaVersion. Errors: kFailedPrecondition for a schema newer than this
 // build or a database that is not imgmcp's; kDataLoss for a corrupt file.

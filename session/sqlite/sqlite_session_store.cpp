@@ -258,6 +258,27 @@ Result<int64_t> SqliteSessionStore::CountCall(const std::string& principal, int6
   return calls;
 }
 
+Result<std::string> SqliteSessionStore::SharedKey(const std::string& name,
+                                                  const std::string& candidate) {
+  ASSIGN_OR_RETURN(Lease lease, pool_.Acquire());
+  std::string key;
+  RETURN_IF_ERROR(pool_.InWriteTransaction(lease.db(), [&]() -> Status {
+    ASSIGN_OR_RETURN(Statement keep,
+                     lease.db().Prepare("INSERT INTO shared_keys(name, value) VALUES(?1, ?2) "
+                                        "ON CONFLICT(name) DO NOTHING"));
+    keep.Bind(1, name).Bind(2, candidate);
+    RETURN_IF_ERROR(keep.Run());
+    ASSIGN_OR_RETURN(Statement read,
+                     lease.db().Prepare("SELECT value FROM shared_keys WHERE name = ?1"));
+    read.Bind(1, name);
+    ASSIGN_OR_RETURN(bool row, read.Step());
+    if (!row) return Error(ErrorCode::kInternal, "shared key: kept, yet not found");
+    key = read.ColumnText(0);
+    return read.Run();
+  }));
+  return key;
+}
+
 Status SqliteSessionStore::RecordAudit(const AuditEvent& event) {
   ASSIGN_OR_RETURN(Lease lease, pool_.Acquire());
   return pool_.InWriteTransaction(lease.db(), [&]() { return audit::Insert(lease.db(), event); });

@@ -69,6 +69,10 @@ class FakeProvider : public ResourceProvider {
     return Json::array({{{"uriTemplate", scheme_ + "{name}"}, {"name", scheme_}}});
   }
   bool Handles(const std::string& uri) const override { return uri.rfind(scheme_, 0) == 0; }
+  // A caller of one session ("only_session": a gallery link's) reaches that name alone.
+  bool Reaches(const Caller& caller, const std::string& uri) const override {
+    return caller.only_session.empty() || uri == scheme_ + caller.only_session;
+  }
   Result<Json> Read(const Caller&, const std::string& uri) override {
     for (const auto& n : names_) {
       if (uri == scheme_ + n) {
@@ -743,6 +747,19 @@ TEST_F(CoreTest, AResourceUpdateReachesOnlyItsPrincipalsConnections) {
   EXPECT_TRUE(SentWithMethod("notifications/resources/list_changed").empty());
   server_->resource_notifier().ResourceListChanged("a11ce");
   EXPECT_EQ(SentWithMethod("notifications/resources/list_changed").size(), 1u);
+}
+
+TEST_F(CoreTest, ACallerOfOneSessionSubscribesToItAloneAndHearsNoListChanges) {
+  connection_->SetCaller(Caller{.owner = "k", .principal = "a11ce", .only_session = "1"});
+  Init();
+  EXPECT_EQ(Call("resources/subscribe", {{"uri", "a://1"}})["result"], Json::object());
+  const Json refused = Call("resources/subscribe", {{"uri", "a://2"}});
+  ASSERT_TRUE(refused.contains("error")) << refused;
+  EXPECT_FALSE(connection_->IsSubscribed("a://2"));
+  server_->resource_notifier().ResourceListChanged("a11ce");
+  EXPECT_TRUE(SentWithMethod("notifications/resources/list_changed").empty());
+  server_->resource_notifier().ResourceUpdated("a://1", "a11ce");
+  EXPECT_EQ(SentWithMethod("notifications/resources/updated").size(), 1u);
 }
 
 // --- server→client requests

@@ -422,7 +422,8 @@ TEST_F(PostgresStoreTest, AVersion1DatabaseIsMigratedAndKeepsWorking) {
   {
     auto admin = Admin();
     ASSERT_TRUE(admin
-                    ->Run("DROP TABLE imgmcp.audit; DROP TABLE imgmcp.call_counts; ALTER TABLE "
+                    ->Run("DROP TABLE imgmcp.shared_keys; DROP TABLE imgmcp.audit; "
+                          "DROP TABLE imgmcp.call_counts; ALTER TABLE "
                           "imgmcp.sessions DROP "
                           "COLUMN principal; DROP TABLE imgmcp.spend; DROP TABLE imgmcp.tasks; "
                           "DROP TABLE imgmcp.idempotency_keys; DELETE "

@@ -121,6 +121,45 @@ TYPED_TEST(StorePrincipalsTest, AReservedTurnKeepsItsOwnersNameAndSession) {
             ErrorCode::kInvalidArgument);
 }
 
+// A gallery link's view (only_session): its one session reads as through the owner's view;
+// every other session of the owner is an unknown session, listed nowhere, its bytes unreadable.
+TYPED_TEST(StorePrincipalsTest, AViewOfOneSessionReachesThatSessionAlone) {
+  PrincipalSessionStore alice(*this->store_, kAlice);
+  const VersionInfo fox = this->Commit(alice, "fox", "fox-1");
+  this->clock_.Advance(std::chrono::seconds(1));
+  const VersionInfo cat = this->Commit(alice, "cat", "cat-1");
+  PrincipalSessionStore link(*this->store_, kAlice, "fox");
+
+  EXPECT_EQ(link.ReadImage(link.GetVersion("fox", std::nullopt).value()).value(), "fox-1");
+  EXPECT_TRUE(link.SessionExists("fox"));
+  EXPECT_EQ(this->Listed(link), std::vector<std::string>{"fox"});
+  EXPECT_EQ(this->Listed(alice), (std::vector<std::string>{"cat", "fox"}));
+
+  // The owner's other session: the answers of a session nobody made.
+  const Error unknown = link.GetVersion("nobody", std::nullopt).error();
+  const Error other = link.GetVersion("cat", std::nullopt).error();
+  EXPECT_EQ(other.code, ErrorCode::kNotFound);
+  EXPECT_EQ(other.message.find("cat"), unknown.message.find("nobody"));
+  EXPECT_FALSE(link.SessionExists("cat"));
+  EXPECT_EQ(link.ReadSession("cat", std::nullopt, true).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(link.ReadImage(cat).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(link.FindAppliedKey("cat", "k").error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(link.AcquireTurn("cat", {}).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(link.ReserveTurn("cat").error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(link.GetVersion("../x", std::nullopt).error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(fox.session_id, "fox");
+}
+
+// Keys every process on the store shares: the first one kept is everyone's.
+TYPED_TEST(StorePrincipalsTest, ASharedKeyIsTheFirstOneKept) {
+  const Result<std::string> first = this->store_->SharedKey("gallery", "k1");
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_EQ(*first, "k1");
+  EXPECT_EQ(this->store_->SharedKey("gallery", "k2").value(), "k1");
+  EXPECT_EQ(this->store_->SharedKey("other", "k3").value(), "k3");
+  EXPECT_EQ(this->store_->SharedKey("gallery", "k4").value(), "k1");
+}
+
 TYPED_TEST(StorePrincipalsTest, ASpendHoldThroughAViewIsItsOwners) {
   PrincipalSessionStore alice(*this->store_, kAlice);
   SpendHold hold;

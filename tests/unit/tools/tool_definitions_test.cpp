@@ -43,6 +43,10 @@ constexpr char kGetImageOutputSchema[] = R"json(
     },
     "estimate_only": {"description": "true: only the estimate was made", "type": "boolean"},
     "finish_reason": {"description": "Why the model stopped, e.g. STOP", "type": "string"},
+    "gallery_url": {
+      "description": "get_image over HTTP: the /gallery page showing this session. With OAuth it carries a signed token that opens this session alone, read-only, until it expires (--gallery-link-ttl), so a browser needs no access token",
+      "type": "string"
+    },
     "height": {"type": "integer"},
     "history": {
       "description": "A page of the versions the session keeps, oldest first: the newest history_limit (default 20) below history_before",
