@@ -97,6 +97,7 @@ class GalleryLinksUnderOAuth(unittest.TestCase):
                         got["gallery_url"])
         link = (LegacyClient if kind == "legacy" else ModernClient)(
             self.server.port, token=link_token(got["gallery_url"]))
+        self.addCleanup(lambda: self.assertNotIn(link.token, self.server.stderr))  # never logged
 
         # Reads of its session: alice's fox, not bob's.
         mine = structured(link.call_tool("get_image", {"session_id": fox}))

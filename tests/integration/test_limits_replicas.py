@@ -2,6 +2,7 @@
 OAuth against a real authorization server (oidc-provider): both replicas serve one resource
 (--oauth-resource), so one token is good on either.
 
+- a gallery link made by one replica opens on the other (the key is in the store);
 - --rate-limit-per-user 4/min is counted by both replicas together: a person's calls, sent to
   the two replicas in turn, are answered four times and then refused (429, Retry-After) on
   whichever replica the fifth reaches; another person still has their own minute.
@@ -79,6 +80,17 @@ class LimitsAcrossReplicas(unittest.TestCase):
         mine = structured(self.client(0, 1).call_tool(
             "get_image", {"session_id": "fox", "inline": "none"}))
         self.assertEqual((mine["version"], mine["prompt"]), (1, "a red fox"))
+
+    def test_a_gallery_link_from_one_replica_opens_on_the_other(self):
+        self.client(0, 0).call_tool("generate_image", {"prompt": "an owl", "session_id": "owl",
+                                                       "inline": "none"})
+        link = structured(self.client(0, 0).call_tool(
+            "get_image", {"session_id": "owl", "inline": "none"}))["gallery_url"]
+        self.assertTrue(link.startswith(RESOURCE[: -len("/mcp")] + "/gallery#/sessions/owl?link="))
+        token = link.partition("?link=")[2]
+        got = structured(ModernClient(self.replicas[1].port, token=token).call_tool(
+            "get_image", {"session_id": "owl", "inline": "none"}))
+        self.assertEqual(got["prompt"], "an owl")
 
 
 if __name__ == "__main__":
