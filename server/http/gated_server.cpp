@@ -489,7 +489,7 @@ bool GatedServer::ServeRequest(GateConnection& connection) {
   {
     // The head stays at the front of connection.buffer until stream.Release() below.
     const std::string_view head(connection.buffer.data(), connection.head_bytes);
-    const ServedRequest served{head, RequestHeaders::Parse(head), connection.fd.get()};
+    const ServedRequest served{head, RequestHeaders::Parse(head), connection.fd.get(), {}};
     CurrentRequestScope current(&served);
     GateStream stream(connection, stop_fd_.get(), ToMs(read_timeout_sec_, read_timeout_usec_),
                       ToMs(write_timeout_sec_, write_timeout_usec_),

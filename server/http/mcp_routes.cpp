@@ -372,12 +372,11 @@ McpRoutes::McpRoutes(mcp::McpServer& server, const HttpOptions& options,
     : server_(server),
       options_(options),
       policy_(options.extra_allowed_hosts, OwnHosts(options), options.port),
+      token_owner_(
+          options.auth_token.empty() ? "" : Sha256Hex("imgmcp task owner\n" + options.auth_token)),
       sessions_(sessions),
       live_(live),
-      drain_(drain),
-      token_owner_(
-          options.auth_token.empty() ? "" : Sha256Hex("imgmcp task owner\n" + options.auth_token)) {
-}
+      drain_(drain) {}
 
 void McpRoutes::Install(httplib::Server& http) {
   http.set_pre_routing_handler([this](const Request& req, Response& res) {
