@@ -84,15 +84,18 @@ class ServerJson(unittest.TestCase):
         secret = {v["name"]: v for v in npm["environmentVariables"]}["GEMINI_API_KEY"]
         self.assertTrue(secret["isSecret"])
 
-    def test_mcpb_package_is_the_bundle_in_dist_by_its_hash(self):
-        mcpb = next(p for p in self.entry["packages"] if p["registryType"] == "mcpb")
-        name = f"imgmcp-{VERSION}-linux-x64.mcpb"
-        self.assertTrue(mcpb["identifier"].startswith("https://github.com/"), mcpb["identifier"])
-        self.assertTrue(mcpb["identifier"].endswith(f"/v{VERSION}/{name}"), mcpb["identifier"])
-        self.assertRegex(mcpb["fileSha256"], r"^[a-f0-9]{64}$")
-        with open(artifact(name), "rb") as f:
-            self.assertEqual(mcpb["fileSha256"], hashlib.sha256(f.read()).hexdigest())
-
+    def test_each_mcpb_package_is_a_bundle_in_dist_by_its_hash(self):
+        bundles = [p for p in self.entry["packages"] if p["registryType"] == "mcpb"]
+        self.assertEqual(len(bundles), 2)
+        for mcpb, arch in zip(bundles, ("x64", "arm64")):
+            name = f"imgmcp-{VERSION}-linux-{arch}.mcpb"
+            self.assertTrue(mcpb["identifier"].startswith("https://github.com/"),
+                            mcpb["identifier"])
+            self.assertTrue(mcpb["identifier"].endswith(f"/v{VERSION}/{name}"),
+                            mcpb["identifier"])
+            self.assertRegex(mcpb["fileSha256"], r"^[a-f0-9]{64}$")
+            with open(artifact(name), "rb") as f:
+                self.assertEqual(mcpb["fileSha256"], hashlib.sha256(f.read()).hexdigest())
 
 if __name__ == "__main__":
     unittest.main()

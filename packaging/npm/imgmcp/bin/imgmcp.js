@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The `imgmcp` command of the npm package: runs the prebuilt binary of this platform's package
-// (@imgmcp/linux-x64, an optional dependency) with the same arguments. stdio is the child's own
+// (@imgmcp/linux-x64 or @imgmcp/linux-arm64, optional dependencies) with the same arguments. stdio is the child's own
 // (the MCP stream passes through untouched), and the launcher exits with the binary's exit code,
 // or by the signal that ended it.
 //
@@ -18,7 +18,7 @@ const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 
-const PLATFORM_PACKAGES = { 'linux-x64': '@imgmcp/linux-x64' };
+const PLATFORM_PACKAGES = { 'linux-x64': '@imgmcp/linux-x64', 'linux-arm64': '@imgmcp/linux-arm64' };
 const platform = `${process.platform}-${process.arch}`;
 const packageName = PLATFORM_PACKAGES[platform];
 if (!packageName) {
