@@ -1,5 +1,6 @@
 """What the install tests share: the artifacts scripts/package wrote ($IMGMCP_DIST), a fresh
 temporary prefix per test, and one MCP conversation over stdio with an installed command."""
+import json
 import os
 import shutil
 import sys
@@ -52,3 +53,18 @@ def generate_over_stdio(test, command, args=("--backend", "local"), env=None):
     test.assertFalse(result["result"].get("isError"), result)
     test.tool_names = [t["name"] for t in server.request("tools/list")["result"]["tools"]]
     return info, result["result"]["structuredContent"]
+
+
+def initialize_over_http(server, timeout=60):
+    """POSTs initialize to an installed imgmcp's /mcp (an HttpProcess); (HTTP status, body)."""
+    conn = server.connection(timeout=timeout)
+    try:
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "imgmcp-tests", "version": "0"}}})
+        conn.request("POST", "/mcp", body, {"Content-Type": "application/json",
+                                            "Accept": "application/json, text/event-stream"})
+        answer = conn.getresponse()
+        return answer.status, answer.read().decode()
+    finally:
+        conn.close()

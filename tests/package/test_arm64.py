@@ -25,7 +25,8 @@ import tarfile
 import unittest
 import zipfile
 
-from package_support import VERSION, artifact, fresh_prefix, generate_over_stdio, server_over_stdio
+from package_support import (VERSION, artifact, fresh_prefix, generate_over_stdio,
+                             initialize_over_http, server_over_stdio)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from imgmcp_process import HttpProcess  # noqa: E402  (tests/support)
@@ -116,16 +117,8 @@ class Arm64Tarball(unittest.TestCase):
     def test_http_mode_and_a_sigterm_drain(self):
         server = HttpProcess("--backend", "local", binary=self.command, start_timeout=120)
         try:
-            conn = server.connection(timeout=60)
-            body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-11-25", "capabilities": {},
-                "clientInfo": {"name": "imgmcp-tests", "version": "0"}}})
-            conn.request("POST", "/mcp", body, {"Content-Type": "application/json",
-                                                "Accept": "application/json, text/event-stream"})
-            answer = conn.getresponse()
-            text = answer.read().decode()
-            conn.close()
-            self.assertEqual(answer.status, 200, text)
+            status, text = initialize_over_http(server)
+            self.assertEqual(status, 200, text)
             self.assertIn(f'"version":"{VERSION}"', text.replace(" ", ""))
             self.assertEqual(server.stop(timeout=60), 0, server.stderr)
             self.assertIn("SIGTERM", server.stderr)

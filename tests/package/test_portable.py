@@ -1,7 +1,6 @@
 """The portable build as shipped in imgmcp-<version>-linux-x64.tar.gz: unpacked into a fresh
 prefix, it needs nothing but glibc (ldd, and the GLIBC_ symbol versions it asks for), serves MCP
 over stdio there, and loads its network module beside it for --http."""
-import json
 import os
 import re
 import subprocess
@@ -9,7 +8,8 @@ import sys
 import tarfile
 import unittest
 
-from package_support import VERSION, artifact, fresh_prefix, generate_over_stdio
+from package_support import (VERSION, artifact, fresh_prefix, generate_over_stdio,
+                             initialize_over_http)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from imgmcp_process import HttpProcess  # noqa: E402  (tests/support)
@@ -56,16 +56,8 @@ class PortableTarball(unittest.TestCase):
                 maps = f.read()
             self.assertIn(self.module, maps)
             self.assertNotIn("libssl.so", maps)  # OpenSSL is inside the module
-            conn = server.connection()
-            body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-11-25", "capabilities": {},
-                "clientInfo": {"name": "imgmcp-tests", "version": "0"}}})
-            conn.request("POST", "/mcp", body, {"Content-Type": "application/json",
-                                                "Accept": "application/json, text/event-stream"})
-            answer = conn.getresponse()
-            text = answer.read().decode()
-            conn.close()
-            self.assertEqual(answer.status, 200, text)
+            status, text = initialize_over_http(server)
+            self.assertEqual(status, 200, text)
             self.assertIn(f'"version":"{VERSION}"', text.replace(" ", ""))
 
 

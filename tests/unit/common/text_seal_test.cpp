@@ -7,15 +7,10 @@
 #include <chrono>
 #include <string>
 
+#include "tests/unit/manual_clock.h"
+
 namespace imgmcp {
 namespace {
-
-class StepClock final : public Clock {
- public:
-  std::chrono::steady_clock::time_point SteadyNow() const override { return {}; }
-  std::chrono::system_clock::time_point WallNow() const override { return now; }
-  std::chrono::system_clock::time_point now = std::chrono::system_clock::now();
-};
 
 constexpr std::chrono::seconds kHour{3600};
 
@@ -46,12 +41,12 @@ TEST(TextSealTest, RefusesAlteredAndMalformedSeals) {
 }
 
 TEST(TextSealTest, ExpiresAfterItsTtl) {
-  StepClock clock;
+  test_util::ManualClock clock;
   const TextSeal seal("key", &clock);
   const std::string sealed = seal.Seal("links", "x", std::chrono::seconds(60));
-  clock.now += std::chrono::seconds(59);
+  clock.Advance(std::chrono::seconds(59));
   EXPECT_TRUE(seal.Open("links", sealed).ok());
-  clock.now += std::chrono::seconds(2);
+  clock.Advance(std::chrono::seconds(2));
   EXPECT_EQ(seal.Open("links", sealed).error().code, ErrorCode::kDeadlineExceeded);
 }
 

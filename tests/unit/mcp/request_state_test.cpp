@@ -7,15 +7,10 @@
 #include <chrono>
 #include <string>
 
+#include "tests/unit/manual_clock.h"
+
 namespace imgmcp::mcp {
 namespace {
-
-class StepClock final : public Clock {
- public:
-  std::chrono::steady_clock::time_point SteadyNow() const override { return {}; }
-  std::chrono::system_clock::time_point WallNow() const override { return now; }
-  std::chrono::system_clock::time_point now = std::chrono::system_clock::now();
-};
 
 TEST(RequestStateSealTest, OpensWhatItSealedForTheSameRequest) {
   RequestStateSeal seal("k");
@@ -55,12 +50,12 @@ TEST(RequestStateSealTest, RefusesAlteredForeignAndMalformedStates) {
 }
 
 TEST(RequestStateSealTest, ExpiresAfterItsTtl) {
-  StepClock clock;
+  test_util::ManualClock clock;
   RequestStateSeal seal("k", std::chrono::seconds(60), &clock);
   const std::string sealed = seal.Seal("tools/call t", "s");
-  clock.now += std::chrono::seconds(59);
+  clock.Advance(std::chrono::seconds(59));
   EXPECT_TRUE(seal.Open("tools/call t", sealed).ok());
-  clock.now += std::chrono::seconds(2);
+  clock.Advance(std::chrono::seconds(2));
   auto late = seal.Open("tools/call t", sealed);
   ASSERT_FALSE(late.ok());
   EXPECT_NE(late.error().message.find("expired"), std::string::npos);

@@ -6,33 +6,19 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
 
 #include "session/sqlite/sqlite_session_store.h"
+#include "tests/unit/manual_clock.h"
 
 namespace imgmcp::tools {
 namespace {
 
 constexpr char kPage[] = "https://images.example.com/gallery";
 constexpr char kAlice[] = "a11ce";
-
-class LinkClock final : public Clock {
- public:
-  std::chrono::steady_clock::time_point SteadyNow() const override {
-    return std::chrono::steady_clock::now();
-  }
-  std::chrono::system_clock::time_point WallNow() const override {
-    return std::chrono::system_clock::time_point(std::chrono::seconds(s_.load()));
-  }
-  void Advance(int64_t seconds) { s_ += seconds; }
-
- private:
-  std::atomic<int64_t> s_{1'800'000'000};
-};
 
 mcp::Caller CallerOf(const std::string& principal) {
   mcp::Caller caller;
@@ -64,7 +50,7 @@ class StoreGalleryLinksTest : public ::testing::Test {
     for (const auto& dir : dirs_) std::filesystem::remove_all(dir);
   }
 
-  LinkClock clock_;
+  test_util::ManualClock clock_;
   std::vector<std::filesystem::path> dirs_;
 };
 
@@ -106,9 +92,9 @@ TEST_F(StoreGalleryLinksTest, AlteredForeignAndExpiredTokensAreRefused) {
   EXPECT_EQ(links.Open(token.substr(std::string("imgmcp-gallery.").size())).error().code,
             ErrorCode::kPermissionDenied);  // the seal without the link's prefix
 
-  clock_.Advance(600);
+  clock_.Advance(std::chrono::seconds(600));
   EXPECT_TRUE(links.Open(token).ok());
-  clock_.Advance(2);
+  clock_.Advance(std::chrono::seconds(2));
   const Error expired = links.Open(token).error();
   EXPECT_EQ(expired.code, ErrorCode::kDeadlineExceeded);
   EXPECT_NE(expired.message.find("get_image"), std::string::npos) << expired.message;
