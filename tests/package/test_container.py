@@ -7,7 +7,8 @@ with packaging/container/containers.conf: runc and rlimits within this machine's
 - `podman load` of the archive, then over stdio (`run -i`): initialize and a generation, and a
   second `run` on the same volume reads that session back;
 - HTTP mode through a published port, and a stop (SIGTERM) that drains and exits 0;
-- the arm64 image's own files (its loader and libc) run under qemu-user;
+- the arm64 image's own files (its loader and libc) under qemu-user: a generation over stdio and
+  HTTP mode (this machine runs no arm64 container: it has no binfmt handler for qemu);
 - a push of the index to a local registry (Debian's docker-registry on loopback) and a pull of
   each architecture by --arch;
 - the Docker MCP catalog entry (packaging/container/server.yaml) names the key and the volume.
@@ -26,9 +27,10 @@ import tempfile
 import time
 import unittest
 
-from package_support import VERSION, artifact, fresh_prefix
+from package_support import VERSION, artifact, fresh_prefix, initialize_over_http
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from imgmcp_process import HttpProcess  # noqa: E402  (tests/support)
 from skips import require_tool  # noqa: E402  (tests/support)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -190,7 +192,7 @@ class ContainerImage(unittest.TestCase):
         self.assertEqual(code, "0", self.run_podman("logs", name, check=False).stderr)
         self.assertIn("SIGTERM", self.run_podman("logs", name).stderr)
 
-    def test_the_arm64_image_runs_its_own_loader_and_libc_under_qemu(self):
+    def test_the_arm64_image_serves_stdio_and_http_with_its_own_libc_under_qemu(self):
         qemu = require_tool("qemu-aarch64-static", "qemu-user-static")
         rootfs = fresh_prefix(self)
         with tarfile.open(self.archive) as tar:
@@ -219,6 +221,14 @@ class ContainerImage(unittest.TestCase):
         answers = {a["id"]: a for a in map(json.loads, run.stdout.splitlines()) if "id" in a}
         self.assertEqual(answers[1]["result"]["serverInfo"]["version"], VERSION)
         self.assertEqual(answers[2]["result"]["structuredContent"]["version"], 1, answers[2])
+        # And HTTP, with the network module from the image's /lib/imgmcp.
+        script = os.path.join(fresh_prefix(self), "imgmcp")
+        with open(script, "w") as f:
+            f.write(f'#!/bin/sh\nexec "{qemu}" -L "{rootfs}" "{rootfs}/bin/imgmcp" "$@"\n')
+        os.chmod(script, 0o755)
+        with HttpProcess("--backend", "local", binary=script, start_timeout=TIMEOUT) as server:
+            status, text = initialize_over_http(server)
+            self.assertEqual(status, 200, text)
 
     def test_the_docker_catalog_entry_runs_this_image_with_its_volume_and_key(self):
         with open(os.path.join(ROOT, "packaging", "container", "server.yaml")) as f:
