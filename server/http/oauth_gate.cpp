@@ -5,12 +5,12 @@
 #include "common/sha256.h"
 #include "mcp/protocol.h"
 #include "mcp/task_json.h"
+#include "server/http/log_tag.h"
 
 namespace imgmcp::http {
 
 namespace {
 
-constexpr char kLog[] = "http";
 constexpr std::string_view kMetadataRoot = "/.well-known/oauth-protected-resource";
 
 // The path of a URL ("http://h:1/a/b" → "/a/b"; "" when it has none).
