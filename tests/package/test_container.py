@@ -24,7 +24,6 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 import unittest
 
 from package_support import VERSION, artifact, fresh_prefix, initialize_over_http
@@ -131,6 +130,25 @@ class ContainerImage(unittest.TestCase):
             raise AssertionError(f"podman {' '.join(args)}: {run.returncode}\n{run.stderr}")
         return run
 
+    @staticmethod
+    def read_until(proc, text):
+        """Reads `proc`'s stderr until a line holds `text` (fails at its end)."""
+        for line in proc.stderr:
+            if text in line:
+                return
+        raise AssertionError(f"the process ended without saying {text!r}")
+
+    def wait_for_line(self, command, text):
+        """Runs `command` (a log follower) until its output holds `text`, then stops it."""
+        follower = subprocess.Popen(command, env=self.env, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE, text=True)
+        try:
+            self.read_until(follower, text)
+        finally:
+            follower.terminate()
+            follower.wait(30)
+            follower.stderr.close()
+
     def test_the_index_holds_both_architectures_small_and_unprivileged(self):
         images = read_oci_archive(self.archive)
         self.assertEqual(sorted(images), ["amd64", "arm64"])
@@ -167,24 +185,17 @@ class ContainerImage(unittest.TestCase):
         self.run_podman("run", "-d", "--name", name, "-p", f"127.0.0.1:{port}:{port}", IMAGE,
                         "--http", f"0.0.0.0:{port}")
         self.addCleanup(self.run_podman, "rm", "-f", name, check=False)
-        deadline = time.monotonic() + TIMEOUT
-        while True:
-            try:
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-                conn.request("POST", "/mcp", json.dumps({
-                    "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                        "protocolVersion": "2025-11-25", "capabilities": {},
-                        "clientInfo": {"name": "imgmcp-tests", "version": "0"}}}),
-                    {"Content-Type": "application/json",
-                     "Accept": "application/json, text/event-stream"})
-                answer = conn.getresponse()
-                text = answer.read().decode()
-                conn.close()
-                break
-            except (OSError, http.client.HTTPException):
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)  # the container is starting: poll until it answers
+        self.wait_for_line(self.podman + ["logs", "-f", name], "listening on")
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("POST", "/mcp", json.dumps({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "imgmcp-tests", "version": "0"}}}),
+            {"Content-Type": "application/json",
+             "Accept": "application/json, text/event-stream"})
+        answer = conn.getresponse()
+        text = answer.read().decode()
+        conn.close()
         self.assertEqual(answer.status, 200, text)
         self.assertIn(f'"version":"{VERSION}"', text.replace(" ", ""))
         self.run_podman("stop", "-t", "30", name)
@@ -246,20 +257,16 @@ class ContainerImage(unittest.TestCase):
             f.write(f"version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {directory}/data\n"
                     f"http:\n  addr: 127.0.0.1:{port}\n")
         server = subprocess.Popen([registry, "serve", config], stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL)
-        self.addCleanup(lambda: (server.terminate(), server.wait(30)))
+                                  stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: (server.terminate(), server.wait(30), server.stderr.close()))
+        self.read_until(server, "listening on")
         reference = f"127.0.0.1:{port}/imgmcp:{VERSION}"
         self.run_podman("manifest", "create", "imgmcp-list")
         self.addCleanup(self.run_podman, "manifest", "rm", "imgmcp-list", check=False)
         self.run_podman("manifest", "add", "--all", "imgmcp-list",
                         f"oci-archive:{self.archive}:{IMAGE}")
-        deadline = time.monotonic() + TIMEOUT
-        while self.run_podman("manifest", "push", "--all", "--tls-verify=false", "imgmcp-list",
-                              f"docker://{reference}", check=False).returncode != 0:
-            if time.monotonic() > deadline:
-                self.run_podman("manifest", "push", "--all", "--tls-verify=false",
-                                "imgmcp-list", f"docker://{reference}")
-            time.sleep(0.2)  # the registry is starting: try until it takes the push
+        self.run_podman("manifest", "push", "--all", "--tls-verify=false", "imgmcp-list",
+                        f"docker://{reference}")
         for arch in ("amd64", "arm64"):
             self.run_podman("pull", "-q", "--arch", arch, "--tls-verify=false", reference)
             pulled = self.run_podman("image", "inspect", reference, "--format",
