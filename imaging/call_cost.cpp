@@ -1,6 +1,7 @@
 #include "imaging/call_cost.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "common/usd.h"
 
@@ -47,9 +48,11 @@ int64_t ThoughtsAllowance(const ModelCapabilities& model, const std::string& thi
 
 }  // namespace
 
-CallCost PriceUsage(const ModelCapabilities& model, const Json& usage, int64_t grounding_queries) {
+CallCost PriceUsage(const ModelCapabilities& model, const Json& usage, int64_t grounding_queries,
+                    double price_factor) {
   CallCost cost;
   cost.priced_model = model.id;
+  cost.price_factor = price_factor;
   cost.grounding_queries = std::max<int64_t>(0, grounding_queries);
   const TokenPrices& p = model.prices;
   const int64_t prompt = Count(usage, "promptTokenCount");
@@ -61,11 +64,12 @@ CallCost PriceUsage(const ModelCapabilities& model, const Json& usage, int64_t g
   cost.output_text_tokens = answer_text;
   cost.output_image_tokens = answer - answer_text;
   cost.thoughts_tokens = Count(usage, "thoughtsTokenCount");
-  cost.usd = kPerToken * (static_cast<double>(prompt - prompt_image) * p.input_text +
-                          static_cast<double>(prompt_image) * p.input_image +
-                          static_cast<double>(cost.output_image_tokens) * p.output_image +
-                          static_cast<double>(answer_text) * p.output_text +
-                          static_cast<double>(cost.thoughts_tokens) * p.thoughts) +
+  cost.usd = price_factor * kPerToken *
+                 (static_cast<double>(prompt - prompt_image) * p.input_text +
+                  static_cast<double>(prompt_image) * p.input_image +
+                  static_cast<double>(cost.output_image_tokens) * p.output_image +
+                  static_cast<double>(answer_text) * p.output_text +
+                  static_cast<double>(cost.thoughts_tokens) * p.thoughts) +
              static_cast<double>(cost.grounding_queries) * model.usd_per_grounded_query;
   return cost;
 }
@@ -91,13 +95,15 @@ CallCost EstimateCost(const ModelCapabilities& model, const CostInputs& inputs) 
 }
 
 Json CostJson(const CallCost& cost) {
-  return {{"usd", cost.usd},
-          {"input_tokens", cost.input_tokens},
-          {"output_image_tokens", cost.output_image_tokens},
-          {"output_text_tokens", cost.output_text_tokens},
-          {"thoughts_tokens", cost.thoughts_tokens},
-          {"grounding_queries", cost.grounding_queries},
-          {"priced_model", cost.priced_model}};
+  Json json = {{"usd", cost.usd},
+               {"input_tokens", cost.input_tokens},
+               {"output_image_tokens", cost.output_image_tokens},
+               {"output_text_tokens", cost.output_text_tokens},
+               {"thoughts_tokens", cost.thoughts_tokens},
+               {"grounding_queries", cost.grounding_queries},
+               {"priced_model", cost.priced_model}};
+  if (cost.price_factor != 1) json["price_factor"] = cost.price_factor;
+  return json;
 }
 
 std::string CostLine(const CallCost& cost) {
@@ -110,6 +116,12 @@ std::string CostLine(const CallCost& cost) {
   add(cost.output_text_tokens, "text tokens");
   add(cost.thoughts_tokens, "thinking tokens");
   add(cost.grounding_queries, cost.grounding_queries == 1 ? "search query" : "search queries");
+  if (cost.price_factor != 1) {
+    char factor[32];
+    std::snprintf(factor, sizeof factor, "%g", cost.price_factor);
+    parts += std::string(parts.empty() ? "" : ", ") + "tokens at the batch price, " + factor +
+             " × the listed";
+  }
   return "cost ≈ " + FormatUsd(cost.usd) + (parts.empty() ? "" : " (" + parts + ")");
 }
 

@@ -20,13 +20,19 @@ struct CallCost {
   int64_t thoughts_tokens = 0;
   int64_t grounding_queries = 0;
   std::string priced_model;
+  // What the tokens were priced at against the row's prices: 1, or the model's
+  // batch_price_factor for an answer of a batch job.
+  double price_factor = 1;
 };
 
 // The cost of an answer from its usage (Gemini's usageMetadata: promptTokenCount and
 // promptTokensDetails by modality, candidatesTokensDetails, thoughtsTokenCount) and the number
 // of Google Search queries it ran. Prompt tokens without a modality are priced as text; answer
-// tokens without one as image (the dearer). A usage that is not an object costs nothing.
-CallCost PriceUsage(const ModelCapabilities& model, const Json& usage, int64_t grounding_queries);
+// tokens without one as image (the dearer). A usage that is not an object costs nothing. Tokens
+// cost `price_factor` × the row's prices (a batch job's answer: the model's batch_price_factor);
+// grounded queries their listed price.
+CallCost PriceUsage(const ModelCapabilities& model, const Json& usage, int64_t grounding_queries,
+                    double price_factor = 1);
 
 // What a call may need, as far as the estimate is concerned.
 struct CostInputs {
@@ -51,7 +57,8 @@ inline constexpr int64_t kGroundingQueriesAllowance = 5;
 CallCost EstimateCost(const ModelCapabilities& model, const CostInputs& inputs);
 
 // {usd, input_tokens, output_image_tokens, output_text_tokens, thoughts_tokens,
-//  grounding_queries, priced_model}: structuredContent.cost (README.md, "What it costs").
+//  grounding_queries, priced_model}, and price_factor when it is not 1: structuredContent.cost
+// (README.md, "What it costs").
 Json CostJson(const CallCost& cost);
 
 // "cost ≈ $0.0336 (1,120 image tokens, 18 input tokens)": the result text's line.

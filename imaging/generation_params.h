@@ -90,6 +90,9 @@ struct ModelCapabilities {
   std::map<std::string, int, std::less<>> output_image_tokens;
   TokenPrices prices;                 // per million tokens
   double usd_per_grounded_query = 0;  // each Google Search query a grounded answer made
+  // What a token costs in a batch job (Gemini's Batch API) against `prices`: 0.5 = half; 0 = the
+  // model takes no batch delivery. Grounded queries keep their price.
+  double batch_price_factor = 0;
   bool listed = true;  // false: an id outside the backend's table, given the minimal row
 };
 

@@ -25,9 +25,11 @@ constexpr std::string_view kRowKeys[] = {"id",
                                          "input_token_limit",
                                          "output_image_tokens",
                                          "prices_usd_per_million_tokens",
-                                         "usd_per_grounded_query"};
-// The keys a new row may leave out (required when its status is "retired").
-constexpr std::string_view kOptionalKeys[] = {"retired_on", "replacement"};
+                                         "usd_per_grounded_query",
+                                         "batch_price_factor"};
+// The keys a new row may leave out (retired_on and replacement are required when its status is
+// "retired"; without batch_price_factor the model takes no batch delivery).
+constexpr std::string_view kOptionalKeys[] = {"retired_on", "replacement", "batch_price_factor"};
 constexpr std::string_view kPriceKeys[] = {"input_text", "input_image", "output_text",
                                            "output_image", "thoughts"};
 constexpr std::pair<std::string_view, ModelStatus> kStatuses[] = {
@@ -220,6 +222,13 @@ Status ApplyKey(ModelCapabilities& row, std::string_view key, const Json& v) {
     ASSIGN_OR_RETURN(row.prices, ReadPrices(v));
   } else if (key == "usd_per_grounded_query") {
     ASSIGN_OR_RETURN(row.usd_per_grounded_query, ReadUsd(v));
+  } else if (key == "batch_price_factor") {
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0 ||
+        v.get<double>() > 1) {
+      return Bad("must be a number above 0 and at most 1 (0.5: a batch token costs half), got " +
+                 Shown(v));
+    }
+    row.batch_price_factor = v.get<double>();
   }
   return Status::Ok();
 }
@@ -442,6 +451,9 @@ std::string FormatModelTable(const std::vector<ModelCapabilities>& table) {
            Usd(p.input_image) + ", output text " + Usd(p.output_text) + ", output image " +
            Usd(p.output_image) + ", thoughts " + Usd(p.thoughts) + "; USD per grounded query " +
            Usd(m.usd_per_grounded_query) + "\n";
+    out += m.batch_price_factor > 0
+               ? "  batch delivery: tokens at " + Usd(m.batch_price_factor) + " × these prices\n"
+               : "  batch delivery: not offered\n";
   }
   return out;
 }

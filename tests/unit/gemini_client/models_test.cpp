@@ -100,6 +100,7 @@ TEST(GeminiModelsTest, TheBuiltInTableIsTheDocumentedTable) {
     EXPECT_GT(m.prices.output_image, 0) << m.id;
     EXPECT_EQ(m.output_image_tokens.size(), m.image_sizes.size()) << m.id;
     EXPECT_EQ(m.search == Support::kYes, m.usd_per_grounded_query > 0) << m.id;
+    EXPECT_EQ(m.batch_price_factor, 0.5) << m.id;  // Gemini's Batch API: half the price
   }
 }
 

@@ -48,6 +48,21 @@ TEST(PriceUsage, TokensWithoutAModalityArePricedAsPromptTextAndAnswerImage) {
   EXPECT_EQ(PriceUsage(Row(), Json(), 0).usd, 0);  // no usage reported: nothing to price
 }
 
+TEST(PriceUsage, ABatchAnswerPricesTokensAtTheFactorAndQueriesAtTheirPrice) {
+  const Json usage = Json::parse(R"({"promptTokenCount": 10, "candidatesTokenCount": 1120})");
+  const CallCost listed = PriceUsage(Row(), usage, 1);
+  const CallCost batch = PriceUsage(Row(), usage, 1, 0.5);
+  EXPECT_DOUBLE_EQ(batch.usd, (10 * 0.5 + 1120 * 60.0) / 1e6 * 0.5 + 0.014);
+  EXPECT_DOUBLE_EQ(batch.usd - 0.014, (listed.usd - 0.014) / 2);
+  EXPECT_EQ(batch.price_factor, 0.5);
+  EXPECT_EQ(batch.output_image_tokens, listed.output_image_tokens);  // the same tokens counted
+  EXPECT_EQ(CostJson(batch)["price_factor"], 0.5);
+  EXPECT_FALSE(CostJson(listed).contains("price_factor"));
+  EXPECT_EQ(CostLine(batch),
+            "cost ≈ $0.0476 (1,120 image tokens, 10 input tokens, 1 search query, tokens at the "
+            "batch price, 0.5 × the listed)");
+}
+
 TEST(EstimateCost, IsTheWorstCaseOfWhatTheCallMaySend) {
   const CallCost e = EstimateCost(Row(), {.text_bytes = 100,
                                           .input_images = 2,

@@ -51,13 +51,15 @@ std::vector<std::string> Ids(const std::vector<ModelCapabilities>& rows) {
 }
 
 TEST(ModelTableTest, ARowReadsIntoEveryField) {
+  Json current = FullRow("new");
+  current["batch_price_factor"] = 0.5;
   Json retired = FullRow("old");
   retired["status"] = "retired";
   retired["retired_on"] = "2026-10-29";
   retired["replacement"] = "new";
   retired["sizes"] = {"4K", "1K"};  // any order: kept in the vocabulary's
   retired["thinking"] = Json::array();
-  auto table = ParseModelTable(Document({FullRow("new"), retired}), kSource);
+  auto table = ParseModelTable(Document({current, retired}), kSource);
   ASSERT_TRUE(table.ok()) << table.error().message;
   ASSERT_EQ(Ids(*table), (std::vector<std::string>{"new", "old"}));
   const ModelCapabilities& m = (*table)[0];
@@ -112,7 +114,14 @@ TEST(ModelTableTest, EachMalformedRowNamesTheDocumentTheRowAndTheKey) {
       {ErrorOfRow([](Json& r) { r["colour"] = "red"; }),
        at + "\"colour\": unknown key; a row's keys are id, status, retired_on, replacement, "
             "sizes, aspect_ratios, max_reference_images, thinking, search, input_token_limit, "
-            "output_image_tokens, prices_usd_per_million_tokens, usd_per_grounded_query"},
+            "output_image_tokens, prices_usd_per_million_tokens, usd_per_grounded_query, "
+            "batch_price_factor"},
+      {ErrorOfRow([](Json& r) { r["batch_price_factor"] = 0; }),
+       at + "\"batch_price_factor\": must be a number above 0 and at most 1 (0.5: a batch token "
+            "costs half), got 0"},
+      {ErrorOfRow([](Json& r) { r["batch_price_factor"] = 1.5; }),
+       at + "\"batch_price_factor\": must be a number above 0 and at most 1 (0.5: a batch token "
+            "costs half), got 1.5"},
       {ErrorOfRow([](Json& r) { r["prices_usd_per_million_tokens"]["cached"] = 1; }),
        at + "\"prices_usd_per_million_tokens\": unknown price \"cached\"; the prices are "
             "input_text, input_image, output_text, output_image, thoughts"},
@@ -277,12 +286,14 @@ TEST(ModelTableTest, AMergedDocumentAddsRowsAndCorrectsKnownOnes) {
 }
 
 TEST(ModelTableTest, TheListingShowsEachRow) {
+  Json current = FullRow("new");
+  current["batch_price_factor"] = 0.5;
   Json retired = FullRow("old");
   retired["status"] = "retired";
   retired["retired_on"] = "2026-10-29";
   retired["replacement"] = "new";
   retired["thinking"] = Json::array();
-  auto table = ParseModelTable(Document({FullRow("new"), retired}), kSource);
+  auto table = ParseModelTable(Document({current, retired}), kSource);
   ASSERT_TRUE(table.ok()) << table.error().message;
   EXPECT_EQ(FormatModelTable(*table),
             "new  ga\n"
@@ -292,13 +303,26 @@ TEST(ModelTableTest, TheListingShowsEachRow) {
             "  output image tokens: 1K 1120 4K 2520\n"
             "  USD per million tokens: input text 0.5, input image 0.5, output text 3, output "
             "image 60, thoughts 3; USD per grounded query 0.014\n"
+            "  batch delivery: tokens at 0.5 × these prices\n"
             "\n"
             "old  retired on 2026-10-29, replaced by new\n"
             "  sizes 1K 4K; aspect ratios 1:1 16:9 8:1\n"
             "  thinking none; search yes; up to 14 images a request; input token limit 131072\n"
             "  output image tokens: 1K 1120 4K 2520\n"
             "  USD per million tokens: input text 0.5, input image 0.5, output text 3, output "
-            "image 60, thoughts 3; USD per grounded query 0.014\n");
+            "image 60, thoughts 3; USD per grounded query 0.014\n"
+            "  batch delivery: not offered\n");
+}
+
+TEST(ModelTableTest, ABatchPriceFactorIsOptionalAndCorrectable) {
+  Json row = FullRow("m");
+  auto table = ParseModelTable(Document({row}), kSource);
+  ASSERT_TRUE(table.ok()) << table.error().message;
+  EXPECT_EQ(table->front().batch_price_factor, 0);  // left out: no batch delivery
+  auto merged =
+      MergeModelTable(*table, R"({"models": [{"id": "m", "batch_price_factor": 0.5}]})", kSource);
+  ASSERT_TRUE(merged.ok()) << merged.error().message;
+  EXPECT_DOUBLE_EQ(merged->front().batch_price_factor, 0.5);
 }
 
 }  // namespace
