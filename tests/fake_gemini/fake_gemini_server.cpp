@@ -14,7 +14,6 @@
 namespace imgmcp::fake_gemini {
 namespace {
 
-constexpr char kJson[] = "application/json; charset=UTF-8";
 constexpr size_t kMaxBody = 256u * 1024 * 1024;
 
 Result<std::string> ReadFile(const std::string& path) {
@@ -172,11 +171,12 @@ Result<int> FakeGeminiServer::Start(const std::string& host, int port) {
     HandleGenerate(req, res, route);
   });
   RegisterOAuthRoutes();
+  RegisterBatchRoutes();
   auto control = [this](const httplib::Request& req, httplib::Response& res) {
     HandleControl(req, res);
   };
   server_->Post("/_fake/(script|reset|config|release)", control);
-  server_->Get("/_fake/(requests|wait)", control);
+  server_->Get("/_fake/(requests|wait|batches)", control);
   // A held call or a waiting test keeps its worker thread; cpp-httplib's default pool (8 on a
   // small machine) would let a few of them stall every other request.
   server_->new_task_queue = [] { return new httplib::ThreadPool(64); };
@@ -274,6 +274,7 @@ void FakeGeminiServer::RegisterOAuthRoutes() {
 
 void FakeGeminiServer::Reset() {
   oauth_.Reset();
+  batches_.Clear();
   {
     std::lock_guard<std::mutex> lock(mutex_);
     script_.clear();
@@ -309,6 +310,8 @@ Status FakeGeminiServer::Configure(const Json& config) {
       next.fixed_image_file = value.get<std::string>();
     } else if (key == "invalid_key" && value.is_string()) {
       next.invalid_key = value.get<std::string>();
+    } else if (key == "batch_states") {
+      ASSIGN_OR_RETURN(next.batch_states, ParseBatchSchedule(value));
     } else if (key == "serve_as" && value.is_object() &&
                std::all_of(value.begin(), value.end(), [](const Json& v) {
                  return v.is_string() && IsKnownModel(v.get_ref<const std::string&>());
@@ -320,7 +323,7 @@ Status FakeGeminiServer::Configure(const Json& config) {
                        "config field \"" + key +
                            "\" is unknown or has the wrong type (latency_ms: integer ≥ 0, "
                            "fixed_image_file: string, invalid_key: string, serve_as: {id: a "
-                           "model the fake knows})");
+                           "model the fake knows}, batch_states: [state, …])");
     }
   }
   std::lock_guard<std::mutex> lock(mutex_);
@@ -398,6 +401,7 @@ void FakeGeminiServer::HandleControl(const httplib::Request& req, httplib::Respo
   };
   const std::string& what = req.matches[1];
   if (what == "requests") return reply(200, Requests());
+  if (what == "batches") return reply(200, batches_.List());
   if (what == "wait") {
     size_t counts[3] = {0, 0, 20000};  // requests, held, timeout_ms
     const char* names[3] = {"requests", "held", "timeout_ms"};
@@ -434,6 +438,108 @@ void FakeGeminiServer::HandleControl(const httplib::Request& req, httplib::Respo
   Status s = what == "script" ? PushScript(body) : Configure(body);
   if (!s.ok()) return reply(400, {{"error", s.error().message}});
   return reply(200, {{"ok", true}, {"pending", PendingActions()}});
+}
+
+FakeGeminiServer::Answer FakeGeminiServer::AnswerRequest(const std::string& model,
+                                                         const std::string& request_body,
+                                                         const Action& action,
+                                                         const FakeGeminiOptions& options,
+                                                         LogSlot index) {
+  auto error = [](int status, const std::string& message, const std::string& api_status,
+                  const Json& details = Json()) {
+    return Answer{status, ErrorBody(status, message, api_status, details)};
+  };
+  if (action.status != 0 && action.status != 200) {
+    std::string message =
+        action.message.empty() ? DefaultErrorMessage(action.status) : action.message;
+    if (action.status == 429 && !action.retry_delay.empty() && action.message.empty()) {
+      message += " Please retry in " + action.retry_delay + ".";
+    }
+    return error(action.status, message,
+                 action.api_status.empty() ? DefaultApiStatus(action.status) : action.api_status,
+                 ErrorDetails(action));
+  }
+  std::string signature_problem;
+  auto parsed = ParseRequest(request_body, model, &signature_problem);
+  if (!parsed.ok()) {
+    if (!signature_problem.empty()) Annotate(index, {{"signature_problem", signature_problem}});
+    return error(400, parsed.error().message, "INVALID_ARGUMENT");
+  }
+  Annotate(
+      index,
+      {{"body", parsed->logged_body}, {"images", parsed->image_log}, {"turns", parsed->turns}});
+
+  ResponseSpec spec;
+  spec.model = model;
+  spec.prompt_text_tokens = static_cast<int>(parsed->prompt.size() / 4 + 1);
+  spec.prompt_image_tokens = InputImageTokens() * static_cast<int>(parsed->image_log.size());
+  spec.image_tokens = ImageTokens(model, parsed->image_size);
+  spec.thoughts_tokens = ThoughtTokens(model, parsed->thinking_level);
+  // Thinking shows as a leading thought part: always on 3 Pro, and with thinkingLevel HIGH.
+  const bool thinks = AlwaysThinks(model) || parsed->thinking_level == "HIGH";
+  spec.thought_parts = std::max(action.thought_parts, thinks ? 1 : 0);
+  if (parsed->search) spec.grounding_query = parsed->prompt;
+  if (spec.thought_parts > 1) spec.draft_png = DraftPng();
+  std::string image;
+
+  if (!action.block_reason.empty()) {
+    spec.block_reason = action.block_reason;
+  } else if (!action.finish_reason.empty() && action.finish_reason != "STOP") {
+    spec.finish_reason = action.finish_reason;
+    spec.finish_message = action.finish_message;
+  } else if (action.text_only) {
+    spec.text = *action.text_only;
+  } else {
+    const std::string fixed =
+        !action.fixed_image_file.empty() ? action.fixed_image_file : options.fixed_image_file;
+    std::string failure;
+    if (!fixed.empty()) {
+      auto bytes = ReadFile(fixed);
+      if (!bytes.ok()) return error(500, bytes.error().message, "INTERNAL");
+      image = std::move(bytes).value();
+    } else {
+      local::LocalBackend engine;
+      imaging::CallContext ctx;
+      Result<imaging::BackendImage> made = Error();
+      if (parsed->images.empty()) {
+        imaging::GenerateRequest g;
+        g.prompt = parsed->prompt;
+        g.options.aspect_ratio = parsed->aspect_ratio;
+        g.options.image_size = parsed->image_size;
+        made = engine.Generate(g, ctx);
+      } else {
+        imaging::EditRequest e;
+        e.prompt = parsed->prompt;
+        e.options.image_size = parsed->image_size;
+        e.base = parsed->images.front();
+        e.references.assign(parsed->images.begin() + 1, parsed->images.end());
+        made = engine.Edit(e, ctx);
+      }
+      if (made.ok()) {
+        image = std::move(made->bytes);
+      } else {
+        failure = made.error().message;
+      }
+    }
+    if (!failure.empty()) {
+      // What the real model does with an instruction it will not follow: text, no image.
+      spec.text = "I can't make that image: " + failure;
+    } else {
+      spec.image_label = imaging::MimeTypeOf(imaging::SniffFormat(image));
+      if (action.jpeg_labelled_png) {
+        auto pixels = imaging::Decode(image);
+        if (!pixels.ok()) return error(500, pixels.error().message, "INTERNAL");
+        auto jpeg = imaging::EncodeJpeg(*pixels, 90);
+        if (!jpeg.ok()) return error(500, jpeg.error().message, "INTERNAL");
+        image = std::move(jpeg).value();
+        spec.image_label = "image/png";  // the wrong label is the point
+      }
+      spec.image = &image;
+      if (parsed->want_text) spec.text = "Here is the image you asked for.";
+    }
+  }
+
+  return Answer{200, BuildResponse(spec)};
 }
 
 void FakeGeminiServer::HandleGenerate(const httplib::Request& req, httplib::Response& res,
@@ -575,106 +681,16 @@ void FakeGeminiServer::HandleGenerate(const httplib::Request& req, httplib::Resp
     res.set_content_provider(4096, kJson, [](size_t, size_t, httplib::DataSink&) { return false; });
     return;
   }
-  if (action.status != 0 && action.status != 200) {
-    if (action.raw_body) {
-      return send(action.status, *action.raw_body, "text/html; charset=UTF-8");
-    }
-    std::string message =
-        action.message.empty() ? DefaultErrorMessage(action.status) : action.message;
-    if (action.status == 429 && !action.retry_delay.empty() && action.message.empty()) {
-      message += " Please retry in " + action.retry_delay + ".";
-    }
-    return send_error(
-        action.status, message,
-        action.api_status.empty() ? DefaultApiStatus(action.status) : action.api_status,
-        ErrorDetails(action));
+  if (action.status != 0 && action.status != 200 && action.raw_body) {
+    return send(action.status, *action.raw_body, "text/html; charset=UTF-8");
   }
   if (action.malformed_json) {
     return send(200, R"({"candidates":[{"content":{"role":"model","parts":[{"text":"Here is)",
                 kJson);
   }
-
-  std::string signature_problem;
-  auto parsed = ParseRequest(req.body, model, &signature_problem);
-  if (!parsed.ok()) {
-    if (!signature_problem.empty()) Annotate(index, {{"signature_problem", signature_problem}});
-    return send_error(400, parsed.error().message, "INVALID_ARGUMENT");
-  }
-  Annotate(
-      index,
-      {{"body", parsed->logged_body}, {"images", parsed->image_log}, {"turns", parsed->turns}});
-
-  ResponseSpec spec;
-  spec.model = model;
-  spec.prompt_text_tokens = static_cast<int>(parsed->prompt.size() / 4 + 1);
-  spec.prompt_image_tokens = InputImageTokens() * static_cast<int>(parsed->image_log.size());
-  spec.image_tokens = ImageTokens(model, parsed->image_size);
-  spec.thoughts_tokens = ThoughtTokens(model, parsed->thinking_level);
-  // Thinking shows as a leading thought part: always on 3 Pro, and with thinkingLevel HIGH.
-  const bool thinks = AlwaysThinks(model) || parsed->thinking_level == "HIGH";
-  spec.thought_parts = std::max(action.thought_parts, thinks ? 1 : 0);
-  if (parsed->search) spec.grounding_query = parsed->prompt;
-  if (spec.thought_parts > 1) spec.draft_png = DraftPng();
-  std::string image;
-
-  if (!action.block_reason.empty()) {
-    spec.block_reason = action.block_reason;
-  } else if (!action.finish_reason.empty() && action.finish_reason != "STOP") {
-    spec.finish_reason = action.finish_reason;
-    spec.finish_message = action.finish_message;
-  } else if (action.text_only) {
-    spec.text = *action.text_only;
-  } else {
-    const std::string fixed =
-        !action.fixed_image_file.empty() ? action.fixed_image_file : options.fixed_image_file;
-    std::string failure;
-    if (!fixed.empty()) {
-      auto bytes = ReadFile(fixed);
-      if (!bytes.ok()) return send_error(500, bytes.error().message, "INTERNAL");
-      image = std::move(bytes).value();
-    } else {
-      local::LocalBackend engine;
-      imaging::CallContext ctx;
-      Result<imaging::BackendImage> made = Error();
-      if (parsed->images.empty()) {
-        imaging::GenerateRequest g;
-        g.prompt = parsed->prompt;
-        g.options.aspect_ratio = parsed->aspect_ratio;
-        g.options.image_size = parsed->image_size;
-        made = engine.Generate(g, ctx);
-      } else {
-        imaging::EditRequest e;
-        e.prompt = parsed->prompt;
-        e.options.image_size = parsed->image_size;
-        e.base = parsed->images.front();
-        e.references.assign(parsed->images.begin() + 1, parsed->images.end());
-        made = engine.Edit(e, ctx);
-      }
-      if (made.ok()) {
-        image = std::move(made->bytes);
-      } else {
-        failure = made.error().message;
-      }
-    }
-    if (!failure.empty()) {
-      // What the real model does with an instruction it will not follow: text, no image.
-      spec.text = "I can't make that image: " + failure;
-    } else {
-      spec.image_label = imaging::MimeTypeOf(imaging::SniffFormat(image));
-      if (action.jpeg_labelled_png) {
-        auto pixels = imaging::Decode(image);
-        if (!pixels.ok()) return send_error(500, pixels.error().message, "INTERNAL");
-        auto jpeg = imaging::EncodeJpeg(*pixels, 90);
-        if (!jpeg.ok()) return send_error(500, jpeg.error().message, "INTERNAL");
-        image = std::move(jpeg).value();
-        spec.image_label = "image/png";  // the wrong label is the point
-      }
-      spec.image = &image;
-      if (parsed->want_text) spec.text = "Here is the image you asked for.";
-    }
-  }
-
-  std::string body = BuildResponse(spec);
+  Answer answer = AnswerRequest(model, req.body, action, options, index);
+  if (answer.status != 200) return send(answer.status, std::move(answer.body), kJson);
+  std::string body = std::move(answer.body);
   if (action.truncated_body) {
     // Declare the full length, send about half, then give up: the client sees a cut connection.
     SetStatus(index, 200);

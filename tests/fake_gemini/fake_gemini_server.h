@@ -11,6 +11,10 @@
 // the fake's token endpoint, fake_oauth.h> (else 401 UNAUTHENTICATED), and express mode
 // POST /v1/publishers/google/models/{model}:generateContent with x-goog-api-key. Log entries add
 // api ("gemini"|"vertex"), project, location, bearer_present and bearer_valid.
+// Batch API (fake_batches.h): POST /{v}/models/{model}:batchGenerateContent with the requests
+// inlined (each answered now with its own scripted action, logged as rpc "batchGenerateContent"
+// with its batch_key), GET /{v}/batches/{id} (rpc "batches.get") and POST
+// /{v}/batches/{id}:cancel (rpc "batches.cancel"); config "batch_states" sets the schedule.
 // Control surface:
 //   POST /_fake/script    JSON array of actions (script.h), appended to the queue; one per call
 //   GET  /_fake/requests  JSON array: the request log (see Requests())
@@ -19,7 +23,8 @@
 //                          "serve_as":{ID:KNOWN_ID}} (serve ID with the rules of KNOWN_ID)
 //   POST /_fake/release   {"gate":NAME}: opens a gate; the calls held at it (script action
 //                         "hold") go on, and later ones pass. A reset closes every gate.
-//   GET  /_fake/wait?requests=N&held=M&timeout_ms=T
+//   GET  /_fake/batches   JSON array of the batch jobs: name, model, state, requests, reads,
+//   cancels GET  /_fake/wait?requests=N&held=M&timeout_ms=T
 //                         answers once at least N generateContent calls are logged and at least
 //                         M are held at a gate: 200 {"requests":R,"held":H}, or 408 with the same
 //                         body when T ms (default 20000) pass first. A test waits on it, woken by
@@ -33,6 +38,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -40,6 +46,7 @@
 
 #include "common/json.h"
 #include "common/result.h"
+#include "tests/fake_gemini/fake_batches.h"
 #include "tests/fake_gemini/fake_oauth.h"
 #include "tests/fake_gemini/script.h"
 
@@ -60,6 +67,8 @@ struct FakeGeminiOptions {
   // Both set: serve HTTPS with this PEM certificate chain and key (proxy CONNECT and CA tests).
   std::string tls_cert_file;
   std::string tls_key_file;
+  // The states each new batch job shows, one per read of batches/{id} (fake_batches.h).
+  std::vector<std::string> batch_states = DefaultBatchSchedule();
 };
 
 class FakeGeminiServer {
@@ -109,12 +118,30 @@ class FakeGeminiServer {
   };
   void HandleGenerate(const httplib::Request& req, httplib::Response& res, const Route& route);
   void RegisterOAuthRoutes();
+  void RegisterBatchRoutes();
+  // batchGenerateContent: each inlined request answered (AnswerRequest) and kept in a new job.
+  void HandleBatchCreate(const httplib::Request& req, httplib::Response& res);
+  // batches/{id} and batches/{id}:cancel.
+  void HandleBatchJob(const httplib::Request& req, httplib::Response& res, bool cancel);
   void HandleControl(const httplib::Request& req, httplib::Response& res);
   // A request's entry in the log: its index in the log of one epoch (Reset starts a new one).
   struct LogSlot {
     uint64_t epoch = 0;
     size_t index = 0;
   };
+  // What a generateContent request body gets from `model`'s rules and `action` (its scripted
+  // error, block, finish reason, text or image): an HTTP status and a JSON body. Shared by the
+  // immediate calls and each request of a batch job; annotates the request's log entry.
+  struct Answer {
+    int status = 200;
+    std::string body;
+  };
+  Answer AnswerRequest(const std::string& model, const std::string& request_body,
+                       const Action& action, const FakeGeminiOptions& options, LogSlot index);
+  // A Batch API request logged as `rpc` (with `extra`) and its key checked: its log slot, or
+  // nullopt when refused (`res` answered).
+  std::optional<LogSlot> AdmitBatchCall(const httplib::Request& req, httplib::Response& res,
+                                        const std::string& rpc, const Json& extra);
   // Waits `d` unless Stop() is called first.
   void Pause(std::chrono::milliseconds d);
   // Waits until `gate` opens, a reset ends the log epoch `epoch`, or Stop() is called.
@@ -125,7 +152,8 @@ class FakeGeminiServer {
   void AnnotateLocked(LogSlot slot, const Json& fields);
 
   const FakeGeminiOptions initial_options_;
-  FakeOAuth oauth_;  // thread-safe on its own
+  FakeOAuth oauth_;      // thread-safe on its own
+  FakeBatches batches_;  // thread-safe on its own
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   int port_ = 0;

@@ -60,6 +60,9 @@ struct ParsedRequest {
 Result<ParsedRequest> ParseRequest(std::string_view body, std::string_view model,
                                    std::string* signature_problem = nullptr);
 
+// The Content-Type of every JSON answer.
+inline constexpr char kJson[] = "application/json; charset=UTF-8";
+
 // {"error":{code,message,status[,details]}} as Google sends it.
 std::string ErrorBody(int code, std::string_view message, std::string_view status,
                       const Json& details = Json());
