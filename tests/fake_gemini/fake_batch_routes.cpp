@@ -90,6 +90,42 @@ std::optional<FakeGeminiServer::LogSlot> FakeGeminiServer::AdmitBatchCall(
   return std::nullopt;
 }
 
+Json FakeGeminiServer::AnswerBatchItem(const std::string& model, const std::string& key,
+                                       const Json& request, const FakeGeminiOptions& options) {
+  Action action;
+  LogSlot slot;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    log_.push_back({{"method", "BATCH"},
+                    {"rpc", "batchGenerateContent"},
+                    {"model", model},
+                    {"batch_key", key},
+                    {"api", "gemini"},
+                    {"action", nullptr},
+                    {"response_status", nullptr}});
+    slot = LogSlot{log_epoch_, log_.size() - 1};
+    if (!script_.empty()) {
+      action = std::move(script_.front());
+      script_.pop_front();
+      AnnotateLocked(slot, {{"action", ActionToJson(action)}});
+    }
+  }
+  changed_.notify_all();
+  Answer answer = AnswerRequest(model, request.dump(), action, options, slot);
+  SetStatus(slot, answer.status);
+  Json out = {{"metadata", {{"key", key}}}};
+  if (answer.status == 200) {
+    out["response"] = Json::parse(answer.body);
+  } else {
+    const Json error = Json::parse(answer.body, nullptr, false);
+    const Json detail = error.is_object() ? error.value("error", Json::object()) : Json();
+    out["error"] = {{"code", RpcCodeOfHttpStatus(answer.status)},
+                    {"message", detail.is_object() ? detail.value("message", "") : ""},
+                    {"status", detail.is_object() ? detail.value("status", "") : ""}};
+  }
+  return out;
+}
+
 void FakeGeminiServer::HandleBatchCreate(const httplib::Request& req, httplib::Response& res) {
   std::string model = req.matches[2];
   const std::optional<LogSlot> call =
@@ -125,38 +161,7 @@ void FakeGeminiServer::HandleBatchCreate(const httplib::Request& req, httplib::R
     if (!item.is_object() || !item.contains("request") || key.empty()) {
       return refuse(400, "each inlined request needs request and metadata.key");
     }
-    Action action;
-    LogSlot slot;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      log_.push_back({{"method", "BATCH"},
-                      {"rpc", "batchGenerateContent"},
-                      {"model", model},
-                      {"batch_key", key},
-                      {"api", "gemini"},
-                      {"action", nullptr},
-                      {"response_status", nullptr}});
-      slot = LogSlot{log_epoch_, log_.size() - 1};
-      if (!script_.empty()) {
-        action = std::move(script_.front());
-        script_.pop_front();
-        AnnotateLocked(slot, {{"action", ActionToJson(action)}});
-      }
-    }
-    changed_.notify_all();
-    Answer answer = AnswerRequest(model, item["request"].dump(), action, options, slot);
-    SetStatus(slot, answer.status);
-    Json out = {{"metadata", {{"key", key}}}};
-    if (answer.status == 200) {
-      out["response"] = Json::parse(answer.body);
-    } else {
-      const Json error = Json::parse(answer.body, nullptr, false);
-      const Json detail = error.is_object() ? error.value("error", Json::object()) : Json();
-      out["error"] = {{"code", RpcCodeOfHttpStatus(answer.status)},
-                      {"message", detail.is_object() ? detail.value("message", "") : ""},
-                      {"status", detail.is_object() ? detail.value("status", "") : ""}};
-    }
-    answers.push_back(std::move(out));
+    answers.push_back(AnswerBatchItem(model, key, item["request"], options));
   }
   const std::string display = body["batch"].value("display_name", "");
   res.status = 200;

@@ -121,6 +121,10 @@ class FakeGeminiServer {
   void RegisterBatchRoutes();
   // batchGenerateContent: each inlined request answered (AnswerRequest) and kept in a new job.
   void HandleBatchCreate(const httplib::Request& req, httplib::Response& res);
+  // One inlined request of a job, logged with its key and answered with the next scripted
+  // action: {metadata: {key}, response | error {code, message, status}}.
+  Json AnswerBatchItem(const std::string& model, const std::string& key, const Json& request,
+                       const FakeGeminiOptions& options);
   // batches/{id} and batches/{id}:cancel.
   void HandleBatchJob(const httplib::Request& req, httplib::Response& res, bool cancel);
   void HandleControl(const httplib::Request& req, httplib::Response& res);
