@@ -25,10 +25,13 @@ namespace imgmcp::gemini {
 //  - A generateContent answer (Gemini or Vertex AI): 96 MiB. A 4K image is 5-30 MB of base64
 //    (reference: a 1K PNG ~2 MB, 2K/4K 5-30 MB, "allow >= 64 MB bodies"); 96 MiB holds a
 //    64 MiB image (--max-image-bytes' default) in base64 with its text and thought parts.
+//  - A Batch API answer (a job, with a finished job's inlined answers): 1 GiB. A job holds at
+//    most 100 requests by default (--batch-max), each answered like a generateContent call.
 //  - A token endpoint's or the metadata server's answer: 64 KiB (a token answer is about 1 KiB).
 //  - An access token: 8 KiB (Google's are at most 2 KiB); a longer one, or one with characters a
 //    header cannot carry, is refused and never sent (oauth_sources.cpp).
 inline constexpr size_t kMaxGeminiAnswerBytes = size_t{96} << 20;
+inline constexpr size_t kMaxBatchAnswerBytes = size_t{1} << 30;
 inline constexpr size_t kMaxTokenAnswerBytes = size_t{64} << 10;
 inline constexpr size_t kMaxAccessTokenBytes = size_t{8} << 10;
 
