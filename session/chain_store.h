@@ -34,6 +34,7 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "session/batch_tasks.h"
 #include "session/chain_tasks.h"
 #include "session/image_cache.h"
 #include "session/session_store.h"
@@ -121,6 +122,8 @@ class ChainStore : public SessionStore {
   Result<TaskPage> ListTasks(const std::string& owner, const std::optional<std::string>& cursor,
                              int limit) final;
   Result<int64_t> SweepTasks() final;
+  // The batch tasks' rows (batch_tasks.h), for the store's batch poller.
+  BatchTasks batch_tasks() { return BatchTasks(task_rows(), clock_); }
 
   const ImageCache& cache() const { return cache_; }
 

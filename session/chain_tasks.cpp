@@ -24,7 +24,8 @@ Result<TaskRecord> ChainTasks::Create(const NewTask& task) {
   row.record.status_message = task.status_message;
   row.record.ttl_ms = task.ttl_ms;
   row.record.poll_interval_ms = task.poll_interval_ms;
-  row.record.runner = std::move(runner);
+  row.record.runner = task.batch_model.empty() ? std::move(runner) : kBatchRunner;
+  row.record.batch_model = task.batch_model;
   row.created_ms = row.updated_ms = WallMs(clock_);
   RenderTaskTimes(row);
   RETURN_IF_ERROR(rows_.Insert(row));
@@ -88,6 +89,7 @@ Result<int64_t> ChainTasks::Sweep() {
   std::map<std::string, bool> alive;  // by runner: asked once per sweep
   int settled = 0;
   for (const TaskRow& row : unsettled) {
+    if (row.record.runner == kBatchRunner) continue;  // the batch poller's, never an orphan
     auto it = alive.find(row.record.runner);
     if (it == alive.end()) {
       ASSIGN_OR_RETURN(bool lives, rows_.RunnerIsAlive(row.record.runner));
@@ -107,7 +109,10 @@ Result<int64_t> ChainTasks::Sweep() {
 }
 
 Result<TaskRow> ChainTasks::SettleIfOrphaned(TaskRow row, const std::string& own_runner) {
-  if (IsTerminal(row.record.status) || row.record.runner == own_runner) return row;
+  if (IsTerminal(row.record.status) || row.record.runner == own_runner ||
+      row.record.runner == kBatchRunner) {
+    return row;
+  }
   ASSIGN_OR_RETURN(bool alive, rows_.RunnerIsAlive(row.record.runner));
   if (alive) return row;
   return SettleOrphan(row);

@@ -57,6 +57,17 @@ class TaskRows {
   virtual Result<std::vector<TaskRow>> LoadOthersUnsettled(const std::string& runner) = 0;
   // Deletes the rows expired at now_ms (TaskExpired); returns how many.
   virtual Result<int64_t> DeleteExpired(int64_t now_ms) = 0;
+
+  // Batch tasks (batch_tasks.h). In one statement: puts up to `limit` working rows of
+  // `batch_model` without a group, created at or before `created_before_ms`, into `group`, oldest
+  // (created_ms, task_id) first; returns them. Two calls never put one row in two groups.
+  virtual Result<std::vector<TaskRow>> GroupBatch(const std::string& batch_model,
+                                                  const std::string& group, int limit,
+                                                  int64_t created_before_ms) = 0;
+  // Sets batch_job on the rows of `group` that have none; returns how many.
+  virtual Result<int64_t> SetBatchJob(const std::string& group, const std::string& job) = 0;
+  // Every batch row (batch_model set) that is not terminal, oldest first.
+  virtual Result<std::vector<TaskRow>> LoadOpenBatch() = 0;
 };
 
 // The task methods of SessionStore (see there for what each answers) over `rows`. Holds only

@@ -33,6 +33,11 @@ std::string TaskIdempotencyKey(std::string_view task_id);
 // The task id of a key TaskIdempotencyKey made; "" for any other key.
 std::string TaskIdOfKey(std::string_view key);
 
+// The runner of a batch task (TaskRecord::batch_model set): no process or replica runs it, the
+// store's batch poller (whoever holds the store's poll lock) does, so it is never settled as an
+// orphan; it ends when its batch job's answer is committed or the job fails.
+inline constexpr char kBatchRunner[] = "batch";
+
 // What CreateTask is given.
 struct NewTask {
   // The caller's auth scope: an opaque digest of its credentials (e.g. SHA-256 of the bearer
@@ -44,6 +49,9 @@ struct NewTask {
   int64_t ttl_ms = 0;  // the row is removed this long after the task became terminal (0: never)
   int64_t poll_interval_ms = 1000;
   std::string status_message;
+  // Set: a batch task of this model (delivery "batch"), run by kBatchRunner; it waits for its
+  // batch window until a poller groups it (BatchTasks, batch_tasks.h). "": an immediate task.
+  std::string batch_model;
 };
 
 struct TaskRecord {
@@ -67,6 +75,11 @@ struct TaskRecord {
   std::string created_at;  // RFC 3339 UTC with milliseconds
   std::string updated_at;
   std::string runner;  // which process or replica runs it (the store's own id when created)
+  // A batch task's model, its group (the batch it was put in: "" while it waits for its window)
+  // and that group's Gemini job ("" until the job was created). All "" for an immediate task.
+  std::string batch_model;
+  std::string batch_group;
+  std::string batch_job;
 };
 
 // A transition asked of UpdateTask. Only a task that is not terminal changes; the fields given

@@ -27,7 +27,20 @@ Status ValidateNewTask(const NewTask& task) {
   if (task.tool.empty()) return Invalid("task tool must not be empty");
   if (task.ttl_ms < 0) return Invalid("task ttl_ms must be >= 0 (0: the row never expires)");
   if (task.poll_interval_ms < 0) return Invalid("task poll_interval_ms must be >= 0");
+  if (!task.batch_model.empty() && !IsBatchName(task.batch_model)) {
+    return Invalid("task batch_model must be 1-128 of A-Z a-z 0-9 . _ - /");
+  }
   return Status::Ok();
+}
+
+bool IsBatchName(std::string_view name) {
+  if (name.empty() || name.size() > 128) return false;
+  for (char c : name) {
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-' || c == '/';
+    if (!ok) return false;
+  }
+  return true;
 }
 
 Status ValidateTaskUpdate(const TaskUpdate& update) {

@@ -16,7 +16,8 @@ namespace imgmcp::session {
 // The SQL both stores' task tables share (the same columns and rules in SQLite and PostgreSQL).
 inline constexpr char kTaskColumns[] =
     "task_id, owner, session_id, tool, request_json, status, status_message, result_json, "
-    "version, error_json, ttl_ms, poll_interval_ms, created_ms, updated_ms, runner";
+    "version, error_json, ttl_ms, poll_interval_ms, created_ms, updated_ms, runner, batch_model, "
+    "batch_group, batch_job";
 inline constexpr char kTaskNotTerminal[] = "status IN ('working', 'input_required')";
 // "A terminal row whose ttl has passed at <time>": the caller appends the time (a parameter) and
 // the closing parenthesis (TaskExpired is the same rule in C++).
@@ -32,8 +33,10 @@ struct TaskRow {
 };
 
 // kInvalidArgument naming the field: a session id that is neither "" nor valid, an empty tool,
-// a negative ttl or poll interval.
+// a negative ttl or poll interval, a batch model that is not IsBatchName.
 Status ValidateNewTask(const NewTask& task);
+// A batch model, group or job name as the task rows keep it: 1-128 of A-Z a-z 0-9 . _ - /.
+bool IsBatchName(std::string_view name);
 // kInvalidArgument naming what is wrong: completed without result_json or version, failed
 // without error_json, a result or error with a status that does not take it.
 Status ValidateTaskUpdate(const TaskUpdate& update);

@@ -151,6 +151,13 @@ CREATE TABLE imgmcp.shared_keys (
   value text NOT NULL
 );
 )sql",
+    // v7
+    R"sql(
+ALTER TABLE imgmcp.tasks ADD COLUMN batch_model text NOT NULL DEFAULT '';
+ALTER TABLE imgmcp.tasks ADD COLUMN batch_group text NOT NULL DEFAULT '';
+ALTER TABLE imgmcp.tasks ADD COLUMN batch_job text NOT NULL DEFAULT '';
+CREATE INDEX tasks_by_batch ON imgmcp.tasks (batch_model, batch_group) WHERE batch_model <> '';
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kPgSchemaVersion);
 

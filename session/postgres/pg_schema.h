@@ -33,6 +33,11 @@
 //       audit(id, time_ms, principal, issuer, subject, client_id, action, session_id, version,
 //             idempotency_key, task_id, cost_usd, trace_id, outcome)
 //                                            the audit trail (audit_log.h)
+//   v6  shared_keys(name, value)             secrets every replica shares
+//   v7  tasks += batch_model, batch_group, batch_job
+//                                            a batch task's model, its group (batch job) and
+//                                            that job's name ('' for immediate tasks;
+//                                            session/batch_tasks.h)
 #pragma once
 
 #include <string>
@@ -42,7 +47,7 @@
 
 namespace imgmcp::session::postgres {
 
-inline constexpr int kPgSchemaVersion = 6;
+inline constexpr int kPgSchemaVersion = 7;
 
 // Advisory lock keys (the two-int form; the first number is imgmcp's namespace).
 inline constexpr int kAdvisoryNamespace = 0x696d67;  // "img"

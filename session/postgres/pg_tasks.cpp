@@ -1,8 +1,11 @@
 #include "session/postgres/pg_tasks.h"
 
+#include <algorithm>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "common/decimal.h"
@@ -47,8 +50,23 @@ Result<std::vector<TaskRow>> ReadRows(const PgResult& r) {
     row.created_ms = r.Int(i, 12);
     row.updated_ms = r.Int(i, 13);
     t.runner = r.Text(i, 14);
+    t.batch_model = r.Text(i, 15);
+    t.batch_group = r.Text(i, 16);
+    t.batch_job = r.Text(i, 17);
     RenderTaskTimes(row);
     out.push_back(std::move(row));
+  }
+  return out;
+}
+
+// kColumns, each prefixed with `alias` and a dot.
+std::string QualifiedColumns(const std::string& alias) {
+  std::string out;
+  std::string_view rest = kColumns;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(", ");
+    out += (out.empty() ? "" : ", ") + alias + "." + std::string(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 2);
   }
   return out;
 }
@@ -123,8 +141,9 @@ Status PgTaskRows::Insert(const TaskRow& row) {
       PgResult r,
       conn->Exec(
           std::string("WITH i AS (INSERT INTO imgmcp.tasks(") + kColumns +
-              ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) "
-              "RETURNING task_id, status, owner) SELECT pg_notify('imgmcp_tasks', $16 || ' ' || "
+              ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $17, "
+              "$18, $19) RETURNING task_id, status, owner) SELECT pg_notify('imgmcp_tasks', $16 "
+              "|| ' ' || "
               "task_id || ' ' || status || ' ' || owner) FROM i",
           {PgParam::Text(t.task_id), PgParam::Text(t.owner), PgParam::Text(t.session_id),
            PgParam::Text(t.tool), PgParam::Text(t.request_json),
@@ -132,7 +151,8 @@ Status PgTaskRows::Insert(const TaskRow& row) {
            PgParam::Text(t.result_json), PgParam::OptionalInt(t.version),
            PgParam::Text(t.error_json), PgParam::Int(t.ttl_ms), PgParam::Int(t.poll_interval_ms),
            PgParam::Int(row.created_ms), PgParam::Int(row.updated_ms), PgParam::Text(t.runner),
-           PgParam::Text(origin_)},
+           PgParam::Text(origin_), PgParam::Text(t.batch_model), PgParam::Text(t.batch_group),
+           PgParam::Text(t.batch_job)},
           "creating a task"));
   return Status::Ok();
 }
@@ -226,6 +246,50 @@ Result<int64_t> PgTaskRows::DeleteExpired(int64_t now_ms) {
                      ")) AND " + kExpired + "$1) RETURNING task_id",
                  {PgParam::Int(now_ms)}, "removing expired tasks"));
   return static_cast<int64_t>(r.Rows());
+}
+
+// SKIP LOCKED: a row another poller is grouping right now is left to it, and the outer condition
+// keeps a row grouped meanwhile out. The pick is a materialised CTE: as `IN (SELECT … LIMIT)` the
+// planner may run the subquery more than once and take more rows than the limit.
+Result<std::vector<TaskRow>> PgTaskRows::GroupBatch(const std::string& batch_model,
+                                                    const std::string& group, int limit,
+                                                    int64_t created_before_ms) {
+  ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
+  ASSIGN_OR_RETURN(
+      PgResult r,
+      conn->Exec(std::string("WITH picked AS MATERIALIZED (SELECT task_id FROM imgmcp.tasks "
+                             "WHERE batch_model = $1 AND batch_group = '' AND status = 'working' "
+                             "AND created_ms <= $3 ORDER BY created_ms, task_id LIMIT $4 FOR "
+                             "UPDATE SKIP LOCKED) UPDATE imgmcp.tasks t SET batch_group = $2 FROM "
+                             "picked WHERE t.task_id = picked.task_id AND t.batch_group = '' "
+                             "RETURNING ") +
+                     QualifiedColumns("t"),
+                 {PgParam::Text(batch_model), PgParam::Text(group), PgParam::Int(created_before_ms),
+                  PgParam::Int(limit)},
+                 "grouping batch tasks"));
+  ASSIGN_OR_RETURN(std::vector<TaskRow> rows, ReadRows(r));
+  std::sort(rows.begin(), rows.end(), [](const TaskRow& a, const TaskRow& b) {
+    return std::tie(a.created_ms, a.record.task_id) < std::tie(b.created_ms, b.record.task_id);
+  });
+  return rows;
+}
+
+Result<int64_t> PgTaskRows::SetBatchJob(const std::string& group, const std::string& job) {
+  ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
+  ASSIGN_OR_RETURN(PgResult r,
+                   conn->Exec("UPDATE imgmcp.tasks SET batch_job = $2 WHERE "
+                              "batch_group = $1 AND batch_job = '' RETURNING 1",
+                              {PgParam::Text(group), PgParam::Text(job)}, "recording a batch job"));
+  return static_cast<int64_t>(r.Rows());
+}
+
+Result<std::vector<TaskRow>> PgTaskRows::LoadOpenBatch() {
+  ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
+  ASSIGN_OR_RETURN(PgResult r, conn->Exec(std::string("SELECT ") + kColumns +
+                                              " FROM imgmcp.tasks WHERE " + kNotTerminal +
+                                              " AND batch_model <> '' ORDER BY created_ms, task_id",
+                                          {}, "reading open batch tasks"));
+  return ReadRows(r);
 }
 
 void PgTaskRows::SetListener(TaskListener listener) {

@@ -50,6 +50,10 @@ class PgTaskRows final : public TaskRows {
                                     int limit, int64_t now_ms) override;
   Result<std::vector<TaskRow>> LoadOthersUnsettled(const std::string& runner) override;
   Result<int64_t> DeleteExpired(int64_t now_ms) override;
+  Result<std::vector<TaskRow>> GroupBatch(const std::string& batch_model, const std::string& group,
+                                          int limit, int64_t created_before_ms) override;
+  Result<int64_t> SetBatchJob(const std::string& group, const std::string& job) override;
+  Result<std::vector<TaskRow>> LoadOpenBatch() override;
 
  private:
   PgPool& pool_;

@@ -136,6 +136,13 @@ CREATE TABLE shared_keys (
   value TEXT NOT NULL
 );
 )sql",
+    // v9
+    R"sql(
+ALTER TABLE tasks ADD COLUMN batch_model TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN batch_group TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN batch_job TEXT NOT NULL DEFAULT '';
+CREATE INDEX tasks_by_batch ON tasks(batch_model, batch_group) WHERE batch_model <> '';
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 

@@ -26,6 +26,9 @@
 //       audit(id, time_ms, principal, issuer, subject, client_id, action, session_id, version,
 //             idempotency_key, task_id, cost_usd, trace_id, outcome): the audit trail
 //       (session/audit_log.h)
+//   v8  shared_keys(name, value): secrets every process of the data dir shares
+//   v9  tasks += batch_model, batch_group, batch_job: a batch task's model, the group (batch job)
+//       its poller put it in and that job's name ('' for immediate tasks; session/batch_tasks.h)
 #pragma once
 
 #include "common/result.h"
@@ -33,7 +36,7 @@
 
 namespace imgmcp::session::sqlite {
 
-inline constexpr int kSchemaVersion = 8;
+inline constexpr int kSchemaVersion = 9;
 
 // Brings the database to kSchemaVersion. Errors: kFailedPrecondition for a schema newer than this
 // build or a database that is not imgmcp's; kDataLoss for a corrupt file.

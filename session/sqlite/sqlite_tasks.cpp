@@ -1,6 +1,8 @@
 #include "session/sqlite/sqlite_tasks.h"
 
+#include <algorithm>
 #include <system_error>
+#include <tuple>
 #include <utility>
 
 #include "common/random.h"
@@ -38,6 +40,9 @@ Result<TaskRow> ReadRow(const Statement& st) {
   row.created_ms = st.ColumnInt(12);
   row.updated_ms = st.ColumnInt(13);
   r.runner = st.ColumnText(14);
+  r.batch_model = st.ColumnText(15);
+  r.batch_group = st.ColumnText(16);
+  r.batch_job = st.ColumnText(17);
   RenderTaskTimes(row);
   return row;
 }
@@ -64,13 +69,13 @@ void BindOptional(Statement& st, int index, const std::optional<std::string>& va
 
 Status InsertTask(SqliteDb& db, const TaskRow& row) {
   ASSIGN_OR_RETURN(Statement st, db.Prepare(std::string("INSERT INTO tasks(") + kColumns +
-                                            ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
+                                            ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
   const TaskRecord& r = row.record;
   st.Bind(1, r.task_id).Bind(2, r.owner).Bind(3, r.session_id).Bind(4, r.tool);
   st.Bind(5, r.request_json).Bind(6, TaskStatusName(r.status)).Bind(7, r.status_message);
   st.Bind(8, r.result_json).Bind(9, r.version).Bind(10, r.error_json).Bind(11, r.ttl_ms);
   st.Bind(12, r.poll_interval_ms).Bind(13, row.created_ms).Bind(14, row.updated_ms);
-  st.Bind(15, r.runner);
+  st.Bind(15, r.runner).Bind(16, r.batch_model).Bind(17, r.batch_group).Bind(18, r.batch_job);
   return st.Run();
 }
 
@@ -160,6 +165,41 @@ Result<int64_t> DeleteExpired(SqliteDb& db, int64_t now_ms) {
   int64_t n = 0;
   RETURN_IF_ERROR(st.ForEachRow([&](Statement&) { ++n; }));
   return n;
+}
+
+Result<std::vector<TaskRow>> GroupBatch(SqliteDb& db, const std::string& batch_model,
+                                        const std::string& group, int limit,
+                                        int64_t created_before_ms) {
+  ASSIGN_OR_RETURN(
+      Statement st,
+      db.Prepare(std::string("UPDATE tasks SET batch_group = ?2 WHERE task_id IN (SELECT task_id "
+                             "FROM tasks WHERE batch_model = ?1 AND batch_group = '' AND "
+                             "status = 'working' AND created_ms <= ?3 ORDER BY created_ms, "
+                             "task_id LIMIT ?4) RETURNING ") +
+                 kColumns));
+  st.Bind(1, batch_model).Bind(2, group).Bind(3, created_before_ms);
+  st.Bind(4, static_cast<int64_t>(limit));
+  ASSIGN_OR_RETURN(std::vector<TaskRow> rows, ReadRows(st));
+  std::sort(rows.begin(), rows.end(), [](const TaskRow& a, const TaskRow& b) {
+    return std::tie(a.created_ms, a.record.task_id) < std::tie(b.created_ms, b.record.task_id);
+  });
+  return rows;
+}
+
+Result<int64_t> SetBatchJob(SqliteDb& db, const std::string& group, const std::string& job) {
+  ASSIGN_OR_RETURN(Statement st, db.Prepare("UPDATE tasks SET batch_job = ?2 WHERE batch_group = "
+                                            "?1 AND batch_job = '' RETURNING task_id"));
+  st.Bind(1, group).Bind(2, job);
+  int64_t n = 0;
+  RETURN_IF_ERROR(st.ForEachRow([&](Statement&) { ++n; }));
+  return n;
+}
+
+Result<std::vector<TaskRow>> LoadOpenBatch(SqliteDb& db) {
+  ASSIGN_OR_RETURN(Statement st, db.Prepare(std::string("SELECT ") + kColumns +
+                                            " FROM tasks WHERE " + kNotTerminal +
+                                            " AND batch_model <> '' ORDER BY created_ms, task_id"));
+  return ReadRows(st);
 }
 
 }  // namespace tasks
@@ -270,6 +310,34 @@ Result<int64_t> SqliteTaskRows::DeleteExpired(int64_t now_ms) {
     return Status::Ok();
   }));
   return removed;
+}
+
+Result<std::vector<TaskRow>> SqliteTaskRows::GroupBatch(const std::string& batch_model,
+                                                        const std::string& group, int limit,
+                                                        int64_t created_before_ms) {
+  ASSIGN_OR_RETURN(SqlitePool::Lease lease, pool_.Acquire());
+  std::vector<TaskRow> rows;
+  RETURN_IF_ERROR(pool_.InWriteTransaction(lease.db(), [&]() -> Status {
+    ASSIGN_OR_RETURN(rows,
+                     tasks::GroupBatch(lease.db(), batch_model, group, limit, created_before_ms));
+    return Status::Ok();
+  }));
+  return rows;
+}
+
+Result<int64_t> SqliteTaskRows::SetBatchJob(const std::string& group, const std::string& job) {
+  ASSIGN_OR_RETURN(SqlitePool::Lease lease, pool_.Acquire());
+  int64_t n = 0;
+  RETURN_IF_ERROR(pool_.InWriteTransaction(lease.db(), [&]() -> Status {
+    ASSIGN_OR_RETURN(n, tasks::SetBatchJob(lease.db(), group, job));
+    return Status::Ok();
+  }));
+  return n;
+}
+
+Result<std::vector<TaskRow>> SqliteTaskRows::LoadOpenBatch() {
+  ASSIGN_OR_RETURN(SqlitePool::Lease lease, pool_.Acquire());
+  return tasks::LoadOpenBatch(lease.db());
 }
 
 }  // namespace imgmcp::session::sqlite

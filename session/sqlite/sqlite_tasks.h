@@ -46,6 +46,10 @@ class SqliteTaskRows final : public TaskRows {
                                     int limit, int64_t now_ms) override;
   Result<std::vector<TaskRow>> LoadOthersUnsettled(const std::string& runner) override;
   Result<int64_t> DeleteExpired(int64_t now_ms) override;
+  Result<std::vector<TaskRow>> GroupBatch(const std::string& batch_model, const std::string& group,
+                                          int limit, int64_t created_before_ms) override;
+  Result<int64_t> SetBatchJob(const std::string& group, const std::string& job) override;
+  Result<std::vector<TaskRow>> LoadOpenBatch() override;
 
  private:
   std::filesystem::path RunnerLockPath(const std::string& runner_hex) const;
@@ -80,6 +84,13 @@ Result<std::vector<TaskRow>> ListTasks(SqliteDb& db, const std::string& owner,
 Result<std::vector<TaskRow>> LoadOthersUnsettled(SqliteDb& db, const std::string& runner);
 // Deletes the rows expired at now_ms; returns how many.
 Result<int64_t> DeleteExpired(SqliteDb& db, int64_t now_ms);
+// Batch rows (TaskRows::GroupBatch, SetBatchJob, LoadOpenBatch), each one statement; GroupBatch's
+// rows oldest first.
+Result<std::vector<TaskRow>> GroupBatch(SqliteDb& db, const std::string& batch_model,
+                                        const std::string& group, int limit,
+                                        int64_t created_before_ms);
+Result<int64_t> SetBatchJob(SqliteDb& db, const std::string& group, const std::string& job);
+Result<std::vector<TaskRow>> LoadOpenBatch(SqliteDb& db);
 
 }  // namespace tasks
 }  // namespace imgmcp::session::sqlite

@@ -6,7 +6,8 @@
 // idempotency key applied once however its callers race, a task that two stores race to
 // complete and to cancel ending exactly one way, and a task's commit racing its cancel decided
 // once (cancelled and nothing committed, or committed and not cancelled), and holds racing for
-// one budget from two stores: as many run as it has room for, not one more.
+// one budget from two stores: as many run as it has room for, not one more; and batch tasks that
+// pollers on two stores group at once, each task into exactly one group.
 //
 // How arrival order is made observable in the stress tests: a thread takes `entry_mu` (its
 // session's), appends itself to the arrival log and calls AcquireTurn; it lets go of `entry_mu`
@@ -27,6 +28,7 @@
 #include <thread>
 #include <utility>
 
+#include "session/chain_store.h"
 #include "store_backings.h"
 #include "test_util.h"
 
@@ -494,6 +496,61 @@ TYPED_TEST(StoreConcurrencyTest, ReadSessionNeverMixesTwoMomentsWhileOthersCommi
 // Two stores on one backing (a replica finishing the task, another cancelling it) race to end the
 // same task: exactly one wins, the loser hears which status the task already has, and every read
 // agrees with the winner.
+// Four pollers (two threads on each of two stores: two processes or replicas) group 200 batch
+// tasks at once, 7 at a time, while more are still being created: every task lands in exactly
+// one group, no group holds more than 7, and none is left over.
+TYPED_TEST(StoreConcurrencyTest, PollersGroupingAtOnceTakeEachBatchTaskOnce) {
+  std::unique_ptr<SessionStore> other = this->Open();
+  ASSERT_NE(other, nullptr);
+  constexpr int kTasks = 200;
+  constexpr int kLimit = 7;
+  std::set<std::string> created;
+  std::atomic<bool> creating{true};
+  std::mutex mu;                               // guards grouped and groups below
+  std::map<std::string, std::string> grouped;  // task id → its group
+  std::map<std::string, size_t> groups;        // group → its size
+  std::atomic<int> next_group{0};
+  auto poll = [&](SessionStore* store, int poller) {
+    BatchTasks batch = dynamic_cast<ChainStore&>(*store).batch_tasks();
+    while (true) {
+      const bool last_round = !creating.load();
+      const std::string group = "g-" + std::to_string(poller) + "-" + std::to_string(next_group++);
+      Result<std::vector<TaskRecord>> got = batch.Group("model-a", group, kLimit, 0);
+      ASSERT_TRUE(got.ok()) << got.error().message;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        groups[group] = got->size();
+        for (const TaskRecord& t : *got) {
+          EXPECT_EQ(t.batch_group, group);
+          EXPECT_TRUE(grouped.emplace(t.task_id, group).second) << t.task_id << " grouped twice";
+        }
+      }
+      if (last_round && got->empty()) return;
+      // A poller between two rounds, as the real one is (far shorter): lets the creators write.
+      if (got->empty()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  };
+  std::vector<std::thread> pollers;
+  for (int i = 0; i < 4; ++i) {
+    pollers.emplace_back(poll, i % 2 == 0 ? this->store_.get() : other.get(), i);
+  }
+  for (int i = 0; i < kTasks; ++i) {
+    NewTask task;
+    task.owner = "o";
+    task.tool = "generate_image";
+    task.batch_model = "model-a";
+    Result<TaskRecord> t = (i % 2 == 0 ? this->store_ : other)->CreateTask(task);
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    created.insert(t->task_id);
+  }
+  creating = false;
+  for (std::thread& t : pollers) t.join();
+  std::set<std::string> taken;
+  for (const auto& [id, group] : grouped) taken.insert(id);
+  EXPECT_EQ(taken, created);
+  for (const auto& [group, size] : groups) EXPECT_LE(size, static_cast<size_t>(kLimit)) << group;
+}
+
 TYPED_TEST(StoreConcurrencyTest, ACompleteAndACancelRacingHaveExactlyOneWinner) {
   std::unique_ptr<SessionStore> other = this->Open();
   ASSERT_NE(other, nullptr);

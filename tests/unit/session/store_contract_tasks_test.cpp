@@ -2,13 +2,17 @@
 // restart, unguessable ids, owners that never see each other's tasks, the terminal rule, listing
 // pages, expiry that never touches a version, and tasks whose runner (another store on the same
 // data: another process or replica) stopped — failed, or completed from the version its key
-// committed. The race of two terminal updates is in store_contract_concurrency_test.cpp.
+// committed; and batch tasks (batch_tasks.h), which no runner's death settles, grouped once each
+// after their window. The races of two terminal updates and of two pollers grouping are in
+// store_contract_concurrency_test.cpp.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <map>
 #include <set>
 #include <thread>
 
+#include "session/chain_store.h"
 #include "session/idempotency.h"
 #include "store_backings.h"
 #include "test_util.h"
@@ -50,6 +54,30 @@ class StoreTaskTest : public ::testing::Test {
     Result<TaskRecord> created = store_->CreateTask(task);
     EXPECT_TRUE(created.ok()) << created.error().message;
     return created.ok() ? *created : TaskRecord{};
+  }
+
+  TaskRecord CreateBatch(const std::string& model, const std::string& owner = "owner-a") {
+    NewTask task;
+    task.owner = owner;
+    task.tool = "generate_image";
+    task.request_json = R"({"name":"generate_image","arguments":{"prompt":"p"}})";
+    task.ttl_ms = 60'000;
+    task.status_message = "waiting for the batch window";
+    task.batch_model = model;
+    Result<TaskRecord> created = store_->CreateTask(task);
+    EXPECT_TRUE(created.ok()) << created.error().message;
+    return created.ok() ? *created : TaskRecord{};
+  }
+
+  // The batch rows of `store` (every store here is a ChainStore).
+  static BatchTasks Batch(SessionStore& store) {
+    return dynamic_cast<ChainStore&>(store).batch_tasks();
+  }
+
+  static std::vector<std::string> Ids(const std::vector<TaskRecord>& tasks) {
+    std::vector<std::string> out;
+    for (const TaskRecord& t : tasks) out.push_back(t.task_id);
+    return out;
   }
 
   std::optional<TaskRecord> Get(SessionStore& store, const std::string& id,
@@ -409,6 +437,98 @@ TYPED_TEST(StoreTaskTest, ACommitOfATaskThatEndedIsRefusedAndCommitsNothing) {
       IdempotencyRecord{TaskIdempotencyKey("0123456789abcdef0123456789abcdef"), "d"});
   ASSERT_FALSE(orphan.ok());
   EXPECT_EQ(orphan.error().code, ErrorCode::kCancelled);
+}
+
+TYPED_TEST(StoreTaskTest, BatchTasksWaitForTheirWindowAndAreGroupedOnceOldestFirst) {
+  constexpr int64_t kWindowMs = 10'000;
+  std::vector<std::string> first;
+  for (int i = 0; i < 3; ++i) {
+    first.push_back(this->CreateBatch("model-a").task_id);
+    this->clock_.Advance(std::chrono::milliseconds(1));
+  }
+  const TaskRecord other_model = this->CreateBatch("model-b");
+  const TaskRecord immediate = this->Create();
+  const TaskRecord created = *this->Get(*this->store_, first[0]);
+  EXPECT_EQ(created.runner, kBatchRunner);
+  EXPECT_EQ(created.batch_model, "model-a");
+  EXPECT_EQ(created.batch_group, "");
+  EXPECT_EQ(created.batch_job, "");
+  EXPECT_EQ(this->Get(*this->store_, immediate.task_id)->batch_model, "");
+
+  BatchTasks batch = this->Batch(*this->store_);
+  auto early = batch.Group("model-a", "group-1", 100, kWindowMs);
+  ASSERT_TRUE(early.ok()) << early.error().message;
+  EXPECT_TRUE(early->empty()) << "the window has not passed";
+
+  this->clock_.Advance(std::chrono::milliseconds(kWindowMs));
+  auto grouped = batch.Group("model-a", "group-1", 100, kWindowMs);
+  ASSERT_TRUE(grouped.ok()) << grouped.error().message;
+  EXPECT_EQ(this->Ids(*grouped), first);
+  for (const TaskRecord& t : *grouped) EXPECT_EQ(t.batch_group, "group-1");
+  auto again = batch.Group("model-a", "group-2", 100, kWindowMs);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->empty()) << "a task is grouped once";
+
+  auto recorded = batch.SetJob("group-1", "batches/job-1");
+  ASSERT_TRUE(recorded.ok()) << recorded.error().message;
+  EXPECT_EQ(*recorded, 3);
+  EXPECT_EQ(*batch.SetJob("group-1", "batches/job-other"), 0) << "a job is recorded once";
+
+  // The limit, and a cancelled task, which no group takes.
+  std::vector<std::string> second;
+  for (int i = 0; i < 3; ++i) second.push_back(this->CreateBatch("model-a").task_id);
+  ASSERT_TRUE(this->Update(second[1], TaskStatus::kCancelled).ok());
+  this->clock_.Advance(std::chrono::milliseconds(kWindowMs));
+  auto limited = batch.Group("model-a", "group-3", 1, kWindowMs);
+  ASSERT_TRUE(limited.ok());
+  EXPECT_EQ(this->Ids(*limited).size(), 1u);
+  auto rest = batch.Group("model-a", "group-4", 100, kWindowMs);
+  ASSERT_TRUE(rest.ok());
+  std::set<std::string> taken{this->Ids(*limited)[0]};
+  for (const std::string& id : this->Ids(*rest)) taken.insert(id);
+  EXPECT_EQ(taken, (std::set<std::string>{second[0], second[2]}));
+
+  // Open: every batch task not terminal, with its group and job, across a restart.
+  this->Reopen();
+  auto open = this->Batch(*this->store_).Open();
+  ASSERT_TRUE(open.ok()) << open.error().message;
+  std::map<std::string, TaskRecord> by_id;
+  for (const TaskRecord& t : *open) by_id[t.task_id] = t;
+  EXPECT_EQ(by_id.size(), 6u);  // 3 + 2 of model-a (one cancelled) + 1 of model-b
+  EXPECT_EQ(by_id.count(immediate.task_id), 0u);
+  EXPECT_EQ(by_id.count(second[1]), 0u);
+  EXPECT_EQ(by_id[first[2]].batch_job, "batches/job-1");
+  EXPECT_EQ(by_id[other_model.task_id].batch_group, "");
+
+  for (const char* bad : {"", "has space", "semi;colon"}) {
+    EXPECT_EQ(batch.Group(bad, "g", 1, 0).error().code, ErrorCode::kInvalidArgument) << bad;
+    EXPECT_EQ(batch.SetJob("g", bad).error().code, ErrorCode::kInvalidArgument) << bad;
+  }
+  EXPECT_EQ(batch.Group("model-a", "g", 0, 0).error().code, ErrorCode::kInvalidArgument);
+  NewTask bad_model;
+  bad_model.tool = "generate_image";
+  bad_model.batch_model = "model a";
+  EXPECT_EQ(this->store_->CreateTask(bad_model).error().code, ErrorCode::kInvalidArgument);
+}
+
+// No process or replica runs a batch task: the one that created it may stop, and the task still
+// waits for its job (the store's batch poller ends it).
+TYPED_TEST(StoreTaskTest, ABatchTaskOutlivesTheProcessThatCreatedIt) {
+  const TaskRecord t = this->CreateBatch("model-a");
+  const TaskRecord immediate = this->Create();         // run by the same process or replica
+  std::unique_ptr<SessionStore> other = this->Open();  // another process or replica
+  ASSERT_NE(other, nullptr);
+  this->store_.reset();  // the creator stops
+  // Once its immediate task is settled, the creator is known to be gone...
+  std::optional<TaskRecord> settled = this->WaitSettled(*other, immediate.task_id);
+  ASSERT_TRUE(settled.has_value());
+  ASSERT_EQ(settled->status, TaskStatus::kFailed);
+  // ...and the batch task still waits, through reads and sweeps.
+  ASSERT_TRUE(other->SweepTasks().ok());
+  EXPECT_EQ(this->Get(*other, t.task_id)->status, TaskStatus::kWorking);
+  auto open = this->Batch(*other).Open();
+  ASSERT_TRUE(open.ok());
+  EXPECT_EQ(this->Ids(*open), std::vector<std::string>{t.task_id});
 }
 
 }  // namespace
