@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,9 @@ class BatchTasks {
   Result<int64_t> SetJob(const std::string& group, const std::string& job);
   // Every batch task that is not terminal, oldest first: waiting, grouped, submitted.
   Result<std::vector<TaskRecord>> Open();
+  // The store's batch poll lock (chain_tasks.h BatchPollLock), or nullptr while someone else
+  // holds it: only its holder groups, submits and polls.
+  Result<std::unique_ptr<BatchPollLock>> TryLead() { return rows_.TryTakeBatchPollLock(); }
 
  private:
   TaskRows& rows_;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +18,19 @@
 #include "session/task_rules.h"
 
 namespace imgmcp::session {
+
+// Who polls a store's batch jobs: one holder at a time across every process, replica and store on
+// the same data (SQLite: an exclusive flock on <locks dir>/.batch-poller.lock; PostgreSQL: the
+// advisory lock (kAdvisoryNamespace, kBatchPollLockKey) on a connection of its own). Released by
+// the destructor, or by the system when its holder dies (the kernel drops the flock, PostgreSQL
+// the lock with the connection), so a successor can take over.
+class BatchPollLock {
+ public:
+  virtual ~BatchPollLock() = default;
+  // False once the lock may have been lost (PostgreSQL: its connection broke): the holder stops
+  // polling and takes the lock again before it goes on.
+  virtual bool Held() = 0;
+};
 
 // A store's task rows (task_rules.h TaskRow) and the liveness of their runners. Thread-safe: every
 // operation may be called concurrently.
@@ -68,6 +82,9 @@ class TaskRows {
   virtual Result<int64_t> SetBatchJob(const std::string& group, const std::string& job) = 0;
   // Every batch row (batch_model set) that is not terminal, oldest first.
   virtual Result<std::vector<TaskRow>> LoadOpenBatch() = 0;
+  // The store's batch poll lock (batch_tasks.h BatchPollLock) if nobody holds it; nullptr when
+  // another holder (process, replica or store) does.
+  virtual Result<std::unique_ptr<BatchPollLock>> TryTakeBatchPollLock() = 0;
 };
 
 // The task methods of SessionStore (see there for what each answers) over `rows`. Holds only

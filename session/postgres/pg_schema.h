@@ -59,6 +59,9 @@ inline constexpr int kTaskSweepLockKey = -1;
 // Held (for one transaction) by every spend hold while it checks the budgets and is kept: one hold
 // at a time on the whole database (pg_spend.h).
 inline constexpr int kSpendLockKey = -2;
+// Held (for as long as it polls, on a connection of its own) by the replica that polls the batch
+// jobs (session/batch_tasks.h): one at a time.
+inline constexpr int kBatchPollLockKey = -3;
 
 // Brings the database to kPgSchemaVersion. kFailedPrecondition for a newer schema than this build
 // knows. Returns the database's store id.

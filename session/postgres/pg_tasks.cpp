@@ -292,6 +292,33 @@ Result<std::vector<TaskRow>> PgTaskRows::LoadOpenBatch() {
   return ReadRows(r);
 }
 
+namespace {
+
+class PgBatchPollLock final : public BatchPollLock {
+ public:
+  explicit PgBatchPollLock(std::unique_ptr<PgConnection> conn) : conn_(std::move(conn)) {}
+  // Asks the server: a connection that broke took the lock with it.
+  bool Held() override {
+    return !conn_->Broken() && conn_->Exec("SELECT 1", {}, "checking the batch poll lock").ok();
+  }
+
+ private:
+  std::unique_ptr<PgConnection> conn_;  // closing it releases the lock
+};
+
+}  // namespace
+
+Result<std::unique_ptr<BatchPollLock>> PgTaskRows::TryTakeBatchPollLock() {
+  ASSIGN_OR_RETURN(std::unique_ptr<PgConnection> conn,
+                   PgConnection::Connect(pool_.conninfo(), pool_.label()));
+  ASSIGN_OR_RETURN(PgResult r,
+                   conn->Exec("SELECT pg_try_advisory_lock($1::int, $2::int)",
+                              {PgParam::Int(kAdvisoryNamespace), PgParam::Int(kBatchPollLockKey)},
+                              "taking the batch poll lock"));
+  if (!r.Bool(0, 0)) return std::unique_ptr<BatchPollLock>();
+  return std::unique_ptr<BatchPollLock>(new PgBatchPollLock(std::move(conn)));
+}
+
 void PgTaskRows::SetListener(TaskListener listener) {
   MutexLock lock(listener_mu_);
   listener_ = std::move(listener);

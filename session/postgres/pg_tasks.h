@@ -54,6 +54,9 @@ class PgTaskRows final : public TaskRows {
                                           int limit, int64_t created_before_ms) override;
   Result<int64_t> SetBatchJob(const std::string& group, const std::string& job) override;
   Result<std::vector<TaskRow>> LoadOpenBatch() override;
+  // The advisory lock (kAdvisoryNamespace, kBatchPollLockKey) on a new connection that the lock
+  // keeps: a pooled one would hand it on to whoever leases the connection next.
+  Result<std::unique_ptr<BatchPollLock>> TryTakeBatchPollLock() override;
 
  private:
   PgPool& pool_;

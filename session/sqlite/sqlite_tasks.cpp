@@ -335,6 +335,27 @@ Result<int64_t> SqliteTaskRows::SetBatchJob(const std::string& group, const std:
   return n;
 }
 
+namespace {
+
+// The file stays (a successor locks the same file); only the lock goes with its holder.
+class SqliteBatchPollLock final : public BatchPollLock {
+ public:
+  explicit SqliteBatchPollLock(FileLock lock) : lock_(std::move(lock)) {}
+  bool Held() override { return true; }  // a flock is lost only with its holder
+
+ private:
+  FileLock lock_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<BatchPollLock>> SqliteTaskRows::TryTakeBatchPollLock() {
+  ASSIGN_OR_RETURN(std::optional<FileLock> lock,
+                   FileLock::TryAcquire(locks_dir_ / ".batch-poller.lock"));
+  if (!lock.has_value()) return std::unique_ptr<BatchPollLock>();
+  return std::unique_ptr<BatchPollLock>(new SqliteBatchPollLock(std::move(*lock)));
+}
+
 Result<std::vector<TaskRow>> SqliteTaskRows::LoadOpenBatch() {
   ASSIGN_OR_RETURN(SqlitePool::Lease lease, pool_.Acquire());
   return tasks::LoadOpenBatch(lease.db());

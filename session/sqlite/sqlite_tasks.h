@@ -50,6 +50,8 @@ class SqliteTaskRows final : public TaskRows {
                                           int limit, int64_t created_before_ms) override;
   Result<int64_t> SetBatchJob(const std::string& group, const std::string& job) override;
   Result<std::vector<TaskRow>> LoadOpenBatch() override;
+  // An exclusive flock on <locks dir>/.batch-poller.lock, taken without waiting.
+  Result<std::unique_ptr<BatchPollLock>> TryTakeBatchPollLock() override;
 
  private:
   std::filesystem::path RunnerLockPath(const std::string& runner_hex) const;

@@ -365,6 +365,36 @@ TEST_F(PostgresStoreTest, ExpiredTasksAreSweptByOneReplicaAtATime) {
   EXPECT_EQ(Count("SELECT count(*) FROM imgmcp.tasks"), 0);
 }
 
+// The batch poll lock lives on a connection of its own: when that connection is lost (the
+// replica's network, or its backend killed) the lock says so, and another replica takes it.
+TEST_F(PostgresStoreTest, ABatchPollLockWhoseConnectionIsLostSaysSoAndPassesOn) {
+  auto lead = store_->batch_tasks().TryLead();
+  ASSERT_TRUE(lead.ok()) << lead.error().message;
+  ASSERT_NE(*lead, nullptr);
+  ASSERT_TRUE((*lead)->Held());
+  auto other = OpenReplica();
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(*other->batch_tasks().TryLead(), nullptr);
+  // The advisory lock (kAdvisoryNamespace, kBatchPollLockKey): its holder's backend goes.
+  const std::string holder =
+      "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND classid = " +
+      std::to_string(kAdvisoryNamespace) +
+      " AND objid = " + std::to_string(static_cast<uint32_t>(kBatchPollLockKey)) +
+      " AND objsubid = 2";
+  ASSERT_EQ(Count("SELECT count(*) FROM (" + holder + ") t"), 1);
+  EXPECT_FALSE((*lead)->Held());
+  std::unique_ptr<BatchPollLock> successor;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (successor == nullptr && std::chrono::steady_clock::now() < deadline) {
+    auto taken = other->batch_tasks().TryLead();
+    ASSERT_TRUE(taken.ok()) << taken.error().message;
+    successor = std::move(*taken);
+    if (successor == nullptr) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_NE(successor, nullptr);
+  EXPECT_TRUE(successor->Held());
+}
+
 TEST_F(PostgresStoreTest, EqualBytesAreStoredOnce) {
   options_.max_versions_per_session = 2;
   store_ = OpenReplica();

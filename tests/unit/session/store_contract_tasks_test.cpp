@@ -531,5 +531,34 @@ TYPED_TEST(StoreTaskTest, ABatchTaskOutlivesTheProcessThatCreatedIt) {
   EXPECT_EQ(this->Ids(*open), std::vector<std::string>{t.task_id});
 }
 
+// One poller at a time across every store on the same data; when its holder goes (the lock
+// object, with its flock or connection, is what a dead process leaves behind), another takes it.
+TYPED_TEST(StoreTaskTest, OneStoreAtATimeHoldsTheBatchPollLock) {
+  std::unique_ptr<SessionStore> other = this->Open();  // another process or replica
+  ASSERT_NE(other, nullptr);
+  auto lead = this->Batch(*this->store_).TryLead();
+  ASSERT_TRUE(lead.ok()) << lead.error().message;
+  ASSERT_NE(*lead, nullptr);
+  EXPECT_TRUE((*lead)->Held());
+  for (SessionStore* store : {other.get(), this->store_.get()}) {
+    auto second = this->Batch(*store).TryLead();
+    ASSERT_TRUE(second.ok()) << second.error().message;
+    EXPECT_EQ(*second, nullptr) << "the lock is held";
+  }
+  lead->reset();  // the holder goes
+  // PostgreSQL drops a closed connection's locks a moment after it closes: ask until it has.
+  std::unique_ptr<BatchPollLock> successor;
+  const auto deadline = std::chrono::steady_clock::now() + kSettleWait;
+  while (successor == nullptr && std::chrono::steady_clock::now() < deadline) {
+    auto taken = this->Batch(*other).TryLead();
+    ASSERT_TRUE(taken.ok()) << taken.error().message;
+    successor = std::move(*taken);
+    if (successor == nullptr) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_NE(successor, nullptr) << "nobody could take the lock after its holder went";
+  EXPECT_TRUE(successor->Held());
+  EXPECT_EQ(*this->Batch(*this->store_).TryLead(), nullptr);
+}
+
 }  // namespace
 }  // namespace imgmcp::session
