@@ -113,8 +113,44 @@ Result<BatchJob> BatchClient::Cancel(const std::string& job_name, std::stop_toke
   return Call("POST", Path(job_name + ":cancel"), "{}", cancel);
 }
 
+Result<std::optional<BatchJob>> BatchClient::FindByDisplayName(std::string_view display_name,
+                                                               std::stop_token cancel,
+                                                               int max_pages, int page_size) {
+  std::string token;
+  for (int page = 0; page < max_pages; ++page) {
+    std::string path = Path("batches") + "?pageSize=" + std::to_string(page_size);
+    if (!token.empty()) path += "&pageToken=" + token;
+    ASSIGN_OR_RETURN(HttpAnswer answer, Send("GET", path, "", cancel));
+    auto listed = ParseBatchList(answer.status, answer.body);
+    if (!listed.ok()) {
+      Error error = listed.error();
+      error.message = Redact(std::move(error.message), auth_->SecretsToScrub());
+      return error;
+    }
+    for (BatchJob& job : listed->jobs) {
+      if (job.display_name == display_name) return std::optional<BatchJob>(std::move(job));
+    }
+    token = std::move(listed->next_page_token);
+    // A token goes into the query as it is only when it needs no escaping.
+    if (token.empty() || !IsBatchJobName("batches/" + token)) break;
+  }
+  return std::optional<BatchJob>();
+}
+
 Result<BatchJob> BatchClient::Call(const std::string& method, const std::string& path,
                                    std::string_view body, std::stop_token cancel) {
+  ASSIGN_OR_RETURN(HttpAnswer answer, Send(method, path, body, cancel));
+  auto job = ParseBatchOperation(answer.status, answer.body);
+  if (!job.ok()) {
+    Error error = job.error();
+    error.message = Redact(std::move(error.message), auth_->SecretsToScrub());
+    return error;
+  }
+  return job;
+}
+
+Result<HttpAnswer> BatchClient::Send(const std::string& method, const std::string& path,
+                                     std::string_view body, std::stop_token cancel) {
   const auto deadline = std::chrono::steady_clock::now() + options_.call_timeout;
   std::vector<std::string> secrets = auth_->SecretsToScrub();
   bool reauthorized = false;
@@ -147,13 +183,7 @@ Result<BatchJob> BatchClient::Call(const std::string& method, const std::string&
       continue;
     }
     if (answer->status != 200) RedactSecrets(answer->body, secrets);
-    auto job = ParseBatchOperation(answer->status, answer->body);
-    if (!job.ok()) {
-      Error error = job.error();
-      error.message = Redact(std::move(error.message), secrets);
-      return error;
-    }
-    return job;
+    return answer;
   }
 }
 

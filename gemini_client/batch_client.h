@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -48,6 +49,12 @@ class BatchClient {
   Result<BatchJob> Read(const std::string& job_name, std::stop_token cancel);
   // Asks Gemini to cancel the job; the job as it answers.
   Result<BatchJob> Cancel(const std::string& job_name, std::stop_token cancel);
+  // The newest job named `display_name` among the newest `max_pages` pages of `page_size` (GET
+  // batches): how a poller that died between creating a job and recording it learns the job
+  // exists, so it does not create it twice. nullopt when none is.
+  Result<std::optional<BatchJob>> FindByDisplayName(std::string_view display_name,
+                                                    std::stop_token cancel, int max_pages = 10,
+                                                    int page_size = 100);
 
  private:
   BatchClient(GeminiClientOptions options, Endpoint endpoint, std::shared_ptr<RequestAuth> auth,
@@ -56,6 +63,9 @@ class BatchClient {
   // by ParseBatchOperation; every message scrubbed of the credentials.
   Result<BatchJob> Call(const std::string& method, const std::string& path, std::string_view body,
                         std::stop_token cancel);
+  // The answer of one request (status 200 or not), scrubbed; a transport failure as an error.
+  Result<HttpAnswer> Send(const std::string& method, const std::string& path, std::string_view body,
+                          std::stop_token cancel);
   // {prefix}/{version}/`rest`.
   std::string Path(const std::string& rest) const;
 

@@ -190,18 +190,20 @@ bool IsFinal(BatchState state) {
   return state != BatchState::kPending && state != BatchState::kRunning;
 }
 
-Result<BatchJob> ParseBatchOperation(int http_status, std::string_view body) {
-  const Json doc = ParseBatchJson(body);
-  if (http_status < 200 || http_status >= 300) return BatchHttpError(http_status, doc);
+namespace {
+
+// An operation {name, metadata: batch, done, response | error}, or the batch resource itself.
+Result<BatchJob> ReadOperation(const Json& doc) {
   if (!doc.is_object()) {
     return MakeError(ErrorCode::kDataLoss, "Gemini Batch API: the answer is not a JSON object");
   }
-  // An operation {name, metadata: batch, done, response | error}, or the batch resource itself.
   const Json& batch =
       doc.contains("metadata") && doc["metadata"].is_object() ? doc["metadata"] : doc;
   BatchJob job;
   job.name = BatchText(batch, "name");
   if (job.name.empty()) job.name = BatchText(doc, "name");
+  job.display_name = BatchText(batch, "displayName");
+  if (job.display_name.empty()) job.display_name = BatchText(batch, "display_name");
   const std::string state = BatchText(batch, "state");
   bool known = false;
   for (const auto& [word, value] : kStates) {
@@ -221,6 +223,35 @@ Result<BatchJob> ParseBatchOperation(int http_status, std::string_view body) {
                                                  : Json();
   ASSIGN_OR_RETURN(job.answers, Answers(output));
   return job;
+}
+
+}  // namespace
+
+Result<BatchJob> ParseBatchOperation(int http_status, std::string_view body) {
+  const Json doc = ParseBatchJson(body);
+  if (http_status < 200 || http_status >= 300) return BatchHttpError(http_status, doc);
+  return ReadOperation(doc);
+}
+
+Result<BatchPage> ParseBatchList(int http_status, std::string_view body) {
+  const Json doc = ParseBatchJson(body);
+  if (http_status < 200 || http_status >= 300) return BatchHttpError(http_status, doc);
+  if (!doc.is_object()) {
+    return MakeError(ErrorCode::kDataLoss, "Gemini Batch API: the list is not a JSON object");
+  }
+  BatchPage page;
+  page.next_page_token = BatchText(doc, "nextPageToken");
+  const char* key = doc.contains("operations") ? "operations" : "batches";
+  if (!doc.contains(key)) return page;  // an empty list may leave the field out
+  if (!doc[key].is_array()) {
+    return MakeError(ErrorCode::kDataLoss,
+                     std::string("Gemini Batch API: ") + key + " in the list is not an array");
+  }
+  for (const Json& op : doc[key]) {
+    ASSIGN_OR_RETURN(BatchJob job, ReadOperation(op));
+    page.jobs.push_back(std::move(job));
+  }
+  return page;
 }
 
 }  // namespace imgmcp::gemini

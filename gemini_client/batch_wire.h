@@ -63,7 +63,8 @@ struct BatchAnswer {
 
 // A job as an operation shows it.
 struct BatchJob {
-  std::string name;  // "batches/…"
+  std::string name;          // "batches/…"
+  std::string display_name;  // the name its creator gave it (BuildBatchCreate)
   BatchState state = BatchState::kPending;
   std::string error;                 // a failed job's error.message, when it says one
   std::vector<BatchAnswer> answers;  // a finished job's inlined answers, in the order sent back
@@ -74,5 +75,13 @@ struct BatchJob {
 // ask again later), kNotFound (404: the job is gone) or kPermissionDenied/kInvalidArgument, its
 // message Gemini's. A body without a job name or state is kDataLoss.
 Result<BatchJob> ParseBatchOperation(int http_status, std::string_view body);
+
+// One page of GET batches (batches.list): its jobs, read as ParseBatchOperation reads one, and the
+// token of the next page ("" on the last).
+struct BatchPage {
+  std::vector<BatchJob> jobs;
+  std::string next_page_token;
+};
+Result<BatchPage> ParseBatchList(int http_status, std::string_view body);
 
 }  // namespace imgmcp::gemini

@@ -41,6 +41,9 @@ void FakeGeminiServer::RegisterBatchRoutes() {
   server_->Post(
       R"(/(v1|v1beta|v1alpha)/models/([^/:]+):batchGenerateContent)",
       [this](const httplib::Request& req, httplib::Response& res) { HandleBatchCreate(req, res); });
+  server_->Get(
+      R"(/(v1|v1beta|v1alpha)/batches)",
+      [this](const httplib::Request& req, httplib::Response& res) { HandleBatchList(req, res); });
   server_->Get(R"(/(v1|v1beta|v1alpha)/batches/([^/:]+))",
                [this](const httplib::Request& req, httplib::Response& res) {
                  HandleBatchJob(req, res, false);
@@ -183,6 +186,28 @@ void FakeGeminiServer::HandleBatchJob(const httplib::Request& req, httplib::Resp
   } else {
     res.status = 200;
     res.set_content(op->dump(), kJson);
+  }
+  SetStatus(*call, res.status);
+}
+
+void FakeGeminiServer::HandleBatchList(const httplib::Request& req, httplib::Response& res) {
+  const std::optional<LogSlot> call = AdmitBatchCall(req, res, "batches.list", Json::object());
+  if (!call) return;
+  size_t page_size = 50;
+  if (req.has_param("pageSize")) {
+    const std::string text = req.get_param_value("pageSize");
+    page_size =
+        text.empty() || text.size() > 4 || text.find_first_not_of("0123456789") != std::string::npos
+            ? 0
+            : std::stoul(text);
+  }
+  if (page_size == 0 || page_size > 1000) {
+    res.status = 400;
+    res.set_content(ErrorBody(400, "pageSize must be 1-1000", "INVALID_ARGUMENT"), kJson);
+  } else {
+    res.status = 200;
+    res.set_content(batches_.ListOperations(page_size, req.get_param_value("pageToken")).dump(),
+                    kJson);
   }
   SetStatus(*call, res.status);
 }

@@ -1,7 +1,10 @@
 #include "tests/fake_gemini/fake_batches.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <utility>
+#include <vector>
 
 namespace imgmcp::fake_gemini {
 namespace {
@@ -115,6 +118,28 @@ Json FakeBatches::List() const {
                     {"cancels", job.cancels}});
   }
   return list;
+}
+
+Json FakeBatches::ListOperations(size_t page_size, const std::string& page_token) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // Ids are "fake<n>": newest first is by n, descending.
+  std::vector<std::pair<int64_t, std::string>> ids;
+  for (const auto& [id, job] : jobs_) ids.emplace_back(std::stoll(id.substr(4)), id);
+  std::sort(ids.rbegin(), ids.rend());
+  const int64_t before = page_token.rfind("fake", 0) == 0 ? std::stoll(page_token.substr(4))
+                                                          : std::numeric_limits<int64_t>::max();
+  Json out = {{"operations", Json::array()}};
+  for (const auto& [n, id] : ids) {
+    if (n >= before) continue;
+    if (out["operations"].size() == page_size) {
+      out["nextPageToken"] = out["operations"].back()["name"].get<std::string>().substr(8);
+      break;
+    }
+    Json op = Operation(id, jobs_.at(id));
+    op.erase("response");
+    out["operations"].push_back(std::move(op));
+  }
+  return out;
 }
 
 void FakeBatches::Clear() {

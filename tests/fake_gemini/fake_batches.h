@@ -34,6 +34,10 @@ class FakeBatches {
   std::optional<Json> Cancel(const std::string& id);
   // Every job: {name, model, state, requests, reads, cancels} (GET /_fake/batches).
   Json List() const;
+  // GET /{v}/batches: {operations: [...], nextPageToken} — the newest `page_size` jobs (without
+  // their answers) created before the job `page_token` names (its id; "" = from the newest).
+  // Listing does not move a job along its schedule.
+  Json ListOperations(size_t page_size, const std::string& page_token) const;
   void Clear();
 
  private:

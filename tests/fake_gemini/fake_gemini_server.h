@@ -14,7 +14,8 @@
 // Batch API (fake_batches.h): POST /{v}/models/{model}:batchGenerateContent with the requests
 // inlined (each answered now with its own scripted action, logged as rpc "batchGenerateContent"
 // with its batch_key), GET /{v}/batches/{id} (rpc "batches.get") and POST
-// /{v}/batches/{id}:cancel (rpc "batches.cancel"); config "batch_states" sets the schedule.
+// /{v}/batches/{id}:cancel (rpc "batches.cancel"), GET /{v}/batches?pageSize&pageToken (rpc
+// "batches.list", newest first); config "batch_states" sets the schedule.
 // Control surface:
 //   POST /_fake/script    JSON array of actions (script.h), appended to the queue; one per call
 //   GET  /_fake/requests  JSON array: the request log (see Requests())
@@ -127,6 +128,8 @@ class FakeGeminiServer {
                        const FakeGeminiOptions& options);
   // batches/{id} and batches/{id}:cancel.
   void HandleBatchJob(const httplib::Request& req, httplib::Response& res, bool cancel);
+  // GET batches (batches.list): a page of jobs, newest first.
+  void HandleBatchList(const httplib::Request& req, httplib::Response& res);
   void HandleControl(const httplib::Request& req, httplib::Response& res);
   // A request's entry in the log: its index in the log of one epoch (Reset starts a new one).
   struct LogSlot {

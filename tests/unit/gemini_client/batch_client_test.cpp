@@ -203,6 +203,35 @@ TEST_F(BatchClientTest, AModelWithoutABatchPriceTakesNoBatchJob) {
   EXPECT_TRUE(Logged("batches.create").empty());
 }
 
+// A poller that died after creating a job but before recording it finds the job by the name it
+// gave it, through the pages of the list, instead of creating it a second time.
+TEST_F(BatchClientTest, AJobIsFoundByItsDisplayNameAcrossPages) {
+  auto client = MakeClient();
+  ASSERT_NE(client, nullptr);
+  std::string wanted;
+  for (int i = 0; i < 5; ++i) {  // three pages of two
+    auto job = client->Submit(kDefaultModel, "imgmcp-group-" + std::to_string(i),
+                              {Request("t", "a cat")}, {});
+    ASSERT_TRUE(job.ok()) << job.error().message;
+    if (i == 1) wanted = job->name;  // an old one: on the second page
+  }
+  auto found = client->FindByDisplayName("imgmcp-group-1", {}, 10, /*page_size=*/2);
+  ASSERT_TRUE(found.ok()) << found.error().message;
+  ASSERT_TRUE(found->has_value());
+  EXPECT_EQ((*found)->name, wanted);
+  EXPECT_EQ((*found)->display_name, "imgmcp-group-1");
+  EXPECT_EQ((*found)->state, BatchState::kPending) << "listing does not move a job along";
+  EXPECT_EQ(Logged("batches.list").size(), 2u);
+
+  auto missing = client->FindByDisplayName("imgmcp-group-never", {}, 10, 2);
+  ASSERT_TRUE(missing.ok()) << missing.error().message;
+  EXPECT_FALSE(missing->has_value());
+  EXPECT_EQ(Logged("batches.list").size(), 5u) << "two, then every page of three";
+  auto one_page = client->FindByDisplayName("imgmcp-group-1", {}, /*max_pages=*/1, 2);
+  ASSERT_TRUE(one_page.ok());
+  EXPECT_FALSE(one_page->has_value()) << "only the pages asked for are read";
+}
+
 TEST_F(BatchClientTest, VertexAiIsRefusedWithTheReason) {
   options_.vertex = VertexTarget{"my-project-123", "global", false};
   auto client = BatchClient::Create(options_, &SendHttp);

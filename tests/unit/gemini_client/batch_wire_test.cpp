@@ -149,5 +149,31 @@ TEST(BatchWireTest, HttpErrorsAndUnreadableAnswersAreTyped) {
             "a batch answer has no metadata.key");
 }
 
+TEST(BatchWireTest, AListPageReadsEachJobWithItsDisplayNameAndTheNextToken) {
+  const Json page = {{"operations", Json::array({{{"name", "batches/b2"},
+                                                  {"metadata",
+                                                   {{"name", "batches/b2"},
+                                                    {"displayName", "imgmcp-g2"},
+                                                    {"state", "BATCH_STATE_RUNNING"}}}},
+                                                 {{"name", "batches/b1"},
+                                                  {"metadata",
+                                                   {{"name", "batches/b1"},
+                                                    {"displayName", "imgmcp-g1"},
+                                                    {"state", "BATCH_STATE_SUCCEEDED"}}}}})},
+                     {"nextPageToken", "b1"}};
+  auto listed = ParseBatchList(200, page.dump());
+  ASSERT_TRUE(listed.ok()) << listed.error().message;
+  ASSERT_EQ(listed->jobs.size(), 2u);
+  EXPECT_EQ(listed->jobs[0].display_name, "imgmcp-g2");
+  EXPECT_EQ(listed->jobs[1].state, BatchState::kSucceeded);
+  EXPECT_EQ(listed->next_page_token, "b1");
+  auto empty = ParseBatchList(200, "{}");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->jobs.empty());
+  EXPECT_EQ(empty->next_page_token, "");
+  EXPECT_EQ(ParseBatchList(200, R"({"operations": {}})").error().code, ErrorCode::kDataLoss);
+  EXPECT_EQ(ParseBatchList(503, "{}").error().code, ErrorCode::kUnavailable);
+}
+
 }  // namespace
 }  // namespace imgmcp::gemini
