@@ -1,0 +1,177 @@
+#include "server/app/batch_poller.h"
+
+#include <utility>
+
+#include "common/log.h"
+#include "common/random.h"
+#include "gemini_client/batch_poll.h"
+
+namespace imgmcp::app {
+namespace {
+
+constexpr char kPollerLog[] = "batch";
+
+// Worth another try at the next round: the service or the network, not the request.
+bool Transient(const Error& error) {
+  return error.code == ErrorCode::kUnavailable || error.code == ErrorCode::kDeadlineExceeded ||
+         error.code == ErrorCode::kCancelled || error.code == ErrorCode::kInternal;
+}
+
+}  // namespace
+
+BatchPoller::BatchPoller(session::BatchTasks tasks, gemini::BatchClient& client,
+                         BatchTaskWork& work, const imgmcp::Clock& clock,
+                         BatchPollerOptions options)
+    : tasks_(tasks),
+      client_(client),
+      work_(work),
+      clock_(clock),
+      options_(options),
+      jitter_(std::random_device{}()) {}
+
+Result<bool> BatchPoller::Lead() {
+  if (lock_ != nullptr && !lock_->Held()) {
+    log::Warn(kPollerLog, "lost the batch poll lock; taking it again");
+    lock_.reset();
+  }
+  if (lock_ == nullptr) {
+    ASSIGN_OR_RETURN(lock_, tasks_.TryLead());
+    if (lock_ == nullptr) return false;
+    // A predecessor's schedule is unknown: every open job is read at once.
+    schedule_.clear();
+    own_groups_.clear();
+  }
+  return true;
+}
+
+Status BatchPoller::RunOnce(std::stop_token stop) {
+  ASSIGN_OR_RETURN(bool leading, Lead());
+  if (!leading) return Status::Ok();
+  ASSIGN_OR_RETURN(std::vector<session::TaskRecord> open, tasks_.Open());
+  RETURN_IF_ERROR(GroupWaiting(open));
+  ASSIGN_OR_RETURN(open, tasks_.Open());
+  std::map<std::string, Group> groups;
+  for (session::TaskRecord& task : open) {
+    if (task.batch_group.empty()) continue;  // its window has not passed
+    Group& g = groups[task.batch_group];
+    g.model = task.batch_model;
+    if (!task.batch_job.empty()) g.job = task.batch_job;
+    g.tasks.push_back(std::move(task));
+  }
+  for (auto& [name, group] : groups) {
+    if (stop.stop_requested()) break;
+    Status done = group.job.empty() ? Submit(name, group, stop) : Poll(name, group, stop);
+    if (!done.ok()) log::Warn(kPollerLog, "batch " + name + ": " + done.error().message);
+  }
+  return Status::Ok();
+}
+
+Status BatchPoller::GroupWaiting(const std::vector<session::TaskRecord>& open) {
+  std::set<std::string> models;
+  for (const session::TaskRecord& task : open) {
+    if (task.batch_group.empty()) models.insert(task.batch_model);
+  }
+  for (const std::string& model : models) {
+    while (true) {
+      const std::string group = "imgmcp-" + RandomHex(12);
+      ASSIGN_OR_RETURN(std::vector<session::TaskRecord> grouped,
+                       tasks_.Group(model, group, options_.max_per_job, options_.window.count()));
+      if (grouped.empty()) break;
+      own_groups_.insert(group);
+    }
+  }
+  return Status::Ok();
+}
+
+Status BatchPoller::Submit(const std::string& group, Group& members, std::stop_token stop) {
+  if (own_groups_.count(group) == 0) {
+    // Grouped by a predecessor (or by this poller before a failed create): the job may exist.
+    ASSIGN_OR_RETURN(std::optional<gemini::BatchJob> found, client_.FindByDisplayName(group, stop));
+    if (found.has_value()) {
+      ASSIGN_OR_RETURN(int64_t recorded, tasks_.SetJob(group, found->name));
+      log::Info(kPollerLog, "batch " + group + " was created before as " + found->name + " (" +
+                                std::to_string(recorded) + " task(s))");
+      return Status::Ok();
+    }
+  }
+  std::vector<gemini::BatchRequest> requests;
+  for (const session::TaskRecord& task : members.tasks) {
+    Result<std::string> body = work_.RequestBody(task);
+    if (!body.ok()) {
+      work_.Finish(task, body.error());
+      continue;
+    }
+    requests.push_back({task.task_id, std::move(*body)});
+  }
+  own_groups_.erase(group);  // from here on, a retry looks the job up first
+  if (requests.empty()) return Status::Ok();
+  Result<gemini::BatchJob> job = client_.Submit(members.model, group, requests, stop);
+  if (!job.ok()) {
+    if (!Transient(job.error())) FailAll(members, job.error());
+    return job.error();
+  }
+  ASSIGN_OR_RETURN(int64_t recorded, tasks_.SetJob(group, job->name));
+  log::Info(kPollerLog, "batch " + group + " created as " + job->name + " with " +
+                            std::to_string(recorded) + " request(s)");
+  Schedule(job->name, 0);
+  return Status::Ok();
+}
+
+Status BatchPoller::Poll(const std::string& group, const Group& members, std::stop_token stop) {
+  auto it = schedule_.find(members.job);
+  if (it != schedule_.end() && imgmcp::WallMs(clock_) < it->second.next_read_ms)
+    return Status::Ok();
+  const int reads = it == schedule_.end() ? 0 : it->second.reads;
+  Result<gemini::BatchJob> job = client_.Read(members.job, stop);
+  if (!job.ok()) {
+    if (job.error().code == ErrorCode::kNotFound) {
+      FailAll(members, MakeError(ErrorCode::kUnavailable,
+                                 "the Gemini batch job " + members.job +
+                                     " is gone (Gemini no longer knows it); nothing was "
+                                     "committed. Call generate_image again."));
+      schedule_.erase(members.job);
+    } else {
+      Schedule(members.job, reads + 1);
+    }
+    return job.error();
+  }
+  if (!gemini::IsFinal(job->state)) {
+    Schedule(members.job, reads + 1);
+    return Status::Ok();
+  }
+  schedule_.erase(members.job);
+  if (job->state != gemini::BatchState::kSucceeded) {
+    std::string why =
+        "the Gemini batch job " + members.job + " ended " + gemini::BatchStateName(job->state);
+    if (!job->error.empty()) why += ": " + job->error;
+    FailAll(members, MakeError(ErrorCode::kUnavailable,
+                               why + "; nothing was committed. Call generate_image again."));
+    return Status::Ok();
+  }
+  std::map<std::string, const gemini::BatchAnswer*> by_key;
+  for (const gemini::BatchAnswer& answer : job->answers) by_key[answer.key] = &answer;
+  for (const session::TaskRecord& task : members.tasks) {
+    auto found = by_key.find(task.task_id);
+    if (found == by_key.end()) {
+      work_.Finish(task, MakeError(ErrorCode::kDataLoss, "the Gemini batch job " + members.job +
+                                                             " sent no answer for this request"));
+    } else {
+      work_.Finish(task, *found->second);
+    }
+  }
+  log::Info(kPollerLog, "batch " + group + " (" + members.job + ") ended with " +
+                            std::to_string(job->answers.size()) + " answer(s)");
+  return Status::Ok();
+}
+
+void BatchPoller::FailAll(const Group& members, const Error& error) {
+  for (const session::TaskRecord& task : members.tasks) work_.Finish(task, error);
+}
+
+void BatchPoller::Schedule(const std::string& job, int reads) {
+  const double unit = std::uniform_real_distribution<double>(0, 1)(jitter_);
+  const auto wait = gemini::BatchPollInterval(options_.first_poll, reads, unit);
+  schedule_[job] = {imgmcp::WallMs(clock_) + wait.count(), reads};
+}
+
+}  // namespace imgmcp::app
