@@ -1,5 +1,7 @@
 #include "session/batch_tasks.h"
 
+#include <algorithm>
+#include <tuple>
 #include <utility>
 
 #include "session/task_rules.h"
@@ -34,6 +36,9 @@ Result<std::vector<TaskRecord>> BatchTasks::Group(const std::string& model,
   }
   ASSIGN_OR_RETURN(std::vector<TaskRow> rows,
                    rows_.GroupBatch(model, group, limit, WallMs(clock_) - window_ms));
+  std::sort(rows.begin(), rows.end(), [](const TaskRow& a, const TaskRow& b) {
+    return std::tie(a.created_ms, a.record.task_id) < std::tie(b.created_ms, b.record.task_id);
+  });
   return Records(std::move(rows));
 }
 

@@ -74,7 +74,8 @@ class TaskRows {
 
   // Batch tasks (batch_tasks.h). In one statement: puts up to `limit` working rows of
   // `batch_model` without a group, created at or before `created_before_ms`, into `group`, oldest
-  // (created_ms, task_id) first; returns them. Two calls never put one row in two groups.
+  // (created_ms, task_id) first; returns them, in any order. Two calls never put one row in two
+  // groups.
   virtual Result<std::vector<TaskRow>> GroupBatch(const std::string& batch_model,
                                                   const std::string& group, int limit,
                                                   int64_t created_before_ms) = 0;

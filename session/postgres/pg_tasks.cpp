@@ -1,11 +1,9 @@
 #include "session/postgres/pg_tasks.h"
 
-#include <algorithm>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
-#include <tuple>
 #include <utility>
 
 #include "common/decimal.h"
@@ -267,11 +265,7 @@ Result<std::vector<TaskRow>> PgTaskRows::GroupBatch(const std::string& batch_mod
                  {PgParam::Text(batch_model), PgParam::Text(group), PgParam::Int(created_before_ms),
                   PgParam::Int(limit)},
                  "grouping batch tasks"));
-  ASSIGN_OR_RETURN(std::vector<TaskRow> rows, ReadRows(r));
-  std::sort(rows.begin(), rows.end(), [](const TaskRow& a, const TaskRow& b) {
-    return std::tie(a.created_ms, a.record.task_id) < std::tie(b.created_ms, b.record.task_id);
-  });
-  return rows;
+  return ReadRows(r);
 }
 
 Result<int64_t> PgTaskRows::SetBatchJob(const std::string& group, const std::string& job) {

@@ -1,8 +1,6 @@
 #include "session/sqlite/sqlite_tasks.h"
 
-#include <algorithm>
 #include <system_error>
-#include <tuple>
 #include <utility>
 
 #include "common/random.h"
@@ -179,11 +177,7 @@ Result<std::vector<TaskRow>> GroupBatch(SqliteDb& db, const std::string& batch_m
                  kColumns));
   st.Bind(1, batch_model).Bind(2, group).Bind(3, created_before_ms);
   st.Bind(4, static_cast<int64_t>(limit));
-  ASSIGN_OR_RETURN(std::vector<TaskRow> rows, ReadRows(st));
-  std::sort(rows.begin(), rows.end(), [](const TaskRow& a, const TaskRow& b) {
-    return std::tie(a.created_ms, a.record.task_id) < std::tie(b.created_ms, b.record.task_id);
-  });
-  return rows;
+  return ReadRows(st);
 }
 
 Result<int64_t> SetBatchJob(SqliteDb& db, const std::string& group, const std::string& job) {

@@ -86,8 +86,7 @@ Result<std::vector<TaskRow>> ListTasks(SqliteDb& db, const std::string& owner,
 Result<std::vector<TaskRow>> LoadOthersUnsettled(SqliteDb& db, const std::string& runner);
 // Deletes the rows expired at now_ms; returns how many.
 Result<int64_t> DeleteExpired(SqliteDb& db, int64_t now_ms);
-// Batch rows (TaskRows::GroupBatch, SetBatchJob, LoadOpenBatch), each one statement; GroupBatch's
-// rows oldest first.
+// Batch rows (TaskRows::GroupBatch, SetBatchJob, LoadOpenBatch), each one statement.
 Result<std::vector<TaskRow>> GroupBatch(SqliteDb& db, const std::string& batch_model,
                                         const std::string& group, int limit,
                                         int64_t created_before_ms);
