@@ -122,11 +122,7 @@ Result<std::optional<BatchJob>> BatchClient::FindByDisplayName(std::string_view 
     if (!token.empty()) path += "&pageToken=" + token;
     ASSIGN_OR_RETURN(HttpAnswer answer, Send("GET", path, "", cancel));
     auto listed = ParseBatchList(answer.status, answer.body);
-    if (!listed.ok()) {
-      Error error = listed.error();
-      error.message = Redact(std::move(error.message), auth_->SecretsToScrub());
-      return error;
-    }
+    if (!listed.ok()) return Scrubbed(listed.error());
     for (BatchJob& job : listed->jobs) {
       if (job.display_name == display_name) return std::optional<BatchJob>(std::move(job));
     }
@@ -141,12 +137,13 @@ Result<BatchJob> BatchClient::Call(const std::string& method, const std::string&
                                    std::string_view body, std::stop_token cancel) {
   ASSIGN_OR_RETURN(HttpAnswer answer, Send(method, path, body, cancel));
   auto job = ParseBatchOperation(answer.status, answer.body);
-  if (!job.ok()) {
-    Error error = job.error();
-    error.message = Redact(std::move(error.message), auth_->SecretsToScrub());
-    return error;
-  }
+  if (!job.ok()) return Scrubbed(job.error());
   return job;
+}
+
+Error BatchClient::Scrubbed(Error error) const {
+  error.message = Redact(std::move(error.message), auth_->SecretsToScrub());
+  return error;
 }
 
 Result<HttpAnswer> BatchClient::Send(const std::string& method, const std::string& path,

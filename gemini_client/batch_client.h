@@ -66,6 +66,8 @@ class BatchClient {
   // The answer of one request (status 200 or not), scrubbed; a transport failure as an error.
   Result<HttpAnswer> Send(const std::string& method, const std::string& path, std::string_view body,
                           std::stop_token cancel);
+  // `error` with the credentials redacted from its message (an answer may echo them).
+  Error Scrubbed(Error error) const;
   // {prefix}/{version}/`rest`.
   std::string Path(const std::string& rest) const;
 

@@ -510,12 +510,19 @@ TYPED_TEST(StoreConcurrencyTest, PollersGroupingAtOnceTakeEachBatchTaskOnce) {
   std::map<std::string, std::string> grouped;  // task id → its group
   std::map<std::string, size_t> groups;        // group → its size
   std::atomic<int> next_group{0};
+  std::atomic<int> in_flight{0};       // Group calls under way now
+  std::atomic<int> most_in_flight{0};  // the race was run: calls overlapped
   auto poll = [&](SessionStore* store, int poller) {
     BatchTasks batch = dynamic_cast<ChainStore&>(*store).batch_tasks();
     while (true) {
       const bool last_round = !creating.load();
       const std::string group = "g-" + std::to_string(poller) + "-" + std::to_string(next_group++);
+      const int now = ++in_flight;
+      for (int seen = most_in_flight.load(); now > seen;) {
+        if (most_in_flight.compare_exchange_weak(seen, now)) break;
+      }
       Result<std::vector<TaskRecord>> got = batch.Group("model-a", group, kLimit, 0);
+      --in_flight;
       ASSERT_TRUE(got.ok()) << got.error().message;
       {
         std::lock_guard<std::mutex> lock(mu);
@@ -549,6 +556,7 @@ TYPED_TEST(StoreConcurrencyTest, PollersGroupingAtOnceTakeEachBatchTaskOnce) {
   for (const auto& [id, group] : grouped) taken.insert(id);
   EXPECT_EQ(taken, created);
   for (const auto& [group, size] : groups) EXPECT_LE(size, static_cast<size_t>(kLimit)) << group;
+  EXPECT_GE(most_in_flight.load(), 2) << "no two pollers ever grouped at the same time";
 }
 
 TYPED_TEST(StoreConcurrencyTest, ACompleteAndACancelRacingHaveExactlyOneWinner) {
