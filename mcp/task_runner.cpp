@@ -314,13 +314,25 @@ void TaskRunner::Run(const std::shared_ptr<Entry>& entry) {
   }
   TaskState state;
   std::optional<Json> payload;
+  bool handed_off = false;
   {
     MutexLock lock(mu_);
     // Cancelled or stopped meanwhile: whatever it returned is dropped (its commit, if any, was
     // refused: session_store.h UpdateTask).
     if (Terminal(entry->snapshot.state)) return;
-    payload = Conclude(*entry, *call, std::move(result), std::move(error));
+    if (!error && result.handed_off && options_.ledger != nullptr) {
+      HandOffLocked(*entry, std::move(*result.handed_off));
+      handed_off = true;
+    } else {
+      payload = Conclude(*entry, *call, std::move(result), std::move(error));
+    }
     state = entry->snapshot.state;
+  }
+  if (handed_off) {
+    log::Info(kTasksLog, "task " + entry->id + " handed off: " + entry->snapshot.status_message);
+    changed_.notify_all();
+    Changed(entry);
+    return;
   }
   log::Info(kTasksLog, "task " + entry->id + " " + TaskStateName(state));
   const bool recorded = Record(entry, state, payload);
@@ -336,6 +348,11 @@ std::optional<Json> TaskRunner::Conclude(Entry& entry, const TaskCall& call, Too
     s.error = error;
     EndLocked(entry, TaskState::kFailed, /*stop=*/false);
     return error;
+  }
+  if (result.handed_off) {  // no ledger to hand the task to: kept in memory, it would be lost
+    result = ToolResult::ErrorText("Tool " + call.tool +
+                                   " needs durable tasks to go on elsewhere, and this server keeps "
+                                   "its tasks in memory only; nothing was sent or committed");
   }
   if (result.input_required && !call.modern) {
     s.result = ToolResultToJson(ToolResult::ErrorText(
@@ -355,6 +372,20 @@ std::optional<Json> TaskRunner::Conclude(Entry& entry, const TaskCall& call, Too
   s.result = ToolResultToJson(std::move(result));
   EndLocked(entry, TaskState::kCompleted, /*stop=*/false);
   return s.result;
+}
+
+void TaskRunner::HandOffLocked(Entry& entry, std::string message) {
+  CountChangeLocked(entry.id);  // the caller notifies changed_
+  entry.snapshot.status_message = std::move(message);
+  entry.snapshot.updated_at = Now();
+  if (entry.active) {
+    entry.active = false;
+    auto it = active_.find(entry.owner);
+    if (it != active_.end() && --it->second == 0) active_.erase(it);
+  }
+  entry.call.reset();
+  auto it = tasks_.find(entry.id);
+  if (it != tasks_.end() && it->second.get() == &entry) tasks_.erase(it);
 }
 
 std::shared_ptr<TaskRunner::Entry> TaskRunner::Find(const std::string& task_id,

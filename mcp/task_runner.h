@@ -188,6 +188,9 @@ class TaskRunner {
   // The state Run records for what the call returned (mu_ held; the entry is not terminal).
   std::optional<Json> Conclude(Entry& entry, const TaskCall& call, ToolResult result,
                                std::optional<Json> error) REQUIRES(mu_);
+  // A call that handed itself off (ToolResult::handed_off; mu_ held): the task stays working with
+  // `message`, the ledger's row alone now; it is no longer counted or kept here.
+  void HandOffLocked(Entry& entry, std::string message) REQUIRES(mu_);
   // Makes the entry terminal in memory: its end time, its owner's count, its call dropped, its
   // stop requested when `stop` (mu_ held).
   void EndLocked(Entry& entry, TaskState state, bool stop) REQUIRES(mu_);

@@ -77,6 +77,11 @@ struct ToolResult {
   // Set: the call needs input from the client first (modern era): the answer is an
   // input_required result and content, structured_content and is_error are not sent.
   std::optional<InputRequest> input_required;
+  // Set (by a call that runs as a task, with a ledger): the call goes on outside this process —
+  // e.g. in a Gemini batch job that the store's batch poller follows and ends — and the task
+  // stays working with this status message; its row is the ledger's alone from now on (the
+  // runner forgets it here). content, structured_content and is_error are not sent.
+  std::optional<std::string> handed_off;
 
   static ToolResult Text(std::string text);
   static ToolResult ErrorText(std::string text);

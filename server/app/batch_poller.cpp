@@ -1,5 +1,6 @@
 #include "server/app/batch_poller.h"
 
+#include <optional>
 #include <utility>
 
 #include "common/log.h"
@@ -58,6 +59,7 @@ Status BatchPoller::RunOnce(std::stop_token stop) {
     if (!task.batch_job.empty()) g.job = task.batch_job;
     g.tasks.push_back(std::move(task));
   }
+  CancelAbandoned(groups, stop);
   for (auto& [name, group] : groups) {
     if (stop.stop_requested()) break;
     Status done = group.job.empty() ? Submit(name, group, stop) : Poll(name, group, stop);
@@ -83,7 +85,7 @@ Status BatchPoller::GroupWaiting(const std::vector<session::TaskRecord>& open) {
   return Status::Ok();
 }
 
-Status BatchPoller::Submit(const std::string& group, Group& members, std::stop_token stop) {
+Status BatchPoller::Submit(const std::string& group, const Group& members, std::stop_token stop) {
   if (own_groups_.count(group) == 0) {
     // Grouped by a predecessor (or by this poller before a failed create): the job may exist.
     ASSIGN_OR_RETURN(std::optional<gemini::BatchJob> found, client_.FindByDisplayName(group, stop));
@@ -95,6 +97,7 @@ Status BatchPoller::Submit(const std::string& group, Group& members, std::stop_t
     }
   }
   std::vector<gemini::BatchRequest> requests;
+  Group sent{members.model, "", {}};
   for (const session::TaskRecord& task : members.tasks) {
     Result<std::string> body = work_.RequestBody(task);
     if (!body.ok()) {
@@ -102,6 +105,7 @@ Status BatchPoller::Submit(const std::string& group, Group& members, std::stop_t
       continue;
     }
     requests.push_back({task.task_id, std::move(*body)});
+    sent.tasks.push_back(task);
   }
   own_groups_.erase(group);  // from here on, a retry looks the job up first
   if (requests.empty()) return Status::Ok();
@@ -113,7 +117,9 @@ Status BatchPoller::Submit(const std::string& group, Group& members, std::stop_t
   ASSIGN_OR_RETURN(int64_t recorded, tasks_.SetJob(group, job->name));
   log::Info(kPollerLog, "batch " + group + " created as " + job->name + " with " +
                             std::to_string(recorded) + " request(s)");
-  Schedule(job->name, 0);
+  Schedule(job->name, 0, job->state);
+  sent.job = job->name;
+  TellAll(sent, job->state);
   return Status::Ok();
 }
 
@@ -122,6 +128,8 @@ Status BatchPoller::Poll(const std::string& group, const Group& members, std::st
   if (it != schedule_.end() && imgmcp::WallMs(clock_) < it->second.next_read_ms)
     return Status::Ok();
   const int reads = it == schedule_.end() ? 0 : it->second.reads;
+  const std::optional<gemini::BatchState> told =
+      it == schedule_.end() ? std::nullopt : std::optional(it->second.state);
   Result<gemini::BatchJob> job = client_.Read(members.job, stop);
   if (!job.ok()) {
     if (job.error().code == ErrorCode::kNotFound) {
@@ -131,12 +139,13 @@ Status BatchPoller::Poll(const std::string& group, const Group& members, std::st
                                      "committed. Call generate_image again."));
       schedule_.erase(members.job);
     } else {
-      Schedule(members.job, reads + 1);
+      Schedule(members.job, reads + 1, told.value_or(gemini::BatchState::kPending));
     }
     return job.error();
   }
   if (!gemini::IsFinal(job->state)) {
-    Schedule(members.job, reads + 1);
+    Schedule(members.job, reads + 1, job->state);
+    if (told != job->state) TellAll(members, job->state);
     return Status::Ok();
   }
   schedule_.erase(members.job);
@@ -168,10 +177,36 @@ void BatchPoller::FailAll(const Group& members, const Error& error) {
   for (const session::TaskRecord& task : members.tasks) work_.Finish(task, error);
 }
 
-void BatchPoller::Schedule(const std::string& job, int reads) {
+void BatchPoller::TellAll(const Group& members, gemini::BatchState state) {
+  const std::string message =
+      std::string("in Gemini batch ") + members.job + ": " + gemini::BatchStateName(state);
+  for (const session::TaskRecord& task : members.tasks) work_.Progress(task, message);
+}
+
+void BatchPoller::CancelAbandoned(const std::map<std::string, Group>& groups,
+                                  std::stop_token stop) {
+  std::set<std::string> followed;
+  for (const auto& [name, group] : groups) followed.insert(group.job);
+  for (auto it = schedule_.begin(); it != schedule_.end();) {
+    if (followed.count(it->first) > 0 || stop.stop_requested()) {
+      ++it;
+      continue;
+    }
+    Result<gemini::BatchJob> cancelled = client_.Cancel(it->first, stop);
+    if (!cancelled.ok() && Transient(cancelled.error())) {
+      log::Warn(kPollerLog, "cancelling " + it->first + ": " + cancelled.error().message);
+      ++it;  // asked again at the next round
+      continue;
+    }
+    log::Info(kPollerLog, it->first + ": every task of it was cancelled, so was the job");
+    it = schedule_.erase(it);
+  }
+}
+
+void BatchPoller::Schedule(const std::string& job, int reads, gemini::BatchState state) {
   const double unit = std::uniform_real_distribution<double>(0, 1)(jitter_);
   const auto wait = gemini::BatchPollInterval(options_.first_poll, reads, unit);
-  schedule_[job] = {imgmcp::WallMs(clock_) + wait.count(), reads};
+  schedule_[job] = {imgmcp::WallMs(clock_) + wait.count(), reads, state};
 }
 
 }  // namespace imgmcp::app

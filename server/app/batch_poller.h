@@ -5,7 +5,9 @@
 // the job up by the group's name, so nothing is created twice — reads the jobs that are due
 // (gemini_client/batch_poll.h: doubling intervals), and hands each task of a job that ended to
 // BatchTaskWork: its answer (found under the task's id), or an error naming why there is none.
-// A round of a poller that does not hold the lock does nothing; a round tries to take it.
+// A job whose every task was cancelled is cancelled upstream (batches/{id}:cancel) by the poller
+// that follows it. A round of a poller that does not hold the lock does nothing; a round tries to
+// take it.
 // Not thread-safe: one thread runs the rounds.
 #pragma once
 
@@ -37,6 +39,9 @@ class BatchTaskWork {
   // completed, or failed); nothing is committed for an error.
   virtual void Finish(const session::TaskRecord& task,
                       const Result<gemini::BatchAnswer>& answer) = 0;
+  // Where the task is now, for its status message ("in Gemini batch batches/…: running"): said
+  // when its job is created and when the job's state changes. The task stays working.
+  virtual void Progress(const session::TaskRecord& task, const std::string& message) = 0;
 };
 
 struct BatchPollerOptions {
@@ -64,6 +69,7 @@ class BatchPoller {
   struct JobSchedule {
     int64_t next_read_ms = 0;
     int reads = 0;
+    gemini::BatchState state = gemini::BatchState::kPending;  // as last read
   };
 
   // Takes (or checks) the lock; false when another holder has it.
@@ -71,11 +77,16 @@ class BatchPoller {
   // Groups every model's waiting tasks; remembers the new groups as this poller's own.
   Status GroupWaiting(const std::vector<session::TaskRecord>& open);
   // Creates the group's job (after looking it up, for a group that is not this poller's own).
-  Status Submit(const std::string& group, Group& members, std::stop_token stop);
+  Status Submit(const std::string& group, const Group& members, std::stop_token stop);
   // Reads the group's job when due; hands its tasks on when it ended.
   Status Poll(const std::string& group, const Group& members, std::stop_token stop);
   void FailAll(const Group& members, const Error& error);
-  void Schedule(const std::string& job, int reads);
+  // Tells each task of the group where its job is (BatchTaskWork::Progress).
+  void TellAll(const Group& members, gemini::BatchState state);
+  // Cancels upstream each job this poller follows that has no open task left (every one was
+  // cancelled), and stops following it.
+  void CancelAbandoned(const std::map<std::string, Group>& groups, std::stop_token stop);
+  void Schedule(const std::string& job, int reads, gemini::BatchState state);
 
   session::BatchTasks tasks_;
   gemini::BatchClient& client_;

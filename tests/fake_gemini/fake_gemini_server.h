@@ -99,6 +99,8 @@ class FakeGeminiServer {
   // "altered", when that was why the request got 400), action (the scripted action used, or
   // null), response_status.
   Json Requests() const;
+  // Same as GET /_fake/batches: every batch job with its state, requests, reads and cancels.
+  Json Batches() const { return batches_.List(); }
   size_t RequestCount() const;
   // Same as POST /_fake/release: opens `gate` for the calls held at it and for later ones.
   void Release(const std::string& gate);

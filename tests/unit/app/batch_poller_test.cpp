@@ -56,8 +56,13 @@ class RecordingWork final : public BatchTaskWork {
     EXPECT_TRUE(store_.UpdateTask(end).ok());
   }
 
+  void Progress(const session::TaskRecord& task, const std::string& message) override {
+    said[task.task_id].push_back(message);
+  }
+
   std::map<std::string, Result<imaging::BackendImage>> images;
   std::map<std::string, std::string> errors;
+  std::map<std::string, std::vector<std::string>> said;  // Progress, by task
 
  private:
   session::SessionStore& store_;
@@ -147,12 +152,19 @@ TEST_F(BatchPollerTest, TasksOfAWindowBecomeOneJobReadOnItsScheduleAndEachGetsIt
     ASSERT_TRUE(poller.RunOnce({}).ok());
     EXPECT_EQ(Logged("batches.get"), static_cast<size_t>(read));
   }
-  // The fake's schedule: running, then succeeded — every task has its image.
+  // The fake's schedule: running, then succeeded — every task has its image, and was told where
+  // its job was each time that changed.
   for (size_t i = 0; i < 2; ++i) {
+    const std::vector<std::string>& said = work_->said[ids[i]];
+    ASSERT_EQ(said.size(), 2u) << i;
+    EXPECT_EQ(said[0].rfind("in Gemini batch batches/", 0), 0u) << said[0];
+    EXPECT_NE(said[0].find(": pending"), std::string::npos) << said[0];
+    EXPECT_NE(said[1].find(": running"), std::string::npos) << said[1];
     ASSERT_EQ(work_->images.count(ids[i]), 1u) << i;
     EXPECT_TRUE(work_->images.at(ids[i]).ok()) << work_->images.at(ids[i]).error().message;
     EXPECT_EQ(Status(ids[i]), session::TaskStatus::kCompleted);
   }
+  EXPECT_TRUE(work_->said[ids[2]].empty()) << "a task failed at once is in no job";
   ASSERT_TRUE(store_->batch_tasks().Open().ok());
   EXPECT_TRUE(store_->batch_tasks().Open()->empty());
   clock_.Advance(seconds(3600));
@@ -196,6 +208,34 @@ TEST_F(BatchPollerTest, AJobThatExpiresFailsItsTasksSayingSo) {
   EXPECT_NE(work_->errors.at(id).find("ended expired"), std::string::npos) << work_->errors.at(id);
   EXPECT_NE(work_->errors.at(id).find("nothing was committed"), std::string::npos);
   EXPECT_EQ(Status(id), session::TaskStatus::kFailed);
+}
+
+// Every task of a submitted job cancelled: the job is cancelled upstream, once, and not read
+// again; a job with one task left goes on.
+TEST_F(BatchPollerTest, AJobWhoseEveryTaskWasCancelledIsCancelledUpstream) {
+  const std::vector<std::string> ids = {CreateTask("a fox"), CreateTask("a whale")};
+  clock_.Advance(options_.window);
+  BatchPoller poller = MakePoller(*store_);
+  ASSERT_TRUE(poller.RunOnce({}).ok());
+  ASSERT_EQ(Logged("batches.create"), 1u);
+  auto cancel = [this](const std::string& id) {
+    session::TaskUpdate update{id, "o", session::TaskStatus::kCancelled};
+    update.unless_committed = true;
+    ASSERT_TRUE(store_->UpdateTask(update).ok());
+  };
+  cancel(ids[0]);
+  ASSERT_TRUE(poller.RunOnce({}).ok());
+  EXPECT_EQ(Logged("batches.cancel"), 0u) << "one task of the job is still wanted";
+  cancel(ids[1]);
+  ASSERT_TRUE(poller.RunOnce({}).ok());
+  EXPECT_EQ(Logged("batches.cancel"), 1u);
+  clock_.Advance(seconds(3600));
+  ASSERT_TRUE(poller.RunOnce({}).ok());
+  EXPECT_EQ(Logged("batches.cancel"), 1u);
+  EXPECT_EQ(Logged("batches.get"), 0u) << "a cancelled job is not followed";
+  const Json jobs = server_.Batches();
+  ASSERT_EQ(jobs.size(), 1u) << jobs.dump();
+  EXPECT_EQ(jobs[0]["state"], "cancelled") << jobs.dump();
 }
 
 TEST_F(BatchPollerTest, OnlyTheHolderOfThePollLockPolls) {

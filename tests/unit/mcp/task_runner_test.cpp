@@ -374,6 +374,40 @@ TEST_F(TaskRunnerTest, AnEndedTaskKeepsNeitherItsRequestNorItsResultInMemory) {
   EXPECT_EQ((*read->result)["content"][0]["text"], "done");
 }
 
+// A call that hands itself off (a batch generation) leaves its task working in the ledger, the
+// ledger's alone: this process neither counts it against its owner nor fails it at shutdown, and
+// reads it from the ledger. Without a ledger it could not go on anywhere: it completes as an error.
+TEST_F(TaskRunnerTest, AHandedOffTaskStaysWorkingInTheLedgerAndLeavesThisProcess) {
+  TaskRunner runner(TaskOptions{.max_running = 8, .max_per_owner = 1, .ledger = &ledger_});
+  auto handed = [](ToolCallContext&) {
+    ToolResult result;
+    result.handed_off = "waiting for the batch window";
+    return result;
+  };
+  auto first = runner.Start("alice", CallOf(handed));
+  ASSERT_TRUE(first.ok());
+  EXPECT_TRUE(runner.WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(10)));
+  EXPECT_EQ(runner.Running(), 0u);
+  auto second = runner.Start("alice", CallOf(handed));  // the cap of one counts no handed-off task
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_TRUE(runner.WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(10)));
+  auto read = runner.Get(first->task_id, "alice");
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->state, TaskState::kWorking);
+  runner.Shutdown("the server shut down; nothing was committed");
+  EXPECT_EQ(ledger_.StateOf(first->task_id), TaskState::kWorking);
+  EXPECT_EQ(ledger_.StateOf(second->task_id), TaskState::kWorking);
+
+  TaskRunner memory_only(TaskOptions{.max_running = 2});
+  auto lost = memory_only.Start("", CallOf(handed));
+  ASSERT_TRUE(lost.ok());
+  TaskSnapshot done = WaitFor(memory_only, lost->task_id, TaskState::kCompleted);
+  ASSERT_TRUE(done.result);
+  EXPECT_EQ((*done.result)["isError"], true);
+  EXPECT_NE((*done.result)["content"][0]["text"].get<std::string>().find("in memory only"),
+            std::string::npos);
+}
+
 // WaitTerminal of a task another process runs (read from the ledger), until it ends or a bound
 // passes: then its stop is requested and nullopt returned, so a wait that is never woken fails
 // the test instead of hanging it.
