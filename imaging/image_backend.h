@@ -67,6 +67,9 @@ struct BackendImage {
   // exactly (every part and signature), without the image bytes, which the caller keeps (the
   // version's file) and hands back in ChainTurn::image. "" when there is nothing to replay.
   std::string replay;
+  // What its tokens cost against the model's prices: 1, or the model's batch_price_factor for the
+  // answer of a Gemini batch job.
+  double price_factor = 1;
 };
 
 // Per-call context: cancellation, an overall deadline and a progress callback

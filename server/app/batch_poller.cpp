@@ -75,11 +75,15 @@ Status BatchPoller::GroupWaiting(const std::vector<session::TaskRecord>& open) {
   }
   for (const std::string& model : models) {
     while (true) {
+      // A window opens with the oldest call waiting: once it has passed, that call and every one
+      // that came after it (up to the job's limit) go into one job.
       const std::string group = "imgmcp-" + RandomHex(12);
       ASSIGN_OR_RETURN(std::vector<session::TaskRecord> grouped,
                        tasks_.Group(model, group, options_.max_per_job, options_.window.count()));
       if (grouped.empty()) break;
       own_groups_.insert(group);
+      const int room = options_.max_per_job - static_cast<int>(grouped.size());
+      if (room > 0) RETURN_IF_ERROR(tasks_.Group(model, group, room, 0));
     }
   }
   return Status::Ok();

@@ -617,6 +617,27 @@ constexpr FlagSpec kFlags[] = {
              "limit",
      .set = SetInt<&Config::max_tasks_per_owner, 0, 100000>,
      .default_text = ShowDefault<&Config::max_tasks_per_owner>},
+    {.name = "--batch-window",
+     .env = "IMGMCP_BATCH_WINDOW",
+     .value = "SECONDS",
+     .help = "generate_image with delivery \"batch\": calls of one model that come within this "
+             "window go into one Gemini batch job (half price; the image arrives as the task's "
+             "result when the job ends)",
+     .set = SetInt<&Config::batch_window_seconds, 1, 3600>,
+     .default_text = ShowDefault<&Config::batch_window_seconds>},
+    {.name = "--batch-max",
+     .env = "IMGMCP_BATCH_MAX",
+     .value = "N",
+     .help = "requests in one Gemini batch job at most; more calls in a window make more jobs",
+     .set = SetInt<&Config::batch_max, 1, 100>,
+     .default_text = ShowDefault<&Config::batch_max>},
+    {.name = "--batch-poll",
+     .env = "IMGMCP_BATCH_POLL",
+     .value = "SECONDS",
+     .help = "a batch job is first read this long after its creation, then at doubling "
+             "intervals up to 10 minutes (each jittered by 10 %)",
+     .set = SetInt<&Config::batch_poll_seconds, 1, 3600>,
+     .default_text = ShowDefault<&Config::batch_poll_seconds>},
 
     {.heading = "Other"},
     {.name = "--conformance-fixtures",

@@ -99,6 +99,12 @@ struct Config {
   // How long a finished task (MCP tasks extension) stays readable; --task-ttl / IMGMCP_TASK_TTL.
   int task_ttl_seconds = 3600;
   int max_tasks_per_owner = 32;  // --max-tasks-per-owner
+  // generate_image delivery "batch" (server/app/batch_delivery.h): calls of one model within this
+  // window go into one Gemini batch job of at most batch_max requests, first read batch_poll
+  // seconds after its creation.
+  int batch_window_seconds = 10;  // --batch-window
+  int batch_max = 100;            // --batch-max
+  int batch_poll_seconds = 30;    // --batch-poll
   bool conformance_fixtures = false;
   std::string log_level = "info";   // a name log::ParseLevel accepts
   std::string log_format = "text";  // --log-format / IMGMCP_LOG_FORMAT: text or json

@@ -64,7 +64,9 @@ Result<std::unique_ptr<WiredServer>> WiredServer::Build(const Config& config) {
   // The data dir is checked now (cannot create, write or lock it → exit before answering
   // anything); the store's open, migration and sweep run in the background, so initialize is
   // answered at once and tool calls wait for the open.
-  auto store = OpenStore(config, wired->clock_, wired->metrics_.get());
+  WiredServer* server = wired.get();
+  auto store = OpenStore(config, wired->clock_, wired->metrics_.get(),
+                         [server](session::SessionStore& opened) { server->StoreOpened(opened); });
   if (!store.ok()) return WithContext(store.error(), DescribeStore(config));
   wired->store_ = std::move(*store);
 
@@ -73,6 +75,10 @@ Result<std::unique_ptr<WiredServer>> WiredServer::Build(const Config& config) {
   wired->task_ledger_ = std::make_unique<tools::StoreTaskLedger>(
       *wired->store_, tool_options.preview, tool_options.limits);
   server_options.tasks.ledger = wired->task_ledger_.get();
+  if (wired->backend_.batch) {
+    wired->task_ledger_->EnableBatch(chosen.Model(),
+                                     std::chrono::seconds(config.batch_window_seconds));
+  }
   if (session::postgres::IsPostgresUrl(config.store)) {  // SQLite has no other writer to hear of
     wired->task_watch_ =
         std::make_unique<tools::StoreTaskWatch>(*wired->store_, *wired->task_ledger_);
@@ -123,9 +129,25 @@ Status WiredServer::RegisterTools(const Config& config) {
   options.metrics = metrics_.get();
   options.audit = audit_trail_.get();
   options.gallery_links = gallery_links_.get();
+  options.batch_refusal = backend_.batch_refusal;
+  options.batch_window = std::chrono::seconds(config.batch_window_seconds);
   image_tools_ =
       std::make_unique<tools::ImageTools>(*store_, *backend_.backend, *input_resolver_,
                                           &server_->resource_notifier(), std::move(options));
+  if (backend_.batch) {
+    BatchPollerOptions batch;
+    batch.window = std::chrono::seconds(config.batch_window_seconds);
+    batch.max_per_job = config.batch_max;
+    batch.first_poll = std::chrono::seconds(config.batch_poll_seconds);
+    MutexLock lock(batch_mu_);
+    batch_ = std::make_unique<BatchDelivery>(BatchDeliveryParts{.store = *store_,
+                                                                .ledger = *task_ledger_,
+                                                                .tools = *image_tools_,
+                                                                .backend = *backend_.backend,
+                                                                .client = std::move(backend_.batch),
+                                                                .clock = clock_,
+                                                                .options = batch});
+  }
   for (auto& tool : image_tools_->Tools()) {
     tool.definition.meta = ui::ToolUiMeta();  // MCP Apps hosts show results in the viewer
     if (Status s = server_->RegisterTool(std::move(tool)); !s.ok()) {
@@ -133,6 +155,16 @@ Status WiredServer::RegisterTools(const Config& config) {
     }
   }
   return Status::Ok();
+}
+
+WiredServer::~WiredServer() {
+  MutexLock lock(batch_mu_);
+  batch_.reset();
+}
+
+void WiredServer::StoreOpened(session::SessionStore& opened) {
+  MutexLock lock(batch_mu_);
+  if (batch_) batch_->Start(opened);
 }
 
 void WiredServer::StartBackgroundWork() {

@@ -7,9 +7,11 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "common/thread_annotations.h"
 #include "common/timer_thread.h"
 #include "mcp/server.h"
 #include "metrics/metrics.h"
+#include "server/app/batch_delivery.h"
 #include "server/app/config.h"
 #include "server/app/mcp_metrics.h"
 #include "server/app/task_sweeper.h"
@@ -35,6 +37,7 @@ class WiredServer {
 
   WiredServer(const WiredServer&) = delete;
   WiredServer& operator=(const WiredServer&) = delete;
+  ~WiredServer();  // stops the batch poller first: it works on the store
 
   mcp::McpServer& server() { return *server_; }
   const BackendSelection& backend() const { return backend_; }
@@ -54,6 +57,8 @@ class WiredServer {
  private:
   WiredServer() = default;
   Status RegisterTools(const Config& config);
+  // The store's open succeeded (on the opening thread): the batch poller starts on it.
+  void StoreOpened(session::SessionStore& opened);
 
   TimerThread timers_;  // every call's timers (heartbeats, deadlines); outlives their users
   std::unique_ptr<metrics::Metrics> metrics_;  // outlives everything that records into it
@@ -71,8 +76,10 @@ class WiredServer {
   std::unique_ptr<TaskSweeper> task_sweeper_;  // expired task rows, from StartBackgroundWork
   std::unique_ptr<mcp::McpServer> server_;
   std::unique_ptr<tools::ImageInputResolver> input_resolver_;
-  std::unique_ptr<tools::ImageTools> image_tools_;        // uses everything above
-  std::unique_ptr<http::HttpListener> metrics_listener_;  // --metrics; stopped first
+  std::unique_ptr<tools::ImageTools> image_tools_;  // uses everything above
+  Mutex batch_mu_;  // guards batch_ against the opening thread (StoreOpened)
+  std::unique_ptr<BatchDelivery> batch_ GUARDED_BY(batch_mu_);  // the Gemini API backend only
+  std::unique_ptr<http::HttpListener> metrics_listener_;        // --metrics; stopped first
 };
 
 }  // namespace imgmcp::app

@@ -161,6 +161,13 @@ Result<BackendSelection> FinishClient(gemini::GeminiClientOptions options,
   RETURN_IF_ERROR(netmod::CheckNetModuleInstalled());
   selection.endpoint = options.base_url;
   selection.auth = options.auth;
+  auto batch = gemini::BatchClient::Create(options, &netmod::SendHttpViaNetModule);
+  if (batch.ok()) {
+    selection.batch = std::move(*batch);
+    selection.batch_refusal.clear();
+  } else {
+    selection.batch_refusal = batch.error().message;
+  }
   ASSIGN_OR_RETURN(auto client,
                    gemini::GeminiClient::Create(std::move(options), &netmod::PostJsonViaNetModule));
   selection.details += std::string(selection.details.empty() ? "" : ", ") + "credential " +
@@ -273,7 +280,8 @@ session::StoreOptions MakeStoreOptions(const Config& config) {
 
 Result<std::unique_ptr<session::DeferredSessionStore>> OpenStore(const Config& config,
                                                                  const Clock& clock,
-                                                                 metrics::Metrics* metrics) {
+                                                                 metrics::Metrics* metrics,
+                                                                 StoreOpened opened) {
   session::StoreOptions options = MakeStoreOptions(config);
   options.metrics = metrics;
   const bool postgres = session::postgres::IsPostgresUrl(config.store);
@@ -295,12 +303,18 @@ Result<std::unique_ptr<session::DeferredSessionStore>> OpenStore(const Config& c
   pg.pool_size = config.store_pool;
   const std::filesystem::path gate = config.test_store_open_gate;
   return std::make_unique<session::DeferredSessionStore>(
-      [options, postgres, pg, gate, &clock]() -> Result<std::unique_ptr<session::SessionStore>> {
+      [options, postgres, pg, gate, &clock,
+       opened = std::move(opened)]() -> Result<std::unique_ptr<session::SessionStore>> {
         RETURN_IF_ERROR(RunStoreOpenTestHooks(gate));
-        if (!postgres) return session::sqlite::OpenSessionStore(options, clock);
-        ASSIGN_OR_RETURN(auto store,
-                         session::postgres::PostgresSessionStore::Open(options, pg, clock));
-        return std::unique_ptr<session::SessionStore>(std::move(store));
+        std::unique_ptr<session::SessionStore> store;
+        if (postgres) {
+          ASSIGN_OR_RETURN(store,
+                           session::postgres::PostgresSessionStore::Open(options, pg, clock));
+        } else {
+          ASSIGN_OR_RETURN(store, session::sqlite::OpenSessionStore(options, clock));
+        }
+        if (opened) opened(*store);
+        return store;
       },
       session::DeferredSessionStore::OpenStart::kWhenNeeded);  // WiredServer::StartBackgroundWork
 }

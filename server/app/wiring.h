@@ -2,6 +2,7 @@
 // just choices of implementation and option mapping.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "common/clock.h"
 #include "common/result.h"
 #include "common/timer_thread.h"
+#include "gemini_client/batch_client.h"
 #include "gemini_client/request_auth.h"
 #include "imaging/image_backend.h"
 #include "metrics/metrics.h"
@@ -35,6 +37,12 @@ struct BackendSelection {
   // credential of a Vertex backend, to make one token request with.
   std::string details;
   std::shared_ptr<gemini::RequestAuth> auth;
+  // The Gemini API backend's Batch API client (generate_image delivery "batch"); nullptr for the
+  // local backend and for Vertex AI, `batch_refusal` then saying why.
+  std::unique_ptr<gemini::BatchClient> batch;
+  std::string batch_refusal =
+      "delivery \"batch\" needs the Gemini API backend (--backend gemini with GEMINI_API_KEY); "
+      "the local backend answers at once";
 };
 
 // --backend auto|gemini|vertex|local: auto picks gemini when GEMINI_API_KEY is set, else vertex
@@ -57,9 +65,12 @@ session::StoreOptions MakeStoreOptions(const Config& config);
 // first call that needs it begins the open (tool calls wait for it): what can be checked
 // at once is (the data dir can be created, written and locked; the URL parses), so a server that
 // could never work exits before answering anything. `clock` must outlive the store.
-// `metrics` (may be null) counts turn waits and commits.
+// `metrics` (may be null) counts turn waits and commits. `opened` (may be empty) is called on the
+// opening thread with the store once it is open (the batch poller works on its task rows).
+using StoreOpened = std::function<void(session::SessionStore& opened)>;
 Result<std::unique_ptr<session::DeferredSessionStore>> OpenStore(
-    const Config& config, const Clock& clock, metrics::Metrics* metrics = nullptr);
+    const Config& config, const Clock& clock, metrics::Metrics* metrics = nullptr,
+    StoreOpened opened = nullptr);
 // For the start-up log line: "data dir …" or "PostgreSQL at host:port/db, local copies in …"
 // (never the password).
 std::string DescribeStore(const Config& config);

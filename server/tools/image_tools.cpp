@@ -87,10 +87,23 @@ Json AnswerExtra(const imaging::BackendImage& image, bool search, const Json& pa
 
 // What `answer` cost: charged in place of the call's hold, counted in `metrics` (may be null),
 // put in structuredContent (`extra`) and the version's details (`cost_json`); its text line.
+// " [note]" for a non-empty backend note (e.g. why the offline backend is in use), else "".
+std::string BackendNote(const std::string& note) { return note.empty() ? "" : " [" + note + "]"; }
+
+// " The local backend ignores …" for the parameters a model has no use for; "" for none.
+std::string IgnoredNote(const imaging::ImageBackend& backend,
+                        const std::vector<std::string>& ignored) {
+  if (ignored.empty()) return "";
+  return "\nIgnored: " + imaging::JoinList(ignored, " and ") + " (no meaning for the " +
+         backend.Name() + " backend" + (backend.Name() == "local" ? ", which works offline" : "") +
+         ").";
+}
+
 std::string ChargeAnswer(const imaging::ModelCapabilities& model,
                          const imaging::BackendImage& answer, CallSpend& spend,
                          metrics::Metrics* metrics, Json* extra, Json* cost_json) {
-  const imaging::CallCost cost = imaging::PriceUsage(model, answer.usage, answer.grounding_queries);
+  const imaging::CallCost cost =
+      imaging::PriceUsage(model, answer.usage, answer.grounding_queries, answer.price_factor);
   spend.Settle(cost);
   if (metrics != nullptr) {
     metrics->RecordSpend(cost.priced_model, cost.usd, cost.input_tokens, cost.output_image_tokens,
@@ -212,7 +225,7 @@ mcp::TypedTool<Args> ImageTools::Bind(
   tool.handler = [this, handler, name = tool.definition.name](const Args& args,
                                                               mcp::ToolCallContext& ctx) {
     mcp::ToolResult result = (this->*handler)(args, ctx);
-    if (options_.audit != nullptr && Writes(args) && !result.input_required) {
+    if (options_.audit != nullptr && Writes(args) && !result.input_required && !result.handed_off) {
       AuditCall(*options_.audit, name, SessionNamed(args), IdempotencyKeyOf(args), ctx, result);
     }
     return result;
@@ -278,10 +291,6 @@ std::optional<session::IdempotencyRecord> ImageTools::KeyOf(const std::string& t
   return session::IdempotencyRecord{std::move(key), ArgumentsDigest(tool, args, argument_options_)};
 }
 
-std::string ImageTools::Note() const {
-  return options_.backend_note.empty() ? "" : " [" + options_.backend_note + "]";
-}
-
 namespace {
 
 Result<std::unique_ptr<session::EditTurn>> TakeTurn(session::SessionStore& store,
@@ -334,13 +343,6 @@ Result<const imaging::ModelCapabilities*> ImageTools::ChooseModel(
   const imaging::ModelCapabilities* model = nullptr;
   RETURN_IF_ERROR(imaging::CheckGenerationOptions(backend_.Models(), options, &model, ignored));
   return model;
-}
-
-std::string ImageTools::IgnoredNote(const std::vector<std::string>& ignored) const {
-  if (ignored.empty()) return "";
-  return "\nIgnored: " + imaging::JoinList(ignored, " and ") + " (no meaning for the " +
-         backend_.Name() + " backend" +
-         (backend_.Name() == "local" ? ", which works offline" : "") + ").";
 }
 
 namespace {
@@ -528,9 +530,9 @@ mcp::ToolResult ImageTools::VersionResult(session::SessionStore& store, const st
                                           const session::VersionInfo& version, InlineMode mode,
                                           Json extra_structured,
                                           std::optional<PreparedImage> prepared,
-                                          bool history_in_text) {
+                                          bool history_in_text) const {
   ResultParts parts;
-  parts.summary = summary + Note();
+  parts.summary = summary + BackendNote(options_.backend_note);
   parts.history_in_text = history_in_text;
   parts.structured = VersionStructuredContent(version, kResultPromptBytes);
   for (auto& [key, value] : extra_structured.items()) parts.structured[key] = value;
@@ -555,7 +557,7 @@ mcp::ToolResult ImageTools::VersionResult(session::SessionStore& store, const st
 ResultParts ImageTools::EmptySessionParts(const std::string& session_id,
                                           const std::string& summary) const {
   ResultParts parts;
-  parts.summary = summary + Note();
+  parts.summary = summary + BackendNote(options_.backend_note);
   parts.structured = EmptySessionStructuredContent(session_id, backend_.Name(), backend_.Model());
   parts.link_uri = ManifestUri(session_id);
   parts.link_name = session_id;
@@ -563,20 +565,18 @@ ResultParts ImageTools::EmptySessionParts(const std::string& session_id,
   return parts;
 }
 
-Result<ImageTools::CostCheck> ImageTools::CheckCost(session::SessionStore& store,
-                                                    const std::string& tool,
-                                                    const std::string& session_id,
-                                                    const GenerationArgs& args,
-                                                    const imaging::ModelCapabilities& model,
-                                                    const imaging::CostInputs& inputs) {
+Result<ImageTools::CostCheck> ImageTools::CheckCost(
+    session::SessionStore& store, const std::string& tool, const std::string& session_id,
+    const GenerationArgs& args, const imaging::ModelCapabilities& model,
+    const imaging::CostInputs& inputs, bool budgets) {
   CostCheck check;
   check.estimate = imaging::EstimateCost(model, inputs);
   if (!args.estimate_only.value_or(false)) {
     Status capped = CheckCostCap(check.estimate, args.max_cost_usd);
-    Result<CallSpend> held = capped.ok()
-                                 ? CallSpend::Hold(store, options_.budgets, session_id,
-                                                   check.estimate, options_.backend_deadline)
-                                 : Result<CallSpend>(capped.error());
+    Result<CallSpend> held =
+        capped.ok() ? CallSpend::Hold(store, budgets ? options_.budgets : session::SpendBudgets{},
+                                      session_id, check.estimate, options_.backend_deadline)
+                    : Result<CallSpend>(capped.error());
     if (!held.ok()) {
       const std::string_view budget =
           capped.ok() ? session::RefusedBudget(held.error()) : std::string_view("max_cost");
@@ -611,8 +611,18 @@ mcp::ToolResult ImageTools::GenerateImage(const GenerateImageArgs& args,
   return Answer("generate_image", Generate(args, ctx));
 }
 
+mcp::ToolResult ImageTools::CommitBatchAnswer(const GenerateImageArgs& args,
+                                              mcp::ToolCallContext& ctx,
+                                              const Result<imaging::BackendImage>& answer) {
+  GenerateImageArgs committed = args;
+  committed.delivery.reset();  // the answer is here: committed as an immediate call's would be
+  return Answer("generate_image", Generate(committed, ctx, &answer));
+}
+
 Result<mcp::ToolResult> ImageTools::Generate(const GenerateImageArgs& args,
-                                             mcp::ToolCallContext& ctx) {
+                                             mcp::ToolCallContext& ctx,
+                                             const Result<imaging::BackendImage>* batch_answer) {
+  if (args.Batch()) return HandOffToBatch(args, ctx);
   // Everything the call reads and writes is its caller's (sessions per person).
   CallerStore scoped(store_, ctx.caller());
   session::SessionStore& store = scoped.get();
@@ -625,19 +635,15 @@ Result<mcp::ToolResult> ImageTools::Generate(const GenerateImageArgs& args,
   // Where a copy goes is checked before anything else: a bad save_to generates nothing.
   ASSIGN_OR_RETURN(const std::optional<SavePlan> save,
                    saves_.Plan(args.save, SaveSource::kNewVersion));
-  imaging::GenerationOptions options = args.generation.Options();
-  options.aspect_ratio = args.aspect_ratio.value_or("");
-  options.input_images = static_cast<int>(args.reference_images.size());
+  imaging::GenerationOptions options = args.Options();
   std::vector<std::string> ignored;
   // Before anything else: nothing is sent otherwise.
   ASSIGN_OR_RETURN(const imaging::ModelCapabilities* model, ChooseModel(options, &ignored));
   options.model = model->id;
-  ASSIGN_OR_RETURN(CostCheck cost, CheckCost(store, "generate_image", id, args.generation, *model,
-                                             {.text_bytes = args.prompt.size(),
-                                              .input_images = options.input_images,
-                                              .image_size = options.image_size,
-                                              .thinking = options.thinking,
-                                              .search = options.search}));
+  // A batch answer was paid for already: the budgets were checked when its call was made.
+  ASSIGN_OR_RETURN(CostCheck cost,
+                   CheckCost(store, "generate_image", id, args.generation, *model,
+                             args.CostInputs(options), /*budgets=*/batch_answer == nullptr));
   if (cost.estimate_only) return std::move(*cost.estimate_only);
   // Held until the call ends: what its images, backend call and result hold (call_memory.h).
   std::vector<imaging::EncodedImage> references;
@@ -655,16 +661,20 @@ Result<mcp::ToolResult> ImageTools::Generate(const GenerateImageArgs& args,
   request.prompt = args.prompt;
   request.options = options;
   request.references = std::move(references);
-  auto image =
-      RunBackend("generating with " + backend_.Name() + " (" + options.model + ")", ctx,
-                 [&](const imaging::CallContext& c) { return backend_.Generate(request, c); });
-  if (!image.ok()) return Appended(image.error(), Note());
+  auto image = batch_answer != nullptr
+                   ? *batch_answer
+                   : RunBackend("generating with " + backend_.Name() + " (" + options.model + ")",
+                                ctx, [&](const imaging::CallContext& c) {
+                                  return backend_.Generate(request, c);
+                                });
+  if (!image.ok()) return Appended(image.error(), BackendNote(options_.backend_note));
   const Json params = ParamsJson(options, options.model);
   Json extra = AnswerExtra(*image, options.search, params);
   Json cost_json;
   const std::string cost_line =
       ChargeAnswer(*model, *image, cost.spend, options_.metrics, &extra, &cost_json);
-  const std::string lines = AnswerLines(*image, options.search) + cost_line + IgnoredNote(ignored);
+  const std::string lines =
+      AnswerLines(*image, options.search) + cost_line + IgnoredNote(backend_, ignored);
   std::string details =
       MakeVersionDetails(params, *image, TurnRecord{false, image->replay}, cost_json);
   ASSIGN_OR_RETURN(session::NewVersion nv,
@@ -809,7 +819,7 @@ Result<ImageTools::CheckedEdit> ImageTools::CheckEdit(session::SessionStore& sto
   // backend knows its vocabulary), then the images, decoded whole.
   ASSIGN_OR_RETURN(checked.save, saves_.Plan(args.save, SaveSource::kNewVersion));
   if (Status s = backend_.CheckEditInstruction(args.prompt); !s.ok()) {
-    return Appended(s.error(), Note());
+    return Appended(s.error(), BackendNote(options_.backend_note));
   }
   std::vector<const ImageInputArg*> inputs;
   if (args.image) inputs.push_back(&*args.image);
@@ -880,7 +890,8 @@ Result<ImageTools::EditAnswer> ImageTools::RunEdit(session::SessionStore& store,
       RunBackend("editing version " + std::to_string(base.info.version) + " with " +
                      backend_.Name() + " (" + request.options.model + ")",
                  ctx, [&](const imaging::CallContext& c) { return backend_.Edit(request, c); });
-  if (!image.ok()) return Appended(image.error(), base.NothingSaved() + Note());
+  if (!image.ok())
+    return Appended(image.error(), base.NothingSaved() + BackendNote(options_.backend_note));
   answer.image = std::move(*image);
   return answer;
 }
@@ -904,7 +915,7 @@ Result<mcp::ToolResult> ImageTools::CommitEdit(session::SessionStore& store,
   const std::string cost_line =
       ChargeAnswer(*checked.model, image, checked.cost.spend, options_.metrics, &extra, &cost_json);
   const std::string lines = AnswerLines(image, options.search) + cost_line + answer.chain_note +
-                            IgnoredNote(checked.ignored);
+                            IgnoredNote(backend_, checked.ignored);
   // With a chain the instruction went alone (the image was the previous answer); otherwise the
   // base version's image went with it.
   std::string details =

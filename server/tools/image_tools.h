@@ -73,6 +73,11 @@ struct ImageToolsOptions {
   // Makes the gallery_url of get_image (mcp/gallery_links.h); nullptr: none. Must outlive the
   // tools.
   mcp::GalleryLinks* gallery_links = nullptr;
+  // Why generate_image cannot take delivery "batch" here; "" when it can (the Gemini API backend,
+  // whose batch poller runs: server/app/batch_delivery.h).
+  std::string batch_refusal =
+      "delivery \"batch\" needs the Gemini API backend (--backend gemini with GEMINI_API_KEY)";
+  std::chrono::seconds batch_window{10};  // --batch-window, said in a batch task's status
 };
 
 class ImageTools {
@@ -99,10 +104,22 @@ class ImageTools {
   mcp::ToolResult EditImage(const EditImageArgs& args, mcp::ToolCallContext& ctx);
   mcp::ToolResult GetImage(const GetImageArgs& args, mcp::ToolCallContext& ctx);
   mcp::ToolResult ResetSession(const ResetSessionArgs& args, mcp::ToolCallContext& ctx);
+  // generate_image with delivery "batch", its Gemini batch job's answer (or that request's error)
+  // here: committed as an immediate call commits its backend's — the session's turn, the version,
+  // its cost at the answer's price_factor, the result — with the task's key, so a cancelled task
+  // commits nothing and a retried commit finds the first (ctx.TaskId() is the task's id). The
+  // budgets are not asked again: they were when the call was made, and the job is paid for.
+  mcp::ToolResult CommitBatchAnswer(const GenerateImageArgs& args, mcp::ToolCallContext& ctx,
+                                    const Result<imaging::BackendImage>& answer);
 
  private:
-  // What the handlers run: the tool's result, or the Error it failed with.
-  Result<mcp::ToolResult> Generate(const GenerateImageArgs& args, mcp::ToolCallContext& ctx);
+  // What the handlers run: the tool's result, or the Error it failed with. `batch_answer`: the
+  // answer to commit instead of calling the backend (CommitBatchAnswer).
+  Result<mcp::ToolResult> Generate(const GenerateImageArgs& args, mcp::ToolCallContext& ctx,
+                                   const Result<imaging::BackendImage>* batch_answer = nullptr);
+  // generate_image with delivery "batch": checks what the batch poller will need, then hands the
+  // task off (it stays working; the poller submits, follows and commits it).
+  Result<mcp::ToolResult> HandOffToBatch(const GenerateImageArgs& args, mcp::ToolCallContext& ctx);
   Result<mcp::ToolResult> Edit(const EditImageArgs& args, mcp::ToolCallContext& ctx);
   Result<mcp::ToolResult> Get(const GetImageArgs& args, mcp::ToolCallContext& ctx);
   Result<mcp::ToolResult> Reset(const ResetSessionArgs& args, mcp::ToolCallContext& ctx);
@@ -171,10 +188,11 @@ class ImageTools {
     std::optional<mcp::ToolResult> estimate_only;
     CallSpend spend;
   };
+  // `budgets` false: the hold is not checked against the budgets (a batch answer, paid for).
   Result<CostCheck> CheckCost(session::SessionStore& store, const std::string& tool,
                               const std::string& session_id, const GenerationArgs& args,
                               const imaging::ModelCapabilities& model,
-                              const imaging::CostInputs& inputs);
+                              const imaging::CostInputs& inputs, bool budgets = true);
 
   // Runs the backend in a backend slot with a progress heartbeat; checks cancellation after.
   template <typename Fn>
@@ -184,8 +202,6 @@ class ImageTools {
   // `ignored` gets the given parameters the model has no use for.
   Result<const imaging::ModelCapabilities*> ChooseModel(const imaging::GenerationOptions& options,
                                                         std::vector<std::string>* ignored) const;
-  // " The local backend ignores thinking and search: …" for those parameters; "" for none.
-  std::string IgnoredNote(const std::vector<std::string>& ignored) const;
   // The earlier turns a chain edit of `base` replays, with their images read; `note` says what
   // was replayed, or why nothing was.
   Result<std::vector<imaging::ChainTurn>> LoadChain(session::SessionStore& store,
@@ -224,7 +240,7 @@ class ImageTools {
                                 const session::VersionInfo& version, InlineMode mode,
                                 Json extra_structured = Json::object(),
                                 std::optional<PreparedImage> prepared = std::nullopt,
-                                bool history_in_text = true);
+                                bool history_in_text = true) const;
   // The result parts of a session without an image (`summary` and the note): its manifest is
   // the link.
   ResultParts EmptySessionParts(const std::string& session_id, const std::string& summary) const;
@@ -245,7 +261,6 @@ class ImageTools {
   // resource list when the session is new.
   void AnnounceChange(const std::string& principal, const std::string& session_id,
                       bool new_session);
-  std::string Note() const;
 
   session::SessionStore& store_;
   imaging::ImageBackend& backend_;

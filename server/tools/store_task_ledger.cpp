@@ -2,10 +2,13 @@
 
 #include <utility>
 
+#include "common/random.h"
 #include "server/tools/task_payloads.h"
+#include "server/tools/tool_args.h"
 #include "session/data_dir.h"
 #include "session/principal_scope.h"
 #include "session/task_records.h"
+#include "session/task_rules.h"
 
 namespace imgmcp::tools {
 
@@ -145,13 +148,33 @@ Result<mcp::TaskSnapshot> StoreTaskLedger::Create(const mcp::Caller& caller,
                           : named;
   }
   task.tool = tool;
-  Json request = {{"name", tool}, {"arguments", RequestForTaskRow(arguments)}};
+  const bool batch = !batch_model_.empty() && tool == "generate_image" && arguments.is_object() &&
+                     arguments.value("delivery", Json()) == "batch";
+  Json request = {
+      {"name", tool},
+      {"arguments", RequestForTaskRow(batch ? BatchTask(caller, arguments, task) : arguments)}};
   if (!caller.principal.empty()) request["principal"] = caller.principal;
   task.request_json = request.dump();
   task.ttl_ms = options.ttl_ms;
   task.poll_interval_ms = options.poll_interval_ms;
   ASSIGN_OR_RETURN(session::TaskRecord record, store_.CreateTask(task));
   return SnapshotOf(record);
+}
+
+Json StoreTaskLedger::BatchTask(const mcp::Caller& caller, Json arguments,
+                                session::NewTask& task) const {
+  const Json model = arguments.value("model", Json(batch_model_));
+  if (!model.is_string() || !session::IsBatchName(model.get<std::string>())) {
+    return arguments;  // not a model: an ordinary task, which the handler fails naming it
+  }
+  task.batch_model = model.get<std::string>();
+  task.status_message = BatchWaitingMessage(batch_window_);
+  if (!arguments.contains("session_id") && !arguments.contains("idempotency_key")) {
+    const std::string minted = "img-" + RandomHex(6);
+    arguments["session_id"] = minted;
+    task.session_id = session::ScopedSessionId(caller.principal, minted);
+  }
+  return arguments;
 }
 
 Result<std::optional<mcp::TaskSnapshot>> StoreTaskLedger::Get(const std::string& task_id,
@@ -174,6 +197,15 @@ Result<mcp::TaskSnapshot> StoreTaskLedger::Set(const std::string& task_id, const
     if (payload) update.version = VersionIn(*payload);
   }
   if (state == mcp::TaskState::kFailed) update.error_json = payload.value_or(Json::object()).dump();
+  // What a task said while it worked (a batch task: where its job was) is over once it ends; a
+  // failure says why instead.
+  if (state == mcp::TaskState::kCompleted || state == mcp::TaskState::kFailed) {
+    update.status_message = "";
+    if (payload && payload->is_object() && payload->value("message", Json()).is_string() &&
+        state == mcp::TaskState::kFailed) {
+      update.status_message = (*payload)["message"].get<std::string>();
+    }
+  }
   ASSIGN_OR_RETURN(session::TaskRecord record, store_.UpdateTask(update));
   return SnapshotOf(record);
 }

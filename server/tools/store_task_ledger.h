@@ -4,6 +4,7 @@
 // (task_payloads.h): a result's image block is rebuilt from its version when the task is read.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -33,6 +34,16 @@ class StoreTaskLedger final : public mcp::TaskLedger {
   Result<mcp::TaskList> List(const std::string& owner, const std::optional<std::string>& cursor,
                              int limit) override;
 
+  // Batch delivery is on (the Gemini API backend, its poller running): a generate_image call with
+  // delivery "batch" becomes a batch task of its model (`default_model` when it names none),
+  // waiting for `window`, its session named now when the call names none (so a commit retried
+  // after a crash finds its first one). Off by default: such a call is an ordinary task, which
+  // its handler refuses.
+  void EnableBatch(std::string default_model, std::chrono::seconds window) {
+    batch_model_ = std::move(default_model);
+    batch_window_ = window;
+  }
+
   // A row as tasks/get shows it, its image blocks rebuilt.
   mcp::TaskSnapshot Snapshot(const session::TaskRecord& record) const;
 
@@ -40,9 +51,14 @@ class StoreTaskLedger final : public mcp::TaskLedger {
   // The image block of a version as a result shows it for `mode`.
   Result<Json> ImageBlock(const std::string& session_id, int64_t version, InlineMode mode) const;
 
+  // What Create keeps of `arguments` for a batch call (`task` gets its model, status and session).
+  Json BatchTask(const mcp::Caller& caller, Json arguments, session::NewTask& task) const;
+
   session::SessionStore& store_;
   const imaging::PreviewOptions preview_;
   const imaging::DecodeLimits limits_;
+  std::string batch_model_;  // "": batch delivery off (EnableBatch)
+  std::chrono::seconds batch_window_{10};
 };
 
 // A stored task status as the protocol core names it.

@@ -50,6 +50,22 @@ const char kIdempotencyKeyDescription[] =
     "anything being done twice; a key already used in this session with other arguments is an "
     "error. inline and save_to may differ on a retry; a retry writes no copy. A key lasts as long "
     "as the version its call made.";
+const char kDeliveryDescription[] =
+    "Optional. \"now\" (the default) answers with the image. \"batch\" sends the generation in a "
+    "Gemini batch job at about half the price: the call returns a task at once and the image "
+    "arrives when the job ends — usually within minutes, at most 24 hours. Only for clients that "
+    "support tasks, without reference_images, save_to or idempotency_key.";
+
+std::string BatchWaitingMessage(std::chrono::seconds window) {
+  return "waiting for the batch window (" + std::to_string(window.count()) +
+         " s), then one Gemini batch job with the calls that came meanwhile";
+}
+
+const std::vector<std::string>& DeliveryChoices() {
+  static const std::vector<std::string> kChoices = {"now", "batch"};
+  return kChoices;
+}
+
 const char kGenerateIdempotencyKeyDescription[] =
     "Optional. A key that makes this call happen at most once: 1 to 128 characters from A-Z a-z "
     "0-9 . _ : - (a UUID is ideal). Send the same key with the same arguments again (a retry after "
@@ -62,6 +78,21 @@ const char kGenerateIdempotencyKeyDescription[] =
 Json WithSessionIdHeader(Json input_schema) {
   input_schema.at("properties").at("session_id")["x-mcp-header"] = kSessionIdHeaderName;
   return input_schema;
+}
+
+imaging::GenerationOptions GenerateImageArgs::Options() const {
+  imaging::GenerationOptions options = generation.Options();
+  options.aspect_ratio = aspect_ratio.value_or("");
+  options.input_images = static_cast<int>(reference_images.size());
+  return options;
+}
+
+imaging::CostInputs GenerateImageArgs::CostInputs(const imaging::GenerationOptions& options) const {
+  return {.text_bytes = prompt.size(),
+          .input_images = options.input_images,
+          .image_size = options.image_size,
+          .thinking = options.thinking,
+          .search = options.search};
 }
 
 std::optional<std::string> GenerateImageArgs::SessionFor() const {

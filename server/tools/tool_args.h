@@ -4,12 +4,14 @@
 // and the error messages follow from that line.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/result.h"
+#include "imaging/call_cost.h"
 #include "server/tools/arguments.h"
 #include "server/tools/image_input.h"
 #include "server/tools/save_target.h"
@@ -52,6 +54,12 @@ inline constexpr double kMostMaxCostUsd = 1000;
 extern const char kContextDescription[];
 extern const char kIdempotencyKeyDescription[];  // of edit and reset; generate adds a sentence
 extern const char kGenerateIdempotencyKeyDescription[];
+extern const char kDeliveryDescription[];
+// generate_image's `delivery`: "now" (the default) or "batch" (README.md, "Half price for work
+// that can wait").
+const std::vector<std::string>& DeliveryChoices();
+// The status message of a batch task until its window has passed.
+std::string BatchWaitingMessage(std::chrono::seconds window);
 
 // The generation parameters of generate_image and edit_image (docs/generation.md). Which values a
 // model takes is its capability row's business: parsing only checks the vocabulary, the handlers
@@ -78,6 +86,8 @@ struct GenerationArgs {
   }
   // As the backend takes them (aspect ratio, chain and image count left to the caller).
   imaging::GenerationOptions Options() const;
+  // What its estimate reads (imaging/call_cost.h), for `options` (Options(), the model chosen).
+  imaging::CostInputs CostInputs(const imaging::GenerationOptions& options) const;
 };
 
 struct GenerateImageArgs {
@@ -89,6 +99,13 @@ struct GenerateImageArgs {
   GenerationArgs generation;
   SaveArgs save;  // a copy where the caller wants it (save_target.h)
   std::optional<std::string> idempotency_key;
+  std::optional<std::string> delivery;  // "now" (default) | "batch"
+
+  bool Batch() const { return delivery == "batch"; }
+  // The generation options it asks for: the model's, aspect_ratio, and the reference images.
+  imaging::GenerationOptions Options() const;
+  // What its estimate reads (imaging/call_cost.h), for `options` (Options(), the model chosen).
+  imaging::CostInputs CostInputs(const imaging::GenerationOptions& options) const;
 
   template <typename V>
   void Fields(V& v) {
@@ -105,6 +122,7 @@ struct GenerateImageArgs {
     generation.Fields(v);
     save.Fields(v);
     v.IdempotencyKey("idempotency_key", idempotency_key, kGenerateIdempotencyKeyDescription);
+    v.Enum("delivery", delivery, DeliveryChoices(), kDeliveryDescription);
   }
   Status Check(const std::string& where) const { return save.Check(where); }
   // The session the image goes to: session_id; without it, with an idempotency_key, a session

@@ -95,6 +95,10 @@ class FakeGemini:
     def requests(self):
         return self._call("GET", "/_fake/requests")
 
+    def batches(self):
+        """Every batch job: name, model, state, requests, reads, cancels."""
+        return self._call("GET", "/_fake/batches")
+
     # --- Google OAuth side (tests/fake_gemini/fake_oauth.h) --------------------------------
     def configure_oauth(self, **settings):
         """public_key_file, client_email, client_id, client_secret, refresh_token,

@@ -43,7 +43,10 @@ class RecordingWork final : public BatchTaskWork {
   }
 
   void Finish(const session::TaskRecord& task, const Result<gemini::BatchAnswer>& answer) override {
-    session::TaskUpdate end{task.task_id, task.owner, session::TaskStatus::kCompleted};
+    session::TaskUpdate end;
+    end.task_id = task.task_id;
+    end.owner = task.owner;
+    end.status = session::TaskStatus::kCompleted;
     if (answer.ok()) {
       images.insert_or_assign(task.task_id,
                               gemini::ParseGenerateResponse(answer->http_status, answer->body));
@@ -172,6 +175,25 @@ TEST_F(BatchPollerTest, TasksOfAWindowBecomeOneJobReadOnItsScheduleAndEachGetsIt
   EXPECT_EQ(Logged("batches.get"), 2u) << "an ended job is not read again";
 }
 
+// A window opens with the oldest call waiting: a call that came later in it goes into the same
+// job, though its own window has not passed.
+TEST_F(BatchPollerTest, ACallLaterInTheWindowJoinsItsJob) {
+  const std::string first = CreateTask("a fox");
+  clock_.Advance(seconds(6));
+  const std::string second = CreateTask("a whale");
+  BatchPoller poller = MakePoller(*store_);
+  ASSERT_TRUE(poller.RunOnce({}).ok());
+  EXPECT_EQ(Logged("batches.create"), 0u);
+  clock_.Advance(seconds(4));  // the first call's 10 s have passed, the second's not
+  ASSERT_TRUE(poller.RunOnce({}).ok());
+  EXPECT_EQ(Logged("batches.create"), 1u);
+  EXPECT_EQ(Logged("batchGenerateContent"), 2u);
+  auto open = store_->batch_tasks().Open();
+  ASSERT_TRUE(open.ok() && open->size() == 2u);
+  EXPECT_EQ((*open)[0].batch_job, (*open)[1].batch_job);
+  EXPECT_FALSE((*open)[0].batch_job.empty());
+}
+
 // A poller died after creating a job and before recording it: its successor finds the job by the
 // group's name and records it, instead of creating (and paying for) it a second time.
 TEST_F(BatchPollerTest, AJobCreatedButNotRecordedIsFoundNotCreatedAgain) {
@@ -219,7 +241,10 @@ TEST_F(BatchPollerTest, AJobWhoseEveryTaskWasCancelledIsCancelledUpstream) {
   ASSERT_TRUE(poller.RunOnce({}).ok());
   ASSERT_EQ(Logged("batches.create"), 1u);
   auto cancel = [this](const std::string& id) {
-    session::TaskUpdate update{id, "o", session::TaskStatus::kCancelled};
+    session::TaskUpdate update;
+    update.task_id = id;
+    update.owner = "o";
+    update.status = session::TaskStatus::kCancelled;
     update.unless_committed = true;
     ASSERT_TRUE(store_->UpdateTask(update).ok());
   };

@@ -1,0 +1,157 @@
+"""generate_image with delivery "batch" (README.md, "Half price for work that can wait") against
+the real binary over HTTP (MCP 2026-07-28, tasks extension) and the Gemini fake's Batch API: calls
+within a window become one job; each task completes with its own version at the batch price; a
+SIGKILLed server's successor resumes following the job; a cancel before the window drops the call
+and one after the job was created cancels the job upstream; a job that expires and a request
+that fails fail their tasks saying so; a client without tasks is told what it needs.
+"""
+import os
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fake_gemini_support import FakeGeminiTestCase, TEST_KEY  # noqa: E402
+from replica_support import structured  # noqa: E402
+from imgmcp_process import HttpProcess  # noqa: E402  (tests/support)
+from test_tasks import TasksClient  # noqa: E402
+
+WAIT = 60.0
+# A short window and first read; with the fake's jobs pending until their first read, which
+# finds them succeeded (setUp), a call's life is about 3 s.
+FAST = ("--batch-window", "1", "--batch-poll", "1")
+
+
+class BatchDelivery(FakeGeminiTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.fake.configure(batch_states=["pending", "succeeded"])
+        self.data_dir = None
+        self.server = self.start()
+        self.client = TasksClient(self.server.port)
+
+    def start(self, *extra):
+        server = HttpProcess("--backend", "gemini", *FAST, *extra, data_dir=self.data_dir,
+                             env={"GEMINI_API_KEY": TEST_KEY,
+                                  "GEMINI_BASE_URL": self.fake.base_url})
+        self.addCleanup(server.close, check=False)
+        self.data_dir = server.data_dir
+        return server
+
+    def batch(self, prompt, **arguments):
+        return self.client.start("generate_image", dict(
+            {"prompt": prompt, "delivery": "batch", "inline": "none"}, **arguments))
+
+    def wait_until(self, what, predicate, timeout=WAIT):
+        """Polls `predicate` (a function returning a true value when done) until it holds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = predicate()
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{what} did not happen within {timeout} s")
+            time.sleep(0.05)
+
+    def rpcs(self, rpc):
+        return [e for e in self.fake.requests() if e.get("rpc") == rpc]
+
+    def test_calls_of_a_window_become_one_job_and_commit_at_half_the_price(self):
+        now = structured(self.client.__class__(self.server.port, tasks=False).call_tool(
+            "generate_image", {"session_id": "now", "prompt": "a red square", "inline": "none"}))
+        created = [self.batch("a red square", session_id=f"b{i}") for i in range(3)]
+        for task in created:
+            self.assertEqual(task["status"], "working")
+            self.assertIn("waiting for the batch window", task["statusMessage"])
+        said = set()
+        for task in created:
+            def seen(task_id=task["taskId"]):
+                got = self.client.get(task_id)["result"]
+                said.add(got.get("statusMessage", ""))
+                return got if got["status"] != "working" else None
+            done = self.wait_until("the batch task's end", seen)
+            self.assertEqual(done["status"], "completed", done)
+            result = structured({"result": done["result"]})
+            self.assertEqual(result["version"], 1)
+            self.assertEqual(result["cost"]["price_factor"], 0.5, result["cost"])
+            self.assertAlmostEqual(result["cost"]["usd"], now["cost"]["usd"] / 2, places=9)
+        self.assertTrue(any(m.startswith("in Gemini batch batches/") for m in said), said)
+        jobs = self.fake.batches()
+        self.assertEqual(len(jobs), 1, jobs)
+        self.assertEqual(jobs[0]["requests"], 3, jobs)
+        self.assertEqual(len(self.rpcs("batches.create")), 1)
+        for i in range(3):  # each in its own session, as version 1
+            got = structured(self.client.call_tool("get_image", {"session_id": f"b{i}",
+                                                                 "inline": "none"}))
+            self.assertEqual(got["version"], 1)
+
+    def test_a_client_without_tasks_is_told_batch_delivery_needs_them(self):
+        plain = TasksClient(self.server.port, tasks=False)
+        result = plain.call_tool("generate_image", {"prompt": "p", "delivery": "batch"})["result"]
+        self.assertTrue(result["isError"], result)
+        self.assertIn("task-capable client", result["content"][0]["text"])
+        self.assertEqual(self.fake.batches(), [])
+
+    def test_a_restarted_server_resumes_following_the_job(self):
+        self.fake.configure(batch_states=["pending", "running", "running", "succeeded"])
+        ids = [self.batch("a blue circle", session_id=f"r{i}")["taskId"] for i in range(2)]
+        self.wait_until("the job's first read", lambda: self.rpcs("batches.get"))
+        self.server.kill()
+        self.server = self.start()
+        self.client = TasksClient(self.server.port)
+        for task_id in ids:
+            done = self.wait_until("the task's end", lambda t=task_id: (
+                lambda got: got if got["status"] != "working" else None)(
+                    self.client.get(t)["result"]))
+            self.assertEqual(done["status"], "completed", done)
+            self.assertEqual(structured({"result": done["result"]})["version"], 1)
+        self.assertEqual(len(self.fake.batches()), 1, "the job was not created again")
+
+    def test_a_call_cancelled_in_its_window_is_never_sent(self):
+        dropped = self.batch("a cancelled call", session_id="c1")["taskId"]
+        self.client.call("tasks/cancel", {"taskId": dropped})
+        self.assertEqual(self.client.get(dropped)["result"]["status"], "cancelled")
+        kept = self.batch("a kept call", session_id="c2")["taskId"]
+        done = self.wait_until("the kept task's end", lambda: (
+            lambda got: got if got["status"] != "working" else None)(
+                self.client.get(kept)["result"]))
+        self.assertEqual(done["status"], "completed", done)
+        jobs = self.fake.batches()
+        self.assertEqual([job["requests"] for job in jobs], [1], jobs)
+        self.assertEqual(self.client.get(dropped)["result"]["status"], "cancelled")
+
+    def test_cancelling_every_call_of_a_job_cancels_it_upstream(self):
+        self.fake.configure(batch_states=["pending", "running"])  # runs until cancelled
+        task_id = self.batch("a long job", session_id="u1")["taskId"]
+        self.wait_until("the job", lambda: self.fake.batches())
+        self.client.call("tasks/cancel", {"taskId": task_id})
+        self.assertEqual(self.client.get(task_id)["result"]["status"], "cancelled")
+        job = self.wait_until("the upstream cancel", lambda: [
+            j for j in self.fake.batches() if j["state"] == "cancelled"])[0]
+        self.assertEqual(job["cancels"], 1, job)
+        got = self.client.call_tool("get_image", {"session_id": "u1"})["result"]
+        self.assertTrue(got["isError"], got)  # nothing was committed
+
+    def test_an_expired_job_fails_its_tasks_naming_it(self):
+        self.fake.configure(batch_states=["pending", "expired"])
+        task_id = self.batch("an expiring call")["taskId"]
+        done = self.wait_until("the task's end", lambda: (
+            lambda got: got if got["status"] != "working" else None)(
+                self.client.get(task_id)["result"]))
+        self.assertEqual(done["status"], "failed", done)
+        self.assertIn("ended expired", done["statusMessage"])
+        self.assertIn("nothing was committed", done["error"]["message"])
+
+    def test_a_request_that_fails_fails_its_task_with_the_reason(self):
+        self.fake.script({"status": 400})
+        task_id = self.batch("a refused call")["taskId"]
+        done = self.wait_until("the task's end", lambda: (
+            lambda got: got if got["status"] != "working" else None)(
+                self.client.get(task_id)["result"]))
+        self.assertEqual(done["status"], "failed", done)
+        self.assertIn("delivery \"batch\") failed", done["error"]["message"])
+
+
+if __name__ == "__main__":
+    unittest.main()
