@@ -63,11 +63,13 @@ Result<CliOptions> ParseCliOptions(const std::vector<std::string>& args) {
       o.show_help = true;
     } else if (a == "--version") {
       o.show_version = true;
-    } else if (a == "--server" || a == "--out" || a == "--timeout") {
+    } else if (a == "--server" || a == "--out" || a == "--timeout" || a == "--wait-task") {
       auto v = value(a);
       if (!v.ok()) return v.error();
       if (a == "--server") {
         o.server = *v;
+      } else if (a == "--wait-task") {
+        o.wait_task = *v;
       } else if (a == "--out") {
         o.out = *v;
       } else {
@@ -77,6 +79,10 @@ Result<CliOptions> ParseCliOptions(const std::vector<std::string>& args) {
       }
     } else if (a == "--no-out") {
       o.no_out = true;
+    } else if (a == "--task") {
+      o.task = true;
+    } else if (a == "--wait") {
+      o.wait = true;
     } else if (a == "--json") {
       o.json = true;
     } else if (a == "--quiet" || a == "-q") {
@@ -89,7 +95,13 @@ Result<CliOptions> ParseCliOptions(const std::vector<std::string>& args) {
   }
   if (i < args.size()) o.server_args.assign(args.begin() + static_cast<long>(i) + 1, args.end());
   if (o.show_help || o.show_version) return o;
+  if (o.wait_task) {
+    if (!o.tool.empty()) return UsageError("--wait-task waits for a task; it takes no tool");
+    return o;
+  }
   if (o.tool.empty()) return UsageError("no tool given");
+  if (o.arguments.value("delivery", Json()) == "batch") o.task = true;  // a batch call is a task
+  if (o.wait && !o.task) return UsageError("--wait waits for a task: add --task");
   if (o.out && o.no_out) return UsageError("--out and --no-out together");
   return o;
 }
@@ -117,6 +129,11 @@ Flags:
   --no-out             never write an image file
   --json               print the whole tools/call result as JSON instead of its text
   --timeout SECONDS    give up (exit 2) after this long (default 600)
+  --task               make the call as a task: print its id and stop (the call goes on in the
+                       session store; delivery=batch calls are always tasks)
+  --wait               with --task: wait for the task's result, then print it as a direct call's
+  --wait-task ID       no TOOL: wait for the result of task ID, made by an earlier imgmcp-cli on
+                       the same data directory (give the same SERVER_FLAGS)
   -q, --quiet          no progress or "wrote FILE" lines on stderr
   --version, --help
 
@@ -130,6 +147,8 @@ Examples:
   imgmcp-cli get_image session_id=fox version=1 inline=none --json
   imgmcp-cli reset_session session_id=fox to_version=1
   imgmcp-cli generate_image prompt="solid teal" -- --backend local --data-dir /tmp/imgs
+  imgmcp-cli generate_image prompt="a red fox" delivery=batch          # half price; prints the task
+  imgmcp-cli --wait-task 3f9c… --timeout 86400                         # its image, once the job ends
 )";
 }
 

@@ -18,6 +18,12 @@ struct CliOptions {
   bool json = false;                  // --json: print the whole tools/call result as JSON
   bool quiet = false;                 // --quiet: no progress or "wrote FILE" lines on stderr
   int timeout_seconds = 600;          // --timeout SECONDS for the whole call
+  // --task: make the call as a task (2025-11-25 params.task) and print its id; implied by
+  // delivery=batch. --wait: then wait for the task's result. --wait-task ID (no tool): wait for
+  // the result of a task made before (by an earlier imgmcp-cli on the same data directory).
+  bool task = false;
+  bool wait = false;
+  std::optional<std::string> wait_task;
   std::string tool;
   Json arguments = Json::object();
   std::vector<std::string> server_args;  // everything after "--"

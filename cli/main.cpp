@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -100,81 +101,133 @@ Status WriteFile(const std::string& path, const std::string& bytes) {
   return Status::Ok();
 }
 
-int Run(const CliOptions& o) {
-  signal(SIGPIPE, SIG_IGN);  // a dying server must give EPIPE, not kill us
-  const std::string program = o.server.value_or(DefaultServer());
-  auto started = ServerProcess::Start(program, ServerArgs(o));
-  if (!started.ok()) return Complain(started.error().message);
-  ServerProcess& server = **started;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(o.timeout_seconds);
+// Sends request `id` and waits for its response.
+Result<Json> Request(ServerProcess& server, int id, const std::string& method, Json params,
+                     ServerProcess::Deadline deadline, bool quiet) {
+  const Json request = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}};
+  RETURN_IF_ERROR(server.WriteLine(request.dump()));
+  return AwaitResponse(server, id, deadline, quiet);
+}
 
-  Json init = {{"jsonrpc", "2.0"},
-               {"id", 1},
-               {"method", "initialize"},
-               {"params",
-                {{"protocolVersion", kProtocolVersion},
-                 {"capabilities", Json::object()},
-                 {"clientInfo", {{"name", "imgmcp-cli"}, {"version", IMGMCP_VERSION}}}}}};
-  if (auto s = server.WriteLine(init.dump()); !s.ok()) return Complain(s.error().message);
-  auto init_reply = AwaitResponse(server, 1, deadline, o.quiet);
-  if (!init_reply.ok()) return Complain(WithContext(init_reply.error(), "initialize").message);
-  if (init_reply->contains("error")) {
-    return Complain("initialize failed: " + (*init_reply)["error"].dump());
+// Starts the server and initializes it; nullptr after telling why (exit status in `failed`).
+std::unique_ptr<ServerProcess> StartServer(const CliOptions& o, ServerProcess::Deadline deadline,
+                                           int* failed) {
+  auto started = ServerProcess::Start(o.server.value_or(DefaultServer()), ServerArgs(o));
+  if (!started.ok()) {
+    *failed = Complain(started.error().message);
+    return nullptr;
   }
-  Json initialized = {{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}};
-  Json call = {{"jsonrpc", "2.0"},
-               {"id", 2},
-               {"method", "tools/call"},
-               {"params",
-                {{"name", o.tool},
-                 {"arguments", o.arguments},
-                 {"_meta", {{"progressToken", "imgmcp-cli"}}}}}};
-  if (auto s = server.WriteLine(initialized.dump()); !s.ok()) return Complain(s.error().message);
-  if (auto s = server.WriteLine(call.dump()); !s.ok()) return Complain(s.error().message);
-  auto reply = AwaitResponse(server, 2, deadline, o.quiet);
-  if (!reply.ok()) return Complain(WithContext(reply.error(), o.tool).message);
-  server.Finish(std::chrono::seconds(5));
-
+  const Json init = {{"protocolVersion", kProtocolVersion},
+                     {"capabilities", Json::object()},
+                     {"clientInfo", {{"name", "imgmcp-cli"}, {"version", IMGMCP_VERSION}}}};
+  auto reply = Request(**started, 1, "initialize", init, deadline, o.quiet);
+  if (!reply.ok()) {
+    *failed = Complain(WithContext(reply.error(), "initialize").message);
+    return nullptr;
+  }
   if (reply->contains("error")) {
-    const Json& e = (*reply)["error"];
-    return Complain(o.tool + ": " + e.value("message", e.dump()) + " (JSON-RPC error " +
+    *failed = Complain("initialize failed: " + (*reply)["error"].dump());
+    return nullptr;
+  }
+  const Json initialized = {{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}};
+  if (auto s = (*started)->WriteLine(initialized.dump()); !s.ok()) {
+    *failed = Complain(s.error().message);
+    return nullptr;
+  }
+  return std::move(*started);
+}
+
+// Writes the result's image block (at most one) where --out or the default name says.
+int WriteImage(const CliOptions& o, const Json& result) {
+  for (const auto& block : result.value("content", Json::array())) {
+    if (block.value("type", "") != "image") continue;
+    auto bytes = Base64Decode(block.value("data", ""));
+    if (!bytes.ok()) return Complain("the image block is not valid base64");
+    const Json& sc = result.value("structuredContent", Json::object());
+    std::string path;
+    if (o.out) {
+      path = *o.out;
+    } else {
+      bool full = Sha256Hex(*bytes) == sc.value("sha256", "");
+      path = sc.value("session_id", "image") + "-v" + sc.value("version", Json(0)).dump() +
+             (full ? "" : "-preview") + "." + ExtensionFor(block.value("mimeType", ""));
+    }
+    if (auto s = WriteFile(path, *bytes); !s.ok()) return Complain(s.error().message);
+    if (!o.quiet) std::cerr << "imgmcp-cli: wrote " << path << "\n";
+    break;  // imgmcp returns at most one image
+  }
+  return kExitOk;
+}
+
+// Prints a tools/call response (or a task's result) and writes its image.
+int PrintReply(const CliOptions& o, const std::string& what, const Json& reply) {
+  if (reply.contains("error")) {
+    const Json& e = reply["error"];
+    return Complain(what + ": " + e.value("message", e.dump()) + " (JSON-RPC error " +
                     e.value("code", Json(0)).dump() + ")");
   }
-  const Json& result = reply->value("result", Json::object());
+  const Json& result = reply.value("result", Json::object());
   const bool is_error = result.value("isError", false);
-  const Json& content = result.value("content", Json::array());
   if (o.json) {
     std::cout << result.dump(2) << "\n";  // stdout-ok: the CLI's own output, not an MCP stream
   } else {
     std::ostream& text_out =
         is_error ? std::cerr : std::cout;  // stdout-ok: the CLI's own output, not an MCP stream
-    for (const auto& block : content) {
+    for (const auto& block : result.value("content", Json::array())) {
       if (block.value("type", "") == "text") text_out << block.value("text", "") << "\n";
     }
   }
   std::cout.flush();  // stdout-ok: the CLI's own output, not an MCP stream
   if (is_error) return kExitToolError;
+  return o.no_out ? kExitOk : WriteImage(o, result);
+}
 
-  if (!o.no_out) {
-    for (const auto& block : content) {
-      if (block.value("type", "") != "image") continue;
-      auto bytes = Base64Decode(block.value("data", ""));
-      if (!bytes.ok()) return Complain("the image block is not valid base64");
-      const Json& sc = result.value("structuredContent", Json::object());
-      std::string path;
-      if (o.out) {
-        path = *o.out;
-      } else {
-        bool full = Sha256Hex(*bytes) == sc.value("sha256", "");
-        path = sc.value("session_id", "image") + "-v" + sc.value("version", Json(0)).dump() +
-               (full ? "" : "-preview") + "." + ExtensionFor(block.value("mimeType", ""));
-      }
-      if (auto s = WriteFile(path, *bytes); !s.ok()) return Complain(s.error().message);
-      if (!o.quiet) std::cerr << "imgmcp-cli: wrote " << path << "\n";
-      break;  // imgmcp returns at most one image
+// The task a task-augmented call was answered with: printed (its id first), for a later
+// --wait-task.
+int PrintTask(const CliOptions& o, const Json& task) {
+  const std::string id = task.value("taskId", "");
+  if (o.json) {
+    std::cout << task.dump(2) << "\n";  // stdout-ok: the CLI's own output, not an MCP stream
+  } else {
+    std::cout << id << "\n";  // stdout-ok: the CLI's own output, not an MCP stream
+    if (!o.quiet) {
+      std::cerr << "imgmcp-cli: task " << id << " is " << task.value("status", "") << ": "
+                << task.value("statusMessage", "") << "\nimgmcp-cli: its result: imgmcp-cli "
+                << "--wait-task " << id << " -- (the same server flags)\n";
     }
   }
+  std::cout.flush();  // stdout-ok: the CLI's own output, not an MCP stream
   return kExitOk;
+}
+
+int Run(const CliOptions& o) {
+  signal(SIGPIPE, SIG_IGN);  // a dying server must give EPIPE, not kill us
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(o.timeout_seconds);
+  int failed = kExitUsage;
+  std::unique_ptr<ServerProcess> server = StartServer(o, deadline, &failed);
+  if (server == nullptr) return failed;
+  std::string task_id = o.wait_task.value_or("");
+  const std::string what = task_id.empty() ? o.tool : "task " + task_id;
+  Result<Json> reply = Json();
+  if (task_id.empty()) {
+    Json params = {
+        {"name", o.tool}, {"arguments", o.arguments}, {"_meta", {{"progressToken", "imgmcp-cli"}}}};
+    if (o.task) params["task"] = Json::object();
+    reply = Request(*server, 2, "tools/call", params, deadline, o.quiet);
+    if (!reply.ok()) return Complain(WithContext(reply.error(), o.tool).message);
+    const Json& task = reply->value("result", Json::object()).value("task", Json());
+    if (task.is_object() && !o.wait) {
+      server->Finish(std::chrono::seconds(5));
+      return PrintTask(o, task);
+    }
+    if (task.is_object()) task_id = task.value("taskId", "");
+  }
+  if (!task_id.empty()) {  // tasks/result waits for the task's end, then answers its result
+    reply = Request(*server, 3, "tasks/result", {{"taskId", task_id}}, deadline, o.quiet);
+    if (!reply.ok()) return Complain(WithContext(reply.error(), what).message);
+  }
+  server->Finish(std::chrono::seconds(5));
+  return PrintReply(o, what, *reply);
 }
 
 }  // namespace

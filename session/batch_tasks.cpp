@@ -42,6 +42,12 @@ Result<std::vector<TaskRecord>> BatchTasks::Group(const std::string& model,
   return Records(std::move(rows));
 }
 
+Result<bool> BatchTasks::Ungroup(const std::string& group, const std::string& task_id) {
+  RETURN_IF_ERROR(CheckName("group", group));
+  if (!IsValidTaskId(task_id)) return MakeError(ErrorCode::kInvalidArgument, "not a task id");
+  return rows_.UngroupBatchTask(group, task_id);
+}
+
 Result<int64_t> BatchTasks::SetJob(const std::string& group, const std::string& job) {
   RETURN_IF_ERROR(CheckName("group", group));
   RETURN_IF_ERROR(CheckName("job", job));

@@ -32,6 +32,9 @@ class BatchTasks {
                                         int limit, int64_t window_ms);
   // Records `job` (the Gemini batch job's name) on the tasks of `group` that have none; how many.
   Result<int64_t> SetJob(const std::string& group, const std::string& job);
+  // Gives a task of `group` back to the waiting ones while the group has no job (it did not fit
+  // the group's job: the next round groups it first, its window long passed). Whether it did.
+  Result<bool> Ungroup(const std::string& group, const std::string& task_id);
   // Every batch task that is not terminal, oldest first: waiting, grouped, submitted.
   Result<std::vector<TaskRecord>> Open();
   // The store's batch poll lock (chain_tasks.h BatchPollLock), or nullptr while someone else

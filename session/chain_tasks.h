@@ -81,6 +81,9 @@ class TaskRows {
                                                   int64_t created_before_ms) = 0;
   // Sets batch_job on the rows of `group` that have none; returns how many.
   virtual Result<int64_t> SetBatchJob(const std::string& group, const std::string& job) = 0;
+  // Takes the row `task_id` out of `group` while the group has no job: it waits again (its
+  // creation time kept). Returns whether it did.
+  virtual Result<bool> UngroupBatchTask(const std::string& group, const std::string& task_id) = 0;
   // Every batch row (batch_model set) that is not terminal, oldest first.
   virtual Result<std::vector<TaskRow>> LoadOpenBatch() = 0;
   // The store's batch poll lock (batch_tasks.h BatchPollLock) if nobody holds it; nullptr when

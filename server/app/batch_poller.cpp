@@ -1,5 +1,6 @@
 #include "server/app/batch_poller.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -104,6 +105,13 @@ Status BatchPoller::Submit(const std::string& group, const Group& members, std::
   Group sent{members.model, "", {}};
   for (const session::TaskRecord& task : members.tasks) {
     Result<std::string> body = work_.RequestBody(task);
+    if (body.ok() &&
+        body->size() + gemini::kBatchEnvelopeBytes + gemini::kBatchRequestOverheadBytes >
+            options_.max_job_bytes) {
+      body = MakeError(ErrorCode::kInvalidArgument,
+                       "the request (" + std::to_string(body->size()) +
+                           " bytes) is larger than a batch job may be; use delivery \"now\"");
+    }
     if (!body.ok()) {
       work_.Finish(task, body.error());
       continue;
@@ -111,6 +119,7 @@ Status BatchPoller::Submit(const std::string& group, const Group& members, std::
     requests.push_back({task.task_id, std::move(*body)});
     sent.tasks.push_back(task);
   }
+  RETURN_IF_ERROR(FitOneJob(group, requests, sent));
   own_groups_.erase(group);  // from here on, a retry looks the job up first
   if (requests.empty()) return Status::Ok();
   Result<gemini::BatchJob> job = client_.Submit(members.model, group, requests, stop);
@@ -174,6 +183,25 @@ Status BatchPoller::Poll(const std::string& group, const Group& members, std::st
   }
   log::Info(kPollerLog, "batch " + group + " (" + members.job + ") ended with " +
                             std::to_string(job->answers.size()) + " answer(s)");
+  return Status::Ok();
+}
+
+Status BatchPoller::FitOneJob(const std::string& group, std::vector<gemini::BatchRequest>& requests,
+                              Group& sent) {
+  std::vector<size_t> sizes;
+  for (const gemini::BatchRequest& request : requests) sizes.push_back(request.body.size());
+  ASSIGN_OR_RETURN(
+      std::vector<std::vector<size_t>> jobs,
+      gemini::SplitBatch(sizes, std::max<size_t>(requests.size(), 1), options_.max_job_bytes));
+  if (jobs.size() <= 1) return Status::Ok();
+  const size_t fit = jobs.front().size();  // SplitBatch keeps the order: the first `fit` go
+  for (size_t i = fit; i < requests.size(); ++i) {
+    RETURN_IF_ERROR(tasks_.Ungroup(group, requests[i].key));
+  }
+  log::Info(kPollerLog, "batch " + group + ": " + std::to_string(requests.size() - fit) +
+                            " call(s) beyond the job's size wait for the next job");
+  requests.resize(fit);
+  sent.tasks.resize(fit);
   return Status::Ok();
 }
 

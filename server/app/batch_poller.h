@@ -48,6 +48,9 @@ struct BatchPollerOptions {
   std::chrono::milliseconds window{10'000};      // --batch-window
   int max_per_job = 100;                         // --batch-max
   std::chrono::milliseconds first_poll{30'000};  // --batch-poll
+  // A job's body at most (the API's inline limit): the calls of a group beyond it wait for the
+  // next job.
+  size_t max_job_bytes = gemini::kMaxInlineBatchBytes;
 };
 
 class BatchPoller {
@@ -80,6 +83,10 @@ class BatchPoller {
   Status Submit(const std::string& group, const Group& members, std::stop_token stop);
   // Reads the group's job when due; hands its tasks on when it ended.
   Status Poll(const std::string& group, const Group& members, std::stop_token stop);
+  // Keeps in `requests` (and `sent`) what fits one job; gives the rest of the group back to the
+  // waiting calls (they make the next job).
+  Status FitOneJob(const std::string& group, std::vector<gemini::BatchRequest>& requests,
+                   Group& sent);
   void FailAll(const Group& members, const Error& error);
   // Tells each task of the group where its job is (BatchTaskWork::Progress).
   void TellAll(const Group& members, gemini::BatchState state);

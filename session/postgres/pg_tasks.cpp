@@ -277,6 +277,16 @@ Result<int64_t> PgTaskRows::SetBatchJob(const std::string& group, const std::str
   return static_cast<int64_t>(r.Rows());
 }
 
+Result<bool> PgTaskRows::UngroupBatchTask(const std::string& group, const std::string& task_id) {
+  ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
+  ASSIGN_OR_RETURN(PgResult r, conn->Exec("UPDATE imgmcp.tasks SET batch_group = '' WHERE "
+                                          "task_id = $2 AND batch_group = $1 AND batch_job = '' "
+                                          "RETURNING 1",
+                                          {PgParam::Text(group), PgParam::Text(task_id)},
+                                          "taking a task out of its batch group"));
+  return r.Rows() > 0;
+}
+
 Result<std::vector<TaskRow>> PgTaskRows::LoadOpenBatch() {
   ASSIGN_OR_RETURN(PgPool::Lease conn, pool_.Acquire());
   ASSIGN_OR_RETURN(PgResult r, conn->Exec(std::string("SELECT ") + kColumns +

@@ -53,6 +53,7 @@ class PgTaskRows final : public TaskRows {
   Result<std::vector<TaskRow>> GroupBatch(const std::string& batch_model, const std::string& group,
                                           int limit, int64_t created_before_ms) override;
   Result<int64_t> SetBatchJob(const std::string& group, const std::string& job) override;
+  Result<bool> UngroupBatchTask(const std::string& group, const std::string& task_id) override;
   Result<std::vector<TaskRow>> LoadOpenBatch() override;
   // The advisory lock (kAdvisoryNamespace, kBatchPollLockKey) on a new connection that the lock
   // keeps: a pooled one would hand it on to whoever leases the connection next.

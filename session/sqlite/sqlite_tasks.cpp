@@ -189,6 +189,16 @@ Result<int64_t> SetBatchJob(SqliteDb& db, const std::string& group, const std::s
   return n;
 }
 
+Result<bool> UngroupBatchTask(SqliteDb& db, const std::string& group, const std::string& task_id) {
+  ASSIGN_OR_RETURN(Statement st, db.Prepare("UPDATE tasks SET batch_group = '' WHERE task_id = ?2 "
+                                            "AND batch_group = ?1 AND batch_job = '' RETURNING "
+                                            "task_id"));
+  st.Bind(1, group).Bind(2, task_id);
+  bool ungrouped = false;
+  RETURN_IF_ERROR(st.ForEachRow([&](Statement&) { ungrouped = true; }));
+  return ungrouped;
+}
+
 Result<std::vector<TaskRow>> LoadOpenBatch(SqliteDb& db) {
   ASSIGN_OR_RETURN(Statement st, db.Prepare(std::string("SELECT ") + kColumns +
                                             " FROM tasks WHERE " + kNotTerminal +
@@ -327,6 +337,17 @@ Result<int64_t> SqliteTaskRows::SetBatchJob(const std::string& group, const std:
     return Status::Ok();
   }));
   return n;
+}
+
+Result<bool> SqliteTaskRows::UngroupBatchTask(const std::string& group,
+                                              const std::string& task_id) {
+  ASSIGN_OR_RETURN(SqlitePool::Lease lease, pool_.Acquire());
+  bool ungrouped = false;
+  RETURN_IF_ERROR(pool_.InWriteTransaction(lease.db(), [&]() -> Status {
+    ASSIGN_OR_RETURN(ungrouped, tasks::UngroupBatchTask(lease.db(), group, task_id));
+    return Status::Ok();
+  }));
+  return ungrouped;
 }
 
 namespace {

@@ -49,6 +49,7 @@ class SqliteTaskRows final : public TaskRows {
   Result<std::vector<TaskRow>> GroupBatch(const std::string& batch_model, const std::string& group,
                                           int limit, int64_t created_before_ms) override;
   Result<int64_t> SetBatchJob(const std::string& group, const std::string& job) override;
+  Result<bool> UngroupBatchTask(const std::string& group, const std::string& task_id) override;
   Result<std::vector<TaskRow>> LoadOpenBatch() override;
   // An exclusive flock on <locks dir>/.batch-poller.lock, taken without waiting.
   Result<std::unique_ptr<BatchPollLock>> TryTakeBatchPollLock() override;
@@ -91,6 +92,7 @@ Result<std::vector<TaskRow>> GroupBatch(SqliteDb& db, const std::string& batch_m
                                         const std::string& group, int limit,
                                         int64_t created_before_ms);
 Result<int64_t> SetBatchJob(SqliteDb& db, const std::string& group, const std::string& job);
+Result<bool> UngroupBatchTask(SqliteDb& db, const std::string& group, const std::string& task_id);
 Result<std::vector<TaskRow>> LoadOpenBatch(SqliteDb& db);
 
 }  // namespace tasks

@@ -9,6 +9,7 @@ import os
 import sys
 import time
 import unittest
+from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fake_gemini_support import FakeGeminiTestCase, TEST_KEY  # noqa: E402
@@ -85,6 +86,49 @@ class BatchDelivery(FakeGeminiTestCase):
             got = structured(self.client.call_tool("get_image", {"session_id": f"b{i}",
                                                                  "inline": "none"}))
             self.assertEqual(got["version"], 1)
+
+    def test_many_calls_at_once_each_land_once_after_what_ran_on_their_session(self):
+        """24 batch calls sent at once on 8 sessions, while immediate generations and edits run
+        on the same sessions: every batch call completes; each session ends with every immediate
+        version and its batch versions, none lost or doubled, a batch image the next version
+        after what ran before it."""
+        plain = TasksClient(self.server.port, tasks=False)
+        sessions = [f"m{i}" for i in range(8)]
+        for s in sessions:
+            structured(plain.call_tool("generate_image", {"session_id": s, "prompt": "base",
+                                                          "inline": "none"}))
+        failures = []
+
+        def batch(i):
+            try:
+                return self.batch(f"variant {i}", session_id=sessions[i % 8])["taskId"]
+            except Exception as e:  # noqa: BLE001 (reported below)
+                failures.append(repr(e))
+
+        def edit(s):
+            try:
+                for _ in range(2):
+                    structured(plain.call_tool("edit_image", {"session_id": s,
+                                                              "prompt": "invert",
+                                                              "inline": "none"}))
+            except Exception as e:  # noqa: BLE001
+                failures.append(repr(e))
+        with ThreadPoolExecutor(max_workers=16) as pool:
+            ids = list(pool.map(batch, range(24)))
+            list(pool.map(edit, sessions))
+        self.assertEqual(failures, [])
+        for task_id in ids:
+            done = self.wait_until("the batch task's end", lambda t=task_id: (
+                lambda got: got if got["status"] != "working" else None)(
+                    self.client.get(t)["result"]))
+            self.assertEqual(done["status"], "completed", done)
+        for s in sessions:
+            history = structured(plain.call_tool("get_image", {"session_id": s,
+                                                               "inline": "none"}))["history"]
+            operations = sorted(h["operation"] for h in history)
+            self.assertEqual(operations, ["edit", "edit", "generate", "generate", "generate",
+                                          "generate"], history)
+            self.assertEqual([h["version"] for h in history], list(range(1, 7)), history)
 
     def test_a_client_without_tasks_is_told_batch_delivery_needs_them(self):
         plain = TasksClient(self.server.port, tasks=False)

@@ -12,6 +12,7 @@ import subprocess
 import tempfile
 import unittest
 
+from fake_gemini_support import FakeGeminiTestCase, TEST_KEY
 from mcp_harness import binary_path
 from tools_support import pngio
 
@@ -205,3 +206,53 @@ class CliTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class CliBatchTest(FakeGeminiTestCase):
+    """delivery=batch through imgmcp-cli against the Gemini fake's Batch API: the call prints its
+    task and returns; a later imgmcp-cli on the same data directory waits for its image."""
+
+    def setUp(self):
+        super().setUp()
+        self.fake.configure(batch_states=["pending", "succeeded"])
+        self.cwd = tempfile.mkdtemp(prefix="imgmcp-cli-batch-")
+        self.addCleanup(shutil.rmtree, self.cwd, True)
+        self.env = {k: v for k, v in os.environ.items()
+                    if k not in ("IMGMCP_DATA_DIR", "IMGMCP_BACKEND")}
+        self.env.update(GEMINI_API_KEY=TEST_KEY, GEMINI_BASE_URL=self.fake.base_url)
+
+    def cli(self, *args):
+        argv = [cli_path(), "--server", binary_path(), *args, "--", "--backend", "gemini",
+                "--batch-window", "1", "--batch-poll", "1", "--data-dir",
+                os.path.join(self.cwd, "data")]
+        return subprocess.run(argv, cwd=self.cwd, env=self.env, capture_output=True, text=True,
+                              timeout=TIMEOUT)
+
+    def test_a_batch_call_prints_its_task_and_a_later_wait_gets_its_image(self):
+        r = self.cli("generate_image", "prompt=a red fox", "session_id=fox", "delivery=batch")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        task_id = r.stdout.strip()
+        self.assertRegex(task_id, r"^[0-9a-f]{32}$")
+        self.assertIn("waiting for the batch window", r.stderr)
+        self.assertIn(f"--wait-task {task_id}", r.stderr)
+
+        r = self.cli("--wait-task", task_id)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("version 1 of session 'fox'", r.stdout)
+        self.assertIn("wrote fox-v1-preview.png", r.stderr)
+        self.assertTrue(os.path.exists(os.path.join(self.cwd, "fox-v1-preview.png")))
+        jobs = self.fake.batches()
+        self.assertEqual([job["requests"] for job in jobs], [1], jobs)
+
+    def test_wait_gets_the_result_in_one_go(self):
+        r = self.cli("--wait", "--json", "generate_image", "prompt=a blue fox", "session_id=w",
+                     "delivery=batch", "inline=none")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        result = json.loads(r.stdout)
+        self.assertEqual(result["structuredContent"]["version"], 1)
+        self.assertEqual(result["structuredContent"]["cost"]["price_factor"], 0.5)
+
+    def test_wait_without_a_task_is_a_usage_error(self):
+        r = self.cli("--wait", "generate_image", "prompt=p")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--wait waits for a task", r.stderr)

@@ -194,6 +194,30 @@ TEST_F(BatchPollerTest, ACallLaterInTheWindowJoinsItsJob) {
   EXPECT_FALSE((*open)[0].batch_job.empty());
 }
 
+// The calls of a window beyond what one job's body may hold (the API's inline limit) wait for
+// the next job, which the next round makes.
+TEST_F(BatchPollerTest, CallsBeyondAJobsSizeGoIntoTheNextJob) {
+  const std::vector<std::string> ids = {CreateTask("a fox"), CreateTask("a cat"),
+                                        CreateTask("a owl")};
+  auto sample = work_->RequestBody(*store_->GetTask(ids[0], "o").value());
+  ASSERT_TRUE(sample.ok());
+  options_.max_job_bytes =
+      gemini::kBatchEnvelopeBytes + 2 * (sample->size() + gemini::kBatchRequestOverheadBytes) + 1;
+  clock_.Advance(options_.window);
+  BatchPoller poller = MakePoller(*store_);
+  ASSERT_TRUE(poller.RunOnce({}).ok());
+  EXPECT_EQ(Logged("batches.create"), 1u);
+  EXPECT_EQ(Logged("batchGenerateContent"), 2u) << "two fit the job";
+  ASSERT_TRUE(poller.RunOnce({}).ok());
+  EXPECT_EQ(Logged("batches.create"), 2u) << "the third makes the next job";
+  const Json jobs = server_.Batches();
+  ASSERT_EQ(jobs.size(), 2u) << jobs.dump();
+  EXPECT_EQ(jobs[0]["requests"].get<int>() + jobs[1]["requests"].get<int>(), 3) << jobs.dump();
+  auto open = store_->batch_tasks().Open();
+  ASSERT_TRUE(open.ok());
+  for (const session::TaskRecord& t : *open) EXPECT_FALSE(t.batch_job.empty()) << t.task_id;
+}
+
 // A poller died after creating a job and before recording it: its successor finds the job by the
 // group's name and records it, instead of creating (and paying for) it a second time.
 TEST_F(BatchPollerTest, AJobCreatedButNotRecordedIsFoundNotCreatedAgain) {

@@ -344,7 +344,9 @@ TEST_F(PostgresStoreTest, ExpiredTasksAreSweptByOneReplicaAtATime) {
   task.ttl_ms = 1000;
   auto t = store_->CreateTask(task);
   ASSERT_TRUE(t.ok()) << t.error().message;
-  ASSERT_TRUE(store_->UpdateTask({t->task_id, "o", TaskStatus::kCancelled}).ok());
+  ASSERT_TRUE(
+      store_->UpdateTask({.task_id = t->task_id, .owner = "o", .status = TaskStatus::kCancelled})
+          .ok());
   clock_.Advance(std::chrono::seconds(2));
   auto holder = Admin();
   ASSERT_NE(holder, nullptr);

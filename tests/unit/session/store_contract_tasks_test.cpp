@@ -391,7 +391,7 @@ TYPED_TEST(StoreTaskTest, ACommitClaimsItsTaskSoALaterCancelIsTooLate) {
   EXPECT_EQ(claimed->status, TaskStatus::kWorking);
   EXPECT_EQ(claimed->version, 1);
   for (TaskStatus end : {TaskStatus::kCancelled, TaskStatus::kFailed}) {
-    TaskUpdate stop{t.task_id, "owner-a", end};
+    TaskUpdate stop{.task_id = t.task_id, .owner = "owner-a", .status = end};
     stop.unless_committed = true;
     if (end == TaskStatus::kFailed) stop.error_json = R"({"code":-32603,"message":"shut down"})";
     Result<TaskRecord> refused = this->store_->UpdateTask(stop);
@@ -410,7 +410,7 @@ TYPED_TEST(StoreTaskTest, ACommitOfATaskThatEndedIsRefusedAndCommitsNothing) {
   for (TaskStatus end : {TaskStatus::kCancelled, TaskStatus::kFailed}) {
     const std::string session = end == TaskStatus::kCancelled ? "c" : "f";
     const TaskRecord t = this->Create("owner-a", session);
-    TaskUpdate stop{t.task_id, "owner-a", end};
+    TaskUpdate stop{.task_id = t.task_id, .owner = "owner-a", .status = end};
     stop.unless_committed = true;
     if (end == TaskStatus::kFailed) stop.error_json = R"({"code":-32603,"message":"shut down"})";
     ASSERT_TRUE(this->store_->UpdateTask(stop).ok());
@@ -509,6 +509,27 @@ TYPED_TEST(StoreTaskTest, BatchTasksWaitForTheirWindowAndAreGroupedOnceOldestFir
   bad_model.tool = "generate_image";
   bad_model.batch_model = "model a";
   EXPECT_EQ(this->store_->CreateTask(bad_model).error().code, ErrorCode::kInvalidArgument);
+}
+
+// A task that did not fit its group's job goes back to waiting (only while the group has no job),
+// and the next Group takes it first.
+TYPED_TEST(StoreTaskTest, ATaskUngroupedBeforeItsJobWaitsAgainAndIsGroupedNext) {
+  const std::string a = this->CreateBatch("model-a").task_id;
+  this->clock_.Advance(std::chrono::milliseconds(1));
+  const std::string b = this->CreateBatch("model-a").task_id;
+  BatchTasks batch = this->Batch(*this->store_);
+  ASSERT_TRUE(batch.Group("model-a", "group-1", 10, 0).ok());
+  auto ungrouped = batch.Ungroup("group-1", b);
+  ASSERT_TRUE(ungrouped.ok()) << ungrouped.error().message;
+  EXPECT_TRUE(*ungrouped);
+  EXPECT_FALSE(*batch.Ungroup("group-2", a)) << "not a task of that group";
+  EXPECT_EQ(*batch.SetJob("group-1", "batches/job-1"), 1);
+  EXPECT_FALSE(*batch.Ungroup("group-1", a)) << "its group has a job now";
+  EXPECT_EQ(this->Get(*this->store_, b)->batch_group, "");
+  auto next = batch.Group("model-a", "group-2", 10, 0);
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ(this->Ids(*next), std::vector<std::string>{b});
+  EXPECT_EQ(batch.Ungroup("group-2", "not-a-task").error().code, ErrorCode::kInvalidArgument);
 }
 
 // No process or replica runs a batch task: the one that created it may stop, and the task still

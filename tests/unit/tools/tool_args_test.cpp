@@ -63,9 +63,11 @@ TEST(ToolArgsTest, ErrorsNameTheFieldAndWhatIsAllowed) {
             "'aspect_ratio' is \"7:5\"; allowed: \"1:1\", \"2:3\", \"3:2\", \"3:4\", \"4:3\", "
             "\"4:5\", \"5:4\", \"9:16\", \"16:9\", \"21:9\", \"1:4\", \"4:1\", \"1:8\", \"8:1\"");
   EXPECT_EQ(ErrorOf<GenerateImageArgs>({{"prompt", "x"}, {"colour", "red"}}),
-            "unknown field 'colour'; allowed fields: aspect_ratio, estimate_only, "
+            "unknown field 'colour'; allowed fields: aspect_ratio, delivery, estimate_only, "
             "idempotency_key, image_size, inline, max_cost_usd, model, overwrite, prompt, "
             "reference_images, save_format, save_quality, save_to, search, session_id, thinking");
+  EXPECT_EQ(ErrorOf<GenerateImageArgs>({{"prompt", "x"}, {"delivery", "later"}}),
+            "'delivery' is \"later\"; allowed: \"now\", \"batch\"");
   EXPECT_EQ(ErrorOf<GenerateImageArgs>({{"prompt", "x"}, {"max_cost_usd", 0}}),
             "'max_cost_usd' must be a number above 0 and at most 1000, got 0");
   EXPECT_EQ(
