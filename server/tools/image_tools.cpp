@@ -616,7 +616,11 @@ mcp::ToolResult ImageTools::CommitBatchAnswer(const GenerateImageArgs& args,
                                               const Result<imaging::BackendImage>& answer) {
   GenerateImageArgs committed = args;
   committed.delivery.reset();  // the answer is here: committed as an immediate call's would be
-  return Answer("generate_image", Generate(committed, ctx, &answer));
+  mcp::ToolResult result = Answer("generate_image", Generate(committed, ctx, &answer));
+  if (options_.audit != nullptr) {  // the write happens now, in the poller, not in the call
+    AuditCall(*options_.audit, "generate_image", SessionNamed(args), "", ctx, result);
+  }
+  return result;
 }
 
 Result<mcp::ToolResult> ImageTools::Generate(const GenerateImageArgs& args,

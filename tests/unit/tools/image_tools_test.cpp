@@ -222,6 +222,23 @@ class TaskContext final : public mcp::ToolCallContext {
   const std::string task_id_;
 };
 
+// Keeps what the tools record in the audit trail.
+class RecordingAudit final : public mcp::AuditTrail {
+ public:
+  void Record(const mcp::AuditEntry& entry) override {
+    std::lock_guard lock(mu_);
+    entries_.push_back(entry);
+  }
+  std::vector<mcp::AuditEntry> entries() {
+    std::lock_guard lock(mu_);
+    return entries_;
+  }
+
+ private:
+  std::mutex mu_;  // guards entries_
+  std::vector<mcp::AuditEntry> entries_;
+};
+
 class BatchDeliveryTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -236,6 +253,7 @@ class BatchDeliveryTest : public ::testing::Test {
     ImageToolsOptions options;
     options.batch_refusal = std::move(refusal);
     options.batch_window = std::chrono::seconds(7);
+    options.audit = &audit_;
     return std::make_unique<ImageTools>(*store_, backend_, inputs_, nullptr, options);
   }
   static GenerateImageArgs Batch(const std::string& session_id) {
@@ -252,6 +270,7 @@ class BatchDeliveryTest : public ::testing::Test {
   std::unique_ptr<session::sqlite::SqliteSessionStore> store_;
   BatchPricedBackend backend_;
   ImageInputResolver inputs_{ImageInputOptions{}};
+  RecordingAudit audit_;
 };
 
 TEST_F(BatchDeliveryTest, ABatchCallIsCheckedThenHandedOffWithoutCallingTheBackend) {
@@ -303,6 +322,14 @@ TEST_F(BatchDeliveryTest, ABatchAnswerCommitsOnceAtTheBatchPrice) {
   EXPECT_EQ(cost["price_factor"], 0.5) << cost.dump();
   EXPECT_NEAR(cost["usd"].get<double>(), 0.5 * (1000 * 1 + 1000 * 30) / 1e6, 1e-12) << cost.dump();
   EXPECT_EQ((*committed.structured_content)["version"], 1);
+  // The commit is the call's write: the audit trail has it, with its task and cost.
+  const std::vector<mcp::AuditEntry> audited = audit_.entries();
+  ASSERT_EQ(audited.size(), 1u);
+  EXPECT_EQ(audited[0].task_id, "t2");
+  EXPECT_EQ(audited[0].session_id, "b2");
+  EXPECT_EQ(audited[0].version, 1);
+  EXPECT_EQ(audited[0].outcome, "ok");
+  EXPECT_NEAR(audited[0].cost_usd, cost["usd"].get<double>(), 1e-12);
 
   mcp::ToolResult again = tools->CommitBatchAnswer(Batch("b2"), task, answer);
   ASSERT_FALSE(again.is_error) << TextOf(again);
