@@ -50,6 +50,17 @@ using Setter = Status (*)(Config& config, std::string_view source, const std::st
 // The default --help shows, read from a default Config (or said in words).
 using DefaultText = std::string (*)(const Config& defaults);
 
+// Milliseconds as seconds: "10", "0.5".
+std::string FormatSeconds(int64_t ms) {
+  std::string text = std::to_string(ms / 1000);
+  if (ms % 1000 != 0) {
+    std::string fraction = std::to_string(1000 + ms % 1000).substr(1);
+    while (fraction.back() == '0') fraction.pop_back();
+    text += "." + fraction;
+  }
+  return text;
+}
+
 template <auto kField>
 Status SetText(Config& c, std::string_view, const std::string& value) {
   c.*kField = value;
@@ -98,6 +109,25 @@ Status SetUsd(Config& c, std::string_view source, const std::string& value) {
   }
   c.*kField = v;
   return Status::Ok();
+}
+
+// A duration in seconds, decimals allowed ("0.5"), kept in milliseconds within [kMinMs, kMaxMs].
+template <auto kField, int64_t kMinMs, int64_t kMaxMs>
+Status SetSeconds(Config& c, std::string_view source, const std::string& value) {
+  char* end = nullptr;
+  const double seconds = value.empty() ? -1 : std::strtod(value.c_str(), &end);
+  const double ms = seconds * 1000;
+  if (end == nullptr || *end != '\0' || !(ms >= kMinMs && ms <= kMaxMs)) {
+    return FlagError(source, "expected seconds from " + FormatSeconds(kMinMs) + " to " +
+                                 FormatSeconds(kMaxMs) + ", e.g. 10 or 0.5, got \"" + value + "\"");
+  }
+  c.*kField = static_cast<int64_t>(ms + 0.5);
+  return Status::Ok();
+}
+
+template <auto kField>
+std::string ShowSeconds(const Config& defaults) {
+  return FormatSeconds(defaults.*kField);
 }
 
 template <auto kField>
@@ -623,8 +653,8 @@ constexpr FlagSpec kFlags[] = {
      .help = "generate_image with delivery \"batch\": calls of one model that come within this "
              "window go into one Gemini batch job (half price; the image arrives as the task's "
              "result when the job ends)",
-     .set = SetInt<&Config::batch_window_seconds, 1, 3600>,
-     .default_text = ShowDefault<&Config::batch_window_seconds>},
+     .set = SetSeconds<&Config::batch_window_ms, 100, 3'600'000>,
+     .default_text = ShowSeconds<&Config::batch_window_ms>},
     {.name = "--batch-max",
      .env = "IMGMCP_BATCH_MAX",
      .value = "N",
@@ -636,8 +666,8 @@ constexpr FlagSpec kFlags[] = {
      .value = "SECONDS",
      .help = "a batch job is first read this long after its creation, then at doubling "
              "intervals up to 10 minutes (each jittered by 10 %)",
-     .set = SetInt<&Config::batch_poll_seconds, 1, 3600>,
-     .default_text = ShowDefault<&Config::batch_poll_seconds>},
+     .set = SetSeconds<&Config::batch_poll_ms, 100, 3'600'000>,
+     .default_text = ShowSeconds<&Config::batch_poll_ms>},
 
     {.heading = "Other"},
     {.name = "--conformance-fixtures",

@@ -102,9 +102,9 @@ struct Config {
   // generate_image delivery "batch" (server/app/batch_delivery.h): calls of one model within this
   // window go into one Gemini batch job of at most batch_max requests, first read batch_poll
   // seconds after its creation.
-  int batch_window_seconds = 10;  // --batch-window
-  int batch_max = 100;            // --batch-max
-  int batch_poll_seconds = 30;    // --batch-poll
+  int64_t batch_window_ms = 10'000;  // --batch-window SECONDS (decimals allowed)
+  int batch_max = 100;               // --batch-max
+  int64_t batch_poll_ms = 30'000;    // --batch-poll SECONDS (decimals allowed)
   bool conformance_fixtures = false;
   std::string log_level = "info";   // a name log::ParseLevel accepts
   std::string log_format = "text";  // --log-format / IMGMCP_LOG_FORMAT: text or json

@@ -1,5 +1,6 @@
 #include "server/app/wired_server.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <utility>
 
@@ -77,7 +78,7 @@ Result<std::unique_ptr<WiredServer>> WiredServer::Build(const Config& config) {
   server_options.tasks.ledger = wired->task_ledger_.get();
   if (wired->backend_.batch) {
     wired->task_ledger_->EnableBatch(chosen.Model(),
-                                     std::chrono::seconds(config.batch_window_seconds));
+                                     std::chrono::milliseconds(config.batch_window_ms));
   }
   if (session::postgres::IsPostgresUrl(config.store)) {  // SQLite has no other writer to hear of
     wired->task_watch_ =
@@ -130,23 +131,27 @@ Status WiredServer::RegisterTools(const Config& config) {
   options.audit = audit_trail_.get();
   options.gallery_links = gallery_links_.get();
   options.batch_refusal = backend_.batch_refusal;
-  options.batch_window = std::chrono::seconds(config.batch_window_seconds);
+  options.batch_window = std::chrono::milliseconds(config.batch_window_ms);
   image_tools_ =
       std::make_unique<tools::ImageTools>(*store_, *backend_.backend, *input_resolver_,
                                           &server_->resource_notifier(), std::move(options));
   if (backend_.batch) {
     BatchPollerOptions batch;
-    batch.window = std::chrono::seconds(config.batch_window_seconds);
+    batch.window = std::chrono::milliseconds(config.batch_window_ms);
     batch.max_per_job = config.batch_max;
-    batch.first_poll = std::chrono::seconds(config.batch_poll_seconds);
+    batch.first_poll = std::chrono::milliseconds(config.batch_poll_ms);
     MutexLock lock(batch_mu_);
-    batch_ = std::make_unique<BatchDelivery>(BatchDeliveryParts{.store = *store_,
-                                                                .ledger = *task_ledger_,
-                                                                .tools = *image_tools_,
-                                                                .backend = *backend_.backend,
-                                                                .client = std::move(backend_.batch),
-                                                                .clock = clock_,
-                                                                .options = batch});
+    batch_ = std::make_unique<BatchDelivery>(BatchDeliveryParts{
+        .store = *store_,
+        .ledger = *task_ledger_,
+        .tools = *image_tools_,
+        .backend = *backend_.backend,
+        .client = std::move(backend_.batch),
+        .clock = clock_,
+        .options = batch,
+        // A round acts on what is due; a quarter of the shortest wait keeps it on time.
+        .tick = std::clamp(std::min(batch.window, batch.first_poll) / 4,
+                           std::chrono::milliseconds(50), std::chrono::milliseconds(500))});
   }
   for (auto& tool : image_tools_->Tools()) {
     tool.definition.meta = ui::ToolUiMeta();  // MCP Apps hosts show results in the viewer

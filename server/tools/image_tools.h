@@ -77,7 +77,7 @@ struct ImageToolsOptions {
   // whose batch poller runs: server/app/batch_delivery.h).
   std::string batch_refusal =
       "delivery \"batch\" needs the Gemini API backend (--backend gemini with GEMINI_API_KEY)";
-  std::chrono::seconds batch_window{10};  // --batch-window, said in a batch task's status
+  std::chrono::milliseconds batch_window{10'000};  // --batch-window, said in a batch task's status
 };
 
 class ImageTools {

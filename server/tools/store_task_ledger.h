@@ -39,7 +39,7 @@ class StoreTaskLedger final : public mcp::TaskLedger {
   // waiting for `window`, its session named now when the call names none (so a commit retried
   // after a crash finds its first one). Off by default: such a call is an ordinary task, which
   // its handler refuses.
-  void EnableBatch(std::string default_model, std::chrono::seconds window) {
+  void EnableBatch(std::string default_model, std::chrono::milliseconds window) {
     batch_model_ = std::move(default_model);
     batch_window_ = window;
   }
@@ -58,7 +58,7 @@ class StoreTaskLedger final : public mcp::TaskLedger {
   const imaging::PreviewOptions preview_;
   const imaging::DecodeLimits limits_;
   std::string batch_model_;  // "": batch delivery off (EnableBatch)
-  std::chrono::seconds batch_window_{10};
+  std::chrono::milliseconds batch_window_{10'000};
 };
 
 // A stored task status as the protocol core names it.

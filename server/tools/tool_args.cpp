@@ -1,6 +1,7 @@
 #include "server/tools/tool_args.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "common/sha256.h"
 
@@ -56,8 +57,10 @@ const char kDeliveryDescription[] =
     "arrives when the job ends — usually within minutes, at most 24 hours. Only for clients that "
     "support tasks, without reference_images, save_to or idempotency_key.";
 
-std::string BatchWaitingMessage(std::chrono::seconds window) {
-  return "waiting for the batch window (" + std::to_string(window.count()) +
+std::string BatchWaitingMessage(std::chrono::milliseconds window) {
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%g", static_cast<double>(window.count()) / 1000);
+  return std::string("waiting for the batch window (") + seconds +
          " s), then one Gemini batch job with the calls that came meanwhile";
 }
 

@@ -59,7 +59,7 @@ extern const char kDeliveryDescription[];
 // that can wait").
 const std::vector<std::string>& DeliveryChoices();
 // The status message of a batch task until its window has passed.
-std::string BatchWaitingMessage(std::chrono::seconds window);
+std::string BatchWaitingMessage(std::chrono::milliseconds window);
 
 // The generation parameters of generate_image and edit_image (docs/generation.md). Which values a
 // model takes is its capability row's business: parsing only checks the vocabulary, the handlers

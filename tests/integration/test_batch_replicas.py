@@ -42,7 +42,7 @@ class BatchAcrossReplicas(unittest.TestCase):
         url = CLUSTER.create_database("batch")
         self.replicas = []
         for name in ("a", "b"):
-            replica = Replica(url, "--batch-window", "1", "--batch-poll", "1", env=env,
+            replica = Replica(url, "--batch-window", "0.3", "--batch-poll", "0.3", env=env,
                               name=name, backend="gemini")
             self.addCleanup(replica.close, check=False)
             self.replicas.append(replica)

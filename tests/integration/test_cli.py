@@ -223,7 +223,7 @@ class CliBatchTest(FakeGeminiTestCase):
 
     def cli(self, *args):
         argv = [cli_path(), "--server", binary_path(), *args, "--", "--backend", "gemini",
-                "--batch-window", "1", "--batch-poll", "1", "--data-dir",
+                "--batch-window", "0.3", "--batch-poll", "0.3", "--data-dir",
                 os.path.join(self.cwd, "data")]
         return subprocess.run(argv, cwd=self.cwd, env=self.env, capture_output=True, text=True,
                               timeout=TIMEOUT)

@@ -165,6 +165,19 @@ TEST(ConfigTest, EveryFlagSetsItsField) {
   EXPECT_FALSE(c->show_version);
 }
 
+// The batch windows take decimal seconds, kept in milliseconds.
+TEST(ConfigTest, BatchFlagsTakeSecondsWithDecimals) {
+  auto c = Parse({"--batch-window", "0.5", "--batch-poll", "2", "--batch-max", "7"});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->batch_window_ms, 500);
+  EXPECT_EQ(c->batch_poll_ms, 2000);
+  EXPECT_EQ(c->batch_max, 7);
+  auto defaults = Parse({});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->batch_window_ms, 10'000);
+  EXPECT_EQ(defaults->batch_poll_ms, 30'000);
+}
+
 TEST(ConfigTest, TheModelTableFlagsSetTheirFields) {
   auto c = Parse({"--model-table", "/etc/imgmcp/models.json", "--allow-retired", "--list-models"});
   ASSERT_TRUE(c.ok()) << c.error().message;
@@ -278,6 +291,10 @@ TEST(ConfigTest, ErrorsNameTheFlagOrVariableAndWhatItTakes) {
       {{"--log-level", "loud"}, "--log-level: expected debug, info, warning, error or off"},
       {{"--help=yes"}, "--help: takes no value"},
       {{"--gemini-model"}, "--gemini-model: needs a value"},
+      {{"--batch-window", "0.05"},
+       "--batch-window: expected seconds from 0.1 to 3600, e.g. 10 or 0.5, got \"0.05\""},
+      {{"--batch-poll", "soon"}, "--batch-poll: expected seconds from 0.1 to 3600"},
+      {{"--batch-max", "101"}, "--batch-max: expected an integer from 1 to 100"},
   };
   for (const auto& [args, expected] : cases) {
     const std::string error = ErrorOf(args);

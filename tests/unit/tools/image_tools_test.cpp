@@ -293,7 +293,9 @@ TEST_F(BatchDeliveryTest, ABatchCallIsCheckedThenHandedOffWithoutCallingTheBacke
   mcp::ToolResult handed = tools->GenerateImage(Batch("b1"), task);
   ASSERT_FALSE(handed.is_error) << TextOf(handed);
   ASSERT_TRUE(handed.handed_off);
-  EXPECT_EQ(*handed.handed_off, BatchWaitingMessage(std::chrono::seconds(7)));
+  EXPECT_EQ(*handed.handed_off,
+            "waiting for the batch window (7 s), then one Gemini batch job "
+            "with the calls that came meanwhile");
   EXPECT_EQ(backend_.calls, 0);
   EXPECT_FALSE(store_->GetVersion("b1", std::nullopt).ok()) << "nothing committed";
 
