@@ -189,6 +189,7 @@ Status BatchPoller::Poll(const std::string& group, const Group& members, std::st
 Status BatchPoller::FitOneJob(const std::string& group, std::vector<gemini::BatchRequest>& requests,
                               Group& sent) {
   std::vector<size_t> sizes;
+  sizes.reserve(requests.size());
   for (const gemini::BatchRequest& request : requests) sizes.push_back(request.body.size());
   ASSIGN_OR_RETURN(
       std::vector<std::vector<size_t>> jobs,

@@ -1,6 +1,7 @@
 #include "server/app/config.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <string_view>
 #include <type_traits>
@@ -121,7 +122,7 @@ Status SetSeconds(Config& c, std::string_view source, const std::string& value) 
     return FlagError(source, "expected seconds from " + FormatSeconds(kMinMs) + " to " +
                                  FormatSeconds(kMaxMs) + ", e.g. 10 or 0.5, got \"" + value + "\"");
   }
-  c.*kField = static_cast<int64_t>(ms + 0.5);
+  c.*kField = std::llround(ms);
   return Status::Ok();
 }
 
