@@ -33,10 +33,16 @@ int64_t ByModality(const Json& usage, const char* details, std::string_view kind
   return sum;
 }
 
+// "1,120". Built forwards: g++ 12 takes the in-place insert for an overlapping copy.
 std::string Thousands(int64_t n) {
-  std::string digits = std::to_string(n);
-  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(i, ",");
-  return digits;
+  const std::string digits = std::to_string(n);
+  std::string out;
+  out.reserve(digits.size() + digits.size() / 3);
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && digits[i - 1] != '-' && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
 }
 
 int64_t ThoughtsAllowance(const ModelCapabilities& model, const std::string& thinking) {

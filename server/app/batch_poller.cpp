@@ -140,9 +140,9 @@ Status BatchPoller::Poll(const std::string& group, const Group& members, std::st
   auto it = schedule_.find(members.job);
   if (it != schedule_.end() && imgmcp::WallMs(clock_) < it->second.next_read_ms)
     return Status::Ok();
-  const int reads = it == schedule_.end() ? 0 : it->second.reads;
-  const std::optional<gemini::BatchState> told =
-      it == schedule_.end() ? std::nullopt : std::optional(it->second.state);
+  const bool followed = it != schedule_.end();  // false: its first read here
+  const int reads = followed ? it->second.reads : 0;
+  const gemini::BatchState told = followed ? it->second.state : gemini::BatchState::kPending;
   Result<gemini::BatchJob> job = client_.Read(members.job, stop);
   if (!job.ok()) {
     if (job.error().code == ErrorCode::kNotFound) {
@@ -152,13 +152,13 @@ Status BatchPoller::Poll(const std::string& group, const Group& members, std::st
                                      "committed. Call generate_image again."));
       schedule_.erase(members.job);
     } else {
-      Schedule(members.job, reads + 1, told.value_or(gemini::BatchState::kPending));
+      Schedule(members.job, reads + 1, told);
     }
     return job.error();
   }
   if (!gemini::IsFinal(job->state)) {
     Schedule(members.job, reads + 1, job->state);
-    if (told != job->state) TellAll(members, job->state);
+    if (!followed || told != job->state) TellAll(members, job->state);
     return Status::Ok();
   }
   schedule_.erase(members.job);

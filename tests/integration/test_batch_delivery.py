@@ -24,6 +24,23 @@ WINDOW = "0.3"
 FIRST_READ = "0.3"
 
 
+def wait_until(what, predicate, timeout=WAIT):
+    """Polls `predicate` (a function returning a true value when done) until it holds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not happen within {timeout} s")
+        time.sleep(0.05)
+
+
+def ended(client, task_id):
+    """The task once it is no longer working (tasks/get through `client`)."""
+    return client.wait_status(task_id, timeout=WAIT)
+
+
 class BatchDelivery(FakeGeminiTestCase):
 
     def setUp(self):
@@ -46,17 +63,6 @@ class BatchDelivery(FakeGeminiTestCase):
         return self.client.start("generate_image", dict(
             {"prompt": prompt, "delivery": "batch", "inline": "none"}, **arguments))
 
-    def wait_until(self, what, predicate, timeout=WAIT):
-        """Polls `predicate` (a function returning a true value when done) until it holds."""
-        deadline = time.monotonic() + timeout
-        while True:
-            value = predicate()
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{what} did not happen within {timeout} s")
-            time.sleep(0.05)
-
     def rpcs(self, rpc):
         return [e for e in self.fake.requests() if e.get("rpc") == rpc]
 
@@ -73,7 +79,7 @@ class BatchDelivery(FakeGeminiTestCase):
                 got = self.client.get(task_id)["result"]
                 said.add(got.get("statusMessage", ""))
                 return got if got["status"] != "working" else None
-            done = self.wait_until("the batch task's end", seen)
+            done = wait_until("the batch task's end", seen)
             self.assertEqual(done["status"], "completed", done)
             result = structured({"result": done["result"]})
             self.assertEqual(result["version"], 1)
@@ -120,9 +126,7 @@ class BatchDelivery(FakeGeminiTestCase):
             list(pool.map(edit, sessions))
         self.assertEqual(failures, [])
         for task_id in ids:
-            done = self.wait_until("the batch task's end", lambda t=task_id: (
-                lambda got: got if got["status"] != "working" else None)(
-                    self.client.get(t)["result"]))
+            done = ended(self.client, task_id)
             self.assertEqual(done["status"], "completed", done)
         for s in sessions:
             history = structured(plain.call_tool("get_image", {"session_id": s,
@@ -138,17 +142,33 @@ class BatchDelivery(FakeGeminiTestCase):
         self.assertIn("task-capable client", result["content"][0]["text"])
         self.assertEqual(self.fake.batches(), [])
 
+    def test_vertex_and_the_local_engine_refuse_batch_delivery_saying_why(self):
+        for backend, env, reason in (
+                ("vertex", {"GOOGLE_API_KEY": "AQ.imgmcp-express-batch",
+                            "IMGMCP_VERTEX_BASE_URL": self.fake.base_url, "HOME": "/nonexistent"},
+                 "Vertex batch prediction reads its requests from Cloud Storage or BigQuery"),
+                ("local", {}, "needs the Gemini API backend")):
+            server = HttpProcess("--backend", backend, env=env)
+            self.addCleanup(server.close, check=False)
+            client = TasksClient(server.port)
+            created = client.start("generate_image", {"prompt": "p", "delivery": "batch",
+                                                      "inline": "none"})
+            done = ended(client, created["taskId"])
+            self.assertEqual(done["status"], "completed", done)
+            self.assertTrue(done["result"]["isError"], done)
+            self.assertIn(reason, done["result"]["content"][0]["text"])
+        self.assertEqual(self.fake.batches(), [])
+        self.assertEqual(self.fake.requests(), [])
+
     def test_a_restarted_server_resumes_following_the_job(self):
         self.fake.configure(batch_states=["pending", "running", "running", "succeeded"])
         ids = [self.batch("a blue circle", session_id=f"r{i}")["taskId"] for i in range(2)]
-        self.wait_until("the job's first read", lambda: self.rpcs("batches.get"))
+        wait_until("the job's first read", lambda: self.rpcs("batches.get"))
         self.server.kill()
         self.server = self.start()
         self.client = TasksClient(self.server.port)
         for task_id in ids:
-            done = self.wait_until("the task's end", lambda t=task_id: (
-                lambda got: got if got["status"] != "working" else None)(
-                    self.client.get(t)["result"]))
+            done = ended(self.client, task_id)
             self.assertEqual(done["status"], "completed", done)
             self.assertEqual(structured({"result": done["result"]})["version"], 1)
         self.assertEqual(len(self.fake.batches()), 1, "the job was not created again")
@@ -162,9 +182,7 @@ class BatchDelivery(FakeGeminiTestCase):
         self.client.call("tasks/cancel", {"taskId": dropped})
         self.assertEqual(self.client.get(dropped)["result"]["status"], "cancelled")
         kept = self.batch("a kept call", session_id="c2")["taskId"]
-        done = self.wait_until("the kept task's end", lambda: (
-            lambda got: got if got["status"] != "working" else None)(
-                self.client.get(kept)["result"]))
+        done = ended(self.client, kept)
         self.assertEqual(done["status"], "completed", done)
         jobs = self.fake.batches()
         self.assertEqual([job["requests"] for job in jobs], [1], jobs)
@@ -173,10 +191,10 @@ class BatchDelivery(FakeGeminiTestCase):
     def test_cancelling_every_call_of_a_job_cancels_it_upstream(self):
         self.fake.configure(batch_states=["pending", "running"])  # runs until cancelled
         task_id = self.batch("a long job", session_id="u1")["taskId"]
-        self.wait_until("the job", lambda: self.fake.batches())
+        wait_until("the job", lambda: self.fake.batches())
         self.client.call("tasks/cancel", {"taskId": task_id})
         self.assertEqual(self.client.get(task_id)["result"]["status"], "cancelled")
-        job = self.wait_until("the upstream cancel", lambda: [
+        job = wait_until("the upstream cancel", lambda: [
             j for j in self.fake.batches() if j["state"] == "cancelled"])[0]
         self.assertEqual(job["cancels"], 1, job)
         got = self.client.call_tool("get_image", {"session_id": "u1"})["result"]
@@ -185,9 +203,7 @@ class BatchDelivery(FakeGeminiTestCase):
     def test_an_expired_job_fails_its_tasks_naming_it(self):
         self.fake.configure(batch_states=["pending", "expired"])
         task_id = self.batch("an expiring call")["taskId"]
-        done = self.wait_until("the task's end", lambda: (
-            lambda got: got if got["status"] != "working" else None)(
-                self.client.get(task_id)["result"]))
+        done = ended(self.client, task_id)
         self.assertEqual(done["status"], "failed", done)
         self.assertIn("ended expired", done["statusMessage"])
         self.assertIn("nothing was committed", done["error"]["message"])
@@ -195,9 +211,7 @@ class BatchDelivery(FakeGeminiTestCase):
     def test_a_request_that_fails_fails_its_task_with_the_reason(self):
         self.fake.script({"status": 400})
         task_id = self.batch("a refused call")["taskId"]
-        done = self.wait_until("the task's end", lambda: (
-            lambda got: got if got["status"] != "working" else None)(
-                self.client.get(task_id)["result"]))
+        done = ended(self.client, task_id)
         self.assertEqual(done["status"], "failed", done)
         self.assertIn("delivery \"batch\") failed", done["error"]["message"])
 

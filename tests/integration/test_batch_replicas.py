@@ -5,12 +5,12 @@ runs, and the other takes the lock over, reads the job on and commits each answe
 """
 import os
 import sys
-import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fake_gemini_support import TEST_KEY, FakeGemini  # noqa: E402
 from replica_support import Replica, pg_cluster, structured  # noqa: E402
+from test_batch_delivery import ended, wait_until  # noqa: E402
 from test_tasks import TasksClient  # noqa: E402
 
 WAIT = 60.0
@@ -47,21 +47,11 @@ class BatchAcrossReplicas(unittest.TestCase):
             self.addCleanup(replica.close, check=False)
             self.replicas.append(replica)
 
-    def wait_until(self, what, predicate, timeout=WAIT):
-        deadline = time.monotonic() + timeout
-        while True:
-            value = predicate()
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{what} did not happen within {timeout} s")
-            time.sleep(0.05)
-
     def test_the_other_replica_takes_over_a_job_whose_poller_was_killed(self):
         ids = [TasksClient(replica.port).start("generate_image", {
             "session_id": f"k{i}", "prompt": "a green kite", "delivery": "batch",
             "inline": "none"})["taskId"] for i, replica in enumerate(self.replicas)]
-        self.wait_until("the job's first read", lambda: any(
+        wait_until("the job's first read", lambda: any(
             e.get("rpc") == "batches.get" for e in self.fake.requests()))
         leader = [r for r in self.replicas if leads(r)]
         self.assertEqual(len(leader), 1, "one replica created the job")
@@ -69,9 +59,7 @@ class BatchAcrossReplicas(unittest.TestCase):
         survivor = next(r for r in self.replicas if r is not leader[0])
         client = TasksClient(survivor.port)
         for task_id in ids:
-            done = self.wait_until("the task's end", lambda t=task_id: (
-                lambda got: got if got["status"] != "working" else None)(
-                    client.get(t)["result"]))
+            done = ended(client, task_id)
             self.assertEqual(done["status"], "completed", done)
             self.assertEqual(structured({"result": done["result"]})["version"], 1)
         self.assertFalse(leads(survivor), "the survivor created no job of its own")

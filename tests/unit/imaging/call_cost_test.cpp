@@ -90,6 +90,9 @@ TEST(CostLine, SaysTheDollarsAndTheTokens) {
   cost.output_image_tokens = 1120;
   cost.input_tokens = 18;
   EXPECT_EQ(CostLine(cost), "cost ≈ $0.0336 (1,120 image tokens, 18 input tokens)");
+  cost.output_image_tokens = 1234567;
+  cost.input_tokens = 100;
+  EXPECT_EQ(CostLine(cost), "cost ≈ $0.0336 (1,234,567 image tokens, 100 input tokens)");
   EXPECT_EQ(CostLine(CallCost{}), "cost ≈ $0.0000");
   cost = {};
   cost.usd = 0.0000045;

@@ -509,7 +509,8 @@ TEST(DeferredStoreListenerTest, ATaskListenerReachesTheStoreOnceOpen) {
   gate.set_value();
   ASSERT_TRUE(store.WaitUntilOpen().ok());
   ASSERT_TRUE(seen_tasks);
-  seen_tasks(TaskChange{"0123456789abcdef0123456789abcdef", TaskStatus::kCompleted});
+  seen_tasks(
+      TaskChange{.task_id = "0123456789abcdef0123456789abcdef", .status = TaskStatus::kCompleted});
   EXPECT_EQ(calls, 1);
   store.SetTaskListener(nullptr);
   EXPECT_FALSE(seen_tasks);
