@@ -161,10 +161,13 @@ class BatchDelivery(FakeGeminiTestCase):
         self.assertEqual(self.fake.requests(), [])
 
     def test_a_restarted_server_resumes_following_the_job(self):
-        self.fake.configure(batch_states=["pending", "running", "running", "succeeded"])
+        # Succeeded at its fifth read: 0.3 + 0.6 + 1.2 + 2.4 + 4.8 s after its creation, were
+        # its first follower to live.
+        self.fake.configure(batch_states=["pending"] + ["running"] * 4 + ["succeeded"])
         ids = [self.batch("a blue circle", session_id=f"r{i}")["taskId"] for i in range(2)]
         wait_until("the job's first read", lambda: self.rpcs("batches.get"))
         self.server.kill()
+        read_before = len(self.rpcs("batches.get"))
         self.server = self.start()
         self.client = TasksClient(self.server.port)
         for task_id in ids:
@@ -172,6 +175,7 @@ class BatchDelivery(FakeGeminiTestCase):
             self.assertEqual(done["status"], "completed", done)
             self.assertEqual(structured({"result": done["result"]})["version"], 1)
         self.assertEqual(len(self.fake.batches()), 1, "the job was not created again")
+        self.assertGreater(len(self.rpcs("batches.get")), read_before, "the successor read it")
 
     def test_a_call_cancelled_in_its_window_is_never_sent(self):
         self.server.close()

@@ -56,6 +56,9 @@ class BatchAcrossReplicas(unittest.TestCase):
         leader = [r for r in self.replicas if leads(r)]
         self.assertEqual(len(leader), 1, "one replica created the job")
         leader[0].kill()
+        def reads():
+            return sum(e.get("rpc") == "batches.get" for e in self.fake.requests())
+        read_before = reads()
         survivor = next(r for r in self.replicas if r is not leader[0])
         client = TasksClient(survivor.port)
         for task_id in ids:
@@ -63,6 +66,7 @@ class BatchAcrossReplicas(unittest.TestCase):
             self.assertEqual(done["status"], "completed", done)
             self.assertEqual(structured({"result": done["result"]})["version"], 1)
         self.assertFalse(leads(survivor), "the survivor created no job of its own")
+        self.assertGreater(reads(), read_before, "the survivor read the job on")
         jobs = self.fake.batches()
         self.assertEqual([job["requests"] for job in jobs], [2], jobs)
 
