@@ -43,6 +43,25 @@ Status AddKeyValue(const std::string& pair, Json& arguments) {
   }
 }
 
+namespace {
+
+// What the flags and the tool mean together: a batch call is a task; --wait-task takes no tool,
+// any other run needs one; --wait needs a task; --out and --no-out exclude each other.
+Status CheckTogether(CliOptions& o) {
+  if (o.show_help || o.show_version) return Status::Ok();
+  if (o.wait_task) {
+    if (!o.tool.empty()) return UsageError("--wait-task waits for a task; it takes no tool");
+    return Status::Ok();
+  }
+  if (o.tool.empty()) return UsageError("no tool given");
+  if (o.arguments.value("delivery", Json()) == "batch") o.task = true;
+  if (o.wait && !o.task) return UsageError("--wait waits for a task: add --task");
+  if (o.out && o.no_out) return UsageError("--out and --no-out together");
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<CliOptions> ParseCliOptions(const std::vector<std::string>& args) {
   CliOptions o;
   size_t i = 0;
@@ -94,15 +113,7 @@ Result<CliOptions> ParseCliOptions(const std::vector<std::string>& args) {
     }
   }
   if (i < args.size()) o.server_args.assign(args.begin() + static_cast<long>(i) + 1, args.end());
-  if (o.show_help || o.show_version) return o;
-  if (o.wait_task) {
-    if (!o.tool.empty()) return UsageError("--wait-task waits for a task; it takes no tool");
-    return o;
-  }
-  if (o.tool.empty()) return UsageError("no tool given");
-  if (o.arguments.value("delivery", Json()) == "batch") o.task = true;  // a batch call is a task
-  if (o.wait && !o.task) return UsageError("--wait waits for a task: add --task");
-  if (o.out && o.no_out) return UsageError("--out and --no-out together");
+  RETURN_IF_ERROR(CheckTogether(o));
   return o;
 }
 

@@ -76,10 +76,6 @@ Result<std::unique_ptr<WiredServer>> WiredServer::Build(const Config& config) {
   wired->task_ledger_ = std::make_unique<tools::StoreTaskLedger>(
       *wired->store_, tool_options.preview, tool_options.limits);
   server_options.tasks.ledger = wired->task_ledger_.get();
-  if (wired->backend_.batch) {
-    wired->task_ledger_->EnableBatch(chosen.Model(),
-                                     std::chrono::milliseconds(config.batch_window_ms));
-  }
   if (session::postgres::IsPostgresUrl(config.store)) {  // SQLite has no other writer to hear of
     wired->task_watch_ =
         std::make_unique<tools::StoreTaskWatch>(*wired->store_, *wired->task_ledger_);
@@ -136,6 +132,8 @@ Status WiredServer::RegisterTools(const Config& config) {
       std::make_unique<tools::ImageTools>(*store_, *backend_.backend, *input_resolver_,
                                           &server_->resource_notifier(), std::move(options));
   if (backend_.batch) {
+    task_ledger_->EnableBatch(backend_.backend->Model(),
+                              std::chrono::milliseconds(config.batch_window_ms));
     BatchPollerOptions batch;
     batch.window = std::chrono::milliseconds(config.batch_window_ms);
     batch.max_per_job = config.batch_max;

@@ -96,34 +96,36 @@ class BatchDelivery(FakeGeminiTestCase):
             self.assertEqual(got["version"], 1)
 
     def test_many_calls_at_once_each_land_once_after_what_ran_on_their_session(self):
-        """16 batch calls sent at once on 4 sessions, while edits run on the same sessions: every
-        batch call completes; each session ends with every immediate version and its batch
-        versions, none lost or doubled, a batch image the next version after what ran before
-        it."""
+        """16 batch calls sent at once on 4 sessions while an edit of each session holds its
+        turn (held at the fake): the job's answers arrive while the edits still run (they are
+        released only once the job has succeeded), so each commit waits for its session's edit.
+        Every batch call completes; each session ends with the base, the edit, then its four
+        batch versions, none lost or doubled."""
         plain = TasksClient(self.server.port, tasks=False)
         sessions = [f"m{i}" for i in range(4)]
         for s in sessions:
             structured(plain.call_tool("generate_image", {"session_id": s, "prompt": "base",
                                                           "inline": "none"}))
+        self.fake.script(*([{"hold": "edits"}] * 4))
         failures = []
-
-        def batch(i):
-            try:
-                return self.batch(f"variant {i}", session_id=sessions[i % 4])["taskId"]
-            except Exception as e:  # noqa: BLE001 (reported below)
-                failures.append(repr(e))
 
         def edit(s):
             try:
-                for _ in range(2):
-                    structured(plain.call_tool("edit_image", {"session_id": s,
-                                                              "prompt": "invert",
-                                                              "inline": "none"}))
-            except Exception as e:  # noqa: BLE001
+                structured(plain.call_tool("edit_image", {"session_id": s, "prompt": "invert",
+                                                          "inline": "none"}))
+            except Exception as e:  # noqa: BLE001 (reported below)
                 failures.append(repr(e))
+
+        def batch(i):
+            return self.batch(f"variant {i}", session_id=sessions[i % 4])["taskId"]
         with ThreadPoolExecutor(max_workers=16) as pool:
+            edits = [pool.submit(edit, s) for s in sessions]
+            self.fake.wait(held=4)  # every edit holds its session's turn now
             ids = list(pool.map(batch, range(16)))
-            list(pool.map(edit, sessions))
+            wait_until("the job's success", lambda: [
+                j for j in self.fake.batches() if j["state"] == "succeeded"])
+            self.assertTrue(all(not e.done() for e in edits), "the edits still run")
+            self.fake.release("edits")
         self.assertEqual(failures, [])
         for task_id in ids:
             done = ended(self.client, task_id)
@@ -131,9 +133,9 @@ class BatchDelivery(FakeGeminiTestCase):
         for s in sessions:
             history = structured(plain.call_tool("get_image", {"session_id": s,
                                                                "inline": "none"}))["history"]
-            operations = sorted(h["operation"] for h in history)
-            self.assertEqual(operations, ["edit", "edit"] + ["generate"] * 5, history)
-            self.assertEqual([h["version"] for h in history], list(range(1, 8)), history)
+            self.assertEqual([h["operation"] for h in history],
+                             ["generate", "edit"] + ["generate"] * 4, history)
+            self.assertEqual([h["version"] for h in history], list(range(1, 7)), history)
 
     def test_a_client_without_tasks_is_told_batch_delivery_needs_them(self):
         plain = TasksClient(self.server.port, tasks=False)

@@ -14,17 +14,8 @@ from test_batch_delivery import ended, wait_until  # noqa: E402
 from test_tasks import TasksClient  # noqa: E402
 
 WAIT = 60.0
-CLUSTER = None
-
-
-def setUpModule():
-    global CLUSTER
-    CLUSTER = pg_cluster.PgCluster()
-
-
-def tearDownModule():
-    if CLUSTER is not None:
-        CLUSTER.close()
+CLUSTER = pg_cluster.SharedCluster()
+setUpModule, tearDownModule = CLUSTER.start, CLUSTER.close
 
 
 def leads(replica):

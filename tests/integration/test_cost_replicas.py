@@ -25,18 +25,9 @@ from replica_support import (ModernClient, Replica, pg_cluster, sample,  # noqa:
 from test_cost import prices_of, priced  # noqa: E402
 
 WAIT = 60.0
-CLUSTER = None
+CLUSTER = pg_cluster.SharedCluster()
+setUpModule, tearDownModule = CLUSTER.start, CLUSTER.close
 _db_names = itertools.count(1)
-
-
-def setUpModule():
-    global CLUSTER
-    CLUSTER = pg_cluster.PgCluster()
-
-
-def tearDownModule():
-    if CLUSTER is not None:
-        CLUSTER.close()
 
 
 def metric_sum(samples, name):

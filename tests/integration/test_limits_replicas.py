@@ -20,18 +20,9 @@ from replica_support import ModernClient, Replica, pg_cluster, structured  # noq
 from wall_minute import with_room_in_this_minute  # noqa: E402  (tests/support)
 
 RESOURCE = "http://localhost/mcp"
-CLUSTER = None
+CLUSTER = pg_cluster.SharedCluster()
+setUpModule, tearDownModule = CLUSTER.start, CLUSTER.close
 _db_names = itertools.count(1)
-
-
-def setUpModule():
-    global CLUSTER
-    CLUSTER = pg_cluster.PgCluster()
-
-
-def tearDownModule():
-    if CLUSTER is not None:
-        CLUSTER.close()
 
 
 class LimitsAcrossReplicas(unittest.TestCase):

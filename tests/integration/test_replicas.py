@@ -32,18 +32,9 @@ from replica_support import (GRID, CallFailed, LegacyClient, ModernClient, Repli
                              check_ordered_edits, draw_prompt, pg_cluster, read_version_file,
                              squares_drawn, structured)
 
-CLUSTER = None
+CLUSTER = pg_cluster.SharedCluster()
+setUpModule, tearDownModule = CLUSTER.start, CLUSTER.close
 _db_names = itertools.count(1)
-
-
-def setUpModule():
-    global CLUSTER
-    CLUSTER = pg_cluster.PgCluster()
-
-
-def tearDownModule():
-    if CLUSTER is not None:
-        CLUSTER.close()
 
 
 def new_database():

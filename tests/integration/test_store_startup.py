@@ -14,20 +14,11 @@ from mcp_harness import ServerProcess
 from replica_support import pg_cluster, structured
 from tools_support import error_text
 
-CLUSTER = None
+CLUSTER = pg_cluster.SharedCluster()
+setUpModule, tearDownModule = CLUSTER.start, CLUSTER.close
 _db_names = itertools.count(1)
 PASSWORD = "s3cret-Pw-9"
 OPENED = "the session store is open"
-
-
-def setUpModule():
-    global CLUSTER
-    CLUSTER = pg_cluster.PgCluster()
-
-
-def tearDownModule():
-    if CLUSTER is not None:
-        CLUSTER.close()
 
 
 def new_database():

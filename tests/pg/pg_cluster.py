@@ -175,6 +175,33 @@ def serve(fsync=True):
     return 0
 
 
+class SharedCluster:
+    """One PgCluster for a whole test module, started by its setUpModule and closed by its
+    tearDownModule:
+
+        CLUSTER = pg_cluster.SharedCluster()
+        setUpModule, tearDownModule = CLUSTER.start, CLUSTER.close
+
+    Its attributes are the running cluster's (CLUSTER.create_database(...)); before start() or
+    after close() using one is an error."""
+
+    def __init__(self):
+        self._cluster = None
+
+    def start(self):
+        self._cluster = PgCluster()
+
+    def close(self):
+        if self._cluster is not None:
+            self._cluster.close()
+            self._cluster = None
+
+    def __getattr__(self, name):
+        if self._cluster is None:
+            raise RuntimeError("the module's PostgreSQL cluster is not running")
+        return getattr(self._cluster, name)
+
+
 class PgCluster:
     """A cluster owned by a `serve` child process (cleanup survives even SIGKILL of the caller)."""
 
